@@ -1,0 +1,65 @@
+"""The `supervisor` command line.
+
+Each subcommand lives in its own module with `add_arguments(parser)` and `run(args) -> int`;
+`COMMANDS` lists them. Command modules import their heavy dependencies inside `run`, and the
+hook (`supervisor hook ...`) takes a fast path that builds no parser for the other commands,
+because it starts once per tool call of the agent.
+"""
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from supervisor import __version__
+from supervisor.cli.common import CliError, report_error
+
+COMMANDS: list[tuple[str, str, str]] = [
+    # (name, module, one-line help)
+    ("sessions", "supervisor.cli.sessions_cmd", "list sessions with status, level and counts"),
+    ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
+    ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="supervisor",
+        description="Agent Supervisor: keeps AI coding agents out of loops.",
+    )
+    parser.add_argument("--version", action="version", version=f"supervisor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name, help_text in COMMANDS:
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args_list[:1] == ["hook"]:
+            from supervisor.cli.hook_cmd import run_hook  # fast path: no other command loaded
+
+            return run_hook(args_list[1:])
+        parser = build_parser()
+        args = parser.parse_args(args_list)
+        if not getattr(args, "_run", None):
+            parser.print_help()
+            return 2
+        return int(args._run(args) or 0)
+    except CliError as exc:
+        return report_error(str(exc), exc.status)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        from supervisor.store.errors import StoreError
+
+        if isinstance(exc, StoreError):
+            return report_error(str(exc), 2)
+        raise

@@ -1,0 +1,73 @@
+"""`supervisor sessions`: one line per session with status, level and counts."""
+
+import argparse
+import time
+
+from supervisor.cli.common import add_root_argument, root_from
+from supervisor.safetext import clean
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_root_argument(parser)
+    parser.add_argument("--json", action="store_true", help="one JSON object per session")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from supervisor.store.reading import summarize_sessions
+
+    root = root_from(args)
+    now = time.time()
+    summaries = summarize_sessions(root)
+    if args.json:
+        for s in summaries:
+            print(json.dumps(_row(s, now), ensure_ascii=False))
+        return 0
+    if not summaries:
+        print(f"no sessions under {root}")
+        return 0
+    headers = ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS", "ERRORS", "LAST ACTIVITY"]
+    rows = [
+        [
+            clean(s.session_id, limit=40),
+            clean(s.agent or "-", keep_newlines=False, limit=20),
+            clean(s.task or "-", keep_newlines=False, limit=40),
+            s.status(now),
+            str(s.level),
+            str(s.events),
+            str(s.errors),
+            _ago(s.last_ts, now),
+        ]
+        for s in summaries
+    ]
+    print(_table(headers, rows))
+    return 0
+
+
+def _row(s: object, now: float) -> dict[str, object]:
+    return {
+        "session": s.session_id, "agent": s.agent, "task": s.task, "status": s.status(now),
+        "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
+        "last_ts": s.last_ts, "pending_escalations": list(s.pending),
+    }
+
+
+def _ago(ts: float | None, now: float) -> str:
+    if ts is None:
+        return "-"
+    delta = max(0.0, now - ts)
+    if delta < 60:
+        return f"{delta:.0f}s ago"
+    if delta < 3600:
+        return f"{delta / 60:.0f}m ago"
+    if delta < 86400:
+        return f"{delta / 3600:.0f}h ago"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,12 @@
+"""The event protocol, version 1: the contract between guard, dashboard and offline tools.
+
+Submodules, by weight:
+
+- `supervisor.protocol.names`: event types, actions, levels as plain constants (stdlib only);
+- `supervisor.protocol.lines`: encode one event dict into one line of bytes (stdlib only), used
+  by the writers and the hook, which must stay free of pydantic for start-up speed;
+- `supervisor.protocol.models`: pydantic v2 models of every event;
+- `supervisor.protocol.codec`: parse a line of bytes into a model or a `BadLine`, and dump back.
+
+This package's `__init__` imports nothing so the light modules stay light.
+"""

@@ -1,0 +1,192 @@
+"""Pydantic v2 models of every protocol event (see docs/protocol.md).
+
+Every model keeps unknown fields (`extra="allow"`), so a reader of version 1 passes through what
+a newer writer added. Unknown event types become `GenericEvent`. The common fields `v`, `seq` and
+`ts` have defaults only so writers can build an event before the store assigns them; the parser
+in `codec` still requires them on every line it reads.
+"""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Level = Annotated[int, Field(ge=0, le=4)]
+VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
+DecisionAction = Literal["approve", "guidance", "rollback", "skip", "abort", "pause", "reset"]
+
+
+class Event(BaseModel):
+    """Fields common to every line: protocol version, sequence number, time, type."""
+
+    model_config = ConfigDict(extra="allow")
+
+    v: int = 1
+    seq: int = Field(default=0, ge=0)
+    ts: float = 0.0
+    type: str
+
+
+class GenericEvent(Event):
+    """An event whose type this version does not know; shown as it is, never an error."""
+
+
+class SessionStart(Event):
+    type: Literal["session_start"] = "session_start"
+    agent: str
+    task: str | None = None
+    cwd: str | None = None
+    pid: int | None = None
+    policy: dict[str, Any] | None = None
+    heartbeat_s: float | None = None
+    """Extension: the interval at which this agent promises heartbeats, or null for agents
+    (such as hook-driven ones) that write nothing between tool calls and so cannot be 'dead'."""
+
+
+class TaskStart(Event):
+    type: Literal["task_start"] = "task_start"
+    task_id: str
+    title: str
+
+
+class TaskEnd(Event):
+    type: Literal["task_end"] = "task_end"
+    task_id: str
+    status: Literal["done", "skipped", "failed"]
+
+
+class ToolCall(Event):
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+
+
+class ToolResult(Event):
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    ok: bool
+    output: str
+    output_bytes: int = Field(ge=0)
+    output_hash: str
+    error: str | None = None
+    duration_ms: float | None = None
+
+
+class Message(Event):
+    type: Literal["message"] = "message"
+    role: Literal["assistant", "user", "system"]
+    text: str
+
+
+class Usage(Event):
+    type: Literal["usage"] = "usage"
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+    cost_usd: float | None = None
+
+
+class Detection(Event):
+    type: Literal["detection"] = "detection"
+    detector: str
+    level: Level
+    signature: str
+    evidence: list[int]
+    message: str
+
+
+class Verdict(Event):
+    type: Literal["verdict"] = "verdict"
+    call_id: str
+    action: VerdictAction
+    level: Level
+    reason: str | None = None
+    message: str | None = None
+
+
+class Limit(Event):
+    type: Literal["limit"] = "limit"
+    name: str
+    value: float
+    limit: float
+    action: str
+
+
+class Checkpoint(Event):
+    type: Literal["checkpoint"] = "checkpoint"
+    checkpoint_id: str
+    label: str
+    commit: str
+    at_seq: int
+    files: int
+
+
+class Escalation(Event):
+    type: Literal["escalation"] = "escalation"
+    escalation_id: str
+    level: Level
+    reason: str
+    evidence: list[int]
+    options: list[DecisionAction]
+    deadline_ts: float | None = None
+    fallback: DecisionAction
+
+
+class DecisionApplied(Event):
+    type: Literal["decision_applied"] = "decision_applied"
+    escalation_id: str | None = None
+    decision_id: str
+    action: str
+    outcome: str
+
+
+class DecisionIgnored(Event):
+    type: Literal["decision_ignored"] = "decision_ignored"
+    decision_id: str
+    reason: str
+
+
+class Rollback(Event):
+    type: Literal["rollback"] = "rollback"
+    checkpoint_id: str
+    restored_files: int
+    safety_checkpoint_id: str
+
+
+class Heartbeat(Event):
+    type: Literal["heartbeat"] = "heartbeat"
+
+
+class SessionEnd(Event):
+    type: Literal["session_end"] = "session_end"
+    status: Literal["completed", "terminated", "aborted", "failed"]
+    reason: str | None = None
+
+
+class Decision(Event):
+    """An operator's decision, the one line type of `control.jsonl`."""
+
+    type: Literal["decision"] = "decision"
+    decision_id: str
+    escalation_id: str | None = None
+    action: DecisionAction
+    text: str | None = None
+    checkpoint_id: str | None = None
+    operator: str
+
+
+AgentEvent = Annotated[
+    SessionStart | TaskStart | TaskEnd | ToolCall | ToolResult | Message | Usage | Detection
+    | Verdict | Limit | Checkpoint | Escalation | DecisionApplied | DecisionIgnored | Rollback
+    | Heartbeat | SessionEnd,
+    Field(discriminator="type"),
+]
+
+AGENT_MODELS: dict[str, type[Event]] = {
+    m.model_fields["type"].default: m
+    for m in (
+        SessionStart, TaskStart, TaskEnd, ToolCall, ToolResult, Message, Usage, Detection,
+        Verdict, Limit, Checkpoint, Escalation, DecisionApplied, DecisionIgnored, Rollback,
+        Heartbeat, SessionEnd,
+    )
+}
+CONTROL_MODELS: dict[str, type[Event]] = {"decision": Decision}

@@ -1,0 +1,59 @@
+"""Names of the protocol: event types, actions, statuses and degradation levels.
+
+Plain constants, stdlib only, so the hook path can use them without importing pydantic.
+"""
+
+from typing import Final
+
+PROTOCOL_VERSION: Final = 1
+MAX_LINE_BYTES: Final = 1024 * 1024
+"""Default maximum size of one line, newline included; longer lines are bad lines."""
+
+EVENTS_FILE: Final = "events.jsonl"
+CONTROL_FILE: Final = "control.jsonl"
+CHECKPOINTS_DIR: Final = "checkpoints.git"
+
+# Event types written by the agent side (events.jsonl).
+SESSION_START: Final = "session_start"
+TASK_START: Final = "task_start"
+TASK_END: Final = "task_end"
+TOOL_CALL: Final = "tool_call"
+TOOL_RESULT: Final = "tool_result"
+MESSAGE: Final = "message"
+USAGE: Final = "usage"
+DETECTION: Final = "detection"
+VERDICT: Final = "verdict"
+LIMIT: Final = "limit"
+CHECKPOINT: Final = "checkpoint"
+ESCALATION: Final = "escalation"
+DECISION_APPLIED: Final = "decision_applied"
+DECISION_IGNORED: Final = "decision_ignored"
+ROLLBACK: Final = "rollback"
+HEARTBEAT: Final = "heartbeat"
+SESSION_END: Final = "session_end"
+
+# Line types written by operators (control.jsonl).
+DECISION: Final = "decision"
+
+AGENT_EVENT_TYPES: Final = frozenset(
+    {
+        SESSION_START, TASK_START, TASK_END, TOOL_CALL, TOOL_RESULT, MESSAGE, USAGE,
+        DETECTION, VERDICT, LIMIT, CHECKPOINT, ESCALATION, DECISION_APPLIED,
+        DECISION_IGNORED, ROLLBACK, HEARTBEAT, SESSION_END,
+    }
+)
+CONTROL_TYPES: Final = frozenset({DECISION})
+
+# Degradation levels.
+LEVEL_NORMAL: Final = 0
+LEVEL_NUDGE: Final = 1
+LEVEL_BLOCK: Final = 2
+LEVEL_ESCALATE: Final = 3
+LEVEL_STOP: Final = 4
+LEVEL_NAMES: Final = ("normal", "nudge", "block", "escalate", "stop")
+
+VERDICT_ACTIONS: Final = ("allow", "nudge", "skip", "block", "pause", "stop")
+DECISION_ACTIONS: Final = ("approve", "guidance", "rollback", "skip", "abort", "pause", "reset")
+TASK_STATUSES: Final = ("done", "skipped", "failed")
+SESSION_END_STATUSES: Final = ("completed", "terminated", "aborted", "failed")
+MESSAGE_ROLES: Final = ("assistant", "user", "system")

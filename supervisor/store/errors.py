@@ -1,0 +1,13 @@
+"""Errors of the store, each with a message fit to show the operator as one line."""
+
+
+class StoreError(Exception):
+    """A store operation failed; the message says what and where."""
+
+
+class InvalidSessionId(StoreError, ValueError):
+    """A session id that does not match the protocol's pattern (never used as a path)."""
+
+
+class SessionNotFound(StoreError, LookupError):
+    """No directory for this session under the root."""

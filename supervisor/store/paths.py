@@ -1,0 +1,102 @@
+"""Where sessions live: root resolution, session-id validation, private files.
+
+The root is, in order: an explicit `--root`, `$SUPERVISOR_HOME`, then the platform's user state
+directory (e.g. `~/.local/state/agent-supervisor` on Linux). Directories are created 0700 and
+files 0600 because event logs hold whatever the agent saw, secrets included.
+"""
+
+import os
+import re
+from pathlib import Path
+
+from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE
+from supervisor.store.errors import InvalidSessionId, SessionNotFound
+
+APP_NAME = "agent-supervisor"
+ENV_HOME = "SUPERVISOR_HOME"
+SESSION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def resolve_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The store root: `explicit`, else `$SUPERVISOR_HOME`, else the user state directory."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_state_dir  # only when needed: keeps the hook's start-up light
+
+    return Path(user_state_dir(APP_NAME, appauthor=False))
+
+
+def validate_session_id(session_id: str) -> str:
+    """Return `session_id` if it matches `[A-Za-z0-9][A-Za-z0-9._-]{0,127}`, else raise."""
+    if not isinstance(session_id, str) or not SESSION_ID_RE.fullmatch(session_id):
+        shown = repr(session_id)[:80]
+        raise InvalidSessionId(
+            f"invalid session id {shown}: use 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return session_id
+
+
+def sanitize_session_id(raw: str) -> str:
+    """Turn any text (such as another tool's session id) into a valid session id."""
+    cleaned = _UNSAFE.sub("-", raw).strip("._-")[:128]
+    return cleaned or "session"
+
+
+def sessions_dir(root: Path) -> Path:
+    return root / "sessions"
+
+
+def session_dir(root: Path, session_id: str) -> Path:
+    """The directory of one session (validated id; nothing is created)."""
+    return sessions_dir(root) / validate_session_id(session_id)
+
+
+def events_path(root: Path, session_id: str) -> Path:
+    return session_dir(root, session_id) / EVENTS_FILE
+
+
+def control_path(root: Path, session_id: str) -> Path:
+    return session_dir(root, session_id) / CONTROL_FILE
+
+
+def checkpoints_path(root: Path, session_id: str) -> Path:
+    return session_dir(root, session_id) / CHECKPOINTS_DIR
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` and missing parents as 0700 (existing ones are left as they are)."""
+    if not path.is_dir():
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    return path
+
+
+def ensure_session_dir(root: Path, session_id: str) -> Path:
+    """Create the session directory (and the root's `sessions/`) privately; return it."""
+    ensure_private_dir(sessions_dir(root))
+    return ensure_private_dir(session_dir(root, session_id))
+
+
+def existing_session_dir(root: Path, session_id: str) -> Path:
+    """The directory of a session that must already exist, else `SessionNotFound`."""
+    path = session_dir(root, session_id)
+    if not path.is_dir():
+        raise SessionNotFound(f"no session '{session_id}' under {sessions_dir(root)}")
+    return path
+
+
+def list_session_ids(root: Path) -> list[str]:
+    """Ids of the session directories under the root, sorted; invalid names are skipped."""
+    base = sessions_dir(root)
+    try:
+        entries = list(os.scandir(base))
+    except FileNotFoundError:
+        return []
+    return sorted(
+        e.name for e in entries if SESSION_ID_RE.fullmatch(e.name) and e.is_dir()
+    )

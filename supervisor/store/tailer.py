@@ -1,0 +1,167 @@
+"""Read one growing JSONL file incrementally, from a byte offset, never raising on its content.
+
+A tailer remembers where it stopped. Each `poll()` reads what was appended since, holds back a
+half-written last line until its newline arrives, starts over when the file was truncated, and
+reopens it when it was replaced (new inode). Lines over the size limit and lines that are not
+valid events come back as `BadLine`s with their offsets; I/O problems (the file vanished) are
+reported in the batch, not raised.
+"""
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervisor.protocol.codec import BadLine, LineKind, parse_line
+from supervisor.protocol.models import Event
+from supervisor.protocol.names import MAX_LINE_BYTES
+
+_READ_CHUNK = 1024 * 1024
+
+
+@dataclass(slots=True)
+class TailBatch:
+    """What one poll found. `reset` means earlier content is gone: forget what you had."""
+
+    events: list[Event] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    """Byte offset of each event's line, parallel to `events`."""
+    bad_lines: list[BadLine] = field(default_factory=list)
+    reset: bool = False
+    missing: bool = False
+    """The file does not exist (yet, or any more)."""
+    more: bool = False
+    """The poll stopped at its byte budget; poll again for the rest."""
+
+    def __bool__(self) -> bool:
+        return bool(self.events or self.bad_lines or self.reset)
+
+
+class Tailer:
+    """Incremental reader of one file of protocol lines."""
+
+    def __init__(
+        self, path: Path, kind: LineKind = "events", *, max_line_bytes: int = MAX_LINE_BYTES
+    ) -> None:
+        self.path = Path(path)
+        self.kind: LineKind = kind
+        self.max_line_bytes = max_line_bytes
+        self.offset = 0
+        """Offset up to which complete lines were consumed."""
+        self._ino: int | None = None
+        self._read_pos = 0
+        self._pending = bytearray()
+        self._pending_start = 0
+        self._skipping: int | None = None
+        """Start offset of an oversized line whose end we are still looking for."""
+        self._skip_head = b""
+        self.bad_count = 0
+
+    @property
+    def read_position(self) -> int:
+        """Offset up to which bytes were read (complete lines plus a held partial line)."""
+        return self._read_pos
+
+    def poll(self, max_bytes: int | None = None) -> TailBatch:
+        """Read what was appended since the last poll (at most about `max_bytes`)."""
+        batch = TailBatch()
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            batch.missing = True
+            return batch
+        except OSError as exc:
+            batch.bad_lines.append(BadLine(f"cannot open file: {exc.strerror}", b"", self.offset))
+            return batch
+        try:
+            st = os.fstat(fd)
+            read_pos = self._read_pos
+            if self._ino is not None and st.st_ino != self._ino:
+                self._restart(batch)
+                read_pos = 0
+            elif st.st_size < read_pos:
+                self._restart(batch)
+                read_pos = 0
+            self._ino = st.st_ino
+            budget = max_bytes if max_bytes is not None else st.st_size
+            while read_pos < st.st_size:
+                if budget <= 0:
+                    batch.more = True
+                    break
+                chunk = os.pread(fd, min(_READ_CHUNK, st.st_size - read_pos), read_pos)
+                if not chunk:
+                    break
+                budget -= len(chunk)
+                self._feed(chunk, read_pos, batch)
+                read_pos += len(chunk)
+                self._read_pos = read_pos
+        except OSError as exc:
+            batch.bad_lines.append(BadLine(f"read failed: {exc.strerror}", b"", self.offset))
+        finally:
+            os.close(fd)
+        self.bad_count += len(batch.bad_lines)
+        return batch
+
+    def _restart(self, batch: TailBatch) -> None:
+        batch.reset = True
+        self.offset = 0
+        self._read_pos = 0
+        self._pending.clear()
+        self._skipping = None
+        self._skip_head = b""
+
+    def _feed(self, chunk: bytes, chunk_pos: int, batch: TailBatch) -> None:
+        """Split `chunk` (which starts at file offset `chunk_pos`) into lines."""
+        start = 0
+        while start < len(chunk):
+            nl = chunk.find(b"\n", start)
+            if self._skipping is not None:
+                if nl < 0:
+                    return
+                size = chunk_pos + nl + 1 - self._skipping
+                batch.bad_lines.append(
+                    BadLine(
+                        f"line exceeds {self.max_line_bytes} bytes",
+                        self._skip_head, self._skipping, size,
+                    )
+                )
+                self._skipping = None
+                self._skip_head = b""
+                self.offset = chunk_pos + nl + 1
+                start = nl + 1
+                continue
+            if nl < 0:
+                self._hold(chunk[start:], chunk_pos + start)
+                return
+            if self._pending:
+                self._pending += chunk[start:nl]
+                line, line_start = bytes(self._pending), self._pending_start
+                self._pending.clear()
+            else:
+                line, line_start = chunk[start:nl], chunk_pos + start
+            self._emit(line, line_start, batch)
+            self.offset = chunk_pos + nl + 1
+            start = nl + 1
+
+    def _hold(self, tail: bytes, tail_pos: int) -> None:
+        """Keep a line without its newline yet, unless it is already too long to be valid."""
+        if not self._pending:
+            self._pending_start = tail_pos
+        self._pending += tail
+        if len(self._pending) > self.max_line_bytes:
+            self._skipping = self._pending_start
+            self._skip_head = bytes(self._pending[:65536])
+            self._pending.clear()
+
+    def _emit(self, line: bytes, line_start: int, batch: TailBatch) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line.strip():
+            return
+        result = parse_line(line, self.kind, max_bytes=self.max_line_bytes)
+        if isinstance(result, BadLine):
+            batch.bad_lines.append(
+                BadLine(result.reason, result.raw, line_start, result.size)
+            )
+        else:
+            batch.events.append(result)
+            batch.offsets.append(line_start)

@@ -1,0 +1,170 @@
+"""Append whole protocol lines to a session file, assigning `seq`, safe across processes.
+
+Several processes may append to one file at once (parallel hook invocations of one Claude Code
+session). Each append takes an exclusive `flock` on the file, learns the last `seq` (from its own
+cache when the file size is what it last wrote, else from the file's tail, never by reading the
+whole file), writes the new lines with one `write`, and releases the lock. A failed write (full
+disk) is cut back to the previous size, so no half line stays behind and nothing is lost that the
+caller was not told about.
+"""
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from supervisor.protocol.lines import as_dict, encode_line
+from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE, PROTOCOL_VERSION
+from supervisor.store.errors import StoreError
+from supervisor.store.paths import ensure_session_dir
+
+_TAIL_CHUNK = 64 * 1024
+_COMMON = frozenset({"v", "seq", "ts"})
+
+
+class LineWriter:
+    """Appends events to one file; `seq` strictly increasing across every writer of the file."""
+
+    def __init__(self, path: Path, *, clock: Any = time.time) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        self._fd: int | None = None
+        self._ino: int | None = None
+        self._known_size = -1
+        self._last_seq = 0
+
+    def append(self, event: Mapping[str, Any] | Any) -> dict[str, Any]:
+        """Append one event (dict or model); return it as written, with `v`, `seq` and `ts`."""
+        return self.append_many([event])[0]
+
+    def append_many(self, events: Iterable[Mapping[str, Any] | Any]) -> list[dict[str, Any]]:
+        """Append several events under one lock, in order, with consecutive `seq` numbers."""
+        items = [as_dict(e) for e in events]
+        if not items:
+            return []
+        fd = self._open()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
+        try:
+            fd = self._reopen_if_replaced(fd)
+            size = os.fstat(fd).st_size
+            if size != self._known_size:
+                self._last_seq = _last_seq(fd, size)
+            prefix = b"\n" if size and _last_byte(fd, size) != b"\n" else b""
+            now = self._clock()
+            chunks = [prefix]
+            for index, item in enumerate(items):
+                self._last_seq += 1
+                line = {"v": PROTOCOL_VERSION, "seq": self._last_seq, "ts": item.get("ts") or now}
+                line.update((k, v) for k, v in item.items() if k not in _COMMON)
+                items[index] = line
+                try:
+                    chunks.append(encode_line(line))
+                except (TypeError, ValueError) as exc:
+                    self._known_size = -1
+                    raise StoreError(f"event cannot be written as JSON: {exc}") from exc
+            data = b"".join(chunks)
+            self._write_all(fd, data, size)
+            self._known_size = size + len(data)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        return items
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "LineWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open(self) -> int:
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise StoreError(f"cannot open {self.path}: {exc.strerror}") from exc
+            self._ino = os.fstat(self._fd).st_ino
+            self._known_size = -1
+        return self._fd
+
+    def _reopen_if_replaced(self, fd: int) -> int:
+        """If the file was deleted or replaced since we opened it, append to the new one."""
+        try:
+            current = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == self._ino:
+            return fd
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        self.close()
+        if current is None:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = self._open()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+
+    def _write_all(self, fd: int, data: bytes, size_before: int) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, size_before)
+            except OSError:
+                pass
+            self._known_size = -1
+            raise StoreError(f"cannot write to {self.path}: {exc.strerror}") from exc
+
+
+def _last_byte(fd: int, size: int) -> bytes:
+    return os.pread(fd, 1, size - 1)
+
+
+def _last_seq(fd: int, size: int) -> int:
+    """The `seq` of the last line that carries one, reading the file backwards in chunks."""
+    pos = size
+    carry = b""
+    while pos > 0:
+        step = min(_TAIL_CHUNK, pos)
+        pos -= step
+        block = os.pread(fd, step, pos) + carry
+        lines = block.split(b"\n")
+        carry = lines[0] if pos > 0 else b""
+        candidates = lines[1:] if pos > 0 else lines
+        for line in reversed(candidates):
+            seq = _seq_of(line)
+            if seq is not None:
+                return seq
+    return 0
+
+
+def _seq_of(line: bytes) -> int | None:
+    if not line.strip():
+        return None
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    seq = value.get("seq") if isinstance(value, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+
+
+def event_writer(root: Path, session_id: str) -> LineWriter:
+    """A writer for a session's `events.jsonl`, creating the session directory if needed."""
+    return LineWriter(ensure_session_dir(root, session_id) / EVENTS_FILE)
+
+
+def control_writer(root: Path, session_id: str) -> LineWriter:
+    """A writer for a session's `control.jsonl` (operators only)."""
+    return LineWriter(ensure_session_dir(root, session_id) / CONTROL_FILE)

@@ -1,0 +1,34 @@
+"""Shared fixtures: a private store root per test, and a way to run the real CLI."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty store root, also exported as $SUPERVISOR_HOME for subprocesses."""
+    path = tmp_path / "store"
+    monkeypatch.setenv("SUPERVISOR_HOME", str(path))
+    return path
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    """Environment for running `python -m supervisor` from this checkout in a subprocess."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def run_cli(*args: str, input: str | None = None, timeout: float = 60, **env: str):
+    """Run the real command line in a subprocess; returns the CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, "-m", "supervisor", *args],
+        input=input, capture_output=True, text=True, timeout=timeout, env=cli_env(**env),
+    )
