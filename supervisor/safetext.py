@@ -17,7 +17,7 @@ _ESCAPES = re.compile(
   | \x1b\[[0-?]*[ -/]*[@-~]?                # CSI sequences (colours, cursor moves)
   | \x9b[0-?]*[ -/]*[@-~]?                  # 8-bit CSI
   | \x9d[^\x07\x9c]*(?:\x07|\x9c)?          # 8-bit OSC
-  | \x1b[@-Z\\-_]?                          # other two-byte escapes (and a lone ESC)
+  | \x1b[ -/]*[0-~]?                        # other escapes: ESC 7, ESC ( B, ... (lone ESC)
     """,
     re.VERBOSE,
 )

@@ -34,7 +34,7 @@ def describe_event(event: Event, width: int = _WIDTH) -> str:
         summary = render(event)
     except (AttributeError, KeyError, TypeError, ValueError):  # an event built by hand
         summary = _generic(event)
-    return clean(f"{event.seq:>6} {clock(event.ts)} {event.type:<16} {summary}",
+    return clean(f"{event.seq:>6} {clock(event.ts)} {event.type:<16} {summary}".rstrip(),
                  keep_newlines=False, limit=width)
 
 
@@ -83,7 +83,7 @@ def _evidence(seqs: list[int]) -> str:
 
 def _escalation(e: Any) -> str:
     kind = f" [{e.kind}]" if e.kind else ""
-    deadline = f", {e.fallback} at {clock(e.deadline_ts)}" if e.deadline_ts else ""
+    deadline = f", fallback {e.fallback} at {clock(e.deadline_ts)}" if e.deadline_ts else ""
     return (f"{e.escalation_id} level {e.level}{kind}: {e.reason}; options "
             f"{'/'.join(e.options) or '-'}{deadline or f', fallback {e.fallback}'}"
             f"{_evidence(e.evidence)}")
