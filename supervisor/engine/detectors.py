@@ -241,12 +241,11 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     for s in islice(recent(st, p["lookback"]), 1, None):
         if s["tool"] != step["tool"]:
             continue
-        if s["ok"] or s["err"] != step["err"]:
+        if s["ok"] or s["err"] != step["err"] or s["ws"] != step["ws"]:
             break
         chain.append(s)
-    distinct = {s["sig"] for s in chain}
-    n = len(distinct)
-    if n < 2:
+    n = len(chain)
+    if len({s["sig"] for s in chain}) < 2:
         return None
     st.same_error = {"tool": step["tool"], "err": step["err"], "n": n, "last": step["i"],
                      "cat": step["cat"], "blocked": 0, "seqs": sorted(s["seq"] for s in chain),
