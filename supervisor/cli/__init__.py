@@ -24,6 +24,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("rollback", "supervisor.cli.rollback_cmd", "restore a checkpoint of an ended session"),
     ("stats", "supervisor.cli.stats_cmd", "a session's usage against every limit"),
     ("reset", "supervisor.cli.reset_cmd", "clear a session's loop counters (bounded)"),
+    ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
+    ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
 ]
 
 
