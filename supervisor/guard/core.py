@@ -638,15 +638,14 @@ class Guard:
         if action == "approve":
             repeats = int(self.engine.policy["approve_repeats"])
             if engine_escalation:
-                self.engine.approve(signature, repeats)
+                self.engine.approve(None, repeats)  # the engine's escalated signature
             outcome = (f"approved: {repeats} more repeat(s) of the escalated call allowed"
                        if signature else "approved: continue")
             verdict = Verdict("allow", self.engine.level,
                               "The operator approved; you may continue.", outcome, call_id)
         elif action == "guidance":
             text = decision.get("text") or ""
-            if engine_escalation:
-                self.engine.approve(signature, 0)  # continue, but not with the same call
+            self.engine.new_cycle()  # like a new user message (as `apply_decision` replays it)
             outcome = "guidance delivered to the agent"
             verdict = Verdict("block", self.engine.level, f"Operator guidance: {text}",
                               outcome, call_id)

@@ -38,13 +38,16 @@ def pid_alive(pid: int | None) -> bool:
 def agent_alive(summary: SessionSummary, now: float) -> tuple[bool, str]:
     """Whether the session's agent may still be running, and why we think so.
 
-    Ended sessions are not alive. Otherwise the agent counts as alive while its process exists,
-    while its promised heartbeats keep coming, or (for hook-driven agents that promise none)
-    while it was active within the last minute."""
+    Ended sessions are not alive. A session that recorded its process id is alive exactly while
+    that process exists; otherwise the agent counts as alive while its promised heartbeats keep
+    coming or (for hook-driven agents that promise none) while it was active within the last
+    minute."""
     if summary.end_status is not None:
         return False, f"the session ended ({summary.end_status})"
-    if pid_alive(summary.pid):
-        return True, f"its process {summary.pid} is running"
+    if summary.pid:
+        if pid_alive(summary.pid):
+            return True, f"its process {summary.pid} is running"
+        return False, f"its process {summary.pid} is gone"
     last = summary.last_ts
     if last is None:
         return False, "the session has no events"
