@@ -815,7 +815,7 @@ def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
         escalation_id=strongest.escalation_id or verdict.escalation_id,
         decision=strongest.decision or next((n.decision for n in notes if n.decision), None),
         cached_output=verdict.cached_output if strongest is verdict else None,
-        changed_files=[f for n in [*notes, verdict] for f in n.changed_files],
+        changed_files=list(dict.fromkeys(f for n in [*notes, verdict] for f in n.changed_files)),
     )
     out.message = "\n".join(dict.fromkeys(messages)) or None
     return out
