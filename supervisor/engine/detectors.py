@@ -284,7 +284,8 @@ def blocks_same_error(st: State, tool: str, p: Params) -> tuple[int, dict[str, A
 # --- error rate -----------------------------------------------------------------------------
 
 def error_rate(st: State, step: dict[str, Any], p: Params) -> Finding | None:
-    """At least `ratio` of the last `window` steps failed."""
+    """At least `ratio` of the last `min_steps` to `window` steps failed (the longest such
+    trailing stretch is reported)."""
     er = st.error_rate
     if er["cooldown"] > 0:
         er["cooldown"] -= 1
@@ -292,10 +293,14 @@ def error_rate(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     window = list(islice(reversed(st.hist), p["window"]))
     if len(window) < p["min_steps"] or step["ok"]:
         return None
-    errors = [s for s in window if not s["ok"]]
-    if len(errors) / len(window) < p["ratio"]:
+    flags = [not s["ok"] for s in window]
+    size = next((n for n in range(len(window), p["min_steps"] - 1, -1)
+                 if sum(flags[:n]) >= p["ratio"] * n), 0)
+    if not size:
         er["fired"] = 0
         return None
+    window = window[:size]
+    errors = [s for s in window if not s["ok"]]
     er["fired"] += 1
     er["cooldown"] = p["window"] // 2
     level = 3 if er["fired"] >= p["escalate_after"] else 1

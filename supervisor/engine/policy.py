@@ -70,7 +70,7 @@ _DEFAULT: dict[str, Any] = {
                        "stop": 0},
         "error_rate": {"enabled": True, "window": 12, "ratio": 0.75, "min_steps": 8,
                        "escalate_after": 3},
-        "no_progress": {"enabled": True, "nudge": 12, "escalate": 30},
+        "no_progress": {"enabled": True, "nudge": 10, "escalate": 30},
         "repeated_text": {"enabled": True, "nudge": 3, "escalate": 5, "min_chars": 40,
                           "overlap": 0.7, "chunk_chars": 50, "chunk_repeats": 10,
                           "lookback": 20},
