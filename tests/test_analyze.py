@@ -7,8 +7,7 @@ import pytest
 
 from supervisor.analysis.evaluate import evaluate
 from supervisor.analysis.replay import analyze_events
-from supervisor.analysis.sources import SourceError, load_runs, register_loader
-from supervisor.analysis.sources import Run
+from supervisor.analysis.sources import Run, SourceError, load_runs, register_loader
 from supervisor.engine import Policy
 from tests.conftest import run_cli
 from tests.engine_helpers import SessionBuilder
