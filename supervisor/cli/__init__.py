@@ -19,6 +19,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("sessions", "supervisor.cli.sessions_cmd", "list sessions with status, level and counts"),
     ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
+    ("import", "supervisor.cli.import_cmd", "write runs of other agent frameworks as sessions"),
 ]
 
 

@@ -287,6 +287,10 @@ class RunBuilder:
             line = {"v": 1, "seq": seq, "ts": float(event.pop("ts")), **event}
             out.append(_fit(line))
         meta.setdefault("steps", sum(1 for e in out if e["type"] == TOOL_CALL))
+        if out and out[0]["type"] == SESSION_START:  # where the run came from, for readers
+            out[0]["imported"] = _finite({"format": self.format, "source": str(self.source),
+                                          **meta})
+            out[0] = _fit(out[0])
         return ImportedRun(name=name, source=self.source, format=self.format, events=out,
                            meta=meta)
 

@@ -78,6 +78,7 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
     history = doc.get("history") if isinstance(doc.get("history"), list) else []
     builder = RunBuilder(AGENT, path)
     calls = _function_calls(history)
+    function_calling = bool(calls)
 
     cwd = None
     for index, step in enumerate(doc["trajectory"]):
@@ -114,7 +115,7 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
         "submitted": bool(info.get("submission")),
         "api_calls": stats.get("api_calls"),
         "cost_usd": number(stats.get("instance_cost")) or None,
-        "function_calling": bool(calls),
+        "function_calling": function_calling,
     }
     return [builder.build(run_name(path), meta)]
 
