@@ -83,8 +83,11 @@ def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
 
 def _detect(document: Document) -> str | None:
     for name, (matcher, _loader) in _HANDLERS.items():
-        if matcher(_value(document, name)):
-            return name
+        try:
+            if matcher(_value(document, name)):
+                return name
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            continue  # an odd value where a format expects another shape: not that format
     return None
 
 
@@ -93,8 +96,8 @@ def _value(document: Document, name: str) -> Any:
     the file holds a single line (which parses as one JSON document)."""
     if name in ("claude-code", "codex"):
         return document.records()
-    if name == "openhands" and document.kind == "json" and isinstance(document.value, dict) \
-            and "history" in document.value:
+    if name == "openhands" and document.kind == "json" and openhands.is_output_record(
+            document.value):
         return document.records()
     return document.value
 

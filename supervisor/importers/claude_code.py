@@ -37,7 +37,7 @@ def matches(records: Any) -> bool:
     for record in records[:50]:
         if not isinstance(record, dict):
             return False
-        if record.get("type") in _LINE_TYPES and (
+        if _kind(record) in _LINE_TYPES and (
             "sessionId" in record or "uuid" in record or "leafUuid" in record
             or "snapshot" in record
         ):
@@ -55,7 +55,7 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
     skipped: Counter[str] = Counter()
     task = cwd = session_id = version = model = None
     for record in records:
-        kind = record.get("type") if isinstance(record, dict) else None
+        kind = _kind(record)
         message = record.get("message") if isinstance(record, dict) else None
         if kind not in ("user", "assistant") or not isinstance(message, dict):
             skipped[str(kind)] += 1
@@ -102,6 +102,11 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
     meta = {"session_id": session_id, "version": version, "model": model,
             "skipped": dict(skipped), "pending_calls": len(open_calls)}
     return [builder.build(run_name(path, session_id), meta)]
+
+
+def _kind(record: Any) -> str | None:
+    kind = record.get("type") if isinstance(record, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def _assistant(

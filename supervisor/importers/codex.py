@@ -39,7 +39,8 @@ def matches(records: Any) -> bool:
         return False
     head = [r for r in records[:20] if isinstance(r, dict)]
     return bool(head) and all(
-        r.get("type") in _LINE_TYPES and isinstance(r.get("payload"), dict) for r in head
+        isinstance(r.get("type"), str) and r["type"] in _LINE_TYPES
+        and isinstance(r.get("payload"), dict) for r in head
     )
 
 

@@ -70,10 +70,16 @@ def matches(doc: Any) -> bool:
                 and any(k in doc for k in ("kwargs", "cost", "timestamp")))
     if not isinstance(doc, list) or not doc or not all(isinstance(e, dict) for e in doc):
         return False
-    if isinstance(doc[0].get("history"), list):
-        return True
+    if "history" in doc[0]:
+        return is_output_record(doc[0])
     return any(("action" in e or "observation" in e) and ("source" in e or "id" in e)
                for e in doc[:50])
+
+
+def is_output_record(value: Any) -> bool:
+    """One line of an evaluation/resolver `output.jsonl` (not a SWE-agent trajectory)."""
+    return (isinstance(value, dict) and isinstance(value.get("history"), list)
+            and "trajectory" not in value)
 
 
 def load(doc: Any, path: Path) -> list[ImportedRun]:
@@ -81,7 +87,7 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
         raise FormatError("not an OpenHands run (event list, output.jsonl or completion log)")
     if isinstance(doc, dict):
         return [_completion_log(doc, path)]
-    if isinstance(doc[0].get("history"), list):
+    if "history" in doc[0]:
         return [_output_record(record, path, index) for index, record in enumerate(doc, 1)]
     builder = RunBuilder(AGENT, path)
     stream = _Stream(builder)
