@@ -19,6 +19,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("sessions", "supervisor.cli.sessions_cmd", "list sessions with status, level and counts"),
     ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
+    ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
+    ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
     ("import", "supervisor.cli.import_cmd", "write runs of other agent frameworks as sessions"),
 ]
 
