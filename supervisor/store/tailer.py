@@ -68,6 +68,11 @@ class Tailer:
             fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
             batch.missing = True
+            if self._ino is not None:
+                # It was there and vanished: whatever appears under this name next is a new
+                # file, even if the file system hands it the same inode number again.
+                self._restart(batch)
+                self._ino = None
             return batch
         except OSError as exc:
             batch.bad_lines.append(BadLine(f"cannot open file: {exc.strerror}", b"", self.offset))
@@ -75,10 +80,7 @@ class Tailer:
         try:
             st = os.fstat(fd)
             read_pos = self._read_pos
-            if self._ino is not None and st.st_ino != self._ino:
-                self._restart(batch)
-                read_pos = 0
-            elif st.st_size < read_pos:
+            if (self._ino is not None and st.st_ino != self._ino) or st.st_size < read_pos:
                 self._restart(batch)
                 read_pos = 0
             self._ino = st.st_ino
@@ -87,7 +89,7 @@ class Tailer:
                 if budget <= 0:
                     batch.more = True
                     break
-                chunk = os.pread(fd, min(_READ_CHUNK, st.st_size - read_pos), read_pos)
+                chunk = os.pread(fd, min(_READ_CHUNK, st.st_size - read_pos, budget), read_pos)
                 if not chunk:
                     break
                 budget -= len(chunk)
