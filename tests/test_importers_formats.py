@@ -184,9 +184,23 @@ def test_openhands_resolver_flat_history() -> None:
     assert pairs[3][1] is None  # finish has no observation
     assert run.name == "neubig-pr-viewer-1"
     assert run.events[0]["task"] == "Add a toggle for dark mode"
-    (usage,) = of_type(run, "usage")
-    assert usage["cost_usd"] == pytest.approx(1.152933)
+    record = json.loads(fixture("openhands/resolver-output-history.jsonl").read_text())
+    costs = record["metrics"]["costs"]  # one per LLM call = one per agent action here
+    usages = of_type(run, "usage")
+    assert [u["cost_usd"] for u in usages] == costs
+    assert [run.events.index(u) + 1 < run.events.index(c) for u, (c, _) in
+            zip(usages, pairs, strict=True)] == [True] * 4  # each cost before its action
     assert run.events[-1]["status"] == "completed"
+
+
+def test_openhands_total_cost_only_when_costs_do_not_match_actions(tmp_path: Path) -> None:
+    record = json.loads(fixture("openhands/resolver-output-history.jsonl").read_text())
+    record["metrics"]["costs"] = record["metrics"]["costs"][:2]
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    (run,) = load_runs(path)
+    (usage,) = of_type(run, "usage")
+    assert usage["cost_usd"] == pytest.approx(1.152933) and usage["input_tokens"] == 0
 
 
 def test_openhands_legacy_pairs_one_run_per_line() -> None:

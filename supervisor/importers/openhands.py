@@ -105,12 +105,21 @@ def _output_record(record: Any, path: Path, index: int) -> ImportedRun:
     history = record["history"]
     pairs = bool(history) and all(isinstance(h, list) for h in history)
     events = [e for pair in history for e in pair] if pairs else history
+    metrics = _dict(record.get("metrics"))
+    costs = [number(c) for c in metrics.get("costs") or []] \
+        if isinstance(metrics.get("costs"), list) else []
     builder = RunBuilder(AGENT, path)
     stream = _Stream(builder)
     stream.feed_all(events)
-    metrics = _dict(record.get("metrics"))
+    if costs and None not in costs and len(costs) == stream.agent_actions:
+        # one cost per LLM call, and one LLM call per agent action: charge each to its action
+        builder = RunBuilder(AGENT, path)
+        stream = _Stream(builder, step_costs=costs)
+        stream.feed_all(events)
     tokens = _dict(metrics.get("accumulated_token_usage"))
-    if stream.usage_ids:  # tokens came with the events; add the run's cost where recorded
+    if stream.step_costs is not None:
+        builder.usage(tokens.get("prompt_tokens"), tokens.get("completion_tokens"), None)
+    elif stream.usage_ids:  # tokens came with the events; add the run's cost where recorded
         builder.usage(0, 0, metrics.get("accumulated_cost"))
     else:
         builder.usage(tokens.get("prompt_tokens"), tokens.get("completion_tokens"),
@@ -147,8 +156,10 @@ def _output_record(record: Any, path: Path, index: int) -> ImportedRun:
 class _Stream:
     """Feeds OpenHands events (full or flat) into a builder, pairing observations to actions."""
 
-    def __init__(self, builder: RunBuilder) -> None:
+    def __init__(self, builder: RunBuilder, step_costs: list[Any] | None = None) -> None:
         self.builder = builder
+        self.step_costs = list(step_costs) if step_costs is not None else None
+        self.agent_actions = 0
         self.ids: dict[str, str] = {}
         self.open: list[tuple[str, str]] = []  # (call id, action) awaiting an observation
         self.task: str | None = None
@@ -188,6 +199,8 @@ class _Stream:
             user = source == "user" or (source is None and self.task is None)
             if user and self.task is None:
                 self.task = task_line(as_text(text))
+            if not user:
+                self._step_cost(ts)
             self.builder.message("user" if user else "assistant", text, ts)
             return
         if action == "system":
@@ -195,6 +208,7 @@ class _Stream:
             return
         if action in BOOKKEEPING_ACTIONS or source in ("user", "environment"):
             return
+        self._step_cost(ts)
         self._usage(event.get("tool_call_metadata"), ts)
         self.builder.message("assistant", args.get("thought"), ts)
         call_args = {k: v for k, v in args.items() if k not in DROPPED_ARGS}
@@ -208,6 +222,12 @@ class _Stream:
             self.open.append((call_id, action))
         if self.cwd is None and isinstance(args.get("cwd"), str):
             self.cwd = args["cwd"]
+
+    def _step_cost(self, ts: float | None) -> None:
+        """Count an agent action; with per-call costs, charge the next one to it."""
+        self.agent_actions += 1
+        if self.step_costs:
+            self.builder.usage(0, 0, self.step_costs.pop(0), ts)
 
     def _observation(self, event: dict[str, Any]) -> None:
         kind = str(event["observation"])
