@@ -28,6 +28,9 @@ _RAW_KEEP = 64 * 1024
 _agent_adapter: TypeAdapter[Any] = TypeAdapter(AgentEvent)
 _control_adapter: TypeAdapter[Any] = TypeAdapter(Decision)
 _generic_adapter: TypeAdapter[Any] = TypeAdapter(GenericEvent)
+_agent_fast = _agent_adapter.validator.validate_json
+_control_fast = _control_adapter.validator.validate_json
+_REQUIRED_SET = frozenset(_REQUIRED_COMMON)
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number",
                bool: "boolean", type(None): "null"}
 
@@ -69,13 +72,17 @@ def parse_line(
             event = _validate(_loads(raw), kind, from_json=False)
         else:
             try:
-                event = _validate(raw, kind, from_json=True)
+                # The fast path: straight into pydantic-core's validator (no Python wrapper).
+                event = (_agent_fast if kind == "events" else _control_fast)(raw, strict=True)
             except ValidationError as exc:
-                if not _is_json_error(exc):
+                if _is_json_error(exc):
+                    event = _validate(_loads(raw), kind, from_json=False)
+                elif _unknown_type(exc, kind):
+                    event = _validate(raw, kind, from_json=True)
+                else:
                     return BadLine(_explain(exc), raw)
-                event = _validate(_loads(raw), kind, from_json=False)
-        missing = [name for name in _REQUIRED_COMMON if name not in event.model_fields_set]
-        if missing:
+        if not event.__pydantic_fields_set__ >= _REQUIRED_SET:
+            missing = [n for n in _REQUIRED_COMMON if n not in event.__pydantic_fields_set__]
             return BadLine(f"missing field '{missing[0]}'", raw)
         if event.seq < 1:
             return BadLine("field 'seq' must be >= 1", raw)
