@@ -21,6 +21,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
     ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
     ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
+    ("import", "supervisor.cli.import_cmd", "write runs of other agent frameworks as sessions"),
 ]
 
 
@@ -64,4 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, StoreError):
             return report_error(str(exc), 2)
+        if isinstance(exc, OSError):  # a file or directory we could not use: say which
+            where = f": {exc.filename}" if exc.filename else ""
+            return report_error(f"{exc.strerror or exc}{where}", 2)
         raise
