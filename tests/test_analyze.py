@@ -74,10 +74,10 @@ def test_analyze_reports_bad_lines_and_errors(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["steps"] == 6
     assert "bad line" in out.stderr
     missing = run_cli("analyze", str(tmp_path / "nope"))
-    assert missing.returncode == 2 and "no such file" in missing.stderr
+    assert missing.returncode == 1 and "no such file" in missing.stderr
     (tmp_path / "x.txt").write_text("hello")
     unknown = run_cli("analyze", str(tmp_path / "x.txt"))
-    assert unknown.returncode == 2 and "not a protocol file" in unknown.stderr
+    assert unknown.returncode == 1 and str(tmp_path / "x.txt") in unknown.stderr
     (tmp_path / "p.toml").write_text("[detectors]\nfoo = 1\n")
     bad = run_cli("analyze", str(path), "--policy", str(tmp_path / "p.toml"))
     assert bad.returncode == 2 and "unknown" in bad.stderr and "Traceback" not in bad.stderr
