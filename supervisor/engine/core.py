@@ -89,7 +89,7 @@ class Engine:
         sig = call_signature(tool, canon)
         cat = classify(tool, args, self.policy)
         step = {
-            "i": st.step_count, "seq": int(call.get("seq") or 0), "cid": cid, "tool": tool,
+            "i": st.step_count, "seq": _int(call.get("seq")), "cid": cid, "tool": tool,
             "cat": cat, "sig": sig, "canon": canon[:_CANON_KEEP], "ws": st.ws, "ok": None,
             "out": None, "err": "", "novel": False, "path": file_path(tool, args, self.policy),
             "blk": None, "read": is_file_read(tool, args, self.policy),
@@ -204,17 +204,18 @@ class Engine:
         q = p["same_error"]
         if not q["enabled"]:
             return None
-        got = d.blocks_same_error(self.st, step["tool"], q)
+        got = d.blocks_same_error(self.st, step["tool"], step["cat"], q)
         if got is None:
             return None
         level, se = got
         se["blocked"] += 1
+        who = "edits" if se["tool"] == "mutate" else step["tool"]
         msg = (
-            f"Blocked: {step['tool']} failed {se['n']} times in a row with {se['err']} at "
+            f"Blocked: {who} failed {se['n']} times in a row with {se['err']} at "
             f"{g.steps_text(se['steps'])}. Do something else first: "
             f"{g.advice(se['cat'], se['err'])}."
         )
-        return d.finding("same_error", level, f"error:{step['tool']}:{se['err']}", se["seqs"],
+        return d.finding("same_error", level, f"error:{se['tool']}:{se['err']}", se["seqs"],
                          msg, step["i"])
 
     def _block_polling(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
@@ -329,7 +330,7 @@ class Engine:
             if cid and (cid == st.last_checked or cid in st.pending):
                 step = st.pending.get(cid)
                 if step is not None and not step["seq"]:
-                    step["seq"] = int(event.get("seq") or 0)
+                    step["seq"] = _int(event.get("seq"))
                 return []
             return self.check(event, now).findings
         if kind == "message":
@@ -347,9 +348,11 @@ class Engine:
                         return [f]
             return []
         if kind == "usage":
-            st.counters["tokens"] += int(event.get("input_tokens") or 0) + int(
-                event.get("output_tokens") or 0)
-            st.counters["cost_usd"] += float(event.get("cost_usd") or 0.0)
+            st.counters["tokens"] += _int(event.get("input_tokens")) + _int(
+                event.get("output_tokens"))
+            cost = event.get("cost_usd")
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
+                st.counters["cost_usd"] += float(cost)
             return []
         if kind == "session_start":
             ts = event.get("ts")
@@ -386,7 +389,7 @@ class Engine:
         step["ok"] = ok
         step["out"] = outcome_hash(ok, output)
         step["err"] = error_class(ok, err if isinstance(err, str) else None, output)
-        step["rseq"] = int(event.get("seq") or 0)
+        step["rseq"] = _int(event.get("seq"))
         if not step["seq"]:
             step["seq"] = step["rseq"]
         blk = step["blk"]
@@ -398,6 +401,8 @@ class Engine:
         ws_before = st.ws
         if ok and step["cat"] == "mutate":
             self._workspace_changed(step["path"])
+        elif step["cat"] == "mutate" and step["path"]:
+            self._forget_cache(step["path"])  # a failed edit: let the agent re-read the file
         elif step["cat"] in ("run", "mutate") and not step["read"]:
             self._forget_cache(step["path"] if step["cat"] == "mutate" else None)
         novel = step["out"] not in st.seen_out
@@ -619,3 +624,13 @@ class Engine:
         engine = cls(Policy(snapshot["policy"]))
         engine.st = State.from_dict(copy.deepcopy(snapshot["state"]))
         return engine
+
+
+def _int(value: Any) -> int:
+    """A non-negative int from an untrusted field (anything else is 0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    try:
+        return max(0, int(value))
+    except (ValueError, OverflowError):
+        return 0
