@@ -296,3 +296,25 @@ def _decision_id(root: Path, action: str) -> str:
     lines = (root / "sessions" / "s1" / "control.jsonl").read_text().splitlines()[1:]
     return next(json.loads(x)["decision_id"] for x in lines
                 if json.loads(x)["action"] == action and json.loads(x)["escalation_id"])
+
+
+def test_every_waiter_gets_the_decision(root: Path, work: Path) -> None:
+    """Parallel hook processes waiting on one escalation all get the operator's verdict."""
+    with Guard.open(root, "s1", cwd=work) as g:
+        g.start("hook-agent")
+        g.pause("test")
+    results: list = []
+
+    def waiter() -> None:
+        with Guard.open(root, "s1") as guard:
+            results.append(guard.wait(timeout=20, escalation_id="esc-1"))
+
+    threads = [threading.Thread(target=waiter) for _ in range(3)]
+    for t in threads:
+        t.start()
+    send_decision(root, "s1", "guidance", escalation_id="esc-1", text="try the other file")
+    for t in threads:
+        t.join()
+    assert [(v.action, v.message) for v in results] == [
+        ("block", "Operator guidance: try the other file")] * 3
+    assert len(of_type(events(root, "s1"), "decision_applied")) == 1

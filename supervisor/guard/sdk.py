@@ -136,7 +136,8 @@ class Session:
         verdict = self._guard.pre_call(tool, args or {}, call_id=call_id)
         if verdict.action == "pause":
             beat = None if self._beats is not None else DEFAULT_HEARTBEAT_S
-            verdict = self._guard.wait(self.wait_timeout, heartbeat_s=beat)
+            verdict = self._guard.wait(self.wait_timeout, escalation_id=verdict.escalation_id,
+                                       heartbeat_s=beat)
             if verdict.action == "pause":  # gave up waiting (wait_timeout)
                 verdict = Verdict(
                     "block", verdict.level, "No operator decision arrived in time; the call was "
