@@ -318,3 +318,12 @@ def test_every_waiter_gets_the_decision(root: Path, work: Path) -> None:
     assert [(v.action, v.message) for v in results] == [
         ("block", "Operator guidance: try the other file")] * 3
     assert len(of_type(events(root, "s1"), "decision_applied")) == 1
+
+
+def test_answer_refuses_an_unknown_checkpoint(root: Path, work: Path) -> None:
+    with Guard.open(root, "s1", cwd=work) as g:
+        g.start("hook-agent")
+        g.pause("test")
+    out = run_cli("answer", "s1", "--root", str(root), "--rollback", "cp-7")
+    assert out.returncode == 2 and "no checkpoint 'cp-7'" in out.stderr
+    assert not (root / "sessions" / "s1" / "control.jsonl").exists()
