@@ -327,3 +327,17 @@ def test_answer_refuses_an_unknown_checkpoint(root: Path, work: Path) -> None:
     out = run_cli("answer", "s1", "--root", str(root), "--rollback", "cp-7")
     assert out.returncode == 2 and "no checkpoint 'cp-7'" in out.stderr
     assert not (root / "sessions" / "s1" / "control.jsonl").exists()
+
+
+def test_policy_from_a_toml_file(root: Path, work: Path, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('profile = "seed-strict"\n[limits.iterations_per_session]\nlimit = 2\n')
+    with session(root, work, policy=policy) as s:
+        for _ in range(3):
+            v = s.before_call("bash", {"command": f"echo {_}"})
+            if v.proceed:
+                s.after_call(v, "ok")
+    assert v.action == "stop"
+    start = of_type(events(root, "s1"), "session_start")[0]
+    assert start["policy"]["profile"] == "seed-strict"
+    assert of_type(events(root, "s1"), "session_end")[0]["status"] == "terminated"
