@@ -208,6 +208,9 @@ def test_why_decisions_are_ignored(root: Path, work: Path) -> None:
         send_decision(root, "s1", "approve", escalation_id="esc-1")
         send_decision(root, "s1", "skip", escalation_id="esc-1")   # late
         assert s.before_call("bash", {"command": "ls"}).decision == "approve"
+    # The cursor is persisted at the end of the control file: nothing is ever read twice.
+    state = json.loads((root / "sessions" / "s1" / "state.json").read_text())
+    assert state["control_offset"] == control.stat().st_size
     reasons = [d["reason"] for d in of_type(events(root, "s1"), "decision_ignored")]
     assert reasons[0].startswith("malformed: not valid JSON")
     assert reasons[1:] == [
