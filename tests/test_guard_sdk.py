@@ -170,6 +170,9 @@ def test_operator_commands_at_the_next_call(root: Path, work: Path) -> None:
         with pytest.raises(SessionStopped):
             s.tool(lambda: None, name="noop")()
     evs = events(root, "s1")
+    assert [(v["action"], (v["message"] or "")[:18]) for v in of_type(evs, "verdict")] == [
+        ("nudge", "Operator guidance:"), ("block", "The operator rolle"),
+        ("skip", "The operator skipp")]
     assert [d["action"] for d in of_type(evs, "decision_applied")] == [
         "guidance", "rollback", "skip", "abort"]
     assert all(d["escalation_id"] is None for d in of_type(evs, "decision_applied"))

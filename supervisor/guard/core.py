@@ -217,10 +217,15 @@ class Guard:
                 return _merge(notes, self._stopped(call_id))
             if self.pending is not None:
                 return _merge(notes, self._pause_verdict(call_id))
+            self.state["actions"] += 1
             early = [n for n in notes if not n.proceed]
             if early:
-                return _merge(notes, early[0])
-            self.state["actions"] += 1
+                # An operator command refuses this call (rollback, skip): recorded, not checked.
+                verdict = _merge(notes, early[0])
+                self._write({"type": "tool_call", "call_id": call_id, "tool": tool,
+                             "args": args or {}})
+                self._write(_verdict_event(verdict, call_id))
+                return verdict
             self.state["since_checkpoint"] += 1
             every = self.settings.checkpoint_every
             if every and self.state["since_checkpoint"] >= every:
@@ -232,12 +237,13 @@ class Guard:
             if len(calls) > _CALLS_KEPT:
                 del calls[next(iter(calls))]
             check = self.engine.check(call, now)
+            verdict = _merge(notes, Verdict(check.action, check.level, check.message,
+                                            check.reason, call_id,
+                                            cached_output=check.cached_output))
             events = [f.to_event() for f in check.findings]
             events += [hit.to_event() for hit in check.limits]
-            events.append(check.to_verdict(call_id))
+            events.append(_verdict_event(verdict, call_id))
             self._write_many(events)
-            verdict = Verdict(check.action, check.level, check.message, check.reason, call_id,
-                              cached_output=check.cached_output)
             if check.action == "pause":
                 esc = check.escalation
                 kind = esc.kind if esc is not None else "detection"
@@ -245,10 +251,10 @@ class Guard:
                 evidence = list(esc.evidence) if esc is not None else [call["seq"]]
                 signature = (esc.signature if esc is not None else None) or check.signature
                 self._escalate(kind, reason, evidence, call_id, signature, check.level)
-                verdict = self._pause_verdict(call_id)
-            elif check.action == "stop":
+                return self._pause_verdict(call_id)
+            if check.action == "stop":
                 self._end("terminated", check.reason or "a hard limit was reached")
-            return _merge(notes, verdict)
+            return verdict
 
     def post_call(
         self, call_id: str, output: str = "", *, ok: bool = True, error: str | None = None,
@@ -825,6 +831,11 @@ def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
     )
     out.message = "\n".join(dict.fromkeys(messages)) or None
     return out
+
+
+def _verdict_event(v: Verdict, call_id: str) -> dict[str, Any]:
+    return {"type": "verdict", "call_id": call_id, "action": v.action, "level": v.level,
+            "reason": v.reason, "message": v.message}
 
 
 def _verdict_dict(v: Verdict) -> dict[str, Any]:
