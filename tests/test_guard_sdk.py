@@ -208,6 +208,7 @@ def test_why_decisions_are_ignored(root: Path, work: Path) -> None:
         send_decision(root, "s1", "guidance", text="b", decision_id="same")  # duplicate
         s.before_call("bash", {"command": "ls"})
         s.guard.pause("test")
+        send_decision(root, "s1", "pause")                         # already paused
         send_decision(root, "s1", "approve", escalation_id="esc-1")
         send_decision(root, "s1", "skip", escalation_id="esc-1")   # late
         assert s.before_call("bash", {"command": "ls"}).decision == "approve"
@@ -220,6 +221,7 @@ def test_why_decisions_are_ignored(root: Path, work: Path) -> None:
         "no pending escalation to approve",
         "unknown escalation: esc-9",
         "duplicate: this decision id was already handled",
+        "esc-1 is pending: answer it first",
         f"late: esc-1 was already decided ({_decision_id(root, 'approve')})",
     ]
 

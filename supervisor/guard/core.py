@@ -702,6 +702,10 @@ class Guard:
         if action == "approve":
             self._ignore(dec_id, "no pending escalation to approve")
             return None
+        pending = self.pending
+        if pending is not None and action in ("pause", "reset"):
+            self._ignore(dec_id, f"{pending['escalation_id']} is pending: answer it first")
+            return None
         if action == "pause":
             self._applied(None, decision, "agent paused at its next tool call")
             self._escalate("pause", f"paused by {decision.get('operator') or 'the operator'}",
