@@ -349,3 +349,29 @@ def test_policy_from_a_toml_file(root: Path, work: Path, tmp_path: Path) -> None
     start = of_type(events(root, "s1"), "session_start")[0]
     assert start["policy"]["profile"] == "seed-strict"
     assert of_type(events(root, "s1"), "session_end")[0]["status"] == "terminated"
+
+
+def test_abort_as_the_fallback(root: Path, work: Path) -> None:
+    settings = GuardSettings(escalation_deadline_s=0.2, fallback="abort")
+    with session(root, work, settings=settings) as s:
+        s.guard.pause("test")
+        v = s.before_call("bash", {"command": "ls"})
+        assert (v.action, v.decision) == ("stop", "abort")
+        assert v.message.startswith("No operator answered before the deadline")
+    evs = events(root, "s1")
+    (dec,) = of_type(evs, "decision_applied")
+    assert (dec["decision_id"], dec["outcome"]) == ("fallback", "deadline passed: session aborted")
+    end = of_type(evs, "session_end")[0]
+    assert (end["status"], end["reason"]) == ("aborted", "no operator decision before the deadline")
+
+
+def test_settings_validation() -> None:
+    assert GuardSettings.from_dict({"checkpoint_every": 5}).checkpoint_every == 5
+    with pytest.raises(ValueError, match="unknown guard setting 'colour'"):
+        GuardSettings.from_dict({"colour": 1})
+    with pytest.raises(ValueError, match="'fallback' must be one of skip, abort"):
+        GuardSettings.from_dict({"fallback": "approve"})
+    with pytest.raises(ValueError, match="'checkpoints' must be a boolean"):
+        GuardSettings.from_dict({"checkpoints": "yes"})
+    with pytest.raises(ValueError, match="'escalation_deadline_s' must be a non-negative"):
+        GuardSettings.from_dict({"escalation_deadline_s": -1})

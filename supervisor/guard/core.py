@@ -693,7 +693,8 @@ class Guard:
                      "level": verdict.level, "reason": outcome, "message": verdict.message,
                      "escalation_id": esc_id})
         if action == "abort":
-            self._end("aborted", f"aborted by {decision.get('operator') or 'the operator'}")
+            self._end("aborted", "no operator decision before the deadline" if outcome_prefix
+                      else f"aborted by {decision.get('operator') or 'the operator'}")
         return verdict
 
     def _command(self, decision: dict[str, Any], call_id: str | None) -> Verdict | None:
