@@ -232,3 +232,16 @@ def test_stale_git_locks_of_a_killed_process_are_cleared(tmp_path: Path, work: P
     (work / "notes.txt").write_text("changed\n")
     assert store.create("after a crash").checkpoint_id == "cp-2"
     assert not (git_dir / "index.lock").exists()
+
+
+def test_users_global_excludes_file_is_honoured(tmp_path: Path, work: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "my-ignore").write_text("*.secret\n")
+    (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {home / 'my-ignore'}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    (work / "token.secret").write_text("s3cr3t\n")
+    store_for(tmp_path, work).create("start")
+    tree = _tree(tmp_path, "cp-1")
+    assert "token.secret" not in tree and "notes.txt" in tree
