@@ -440,6 +440,8 @@ class Engine:
             if st.progress_streak >= self.policy["level_decay_steps"] and st.level in (1, 2):
                 st.level -= 1
                 st.progress_streak = 0
+        elif not progress:
+            st.progress_streak = 0
         return result
 
     def _raise(self, f: Finding) -> None:
