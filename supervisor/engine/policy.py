@@ -83,6 +83,8 @@ _DEFAULT: dict[str, Any] = {
         "poll": {"exact_repeat": {"enabled": False}, "similar_calls": {"enabled": False},
                  "cycle": {"enabled": False}, "no_progress": {"enabled": False}},
         "other": {"similar_calls": {"enabled": False}},
+        # searching for one name after another with no result is exploring, not a loop
+        "read": {"similar_calls": {"nudge": 8, "block": 10, "escalate": 12}},
     },
     "tools": {},
     "limits": {
