@@ -193,4 +193,6 @@ def error_class(ok: bool | None, error: str | None, output: str) -> str:
 
 
 GENERIC_ERROR_CLASSES = frozenset({"error", "exit:1", "exit:2"})
+TRANSIENT_ERROR_CLASSES = frozenset({"timeout"})
+"""Classes where one identical retry is legitimate (the stricter failure thresholds skip them)."""
 """Classes too unspecific for the same-error detector (e.g. grep's 'no match' exit status)."""
