@@ -15,7 +15,7 @@ from supervisor.engine.fingerprint import (
     call_signature,
     canonical_args,
     error_class,
-    outcome_hash,
+    outcome,
 )
 from supervisor.engine.policy import Policy
 from supervisor.engine.state import SNAPSHOT_VERSION, State
@@ -386,7 +386,7 @@ class Engine:
         output = output if isinstance(output, str) else ""
         err = event.get("error")
         step["ok"] = ok
-        step["out"] = outcome_hash(ok, output)
+        step["out"], step["empty"] = outcome(ok, output)
         step["err"] = error_class(ok, err if isinstance(err, str) else None, output)
         step["rseq"] = _int(event.get("seq"))
         if not step["seq"]:

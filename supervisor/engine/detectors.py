@@ -99,6 +99,10 @@ def _ratio(a: str, b: str, cutoff: float) -> float:
     return ratio(a, b, score_cutoff=cutoff * 100) / 100
 
 
+def _uninformative(step: dict[str, Any]) -> bool:
+    return bool(step.get("empty")) and (step["ok"] or step["err"] not in KNOWN_ERROR_CLASSES)
+
+
 def outcome_class(step: dict[str, Any]) -> str:
     """Errors of a known class compare by that class; other errors and successes by their
     normalised output (two scripts failing with different messages are not alike)."""
@@ -109,13 +113,21 @@ def outcome_class(step: dict[str, Any]) -> str:
 
 
 def similar_calls(st: State, step: dict[str, Any], p: Params) -> Finding | None:
-    """Calls of one tool whose canonical arguments are ≥ threshold alike, same outcome class."""
+    """Calls of one tool whose canonical arguments are ≥ threshold alike, same outcome class.
+
+    Calls whose output says nothing (blank, "No matches found") are left out unless they failed
+    with a known error class: searching one name after another and finding nothing is
+    exploring."""
+    if _uninformative(step):
+        return None
     canon = step["canon"][: p["max_chars"]]
     cls = outcome_class(step)
     cluster = []
     sigs = {step["sig"]}
     for s in islice(recent(st, p["lookback"]), 1, None):
         if s["tool"] != step["tool"] or s["ws"] != step["ws"] or outcome_class(s) != cls:
+            continue
+        if _uninformative(s):
             continue
         if s["sig"] == step["sig"] or _ratio(canon, s["canon"][: p["max_chars"]],
                                                p["threshold"]) >= p["threshold"]:
