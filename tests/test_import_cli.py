@@ -73,3 +73,15 @@ def test_forced_format_and_wrong_forced_format(tmp_path: Path) -> None:
         "'trajectory' steps)")
     unknown = run_cli("import", "--format", "nope", str(source), "-o", str(out))
     assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
+
+
+def test_directory_import_skips_our_own_session_files(tmp_path: Path) -> None:
+    mixed = tmp_path / "runs"
+    shutil.copytree(DATA / "swe-agent", mixed)
+    first = tmp_path / "store"
+    assert run_cli("import", str(mixed), "-o", str(first)).returncode == 0
+    shutil.copytree(first / "sessions", mixed / "already-imported")
+    out = tmp_path / "store2"
+    proc = run_cli("import", str(mixed), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert len(list((out / "sessions").iterdir())) == 3

@@ -13,13 +13,16 @@ from supervisor.cli.common import CliError
 
 RUN_SUFFIXES = (".traj", ".json", ".jsonl")
 """Files taken from a directory argument (a file named explicitly is always tried)."""
+PROTOCOL_FILES = ("events.jsonl", "control.jsonl")
+"""Sessions of our own store inside a directory argument: already protocol, not imported."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from supervisor.importers import FORMATS  # light: the importers need no pydantic
 
     parser.add_argument("files", nargs="+", metavar="FILE",
-                        help="run files, or directories to search for .traj/.json/.jsonl files")
+                        help="run files, or directories to search for .traj/.json/.jsonl files "
+                             "(our own events.jsonl/control.jsonl are skipped)")
     parser.add_argument("--format", choices=sorted(FORMATS), metavar="NAME",
                         help="force a format: " + ", ".join(FORMATS) + " (default: detected)")
     parser.add_argument("-o", "--output", required=True, metavar="DIR",
@@ -72,7 +75,8 @@ def expand(names: list[str]) -> list[Path]:
         path = Path(name)
         if path.is_dir():
             out.extend(sorted(p for p in path.rglob("*")
-                              if p.is_file() and p.name.endswith(RUN_SUFFIXES)))
+                              if p.is_file() and p.name.endswith(RUN_SUFFIXES)
+                              and p.name not in PROTOCOL_FILES))
         else:
             out.append(path)
     return out

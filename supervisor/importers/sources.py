@@ -25,10 +25,6 @@ def errors() -> list[str]:
     return list(_errors)
 
 
-def clear_errors() -> None:
-    _errors.clear()
-
-
 def runs_of(path: Path, fmt: str | None = None) -> list[Any] | None:
     """The runs in `path` as `supervisor.analysis.sources.Run`s; None when it is not a run file.
 
