@@ -15,7 +15,7 @@ from itertools import islice
 from typing import Any
 
 from supervisor.engine import guidance as g
-from supervisor.engine.fingerprint import GENERIC_ERROR_CLASSES
+from supervisor.engine.fingerprint import GENERIC_ERROR_CLASSES, KNOWN_ERROR_CLASSES
 from supervisor.engine.state import State
 from supervisor.engine.types import ACTION_BY_LEVEL, Finding
 
@@ -95,8 +95,12 @@ def _ratio(a: str, b: str, cutoff: float) -> float:
 
 
 def outcome_class(step: dict[str, Any]) -> str:
-    """Errors compare by error class; successes by their normalised output."""
-    return f"err:{step['err']}" if not step["ok"] else f"ok:{step['out']}"
+    """Errors of a known class compare by that class; other errors and successes by their
+    normalised output (two scripts failing with different messages are not alike)."""
+    err = step["err"]
+    if not step["ok"] and err in KNOWN_ERROR_CLASSES:
+        return f"err:{err}"
+    return f"out:{step['out']}"
 
 
 def similar_calls(st: State, step: dict[str, Any], p: Params) -> Finding | None:
