@@ -98,3 +98,4 @@ def test_summary_figures() -> None:
     assert not lines[2].estimated  # mini-swe-agent 1.1 records cost per model call
     assert figures["runs_with_cost"] == 3 and lines[3].cost is None
     assert figures["signatures"] and figures["signatures"][0]["runs"] >= 1
+    assert all(sig["example"] for sig in figures["signatures"])  # how it was first described

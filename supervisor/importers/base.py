@@ -85,9 +85,9 @@ def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
 
 
-def first_line(text: str | None, limit: int = TASK_LIMIT) -> str | None:
+def first_line(text: Any, limit: int = TASK_LIMIT) -> str | None:
     """The first non-blank line of `text`, stripped and cut to `limit` characters."""
-    if not text:
+    if not isinstance(text, str) or not text:
         return None
     for line in text.splitlines():
         line = line.strip()
@@ -147,6 +147,16 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is an object, else an empty one (recorded files are not always regular)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a list, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def parse_json_args(raw: Any) -> dict[str, Any]:
     """Tool-call arguments: a JSON object string (as LLM APIs record them) or a dict."""
     if isinstance(raw, dict):
@@ -161,18 +171,25 @@ def parse_json_args(raw: Any) -> dict[str, Any]:
 
 
 def iso_ts(value: Any) -> float | None:
-    """Unix seconds of an ISO 8601 time stamp (naive ones are taken as UTC), or None."""
+    """Unix seconds of a time stamp: ISO 8601 (naive ones are taken as UTC) or a number.
+
+    None for anything else, and for times not after 1970 (no recorded run is that old)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return number(value)
-    if not isinstance(value, str) or not value:
+        seconds = number(value)
+    elif isinstance(value, str) and value:
+        try:
+            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=UTC)
+        try:
+            seconds = stamp.timestamp()
+        except (OverflowError, ValueError, OSError):
+            return None
+    else:
         return None
-    try:
-        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=UTC)
-    return stamp.timestamp()
+    return seconds if seconds is not None and seconds > 0 else None
 
 
 def number(value: Any) -> float | None:
@@ -209,7 +226,8 @@ class RunBuilder:
         self, agent: str, task: str | None, cwd: str | None = None, ts: float | None = None,
         **extra: Any,
     ) -> None:
-        fields = {"agent": agent, "task": first_line(task), "cwd": cwd, "pid": None,
+        fields = {"agent": agent, "task": first_line(task),
+                  "cwd": cwd if isinstance(cwd, str) else None, "pid": None,
                   "policy": None, "heartbeat_s": None}
         event = {"type": SESSION_START, "ts": ts, **fields, **extra}
         self.events.insert(0, event)

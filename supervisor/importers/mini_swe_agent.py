@@ -23,6 +23,7 @@ from supervisor.importers.base import (
     ImportedRun,
     RunBuilder,
     as_text,
+    iso_ts,
     number,
     parse_json_args,
     run_name,
@@ -110,7 +111,7 @@ class _State:
     def feed(self, message: dict[str, Any]) -> None:
         role = message.get("role")
         extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
-        ts = number(extra.get("timestamp"))
+        ts = iso_ts(extra.get("timestamp"))
         content = as_text(message.get("content"))
         if role == "system":
             self.builder.message("system", content, ts)

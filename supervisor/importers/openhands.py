@@ -265,10 +265,10 @@ class _Stream:
 
     def _usage(self, metadata: Any, ts: float | None) -> None:
         response = _dict(_dict(metadata).get("model_response"))
-        key = response.get("id")
+        key = str(response.get("id"))
         if not response or key in self.usage_ids:
             return
-        self.usage_ids.add(str(key))
+        self.usage_ids.add(key)
         if isinstance(response.get("model"), str):
             self.model = self.model or response["model"]
         usage = _dict(response.get("usage"))
@@ -328,7 +328,7 @@ def _completion_log(doc: dict[str, Any], path: Path) -> ImportedRun:
             ok, error, code = _tool_text_outcome(content)
             extra = {"exit_code": code} if code is not None else {}
             builder.tool_result(call_id, ok, content, error=error, **extra)
-    ts = number(doc.get("timestamp"))
+    ts = iso_ts(doc.get("timestamp"))
     choices = response.get("choices") if isinstance(response.get("choices"), list) else []
     if choices and isinstance(choices[0], dict):
         last = _dict(choices[0].get("message"))
