@@ -99,3 +99,20 @@ def test_summary_figures() -> None:
     assert figures["runs_with_cost"] == 3 and lines[3].cost is None
     assert figures["signatures"] and figures["signatures"][0]["runs"] >= 1
     assert all(sig["example"] for sig in figures["signatures"])  # how it was first described
+
+
+def test_analysis_sources_find_foreign_runs_through_the_plugin_hook() -> None:
+    """`supervisor.analysis.sources.load_runs` reads foreign files too (fresh interpreter: the
+    importers register themselves when the analysis layer imports them)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    code = ("from pathlib import Path; from supervisor.analysis.sources import load_runs; "
+            f"runs = load_runs(Path({str(DATA)!r})); "
+            "print(len(runs), sorted(r.session for r in runs)[0])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=cli_env(), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["15", "019b04ae-b1c6-7c72-a134-a4c2de66058c"]
