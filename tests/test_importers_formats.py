@@ -303,3 +303,20 @@ def test_huge_arguments_are_cut_to_fit_one_protocol_line(tmp_path: Path) -> None
     assert call["truncated"] is True and call["args"]["file_path"] == "/a"
     assert 0 < len(call["args"]["content"]) < len(content)
     check_protocol(run)
+
+
+def test_reused_native_call_ids_stay_unique(tmp_path: Path) -> None:
+    def turn(command: str) -> list[dict]:
+        call = {"id": "call_1", "type": "function",
+                "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
+        return [{"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "call_1",
+                 "content": "<returncode>0</returncode>\n<output>\nok\n</output>"}]
+    doc = {"trajectory_format": "mini-swe-agent-1.1", "info": {"exit_status": "Submitted"},
+           "messages": [{"role": "user", "content": "t"}, *turn("ls"), *turn("pwd")]}
+    path = tmp_path / "reuse.traj.json"
+    path.write_text(json.dumps(doc))
+    (run,) = load_runs(path)
+    ids = [c["call_id"] for c, r in steps(run) if r is not None]
+    assert len(ids) == 2 and len(set(ids)) == 2
+    check_protocol(run)

@@ -213,6 +213,7 @@ class RunBuilder:
         self.source = source
         self.events: list[dict[str, Any]] = []
         self._open_calls: dict[str, int] = {}
+        self._call_ids: set[str] = set()
         self._counter = 0
 
     # -- events ---------------------------------------------------------------------------
@@ -251,8 +252,9 @@ class RunBuilder:
         **extra: Any,
     ) -> str:
         cid = self.new_call_id(call_id)
-        if cid in self._open_calls:  # a reused native id: keep call ids unique in the run
+        if cid in self._call_ids:  # a reused native id: keep call ids unique in the run
             cid = f"{cid}-{self._counter}"
+        self._call_ids.add(cid)
         self._open_calls[cid] = len(self.events)
         self.add(TOOL_CALL, ts, call_id=cid, tool=tool, args=args, **extra)
         return cid
