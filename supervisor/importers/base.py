@@ -324,6 +324,8 @@ def _mtime(path: Path) -> float:
 
 def _fit(event: dict[str, Any]) -> dict[str, Any]:
     """Cut the longest strings of an event until its line fits the protocol's line size."""
+    if _surely_fits(event, LINE_BUDGET):
+        return event
     try:
         size = len(encode_line(event))
     except (TypeError, ValueError):  # NaN or infinities in recorded arguments
@@ -337,6 +339,20 @@ def _fit(event: dict[str, Any]) -> dict[str, Any]:
         event["truncated"] = True
         size = len(encode_line(event))
     return event
+
+
+def _surely_fits(event: dict[str, Any], budget: int) -> bool:
+    """True when a flat event's JSON is certainly under `budget` bytes, so it skips a trial
+    encoding: no nested values, and at most 6 bytes (an escape) per character of its text."""
+    for value in event.values():
+        if isinstance(value, str):
+            budget -= 6 * len(value) + 64
+        elif isinstance(value, dict | list) or (
+                isinstance(value, float) and (value != value or abs(value) == float("inf"))):
+            return False  # nested (size unknown) or not JSON (NaN): the trial encoding decides
+        else:
+            budget -= 64
+    return budget > 0
 
 
 def _finite(value: Any) -> Any:
