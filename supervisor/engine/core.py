@@ -29,7 +29,7 @@ from supervisor.engine.types import (
     LimitHit,
 )
 
-_CANON_KEEP = 600
+_CANON_KEEP = 400
 """Characters of canonical arguments kept per step (similarity and messages)."""
 _MAX_PENDING = 64
 _LIMIT_COUNTERS = {
@@ -46,6 +46,8 @@ class Engine:
         self.policy = policy or Policy.profile("default")
         pol = self.policy
         self._ignore = frozenset(pol["ignore_arg_keys"])
+        self._limits = [(name, *pol.limit(name)) for name in pol["limits"]
+                        if name != "resets_per_conversation"]
         self.st = State(pol["window"], min(pol["lookback"], pol["window"]),
                         pol["detectors"]["repeated_text"]["lookback"])
 
@@ -204,17 +206,18 @@ class Engine:
         q = p["same_error"]
         if not q["enabled"]:
             return None
-        got = d.blocks_same_error(self.st, step["tool"], q)
+        got = d.blocks_same_error(self.st, step["tool"], step["cat"], q)
         if got is None:
             return None
         level, se = got
         se["blocked"] += 1
+        who = "edits" if se["tool"] == "mutate" else step["tool"]
         msg = (
-            f"Blocked: {step['tool']} failed {se['n']} times in a row with {se['err']} at "
+            f"Blocked: {who} failed {se['n']} times in a row with {se['err']} at "
             f"{g.steps_text(se['steps'])}. Do something else first: "
             f"{g.advice(se['cat'], se['err'])}."
         )
-        return d.finding("same_error", level, f"error:{step['tool']}:{se['err']}", se["seqs"],
+        return d.finding("same_error", level, f"error:{se['tool']}:{se['err']}", se["seqs"],
                          msg, step["i"])
 
     def _block_polling(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
@@ -264,10 +267,7 @@ class Engine:
 
     def _limit_hits(self, now: float) -> list[LimitHit]:
         hits = []
-        for name in self.policy["limits"]:
-            if name == "resets_per_conversation":
-                continue
-            limit, action = self.policy.limit(name)
+        for name, limit, action in self._limits:
             if limit is None:
                 continue
             value = self._limit_value(name, now)
@@ -400,6 +400,8 @@ class Engine:
         ws_before = st.ws
         if ok and step["cat"] == "mutate":
             self._workspace_changed(step["path"])
+        elif step["cat"] == "mutate" and step["path"]:
+            self._forget_cache(step["path"])  # a failed edit: let the agent re-read the file
         elif step["cat"] in ("run", "mutate") and not step["read"]:
             self._forget_cache(step["path"] if step["cat"] == "mutate" else None)
         novel = step["out"] not in st.seen_out
@@ -467,13 +469,14 @@ class Engine:
 
     def _push(self, step: dict[str, Any]) -> None:
         st = self.st
-        if len(st.hist) == st.hist.maxlen:
-            old = st.hist[0]["out"]
+        if len(st.outs) == st.outs.maxlen:
+            old = st.outs[0]
             n = st.seen_out.get(old, 0) - 1
             if n > 0:
                 st.seen_out[old] = n
             else:
                 st.seen_out.pop(old, None)
+        st.outs.append(step["out"])
         st.hist.append(step)
         st.seen_out[step["out"]] = st.seen_out.get(step["out"], 0) + 1
         st.keys.append(f"{step['sig']}:{step['out']}:{step['ws']}")
