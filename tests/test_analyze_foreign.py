@@ -116,3 +116,20 @@ def test_analysis_sources_find_foreign_runs_through_the_plugin_hook() -> None:
                           env=cli_env(), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["15", "019b04ae-b1c6-7c72-a134-a4c2de66058c"]
+
+
+def test_analyze_directory_skips_unknown_files_but_not_broken_ones(tmp_path: Path) -> None:
+    import shutil
+
+    batch = tmp_path / "batch"
+    shutil.copytree(DATA / "swe-agent", batch)
+    (batch / "metadata.json").write_text('{"agent_class": "CodeActAgent"}')
+    proc = run_cli("analyze", "--json", str(batch))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith(f"supervisor: warning: skipped {batch / 'metadata.json'}")
+    assert len(proc.stdout.splitlines()) == 3
+    (batch / "cut.traj").write_bytes(LOOPING.read_bytes()[:300])
+    proc = run_cli("analyze", "--json", str(batch))
+    assert proc.returncode == 1
+    assert f"supervisor: error: {batch / 'cut.traj'}: invalid JSON" in proc.stderr
+    assert len(proc.stdout.splitlines()) == 3

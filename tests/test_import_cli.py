@@ -85,3 +85,23 @@ def test_directory_import_skips_our_own_session_files(tmp_path: Path) -> None:
     proc = run_cli("import", str(mixed), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     assert len(list((out / "sessions").iterdir())) == 3
+
+
+def test_unknown_files_found_in_a_directory_are_skipped_with_a_warning(tmp_path: Path) -> None:
+    batch = tmp_path / "batch"
+    shutil.copytree(DATA / "mini-swe-agent", batch)
+    (batch / "preds.json").write_text('{"i1": {"instance_id": "i1", "model_patch": ""}}')
+    out = tmp_path / "store"
+    proc = run_cli("import", str(batch), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"supervisor: warning: skipped {batch / 'preds.json'}: unknown format (JSON object with "
+        "keys: i1); use --format to force one of: swe-agent, mini-swe-agent, openhands, "
+        "claude-code, codex, gemini-cli"]
+    assert len(list((out / "sessions").iterdir())) == 4
+    (batch / "cut.traj.json").write_text('{"messages": [')  # a broken run file is an error
+    proc = run_cli("import", str(batch), "-o", str(tmp_path / "store2"))
+    assert proc.returncode == 1
+    assert f"supervisor: error: {batch / 'cut.traj.json'}: invalid JSON" in proc.stderr
+    named = run_cli("import", str(batch / "preds.json"), "-o", str(tmp_path / "store3"))
+    assert named.returncode == 1 and "supervisor: error: " in named.stderr

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.cli.common import report_error
-    from supervisor.importers import FormatError, load_runs
+    from supervisor.importers import FormatError, UnknownFormat, load_runs
     from supervisor.safetext import clean
     from supervisor.store.errors import StoreError
 
@@ -42,9 +42,18 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"output is not a directory: {root}")
     used: set[str] = set()
     failed = files_ok = runs_ok = 0
+    named = {Path(name) for name in args.files}
     for path in expand(args.files):
         try:
             runs = load_runs(path, args.format)
+        except UnknownFormat as exc:
+            if path not in named:  # found in a directory: preds.json, metadata.json, ...
+                print(clean(f"supervisor: warning: skipped {path}: {exc}", keep_newlines=False),
+                      file=sys.stderr)
+                continue
+            report_error(f"{path}: {exc}", 1)
+            failed += 1
+            continue
         except FormatError as exc:
             report_error(f"{path}: {exc}", 1)
             failed += 1

@@ -21,10 +21,11 @@ from supervisor.importers import (
     openhands,
     swe_agent,
 )
-from supervisor.importers.base import FormatError, ImportedRun
+from supervisor.importers.base import FormatError, ImportedRun, UnknownFormat
 from supervisor.importers.document import Document, read_document
 
-__all__ = ["FORMATS", "FormatError", "ImportedRun", "detect_format", "load_runs"]
+__all__ = ["FORMATS", "FormatError", "ImportedRun", "UnknownFormat", "detect_format",
+           "load_runs"]
 
 _Loader = Callable[[Any, Path], list[ImportedRun]]
 _Matcher = Callable[[Any], bool]
@@ -70,8 +71,8 @@ def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
     document = read_document(path)
     name = fmt or _detect(document)
     if name is None:
-        raise FormatError(f"unknown format ({_shape(document)}); use --format to force one of: "
-                          f"{', '.join(FORMATS)}")
+        raise UnknownFormat(f"unknown format ({_shape(document)}); use --format to force one "
+                            f"of: {', '.join(FORMATS)}")
     loader = _HANDLERS[name][1]
     try:
         return loader(_value(document, name), path)

@@ -43,6 +43,11 @@ class FormatError(Exception):
     """A file that is not a run of a known format, or is broken: one clear line of text."""
 
 
+class UnknownFormat(FormatError):
+    """A readable JSON file whose content matches no format. Found while searching a
+    directory, such a file (`preds.json`, `metadata.json`) is skipped rather than an error."""
+
+
 @dataclass
 class ImportedRun:
     """One recorded run of another framework, as protocol events.

@@ -17,11 +17,12 @@ from supervisor.importers.base import FormatError, ImportedRun
 RUN_SUFFIXES = (".traj", ".json", ".jsonl")
 """Files that are expected to be runs: an unknown one is an error, not silently skipped."""
 
-_errors: list[str] = []
+_errors: list[tuple[Path, FormatError]] = []
 
 
-def errors() -> list[str]:
-    """`path: message` of every file the loader could not read so far."""
+def errors() -> list[tuple[Path, FormatError]]:
+    """(path, error) of every file the loader could not read so far (`UnknownFormat` for
+    readable files of no known format)."""
     return list(_errors)
 
 
@@ -29,7 +30,8 @@ def runs_of(path: Path, fmt: str | None = None) -> list[Any] | None:
     """The runs in `path` as `supervisor.analysis.sources.Run`s; None when it is not a run file.
 
     A broken or unknown file with a run-file suffix (or any file when `fmt` is forced) gives
-    an empty list and an entry in `errors()`.
+    an empty list and an entry in `errors()`; the caller decides whether an unknown file found
+    in a directory is worth more than a warning.
     """
     from supervisor.analysis.sources import Run
     from supervisor.importers import load_runs
@@ -41,7 +43,7 @@ def runs_of(path: Path, fmt: str | None = None) -> list[Any] | None:
     except FormatError as exc:
         if fmt is None and not path.name.endswith(RUN_SUFFIXES):
             return None
-        _errors.append(f"{path}: {exc}")
+        _errors.append((path, exc))
         return []
     return [Run(run.name, source_of(path, run, len(runs)), run.events) for run in runs]
 
