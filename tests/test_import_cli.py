@@ -105,3 +105,18 @@ def test_unknown_files_found_in_a_directory_are_skipped_with_a_warning(tmp_path:
     assert f"supervisor: error: {batch / 'cut.traj.json'}: invalid JSON" in proc.stderr
     named = run_cli("import", str(batch / "preds.json"), "-o", str(tmp_path / "store3"))
     assert named.returncode == 1 and "supervisor: error: " in named.stderr
+
+
+def test_openhands_session_directories_are_one_run_each(tmp_path: Path) -> None:
+    sessions = tmp_path / "openhands-sessions"
+    for sid in ("s1", "s2"):
+        events_dir = sessions / sid / "events"
+        events_dir.mkdir(parents=True)
+        for event in json.loads(fixture("openhands/event-stream-vue-todo.json").read_text()):
+            (events_dir / f"{event['id']}.json").write_text(json.dumps(event))
+    out = tmp_path / "store"
+    proc = run_cli("import", str(sessions), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (out / "sessions").iterdir()) == ["s1", "s2"]
+    analyzed = run_cli("analyze", "--json", str(sessions))
+    assert [json.loads(line)["session"] for line in analyzed.stdout.splitlines()] == ["s1", "s2"]

@@ -11,11 +11,6 @@ from pathlib import Path
 
 from supervisor.cli.common import CliError
 
-RUN_SUFFIXES = (".traj", ".json", ".jsonl")
-"""Files taken from a directory argument (a file named explicitly is always tried)."""
-PROTOCOL_FILES = ("events.jsonl", "control.jsonl")
-"""Sessions of our own store inside a directory argument: already protocol, not imported."""
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from supervisor.importers import FORMATS  # light: the importers need no pydantic
@@ -78,16 +73,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def expand(names: list[str]) -> list[Path]:
-    """The files named, with directories replaced by their run files (sorted, recursive)."""
+    """The files named, with directories replaced by the run files found in them."""
+    from supervisor.importers.sources import run_paths
+
     out: list[Path] = []
     for name in names:
         path = Path(name)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*")
-                              if p.is_file() and p.name.endswith(RUN_SUFFIXES)
-                              and p.name not in PROTOCOL_FILES))
-        else:
-            out.append(path)
+        out.extend(run_paths(path) if path.is_dir() else [path])
     return out
 
 
