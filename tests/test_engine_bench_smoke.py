@@ -6,9 +6,12 @@ No timing is asserted (benchmarks are not part of the test run).
 import importlib.util
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 
 
+@pytest.mark.slow
 def test_engine_benchmark_at_a_small_size() -> None:
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:

@@ -15,7 +15,7 @@ from supervisor.engine.fingerprint import (
     call_signature,
     canonical_args,
     error_class,
-    outcome_hash,
+    outcome,
 )
 from supervisor.engine.policy import Policy
 from supervisor.engine.state import SNAPSHOT_VERSION, State
@@ -101,6 +101,7 @@ class Engine:
             st.counters[key] += 1
         self._add_pending(cid, step)
         st.last_checked = cid
+        st.empty_replies = []
         check = self._decide(step, now)
         check.step = step["i"]
         if check.action in ("block", "skip", "pause", "stop"):
@@ -143,7 +144,7 @@ class Engine:
         if entry is None:
             return None
         msg = g.stale_read(entry["path"], entry["step"])
-        f = d.finding("stale_read", 1, step["sig"], [entry["seq"]], msg, step["i"], "skip")
+        f = d.finding("stale_read", 0, step["sig"], [entry["seq"]], msg, step["i"], "skip")
         return Check("skip", self.st.level, "stale read", msg, step["sig"], [f],
                      cached_output=entry["output"])
 
@@ -386,7 +387,7 @@ class Engine:
         output = output if isinstance(output, str) else ""
         err = event.get("error")
         step["ok"] = ok
-        step["out"] = outcome_hash(ok, output)
+        step["out"], step["empty"] = outcome(ok, output)
         step["err"] = error_class(ok, err if isinstance(err, str) else None, output)
         step["rseq"] = _int(event.get("seq"))
         if not step["seq"]:
@@ -409,7 +410,7 @@ class Engine:
         self._push(step)
         if ok and step["read"] and step["path"]:
             self._cache(step, output)
-        progress = st.ws != ws_before or (ok and novel)
+        progress = st.ws != ws_before or novel
         return self._detect(step, progress)
 
     def _detect(self, step: dict[str, Any], progress: bool) -> list[Finding]:
@@ -430,7 +431,7 @@ class Engine:
         if step["cat"] == "poll":
             if p["polling"]["enabled"]:
                 found.append(d.polling(st, step, p["polling"]))  # type: ignore[arg-type]
-        elif p["no_progress"]["enabled"]:
+        elif step["cat"] != "other" and p["no_progress"]["enabled"]:
             found.append(d.no_progress(st, step, progress, p["no_progress"]))  # type: ignore[arg-type]
         result = [f for f in found if f is not None]
         for f in result:
@@ -440,6 +441,8 @@ class Engine:
             if st.progress_streak >= self.policy["level_decay_steps"] and st.level in (1, 2):
                 st.level -= 1
                 st.progress_streak = 0
+        elif not progress:
+            st.progress_streak = 0
         return result
 
     def _raise(self, f: Finding) -> None:

@@ -99,9 +99,20 @@ def normalise_output(text: str) -> str:
 
 def outcome_hash(ok: bool | None, output: str) -> str:
     """xxhash of success and the normalised output."""
+    return outcome(ok, output)[0]
+
+
+_NO_RESULT = re.compile(
+    r"(?:no (?:matches|files|results)(?: found)?|0 (?:matches|results)|nothing found)\W*", re.I)
+
+
+def outcome(ok: bool | None, output: str) -> tuple[str, bool]:
+    """(outcome hash, empty): `empty` when the output says nothing (blank, or only "No matches
+    found" and the like), so two calls agreeing on it are not evidence of a loop."""
+    normal = normalise_output(output)
     flag = "ok" if ok else "err"
-    text = f"{flag}\0{normalise_output(output)}"
-    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "replace"))
+    digest = xxhash.xxh3_64_hexdigest(f"{flag}\0{normal}".encode("utf-8", "replace"))
+    return digest, not normal or bool(_NO_RESULT.fullmatch(normal))
 
 
 _ERROR_CLASSES: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
@@ -193,4 +204,6 @@ def error_class(ok: bool | None, error: str | None, output: str) -> str:
 
 
 GENERIC_ERROR_CLASSES = frozenset({"error", "exit:1", "exit:2"})
+TRANSIENT_ERROR_CLASSES = frozenset({"timeout"})
+"""Classes where one identical retry is legitimate (the stricter failure thresholds skip them)."""
 """Classes too unspecific for the same-error detector (e.g. grep's 'no match' exit status)."""
