@@ -101,6 +101,7 @@ class Engine:
             st.counters[key] += 1
         self._add_pending(cid, step)
         st.last_checked = cid
+        st.empty_replies = []
         check = self._decide(step, now)
         check.step = step["i"]
         if check.action in ("block", "skip", "pause", "stop"):
