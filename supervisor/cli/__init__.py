@@ -19,6 +19,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("sessions", "supervisor.cli.sessions_cmd", "list sessions with status, level and counts"),
     ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
+    ("install", "supervisor.cli.install_cmd", "add the supervisor's hooks to an agent's settings"),
+    ("uninstall", "supervisor.cli.install_cmd", "remove the hooks that `install` added"),
 ]
 
 
