@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 
 from supervisor.guard.claude_code.payload import (
     HOOK_EVENT,
-    OUTPUT_HEAD_BYTES,
-    OUTPUT_TAIL_BYTES,
     PayloadError,
     map_payload,
     output_text,
@@ -41,12 +39,35 @@ def _valid(event: dict) -> None:
     assert not isinstance(parsed, BadLine), parsed
 
 
-@pytest.mark.parametrize("name", sorted(p.name.split(".")[0] for p in DATA.glob("*.payload.json")
-                                        if not p.name.startswith("malformed")))
+NAMES = sorted(p.name.split(".")[0] for p in DATA.glob("*.payload.json")
+               if not p.name.startswith("malformed"))
+
+
+def _events(step) -> list[dict]:
+    """The events a step stands for, as the guard would write them (common fields aside)."""
+    events = [step.start]
+    if step.message:
+        events.append({"type": "message", **step.message})
+    if step.call:
+        events.append({"type": "tool_call", **step.call})
+    if step.result:
+        r = step.result
+        events.append({"type": "tool_result", "call_id": r["call_id"], "ok": r["ok"],
+                       "output": r["output"], "output_bytes": len(r["output"].encode()),
+                       "output_hash": "h", "error": r["error"], "duration_ms": r["duration_ms"]})
+    if step.end:
+        events.append({"type": "session_end", **step.end})
+    if step.record:
+        events.append(step.record)
+    return events
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_every_fixture_maps_to_valid_protocol_events(name: str) -> None:
     step = map_payload(fixture(name))
-    assert step.events, name
-    for event in [step.start, *step.events]:
+    events = _events(step)
+    assert len(events) >= 2, name
+    for event in events:
         _valid(event)
     assert step.start["type"] == "session_start" and step.start["agent"].startswith("claude-code")
 
@@ -63,52 +84,48 @@ def test_session_ids_are_sanitised_and_subagents_get_a_linked_child_session() ->
     assert main.parent_session_id is None and "parent_session" not in main.start
 
 
-def test_pre_tool_use_gives_the_call_with_full_arguments() -> None:
+def test_pre_tool_use_gives_the_call() -> None:
     step = map_payload(fixture("pre_tool_use"))
-    [call] = step.events
-    assert call["type"] == "tool_call" and call["tool"] == "Edit"
-    assert call["call_id"] == "toolu_01A9cWq3R7nHk2E8xY5pLm4T"
-    assert step.call == {"call_id": call["call_id"], "tool": "Edit", "args": call["args"]}
+    assert step.kind == "call"
+    assert step.call == {
+        "call_id": "toolu_01A9cWq3R7nHk2E8xY5pLm4T", "tool": "Edit",
+        "args": fixture("pre_tool_use")["tool_input"],
+    }
+    no_id = {k: v for k, v in fixture("pre_tool_use").items() if k != "tool_use_id"}
+    post = {k: v for k, v in fixture("post_tool_use").items() if k != "tool_use_id"}
+    # without tool_use_id (older releases) the call and its result still pair up
+    assert map_payload(no_id).call["call_id"] == map_payload(post).result["call_id"]
 
 
-def test_a_huge_write_is_recorded_cut_but_judged_whole() -> None:
+def test_a_huge_write_is_recorded_cut_with_size_and_hash() -> None:
     content = "x = 1\n" * 100_000
     payload = {**fixture("pre_tool_use"), "tool_name": "Write",
                "tool_input": {"file_path": "/tmp/big.py", "content": content}}
-    step = map_payload(payload)
-    recorded = step.events[0]["args"]
-    assert step.call["args"]["content"] == content
+    recorded = map_payload(payload).call["args"]
     assert len(recorded["content"]) < 70_000 and recorded["file_path"] == "/tmp/big.py"
     assert recorded["content_bytes"] == len(content)
     assert recorded["content_hash"] == xxhash.xxh3_64_hexdigest(content.encode())
-    assert len(encode_line(step.events[0])) < 100_000
+    assert len(encode_line({"type": "tool_call", "args": recorded})) < 100_000
 
 
-def test_post_tool_use_records_the_outcome() -> None:
+def test_post_tool_use_gives_the_whole_outcome() -> None:
     step = map_payload(fixture("post_tool_use"))
-    [result] = step.events
+    result = step.result
+    assert step.kind == "result" and result["tool"] == "Edit"
     assert result["ok"] is True and result["error"] is None and result["duration_ms"] == 41.0
     assert result["call_id"] == "toolu_01A9cWq3R7nHk2E8xY5pLm4T"
-    assert result["output_hash"] == xxhash.xxh3_64_hexdigest(result["output"].encode())
+    assert json.loads(result["output"])["filePath"] == "/home/dev/myapp/parser.py"
 
-    failed = map_payload(fixture("post_tool_use_failure")).events[0]
+    failed = map_payload(fixture("post_tool_use_failure")).result
     assert failed["ok"] is False and failed["error"].startswith("Exit code 1")
     assert "AssertionError" in failed["output"]
 
-
-def test_large_tool_output_is_cut_with_size_and_hash_of_the_whole() -> None:
-    stdout = "".join(f"line {i}: {'y' * 60}\n" for i in range(5000)) + "THE END"
-    payload = {**fixture("post_tool_use"), "tool_name": "Bash",
-               "tool_response": {"stdout": stdout, "stderr": "", "interrupted": False}}
-    step = map_payload(payload)
-    [result] = step.events
-    assert step.full_output == stdout
-    assert result["output_bytes"] == len(stdout.encode())
-    assert result["output_hash"] == xxhash.xxh3_64_hexdigest(stdout.encode())
-    assert result["truncated"] is True
-    assert len(result["output"].encode()) < OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES + 200
-    assert result["output"].startswith("line 0:") and result["output"].endswith("THE END")
-    assert "bytes omitted" in result["output"]
+    stdout = "".join(f"line {i}\n" for i in range(50_000))
+    big = {**fixture("post_tool_use"), "tool_name": "Bash",
+           "tool_response": {"stdout": stdout, "stderr": "", "interrupted": True}}
+    result = map_payload(big).result
+    assert result["output"] == stdout  # whole: the guard cuts it and hashes all of it
+    assert result["ok"] is False and result["error"] == "interrupted"
 
 
 @pytest.mark.parametrize(
@@ -128,20 +145,26 @@ def test_output_text_per_tool_shape(response: object, text: str) -> None:
 
 
 def test_prompt_stop_notification_end_and_unknown_events() -> None:
-    [prompt] = map_payload(fixture("user_prompt_submit")).events
-    assert prompt == {"type": "message", "role": "user",
-                      "text": "The parser test fails on empty input; fix it."}
-    [said] = map_payload(fixture("stop")).events
-    assert said["role"] == "assistant" and said["text"].startswith("The parser now")
+    prompt = map_payload(fixture("user_prompt_submit"))
+    assert prompt.kind == "prompt"
+    assert prompt.message == {"role": "user",
+                              "text": "The parser test fails on empty input; fix it."}
+    stop = map_payload(fixture("stop"))
+    assert stop.kind == "stop" and stop.end is None
+    assert stop.message["role"] == "assistant" and stop.message["text"].startswith("The parser")
     sub = map_payload(fixture("subagent_stop"))
-    assert [e["type"] for e in sub.events] == ["message", "session_end"]
-    [note] = map_payload(fixture("notification")).events
-    assert note["role"] == "system" and note["notification_type"] == "permission_prompt"
-    [end] = map_payload(fixture("session_end")).events
-    assert end["status"] == "completed" and "prompt_input_exit" in end["reason"]
-    [other] = map_payload(fixture("unknown_event")).events
-    assert other == {"type": HOOK_EVENT, "event": "PreCompact",
-                     "payload": {"trigger": "auto", "custom_instructions": ""}}
+    assert sub.kind == "stop" and sub.end == {"status": "completed", "reason": "subagent finished"}
+    note = map_payload(fixture("notification"))
+    assert note.message == {"role": "system",
+                            "text": "[permission_prompt] Claude needs your permission to use Bash"}
+    end = map_payload(fixture("session_end"))
+    assert end.end["status"] == "completed" and "prompt_input_exit" in end.end["reason"]
+    other = map_payload(fixture("unknown_event"))
+    assert other.kind == "other"
+    assert other.record == {"type": HOOK_EVENT, "event": "PreCompact",
+                            "payload": {"trigger": "auto", "custom_instructions": ""}}
+    start = map_payload(fixture("session_start"))
+    assert start.kind == "start" and start.start["source"] == "startup"
 
 
 @pytest.mark.parametrize(
@@ -174,7 +197,7 @@ def test_bad_payloads_are_refused_with_a_reason(data: bytes, reason: str) -> Non
 def test_mapping_never_raises_and_always_gives_valid_events(fields: dict) -> None:
     payload = read_payload(json.dumps({"session_id": "s-1", **fields}).encode())
     step = map_payload(payload)
-    for event in [step.start, *step.events]:
+    for event in _events(step):
         _valid(event)
 
 

@@ -2,32 +2,29 @@
 
 `read_payload` turns stdin bytes into a dict (or raises `PayloadError` with a one-line reason);
 `map_payload` turns that dict into a `Step`: which supervisor session it belongs to, what kind of
-step it is, the events to record and, for tool calls, the call the guard must judge.
+step it is and what to record (the handler hands it to the guard, which writes the events).
 
 Decisions documented in docs/claude-code.md:
 - the session id is the sanitised `session_id`;
 - a payload from inside a subagent (`agent_id`) belongs to a child session
   `<session>.sub-<agent_id>` whose `session_start` names its parent and agent type, so the
   subagent's calls neither mix with nor hide the main agent's loops;
-- large texts are cut (head and tail kept) with the size and xxh3 hash of the whole; the full
-  text stays available to the engine in memory (`Step.full_output`, `Step.call`).
+- long texts (prompts, messages, argument values such as a whole file for Write) are cut, head
+  and tail kept, with the size and xxh3 hash of the whole; a tool's output is passed whole to
+  the guard, which records it cut with the size and hash of the whole.
 """
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import xxhash
 
-from supervisor.protocol import names
 from supervisor.store.paths import sanitize_session_id
 
 AGENT = "claude-code"
-OUTPUT_HEAD_BYTES = 12 * 1024
-OUTPUT_TAIL_BYTES = 4 * 1024
-"""A tool output longer than head + tail is recorded as its first 12 KiB and last 4 KiB."""
 TEXT_LIMIT_BYTES = 64 * 1024
-"""Prompts, messages and single argument values longer than this are cut the same way."""
+"""Prompts, messages and argument values longer than this are recorded cut (head and tail)."""
 PAYLOAD_LIMIT_BYTES = 8 * 1024 * 1024
 """A payload larger than this is refused (and the call left alone) rather than parsed."""
 HOOK_EVENT = "hook_event"
@@ -51,24 +48,30 @@ class PayloadError(ValueError):
 
 @dataclass(slots=True)
 class Step:
-    """What one hook invocation means for the supervisor."""
+    """What one hook invocation means for the supervisor.
 
+    `kind` is one of `start`, `prompt`, `call`, `result`, `stop`, `notification`, `end`,
+    `other`; the field of that kind says what to record (the handler passes it to the guard).
+    """
+
+    kind: str
     hook_event: str
     session_id: str
-    events: list[dict[str, Any]]
-    """Protocol events to record (without `v`, `seq`, `ts`)."""
     start: dict[str, Any]
     """The `session_start` event to record first if the session has no state yet."""
     parent_session_id: str | None = None
     subagent: dict[str, str] | None = None
     call: dict[str, Any] | None = None
-    """PreToolUse: `{"call_id", "tool", "args"}` with the full arguments, for the guard."""
-    full_output: str | None = None
-    """PostToolUse(Failure): the whole output, for the engine's outcome fingerprint."""
-    start_replaces_events: bool = False
-    """SessionStart: when the handler writes `start` (a new or a resumed, ended session), the
-    step's own events (a system message) are left out as redundant."""
-    extra: dict[str, Any] = field(default_factory=dict)
+    """call: `{"call_id", "tool", "args"}`, long argument values cut (with size and hash)."""
+    result: dict[str, Any] | None = None
+    """result: `{"call_id", "tool", "output", "ok", "error", "duration_ms"}`, the whole output
+    (the guard records it cut, with the size and hash of the whole)."""
+    message: dict[str, Any] | None = None
+    """prompt, stop, notification, start: `{"role", "text"}` to record as a `message`."""
+    end: dict[str, Any] | None = None
+    """end, and stop of a subagent: `{"status", "reason"}` of the `session_end`."""
+    record: dict[str, Any] | None = None
+    """other: the event to record as it is."""
 
 
 def read_payload(data: bytes) -> dict[str, Any]:
@@ -101,9 +104,9 @@ def map_payload(payload: dict[str, Any]) -> Step:
                     or "subagent"}
         session_id = sanitize_session_id(f"{parent}.sub-{agent_id}")
     step = Step(
+        kind="other",
         hook_event=event,
         session_id=session_id,
-        events=[],
         start=_session_start(payload, parent if subagent else None, subagent),
         parent_session_id=parent if subagent else None,
         subagent=subagent,
@@ -112,7 +115,9 @@ def map_payload(payload: dict[str, Any]) -> Step:
     return step
 
 
-def cut_text(text: str, head: int = OUTPUT_HEAD_BYTES, tail: int = OUTPUT_TAIL_BYTES) -> str:
+def cut_text(
+    text: str, head: int = TEXT_LIMIT_BYTES * 3 // 4, tail: int = TEXT_LIMIT_BYTES // 4
+) -> str:
     """`text` if it fits in head + tail bytes, else its head and tail around a marker."""
     data = text.encode("utf-8", "replace")
     if len(data) <= head + tail:
@@ -165,7 +170,7 @@ def _session_start(
     payload: dict[str, Any], parent: str | None, subagent: dict[str, str] | None
 ) -> dict[str, Any]:
     event: dict[str, Any] = {
-        "type": names.SESSION_START,
+        "type": "session_start",
         "agent": f"{AGENT}:{subagent['agent_type']}" if subagent else AGENT,
         "task": None,
         "cwd": _text_or_none(payload.get("cwd")),
@@ -187,40 +192,30 @@ def _session_start(
 
 
 def _session_start_event(payload: dict[str, Any], step: Step) -> None:
-    """SessionStart: a `session_start` when the session is new (the handler decides); a
-    resumed, cleared or compacted session gets a system message saying so."""
+    """SessionStart: `session_start` for a new session (the handler decides); a resumed,
+    cleared or compacted session that already runs gets a system message saying so."""
     source = _text_or_none(payload.get("source")) or "startup"
-    step.extra["source"] = source
-    step.start_replaces_events = True
-    step.events.append(
-        {"type": names.MESSAGE, "role": "system",
-         "text": f"Claude Code session start ({source})", "hook_event": "SessionStart"}
-    )
+    step.kind = "start"
+    step.message = {"role": "system", "text": f"Claude Code session start ({source})"}
 
 
 def _user_prompt(payload: dict[str, Any], step: Step) -> None:
     prompt = payload.get("prompt")
     text = prompt if isinstance(prompt, str) else _json(prompt)
-    step.events.append({"type": names.MESSAGE, "role": "user", "text": _cut(text)})
+    step.kind = "prompt"
+    step.message = {"role": "user", "text": cut_text(text)}
 
 
 def _pre_tool(payload: dict[str, Any], step: Step) -> None:
     tool = _text_or_none(payload.get("tool_name")) or "unknown"
-    args = payload.get("tool_input")
-    if not isinstance(args, dict):
-        args = {} if args is None else {"input": args}
-    call_id = _call_id(payload, tool, args)
-    step.call = {"call_id": call_id, "tool": tool, "args": args}
-    step.events.append(
-        {"type": names.TOOL_CALL, "call_id": call_id, "tool": tool, "args": _cut_args(args)}
-    )
+    args = _args(payload)
+    step.kind = "call"
+    step.call = {"call_id": _call_id(payload, tool, args), "tool": tool, "args": _cut_args(args)}
 
 
 def _post_tool(payload: dict[str, Any], step: Step) -> None:
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
     tool = _text_or_none(payload.get("tool_name")) or "unknown"
-    args = payload.get("tool_input")
-    args = args if isinstance(args, dict) else ({} if args is None else {"input": args})
     response = payload.get("tool_response")
     error = None
     if failed:
@@ -229,62 +224,44 @@ def _post_tool(payload: dict[str, Any], step: Step) -> None:
         if payload.get("is_interrupt") is True:
             error = f"interrupted by the user{': ' + error if error else ''}"
         error = error or "the tool call failed"
-        full = output_text(response) if response is not None else error
+        output = output_text(response) if response is not None else error
     else:
-        full = output_text(response)
+        output = output_text(response)
         if isinstance(response, dict) and (response.get("is_error") or response.get("interrupted")):
             failed = True
-            error = "interrupted" if response.get("interrupted") else _first_line(full)
-    step.full_output = full
-    result: dict[str, Any] = {
-        "type": names.TOOL_RESULT,
-        "call_id": _call_id(payload, tool, args),
-        "ok": not failed,
-        "output": cut_text(full),
-        "output_bytes": len(full.encode("utf-8", "replace")),
-        "output_hash": output_hash(full),
-        "error": _cut(error, 2048, 0) if error else None,
-        "duration_ms": _number_or_none(payload.get("duration_ms")),
+            error = "interrupted" if response.get("interrupted") else _first_line(output)
+    step.kind = "result"
+    step.result = {
+        "call_id": _call_id(payload, tool, _args(payload)),
         "tool": tool,
+        "output": output,
+        "ok": not failed,
+        "error": cut_text(error, 2048, 0) if error else None,
+        "duration_ms": _number_or_none(payload.get("duration_ms")),
     }
-    if len(result["output"]) != len(full):
-        result["truncated"] = True
-    step.events.append(result)
 
 
 def _stop(payload: dict[str, Any], step: Step) -> None:
+    step.kind = "stop"
     text = payload.get("last_assistant_message")
-    step.extra["stop_hook_active"] = payload.get("stop_hook_active") is True
     if isinstance(text, str) and text:
-        step.events.append({"type": names.MESSAGE, "role": "assistant", "text": _cut(text)})
-    else:
-        _other(payload, step)
+        step.message = {"role": "assistant", "text": cut_text(text)}
     if step.hook_event == "SubagentStop" and step.subagent:
-        step.events.append(
-            {"type": names.SESSION_END, "status": "completed", "reason": "subagent finished"}
-        )
+        step.end = {"status": "completed", "reason": "subagent finished"}
 
 
 def _notification(payload: dict[str, Any], step: Step) -> None:
     message = payload.get("message")
-    event: dict[str, Any] = {
-        "type": names.MESSAGE,
-        "role": "system",
-        "text": _cut(message if isinstance(message, str) else _json(message)),
-        "hook_event": "Notification",
-    }
+    text = message if isinstance(message, str) else _json(message)
     kind = _text_or_none(payload.get("notification_type"))
-    if kind:
-        event["notification_type"] = kind
-    step.events.append(event)
+    step.kind = "notification"
+    step.message = {"role": "system", "text": cut_text(f"[{kind}] {text}" if kind else text)}
 
 
 def _session_end(payload: dict[str, Any], step: Step) -> None:
     reason = _text_or_none(payload.get("reason")) or "other"
-    step.events.append(
-        {"type": names.SESSION_END, "status": "completed",
-         "reason": f"Claude Code session ended ({reason})"}
-    )
+    step.kind = "end"
+    step.end = {"status": "completed", "reason": f"Claude Code session ended ({reason})"}
 
 
 def _other(payload: dict[str, Any], step: Step) -> None:
@@ -292,8 +269,9 @@ def _other(payload: dict[str, Any], step: Step) -> None:
     rest = {k: v for k, v in payload.items() if k not in _COMMON_KEYS}
     encoded = _json(rest)
     if len(encoded.encode("utf-8", "replace")) > TEXT_LIMIT_BYTES:
-        rest = {"truncated": True, "bytes": len(encoded), "preview": _cut(encoded, 4096, 0)}
-    step.events.append({"type": HOOK_EVENT, "event": step.hook_event, "payload": rest})
+        rest = {"truncated": True, "bytes": len(encoded), "preview": cut_text(encoded, 4096, 0)}
+    step.kind = "other"
+    step.record = {"type": HOOK_EVENT, "event": step.hook_event, "payload": rest}
 
 
 _MAPPERS = {
@@ -307,6 +285,13 @@ _MAPPERS = {
     "Notification": _notification,
     "SessionEnd": _session_end,
 }
+
+
+def _args(payload: dict[str, Any]) -> dict[str, Any]:
+    args = payload.get("tool_input")
+    if isinstance(args, dict):
+        return args
+    return {} if args is None else {"input": args}
 
 
 def _call_id(payload: dict[str, Any], tool: str, args: dict[str, Any]) -> str:
@@ -330,16 +315,10 @@ def _cut_args(args: dict[str, Any]) -> dict[str, Any]:
         if len(text.encode("utf-8", "replace")) <= budget:
             out[key] = value
         else:
-            out[key] = _cut(text, budget * 3 // 4, budget // 4)
+            out[key] = cut_text(text, budget * 3 // 4, budget // 4)
             out[f"{key}_bytes"] = len(text.encode("utf-8", "replace"))
             out[f"{key}_hash"] = output_hash(text)
     return out
-
-
-def _cut(
-    text: str, head: int = TEXT_LIMIT_BYTES * 3 // 4, tail: int = TEXT_LIMIT_BYTES // 4
-) -> str:
-    return cut_text(text, head, tail)
 
 
 def _json(value: Any) -> str:
