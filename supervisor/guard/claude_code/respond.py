@@ -51,7 +51,7 @@ def stop_output(guidance: str | None) -> dict[str, Any] | None:
     """Stop/SubagentStop: keep the agent working with the operator's unseen guidance."""
     if not guidance:
         return None
-    return {"decision": "block", "reason": f"Guidance from the operator: {guidance}"}
+    return {"decision": "block", "reason": guidance}
 
 
 def context_output(event: str, text: str | None) -> dict[str, Any] | None:

@@ -1,0 +1,210 @@
+"""Handle one Claude Code hook invocation: payload in, the guard's answer out.
+
+Every invocation is its own process: it opens the session's guard (which takes the session lock,
+loads the saved state and engine snapshot), applies one step, saves and answers. The cost stays
+flat as the session grows because nothing re-reads the event log. What each hook event does is
+in docs/claude-code.md; the fail-safe wrapper around this is `supervisor.cli.hook_cmd`.
+"""
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from supervisor.guard.claude_code import respond
+from supervisor.guard.claude_code.payload import Step, map_payload, read_payload
+from supervisor.guard.claude_code.policy import ANSWER_MARGIN_S, hook_settings, load_policy
+from supervisor.guard.state import STATE_FILE
+from supervisor.store.paths import ensure_session_dir, session_dir
+from supervisor.store.writer import LineWriter
+
+ERROR_EVENT = "supervisor_error"
+"""Event type (protocol extension) written when the supervisor itself failed in this session."""
+SUBAGENT_EVENT = "subagent_start"
+"""Event type (protocol extension) written in a parent session when a subagent's child session
+starts: `session` (the child's id), `agent_id`, `agent_type`."""
+HEARTBEAT_S = 5.0
+"""While a call is held for the operator, a heartbeat is written this often."""
+STILL_WAITING = (
+    "This call is on hold: the supervisor asked the operator to review it and no answer has come "
+    "yet. It was not run. Do not retry it as it is; wait for guidance or choose another approach."
+)
+
+
+def handle(data: bytes, root: Path, budget_s: float, started: float) -> str:
+    """Apply one payload; return what to print on stdout (possibly nothing).
+
+    `budget_s` is the hook's timeout in Claude Code's settings and `started` the
+    `time.monotonic()` at which this process began: a held call answers before the budget ends.
+    Raises on the supervisor's own failures (the caller reports them and lets the agent work).
+    """
+    step = map_payload(read_payload(data))
+    guard, problems = _open_guard(root, step, budget_s)
+    try:
+        if not guard.started or (step.kind == "start" and guard.ended):
+            guard.start("claude-code" if step.subagent is None else step.start["agent"],
+                        None, heartbeat_s=None, extra=_start_extra(step))
+            if step.parent_session_id:
+                _link_parent(root, step)
+        elif step.kind == "start" and step.message:
+            guard.message(step.message["role"], step.message["text"])
+        for problem in problems:
+            record_error(root, step.session_id, step.hook_event, problem)
+        return _HANDLERS[step.kind](guard, step, root, budget_s, started)
+    finally:
+        guard.close()
+
+
+def record_error(root: Path, session_id: str, hook_event: str | None, message: str) -> None:
+    """Write a `supervisor_error` event into the session, so the dashboard shows the problem.
+    Best effort: if even that fails (full disk), the caller's stderr message is all there is."""
+    try:
+        directory = ensure_session_dir(root, session_id)
+        with LineWriter(directory / "events.jsonl") as writer:
+            writer.append({"type": ERROR_EVENT, "hook_event": hook_event, "message": message})
+    except Exception:  # the supervisor is already failing: never make it worse for the agent
+        return
+
+
+def _open_guard(root: Path, step: Step, budget_s: float) -> tuple[Any, list[str]]:
+    """The session's guard, and problems to record. A state the guard cannot restore is kept
+    aside (`state.json.corrupt-<time>`) and the session goes on from a fresh state."""
+    from supervisor.guard.core import Guard
+
+    problems: list[str] = []
+    directory = session_dir(root, step.session_id)
+    state = directory / STATE_FILE
+    bad = state.with_suffix(".json.bad")
+    bad_before = _mtime(bad)
+    kwargs: dict[str, Any] = {"cwd": step.start.get("cwd")}
+    if not state.exists():
+        kwargs.update(_new_session_policy(root, budget_s, problems))
+    try:
+        guard = Guard.open(root, step.session_id, **kwargs)
+    except Exception as exc:
+        if not state.exists():
+            raise
+        aside = state.with_name(f"{STATE_FILE}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.replace(state, aside)
+        problems.append(
+            f"the session state could not be loaded ({type(exc).__name__}: {exc}); it was kept "
+            f"as {aside.name} and supervision restarted from a fresh state"
+        )
+        kwargs.update(_new_session_policy(root, budget_s, problems))
+        guard = Guard.open(root, step.session_id, **kwargs)
+    if _mtime(bad) != bad_before:
+        problems.append(
+            "the session state was unreadable; it was kept as state.json.bad and supervision "
+            "restarted from a fresh state"
+        )
+    return guard, problems
+
+
+def _new_session_policy(root: Path, budget_s: float, problems: list[str]) -> dict[str, Any]:
+    """Policy and guard settings for a session being created (later steps restore them)."""
+    from supervisor.engine import Policy
+
+    try:
+        policy, _source = load_policy(root)
+    except ValueError as exc:
+        problems.append(f"{exc}; using the default profile")
+        policy = Policy.profile("default")
+    return {"policy": policy, "settings": hook_settings(policy, budget_s)}
+
+
+def _start_extra(step: Step) -> dict[str, Any]:
+    skip = {"type", "agent", "task", "cwd", "pid", "policy", "heartbeat_s"}
+    return {k: v for k, v in step.start.items() if k not in skip and v is not None}
+
+
+def _link_parent(root: Path, step: Step) -> None:
+    """Tell the parent session (if it exists) that a subagent's child session started."""
+    parent = session_dir(root, step.parent_session_id or "")
+    if not parent.is_dir():
+        return
+    with LineWriter(parent / "events.jsonl") as writer:
+        writer.append({"type": SUBAGENT_EVENT, "session": step.session_id, **(step.subagent or {})})
+
+
+def _on_start(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
+    return respond.render(respond.context_output("SessionStart", _guidance(guard.poll())))
+
+
+def _on_prompt(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
+    message = step.message or {}
+    guard.message("user", message.get("text", ""))
+    guard.new_cycle()
+    return respond.render(respond.context_output("UserPromptSubmit", _guidance(guard.poll())))
+
+
+def _on_call(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
+    call = step.call or {}
+    verdict = guard.pre_call(call["tool"], call["args"], call_id=call["call_id"])
+    if verdict.action == "pause":
+        left = budget_s - ANSWER_MARGIN_S - (time.monotonic() - started)
+        verdict = guard.wait(timeout=max(left, 0.5), heartbeat_s=HEARTBEAT_S)
+    if verdict.action == "pause":  # the deadline did not pass in time (it always should)
+        return respond.render(respond.pre_tool_output("block", STILL_WAITING))
+    output = respond.pre_tool_output(verdict.action, verdict.message,
+                                     cached_output=verdict.cached_output)
+    return respond.render(output)
+
+
+def _on_result(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
+    r = step.result or {}
+    guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
+                    duration_ms=r["duration_ms"], tool=r["tool"])
+    return ""
+
+
+def _on_stop(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
+    if step.message:
+        guard.message(step.message["role"], step.message["text"])
+    guidance = _guidance(guard.poll())
+    if step.end:
+        guard.end(step.end["status"], step.end["reason"])
+        guidance = None
+    return respond.render(respond.stop_output(guidance))
+
+
+def _on_message(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
+    if step.message:
+        guard.message(step.message["role"], step.message["text"])
+    return ""
+
+
+def _on_end(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
+    end = step.end or {}
+    guard.end(end.get("status", "completed"), end.get("reason"))
+    return ""
+
+
+def _on_other(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
+    with LineWriter(guard.dir / "events.jsonl") as writer:
+        writer.append(step.record or {})
+    return ""
+
+
+_HANDLERS = {
+    "start": _on_start,
+    "prompt": _on_prompt,
+    "call": _on_call,
+    "result": _on_result,
+    "stop": _on_stop,
+    "notification": _on_message,
+    "end": _on_end,
+    "other": _on_other,
+}
+
+
+def _guidance(notes: list[Any]) -> str | None:
+    """What the operator said that the agent has not seen yet (from `Guard.poll`)."""
+    texts = [n.message for n in notes if n.message and n.action != "stop"]
+    return "\n".join(texts) or None
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
