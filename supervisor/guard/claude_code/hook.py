@@ -15,7 +15,12 @@ from supervisor.guard.claude_code import respond
 from supervisor.guard.claude_code.payload import Step, map_payload, read_payload
 from supervisor.guard.claude_code.policy import ANSWER_MARGIN_S, hook_settings, load_policy
 from supervisor.guard.state import STATE_FILE
-from supervisor.store.paths import ensure_session_dir, session_dir
+from supervisor.store.paths import (
+    ensure_session_dir,
+    sanitize_session_id,
+    session_dir,
+    validate_session_id,
+)
 from supervisor.store.writer import LineWriter
 
 ERROR_EVENT = "supervisor_error"
@@ -23,6 +28,8 @@ ERROR_EVENT = "supervisor_error"
 SUBAGENT_EVENT = "subagent_start"
 """Event type (protocol extension) written in a parent session when a subagent's child session
 starts: `session` (the child's id), `agent_id`, `agent_type`."""
+RUN_POINTER = "claude-code.run"
+"""File in a Claude Code session's directory naming its current run (after a resume)."""
 HEARTBEAT_S = 5.0
 """While a call is held for the operator, a heartbeat is written this often."""
 STILL_WAITING = (
@@ -39,9 +46,16 @@ def handle(data: bytes, root: Path, budget_s: float, started: float) -> str:
     Raises on the supervisor's own failures (the caller reports them and lets the agent work).
     """
     step = map_payload(read_payload(data))
+    base = step.session_id
+    _follow_resumes(root, step)
     guard, problems = _open_guard(root, step, budget_s)
+    if step.kind == "start" and guard.ended:
+        guard.close()
+        _start_new_run(root, step, base)
+        guard, more = _open_guard(root, step, budget_s)
+        problems += more
     try:
-        if not guard.started or (step.kind == "start" and guard.ended):
+        if not guard.started:
             guard.start("claude-code" if step.subagent is None else step.start["agent"],
                         None, heartbeat_s=None, extra=_start_extra(step))
             if step.parent_session_id:
@@ -64,6 +78,46 @@ def record_error(root: Path, session_id: str, hook_event: str | None, message: s
             writer.append({"type": ERROR_EVENT, "hook_event": hook_event, "message": message})
     except Exception:  # the supervisor is already failing: never make it worse for the agent
         return
+
+
+def _follow_resumes(root: Path, step: Step) -> None:
+    """Point the step at the current run of its Claude Code session (see `_start_new_run`)."""
+    base = step.parent_session_id or step.session_id
+    current = _current_run(root, base)
+    if current == base:
+        return
+    if step.parent_session_id:
+        step.parent_session_id = current
+        step.start["parent_session"] = current
+        step.session_id = sanitize_session_id(f"{current}.sub-{(step.subagent or {})['agent_id']}")
+    else:
+        step.session_id = current
+
+
+def _start_new_run(root: Path, step: Step, base: str) -> None:
+    """A session that ended (SessionEnd, an abort, a hard limit) and is resumed in Claude Code
+    (`claude --resume`) continues as a new supervisor session `<id>.run<N>`: the ended one stays
+    as it was, and the new run is supervised afresh. The base session's directory keeps a pointer
+    to the current run, which every later hook invocation follows."""
+    pointer = session_dir(root, base) / RUN_POINTER
+    current = _current_run(root, base)
+    number = int(current.rsplit(".run", 1)[1]) + 1 if current != base else 2
+    previous = step.session_id
+    step.session_id = sanitize_session_id(f"{base}.run{number}")
+    step.start["resumed_from"] = previous
+    ensure_session_dir(root, base)
+    temp = pointer.with_name(f".{RUN_POINTER}.{os.getpid()}.tmp")
+    temp.write_text(step.session_id + "\n", encoding="utf-8")
+    os.replace(temp, pointer)
+
+
+def _current_run(root: Path, base: str) -> str:
+    try:
+        text = (session_dir(root, base) / RUN_POINTER).read_text(encoding="utf-8").strip()
+        int(text.rsplit(".run", 1)[1])
+        return validate_session_id(text)
+    except (OSError, ValueError, IndexError):
+        return base
 
 
 def _open_guard(root: Path, step: Step, budget_s: float) -> tuple[Any, list[str]]:
