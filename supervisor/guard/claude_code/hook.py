@@ -195,7 +195,9 @@ def _on_call(guard: Any, step: Step, root: Path, budget_s: float, started: float
     call = step.call or {}
     verdict = guard.pre_call(call["tool"], call["args"], call_id=call["call_id"])
     if verdict.action == "pause":
-        left = budget_s - ANSWER_MARGIN_S - (time.monotonic() - started)
+        # the escalation's deadline is at most budget - ANSWER_MARGIN_S after it was raised;
+        # waiting until half the margin before the timeout lets the fallback apply first
+        left = budget_s - ANSWER_MARGIN_S / 2 - (time.monotonic() - started)
         verdict = guard.wait(timeout=max(left, 0.5), heartbeat_s=HEARTBEAT_S)
     if verdict.action == "pause":  # the deadline did not pass in time (it always should)
         return respond.render(respond.pre_tool_output("block", STILL_WAITING))
@@ -206,9 +208,10 @@ def _on_call(guard: Any, step: Step, root: Path, budget_s: float, started: float
 
 def _on_result(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:
     r = step.result or {}
-    guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
-                    duration_ms=r["duration_ms"], tool=r["tool"])
-    return ""
+    detections = guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
+                                 duration_ms=r["duration_ms"], tool=r["tool"])
+    hints = "\n".join(dict.fromkeys(d["message"] for d in detections if d.get("message")))
+    return respond.render(respond.context_output(step.hook_event, hints))
 
 
 def _on_stop(guard: Any, step: Step, root: Path, budget_s: float, started: float) -> str:

@@ -55,7 +55,8 @@ def stop_output(guidance: str | None) -> dict[str, Any] | None:
 
 
 def context_output(event: str, text: str | None) -> dict[str, Any] | None:
-    """UserPromptSubmit/SessionStart: extra context for the model (operator guidance)."""
+    """Extra context for the model: operator guidance (UserPromptSubmit, SessionStart) or the
+    engine's hints after a tool's outcome (PostToolUse, PostToolUseFailure)."""
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
