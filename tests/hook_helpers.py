@@ -47,6 +47,7 @@ def start_hook(payload: dict[str, Any], root: Path, *extra: str) -> subprocess.P
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(payload).encode())
     proc.stdin.close()
+    proc.stdin = None  # communicate() must not flush it again
     return proc
 
 

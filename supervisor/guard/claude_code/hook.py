@@ -13,7 +13,12 @@ from typing import Any
 
 from supervisor.guard.claude_code import respond
 from supervisor.guard.claude_code.payload import Step, map_payload, read_payload
-from supervisor.guard.claude_code.policy import ANSWER_MARGIN_S, hook_settings, load_policy
+from supervisor.guard.claude_code.policy import (
+    ANSWER_MARGIN_S,
+    guard_table,
+    hook_settings,
+    load_policy,
+)
 from supervisor.guard.state import STATE_FILE
 from supervisor.store.paths import (
     ensure_session_dir,
@@ -132,7 +137,9 @@ def _open_guard(root: Path, step: Step, budget_s: float) -> tuple[Any, list[str]
     bad_before = _mtime(bad)
     kwargs: dict[str, Any] = {"cwd": step.start.get("cwd")}
     if not state.exists():
-        kwargs.update(_new_session_policy(root, budget_s, problems))
+        kwargs.update(_new_session_policy(root, problems))
+    fresh = not state.exists()
+    kwargs["settings"] = _settings(root, budget_s, problems if fresh and not problems else [])
     try:
         guard = Guard.open(root, step.session_id, **kwargs)
     except Exception as exc:
@@ -144,7 +151,7 @@ def _open_guard(root: Path, step: Step, budget_s: float) -> tuple[Any, list[str]
             f"the session state could not be loaded ({type(exc).__name__}: {exc}); it was kept "
             f"as {aside.name} and supervision restarted from a fresh state"
         )
-        kwargs.update(_new_session_policy(root, budget_s, problems))
+        kwargs.update(_new_session_policy(root, problems))
         guard = Guard.open(root, step.session_id, **kwargs)
     if _mtime(bad) != bad_before:
         problems.append(
@@ -154,8 +161,8 @@ def _open_guard(root: Path, step: Step, budget_s: float) -> tuple[Any, list[str]
     return guard, problems
 
 
-def _new_session_policy(root: Path, budget_s: float, problems: list[str]) -> dict[str, Any]:
-    """Policy and guard settings for a session being created (later steps restore them)."""
+def _new_session_policy(root: Path, problems: list[str]) -> dict[str, Any]:
+    """The engine policy for a session being created (later steps restore it)."""
     from supervisor.engine import Policy
 
     try:
@@ -163,7 +170,17 @@ def _new_session_policy(root: Path, budget_s: float, problems: list[str]) -> dic
     except ValueError as exc:
         problems.append(f"{exc}; using the default profile")
         policy = Policy.profile("default")
-    return {"policy": policy, "settings": hook_settings(policy, budget_s)}
+    return {"policy": policy}
+
+
+def _settings(root: Path, budget_s: float, report: list[str]) -> Any:
+    """The guard settings for this invocation: the policy's `[guard]` table, its hold time
+    fitted to this hook's budget. A bad table gives the defaults (reported once, at creation)."""
+    try:
+        return hook_settings(guard_table(root), budget_s)
+    except ValueError as exc:
+        report.append(f"{exc}; using the default guard settings")
+        return hook_settings({}, budget_s)
 
 
 def _start_extra(step: Step) -> dict[str, Any]:

@@ -2,13 +2,13 @@
 
 Lookup, first match wins (docs/claude-code.md): the file named by `$SUPERVISOR_POLICY`, else
 `<root>/policy.toml`, else the engine's `default` profile. The file is read with `tomllib` and
-built with `Policy.from_dict` (no pydantic: the hook starts once per tool call). It is read only
-when a session is created; afterwards the policy travels in the session's saved engine state.
+built with `Policy.from_dict` (no pydantic: the hook starts once per tool call). The engine
+policy is read only when a session is created (afterwards it travels in the session's saved
+engine state); the `[guard]` table (hold time, fallback, checkpoints) at every invocation.
 """
 
 import dataclasses
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +42,36 @@ def load_policy(root: Path) -> tuple[Any, str]:
     path = policy_path(root)
     if path is None:
         return Policy.profile("default"), "default profile"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise PolicyError(f"policy file {path} does not exist (${ENV_POLICY})") from exc
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise PolicyError(f"policy file {path} cannot be read: {exc}") from exc
+    data = _read(path)
     try:
         policy = Policy.from_dict(data)
         guard_settings(policy)
     except (ValueError, TypeError, KeyError) as exc:
         raise PolicyError(f"policy file {path} is not valid: {exc}") from exc
     return policy, str(path)
+
+
+def guard_table(root: Path) -> dict[str, Any]:
+    """Only the `[guard]` table of the policy in force (cheap: no engine policy is built).
+    Raises `PolicyError` for a file that cannot be read."""
+    path = policy_path(root)
+    if path is None:
+        return {}
+    table = _read(path).get("guard") or {}
+    if not isinstance(table, dict):
+        raise PolicyError(f"policy file {path}: [guard] must be a table")
+    return table
+
+
+def _read(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a policy file
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise PolicyError(f"policy file {path} does not exist (${ENV_POLICY})") from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PolicyError(f"policy file {path} cannot be read: {exc}") from exc
 
 
 def guard_settings(policy: Any) -> GuardSettings:
@@ -68,10 +86,11 @@ def hold_seconds(policy: Any) -> float:
     return guard_settings(policy).escalation_deadline_s or DEFAULT_HOLD_S
 
 
-def hook_settings(policy: Any, budget_s: float) -> GuardSettings:
-    """The guard settings for a hook session: the escalation deadline shortened to fit in the
-    hook's time budget, so the fallback answers before Claude Code gives up on the hook."""
-    settings = guard_settings(policy)
+def hook_settings(table: dict[str, Any], budget_s: float) -> GuardSettings:
+    """The guard settings for one hook invocation (from the policy's `[guard]` table): the
+    escalation deadline shortened to fit in this hook's time budget, so the fallback answers
+    before Claude Code gives up on the hook."""
+    settings = GuardSettings.from_dict(table)
     fits = max(budget_s - ANSWER_MARGIN_S, 1.0)
     deadline = min(settings.escalation_deadline_s or fits, fits)
     return dataclasses.replace(settings, escalation_deadline_s=float(deadline))

@@ -6,7 +6,7 @@ prints nothing: an explicit `"allow"` would bypass the user's own permission pro
 | verdict | output |
 |---|---|
 | allow | nothing (exit 0): Claude Code's permission rules apply as usual |
-| nudge | `additionalContext` with the hint; the call runs |
+| nudge (or allow with a note) | `additionalContext` with the hint; the call runs |
 | skip, block | `permissionDecision: "deny"` with the guidance as the reason the model reads |
 | stop | a deny, and `"continue": false` with `stopReason`: the session stops |
 
@@ -26,7 +26,7 @@ def pre_tool_output(
 ) -> dict[str, Any] | None:
     """The PreToolUse answer for a verdict `action` with the text the agent must be told."""
     text = (message or "").strip()
-    if action == "nudge" and text:
+    if action in ("allow", "nudge") and text:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}
     if action in _DENY or action == "stop":
         reason = text or f"The supervisor refused this call ({action})."
