@@ -21,6 +21,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
     ("install", "supervisor.cli.install_cmd", "add the supervisor's hooks to an agent's settings"),
     ("uninstall", "supervisor.cli.install_cmd", "remove the hooks that `install` added"),
+    ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
+    ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
 ]
 
 

@@ -89,7 +89,7 @@ class Engine:
         sig = call_signature(tool, canon)
         cat = classify(tool, args, self.policy)
         step = {
-            "i": st.step_count, "seq": int(call.get("seq") or 0), "cid": cid, "tool": tool,
+            "i": st.step_count, "seq": _int(call.get("seq")), "cid": cid, "tool": tool,
             "cat": cat, "sig": sig, "canon": canon[:_CANON_KEEP], "ws": st.ws, "ok": None,
             "out": None, "err": "", "novel": False, "path": file_path(tool, args, self.policy),
             "blk": None, "read": is_file_read(tool, args, self.policy),
@@ -329,7 +329,7 @@ class Engine:
             if cid and (cid == st.last_checked or cid in st.pending):
                 step = st.pending.get(cid)
                 if step is not None and not step["seq"]:
-                    step["seq"] = int(event.get("seq") or 0)
+                    step["seq"] = _int(event.get("seq"))
                 return []
             return self.check(event, now).findings
         if kind == "message":
@@ -347,9 +347,11 @@ class Engine:
                         return [f]
             return []
         if kind == "usage":
-            st.counters["tokens"] += int(event.get("input_tokens") or 0) + int(
-                event.get("output_tokens") or 0)
-            st.counters["cost_usd"] += float(event.get("cost_usd") or 0.0)
+            st.counters["tokens"] += _int(event.get("input_tokens")) + _int(
+                event.get("output_tokens"))
+            cost = event.get("cost_usd")
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
+                st.counters["cost_usd"] += float(cost)
             return []
         if kind == "session_start":
             ts = event.get("ts")
@@ -386,7 +388,7 @@ class Engine:
         step["ok"] = ok
         step["out"] = outcome_hash(ok, output)
         step["err"] = error_class(ok, err if isinstance(err, str) else None, output)
-        step["rseq"] = int(event.get("seq") or 0)
+        step["rseq"] = _int(event.get("seq"))
         if not step["seq"]:
             step["seq"] = step["rseq"]
         blk = step["blk"]
@@ -619,3 +621,13 @@ class Engine:
         engine = cls(Policy(snapshot["policy"]))
         engine.st = State.from_dict(copy.deepcopy(snapshot["state"]))
         return engine
+
+
+def _int(value: Any) -> int:
+    """A non-negative int from an untrusted field (anything else is 0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    try:
+        return max(0, int(value))
+    except (ValueError, OverflowError):
+        return 0

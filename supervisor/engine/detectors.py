@@ -15,7 +15,7 @@ from itertools import islice
 from typing import Any
 
 from supervisor.engine import guidance as g
-from supervisor.engine.fingerprint import GENERIC_ERROR_CLASSES
+from supervisor.engine.fingerprint import GENERIC_ERROR_CLASSES, KNOWN_ERROR_CLASSES
 from supervisor.engine.state import State
 from supervisor.engine.types import ACTION_BY_LEVEL, Finding
 
@@ -95,8 +95,12 @@ def _ratio(a: str, b: str, cutoff: float) -> float:
 
 
 def outcome_class(step: dict[str, Any]) -> str:
-    """Errors compare by error class; successes by their normalised output."""
-    return f"err:{step['err']}" if not step["ok"] else f"ok:{step['out']}"
+    """Errors of a known class compare by that class; other errors and successes by their
+    normalised output (two scripts failing with different messages are not alike)."""
+    err = step["err"]
+    if not step["ok"] and err in KNOWN_ERROR_CLASSES:
+        return f"err:{err}"
+    return f"out:{step['out']}"
 
 
 def similar_calls(st: State, step: dict[str, Any], p: Params) -> Finding | None:
@@ -241,12 +245,11 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     for s in islice(recent(st, p["lookback"]), 1, None):
         if s["tool"] != step["tool"]:
             continue
-        if s["ok"] or s["err"] != step["err"]:
+        if s["ok"] or s["err"] != step["err"] or s["ws"] != step["ws"]:
             break
         chain.append(s)
-    distinct = {s["sig"] for s in chain}
-    n = len(distinct)
-    if n < 2:
+    n = len(chain)
+    if len({s["sig"] for s in chain}) < 2:
         return None
     st.same_error = {"tool": step["tool"], "err": step["err"], "n": n, "last": step["i"],
                      "cat": step["cat"], "blocked": 0, "seqs": sorted(s["seq"] for s in chain),
@@ -285,7 +288,8 @@ def blocks_same_error(st: State, tool: str, p: Params) -> tuple[int, dict[str, A
 # --- error rate -----------------------------------------------------------------------------
 
 def error_rate(st: State, step: dict[str, Any], p: Params) -> Finding | None:
-    """At least `ratio` of the last `window` steps failed."""
+    """At least `ratio` of the last `min_steps` to `window` steps failed (the longest such
+    trailing stretch is reported)."""
     er = st.error_rate
     if er["cooldown"] > 0:
         er["cooldown"] -= 1
@@ -293,10 +297,14 @@ def error_rate(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     window = list(islice(reversed(st.hist), p["window"]))
     if len(window) < p["min_steps"] or step["ok"]:
         return None
-    errors = [s for s in window if not s["ok"]]
-    if len(errors) / len(window) < p["ratio"]:
+    flags = [not s["ok"] for s in window]
+    size = next((n for n in range(len(window), p["min_steps"] - 1, -1)
+                 if sum(flags[:n]) >= p["ratio"] * n), 0)
+    if not size:
         er["fired"] = 0
         return None
+    window = window[:size]
+    errors = [s for s in window if not s["ok"]]
     er["fired"] += 1
     er["cooldown"] = p["window"] // 2
     level = 3 if er["fired"] >= p["escalate_after"] else 1

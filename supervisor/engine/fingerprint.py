@@ -111,6 +111,7 @@ _ERROR_CLASSES: list[tuple[str, re.Pattern[str]]] = [
     ("test_failure", re.compile(
         r"AssertionError|\bFAILED\b|\d+ failed|tests? failed|FAIL:", re.I)),
 ]
+KNOWN_ERROR_CLASSES = frozenset(name for name, _ in _ERROR_CLASSES)
 _EXCEPTION = re.compile(r"^(\w+(?:Error|Exception)):", re.M)
 _EXIT = re.compile(r"(?:exit(?:ed)? (?:code|status)|returncode>?)\s*[:=]?\s*(-?\d+)", re.I)
 

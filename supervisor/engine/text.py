@@ -44,7 +44,8 @@ def repeated_text(st: State, event: dict[str, Any], p: dict[str, Any]) -> Findin
     text = event.get("text")
     if not isinstance(text, str):
         return None
-    seq = int(event.get("seq") or 0)
+    seq = event.get("seq")
+    seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
     hashes = chunks(text, p["min_chars"], p["chunk_chars"])
     step = st.step_count - 1
     counts = Counter(hashes)
