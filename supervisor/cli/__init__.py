@@ -21,6 +21,11 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
     ("install", "supervisor.cli.install_cmd", "add the supervisor's hooks to an agent's settings"),
     ("uninstall", "supervisor.cli.install_cmd", "remove the hooks that `install` added"),
+    ("answer", "supervisor.cli.answer_cmd", "answer a session's pending escalation"),
+    ("checkpoints", "supervisor.cli.checkpoints_cmd", "list a session's checkpoints"),
+    ("rollback", "supervisor.cli.rollback_cmd", "restore a checkpoint of an ended session"),
+    ("stats", "supervisor.cli.stats_cmd", "a session's usage against every limit"),
+    ("reset", "supervisor.cli.reset_cmd", "clear a session's loop counters (bounded)"),
     ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
     ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
 ]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -323,7 +324,7 @@ class CheckpointStore:
         temp = self.git_dir / f"index.diff.{os.getpid()}"
         try:
             if index.exists():
-                temp.write_bytes(index.read_bytes())
+                shutil.copy2(index, temp)  # keeps the mtime, so git's racy-entry check holds
             return self._stage({"GIT_INDEX_FILE": str(temp)})
         finally:
             temp.unlink(missing_ok=True)

@@ -174,7 +174,7 @@ class Guard:
                 "pid": pid, "policy": self.engine_policy_dict(), "heartbeat_s": heartbeat_s,
                 **(extra or {}),
             }
-            self._write(event)
+            self._record(event)
             if task:
                 self._task_start(task, None)
             if self.settings.checkpoint_at_start:
@@ -449,6 +449,10 @@ class Guard:
         if self.ended:
             self._write(event)
             return []
+        return self._record(event)
+
+    def _record(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """Write an event and let the engine see it; write the detections it causes."""
         written = self._write(event)
         findings = self.engine.observe(written, self.clock())
         detections = [f.to_event() for f in findings]
@@ -460,13 +464,13 @@ class Guard:
         self.state["tasks_started"] += 1
         task_id = task_id or f"t{self.state['tasks_started']}"
         self.state["task"] = {"task_id": task_id, "title": title}
-        self._write({"type": "task_start", "task_id": task_id, "title": title})
+        self._record({"type": "task_start", "task_id": task_id, "title": title})
         return task_id
 
     def _task_end(self, status: str) -> None:
         task = self.state["task"]
         self.state["task"] = None
-        self._write({"type": "task_end", "task_id": task["task_id"], "status": status})
+        self._record({"type": "task_end", "task_id": task["task_id"], "status": status})
 
     def _end(self, status: str, reason: str | None) -> None:
         if self.ended:
@@ -495,9 +499,9 @@ class Guard:
                          "text": f"checkpoint '{label}' failed: {exc}"})
             return None
         self.state["since_checkpoint"] = 0
-        self._write({"type": "checkpoint", "checkpoint_id": cp.checkpoint_id, "label": cp.label,
-                     "commit": cp.commit, "at_seq": cp.at_seq, "files": cp.files,
-                     "changed": cp.changed})
+        self._record({"type": "checkpoint", "checkpoint_id": cp.checkpoint_id, "label": cp.label,
+                      "commit": cp.commit, "at_seq": cp.at_seq, "files": cp.files,
+                      "changed": cp.changed})
         return cp
 
     # -- internals: escalations and decisions --------------------------------------------
@@ -629,21 +633,25 @@ class Guard:
         call_id = call_id or pending.get("call_id")
         self.state["pending"] = None
         self.state["decided"][esc_id] = decision["decision_id"]
+        engine_escalation = pending.get("kind") != "pause"
+        signature = pending.get("signature")
         if action == "approve":
-            repeats = self.settings.approve_repeats
-            signature = pending.get("signature")
-            if signature:
-                self.engine.approve(signature, repeats)
+            repeats = int(self.engine.policy["approve_repeats"])
+            if engine_escalation:
+                self.engine.approve(None, repeats)  # the engine's escalated signature
             outcome = (f"approved: {repeats} more repeat(s) of the escalated call allowed"
                        if signature else "approved: continue")
             verdict = Verdict("allow", self.engine.level,
                               "The operator approved; you may continue.", outcome, call_id)
         elif action == "guidance":
             text = decision.get("text") or ""
+            self.engine.new_cycle()  # like a new user message (as `apply_decision` replays it)
             outcome = "guidance delivered to the agent"
             verdict = Verdict("block", self.engine.level, f"Operator guidance: {text}",
                               outcome, call_id)
         elif action == "rollback":
+            if engine_escalation:
+                self.engine.approve(signature, 0)
             verdict, outcome = self._rollback(decision.get("checkpoint_id") or "", call_id)
         elif action == "skip":
             task = self.state["task"]
@@ -651,16 +659,21 @@ class Guard:
                 self._task_end("skipped")
                 outcome = f"task {task['task_id']} skipped"
             else:
+                self.engine.task_skipped()
                 outcome = "skipped: no task was open; the agent moves on"
+            who = ("No operator answered before the deadline, so" if outcome_prefix
+                   else "The operator skipped this task:")
             verdict = Verdict("skip", self.engine.level,
-                              "The operator skipped this task. Stop working on it and move on to "
-                              "your next task.", outcome, call_id)
+                              f"{who} stop working on this task and move on to your next task.",
+                              outcome, call_id)
         elif action == "abort":
             outcome = "session aborted"
-            verdict = Verdict("stop", 4, "The operator aborted the session. Stop now.", outcome,
-                              call_id)
+            text = ("No operator answered before the deadline; the session is aborted. Stop now."
+                    if outcome_prefix else "The operator aborted the session. Stop now.")
+            verdict = Verdict("stop", 4, text, outcome, call_id)
         else:  # reset, as an escalation answer
-            verdict, outcome = self._reset(call_id)
+            got, outcome = self._reset(call_id)
+            verdict = got or Verdict("block", self.engine.level, outcome, outcome, call_id)
         verdict.escalation_id = esc_id
         verdict.decision = action
         self._applied(esc_id, decision, outcome_prefix + outcome)
@@ -731,11 +744,11 @@ class Guard:
                            f"The operator asked for a rollback, but it failed ({exc}). The call "
                            "was not run; re-plan.", outcome, call_id), outcome
         safety = result.safety
-        self._write({"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
-                     "label": safety.label, "commit": safety.commit,
-                     "at_seq": self.state["last_seq"], "files": safety.files,
-                     "changed": safety.changed})
-        self._write({"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
+        self._record({"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
+                      "label": safety.label, "commit": safety.commit,
+                      "at_seq": self.state["last_seq"], "files": safety.files,
+                      "changed": safety.changed})
+        self._record({"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
                      "restored_files": len(result.restored) + len(result.removed),
                      "safety_checkpoint_id": safety.checkpoint_id,
                      "files": result.changed_files[:100]})
@@ -750,12 +763,13 @@ class Guard:
         return verdict, outcome
 
     def _reset(self, call_id: str | None) -> tuple[Verdict | None, str]:
-        limit = self.settings.max_resets
-        if limit is not None and self.state["resets"] >= limit:
-            return None, f"reset refused: the limit of {limit} reset(s) is reached"
+        limit, _ = self.engine.policy.limit("resets_per_conversation")
+        if not self.engine.reset(self.clock()):
+            return None, (f"reset refused: the limit of {limit:g} reset(s) "
+                          "(resets_per_conversation) is reached, or the session is stopped")
         self.state["resets"] += 1
-        self.engine.reset(self.clock())
-        outcome = f"counters reset ({self.state['resets']} of {limit if limit else 'any'})"
+        shown = f"{limit:g}" if limit is not None else "unlimited"
+        outcome = f"counters reset ({self.state['resets']} of {shown})"
         return Verdict("nudge", self.engine.level,
                        "The operator reset the loop counters; continue.", outcome, call_id), outcome
 
@@ -801,7 +815,7 @@ def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
         escalation_id=strongest.escalation_id or verdict.escalation_id,
         decision=strongest.decision or next((n.decision for n in notes if n.decision), None),
         cached_output=verdict.cached_output if strongest is verdict else None,
-        changed_files=[f for n in [*notes, verdict] for f in n.changed_files],
+        changed_files=list(dict.fromkeys(f for n in [*notes, verdict] for f in n.changed_files)),
     )
     out.message = "\n".join(dict.fromkeys(messages)) or None
     return out

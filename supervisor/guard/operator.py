@@ -13,11 +13,15 @@ before it is written, so a decision the guard would reject as malformed never re
 from __future__ import annotations
 
 import getpass
+import json
+import os
+import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from supervisor.guard.control import decision_problem
-from supervisor.protocol.names import CONTROL_FILE, DECISION, DECISION_ACTIONS
+from supervisor.protocol.names import CONTROL_FILE, DECISION, DECISION_ACTIONS, EVENTS_FILE
 from supervisor.store.paths import existing_session_dir
 from supervisor.store.writer import LineWriter
 
@@ -70,3 +74,48 @@ def send_decision(
     with LineWriter(directory / CONTROL_FILE) as writer:
         writer.append(line)
     return line["decision_id"]
+
+
+def events_size(root: Path, session: str) -> int:
+    """Current size of the session's event log (where to look for a decision's outcome)."""
+    try:
+        return os.stat(existing_session_dir(root, session) / EVENTS_FILE).st_size
+    except OSError:
+        return 0
+
+
+def wait_for_outcome(
+    root: Path, session: str, decision_id: str, offset: int, timeout: float,
+) -> dict[str, Any] | None:
+    """Wait up to `timeout` seconds for the agent side to record `decision_applied` or
+    `decision_ignored` for `decision_id` after byte `offset` of the event log; return that
+    event, or None when it did not come in time (the agent may pick it up later)."""
+    path = existing_session_dir(root, session) / EVENTS_FILE
+    end = time.monotonic() + timeout
+    while True:
+        found, offset = _scan_outcome(path, decision_id, offset)
+        if found is not None or time.monotonic() >= end:
+            return found
+        time.sleep(0.05)
+
+
+def _scan_outcome(path: Path, decision_id: str, offset: int) -> tuple[dict[str, Any] | None, int]:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except OSError:
+        return None, offset
+    complete = data.rfind(b"\n") + 1
+    for raw in data[:complete].splitlines():
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue
+        if (
+            isinstance(event, dict)
+            and event.get("type") in ("decision_applied", "decision_ignored")
+            and event.get("decision_id") == decision_id
+        ):
+            return event, offset + complete
+    return None, offset + complete

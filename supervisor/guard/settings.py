@@ -1,4 +1,7 @@
-"""The guard's own settings: checkpoints, escalation deadline and fallback, resets.
+"""The guard's own settings: checkpoints, escalation deadline and fallback.
+
+(How many repeats an approval allows and how many resets a session gets are the policy's
+`approve_repeats` and `limits.resets_per_conversation`: the engine applies them.)
 
 Stdlib only (the hook loads them on every tool call). They come from the SDK's arguments, or
 from the `[guard]` table of a policy file; every default is documented in docs/guard.md.
@@ -14,7 +17,7 @@ FALLBACKS = ("skip", "abort")
 
 @dataclass(frozen=True, slots=True)
 class GuardSettings:
-    """How the guard checkpoints, escalates and bounds operator resets."""
+    """How the guard checkpoints and escalates."""
 
     checkpoints: bool = True
     """Keep git checkpoints of the working directory."""
@@ -26,10 +29,6 @@ class GuardSettings:
     """How long an escalation waits for the operator before the fallback applies (0: forever)."""
     fallback: str = "skip"
     """What the deadline does: `skip` the task (the seeds' choice) or `abort` the session."""
-    approve_repeats: int = 3
-    """How many further repeats of the escalated call an approval allows."""
-    max_resets: int = 2
-    """Operator resets (`supervisor reset`) allowed per session (the seeds' 2 per conversation)."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GuardSettings:
