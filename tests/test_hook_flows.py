@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from supervisor.guard.operator import send_decision
+from tests.conftest import run_cli
 from tests.hook_helpers import events as session_events
 from tests.hook_helpers import payload, run_hook, start_hook
 
@@ -109,8 +110,9 @@ def test_a_held_call_waits_for_the_operator_and_takes_the_guidance(tmp_path: Pat
     time.sleep(0.5)
     assert proc.poll() is None
     sent = time.monotonic()
-    send_decision(root, "loop-1", "guidance", escalation_id=escalation["escalation_id"],
-                  text="Deploy only after the tests pass.", operator="ana")
+    answered = run_cli("answer", "loop-1", "--guidance", "Deploy only after the tests pass.",
+                       "--operator", "ana", SUPERVISOR_HOME=str(root))
+    assert answered.returncode == 0, answered.stderr
     out, err = proc.communicate(timeout=30)
     assert time.monotonic() - sent < 10
     assert proc.returncode == 0, err
@@ -126,8 +128,9 @@ def test_a_held_call_waits_for_the_operator_and_takes_the_guidance(tmp_path: Pat
 def test_an_approved_hold_lets_the_call_run(tmp_path: Path) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     proc, escalation = _hold(root, ws, "--timeout", "120")
-    send_decision(root, "loop-1", "approve", escalation_id=escalation["escalation_id"],
-                  operator="ana")
+    answered = run_cli("answer", "loop-1", "--approve", "--escalation",
+                       escalation["escalation_id"], SUPERVISOR_HOME=str(root))
+    assert answered.returncode == 0, answered.stderr
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     answer = json.loads(out)["hookSpecificOutput"]

@@ -191,3 +191,46 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     dry = _uninstall(tmp_path, "--project", str(project), "--dry-run")
     assert dry.returncode == 0 and "-" in dry.stdout and "claude-code" in dry.stdout
     assert path.read_text() == installed
+
+
+def test_the_default_timeout_is_the_policys_hold_time_plus_a_margin(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    env = {**_env(tmp_path), "SUPERVISOR_HOME": str(store)}
+    assert run_cli("install", "claude-code", **env).returncode == 0
+    path = tmp_path / "home" / ".claude" / "settings.json"
+    assert _ours(json.loads(path.read_text()))["PreToolUse"][0]["timeout"] == 600 + 30
+
+    store.mkdir()
+    (store / "policy.toml").write_text("[guard]\nescalation_deadline_s = 120\n")
+    assert run_cli("install", "claude-code", **env).returncode == 0
+    [entry] = _ours(json.loads(path.read_text()))["PreToolUse"]
+    assert entry["timeout"] == 150 and entry["command"].endswith("--timeout 150")
+
+    (store / "policy.toml").write_text("[guard]\nescalation_deadline_s = 'soon'\n")
+    bad = run_cli("install", "claude-code", **env)
+    assert bad.returncode == 2 and "policy.toml" in bad.stderr
+
+
+def test_the_installed_command_runs_the_hook_from_a_shell(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.conftest import cli_env
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    store = tmp_path / "store"
+    done = _install(tmp_path, "--project", str(project), "--timeout", "90", "--root", str(store))
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    command = _ours(settings)["PreToolUse"][0]["command"]
+    payload = {"session_id": "installed-1", "hook_event_name": "PreToolUse", "cwd": str(project),
+               "tool_name": "Read", "tool_input": {"file_path": "/etc/hostname"},
+               "tool_use_id": "toolu_1"}
+    env = cli_env()
+    env.pop("SUPERVISOR_HOME", None)
+    env["PATH"] = "/nonexistent"  # the command must not depend on PATH
+    run = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload), text=True,
+                         capture_output=True, env=env, timeout=60)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    events = (store / "sessions" / "installed-1" / "events.jsonl").read_text()
+    assert '"type":"tool_call"' in events

@@ -4,6 +4,7 @@ Claude Code's settings (see docs/claude-code.md)."""
 import argparse
 import math
 from pathlib import Path
+from typing import Any
 
 from supervisor.cli.common import CliError
 
@@ -38,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.guard.claude_code import installer
+    from supervisor.guard.claude_code.policy import PolicyError
 
     path = (
         installer.project_settings_path(Path(args.project))
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 print()
             return 0
         backup = installer.apply(plan)
-    except installer.InstallError as exc:
+    except (installer.InstallError, PolicyError) as exc:
         raise CliError(str(exc)) from exc
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
@@ -78,14 +80,15 @@ def _default_timeout(args: argparse.Namespace) -> int:
     return math.ceil(hold_seconds(policy)) + installer.HOLD_MARGIN_S
 
 
-def _report(command: str, path: Path, plan: object, backup: Path | None) -> None:
+def _report(command: str, path: Path, plan: Any, backup: Path | None) -> None:
     if not plan.changed:
         done = "already installed in" if command == "install" else "no supervisor hooks in"
         print(f"{done} {path}; nothing changed")
         return
-    verb = "installed the Claude Code hooks into" if command == "install" else "removed the " \
-        "supervisor's Claude Code hooks from"
-    print(f"{verb} {path}")
+    if command == "install":
+        print(f"installed the Claude Code hooks into {path}")
+    else:
+        print(f"removed the supervisor's Claude Code hooks from {path}")
     if plan.new_text is None:
         print(f"removed {path} (the installer had created it)")
     if backup is not None:
