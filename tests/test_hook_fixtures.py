@@ -28,7 +28,8 @@ def test_recorded_payload(case: dict, tmp_path: Path) -> None:
     for name in case.get("before", []):
         assert run_hook(fixture_payload(name, workspace), root).returncode == 0
     for decision in case.get("decisions", []):
-        send_decision(root, SID, decision["action"], text=decision.get("text"), operator="ana")
+        send_decision(root, decision.get("session", SID), decision["action"],
+                      text=decision.get("text"), operator="ana")
     seen = len(events(root, session))
     seen_parent = len(events(root, SID))
 

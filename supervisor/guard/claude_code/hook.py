@@ -235,9 +235,8 @@ def _on_stop(guard: Any, step: Step, root: Path, budget_s: float, started: float
     if step.message:
         guard.message(step.message["role"], step.message["text"])
     guidance = _guidance(guard.poll())
-    if step.end:
+    if step.end and not guidance:  # a subagent kept working by guidance has not ended
         guard.end(step.end["status"], step.end["reason"])
-        guidance = None
     return respond.render(respond.stop_output(guidance))
 
 
