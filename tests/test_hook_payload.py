@@ -137,6 +137,10 @@ def test_post_tool_use_gives_the_whole_outcome() -> None:
         ([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "a\nb"),
         ({"content": [{"type": "text", "text": "c"}]}, "c"),
         ({"matches": 3}, '{"matches": 3}'),
+        ({"filenames": ["a.py"], "numFiles": 1, "durationMs": 12}, '{"filenames": ["a.py"], '
+         '"numFiles": 1}'),
+        ({"filePath": "/a", "originalFile": "x" * 9999, "userModified": False},
+         '{"filePath": "/a", "userModified": false}'),
         (None, ""),
     ],
 )
@@ -176,6 +180,7 @@ def test_prompt_stop_notification_end_and_unknown_events() -> None:
         (b"[1, 2]", "not an object"),
         (b'{"hook_event_name": "Stop"}', "no session_id"),
         (b"\xff\xfe{", "not valid JSON"),
+        (b'{"session_id": "s", "duration_ms": NaN}', "NaN is not JSON"),
     ],
 )
 def test_bad_payloads_are_refused_with_a_reason(data: bytes, reason: str) -> None:
@@ -195,7 +200,11 @@ def test_bad_payloads_are_refused_with_a_reason(data: bytes, reason: str) -> Non
               st.lists(st.text(max_size=5), max_size=3),
               st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3))))
 def test_mapping_never_raises_and_always_gives_valid_events(fields: dict) -> None:
-    payload = read_payload(json.dumps({"session_id": "s-1", **fields}).encode())
+    try:
+        payload = read_payload(json.dumps({"session_id": "s-1", **fields}).encode())
+    except PayloadError as exc:  # NaN and infinities: not JSON, refused
+        assert "is not JSON" in str(exc)
+        return
     step = map_payload(payload)
     for event in _events(step):
         _valid(event)

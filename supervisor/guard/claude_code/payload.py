@@ -15,6 +15,7 @@ Decisions documented in docs/claude-code.md:
 """
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +82,7 @@ def read_payload(data: bytes) -> dict[str, Any]:
     if not data.strip():
         raise PayloadError("empty payload on stdin")
     try:
-        value = json.loads(data)
+        value = json.loads(data, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise PayloadError(f"payload is not valid JSON ({exc})") from exc
     if not isinstance(value, dict):
@@ -89,6 +90,10 @@ def read_payload(data: bytes) -> dict[str, Any]:
     if not isinstance(value.get("session_id"), str) or not value["session_id"].strip():
         raise PayloadError("payload has no session_id")
     return value
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
 
 
 def map_payload(payload: dict[str, Any]) -> Step:
@@ -151,9 +156,15 @@ def output_text(response: Any) -> str:
             return content
         if isinstance(content, list):
             return _blocks_text(content)
+        response = {k: v for k, v in response.items() if not _NOISE_KEY.search(k)}
     if isinstance(response, list):
         return _blocks_text(response)
     return json.dumps(response, ensure_ascii=False, sort_keys=True, default=str)
+
+
+_NOISE_KEY = re.compile(r"(?i)duration|^originalFile$")
+"""Keys left out of a structured response's text: timings differ on every run (an unchanged
+outcome would look new) and `originalFile` repeats a whole file Edit already had."""
 
 
 def _blocks_text(blocks: list[Any]) -> str:
