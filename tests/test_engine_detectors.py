@@ -88,10 +88,10 @@ def test_near_identical_calls_with_the_same_output_are_a_loop() -> None:
     b = SessionBuilder()
     _work(b)
     steps = [b.call("Bash", {"command": f"curl -s -F 'file=@shell{k}.php' http://h/up.php"},
-                    "Only images allowed") for k in range(6)]
+                    "Only images allowed") for k in range(8)]
     report = replay(b.end())
     found = [a for a in alarms(report) if a[1] == "similar_calls"]
-    assert found[0] == (steps[3], "similar_calls", "nudge")
+    assert found[0] == (steps[4], "similar_calls", "nudge")
     assert any(a[2] == "block" for a in found)
 
 
@@ -122,7 +122,7 @@ def test_cycles_of_several_calls_are_found(period: int) -> None:
     report = replay(b.end())
     found = [a for a in alarms(report) if a[1] == "cycle"]
     assert found, alarms(report)
-    need = max(2 * period, 6)
+    need = max(2 * period, 4)
     assert found[0][0] <= steps[need - 1]
     assert found[0][2] == "nudge"
     # the next repetition is refused (period 2 is also an interleaved exact repeat)

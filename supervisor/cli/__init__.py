@@ -28,6 +28,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("reset", "supervisor.cli.reset_cmd", "clear a session's loop counters (bounded)"),
     ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
     ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
+    ("import", "supervisor.cli.import_cmd", "write runs of other agent frameworks as sessions"),
 ]
 
 

@@ -38,7 +38,10 @@ _RUN = frozenset({
 })
 _POLL = frozenset({"sleep", "ps", "wait", "watch", "jobs", "pgrep", "top", "htop", "uptime"})
 _PREFIX = frozenset({"sudo", "time", "timeout", "nice", "nohup", "env", "command", "exec",
-                     "xargs", "stdbuf", "unbuffer"})
+                     "xargs", "stdbuf", "unbuffer", "do", "then", "else", "elif", "while",
+                     "until", "if", "{", "("})
+_NEUTRAL = frozenset({"cd", "export", "source", ".", "set", "unset", "alias", "clear", "done",
+                      "fi", "esac", "}", ")", "trap", "shopt", "local", "declare"})
 _GIT_READ = frozenset({"status", "diff", "log", "show", "branch", "remote", "blame", "grep",
                        "ls-files", "rev-parse", "describe", "shortlog", "config", "tag"})
 _GIT_MUTATE = frozenset({"apply", "commit", "checkout", "reset", "stash", "am", "merge",
@@ -62,7 +65,7 @@ def _command_kind(words: list[str], segment: str) -> str:
         return "other"
     name = words[0].rsplit("/", 1)[-1]
     rest = words[1:]
-    if name in ("cd", "export", "source", ".", "set", "unset", "alias", "clear"):
+    if name in _NEUTRAL:
         return "other"
     if name in ("sed", "perl") and any(w.startswith("-i") or w == "--in-place" for w in rest):
         return "mutate"
@@ -81,7 +84,7 @@ def _command_kind(words: list[str], segment: str) -> str:
         return "poll" if ("-f" in rest or "-F" in rest or "--follow" in rest) else "read"
     if name in ("curl", "wget") and _STATUS_URL.search(segment):
         return "poll"
-    if name in ("while", "until", "for") and "sleep" in segment:
+    if name == "for" and "sleep" in segment:
         return "poll"
     if name in _POLL:
         return "poll"

@@ -204,17 +204,18 @@ class Engine:
         q = p["same_error"]
         if not q["enabled"]:
             return None
-        got = d.blocks_same_error(self.st, step["tool"], q)
+        got = d.blocks_same_error(self.st, step["tool"], step["cat"], q)
         if got is None:
             return None
         level, se = got
         se["blocked"] += 1
+        who = "edits" if se["tool"] == "mutate" else step["tool"]
         msg = (
-            f"Blocked: {step['tool']} failed {se['n']} times in a row with {se['err']} at "
+            f"Blocked: {who} failed {se['n']} times in a row with {se['err']} at "
             f"{g.steps_text(se['steps'])}. Do something else first: "
             f"{g.advice(se['cat'], se['err'])}."
         )
-        return d.finding("same_error", level, f"error:{step['tool']}:{se['err']}", se["seqs"],
+        return d.finding("same_error", level, f"error:{se['tool']}:{se['err']}", se["seqs"],
                          msg, step["i"])
 
     def _block_polling(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
@@ -400,6 +401,8 @@ class Engine:
         ws_before = st.ws
         if ok and step["cat"] == "mutate":
             self._workspace_changed(step["path"])
+        elif step["cat"] == "mutate" and step["path"]:
+            self._forget_cache(step["path"])  # a failed edit: let the agent re-read the file
         elif step["cat"] in ("run", "mutate") and not step["read"]:
             self._forget_cache(step["path"] if step["cat"] == "mutate" else None)
         novel = step["out"] not in st.seen_out

@@ -235,15 +235,22 @@ def blocks_cycle(st: State, sig: str, ws: int, p: Params) -> tuple[int, dict[str
 
 # --- same error -----------------------------------------------------------------------------
 
+def error_group(tool: str, category: str) -> str:
+    """Failures are compared within one tool, and across all mutating tools (an Edit, then a
+    MultiEdit, then a Write failing the same way is one streak)."""
+    return "mutate" if category == "mutate" else tool
+
+
 def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     """The same specific error class again and again from one tool while the arguments vary."""
+    group = error_group(step["tool"], step["cat"])
     if step["ok"] or step["err"] in GENERIC_ERROR_CLASSES:
-        if step["ok"] and st.same_error and st.same_error["tool"] == step["tool"]:
+        if step["ok"] and st.same_error and st.same_error["tool"] == group:
             st.same_error = None
         return None
     chain = [step]
     for s in islice(recent(st, p["lookback"]), 1, None):
-        if s["tool"] != step["tool"]:
+        if error_group(s["tool"], s["cat"]) != group:
             continue
         if s["ok"] or s["err"] != step["err"] or s["ws"] != step["ws"]:
             break
@@ -251,7 +258,7 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     n = len(chain)
     if len({s["sig"] for s in chain}) < 2:
         return None
-    st.same_error = {"tool": step["tool"], "err": step["err"], "n": n, "last": step["i"],
+    st.same_error = {"tool": group, "err": step["err"], "n": n, "last": step["i"],
                      "cat": step["cat"], "blocked": 0, "seqs": sorted(s["seq"] for s in chain),
                      "steps": sorted(s["i"] for s in chain)}
     if step.get("blk"):
@@ -265,19 +272,23 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
         level = 1
     else:
         return None
+    who = "edits" if group == "mutate" else step["tool"]
     msg = (
-        f"Loop: {step['tool']} failed with the same error ({step['err']}) {n} times with "
+        f"Loop: {who} failed with the same error ({step['err']}) {n} times with "
         f"different arguments at {g.steps_text(st.same_error['steps'])}. Varying the arguments "
         f"does not fix it: {g.advice(step['cat'], step['err'])}."
     )
-    return finding("same_error", level, f"error:{step['tool']}:{step['err']}",
+    return finding("same_error", level, f"error:{group}:{step['err']}",
                    st.same_error["seqs"], msg, step["i"])
 
 
-def blocks_same_error(st: State, tool: str, p: Params) -> tuple[int, dict[str, Any]] | None:
+def blocks_same_error(st: State, tool: str, category: str, p: Params
+                      ) -> tuple[int, dict[str, Any]] | None:
     """(level, state) when the tool is called again right after a same-error streak."""
     se = st.same_error
-    if not se or se["tool"] != tool or se["n"] + se["blocked"] + 1 < p["block"]:
+    if not se or se["tool"] != error_group(tool, category):
+        return None
+    if se["n"] + se["blocked"] + 1 < p["block"]:
         return None
     last = st.hist[-1] if st.hist else None
     if last is None or last["i"] != se["last"]:

@@ -52,6 +52,9 @@ def call_signature(tool: str, canon: str) -> str:
 
 
 _NOISE = [
+    # curl's progress meter (speeds and times differ on every run)
+    (re.compile(r"^.*(?:% Total +% Received|Dload +Upload|--:--:--"
+                r"|\d+:\d\d:\d\d +\d+:\d\d:\d\d).*$", re.M), ""),
     (re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\r"), ""),
     (re.compile(
         r"\b\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
@@ -93,6 +96,9 @@ _ERROR_CLASSES: list[tuple[str, re.Pattern[str]]] = [
         r"old_str.{0,80}(?:not found|did not appear|is not unique)|search string not found|"
         r"could not find .{0,80}to replace|failed to (?:exactly )?match|no match(?:es)? found for"
         r"|SearchReplaceNoExactMatch", re.I | re.S)),
+    ("read_first", re.compile(
+        r"has not been read yet|read it first before|No file open|Use the `open` command first"
+        r"|must (?:read|view|open) the file", re.I)),
     ("syntax_error", re.compile(
         r"SyntaxError|IndentationError|syntax error|introduced new syntax error|E999|"
         r"unexpected (?:token|indent|EOF)|parse error", re.I)),

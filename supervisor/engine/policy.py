@@ -62,9 +62,9 @@ _DEFAULT: dict[str, Any] = {
     "detectors": {
         "exact_repeat": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6,
                          "error_nudge": 2, "error_block": 3, "stop": 0},
-        "similar_calls": {"enabled": True, "threshold": 0.85, "nudge": 4, "block": 6,
-                          "escalate": 8, "lookback": 20, "max_chars": 400},
-        "cycle": {"enabled": True, "min_period": 2, "max_period": 6, "min_steps": 6,
+        "similar_calls": {"enabled": True, "threshold": 0.85, "nudge": 5, "block": 7,
+                          "escalate": 9, "lookback": 20, "max_chars": 400},
+        "cycle": {"enabled": True, "min_period": 2, "max_period": 6, "min_steps": 4,
                   "block_periods": 1, "escalate_periods": 2},
         "same_error": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6, "lookback": 10,
                        "stop": 0},

@@ -171,9 +171,10 @@ def loop_cycle2(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
     onset = None
     for k in range(5):
         s = b.call("Bash", {"command": "cat setup.cfg | grep -n version"}, "3:version = 1.2.0")
-        b.call("Bash", {"command": "python -c 'import pkg; print(pkg.__version__)'"},
-               "1.1.9")
-        onset = s if k == 1 else onset
+        s2 = b.call("Bash", {"command": "python -c 'import pkg; print(pkg.__version__)'"},
+                    "1.1.9")
+        onset = s2 if k == 1 else onset  # the second period is complete
+        del s
     return b.end(), onset  # type: ignore[return-value]
 
 
@@ -184,10 +185,11 @@ def loop_cycle3(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
     for k in range(4):
         s = b.call("Bash", {"command": "git status --short"}, " M src/a.py\n?? notes.txt")
         b.call("Bash", {"command": "git diff --stat"}, " src/a.py | 2 +-\n 1 file changed")
-        b.call("Bash", {"command": "python -m pytest tests/test_a.py -q"},
-               "F\nFAILED tests/test_a.py::test_total - assert 3 == 4\n1 failed in 0.12s",
-               ok=False, error="exit code 1")
-        onset = s if k == 1 else onset
+        s3 = b.call("Bash", {"command": "python -m pytest tests/test_a.py -q"},
+                    "F\nFAILED tests/test_a.py::test_total - assert 3 == 4\n1 failed in 0.12s",
+                    ok=False, error="exit code 1")
+        onset = s3 if k == 1 else onset  # the second period is complete
+        del s
     return b.end(), onset  # type: ignore[return-value]
 
 
