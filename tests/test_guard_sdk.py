@@ -73,7 +73,9 @@ def test_exception_ends_the_session_as_failed(root: Path, work: Path) -> None:
 
 def test_repeated_failures_nudge_then_block(root: Path, work: Path) -> None:
     with session(root, work) as s:
-        verdicts = fail_same_way(s, 4)
+        verdicts = fail_same_way(s, 2)
+        assert "pytest" in s.last_hint  # the second identical failure: a nudge to tell now
+        verdicts += fail_same_way(s, 2)
     actions = [v.action for v in verdicts]
     assert actions[:2] == ["allow", "allow"] and actions[2] == "block"
     assert "pytest" in verdicts[2].message

@@ -88,6 +88,8 @@ class Session:
         self.heartbeat_s = heartbeat_s
         self.wait_timeout = wait_timeout
         self.last_verdict: Verdict | None = None
+        self.last_hint: str | None = None
+        """The hint of the latest `after_call` (also for guarded functions), or None."""
         self._guard = Guard.open(
             self.root, self.session_id, cwd=self.cwd, policy=policy, settings=settings,
             save_every_s=1.0,
@@ -147,16 +149,19 @@ class Session:
     def after_call(
         self, call: Verdict | str, output: Any = "", *, ok: bool = True,
         error: str | None = None, duration: float | None = None,
-    ) -> None:
+    ) -> str | None:
         """Record a tool call's outcome. `call`: the verdict `before_call` gave, or its call
-        id. `duration` in seconds."""
+        id. `duration` in seconds. Returns the hint to give the model now when the outcome
+        shows a loop forming (a nudge), else None."""
         call_id = call.call_id if isinstance(call, Verdict) else call
         if call_id is None:
             raise ValueError("after_call needs the verdict of before_call (or its call id)")
-        self._guard.post_call(
+        detections = self._guard.post_call(
             call_id, output if isinstance(output, str) else repr(output), ok=ok, error=error,
             duration_ms=None if duration is None else round(duration * 1000.0, 3),
         )
+        self.last_hint = "\n".join(d["message"] for d in detections) or None
+        return self.last_hint
 
     def message(self, role: str, text: str) -> None:
         """Record a message of the conversation (`assistant`, `user` or `system`)."""
