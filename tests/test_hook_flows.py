@@ -263,3 +263,24 @@ def test_a_wrong_command_line_is_a_non_blocking_error(
                           capture_output=True, env=cli_env(SUPERVISOR_HOME=str(tmp_path)))
     assert done.returncode == status  # never 2: that would block the agent's call
     assert b"usage: supervisor hook claude-code" in done.stderr
+
+
+def test_no_checkpoints_of_a_home_directory(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    home = _ws(tmp_path)
+    root = tmp_path / "store"
+    done = subprocess.run(
+        [sys.executable, "-m", "supervisor", "hook", "claude-code"],
+        input=json.dumps(payload("SessionStart", cwd=home, source="startup")).encode(),
+        capture_output=True, env=cli_env(SUPERVISOR_HOME=str(root), HOME=str(home)),
+    )
+    assert done.returncode == 0, done.stderr
+    kinds = [e["type"] for e in events(root)]
+    assert kinds == ["session_start"]  # and no checkpoint
+    assert not (root / "sessions" / "loop-1" / "checkpoints.git").exists()
+    run_hook(payload("SessionStart", session="loop-2", cwd=home, source="startup"), root)
+    assert "checkpoint" in [e["type"] for e in events(root, "loop-2")]  # elsewhere, as usual

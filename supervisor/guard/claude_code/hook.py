@@ -6,6 +6,7 @@ flat as the session grows because nothing re-reads the event log. What each hook
 in docs/claude-code.md; the fail-safe wrapper around this is `supervisor.cli.hook_cmd`.
 """
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -140,6 +141,8 @@ def _open_guard(root: Path, step: Step, budget_s: float) -> tuple[Any, list[str]
         kwargs.update(_new_session_policy(root, problems))
     fresh = not state.exists()
     kwargs["settings"] = _settings(root, budget_s, problems if fresh and not problems else [])
+    if _too_broad(step.start.get("cwd")):
+        kwargs["settings"] = dataclasses.replace(kwargs["settings"], checkpoints=False)
     try:
         guard = Guard.open(root, step.session_id, **kwargs)
     except Exception as exc:
@@ -274,6 +277,18 @@ def _guidance(notes: list[Any]) -> str | None:
     """What the operator said that the agent has not seen yet (from `Guard.poll`)."""
     texts = [n.message for n in notes if n.message and n.action != "stop"]
     return "\n".join(texts) or None
+
+
+def _too_broad(cwd: str | None) -> bool:
+    """A home directory or the file system root is no project to checkpoint: copying it into
+    git would hold up every hook call (Claude Code started in `~`)."""
+    if not cwd:
+        return False
+    try:
+        where = Path(cwd).resolve()
+        return where == Path(where.anchor) or where == Path.home().resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def _mtime(path: Path) -> int | None:
