@@ -284,3 +284,21 @@ def test_no_checkpoints_of_a_home_directory(tmp_path: Path) -> None:
     assert not (root / "sessions" / "loop-1" / "checkpoints.git").exists()
     run_hook(payload("SessionStart", session="loop-2", cwd=home, source="startup"), root)
     assert "checkpoint" in [e["type"] for e in events(root, "loop-2")]  # elsewhere, as usual
+
+
+@pytest.mark.slow
+def test_a_fallback_reached_while_the_agent_stops_does_not_keep_it_working(
+    tmp_path: Path,
+) -> None:
+    root, ws = tmp_path / "store", _ws(tmp_path)
+    root.mkdir()
+    (root / "policy.toml").write_text("[guard]\nescalation_deadline_s = 1\n")
+    proc, _escalation = _hold(root, ws, "--timeout", "120")
+    proc.kill()  # the user interrupted the held call in Claude Code
+    proc.wait(timeout=10)
+    time.sleep(1.2)
+    stop = run_hook(payload("Stop", cwd=ws, stop_hook_active=False,
+                            last_assistant_message="Done for now."), root)
+    assert stop.returncode == 0 and stop.stdout == ""
+    applied = _wait_for(root, "decision_applied")
+    assert applied["decision_id"] == "fallback"

@@ -84,10 +84,8 @@ def _fail_safe(root: Path, data: bytes, exc: BaseException) -> None:
         file=sys.stderr,
     )
     try:
-        from supervisor.guard.claude_code.hook import record_error
-        from supervisor.guard.claude_code.payload import map_payload, read_payload
+        from supervisor.guard.claude_code.hook import record_error, session_of
 
-        step = map_payload(read_payload(data))
-        record_error(root, step.session_id, step.hook_event, message)
+        record_error(root, *session_of(root, data), message)
     except Exception:  # nothing more can be done without disturbing the agent
         return

@@ -75,6 +75,13 @@ def handle(data: bytes, root: Path, budget_s: float, started: float) -> str:
         guard.close()
 
 
+def session_of(root: Path, data: bytes) -> tuple[str, str]:
+    """(the supervisor session, the hook event) a payload belongs to; raises like `handle`."""
+    step = map_payload(read_payload(data))
+    _follow_resumes(root, step)
+    return step.session_id, step.hook_event
+
+
 def record_error(root: Path, session_id: str, hook_event: str | None, message: str) -> None:
     """Write a `supervisor_error` event into the session, so the dashboard shows the problem.
     Best effort: if even that fails (full disk), the caller's stderr message is all there is."""
@@ -274,9 +281,14 @@ _HANDLERS = {
 
 
 def _guidance(notes: list[Any]) -> str | None:
-    """What the operator said that the agent has not seen yet (from `Guard.poll`)."""
-    texts = [n.message for n in notes if n.message and n.action != "stop"]
-    return "\n".join(texts) or None
+    """What the operator told the agent that it has not seen yet (from `Guard.poll`): guidance,
+    and a rollback (its files changed under it). Other outcomes (a fallback at a deadline, a
+    reset) are no reason to keep an agent working that is about to stop."""
+    texts = [n.message for n in notes if n.message and n.decision in _TOLD]
+    return "\n".join(dict.fromkeys(texts)) or None
+
+
+_TOLD = frozenset({"guidance", "rollback"})
 
 
 def _too_broad(cwd: str | None) -> bool:
