@@ -82,6 +82,10 @@ def test_session_ids_are_sanitised_and_subagents_get_a_linked_child_session() ->
     assert sub.start["parent_session"] == SID and sub.start["agent"] == "claude-code:Explore"
     main = map_payload(fixture("pre_tool_use"))
     assert main.parent_session_id is None and "parent_session" not in main.start
+    long_id = map_payload({**fixture("subagent_pre_tool_use"), "session_id": "s" * 300})
+    assert long_id.parent_session_id == "s" * 128
+    assert long_id.session_id != long_id.parent_session_id
+    assert long_id.session_id.endswith(".sub-a3f9c2e1")
 
 
 def test_pre_tool_use_gives_the_call() -> None:

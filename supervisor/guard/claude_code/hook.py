@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.guard.claude_code import respond
-from supervisor.guard.claude_code.payload import Step, map_payload, read_payload
+from supervisor.guard.claude_code.payload import Step, child_session_id, map_payload, read_payload
 from supervisor.guard.claude_code.policy import (
     ANSWER_MARGIN_S,
     guard_table,
@@ -102,7 +102,7 @@ def _follow_resumes(root: Path, step: Step) -> None:
     if step.parent_session_id:
         step.parent_session_id = current
         step.start["parent_session"] = current
-        step.session_id = sanitize_session_id(f"{current}.sub-{(step.subagent or {})['agent_id']}")
+        step.session_id = child_session_id(current, (step.subagent or {})["agent_id"])
     else:
         step.session_id = current
 
@@ -116,7 +116,7 @@ def _start_new_run(root: Path, step: Step, base: str) -> None:
     current = _current_run(root, base)
     number = int(current.rsplit(".run", 1)[1]) + 1 if current != base else 2
     previous = step.session_id
-    step.session_id = sanitize_session_id(f"{base}.run{number}")
+    step.session_id = sanitize_session_id(f"{base[:100]}.run{number}")
     step.start["resumed_from"] = previous
     ensure_session_dir(root, base)
     temp = pointer.with_name(f".{RUN_POINTER}.{os.getpid()}.tmp")

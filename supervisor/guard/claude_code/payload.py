@@ -107,7 +107,7 @@ def map_payload(payload: dict[str, Any]) -> Step:
     if agent_id:
         subagent = {"agent_id": agent_id, "agent_type": _text_or_none(payload.get("agent_type"))
                     or "subagent"}
-        session_id = sanitize_session_id(f"{parent}.sub-{agent_id}")
+        session_id = child_session_id(parent, agent_id)
     step = Step(
         kind="other",
         hook_event=event,
@@ -118,6 +118,12 @@ def map_payload(payload: dict[str, Any]) -> Step:
     )
     _MAPPERS.get(event, _other)(payload, step)
     return step
+
+
+def child_session_id(parent: str, agent_id: str) -> str:
+    """The session of a subagent: `<parent>.sub-<agent_id>`, always distinct from the parent
+    (a long parent id is shortened first, so the 128-character limit cannot cut the suffix)."""
+    return sanitize_session_id(f"{parent[:80]}.sub-{agent_id[:40]}")
 
 
 def cut_text(
