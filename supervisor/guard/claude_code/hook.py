@@ -144,9 +144,9 @@ def _open_guard(root: Path, step: Step, budget_s: float) -> tuple[Any, list[str]
     bad = state.with_suffix(".json.bad")
     bad_before = _mtime(bad)
     kwargs: dict[str, Any] = {"cwd": step.start.get("cwd")}
-    if not state.exists():
-        kwargs.update(_new_session_policy(root, problems))
     fresh = not state.exists()
+    if fresh:
+        kwargs.update(_new_session_policy(root, problems))
     kwargs["settings"] = _settings(root, budget_s, problems if fresh and not problems else [])
     if _too_broad(step.start.get("cwd")):
         kwargs["settings"] = dataclasses.replace(kwargs["settings"], checkpoints=False)
