@@ -340,3 +340,49 @@ def test_per_tool_thresholds() -> None:
     b = SessionBuilder()
     steps = [b.call("Grep", {"pattern": "x"}, "a:1:x") for _ in range(5)]
     assert alarms(replay(b.end(), policy))[0] == (steps[4], "exact_repeat", "nudge")
+
+
+# --- more traps from real runs --------------------------------------------------------------
+
+def test_one_retry_after_a_timeout_is_fine() -> None:
+    b = SessionBuilder()
+    _work(b)
+    for _ in range(2):
+        b.call("Bash", {"command": "pip install -r req.txt"}, "Command timed out after 120s",
+               ok=False)
+    b.call("Bash", {"command": "pip install -r req.txt --timeout 300"}, "Installed")
+    assert detectors(replay(b.end())) == []
+
+
+def test_searching_names_that_do_not_exist_is_exploring() -> None:
+    b = SessionBuilder()
+    for name in ("parse_header", "read_header", "HeaderParser", "header_bytes", "decode_hdr",
+                 "HEADER_SIZE", "hdr_len", "get_hdr", "split_header", "HeaderError"):
+        b.call("bash", {"command": f"grep -rn '{name}' src/ | head -20"}, "", ok=False,
+               error="exit code 1")
+    assert detectors(replay(b.end())) == []
+
+
+def test_a_failed_edit_lets_the_file_be_re_read() -> None:
+    engine = Engine()
+    read = {"call_id": "r1", "tool": "Read", "args": {"file_path": "/r/a.py"}}
+    engine.check(read, 1.0)
+    engine.observe({"type": "tool_result", "call_id": "r1", "ok": True, "output": "A = 1"}, 1.0)
+    engine.check({"call_id": "e", "tool": "Edit", "args": {"file_path": "/r/a.py"}}, 2.0)
+    engine.observe({"type": "tool_result", "call_id": "e", "ok": False,
+                    "output": "File has not been read yet. Read it first before writing to it."},
+                   2.0)
+    assert engine.check({**read, "call_id": "r2"}, 3.0).action == "allow"
+
+
+def test_failures_across_mutating_tools_are_one_streak() -> None:
+    b = SessionBuilder()
+    _work(b)
+    err = "<tool_use_error>File has not been read yet. Read it first.</tool_use_error>"
+    b.call("Edit", {"file_path": "/r/t.ts", "old_string": "a"}, err, ok=False)
+    b.call("MultiEdit", {"file_path": "/r/t.ts", "edits": [1]}, err, ok=False)
+    s = b.call("Write", {"file_path": "/r/t.ts", "content": "x"}, err, ok=False)
+    report = replay(b.end())
+    found = [f for f in report.findings if f.detector == "same_error"]
+    assert found and found[0].step == s and "read_first" in found[0].message
+    assert "edits failed" in found[0].message

@@ -89,6 +89,9 @@ def test_error_classes(output: str, error: str | None, cls: str) -> None:
     ("sleep 5", "poll"), ("ps aux | grep server", "poll"), ("tail -f log.txt", "poll"),
     ("curl -s localhost:8000/health", "poll"), ("while ! nc -z db 5432; do sleep 1; done", "poll"),
     ("sleep 10 && cat out.log", "poll"),
+    ("python3 - <<'EOF'\nimport re\np='a.py'\nopen(p,'w').write('x')\nEOF", "mutate"),
+    ("python -c \"open('f.py', 'w').write('x')\"", "mutate"),
+    ("python -c 'import sys; print(sys.version)'", "run"),
 ])
 def test_shell_commands_are_classified_by_command(command: str, category: str) -> None:
     assert shell_category(command) == category
@@ -113,6 +116,14 @@ def test_shell_commands_are_classified_by_command(command: str, category: str) -
     ("scroll_down", {}, "read"), ("create", {}, "mutate"), ("search_file", {}, "read"),
     ("search_dir", {}, "read"), ("find_file", {}, "read"), ("submit", {}, "other"),
     ("some_new_tool", {}, "run"),
+    ("run_ipython", {"code": "edit_file_by_replace('/a.py', to_replace='x', new_content='y')"},
+     "mutate"),
+    ("run_ipython", {"code": "open_file('/a.py')"}, "read"),
+    ("run_ipython", {"code": "import numpy; print(numpy.__version__)"}, "run"),
+    ("shell", {"command": ["bash", "-lc", "cat a.py"]}, "read"),
+    ("shell", {"command": ["bash", "-lc", "apply_patch <<'EOF'\n*** Begin Patch"]}, "mutate"),
+    ("read_file", {"absolute_path": "/a"}, "read"), ("search_file_content", {}, "read"),
+    ("update_plan", {}, "other"),
 ])
 def test_tool_names_of_known_agents(tool: str, args: dict, category: str) -> None:
     assert classify(tool, args, POLICY) == category

@@ -105,3 +105,37 @@ def test_policy_show_cli(tmp_path: Path) -> None:
     assert bad.stderr.startswith("supervisor: error: ")
     assert "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and k not in ("categories", "limits"):
+            out.update(_flat(v, f"{prefix}{k}."))
+        elif k != "limits":
+            out[prefix + k] = v
+    return out
+
+
+def test_every_default_is_documented() -> None:
+    import json
+
+    from tests.conftest import REPO
+
+    doc = (REPO / "docs" / "policy.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in doc.splitlines()
+            if line.startswith("| `")}
+    default = Policy.profile("default").to_dict()
+    for key, value in _flat(default).items():
+        if key.startswith("categories"):
+            continue
+        row = rows.get(f"`{key}`")
+        assert row is not None, f"{key} is not documented"
+        shown = json.dumps(value)
+        assert f"`{shown}`" in row, f"{key}: default {shown} not in {row}"
+    for name, spec in default["limits"].items():
+        row = rows.get(f"`limits.{name}`")
+        assert row is not None and f"`{spec['limit']}`, {spec['action']}" in row, name
+    for category, patterns in default["categories"].items():
+        row = rows.get(f"`{category}`")
+        assert row is not None and " ".join(patterns) in row, category

@@ -15,7 +15,7 @@ from supervisor.engine.fingerprint import (
     call_signature,
     canonical_args,
     error_class,
-    outcome_hash,
+    outcome,
 )
 from supervisor.engine.policy import Policy
 from supervisor.engine.state import SNAPSHOT_VERSION, State
@@ -29,7 +29,7 @@ from supervisor.engine.types import (
     LimitHit,
 )
 
-_CANON_KEEP = 600
+_CANON_KEEP = 400
 """Characters of canonical arguments kept per step (similarity and messages)."""
 _MAX_PENDING = 64
 _LIMIT_COUNTERS = {
@@ -46,6 +46,8 @@ class Engine:
         self.policy = policy or Policy.profile("default")
         pol = self.policy
         self._ignore = frozenset(pol["ignore_arg_keys"])
+        self._limits = [(name, *pol.limit(name)) for name in pol["limits"]
+                        if name != "resets_per_conversation"]
         self.st = State(pol["window"], min(pol["lookback"], pol["window"]),
                         pol["detectors"]["repeated_text"]["lookback"])
 
@@ -141,7 +143,7 @@ class Engine:
         if entry is None:
             return None
         msg = g.stale_read(entry["path"], entry["step"])
-        f = d.finding("stale_read", 1, step["sig"], [entry["seq"]], msg, step["i"], "skip")
+        f = d.finding("stale_read", 0, step["sig"], [entry["seq"]], msg, step["i"], "skip")
         return Check("skip", self.st.level, "stale read", msg, step["sig"], [f],
                      cached_output=entry["output"])
 
@@ -265,10 +267,7 @@ class Engine:
 
     def _limit_hits(self, now: float) -> list[LimitHit]:
         hits = []
-        for name in self.policy["limits"]:
-            if name == "resets_per_conversation":
-                continue
-            limit, action = self.policy.limit(name)
+        for name, limit, action in self._limits:
             if limit is None:
                 continue
             value = self._limit_value(name, now)
@@ -387,7 +386,7 @@ class Engine:
         output = output if isinstance(output, str) else ""
         err = event.get("error")
         step["ok"] = ok
-        step["out"] = outcome_hash(ok, output)
+        step["out"], step["empty"] = outcome(ok, output)
         step["err"] = error_class(ok, err if isinstance(err, str) else None, output)
         step["rseq"] = _int(event.get("seq"))
         if not step["seq"]:
@@ -410,7 +409,7 @@ class Engine:
         self._push(step)
         if ok and step["read"] and step["path"]:
             self._cache(step, output)
-        progress = st.ws != ws_before or (ok and novel)
+        progress = st.ws != ws_before or novel
         return self._detect(step, progress)
 
     def _detect(self, step: dict[str, Any], progress: bool) -> list[Finding]:
@@ -431,7 +430,7 @@ class Engine:
         if step["cat"] == "poll":
             if p["polling"]["enabled"]:
                 found.append(d.polling(st, step, p["polling"]))  # type: ignore[arg-type]
-        elif p["no_progress"]["enabled"]:
+        elif step["cat"] != "other" and p["no_progress"]["enabled"]:
             found.append(d.no_progress(st, step, progress, p["no_progress"]))  # type: ignore[arg-type]
         result = [f for f in found if f is not None]
         for f in result:
@@ -441,6 +440,8 @@ class Engine:
             if st.progress_streak >= self.policy["level_decay_steps"] and st.level in (1, 2):
                 st.level -= 1
                 st.progress_streak = 0
+        elif not progress:
+            st.progress_streak = 0
         return result
 
     def _raise(self, f: Finding) -> None:
@@ -470,13 +471,14 @@ class Engine:
 
     def _push(self, step: dict[str, Any]) -> None:
         st = self.st
-        if len(st.hist) == st.hist.maxlen:
-            old = st.hist[0]["out"]
+        if len(st.outs) == st.outs.maxlen:
+            old = st.outs[0]
             n = st.seen_out.get(old, 0) - 1
             if n > 0:
                 st.seen_out[old] = n
             else:
                 st.seen_out.pop(old, None)
+        st.outs.append(step["out"])
         st.hist.append(step)
         st.seen_out[step["out"]] = st.seen_out.get(step["out"], 0) + 1
         st.keys.append(f"{step['sig']}:{step['out']}:{step['ws']}")

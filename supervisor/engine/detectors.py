@@ -15,7 +15,11 @@ from itertools import islice
 from typing import Any
 
 from supervisor.engine import guidance as g
-from supervisor.engine.fingerprint import GENERIC_ERROR_CLASSES, KNOWN_ERROR_CLASSES
+from supervisor.engine.fingerprint import (
+    GENERIC_ERROR_CLASSES,
+    KNOWN_ERROR_CLASSES,
+    TRANSIENT_ERROR_CLASSES,
+)
 from supervisor.engine.state import State
 from supervisor.engine.types import ACTION_BY_LEVEL, Finding
 
@@ -53,8 +57,9 @@ def exact_repeat(st: State, step: dict[str, Any], p: Params, lookback: int) -> F
     prior = same_key_outcomes(st, step["sig"], step["ws"], lookback)[1:]  # [0] is this step
     same = [s for s in prior if s["out"] == step["out"]]
     n = len(same) + 1
-    threshold = p["nudge"] if step["ok"] else p["error_nudge"]
-    block = p["block"] if step["ok"] else p["error_block"]
+    strict = not step["ok"] and step["err"] not in TRANSIENT_ERROR_CLASSES
+    threshold = p["error_nudge"] if strict else p["nudge"]
+    block = p["error_block"] if strict else p["block"]
     if n < threshold or n >= block or step.get("blk"):
         return None
     steps = sorted([s["i"] for s in same] + [step["i"]])
@@ -73,8 +78,8 @@ def blocks_exact(st: State, sig: str, ws: int, p: Params, lookback: int,
     run = identical_run(same_key_outcomes(st, sig, ws, lookback))
     if not run:
         return None
-    ok = run[0]["ok"]
-    block = p["block"] if ok else p["error_block"]
+    strict = not run[0]["ok"] and run[0]["err"] not in TRANSIENT_ERROR_CLASSES
+    block = p["error_block"] if strict else p["block"]
     attempts = len(run) + pending_blocked + 1
     stop = p.get("stop")
     if stop and attempts >= stop:
@@ -94,6 +99,10 @@ def _ratio(a: str, b: str, cutoff: float) -> float:
     return ratio(a, b, score_cutoff=cutoff * 100) / 100
 
 
+def _uninformative(step: dict[str, Any]) -> bool:
+    return bool(step.get("empty")) and (step["ok"] or step["err"] not in KNOWN_ERROR_CLASSES)
+
+
 def outcome_class(step: dict[str, Any]) -> str:
     """Errors of a known class compare by that class; other errors and successes by their
     normalised output (two scripts failing with different messages are not alike)."""
@@ -104,13 +113,21 @@ def outcome_class(step: dict[str, Any]) -> str:
 
 
 def similar_calls(st: State, step: dict[str, Any], p: Params) -> Finding | None:
-    """Calls of one tool whose canonical arguments are ≥ threshold alike, same outcome class."""
+    """Calls of one tool whose canonical arguments are ≥ threshold alike, same outcome class.
+
+    Calls whose output says nothing (blank, "No matches found") are left out unless they failed
+    with a known error class: searching one name after another and finding nothing is
+    exploring."""
+    if _uninformative(step):
+        return None
     canon = step["canon"][: p["max_chars"]]
     cls = outcome_class(step)
     cluster = []
     sigs = {step["sig"]}
     for s in islice(recent(st, p["lookback"]), 1, None):
         if s["tool"] != step["tool"] or s["ws"] != step["ws"] or outcome_class(s) != cls:
+            continue
+        if _uninformative(s):
             continue
         if s["sig"] == step["sig"] or _ratio(canon, s["canon"][: p["max_chars"]],
                                                p["threshold"]) >= p["threshold"]:
@@ -251,6 +268,8 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     chain = [step]
     for s in islice(recent(st, p["lookback"]), 1, None):
         if error_group(s["tool"], s["cat"]) != group:
+            if s["ok"] and s["novel"] and s["cat"] in ("read", "run"):
+                break  # something new was learned in between
             continue
         if s["ok"] or s["err"] != step["err"] or s["ws"] != step["ws"]:
             break
@@ -298,6 +317,12 @@ def blocks_same_error(st: State, tool: str, category: str, p: Params
 
 # --- error rate -----------------------------------------------------------------------------
 
+def _hard_failure(step: dict[str, Any]) -> bool:
+    """A failure that counts for the error rate: not a read-only command's bare non-zero exit
+    (grep finding nothing exits 1)."""
+    return not step["ok"] and not (step["cat"] == "read" and step["err"] in GENERIC_ERROR_CLASSES)
+
+
 def error_rate(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     """At least `ratio` of the last `min_steps` to `window` steps failed (the longest such
     trailing stretch is reported)."""
@@ -306,16 +331,16 @@ def error_rate(st: State, step: dict[str, Any], p: Params) -> Finding | None:
         er["cooldown"] -= 1
         return None
     window = list(islice(reversed(st.hist), p["window"]))
-    if len(window) < p["min_steps"] or step["ok"]:
+    if len(window) < p["min_steps"] or not _hard_failure(step):
         return None
-    flags = [not s["ok"] for s in window]
+    flags = [_hard_failure(s) for s in window]
     size = next((n for n in range(len(window), p["min_steps"] - 1, -1)
                  if sum(flags[:n]) >= p["ratio"] * n), 0)
     if not size:
         er["fired"] = 0
         return None
     window = window[:size]
-    errors = [s for s in window if not s["ok"]]
+    errors = [s for s in window if _hard_failure(s)]
     er["fired"] += 1
     er["cooldown"] = p["window"] // 2
     level = 3 if er["fired"] >= p["escalate_after"] else 1

@@ -36,9 +36,10 @@ _DEFAULT: dict[str, Any] = {
     "shell_tools": ["Bash", "bash", "execute_bash", "run", "shell", "shell_command",
                     "run_shell_command"],
     "editor_tools": ["str_replace_editor", "str_replace_based_edit_tool", "edit_file"],
+    "code_tools": ["run_ipython", "execute_ipython_cell", "ipython", "python"],
     "file_read_tools": ["Read", "read", "read_file", "str_replace_editor:view",
                         "str_replace_based_edit_tool:view"],
-    "path_args": ["file_path", "path", "notebook_path", "filename", "file"],
+    "path_args": ["file_path", "path", "absolute_path", "notebook_path", "filename", "file"],
     "file_cache_bytes": 1_000_000,
     "categories": {
         "read": [
@@ -46,7 +47,8 @@ _DEFAULT: dict[str, Any] = {
             "browse", "browse_interactive", "web_read", "browser", "open", "goto", "scroll_up",
             "scroll_down", "search_file", "search_dir", "find_file", "read_file", "list_files",
             "glob", "grep", "search", "view", "mcp__*__get*", "mcp__*__list*", "mcp__*__read*",
-            "mcp__*__search*", "mcp__*__find*", "mcp__*__fetch*",
+            "mcp__*__search*", "mcp__*__find*", "mcp__*__fetch*", "search_file_content",
+            "list_directory", "read_many_files", "web_fetch", "google_web_search",
         ],
         "mutate": [
             "Edit", "MultiEdit", "Write", "NotebookEdit", "write", "edit", "create",
@@ -57,7 +59,7 @@ _DEFAULT: dict[str, Any] = {
         ],
         "poll": ["BashOutput", "KillShell", "KillBash", "wait", "sleep"],
         "other": ["think", "finish", "submit", "TodoWrite", "TodoRead", "exit_plan_mode",
-                  "ExitPlanMode", "AskUserQuestion"],
+                  "ExitPlanMode", "AskUserQuestion", "save_memory", "update_plan"],
     },
     "detectors": {
         "exact_repeat": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6,
@@ -72,7 +74,7 @@ _DEFAULT: dict[str, Any] = {
                        "escalate_after": 3},
         "no_progress": {"enabled": True, "nudge": 10, "escalate": 30},
         "repeated_text": {"enabled": True, "nudge": 3, "escalate": 5, "min_chars": 40,
-                          "overlap": 0.7, "chunk_chars": 50, "chunk_repeats": 10,
+                          "overlap": 0.7, "chunk_chars": 200, "chunk_repeats": 10,
                           "lookback": 20},
         "polling": {"enabled": True, "nudge": 8, "block": 12, "escalate": 16},
         "stale_read": {"enabled": True},
@@ -81,6 +83,8 @@ _DEFAULT: dict[str, Any] = {
         "poll": {"exact_repeat": {"enabled": False}, "similar_calls": {"enabled": False},
                  "cycle": {"enabled": False}, "no_progress": {"enabled": False}},
         "other": {"similar_calls": {"enabled": False}},
+        # searching for one name after another with no result is exploring, not a loop
+        "read": {"similar_calls": {"nudge": 8, "block": 10, "escalate": 12}},
     },
     "tools": {},
     "limits": {

@@ -300,12 +300,42 @@ def loop_parallel_identical(rng: random.Random) -> tuple[list[dict[str, Any]], i
     return b.end(), start + 1
 
 
+def loop_scroll_end(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+    """SWE-agent scrolling past the end of a file: the same window again and again."""
+    b = SessionBuilder(agent="swe-agent")
+    normal_work(b, rng, rng.randint(3, 8))
+    b.call("open", {"path": "src/long.py"}, "[File: src/long.py (300 lines total)]\n1:import os")
+    for k in range(3):
+        b.call("scroll_down", {}, f"[File: src/long.py (300 lines total)]\n{(k + 1) * 100}:x")
+    onset = None
+    for k in range(4):
+        s = b.call("scroll_down", {}, "[File: src/long.py (300 lines total)]\n"
+                                      "(this is the end of the file)\n300:main()")
+        onset = s if k == 1 else onset
+    return b.end(), onset  # type: ignore[return-value]
+
+
+def loop_mini_identical(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+    """mini-swe-agent re-running the same reproduction script with no change in between."""
+    b = SessionBuilder(agent="mini-swe-agent")
+    normal_work(b, rng, rng.randint(4, 10))
+    onset = None
+    for k in range(4):
+        s = b.call("bash", {"command": "cd /testbed && python reproduce_issue.py"},
+                   "<returncode>1</returncode>\n<output>\nAssertionError: expected 2, got 3\n"
+                   "</output>", ok=False, error="exit code 1")
+        onset = s if k == 1 else onset
+        b.say(f"THOUGHT: The issue is still there. Let me run the script again to check. ({k})")
+    return b.end(), onset  # type: ignore[return-value]
+
+
 LOOPS = {
     "exact_error": loop_exact_error, "exact_ok": loop_exact_ok, "interleaved": loop_interleaved,
     "similar_ok": loop_similar_ok, "similar_edit": loop_similar_edit, "cycle2": loop_cycle2,
     "cycle3": loop_cycle3, "same_error": loop_same_error, "error_rate": loop_error_rate,
     "no_progress": loop_no_progress, "repeated_text": loop_repeated_text,
     "polling_stuck": loop_polling_stuck, "parallel_identical": loop_parallel_identical,
+    "scroll_end": loop_scroll_end, "mini_identical": loop_mini_identical,
 }
 
 
@@ -442,13 +472,53 @@ def trap_test_fix_cycle(rng: random.Random) -> list[dict[str, Any]]:
     return b.end()
 
 
+def trap_grep_nomatch(rng: random.Random) -> list[dict[str, Any]]:
+    """mini-swe-agent searching for names that do not exist: grep exits 1, nothing is wrong."""
+    b = SessionBuilder(agent="mini-swe-agent")
+    normal_work(b, rng, rng.randint(3, 6))
+    for k, name in enumerate(["parse_header", "read_header", "HeaderParser", "header_bytes",
+                              "decode_header", "HEADER_SIZE", "hdr_len", "get_hdr"]):
+        found = k in (3, 7)
+        b.call("bash", {"command": f"grep -rn '{name}' src/ | head -20"},
+               f"src/io/h.py:{k + 10}:def {name}():" if found else "", ok=found,
+               error=None if found else "exit code 1")
+    normal_work(b, rng, 4, tag="found")
+    return b.end()
+
+
+def trap_guess_paths(rng: random.Random) -> list[dict[str, Any]]:
+    """Guessing a few paths, with searches in between that each find something new."""
+    b = SessionBuilder()
+    normal_work(b, rng, rng.randint(3, 6))
+    for k, guess in enumerate(["src/config.py", "lib/config.py", "app/config.py"]):
+        b.call("Read", {"file_path": f"/work/repo/{guess}"},
+               f"<tool_use_error>File does not exist: /work/repo/{guess}</tool_use_error>",
+               ok=False)
+        b.call("Glob", {"pattern": f"**/*conf*{k}*"}, f"pkg/settings/conf_{k}.py")
+    b.call("Read", {"file_path": "/work/repo/pkg/settings/conf_2.py"}, _code(rng, "conf"))
+    return b.end()
+
+
+def trap_timeout_retry(rng: random.Random) -> list[dict[str, Any]]:
+    b = SessionBuilder()
+    normal_work(b, rng, rng.randint(3, 6))
+    for _ in range(2):
+        b.call("Bash", {"command": "pip install -r requirements.txt"},
+               "Command timed out after 120 seconds", ok=False, error="timeout")
+    b.call("Bash", {"command": "pip install -r requirements.txt --timeout 300"},
+           "Successfully installed 12 packages")
+    normal_work(b, rng, 4, tag="later")
+    return b.end()
+
+
 TRAPS = {
     "polling_changing": trap_polling_changing, "tests_after_edits": trap_tests_after_edits,
     "reread_after_edit": trap_reread_after_edit, "similar_searches": trap_similar_searches,
     "normal_long": trap_normal_long, "brief_wait": trap_brief_wait,
     "similar_moves": trap_similar_moves, "short_thoughts": trap_short_thoughts,
     "retry_transient": trap_retry_transient, "git_status_after_edits": trap_git_status_after_edits,
-    "test_fix_cycle": trap_test_fix_cycle,
+    "test_fix_cycle": trap_test_fix_cycle, "grep_nomatch": trap_grep_nomatch,
+    "guess_paths": trap_guess_paths, "timeout_retry": trap_timeout_retry,
 }
 VARIANTS = 3
 
