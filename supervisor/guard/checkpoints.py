@@ -431,9 +431,25 @@ class CheckpointStore:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            self._clear_stale_locks()
             yield
         finally:
             os.close(fd)
+
+    def _clear_stale_locks(self) -> None:
+        """Remove git lock files a killed process left behind. Every git command on this
+        repository runs under our lock, so a git lock file seen while we hold it is stale."""
+        if not self.git_dir.is_dir():
+            return
+        candidates = [self.git_dir / "index.lock", self.git_dir / "packed-refs.lock",
+                      self.git_dir / "HEAD.lock", self.git_dir / "config.lock"]
+        candidates += self.git_dir.glob("index.diff.*")
+        refs = self.git_dir / "refs"
+        if refs.is_dir():
+            candidates += refs.rglob("*.lock")
+        for path in candidates:
+            with suppress(OSError):
+                path.unlink()
 
     def _git(
         self, *args: str, input: str | None = None, check: bool = True,
