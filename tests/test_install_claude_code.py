@@ -234,3 +234,38 @@ def test_the_installed_command_runs_the_hook_from_a_shell(tmp_path: Path) -> Non
     assert run.returncode == 0 and run.stderr == "", run.stderr
     events = (store / "sessions" / "installed-1" / "events.jsonl").read_text()
     assert '"type":"tool_call"' in events
+
+
+@pytest.mark.slow
+def test_a_held_call_answers_within_the_installed_entrys_timeout(tmp_path: Path) -> None:
+    """Run the installed entries the way Claude Code does (shell, stdin, the entry's timeout):
+    a call held for the operator is answered by the fallback before that timeout."""
+    import subprocess
+    import time
+
+    from supervisor.guard.operator import send_decision
+    from tests.conftest import cli_env
+
+    project, store = tmp_path / "proj", tmp_path / "store"
+    project.mkdir()
+    store.mkdir()
+    (store / "policy.toml").write_text("[guard]\nescalation_deadline_s = 600\n")
+    done = _install(tmp_path, "--project", str(project), "--timeout", "14", "--root", str(store))
+    assert done.returncode == 0, done.stderr
+    entries = _ours(json.loads((project / ".claude" / "settings.json").read_text()))
+
+    def claude_code_runs(event: str, **fields: object) -> subprocess.CompletedProcess[str]:
+        [entry] = entries[event]
+        payload = {"session_id": "cc-1", "cwd": str(project), "hook_event_name": event, **fields}
+        return subprocess.run(["/bin/sh", "-c", entry["command"]], input=json.dumps(payload),
+                              text=True, capture_output=True, env=cli_env(),
+                              timeout=entry["timeout"])  # Claude Code gives up here
+
+    assert claude_code_runs("SessionStart", source="startup").returncode == 0
+    send_decision(store, "cc-1", "pause", operator="ana")
+    started = time.monotonic()
+    held = claude_code_runs("PreToolUse", tool_name="Bash", tool_input={"command": "make"},
+                            tool_use_id="toolu_1")
+    assert time.monotonic() - started < 14
+    assert held.returncode == 0, held.stderr
+    assert json.loads(held.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
