@@ -62,8 +62,7 @@ def handle(data: bytes, root: Path, budget_s: float, started: float) -> str:
         problems += more
     try:
         if not guard.started:
-            guard.start("claude-code" if step.subagent is None else step.start["agent"],
-                        None, heartbeat_s=None, extra=_start_extra(step))
+            guard.start(step.start["agent"], None, heartbeat_s=None, extra=_start_extra(step))
             if step.parent_session_id:
                 _link_parent(root, step)
         elif step.kind == "start" and step.message:

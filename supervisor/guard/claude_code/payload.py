@@ -1,4 +1,4 @@
-"""Map one Claude Code hook payload to protocol events: pure functions, standard library only.
+"""Map one Claude Code hook payload to protocol events: pure functions (stdlib and xxhash).
 
 `read_payload` turns stdin bytes into a dict (or raises `PayloadError` with a one-line reason);
 `map_payload` turns that dict into a `Step`: which supervisor session it belongs to, what kind of
@@ -31,12 +31,6 @@ PAYLOAD_LIMIT_BYTES = 8 * 1024 * 1024
 HOOK_EVENT = "hook_event"
 """Event type (protocol extension) for a hook event this version does not map: recorded as-is."""
 
-KNOWN_EVENTS = frozenset(
-    {
-        "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-        "Stop", "SubagentStop", "Notification", "SessionEnd",
-    }
-)
 _COMMON_KEYS = frozenset(
     {"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name",
      "agent_id", "agent_type"}
