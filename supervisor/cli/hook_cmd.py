@@ -30,22 +30,19 @@ def run_hook(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"supervisor hook: {exc}\n{USAGE}", file=sys.stderr)
         return 1
-    data = sys.stdin.buffer.read()
-    root = resolve_root(root_arg)
-    from supervisor.guard.claude_code.hook import handle
-    from supervisor.guard.claude_code.payload import PayloadError
-
+    data = b""
+    root = None
     try:
+        data = sys.stdin.buffer.read()
+        root = resolve_root(root_arg)
+        from supervisor.guard.claude_code.hook import handle
+
         text = handle(data, root, timeout, started)
-    except PayloadError as exc:
-        print(f"supervisor hook: ignored a payload it cannot use: {exc}", file=sys.stderr)
-        return 0
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
     except Exception as exc:
         _fail_safe(root, data, exc)
-        return 0
-    if text:
-        sys.stdout.write(text)
-        sys.stdout.flush()
     return 0
 
 
@@ -76,13 +73,20 @@ def _parse(argv: list[str]) -> tuple[float, str | None]:
     return timeout, root
 
 
-def _fail_safe(root: Path, data: bytes, exc: BaseException) -> None:
+def _fail_safe(root: Path | None, data: bytes, exc: BaseException) -> None:
     """The supervisor failed: say so, record it in the session if possible, let the agent go."""
+    from supervisor.guard.claude_code.payload import PayloadError
+
+    if isinstance(exc, PayloadError):
+        print(f"supervisor hook: ignored a payload it cannot use: {exc}", file=sys.stderr)
+        return
     message = f"{type(exc).__name__}: {exc}"
     print(
         f"supervisor hook: the supervisor failed ({message}); this call goes on unsupervised",
         file=sys.stderr,
     )
+    if root is None:
+        return
     try:
         from supervisor.guard.claude_code.hook import record_error, session_of
 
