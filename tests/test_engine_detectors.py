@@ -231,6 +231,19 @@ def test_a_degenerate_message_repeating_one_sentence() -> None:
     assert detectors(replay(b.end())) == ["repeated_text"]
 
 
+def test_empty_replies_in_a_row() -> None:
+    b = SessionBuilder()
+    _work(b)
+    for _ in range(3):
+        b.say("  ")
+    assert detectors(replay(b.end())) == ["repeated_text"]
+    b = SessionBuilder()
+    for k in range(5):  # empty texts around tool calls are normal (tool-only turns)
+        b.say("")
+        b.call("Read", {"file_path": f"/r/{k}.py"}, f"content {k}")
+    assert detectors(replay(b.end())) == []
+
+
 def test_short_repeated_thoughts_between_real_work_are_fine() -> None:
     b = SessionBuilder()
     for k in range(8):

@@ -111,3 +111,20 @@ def test_restore_continues_exactly(first: list[tuple[str, Any]], rest: list[tupl
         b = _apply(restored, kind, value, float(i))
         assert a == b
     assert original.snapshot() == restored.snapshot()
+
+
+events = st.lists(st.one_of(tool_call, tool_result, message, other, junk), max_size=40)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events, profiles)
+def test_replay_never_raises(sequence: list[Any], profile: str) -> None:
+    from supervisor.analysis.replay import analyze_events
+
+    report = analyze_events(sequence, _policy(profile), session="s", source="x")
+    line = report.to_json()
+    assert line["steps"] == sum(1 for e in sequence if isinstance(e, dict)
+                                and e.get("type") == "tool_call")
+    json.dumps(report.to_dict())
+    firsts = [v for v in line["first"].values() if v is not None]
+    assert all(0 <= v < max(line["steps"], 1) for v in firsts)

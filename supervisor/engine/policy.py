@@ -75,7 +75,7 @@ _DEFAULT: dict[str, Any] = {
         "no_progress": {"enabled": True, "nudge": 10, "escalate": 30},
         "repeated_text": {"enabled": True, "nudge": 3, "escalate": 5, "min_chars": 40,
                           "overlap": 0.7, "chunk_chars": 200, "chunk_repeats": 10,
-                          "lookback": 20},
+                          "lookback": 20, "empty_replies": 3},
         "polling": {"enabled": True, "nudge": 8, "block": 12, "escalate": 16},
         "stale_read": {"enabled": True},
     },

@@ -59,6 +59,8 @@ class State:
         self.no_progress = 0
         self.no_progress_fired = 0
         self.text_streak: list[int] = []
+        self.empty_replies: list[int] = []
+        """Seqs of empty assistant messages since the last tool call or real message."""
         self.text_ws = 0
         self.polls: dict[str, dict[str, Any]] = {}
         self.cache: dict[str, dict[str, Any]] = {}

@@ -5,7 +5,8 @@ explaining it is normal. The rest is normalised (case, whitespace, digits) and c
 sentences/lines of at least a few words; each chunk is hashed. A message repeats when most of
 its chunks appeared in recent messages; a streak of repeating messages with no workspace change
 in between is a loop. A single message in which one chunk recurs many times (a degenerate text
-loop, as Gemini CLI checks for) fires at once.
+loop, as Gemini CLI checks for) fires at once, and so do several empty replies in a row with no
+tool call between them (as OpenHands checks for).
 """
 
 import re
@@ -47,6 +48,17 @@ def repeated_text(st: State, event: dict[str, Any], p: dict[str, Any]) -> Findin
         return None
     seq = event.get("seq")
     seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+    if not text.strip():
+        st.empty_replies = [*st.empty_replies, seq][-20:]
+        if len(st.empty_replies) == p["empty_replies"]:
+            return finding(
+                "repeated_text", 1, "text:empty", list(st.empty_replies),
+                f"Your last {len(st.empty_replies)} replies were empty and no tool was called. "
+                "State the next concrete step and take it, or say what blocks you.",
+                st.step_count - 1,
+            )
+        return None
+    st.empty_replies = []
     hashes = chunks(text, p["chunk_chars"])
     step = st.step_count - 1
     counts = Counter(hashes)
