@@ -20,6 +20,8 @@ COMMANDS: list[tuple[str, str, str]] = [
      "list sessions: status, level, counts, pending escalations"),
     ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
+    ("install", "supervisor.cli.install_cmd", "add the supervisor's hooks to an agent's settings"),
+    ("uninstall", "supervisor.cli.install_cmd", "remove the hooks that `install` added"),
     ("answer", "supervisor.cli.answer_cmd", "answer a session's pending escalation"),
     ("checkpoints", "supervisor.cli.checkpoints_cmd", "list a session's checkpoints"),
     ("rollback", "supervisor.cli.rollback_cmd", "restore a checkpoint of an ended session"),

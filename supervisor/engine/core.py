@@ -181,10 +181,12 @@ class Engine:
         c["blocked"] += 1
         msg = (
             f"{'Blocked' if level == 2 else 'Paused'}: this call continues a cycle of "
-            f"{c['period']} calls that has repeated with identical results and no change. "
+            f"{c['period']} calls ({c.get('tools', '?')}) that repeated with identical results "
+            f"and no change at {g.steps_text(c.get('steps', []))}. "
             f"{g.advice(step['cat']).capitalize()}."
         )
-        return d.finding("cycle", level, d._cycle_signature(c["sigs"]), [], msg, step["i"])
+        return d.finding("cycle", level, d._cycle_signature(c["sigs"]), list(c.get("seqs", [])),
+                         msg, step["i"])
 
     def _block_similar(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
         q = p["similar_calls"]

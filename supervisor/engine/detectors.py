@@ -206,9 +206,10 @@ def cycle(st: State, step: dict[str, Any], p: Params) -> Finding | None:
         state = {"period": period, "sigs": sigs, "ws": step["ws"], "length": length,
                  "need": need, "blocked": 0, "pos": 0, "fired": 0}
         st.cycle = state
-    state.update(length=length, sigs=sigs, pos=0)
     evidence = sorted(s["seq"] for s in steps)
     tools = " → ".join(s["tool"] for s in reversed(steps[:period]))
+    state.update(length=length, sigs=sigs, pos=0, seqs=evidence[-20:], tools=tools,
+                 steps=sorted(s["i"] for s in steps)[-20:])
     level = 0
     if length >= need + p["escalate_periods"] * period and state["fired"] < 3:
         level = 3

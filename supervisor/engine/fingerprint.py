@@ -57,6 +57,7 @@ def _hex_id(match: re.Match[str]) -> str:
     return "<HEX>" if has_digit and not word.isdigit() else word
 
 
+_DIGITS = tuple("0123456789")
 _NOISE: list[tuple[tuple[str, ...], re.Pattern[str], Any]] = [
     # (substrings one of which must occur for the pattern to apply, pattern, replacement):
     # the cheap `in` checks skip most patterns on most outputs.
@@ -74,13 +75,13 @@ _NOISE: list[tuple[tuple[str, ...], re.Pattern[str], Any]] = [
         r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
      "<UUID>"),
     (("0x",), re.compile(r"\b0x[0-9a-fA-F]+\b"), "<ADDR>"),
-    (("",), re.compile(r"\b[0-9a-f]{7,64}\b"), _hex_id),
+    (_DIGITS, re.compile(r"\b[0-9a-f]{7,64}\b"), _hex_id),
     (("/tmp", "/var/"),
      re.compile(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+"), "<TMP>"),
     (("tmp",), re.compile(r"\btmp[A-Za-z0-9_]{6,}\b"), "<TMP>"),
     (("pid", "PID", "rocess"), re.compile(r"\b(pid|PID|process|Process)([ =:#]+)\d+"),
      r"\1\2<PID>"),
-    (("",), re.compile(
+    (_DIGITS, re.compile(
         r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"), "<DUR>"),
     ((" \n", "\t\n"), re.compile(r"[ \t]+$", re.M), ""),
 ]

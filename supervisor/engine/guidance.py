@@ -57,6 +57,8 @@ STRATEGY: dict[str, str] = {
 
 def steps_text(steps: list[int]) -> str:
     """'steps 3, 5 and 7' (0-based step numbers, as `supervisor analyze` reports them)."""
+    if not steps:
+        return "earlier steps"
     shown = [str(s) for s in steps[-6:]]
     if len(steps) > 6:
         shown.insert(0, "…")

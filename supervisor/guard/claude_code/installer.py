@@ -1,0 +1,293 @@
+"""Merge the supervisor's hook entries into a Claude Code `settings.json`, and take them out again.
+
+The user's settings are precious: unknown keys, other hooks and their order are kept; a file that
+is not valid JSON is refused with a clear error and never overwritten; every write keeps a backup
+of the previous content beside the file. Our entries are recognised by their command
+(`... supervisor hook claude-code ...`), so the installer is idempotent and `uninstall` removes
+exactly what `install` added. Claude Code validates its settings, so no extra marker keys are
+written into the hook objects.
+"""
+
+import contextlib
+import difflib
+import json
+import os
+import re
+import shlex
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HOOK_EVENTS: tuple[tuple[str, bool], ...] = (
+    # (event name, takes a tool-name matcher)
+    ("SessionStart", False),
+    ("UserPromptSubmit", False),
+    ("PreToolUse", True),
+    ("PostToolUse", True),
+    ("PostToolUseFailure", True),
+    ("Stop", False),
+    ("SubagentStop", False),
+    ("Notification", False),
+    ("SessionEnd", False),
+)
+HOLD_MARGIN_S = 30
+"""Added to the policy's hold time for the PreToolUse entry's `timeout`: the hook answers by
+itself well before Claude Code would give up on it (a timed-out PreToolUse hook lets the call
+through)."""
+OTHER_TIMEOUT_S = 60
+"""`timeout` of the entries for every other event; those hooks never wait for an operator."""
+BACKUP_INFIX = ".bak-"
+
+_OURS = re.compile(r"(?:^|[\s/\\'\"])supervisor(?:\.exe)?['\"]?\s+hook\s+claude-code(?:\s|$)")
+
+
+class InstallError(Exception):
+    """The settings cannot be changed safely; the message says why and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a write would do: the file, its text before, its text after (None: no file)."""
+
+    path: Path
+    old_text: str | None
+    new_text: str | None
+
+    @property
+    def changed(self) -> bool:
+        return self.old_text != self.new_text
+
+    def diff(self) -> str:
+        """A unified diff of the change, for `--dry-run`."""
+        old = (self.old_text or "").splitlines(keepends=True)
+        new = (self.new_text or "").splitlines(keepends=True)
+        name = str(self.path)
+        return "".join(
+            difflib.unified_diff(old, new, fromfile=f"{name} (now)", tofile=f"{name} (after)")
+        )
+
+
+def user_settings_path() -> Path:
+    """`$CLAUDE_CONFIG_DIR/settings.json` if that is set, else `~/.claude/settings.json`."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".claude") / "settings.json"
+
+
+def project_settings_path(project: Path) -> Path:
+    """The shared project settings, `DIR/.claude/settings.json`."""
+    return Path(project).expanduser().resolve() / ".claude" / "settings.json"
+
+
+def hook_command(timeout_s: int, root: Path | None = None) -> str:
+    """The shell command Claude Code runs: an absolute path, so it works without PATH.
+
+    The `supervisor` script installed beside this interpreter when there is one, else this
+    interpreter with `-m supervisor`. `--timeout` tells the hook its budget, so a hold answers
+    with the fallback before Claude Code gives up on it.
+    """
+    script = Path(sys.executable).with_name("supervisor")
+    if script.is_file() and os.access(script, os.X_OK):
+        base = [str(script)]
+    else:
+        base = [sys.executable, "-m", "supervisor"]
+    parts = [*base, "hook", "claude-code", "--timeout", str(int(timeout_s))]
+    if root is not None:
+        parts += ["--root", str(root)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def is_our_command(command: object) -> bool:
+    """True for a hook command that runs `supervisor hook claude-code`."""
+    return isinstance(command, str) and bool(_OURS.search(command))
+
+
+def _is_our_hook(hook: object) -> bool:
+    return isinstance(hook, dict) and is_our_command(hook.get("command"))
+
+
+def plan_install(path: Path, command: str, pre_tool_timeout_s: int) -> Plan:
+    """The settings with our entries merged in (updated in place when already there)."""
+    old_text = _read_text(path)
+    data = _parse(path, old_text)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError(
+            f"{path}: 'hooks' is not an object; fix it by hand (file left untouched)"
+        )
+    wanted = {name: matcher for name, matcher in HOOK_EVENTS}
+    for name in list(hooks):
+        if name not in wanted:
+            _remove_ours(hooks, name)
+    for name, takes_matcher in HOOK_EVENTS:
+        timeout = pre_tool_timeout_s if name == "PreToolUse" else OTHER_TIMEOUT_S
+        entry = {"type": "command", "command": command, "timeout": timeout}
+        groups = hooks.setdefault(name, [])
+        if not isinstance(groups, list):
+            raise InstallError(
+                f"{path}: hooks.{name} is not a list; fix it by hand (file left untouched)"
+            )
+        if not _update_ours(groups, entry):
+            group: dict[str, Any] = {"matcher": "*"} if takes_matcher else {}
+            group["hooks"] = [entry]
+            groups.append(group)
+    return Plan(path, old_text, _dump(data))
+
+
+def plan_uninstall(path: Path) -> Plan:
+    """The settings without our entries; the exact original bytes when a backup matches."""
+    old_text = _read_text(path)
+    if old_text is None:
+        return Plan(path, None, None)
+    data = _parse(path, old_text)
+    hooks = data.get("hooks")
+    removed = False
+    if isinstance(hooks, dict):
+        for name in list(hooks):
+            removed |= _remove_ours(hooks, name)
+        if removed and not hooks:
+            del data["hooks"]
+    if not removed:
+        return Plan(path, old_text, old_text)
+    return Plan(path, old_text, _original_text(path, data))
+
+
+def apply(plan: Plan) -> Path | None:
+    """Write the planned content atomically; return the backup of the previous content."""
+    if not plan.changed:
+        return None
+    backup = None
+    mode = 0o600
+    if plan.old_text is not None:
+        mode = plan.path.stat().st_mode & 0o777
+        backup = _backup_path(plan.path)
+        _write_atomic(backup, plan.path.read_bytes(), mode)
+    if plan.new_text is None:
+        plan.path.unlink()
+        return backup
+    plan.path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(plan.path, plan.new_text.encode("utf-8"), mode)
+    return backup
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InstallError(f"{path}: not UTF-8 text ({exc}); file left untouched") from exc
+
+
+def _parse(path: Path, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        raise InstallError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "comments are not allowed in settings.json. Fix the file and run again "
+            "(it was left untouched)"
+        ) from exc
+    if not isinstance(data, dict):
+        raise InstallError(f"{path}: the top level is not a JSON object; file left untouched")
+    return data
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _update_ours(groups: list[Any], entry: dict[str, Any]) -> bool:
+    """Refresh our entry where it already is; drop duplicates of it. False if none was there."""
+    found = False
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(inner, list):
+            continue
+        for index, hook in enumerate(list(inner)):
+            if not _is_our_hook(hook):
+                continue
+            if found:
+                inner.remove(hook)
+            else:
+                inner[index] = {**hook, **entry}
+                found = True
+    groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+    return found
+
+
+def _remove_ours(hooks: dict[str, Any], name: str) -> bool:
+    """Remove our entries from one event; drop groups and the event emptied by that."""
+    groups = hooks.get(name)
+    if not isinstance(groups, list):
+        return False
+    removed = False
+    kept_groups = []
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(inner, list):
+            kept = [h for h in inner if not _is_our_hook(h)]
+            if len(kept) != len(inner):
+                removed = True
+                if not kept:
+                    continue
+                group = {**group, "hooks": kept}
+        kept_groups.append(group)
+    if removed:
+        if kept_groups:
+            hooks[name] = kept_groups
+        else:
+            del hooks[name]
+    return removed
+
+
+def _original_text(path: Path, data: dict[str, Any]) -> str | None:
+    """The newest backup whose content equals `data`, byte for byte as it was; else a dump.
+
+    This is what makes install-then-uninstall give back the user's file exactly, formatting
+    included. No file at all when the result is empty and no backup exists (we created it).
+    """
+    backups = sorted(path.parent.glob(path.name + BACKUP_INFIX + "*"), reverse=True)
+    for backup in backups:
+        try:
+            text = backup.read_bytes().decode("utf-8")
+            if _parse(backup, text) == data:
+                return text
+        except (OSError, UnicodeDecodeError, InstallError):
+            continue
+    if not data and not backups:
+        return None
+    return _dump(data)
+
+
+def _backup_path(path: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate = path.with_name(f"{path.name}{BACKUP_INFIX}{stamp}")
+    counter = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}{BACKUP_INFIX}{stamp}-{counter}")
+        counter += 1
+    return candidate
+
+
+def _write_atomic(path: Path, data: bytes, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

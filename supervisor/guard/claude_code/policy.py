@@ -1,0 +1,96 @@
+"""Which policy a Claude Code hook session runs under, and how long a hold may last.
+
+Lookup, first match wins (docs/claude-code.md): the file named by `$SUPERVISOR_POLICY`, else
+`<root>/policy.toml`, else the engine's `default` profile. The file is read with `tomllib` and
+built with `Policy.from_dict` (no pydantic: the hook starts once per tool call). The engine
+policy is read only when a session is created (afterwards it travels in the session's saved
+engine state); the `[guard]` table (hold time, fallback, checkpoints) at every invocation.
+"""
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+from supervisor.guard.settings import GuardSettings
+
+ENV_POLICY = "SUPERVISOR_POLICY"
+POLICY_FILE = "policy.toml"
+DEFAULT_HOLD_S = 600.0
+"""Hold time used when the policy waits forever (`escalation_deadline_s = 0`): a hook cannot."""
+ANSWER_MARGIN_S = 10.0
+"""A hold ends this long before the hook's timeout, so the hook always answers by itself."""
+
+
+class PolicyError(ValueError):
+    """The policy file cannot be used; the message names the file and the problem."""
+
+
+def policy_path(root: Path) -> Path | None:
+    """The policy file in force for hook sessions under `root`, or None for the default."""
+    env = os.environ.get(ENV_POLICY)
+    if env:
+        return Path(env).expanduser()
+    candidate = Path(root) / POLICY_FILE
+    return candidate if candidate.is_file() else None
+
+
+def load_policy(root: Path) -> tuple[Any, str]:
+    """(the effective `Policy`, where it came from). Raises `PolicyError` for a bad file."""
+    from supervisor.engine import Policy
+
+    path = policy_path(root)
+    if path is None:
+        return Policy.profile("default"), "default profile"
+    data = _read(path)
+    try:
+        policy = Policy.from_dict(data)
+        guard_settings(policy)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise PolicyError(f"policy file {path} is not valid: {exc}") from exc
+    return policy, str(path)
+
+
+def guard_table(root: Path) -> dict[str, Any]:
+    """Only the `[guard]` table of the policy in force (cheap: no engine policy is built).
+    Raises `PolicyError` for a file that cannot be read."""
+    path = policy_path(root)
+    if path is None:
+        return {}
+    table = _read(path).get("guard") or {}
+    if not isinstance(table, dict):
+        raise PolicyError(f"policy file {path}: [guard] must be a table")
+    return table
+
+
+def _read(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a policy file
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise PolicyError(f"policy file {path} does not exist (${ENV_POLICY})") from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PolicyError(f"policy file {path} cannot be read: {exc}") from exc
+
+
+def guard_settings(policy: Any) -> GuardSettings:
+    """The guard settings of the policy's `[guard]` table (defaults where it has none)."""
+    table = policy.to_dict().get("guard") or {}
+    return GuardSettings.from_dict(table)
+
+
+def hold_seconds(policy: Any) -> float:
+    """How long the policy lets an operator take over an escalation (the installer adds a
+    margin to this for the PreToolUse hook's timeout)."""
+    return guard_settings(policy).escalation_deadline_s or DEFAULT_HOLD_S
+
+
+def hook_settings(table: dict[str, Any], budget_s: float) -> GuardSettings:
+    """The guard settings for one hook invocation (from the policy's `[guard]` table): the
+    escalation deadline shortened to fit in this hook's time budget, so the fallback answers
+    before Claude Code gives up on the hook."""
+    settings = GuardSettings.from_dict(table)
+    fits = max(budget_s - ANSWER_MARGIN_S, 1.0)
+    deadline = min(settings.escalation_deadline_s or fits, fits)
+    return dataclasses.replace(settings, escalation_deadline_s=float(deadline))

@@ -1,0 +1,67 @@
+"""Helpers for the Claude Code hook tests: run the real hook in a subprocess, read sessions."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import cli_env
+
+DATA = Path(__file__).parent / "data" / "claude_code"
+SID = "8a1f2c3d-4e5f-4a6b-9c7d-0e1f2a3b4c5d"
+
+
+def fixture_payload(name: str, workspace: Path | None = None) -> bytes:
+    """A recorded payload, its paths moved into `workspace` (so checkpoints have a real tree)."""
+    raw = (DATA / f"{name}.payload.json").read_bytes()
+    if workspace is not None:
+        raw = raw.replace(b"/home/dev/myapp", str(workspace).encode())
+    return raw
+
+
+def hook_command(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "supervisor", "hook", "claude-code", *extra]
+
+
+def run_hook(
+    payload: bytes | dict[str, Any], root: Path, *extra: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """Run `supervisor hook claude-code` once with `payload` on stdin."""
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    done = subprocess.run(
+        hook_command(*extra), input=data, capture_output=True, timeout=timeout,
+        env=cli_env(SUPERVISOR_HOME=str(root)),
+    )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
+    )
+
+
+def start_hook(payload: dict[str, Any], root: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """Start the hook without waiting (for holds and parallel runs); stdin is written and closed."""
+    proc = subprocess.Popen(
+        hook_command(*extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=cli_env(SUPERVISOR_HOME=str(root)),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(payload).encode())
+    proc.stdin.close()
+    proc.stdin = None  # communicate() must not flush it again
+    return proc
+
+
+def events(root: Path, session: str = SID) -> list[dict[str, Any]]:
+    path = root / "sessions" / session / "events.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def payload(event: str, session: str = "loop-1", cwd: Path | None = None, **fields: Any) -> dict:
+    """A payload as Claude Code sends it (common fields filled in)."""
+    return {
+        "session_id": session, "transcript_path": f"/tmp/{session}.jsonl",
+        "cwd": str(cwd) if cwd else "/nonexistent", "permission_mode": "default",
+        "hook_event_name": event, **fields,
+    }
