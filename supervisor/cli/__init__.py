@@ -19,6 +19,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("sessions", "supervisor.cli.sessions_cmd", "list sessions with status, level and counts"),
     ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
+    ("dashboard", "supervisor.cli.dashboard_cmd", "the live dashboard over a root"),
+    ("demo", "supervisor.cli.demo_cmd", "demo agents with the dashboard on them"),
 ]
 
 
