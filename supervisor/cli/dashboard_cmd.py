@@ -1,4 +1,4 @@
-"""`supervisor dashboard`: the live Textual dashboard over a store root or a folder of recordings."""
+"""`supervisor dashboard`: the live Textual dashboard over a store root or recordings."""
 
 import argparse
 import os

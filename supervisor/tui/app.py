@@ -142,12 +142,8 @@ class SupervisorApp(App[None]):
         """The tick: every screen in the stack that shows model data redraws by diff."""
         for screen in self.screen_stack:
             refresh = getattr(screen, "refresh_view", None)
-            if refresh is not None and screen.is_mounted:
-                try:
-                    refresh()
-                except Exception as exc:  # a drawing problem must not kill the dashboard
-                    self.log.error(f"refresh failed: {exc!r}")
-                    raise
+            if refresh is not None and getattr(screen, "ready", False):
+                refresh()
 
     # -- navigation --------------------------------------------------------------------------
 

@@ -49,6 +49,8 @@ class EscalationScreen(ModalScreen[None]):
 
     def __init__(self, session_id: str, escalation: dict[str, Any]) -> None:
         super().__init__()
+        self.ready = False
+        """Composed and mounted: the app's tick may redraw it."""
         self.session_id = session_id
         self.escalation = escalation
         self.escalation_id: str = str(escalation.get("escalation_id"))
@@ -98,6 +100,7 @@ class EscalationScreen(ModalScreen[None]):
         options.append_text(safe(esc.get("fallback") or "-", 20))
         self.query_one("#esc-options", Static).update(options)
         self.refresh_view()
+        self.ready = True
 
     def _fill_steps(self) -> None:
         st = self.sv.model.sessions.get(self.session_id)

@@ -2,6 +2,7 @@
 
 from typing import Any, ClassVar
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -166,15 +167,21 @@ class HelpScreen(ModalScreen[None]):
         self.sections = sections
 
     def compose(self) -> ComposeResult:
-        text = Text()
-        text.append("Keys\n", style="bold underline")
+        columns = [Text(), Text()]
+        half = sum(len(keys) + 2 for _, keys in self.sections) / 2
+        used = 0
         for title, keys in self.sections:
-            text.append(f"\n{title}\n", style="bold")
+            text = columns[0 if used < half else 1]
+            used += len(keys) + 2
+            text.append(f"{title}\n", style="bold underline")
             for key, description in keys:
-                text.append(f"  {key:<14}", style="bold")
+                text.append(f"  {key:<10}", style="bold")
                 text.append(f"{description}\n")
+            text.append("\n")
+        grid = Table.grid(padding=(0, 3))
+        grid.add_row(*columns)
         with Vertical(), VerticalScroll():
-            yield Static(text)
+            yield Static(grid)
         yield Footer()
 
     def action_close(self) -> None:

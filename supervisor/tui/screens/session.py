@@ -70,6 +70,8 @@ class SessionScreen(Screen[None]):
 
     def __init__(self, session_id: str) -> None:
         super().__init__()
+        self.ready = False
+        """Composed and mounted: the app's tick may redraw it."""
         self.session_id = session_id
         self._version = -1
         self._find_mode = "search"
@@ -115,6 +117,7 @@ class SessionScreen(Screen[None]):
         problems.add_columns("file", "offset", "reason", "line")
         self.refresh_view()
         self.query_one(HistoryView).focus()
+        self.ready = True
 
     def refresh_view(self) -> None:
         """Called on the app's tick: redraw what changed since the last version."""
@@ -205,6 +208,8 @@ class SessionScreen(Screen[None]):
                 line.append("  ")
                 line.append(d.message)
                 options.add_option(Option(line, id=f"det-{i}"))
+            if options.highlighted is None and options.option_count:
+                options.highlighted = 0
         if counts[1] != self._counts[1]:
             options = self.query_one("#checkpoints-list", OptionList)
             options.clear_options()
@@ -214,6 +219,8 @@ class SessionScreen(Screen[None]):
                 line.append(f"  at #{cp.at_seq}  {cp.files} files  ")
                 line.append(cp.label)
                 options.add_option(Option(line, id=f"cp-{i}"))
+            if options.highlighted is None and options.option_count:
+                options.highlighted = 0
         if counts[2] != self._counts[2]:
             table = self.query_one("#problems-table", DataTable)
             for bad in st.bad_lines[table.row_count:]:

@@ -50,6 +50,8 @@ class SessionsScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
+        self.ready = False
+        """Composed and mounted: the app's tick may redraw it."""
         self.filter_text = ""
         self._cells: dict[str, tuple[str, ...]] = {}
         self._queue_keys: list[str] = []
@@ -77,6 +79,7 @@ class SessionsScreen(Screen[None]):
         self.query_one("#root-line", Label).update(safe(f"root: {self.sv.root}{ro}"))
         self.refresh_view()
         table.focus()
+        self.ready = True
 
     # -- refresh by diff ---------------------------------------------------------------------
 
@@ -88,7 +91,7 @@ class SessionsScreen(Screen[None]):
             safe(sid, 24),
             safe(s.agent or "-", 12),
             safe(s.task or "-", 26),
-            Text("folder vanished", style="dim strike") if st.gone else status_text(status),
+            Text("vanished", style="dim strike") if st.gone else status_text(status),
             level_text(s.level),
             Text(str(s.events), justify="right"),
             Text(str(s.errors), style="red" if s.errors else "", justify="right"),
@@ -137,7 +140,7 @@ class SessionsScreen(Screen[None]):
                     else:
                         for i, name in enumerate(COLUMNS):
                             if old[i] != sig[i]:
-                                table.update_cell(sid, name, cells[i])
+                                table.update_cell(sid, name, cells[i], update_width=True)
                     self._cells[sid] = sig
             self._refresh_queue(now)
 

@@ -140,7 +140,12 @@ class HistoryView(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, count)
         if self.follow:
             self.scroll_end(animate=False, immediate=True)
+            self.call_after_refresh(self._stay_at_end)
         self.refresh()
+
+    def _stay_at_end(self) -> None:
+        if self.follow and self.scroll_y < self.max_scroll_y:
+            self.scroll_end(animate=False, immediate=True)
 
     # -- navigation --------------------------------------------------------------------------
 
