@@ -26,7 +26,7 @@ def anyio_backend() -> str:
 
 
 async def _open_escalation(app, pilot) -> EscalationScreen:
-    load(app, initial=True)
+    await load(pilot, initial=True)
     await pilot.pause()
     await pilot.press("e")
     await pilot.pause()
@@ -107,7 +107,7 @@ async def test_outcome_applied_then_shown(root: Path) -> None:
         write_events(root, "s1", [{"type": "decision_applied", "escalation_id": "esc-1",
                                    "decision_id": decision_id, "action": "approve",
                                    "outcome": "level lowered to 1"}])
-        load(app)
+        await load(pilot)
         await pilot.pause()
         assert modal.decision_id == decision_id
         text = screen_text(app)
@@ -131,7 +131,7 @@ async def test_outcome_ignored_because_another_operator_answered(root: Path) -> 
             {"type": "decision_ignored", "decision_id": ours,
              "reason": "duplicate: already answered by d-other"},
         ])
-        load(app)
+        await load(pilot)
         await pilot.pause()
         text = screen_text(app)
         assert "ignored: duplicate: already answered by d-other" in text
@@ -146,7 +146,7 @@ async def test_escalation_answered_elsewhere_before_we_decide(root: Path) -> Non
         write_events(root, "s1", [{"type": "decision_applied", "escalation_id": "esc-1",
                                    "decision_id": "d-bob", "action": "guidance",
                                    "outcome": "guidance delivered"}])
-        load(app)
+        await load(pilot)
         await pilot.pause()
         assert "already answered: guidance (d-bob)" in screen_text(app)
 
@@ -186,7 +186,7 @@ async def test_operator_commands_on_a_running_session(root: Path, key, extra_key
     write_events(root, "s1", events)
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, SessionScreen)
@@ -206,7 +206,7 @@ async def test_operator_command_from_the_sessions_table(root: Path) -> None:
     write_events(root, "b2", [start(task="second")])
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.pause()
         await pilot.press("down", "P")
         await pilot.pause()
@@ -219,7 +219,7 @@ async def test_commands_refused_on_ended_session_and_read_only(root: Path) -> No
     write_events(root, "live", [start()])
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("P", "G")
         await pilot.pause()
         assert not isinstance(app.screen, GuidanceScreen)
@@ -227,7 +227,7 @@ async def test_commands_refused_on_ended_session_and_read_only(root: Path) -> No
         assert control_lines(root, "done") == []
     app = make_app(root, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("down", "P")
         await pilot.pause()
         assert control_lines(root, "live") == []
@@ -237,7 +237,7 @@ async def test_guidance_needs_text(root: Path) -> None:
     write_events(root, "s1", [start()])
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("G")
         await pilot.pause()
         assert isinstance(app.screen, GuidanceScreen)
@@ -256,7 +256,7 @@ async def test_filter_sessions(root: Path) -> None:
     write_events(root, "gamma", [start(agent="claude", task="fix lint")])
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         table = app.screen.query_one(DataTable)
         assert table.row_count == 3
         await pilot.press("slash", *"claude fix")
@@ -277,7 +277,7 @@ async def test_search_and_filter_history(root: Path) -> None:
     write_events(root, "s1", events, step=0.01)
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("enter")
         await pilot.pause()
         history = app.screen.query_one(HistoryView)
@@ -305,13 +305,13 @@ async def test_history_follows_live_unless_scrolled_up(root: Path) -> None:
     write_events(root, "s1", events, step=0.01)
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("enter")
         await pilot.pause()
         history = app.screen.query_one(HistoryView)
         assert history.scroll_y == history.max_scroll_y > 0
         write_events(root, "s1", call(500))
-        load(app)
+        await load(pilot)
         await pilot.pause()
         assert history.scroll_y == history.max_scroll_y
         assert "c500" in screen_text(app)
@@ -320,7 +320,7 @@ async def test_history_follows_live_unless_scrolled_up(root: Path) -> None:
         assert not history.follow
         held = history.scroll_y
         write_events(root, "s1", call(501))
-        load(app)
+        await load(pilot)
         await pilot.pause()
         assert history.scroll_y == held < history.max_scroll_y
         await pilot.press("end")
@@ -337,7 +337,7 @@ async def test_selecting_a_detection_jumps_to_its_evidence(root: Path) -> None:
     write_events(root, "s1", events, step=0.01)
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("enter", "d")
         await pilot.pause()
         options = app.screen.query_one("#detections", OptionList)
@@ -358,7 +358,7 @@ async def test_problems_view_lists_bad_lines_with_offsets(root: Path) -> None:
         f.write(b"{not json\n[1,2]\n")
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("enter", "p")
         await pilot.pause()
         table = app.screen.query_one("#problems-table", DataTable)
@@ -374,13 +374,13 @@ async def test_vanished_session_and_new_sessions_while_running(root: Path) -> No
     write_events(root, "gone", [start()])
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen.session_id == "gone"
         shutil.rmtree(root / "sessions" / "gone")
         write_events(root, "fresh", [start(task="new arrival"), escalation()])
-        load(app)
+        await load(pilot)
         await pilot.pause()
         assert "folder vanished" in screen_text(app)
         await pilot.press("P")
@@ -398,10 +398,10 @@ async def test_new_escalation_rings_and_notifies(root: Path) -> None:
     bells = []
     app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         assert bells == []
         write_events(root, "s1", [escalation(reason="loop [bold]detected[/]")])
-        load(app)
+        await load(pilot)
         await pilot.pause()
         assert bells == [1]
         assert any("loop [bold]detected[/]" in str(n.message) for n in app._notifications)
@@ -413,7 +413,7 @@ async def test_queue_is_oldest_first_and_e_opens_the_oldest(root: Path) -> None:
     write_events(root, "early", [start(), escalation("esc-early")], t0=FROZEN_NOW - 900)
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         await pilot.pause()
         assert [e["escalation_id"] for _, e in app.model.queue()] == ["esc-early", "esc-late"]
         text = screen_text(app)
@@ -442,7 +442,7 @@ async def test_palette_lists_every_action(root: Path) -> None:
     write_events(root, "s1", [start()])
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        load(app, initial=True)
+        await load(pilot, initial=True)
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for action in ("Pause", "Guidance", "Rollback", "Reset", "Abort", "Open"):
             assert f"{action} session s1" in titles

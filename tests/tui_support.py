@@ -86,10 +86,13 @@ def make_app(root: Path, **kwargs: Any) -> SupervisorApp:
                          **kwargs)
 
 
-def load(app: SupervisorApp, *, initial: bool = False) -> None:
+async def load(pilot: Any, *, initial: bool = False) -> None:
     """Read what is new on disk into the app and redraw (what the live follower does)."""
+    app = pilot.app
+    await pilot.pause()
     app.ingest(app.follower.scan(), initial=initial)
     app.refresh_screens()
+    await pilot.pause()
 
 
 def control_lines(root: Path, sid: str) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from supervisor.safetext import clean
@@ -143,7 +144,10 @@ class SupervisorApp(App[None]):
         for screen in self.screen_stack:
             refresh = getattr(screen, "refresh_view", None)
             if refresh is not None and getattr(screen, "ready", False):
-                refresh()
+                try:
+                    refresh()
+                except NoMatches:  # the screen is being composed or torn down: next tick
+                    pass
 
     # -- navigation --------------------------------------------------------------------------
 
