@@ -67,17 +67,18 @@ def countdown(deadline: float | None, now: float) -> Text:
     return Text(f"{minutes:d}:{seconds:02d} left", style=style)
 
 
-def gauge_text(name: str, value: float | None, limit: float, action: str, width: int = 12) -> Text:
-    """`name  [████░░░░]  12/50  stop` coloured by closeness to the limit."""
+def gauge_text(name: str, value: float | None, limit: float, action: str, width: int = 24) -> Text:
+    """Two lines: `name  12/50 → stop` then a bar, coloured by closeness to the limit."""
     ratio = 0.0 if value is None or limit <= 0 else value / limit
     filled = max(0, min(width, round(ratio * width)))
     style = "green" if ratio < 0.6 else "yellow" if ratio < 0.85 else "bold red"
     text = Text(no_wrap=True, end="")
-    text.append(f"{clean(name, keep_newlines=False, limit=12):<12} ")
+    text.append(clean(name, keep_newlines=False, limit=24), style="bold")
+    shown = "?" if value is None else f"{value:g}"
+    text.append(f"  {shown}/{limit:g}", style=style)
+    if action:
+        text.append(f" → {clean(action, keep_newlines=False, limit=20)}", style="dim")
+    text.append("\n")
     text.append("█" * filled, style=style)
     text.append("░" * (width - filled), style="dim")
-    shown = "?" if value is None else f"{value:g}"
-    text.append(f" {shown}/{limit:g}", style=style)
-    if action:
-        text.append(f"  → {clean(action, keep_newlines=False, limit=20)}", style="dim")
     return text
