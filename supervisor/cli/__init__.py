@@ -19,6 +19,13 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("sessions", "supervisor.cli.sessions_cmd", "list sessions with status, level and counts"),
     ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
+    ("answer", "supervisor.cli.answer_cmd", "answer a session's pending escalation"),
+    ("checkpoints", "supervisor.cli.checkpoints_cmd", "list a session's checkpoints"),
+    ("rollback", "supervisor.cli.rollback_cmd", "restore a checkpoint of an ended session"),
+    ("stats", "supervisor.cli.stats_cmd", "a session's usage against every limit"),
+    ("reset", "supervisor.cli.reset_cmd", "clear a session's loop counters (bounded)"),
+    ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
+    ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
     ("dashboard", "supervisor.cli.dashboard_cmd", "the live dashboard over a root"),
     ("demo", "supervisor.cli.demo_cmd", "demo agents with the dashboard on them"),
 ]

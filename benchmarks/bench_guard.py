@@ -1,0 +1,163 @@
+"""The guard: overhead per tool call, and checkpoint time on a 5,000-file work tree.
+
+- Overhead per call: `Guard.pre_call` (engine check with a 1,000-step window, the session lock,
+  the operator-command check, the `tool_call` and `verdict` events appended) against appending
+  the same two events with plain `json.dumps` and one `os.write` each. The tool results are
+  recorded too (the engine needs them) but outside the timed part, in both runs.
+- Checkpoints: the first checkpoint of a 5,000-file tree and a checkpoint after 20 files
+  changed, against `git add -A && git commit` of the same tree in a plain repository.
+"""
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from common import Figure, work_dir
+
+from supervisor.guard.checkpoints import CheckpointStore
+from supervisor.guard.core import Guard
+from supervisor.guard.settings import GuardSettings
+
+CALLS = 3000
+FILES = 5000
+BENCH_POLICY = {
+    "window": 1000,
+    # No call-count limit may pause the run: every call must go through the whole check.
+    "limits": {name: {"limit": 0} for name in (
+        "consecutive_tool_calls", "iterations_per_session", "iterations_per_cycle",
+        "actions_per_task")},
+}
+NO_CHECKPOINTS = GuardSettings(checkpoints=False, checkpoint_at_start=False, checkpoint_every=0)
+
+
+def _calls(count: int) -> list[tuple[str, dict, str]]:
+    """A realistic mix: reads, edits, test runs; some repeats, outputs that change."""
+    out = []
+    for i in range(count):
+        kind = i % 4
+        if kind == 0:
+            out.append(("Read", {"file_path": f"/w/src/m{i % 40}.py"}, f"content {i}"))
+        elif kind == 1:
+            out.append(("Edit", {"file_path": f"/w/src/m{i % 40}.py", "old_string": f"a{i}",
+                                 "new_string": f"b{i}"}, "ok"))
+        elif kind == 2:
+            out.append(("Bash", {"command": "pytest -q"}, f"{i % 7} failed"))
+        else:
+            out.append(("Grep", {"pattern": f"def f{i % 90}"}, f"match {i}"))
+    return out
+
+
+def overhead(scale: float) -> list[Figure]:
+    count = max(200, int(CALLS * scale))
+    calls = _calls(count)
+    base = work_dir("guard-overhead")
+
+    guard = Guard.open(base / "store", "bench", cwd=base, policy=BENCH_POLICY,
+                       settings=NO_CHECKPOINTS, save_every_s=1.0)
+    guard.start("bench")
+    ours = 0.0
+    actions: dict[str, int] = {}
+    for i, (tool, args, output) in enumerate(calls):
+        started = time.perf_counter()
+        verdict = guard.pre_call(tool, args, call_id=f"c{i}")
+        ours += time.perf_counter() - started
+        actions[verdict.action] = actions.get(verdict.action, 0) + 1
+        if verdict.proceed:
+            guard.post_call(f"c{i}", output, ok=True)
+    if actions.get("pause") or actions.get("stop"):
+        raise RuntimeError(f"the benchmark's calls escalated: {actions}")
+    guard.end()
+    guard.close()
+
+    fd = os.open(base / "plain.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    plain = 0.0
+    seq = 0
+    try:
+        for i, (tool, args, output) in enumerate(calls):
+            started = time.perf_counter()
+            for event in (
+                {"type": "tool_call", "call_id": f"c{i}", "tool": tool, "args": args},
+                {"type": "verdict", "call_id": f"c{i}", "action": "allow", "level": 0,
+                 "reason": None, "message": None},
+            ):
+                seq += 1
+                line = {"v": 1, "seq": seq, "ts": time.time(), **event}
+                os.write(fd, (json.dumps(line) + "\n").encode())
+            plain += time.perf_counter() - started
+            os.write(fd, (json.dumps({"type": "tool_result", "output": output}) + "\n").encode())
+    finally:
+        os.close(fd)
+    per_call_us = ours / count * 1e6
+    return [
+        Figure("guard overhead per tool call (window 1,000)", round(per_call_us, 1), "us",
+               baseline=round(plain / count * 1e6, 1), max_ratio=25.0, max_value=1000.0,
+               note="check + record vs two json.dumps appends; verdicts: "
+               + ", ".join(f"{k} {v}" for k, v in sorted(actions.items()))),
+    ]
+
+
+def _make_tree(root: Path, files: int) -> None:
+    for i in range(files):
+        directory = root / f"pkg{i % 50}" / f"sub{i % 7}"
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"mod{i}.py").write_text(f"# module {i}\n" + "x = 1\n" * (i % 30))
+    (root / "node_modules" / "dep").mkdir(parents=True)
+    (root / "node_modules" / "dep" / "index.js").write_text("ignored\n")
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b",
+               GIT_COMMITTER_EMAIL="b@b")
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def checkpoints(scale: float) -> list[Figure]:
+    files = max(200, int(FILES * scale))
+    base = work_dir("guard-checkpoints")
+    tree = base / "tree"
+    _make_tree(tree, files)
+    plain = base / "plain"
+    _make_tree(plain, files)
+
+    store = CheckpointStore(base / "checkpoints.git", tree)
+    started = time.perf_counter()
+    store.create("first")
+    first = time.perf_counter() - started
+
+    started = time.perf_counter()
+    _git(plain, "init", "-q")
+    _git(plain, "add", "-A")
+    _git(plain, "commit", "-q", "-m", "first")
+    plain_first = time.perf_counter() - started
+
+    for i in range(20):
+        for target in (tree, plain):
+            path = target / f"pkg{i % 50}" / f"sub{i % 7}" / f"mod{i}.py"
+            path.write_text(path.read_text() + f"y = {i}\n")
+    started = time.perf_counter()
+    store.create("second")
+    second = time.perf_counter() - started
+    started = time.perf_counter()
+    _git(plain, "add", "-A")
+    _git(plain, "commit", "-q", "-m", "second")
+    plain_second = time.perf_counter() - started
+    return [
+        Figure(f"first checkpoint, {files:,}-file tree", round(first * 1000, 1), "ms",
+               baseline=round(plain_first * 1000, 1), max_ratio=2.0,
+               note="vs git init + add -A + commit"),
+        Figure(f"checkpoint after 20 edits, {files:,}-file tree", round(second * 1000, 1), "ms",
+               baseline=round(plain_second * 1000, 1), max_ratio=3.0,
+               note="vs git add -A + commit"),
+    ]
+
+
+def run(scale: float = 1.0) -> list[Figure]:
+    return overhead(scale) + checkpoints(scale)
+
+
+if __name__ == "__main__":
+    for figure in run():
+        print(figure)

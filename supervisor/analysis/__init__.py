@@ -1,0 +1,6 @@
+"""Offline analysis: replay recorded runs through the engine and report what it would have done.
+
+`replay.analyze_events` replays one run's protocol events; `sources.load_runs` turns a path into
+runs (protocol JSONL files and session directories, plus whatever formats other packages
+register with `sources.register_loader`). Only `protocol` and `engine` are imported here.
+"""

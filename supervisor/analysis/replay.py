@@ -1,0 +1,185 @@
+"""Replay one recorded run through the engine, as the guard would have, and report the result.
+
+The replay assumes the agent went on as recorded: a call the engine would have blocked still
+shows its recorded result, so later findings describe what the engine would have kept saying.
+The recorded run's own `detection`/`verdict`/`limit`/`escalation` events are ignored (they are
+recomputed); recorded `decision_applied` events are applied, so an approved loop replays as
+approved.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from supervisor.engine import Engine, Policy, apply_decision
+from supervisor.engine.types import Finding
+
+FIRST_ACTIONS = ("nudge", "block", "escalate", "stop")
+"""The reactions `first` reports, in rising order (`pause` is reported as `escalate`)."""
+_LOOP_DETECTORS = frozenset({"exact_repeat", "similar_calls", "cycle", "same_error",
+                             "error_rate", "no_progress", "repeated_text", "polling"})
+_RECOMPUTED = frozenset({"detection", "verdict", "limit", "escalation", "decision_ignored"})
+
+
+@dataclass(slots=True)
+class ReportFinding:
+    """One finding of a replay, at the 0-based tool-call `step` and the event `seq`."""
+
+    step: int
+    seq: int
+    detector: str
+    level: int
+    action: str
+    message: str
+    signature: str = ""
+    evidence: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `findings[]` item of `supervisor analyze --json` (exactly these keys)."""
+        return {"step": self.step, "seq": self.seq, "detector": self.detector,
+                "level": self.level, "action": self.action, "message": self.message}
+
+
+@dataclass(slots=True)
+class RunReport:
+    """What the engine would have done on one run.
+
+    `steps`: tool calls; `findings`: every finding in order; `first`: the earliest step of each
+    reaction (nudge, block, escalate, stop; None if never); `cost_usd`/`tokens`: totals from
+    `usage` events (cost None when no usage event carried one); `loop_steps`: tool calls that
+    were part of a detected loop (evidence of a loop detector, or refused/paused because of
+    one); `loop_cost_usd`: the cost of the model calls that produced those tool calls (each
+    `usage` event is charged to the next tool call), None without cost data; `signatures`: per
+    loop signature, the detector, how many steps it covered and the first one.
+    """
+
+    session: str
+    source: str
+    steps: int = 0
+    findings: list[ReportFinding] = field(default_factory=list)
+    first: dict[str, int | None] = field(
+        default_factory=lambda: dict.fromkeys(FIRST_ACTIONS)
+    )
+    cost_usd: float | None = None
+    tokens: int = 0
+    loop_steps: int = 0
+    loop_cost_usd: float | None = None
+    signatures: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The object `supervisor analyze --json` prints for this run (exactly the issue's keys)."""
+        return {
+            "session": self.session, "source": self.source, "steps": self.steps,
+            "findings": [f.to_json() for f in self.findings], "first": dict(self.first),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, the extra totals included (for summaries over many runs)."""
+        return {
+            **self.to_json(), "cost_usd": self.cost_usd, "tokens": self.tokens,
+            "loop_steps": self.loop_steps, "loop_cost_usd": self.loop_cost_usd,
+            "signatures": [dict(s) for s in self.signatures],
+        }
+
+    @property
+    def alarmed(self) -> bool:
+        """True when the engine reacted at all (any nudge or stronger)."""
+        return any(v is not None for v in self.first.values())
+
+
+def _first_key(action: str) -> str | None:
+    if action == "pause":
+        return "escalate"
+    return action if action in FIRST_ACTIONS else None
+
+
+def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session: str,
+                   source: str) -> RunReport:
+    """Replay `events` (protocol dicts, in file order) through a fresh engine."""
+    engine = Engine(policy)
+    report = RunReport(session=session, source=source)
+    step_of_seq: dict[int, int] = {}
+    step_cost: dict[int, float] = {}
+    loop_steps: set[int] = set()
+    sigs: dict[tuple[str, str], dict[str, Any]] = {}
+    pending_cost = 0.0
+    saw_cost = False
+    now = 0.0
+
+    def record(found: list[Finding], seq: int, default_step: int) -> None:
+        for f in found:
+            step = f.step if f.step >= 0 else default_step
+            report.findings.append(ReportFinding(
+                step, seq, f.detector, f.level, "escalate" if f.action == "pause" else f.action,
+                f.message, f.signature, list(f.evidence)))
+            key = _first_key(f.action)
+            if key and report.first[key] is None:
+                report.first[key] = step
+            if f.detector in _LOOP_DETECTORS:
+                covered = {step_of_seq[s] for s in f.evidence if s in step_of_seq}
+                if f.level >= 2 or f.detector != "no_progress":
+                    covered.add(step)
+                loop_steps.update(covered)
+                entry = sigs.setdefault((f.detector, f.signature), {
+                    "signature": f.signature, "detector": f.detector, "first": step,
+                    "steps": set()})
+                entry["steps"].update(covered)
+
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        ts = event.get("ts")
+        if isinstance(ts, int | float) and not isinstance(ts, bool):
+            now = max(now, float(ts))
+        seq = event.get("seq")
+        seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+        if kind == "tool_call":
+            step = report.steps
+            report.steps += 1
+            if seq:
+                step_of_seq[seq] = step
+            step_cost[step] = pending_cost
+            pending_cost = 0.0
+            call = {"call_id": event.get("call_id") or f"replay-{step}",
+                    "tool": event.get("tool"), "args": event.get("args"), "seq": seq}
+            check = engine.check(call, now)
+            found = list(check.findings)
+            for hit in check.limits:
+                found.append(Finding(f"limit:{hit.name}", 4 if hit.action == "stop" else 3,
+                                     f"limit:{hit.name}", [seq] if seq else [],
+                                     check.message or "", hit.action, step))
+            record(found, seq, step)
+            engine.observe({**event, "call_id": call["call_id"]}, now)
+        elif kind == "decision_applied":
+            apply_decision(engine, event, now)
+        elif kind in _RECOMPUTED:
+            continue
+        else:
+            if kind == "tool_result":
+                cid = event.get("call_id")
+                pending = engine.st.pending.get(str(cid)) if cid is not None else None
+                if pending is not None and seq:
+                    step_of_seq[seq] = pending["i"]
+            elif kind == "usage":
+                report.tokens += _int(event.get("input_tokens")) + _int(event.get("output_tokens"))
+                cost = event.get("cost_usd")
+                if isinstance(cost, int | float) and not isinstance(cost, bool):
+                    saw_cost = True
+                    pending_cost += float(cost)
+                    report.cost_usd = (report.cost_usd or 0.0) + float(cost)
+            record(engine.observe(event, now), seq, max(report.steps - 1, 0))
+    report.loop_steps = len(loop_steps)
+    if saw_cost:
+        report.loop_cost_usd = round(sum(step_cost.get(s, 0.0) for s in loop_steps), 6)
+        report.cost_usd = round(report.cost_usd or 0.0, 6)
+    report.signatures = [
+        {"signature": e["signature"], "detector": e["detector"], "first": e["first"],
+         "steps": len(e["steps"])}
+        for e in sigs.values()
+    ]
+    return report
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

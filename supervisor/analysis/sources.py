@@ -1,0 +1,138 @@
+"""Turn a path into runs to analyse: protocol files and session directories, plus registered
+foreign formats.
+
+A run is `(session, source, events)`: a session name, where it came from (a path, with
+`#name` for one of several runs in a file) and an iterable of protocol event dicts. Protocol
+JSONL files and session directories are built in; other formats (SWE-agent, OpenHands, ...) are
+added by packages that call `register_loader` — `supervisor.importers` does so when importable.
+"""
+
+import importlib
+import importlib.util
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from supervisor.protocol.codec import BadLine, parse_line
+from supervisor.protocol.names import AGENT_EVENT_TYPES, EVENTS_FILE
+
+
+@dataclass(slots=True)
+class Run:
+    """One run to replay."""
+
+    session: str
+    source: str
+    events: Iterable[dict[str, Any]]
+
+
+Loader = Callable[[Path], list[Run] | None]
+"""A loader returns the runs in a file or directory, or None when the path is not its format."""
+
+_LOADERS: list[tuple[str, Loader]] = []
+_bad_lines: list[str] = []
+
+
+class SourceError(ValueError):
+    """A path that holds nothing analysable."""
+
+
+def register_loader(name: str, loader: Loader) -> None:
+    """Add a loader for a foreign format (tried after the protocol, in registration order)."""
+    if all(n != name for n, _ in _LOADERS):
+        _LOADERS.append((name, loader))
+
+
+def _ensure_plugins() -> None:
+    """Import `supervisor.importers` when it exists; it registers its loaders on import."""
+    if importlib.util.find_spec("supervisor.importers") is not None:
+        importlib.import_module("supervisor.importers")
+
+
+def bad_lines() -> list[str]:
+    """Descriptions of the bad lines skipped so far (file:offset: reason)."""
+    return list(_bad_lines)
+
+
+def read_protocol(path: Path) -> Iterator[dict[str, Any]]:
+    """The valid events of a protocol JSONL file as dicts; bad lines are skipped and noted."""
+    offset = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            start = offset
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            parsed = parse_line(raw.rstrip(b"\r\n"))
+            if isinstance(parsed, BadLine):
+                _bad_lines.append(f"{path}:{start}: {parsed.reason}")
+                continue
+            yield json.loads(raw)
+
+
+def is_protocol_file(path: Path) -> bool:
+    """True when the first non-empty line of `path` is a protocol event."""
+    try:
+        with path.open("rb") as fh:
+            for raw in fh:
+                if raw.strip():
+                    parsed = parse_line(raw.rstrip(b"\r\n"))
+                    return not isinstance(parsed, BadLine) and parsed.type in AGENT_EVENT_TYPES
+    except OSError:
+        return False
+    return False
+
+
+def _protocol_run(path: Path) -> Run:
+    session = path.parent.name if path.name == EVENTS_FILE else path.stem
+    return Run(session, str(path), read_protocol(path))
+
+
+def load_runs(path: Path) -> list[Run]:
+    """Every run under `path` (a protocol file, a session directory, a store root, a directory
+    of files, or a file of a registered format); raises `SourceError` when there is none."""
+    if not path.exists():
+        raise SourceError(f"no such file or directory: {path}")
+    runs = _load(path, depth=0)
+    if runs is None:
+        raise SourceError(f"{path}: not a protocol file, session directory or known run format")
+    return runs
+
+
+def _load(path: Path, depth: int) -> list[Run] | None:
+    if path.is_dir():
+        events = path / EVENTS_FILE
+        if events.is_file():
+            return [_protocol_run(events)]
+        found = _foreign(path)
+        if found is not None:
+            return found
+        if depth >= 3:
+            return None
+        runs: list[Run] = []
+        any_found = False
+        for child in sorted(path.iterdir()):
+            if child.name.startswith(".") or child.name == "control.jsonl":
+                continue
+            got = _load(child, depth + 1)
+            if got is not None:
+                any_found = True
+                runs.extend(got)
+        return runs if any_found else None
+    if path.suffix == ".jsonl" and is_protocol_file(path):
+        return [_protocol_run(path)]
+    return _foreign(path)
+
+
+def _foreign(path: Path) -> list[Run] | None:
+    _ensure_plugins()
+    for _name, loader in _LOADERS:
+        try:
+            got = loader(path)
+        except (OSError, ValueError) as exc:
+            raise SourceError(f"{path}: {exc}") from None
+        if got is not None:
+            return got
+    return None

@@ -1,0 +1,76 @@
+"""`supervisor analyze PATH... [--policy FILE] [--profile NAME] [--json]`.
+
+Replays recorded sessions through the engine as the guard would have (assuming the agent went
+on as recorded) and reports what it would have done: a table per session, or with `--json` one
+JSON object per session per line (see `supervisor.analysis.replay.RunReport.to_json`).
+"""
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from supervisor.cli.common import CliError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="protocol JSONL files, session directories or store roots "
+                             "(and other run formats when their importers are installed)")
+    parser.add_argument("--policy", metavar="FILE", help="a policy TOML file")
+    parser.add_argument("--profile", metavar="NAME",
+                        help="the profile to start from (default, seed-strict)")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object per session per line")
+
+
+def run(args: argparse.Namespace) -> int:
+    from supervisor.analysis.replay import analyze_events
+    from supervisor.analysis.sources import SourceError, bad_lines, load_runs
+    from supervisor.engine.policy_file import PolicyError, load_policy
+
+    try:
+        policy = load_policy(Path(args.policy) if args.policy else None, args.profile)
+    except PolicyError as exc:
+        raise CliError(str(exc)) from None
+    runs = []
+    for name in args.paths:
+        try:
+            runs.extend(load_runs(Path(name)))
+        except SourceError as exc:
+            raise CliError(str(exc)) from None
+    out = sys.stdout
+    for run_ in runs:
+        try:
+            report = analyze_events(run_.events, policy, session=run_.session,
+                                    source=run_.source)
+        except (OSError, SourceError) as exc:
+            raise CliError(f"{run_.source}: {exc}") from None
+        if args.json:
+            out.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+        else:
+            _print_table(report, out)
+    for line in bad_lines():
+        print(f"supervisor: warning: skipped bad line {line}", file=sys.stderr)
+    return 0
+
+
+def _print_table(report, out) -> None:  # type: ignore[no-untyped-def]
+    from supervisor.safetext import clean
+
+    width = max(60, min(shutil.get_terminal_size((120, 20)).columns, 200))
+    first = ", ".join(
+        f"{k} at step {v}" for k, v in report.first.items() if v is not None
+    ) or "no loop found"
+    out.write(f"{clean(report.session, keep_newlines=False)}  "
+              f"({clean(report.source, keep_newlines=False)})\n")
+    out.write(f"  {report.steps} tool calls; {first}\n")
+    if report.findings:
+        out.write(f"  {'step':>5} {'seq':>6}  {'detector':<14} {'lvl':>3}  {'action':<8} message\n")
+        room = max(20, width - 46)
+        for f in report.findings:
+            msg = clean(f.message, keep_newlines=False, limit=room)
+            out.write(f"  {f.step:>5} {f.seq:>6}  {f.detector[:14]:<14} {f.level:>3}  "
+                      f"{f.action:<8} {msg}\n")
+    out.write("\n")

@@ -1,0 +1,30 @@
+"""`supervisor policy show [--profile NAME] [--policy FILE]`: print the effective policy (TOML).
+
+The output is a complete policy file: every detector threshold, limit and tool category, with
+the file's changes merged onto the profile. Limits shown as 0 are off.
+"""
+
+import argparse
+from pathlib import Path
+
+from supervisor.cli.common import CliError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="policy_command", metavar="ACTION", required=True)
+    show = sub.add_parser("show", help="print the effective policy as TOML",
+                          description="print the effective policy as TOML")
+    show.add_argument("--profile", metavar="NAME",
+                      help="the profile to start from (default, seed-strict)")
+    show.add_argument("--policy", metavar="FILE", help="a policy TOML file merged onto it")
+
+
+def run(args: argparse.Namespace) -> int:
+    from supervisor.engine.policy_file import PolicyError, dump_toml, load_policy
+
+    try:
+        policy = load_policy(Path(args.policy) if args.policy else None, args.profile)
+    except PolicyError as exc:
+        raise CliError(str(exc)) from None
+    print(dump_toml(policy), end="")
+    return 0

@@ -1,0 +1,64 @@
+"""`supervisor rollback SESSION CHECKPOINT [--force]`: restore a checkpoint by hand, for an ended
+or crashed session. Refuses while the agent is alive (use `supervisor answer --rollback`, or
+`--force`)."""
+
+import argparse
+
+from supervisor.cli.common import CliError, add_root_argument, root_from
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_root_argument(parser)
+    parser.add_argument("session", help="session id")
+    parser.add_argument("checkpoint", help="checkpoint id (cp-N, or N)")
+    parser.add_argument("--force", action="store_true",
+                        help="roll back even though the agent seems to be alive")
+
+
+def run(args: argparse.Namespace) -> int:
+    import time
+
+    from supervisor.cli.checkpoints_cmd import open_store
+    from supervisor.guard.checkpoints import CheckpointError
+    from supervisor.guard.inspect import agent_alive
+    from supervisor.guard.state import SessionLock
+    from supervisor.safetext import clean
+    from supervisor.store.paths import existing_session_dir
+    from supervisor.store.reading import summarize_session
+    from supervisor.store.writer import event_writer
+
+    root = root_from(args)
+    directory = existing_session_dir(root, args.session)
+    summary = summarize_session(root, args.session)
+    alive, why = agent_alive(summary, time.time())
+    if alive and not args.force:
+        raise CliError(
+            f"the agent of session '{args.session}' looks alive ({why}); answer its escalation "
+            f"with `supervisor answer {args.session} --rollback {args.checkpoint}`, or use "
+            "--force", status=1,
+        )
+    store = open_store(root, args.session)
+    lock = SessionLock(directory)
+    try:
+        with lock.held():
+            result = store.restore(args.checkpoint)
+            with event_writer(root, args.session) as writer:
+                safety = result.safety
+                writer.append_many([
+                    {"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
+                     "label": safety.label, "commit": safety.commit,
+                     "at_seq": summary.events, "files": safety.files,
+                     "changed": safety.changed},
+                    {"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
+                     "restored_files": len(result.restored) + len(result.removed),
+                     "safety_checkpoint_id": safety.checkpoint_id,
+                     "files": result.changed_files[:100], "by": "supervisor rollback"},
+                ])
+    except CheckpointError as exc:
+        raise CliError(str(exc)) from exc
+    finally:
+        lock.close()
+    print(clean(result.summary(limit=50), keep_newlines=False))
+    print(f"undo with: supervisor rollback {args.session} {result.safety.checkpoint_id}"
+          + (" --force" if args.force else ""))
+    return 0

@@ -1,0 +1,55 @@
+"""`supervisor stats SESSION`: usage against every limit (the seeds' `/stats`)."""
+
+import argparse
+
+from supervisor.cli.common import add_root_argument, root_from
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_root_argument(parser)
+    parser.add_argument("session", help="session id")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from supervisor.guard.inspect import session_usage
+    from supervisor.store.paths import existing_session_dir
+    from supervisor.store.reading import summarize_session
+
+    root = root_from(args)
+    existing_session_dir(root, args.session)
+    now = time.time()
+    summary = summarize_session(root, args.session)
+    usage = session_usage(root, args.session, now)
+    if args.json:
+        print(json.dumps({
+            "session": args.session, "status": summary.status(now), "level": usage.level,
+            "tool_calls": summary.tool_calls, "errors": summary.errors,
+            "limits": [{"name": n, "value": v, "limit": lim, "action": a}
+                       for n, v, lim, a in usage.gauges],
+            "source": usage.source,
+        }))
+        return 0
+    print(f"session {args.session}: {summary.status(now)}, level {usage.level}, "
+          f"{summary.tool_calls} tool calls, {summary.errors} errors")
+    rows = [["LIMIT", "USED", "LIMIT", "%", "THEN"]]
+    for name, value, limit, action in usage.gauges:
+        if limit is None:
+            rows.append([name, _num(value), "off", "-", "-"])
+        else:
+            rows.append([name, _num(value), _num(limit), f"{100 * value / limit:.0f}%", action])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    if usage.source == "replay":
+        print("(no saved guard state: figures come from replaying the event log)")
+    return 0
+
+
+def _num(value: float) -> str:
+    if float(value).is_integer():
+        return f"{int(value)}"
+    return f"{value:.2f}"

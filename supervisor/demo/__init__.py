@@ -1,0 +1,1 @@
+"""The scripted demo agent (`python -m supervisor.demo.agent`)."""

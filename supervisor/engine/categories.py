@@ -1,0 +1,172 @@
+"""Which kind of tool a call is: read-only, mutating, test/run, poll, or other.
+
+Names are matched against the policy's patterns; shell tools (Bash, bash, execute_bash, run)
+are classified by their `command` argument, and editor tools (str_replace_editor) by their
+`command` sub-action. The classification decides what counts as a workspace change (a
+successful `mutate` call), which thresholds apply, and which file reads the cache may skip.
+"""
+
+import fnmatch
+import re
+from typing import Any
+
+from supervisor.engine.policy import Policy
+
+_SPLIT = re.compile(r"&&|\|\||;|\n|(?<![|>])\|(?!\|)")
+_PIPE = re.compile(r"(?<![|])\|(?![|])")
+_REDIRECT = re.compile(r"(?<![0-9&<])>>?\s*(?!&|/dev/null)[^\s&|;>]")
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+
+_READ = frozenset({
+    "cat", "grep", "egrep", "fgrep", "rg", "ag", "ls", "ll", "find", "head", "less", "more",
+    "wc", "tree", "pwd", "echo", "printf", "which", "type", "file", "stat", "du", "df", "nl",
+    "awk", "diff", "cmp", "realpath", "dirname", "basename", "env", "printenv", "whoami",
+    "uname", "date", "id", "hostname", "sort", "uniq", "cut", "tr", "jq", "xxd", "od",
+    "strings", "readlink", "locate", "fd", "bat", "true", "false", "test", "[", "column",
+})
+_MUTATE = frozenset({
+    "mv", "rm", "cp", "mkdir", "rmdir", "touch", "chmod", "chown", "ln", "patch", "tee",
+    "truncate", "install", "unzip", "tar", "dd", "rsync",
+})
+_RUN = frozenset({
+    "pytest", "python", "python3", "py.test", "make", "node", "npm", "npx", "yarn", "pnpm",
+    "cargo", "go", "tox", "nox", "ruby", "rake", "bundle", "java", "javac", "mvn", "gradle",
+    "gcc", "g++", "clang", "cmake", "ctest", "dotnet", "php", "perl", "bash", "sh", "zsh",
+    "deno", "bun", "rustc", "pip", "pip3", "uv", "poetry", "conda", "apt", "apt-get",
+    "docker", "kubectl", "mypy", "ruff", "flake8", "black", "eslint", "tsc", "jest", "vitest",
+    "unittest", "coverage", "git", "curl", "wget", "ipython", "sympy", "julia", "R", "Rscript",
+})
+_POLL = frozenset({"sleep", "ps", "wait", "watch", "jobs", "pgrep", "top", "htop", "uptime"})
+_PREFIX = frozenset({"sudo", "time", "timeout", "nice", "nohup", "env", "command", "exec",
+                     "xargs", "stdbuf", "unbuffer"})
+_GIT_READ = frozenset({"status", "diff", "log", "show", "branch", "remote", "blame", "grep",
+                       "ls-files", "rev-parse", "describe", "shortlog", "config", "tag"})
+_GIT_MUTATE = frozenset({"apply", "commit", "checkout", "reset", "stash", "am", "merge",
+                         "rebase", "add", "rm", "mv", "restore", "switch", "cherry-pick",
+                         "revert", "clean", "pull", "init", "clone"})
+_STATUS_URL = re.compile(r"(status|health|healthz|ready|readyz|ping|jobs?/|progress)", re.I)
+
+
+def _words(segment: str) -> list[str]:
+    words = segment.strip().split()
+    while words and (_ENV.match(words[0]) or words[0] in _PREFIX or words[0] == "!"):
+        head = words.pop(0)
+        if head == "timeout" and words and words[0][:1].isdigit():
+            words.pop(0)
+    return words
+
+
+def _command_kind(words: list[str], segment: str) -> str:
+    """The category of one simple command (the first command of a pipeline)."""
+    if not words:
+        return "other"
+    name = words[0].rsplit("/", 1)[-1]
+    rest = words[1:]
+    if name in ("cd", "export", "source", ".", "set", "unset", "alias", "clear"):
+        return "other"
+    if name in ("sed", "perl") and any(w.startswith("-i") or w == "--in-place" for w in rest):
+        return "mutate"
+    if name in ("sed",):
+        return "read"
+    if name == "git":
+        sub = next((w for w in rest if not w.startswith("-")), "")
+        if sub in _GIT_READ:
+            return "read"
+        if sub in _GIT_MUTATE:
+            return "mutate"
+        return "run"
+    if name in ("npm", "yarn", "pnpm") and rest[:1] in (["install"], ["i"], ["add"]):
+        return "mutate"
+    if name in ("tail",):
+        return "poll" if ("-f" in rest or "-F" in rest or "--follow" in rest) else "read"
+    if name in ("curl", "wget") and _STATUS_URL.search(segment):
+        return "poll"
+    if name in ("while", "until", "for") and "sleep" in segment:
+        return "poll"
+    if name in _POLL:
+        return "poll"
+    if name in _MUTATE:
+        return "mutate"
+    if name in _READ:
+        return "read"
+    if name in _RUN or name.startswith(("python", "./", "pytest")):
+        return "run"
+    return "run"
+
+
+def shell_category(command: str) -> str:
+    """Classify a shell command line: `mutate` > `poll` > `run` > `read` over its commands.
+
+    A pipeline is classified by its first command (the rest are filters such as `| head`);
+    any redirection into a file, `tee`, `sed -i` or a mutating git verb makes it `mutate`.
+    """
+    if not command.strip():
+        return "other"
+    if _REDIRECT.search(command.replace("2>&1", "")):
+        return "mutate"
+    kinds = set()
+    for part in _SPLIT.split(command):
+        pipeline = _PIPE.split(part)
+        kinds.add(_command_kind(_words(pipeline[0]), part))
+        for later in pipeline[1:]:
+            words = _words(later)
+            if words and (words[0] in ("tee", "xargs") or (
+                words[0] == "sed" and any(w.startswith("-i") for w in words[1:])
+            )):
+                kinds.add("mutate")
+    for kind in ("mutate", "poll", "run", "read"):
+        if kind in kinds:
+            return kind
+    return "other"
+
+
+def _match(tool: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if pattern == tool or (("*" in pattern or "?" in pattern or "[" in pattern)
+                               and fnmatch.fnmatchcase(tool, pattern)):
+            return True
+    return False
+
+
+def classify(tool: str, args: dict[str, Any], policy: Policy) -> str:
+    """The category of one call (see module docstring)."""
+    forced = policy.tool_category(tool)
+    if forced:
+        return forced
+    if tool in policy["shell_tools"]:
+        command = args.get("command") if isinstance(args, dict) else None
+        if isinstance(command, str):
+            return shell_category(command)
+        if isinstance(command, list):
+            return shell_category(" ".join(str(c) for c in command))
+    if tool in policy["editor_tools"] and isinstance(args, dict):
+        sub = args.get("command")
+        if sub == "view":
+            return "read"
+        if isinstance(sub, str):
+            return "mutate"
+    cats = policy["categories"]
+    for name in ("other", "poll", "read", "mutate", "run"):
+        if _match(tool, cats.get(name, [])):
+            return name
+    return "run"
+
+
+def file_path(tool: str, args: dict[str, Any], policy: Policy) -> str | None:
+    """The file a call reads or writes, when its arguments name one."""
+    if not isinstance(args, dict):
+        return None
+    for key in policy["path_args"]:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def is_file_read(tool: str, args: dict[str, Any], policy: Policy) -> bool:
+    """True for calls whose output is a file's content that the file cache may hand back."""
+    names = policy["file_read_tools"]
+    if tool in names:
+        return True
+    sub = args.get("command") if isinstance(args, dict) else None
+    return isinstance(sub, str) and f"{tool}:{sub}" in names

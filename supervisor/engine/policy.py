@@ -1,0 +1,219 @@
+"""The runtime policy: thresholds of every detector, hard limits, tool categories, overrides.
+
+A `Policy` is a plain object built from a dict (`Policy.from_dict`), so the hook can rebuild it
+from JSON without pydantic. Partial dicts are merged onto a profile (`default` unless the dict
+names another), so a policy file only lists what it changes. Validation with clear messages for
+files lives in `policy_file.py`; this module only guards against wrong shapes with `ValueError`.
+
+Every default below is documented in docs/policy.md; keep the two in step.
+"""
+
+import copy
+import fnmatch
+from typing import Any
+
+CATEGORIES = ("read", "mutate", "run", "poll", "other")
+"""Tool categories: read-only, mutating (a success changes the workspace), test/run, polling."""
+
+DETECTORS = (
+    "exact_repeat", "similar_calls", "cycle", "same_error", "error_rate", "no_progress",
+    "repeated_text", "polling", "stale_read",
+)
+LIMITS = (
+    "consecutive_tool_calls", "iterations_per_session", "errors_per_session",
+    "iterations_per_cycle", "duration_s", "tokens", "cost_usd", "actions_per_task",
+    "resets_per_conversation",
+)
+
+_DEFAULT: dict[str, Any] = {
+    "profile": "default",
+    "window": 1000,
+    "lookback": 50,
+    "approve_repeats": 3,
+    "level_decay_steps": 2,
+    "escalation_cooldown_s": 300.0,
+    "ignore_arg_keys": ["description", "timeout", "thought", "security_risk", "is_input"],
+    "shell_tools": ["Bash", "bash", "execute_bash", "run", "shell", "shell_command",
+                    "run_shell_command"],
+    "editor_tools": ["str_replace_editor", "str_replace_based_edit_tool", "edit_file"],
+    "file_read_tools": ["Read", "read", "read_file", "str_replace_editor:view",
+                        "str_replace_based_edit_tool:view"],
+    "path_args": ["file_path", "path", "notebook_path", "filename", "file"],
+    "file_cache_bytes": 1_000_000,
+    "categories": {
+        "read": [
+            "Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "read",
+            "browse", "browse_interactive", "web_read", "browser", "open", "goto", "scroll_up",
+            "scroll_down", "search_file", "search_dir", "find_file", "read_file", "list_files",
+            "glob", "grep", "search", "view", "mcp__*__get*", "mcp__*__list*", "mcp__*__read*",
+            "mcp__*__search*", "mcp__*__find*", "mcp__*__fetch*",
+        ],
+        "mutate": [
+            "Edit", "MultiEdit", "Write", "NotebookEdit", "write", "edit", "create",
+            "write_file", "apply_patch", "replace", "insert", "append",
+        ],
+        "run": [
+            "run_ipython", "execute_ipython_cell", "Task", "delegate", "mcp__*", "python",
+        ],
+        "poll": ["BashOutput", "KillShell", "KillBash", "wait", "sleep"],
+        "other": ["think", "finish", "submit", "TodoWrite", "TodoRead", "exit_plan_mode",
+                  "ExitPlanMode", "AskUserQuestion"],
+    },
+    "detectors": {
+        "exact_repeat": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6,
+                         "error_nudge": 2, "error_block": 3, "stop": 0},
+        "similar_calls": {"enabled": True, "threshold": 0.85, "nudge": 4, "block": 6,
+                          "escalate": 8, "lookback": 20, "max_chars": 400},
+        "cycle": {"enabled": True, "min_period": 2, "max_period": 6, "min_steps": 6,
+                  "block_periods": 1, "escalate_periods": 2},
+        "same_error": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6, "lookback": 10,
+                       "stop": 0},
+        "error_rate": {"enabled": True, "window": 12, "ratio": 0.75, "min_steps": 8,
+                       "escalate_after": 3},
+        "no_progress": {"enabled": True, "nudge": 12, "escalate": 30},
+        "repeated_text": {"enabled": True, "nudge": 3, "escalate": 5, "min_chars": 40,
+                          "overlap": 0.7, "chunk_chars": 50, "chunk_repeats": 10,
+                          "lookback": 20},
+        "polling": {"enabled": True, "nudge": 8, "block": 12, "escalate": 16},
+        "stale_read": {"enabled": True},
+    },
+    "category_overrides": {
+        "poll": {"exact_repeat": {"enabled": False}, "similar_calls": {"enabled": False},
+                 "cycle": {"enabled": False}, "no_progress": {"enabled": False}},
+        "other": {"similar_calls": {"enabled": False}},
+    },
+    "tools": {},
+    "limits": {
+        "consecutive_tool_calls": {"limit": 150, "action": "pause"},
+        "iterations_per_session": {"limit": 1000, "action": "pause"},
+        "errors_per_session": {"limit": 200, "action": "pause"},
+        "iterations_per_cycle": {"limit": 300, "action": "pause"},
+        "duration_s": {"limit": 8 * 3600, "action": "pause"},
+        "tokens": {"limit": 50_000_000, "action": "pause"},
+        "cost_usd": {"limit": 100.0, "action": "pause"},
+        "actions_per_task": {"limit": 500, "action": "pause"},
+        "resets_per_conversation": {"limit": 3, "action": "stop"},
+    },
+}
+
+_SEED_STRICT: dict[str, Any] = {
+    "profile": "seed-strict",
+    "detectors": {
+        # the seeds: 3 identical actions stop, 3 identical failures stop
+        "exact_repeat": {"nudge": 2, "block": 3, "escalate": 3, "error_nudge": 2,
+                         "error_block": 3, "stop": 3},
+        "similar_calls": {"nudge": 3, "block": 4, "escalate": 5},
+        "cycle": {"max_period": 5, "min_steps": 4},
+        "same_error": {"nudge": 2, "block": 3, "escalate": 3, "stop": 3},
+    },
+    "limits": {
+        "consecutive_tool_calls": {"limit": 10, "action": "pause"},
+        "iterations_per_session": {"limit": 100, "action": "stop"},
+        "errors_per_session": {"limit": 5, "action": "stop"},
+        "iterations_per_cycle": {"limit": 25, "action": "pause"},
+        "duration_s": {"limit": 30 * 60, "action": "stop"},
+        "resets_per_conversation": {"limit": 2, "action": "stop"},
+    },
+}
+
+PROFILES: dict[str, dict[str, Any]] = {"default": {}, "seed-strict": _SEED_STRICT}
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of `base` with `over` merged in (dicts recursively, other values replaced)."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+class Policy:
+    """The effective runtime policy. Build with `from_dict` or `profile`; read, never mutate."""
+
+    __slots__ = ("_cache", "data")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self._cache: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        _check_shape(data)
+
+    @classmethod
+    def profile(cls, name: str = "default") -> "Policy":
+        """The named built-in profile (`default` or `seed-strict`)."""
+        if name not in PROFILES:
+            raise ValueError(f"unknown profile {name!r} (known: {', '.join(PROFILES)})")
+        return cls(merge(_DEFAULT, PROFILES[name]))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], profile: str | None = None) -> "Policy":
+        """`d` merged onto its profile (`profile`, else `d["profile"]`, else `default`)."""
+        if not isinstance(d, dict):
+            raise ValueError("a policy must be a mapping")
+        name = profile or d.get("profile") or "default"
+        base = cls.profile(name).data
+        return cls(merge(base, {**d, "profile": name}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The complete effective policy as a plain dict (JSON- and TOML-serialisable)."""
+        return copy.deepcopy(self.data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Policy) and other.data == self.data
+
+    def __repr__(self) -> str:
+        return f"Policy(profile={self.data.get('profile')!r})"
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("profile", "default"))
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def limit(self, name: str) -> tuple[float | None, str]:
+        """(limit or None when off, action) of one hard limit."""
+        spec = self.data["limits"].get(name) or {}
+        value = spec.get("limit")
+        return (None if value in (None, 0) else float(value)), str(spec.get("action", "pause"))
+
+    def params(self, tool: str, category: str) -> dict[str, dict[str, Any]]:
+        """Every detector's parameters for one tool: defaults < category < per-tool overrides."""
+        key = (tool, category)
+        got = self._cache.get(key)
+        if got is None:
+            got = merge(self.data["detectors"], self.data["category_overrides"].get(category, {}))
+            for pattern, over in self.data["tools"].items():
+                if fnmatch.fnmatchcase(tool, pattern):
+                    got = merge(got, {k: v for k, v in over.items() if k in DETECTORS})
+            if len(self._cache) < 512:
+                self._cache[key] = got
+        return got
+
+    def tool_category(self, tool: str) -> str | None:
+        """The category a per-tool override forces, if any."""
+        for pattern, over in self.data["tools"].items():
+            if "category" in over and fnmatch.fnmatchcase(tool, pattern):
+                return str(over["category"])
+        return None
+
+
+def _check_shape(d: dict[str, Any]) -> None:
+    """Cheap shape checks so a bad dict fails here with a message, not deep inside a detector."""
+    for key in ("detectors", "limits", "categories", "category_overrides", "tools"):
+        if not isinstance(d.get(key), dict):
+            raise ValueError(f"policy.{key} must be a table")
+    for name in d["detectors"]:
+        if name not in DETECTORS:
+            raise ValueError(f"unknown detector {name!r} (known: {', '.join(DETECTORS)})")
+    for name in d["limits"]:
+        if name not in LIMITS:
+            raise ValueError(f"unknown limit {name!r} (known: {', '.join(LIMITS)})")
+    for name in d["categories"]:
+        if name not in CATEGORIES:
+            raise ValueError(f"unknown category {name!r} (known: {', '.join(CATEGORIES)})")
+    for key in ("window", "lookback"):
+        if not isinstance(d.get(key), int) or d[key] < 1:
+            raise ValueError(f"policy.{key} must be a positive integer")

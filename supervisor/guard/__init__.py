@@ -1,0 +1,36 @@
+"""The guard: the agent side of Agent Supervisor.
+
+- `Session` (`sdk.py`): the SDK an agent loop calls around each tool call;
+- `Guard` (`core.py`): the step machine the SDK and the Claude Code hook share;
+- `CheckpointStore` (`checkpoints.py`): git checkpoints of the working directory;
+- `send_decision` (`operator.py`): how operators' decisions reach the control channel.
+
+Names are imported lazily, so `import supervisor.guard.core` (the hook's path) loads nothing else.
+"""
+
+from typing import Any
+
+__all__ = [
+    "CheckpointStore", "Guard", "GuardSettings", "Session", "SessionStopped", "ToolRefused",
+    "Verdict", "send_decision",
+]
+
+_WHERE = {
+    "Session": "supervisor.guard.sdk",
+    "ToolRefused": "supervisor.guard.sdk",
+    "SessionStopped": "supervisor.guard.sdk",
+    "Guard": "supervisor.guard.core",
+    "Verdict": "supervisor.guard.core",
+    "GuardSettings": "supervisor.guard.settings",
+    "CheckpointStore": "supervisor.guard.checkpoints",
+    "send_decision": "supervisor.guard.operator",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'supervisor.guard' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

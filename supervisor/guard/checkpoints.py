@@ -1,0 +1,524 @@
+"""Git checkpoints of an agent's working directory, kept in a shadow repository.
+
+The shadow repository lives in the session directory (`<session>/checkpoints.git`); its work tree
+is the agent's working directory, passed explicitly with `--git-dir`/`--work-tree` on every git
+command. The agent's own `.git` is never written: git never adds a `.git` entry, and the only
+thing read from the agent's repository is its `info/exclude`, copied into ours. Every `GIT_*`
+variable of the environment is dropped (a hook inherits `GIT_DIR`, `GIT_INDEX_FILE`, ... from
+whatever ran the agent), and the user's global and system git configuration is not read, so no
+hook, signing or fsmonitor setting of theirs runs here; the user's global excludes file is still
+honoured through our own `core.excludesFile`.
+
+What a checkpoint holds: every file of the work tree that is not ignored (the work tree's
+`.gitignore` files, the agent repository's `info/exclude`, the user's global excludes file),
+not in a build or cache folder (`DEFAULT_EXCLUDES`) and not over `max_file_bytes`.
+
+    store = CheckpointStore(session_dir / "checkpoints.git", workdir)
+    first = store.create("session start")
+    ...                                    # the agent edits, creates and deletes files
+    store.diff(first.checkpoint_id)        # Changes(added=[...], modified=[...], deleted=[...])
+    result = store.restore(first.checkpoint_id)
+    result.summary()                       # "restored 2 files, removed 1 created since"
+
+Checkpoint ids are `cp-1`, `cp-2`, ... in creation order; each is a ref
+(`refs/checkpoints/cp-N`) to a commit whose parent is the previous checkpoint.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Files larger than this (10 MiB) are left out of checkpoints, and so never restored over."""
+
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    ".git",
+    "node_modules/",
+    ".venv/",
+    "venv/",
+    "env/",
+    "__pycache__/",
+    "*.pyc",
+    ".mypy_cache/",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".hypothesis/",
+    ".tox/",
+    ".nox/",
+    "dist/",
+    "build/",
+    "target/",
+    ".gradle/",
+    ".next/",
+    ".cache/",
+    ".DS_Store",
+)
+"""Build and cache folders never checkpointed (gitignore syntax), besides the user's ignores."""
+
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_REF_PREFIX = "refs/checkpoints/"
+_HEAD_REF = "refs/heads/checkpoints"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "agent-supervisor",
+    "GIT_AUTHOR_EMAIL": "checkpoints@agent-supervisor.invalid",
+    "GIT_COMMITTER_NAME": "agent-supervisor",
+    "GIT_COMMITTER_EMAIL": "checkpoints@agent-supervisor.invalid",
+}
+
+
+class CheckpointError(Exception):
+    """A checkpoint operation failed; the message says what (fit for one line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """One checkpoint: its id, label, commit, time, how many files it holds and changed."""
+
+    checkpoint_id: str
+    label: str
+    commit: str
+    ts: float
+    files: int
+    """Files in the checkpoint."""
+    added: int = 0
+    modified: int = 0
+    deleted: int = 0
+    """Changes since the previous checkpoint."""
+    at_seq: int | None = None
+    """The session event `seq` the checkpoint was taken at, when the guard knew it."""
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.modified + self.deleted
+
+
+@dataclass(slots=True)
+class Changes:
+    """Files of the work tree relative to a checkpoint, as paths relative to the work tree."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.modified or self.deleted)
+
+    @property
+    def count(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.deleted)
+
+
+@dataclass(slots=True)
+class RestoreResult:
+    """What a restore did. `restored`: files brought back (modified or deleted since);
+    `removed`: files created since, deleted; `kept`: paths left alone because the work tree
+    now holds an ignored or oversized file there."""
+
+    checkpoint: Checkpoint
+    safety: Checkpoint
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+    @property
+    def changed_files(self) -> list[str]:
+        return sorted(self.restored + self.removed)
+
+    def summary(self, limit: int = 10) -> str:
+        """One readable sentence naming the files (at most `limit` of them)."""
+        parts = [f"restored {len(self.restored)} file(s)"]
+        if self.removed:
+            parts.append(f"removed {len(self.removed)} created since")
+        if self.kept:
+            parts.append(f"kept {len(self.kept)} excluded")
+        names = self.changed_files
+        text = ", ".join(parts) + f" (checkpoint {self.checkpoint.checkpoint_id}"
+        text += f", safety checkpoint {self.safety.checkpoint_id})"
+        if names:
+            shown = ", ".join(names[:limit]) + (" ..." if len(names) > limit else "")
+            text += f": {shown}"
+        return text
+
+
+class CheckpointStore:
+    """The checkpoints of one work tree in one shadow repository."""
+
+    def __init__(
+        self,
+        git_dir: Path,
+        work_tree: Path,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        excludes: Iterable[str] = DEFAULT_EXCLUDES,
+        exclude_paths: Iterable[Path] = (),
+    ) -> None:
+        """`exclude_paths`: directories to leave out when they lie inside the work tree (the
+        store root, when someone keeps it in the agent's workspace). The shadow repository's
+        own directory is always left out."""
+        self.git_dir = Path(git_dir).absolute()
+        self.work_tree = Path(work_tree).resolve()
+        self.max_file_bytes = max_file_bytes
+        self._excludes = list(excludes)
+        self._exclude_paths = [self.git_dir, *(Path(p) for p in exclude_paths)]
+        self._env = _clean_env()
+        self._ready = False
+
+    # -- public API -----------------------------------------------------------------------
+
+    def create(self, label: str, *, at_seq: int | None = None) -> Checkpoint:
+        """Snapshot the work tree now; return the new checkpoint."""
+        if not self.work_tree.is_dir():
+            raise CheckpointError(f"work tree {self.work_tree} is not a directory")
+        with self._locked():
+            return self._create(label, at_seq)
+
+    def list(self) -> list[Checkpoint]:
+        """Every checkpoint, oldest first."""
+        if not (self.git_dir / "HEAD").exists():
+            return []
+        out = self._git(
+            "for-each-ref", "--format=%(refname:strip=2)%00%(objectname)%00%(contents)%1e",
+            _REF_PREFIX,
+        )
+        found = []
+        for record in out.split("\x1e"):
+            record = record.strip("\n")
+            if record:
+                found.append(_parse_record(record))
+        found.sort(key=lambda c: (c.ts, _number(c.checkpoint_id)))
+        return found
+
+    def get(self, checkpoint_id: str) -> Checkpoint:
+        """The checkpoint with this id (`cp-3`, or just `3`), else `CheckpointError`."""
+        wanted = checkpoint_id if checkpoint_id.startswith("cp-") else f"cp-{checkpoint_id}"
+        for cp in self.list():
+            if cp.checkpoint_id == wanted:
+                return cp
+        raise CheckpointError(f"no checkpoint '{checkpoint_id}'")
+
+    def latest(self) -> Checkpoint | None:
+        cps = self.list()
+        return cps[-1] if cps else None
+
+    def diff(self, checkpoint_id: str) -> Changes:
+        """Files added, modified and deleted in the work tree since the checkpoint.
+
+        Compares against the work tree as it is now (through a temporary index, so the
+        shadow repository's own state is not changed)."""
+        cp = self.get(checkpoint_id)
+        with self._locked():
+            tree = self._snapshot_tree()
+        return self._diff_trees(cp.commit, tree)
+
+    def restore(self, checkpoint_id: str) -> RestoreResult:
+        """Bring the work tree back to the checkpoint.
+
+        Takes a safety checkpoint first (so the restore itself can be undone), writes back
+        the files modified or deleted since, and removes the files created since. Ignored
+        and excluded files are never touched, nor anything outside the work tree."""
+        target = self.get(checkpoint_id)
+        with self._locked():
+            safety = self._create(f"safety before restoring {target.checkpoint_id}", None)
+            changes = self._diff_trees(target.commit, safety.commit)
+            result = RestoreResult(checkpoint=target, safety=safety)
+            for rel in changes.added:
+                path = self._inside(rel)
+                if path is not None and (path.is_symlink() or path.is_file()):
+                    path.unlink()
+                    result.removed.append(rel)
+                    self._prune_empty_dirs(path.parent)
+            bring_back = []
+            for rel in changes.deleted:
+                # Deleted since: absent from the safety checkpoint. If something is there now,
+                # it is an ignored or oversized file: leave it alone.
+                path = self._inside(rel)
+                if path is None:
+                    continue
+                if os.path.lexists(path):
+                    result.kept.append(rel)
+                else:
+                    bring_back.append(rel)
+            bring_back += [rel for rel in changes.modified if self._inside(rel) is not None]
+            if bring_back:
+                self._git(
+                    "checkout", target.commit, "--pathspec-from-file=-", "--pathspec-file-nul",
+                    input="".join(f":(literal){rel}\0" for rel in bring_back),
+                )
+                result.restored.extend(sorted(bring_back))
+            result.removed.sort()
+            return result
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _create(self, label: str, at_seq: int | None) -> Checkpoint:
+        self._ensure_repo()
+        tree = self._stage()
+        parent = self._head()
+        changes = self._diff_trees(parent or _EMPTY_TREE, tree)
+        previous = self._last_files(parent)
+        existing = self._git("for-each-ref", "--format=%(refname)", _REF_PREFIX).split()
+        number = 1 + max((_number(r.rsplit("/", 1)[-1]) for r in existing), default=0)
+        cp_id = f"cp-{number}"
+        now = time.time()
+        meta = {
+            "id": cp_id, "ts": now, "files": previous + len(changes.added) - len(changes.deleted),
+            "added": len(changes.added), "modified": len(changes.modified),
+            "deleted": len(changes.deleted), "at_seq": at_seq,
+        }
+        message = f"{_one_line(label)}\n\n{json.dumps(meta, sort_keys=True)}\n"
+        args = ["commit-tree", tree, "-F", "-"]
+        if parent:
+            args[2:2] = ["-p", parent]
+        commit = self._git(*args, input=message).strip()
+        self._git("update-ref", _HEAD_REF, commit)
+        self._git("update-ref", _REF_PREFIX + cp_id, commit)
+        return Checkpoint(
+            cp_id, _one_line(label), commit, now, meta["files"], meta["added"],
+            meta["modified"], meta["deleted"], at_seq,
+        )
+
+    def _stage(self, index_env: dict[str, str] | None = None) -> str:
+        """Bring the index in line with the work tree (minus exclusions); return its tree."""
+        self._refresh_excludes()
+        listed = self._git(
+            "ls-files", "-z", "--cached", "--others", "--exclude-standard", env=index_env
+        )
+        ignored_cached = self._git(
+            "ls-files", "-z", "--cached", "--ignored", "--exclude-standard", env=index_env
+        )
+        oversized = []
+        for rel in filter(None, listed.split("\0")):
+            try:
+                st = os.lstat(self.work_tree / rel)
+            except OSError:
+                continue
+            if st.st_size > self.max_file_bytes and not stat.S_ISLNK(st.st_mode):
+                oversized.append(rel)
+        drop = set(filter(None, ignored_cached.split("\0"))) | set(oversized)
+        if drop:
+            self._git(
+                "update-index", "--force-remove", "-z", "--stdin",
+                input="".join(f"{p}\0" for p in sorted(drop)), env=index_env,
+            )
+        specs = ["."] + [f":(exclude,literal){p}" for p in oversized]
+        self._git(
+            "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
+            input="".join(s + "\0" for s in specs), env=index_env,
+        )
+        return self._git("write-tree", env=index_env).strip()
+
+    def _snapshot_tree(self) -> str:
+        """A tree of the work tree as it is now, staged in a throwaway copy of the index."""
+        self._ensure_repo()
+        index = self.git_dir / "index"
+        temp = self.git_dir / f"index.diff.{os.getpid()}"
+        try:
+            if index.exists():
+                shutil.copy2(index, temp)  # keeps the mtime, so git's racy-entry check holds
+            return self._stage({"GIT_INDEX_FILE": str(temp)})
+        finally:
+            temp.unlink(missing_ok=True)
+
+    def _diff_trees(self, old: str, new: str) -> Changes:
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
+        changes = Changes()
+        fields = out.split("\0")
+        for status, path in zip(fields[0::2], fields[1::2], strict=False):
+            kind = status[:1]
+            if kind == "A":
+                changes.added.append(path)
+            elif kind == "D":
+                changes.deleted.append(path)
+            elif kind in ("M", "T"):
+                changes.modified.append(path)
+        return changes
+
+    def _head(self) -> str | None:
+        out = self._git("rev-parse", "-q", "--verify", _HEAD_REF + "^{commit}", check=False)
+        return out.strip() or None
+
+    def _last_files(self, commit: str | None) -> int:
+        if not commit:
+            return 0
+        body = self._git("log", "-1", "--format=%B", commit)
+        return _meta_of(body).get("files", 0)
+
+    def _ensure_repo(self) -> None:
+        if self._ready:
+            return
+        if not (self.git_dir / "HEAD").exists():
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            _run(["git", "init", "-q", "--bare", str(self.git_dir)], self._env)
+            os.chmod(self.git_dir, 0o700)
+            for key, value in (
+                ("core.bare", "false"),
+                ("core.autocrlf", "false"),
+                ("core.fsmonitor", "false"),
+                ("core.quotePath", "false"),
+                ("core.excludesFile", _user_excludes_file() or ""),
+                ("commit.gpgSign", "false"),
+                ("gc.auto", "0"),
+                ("advice.addEmbeddedRepo", "false"),
+                ("advice.addIgnoredFile", "false"),
+            ):
+                self._git("config", key, value)
+        self._ready = True
+
+    def _refresh_excludes(self) -> None:
+        """Write `info/exclude`: our defaults, the agent repository's own `info/exclude`, and
+        the exclusion of the store's directories when they lie inside the work tree."""
+        lines = ["# written by agent-supervisor; rewritten at every checkpoint", *self._excludes]
+        agent_exclude = self.work_tree / ".git" / "info" / "exclude"
+        with suppress(OSError):
+            lines += agent_exclude.read_text(encoding="utf-8", errors="replace").splitlines()
+        for path in self._exclude_paths:
+            try:
+                rel = path.resolve().relative_to(self.work_tree)
+            except ValueError:
+                continue
+            if str(rel) != ".":
+                lines.append("/" + _escape_pattern(rel.as_posix()) + "/")
+        text = "\n".join(lines) + "\n"
+        target = self.git_dir / "info" / "exclude"
+        target.parent.mkdir(exist_ok=True)
+        try:
+            if target.read_text(encoding="utf-8") == text:
+                return
+        except OSError:
+            pass
+        target.write_text(text, encoding="utf-8")
+
+    def _inside(self, rel: str) -> Path | None:
+        """The absolute path of `rel` if it really lies inside the work tree (no `..`, no
+        symlinked parent directory leading out), else None."""
+        path = self.work_tree / rel
+        try:
+            parent = path.parent.resolve()
+        except OSError:
+            return None
+        if parent != self.work_tree and self.work_tree not in parent.parents:
+            return None
+        return parent / path.name
+
+    def _prune_empty_dirs(self, directory: Path) -> None:
+        while directory != self.work_tree and self.work_tree in directory.parents:
+            try:
+                directory.rmdir()
+            except OSError:
+                return
+            directory = directory.parent
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.git_dir.parent / "checkpoints.lock"
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _git(
+        self, *args: str, input: str | None = None, check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}", *args]
+        full_env = self._env if not env else {**self._env, **env}
+        return _run(cmd, full_env, input=input, check=check, cwd=self.work_tree)
+
+
+def _run(
+    cmd: list[str], env: dict[str, str], *, input: str | None = None, check: bool = True,
+    cwd: Path | None = None,
+) -> str:
+    try:
+        proc = subprocess.run(
+            cmd, input=input, capture_output=True, text=True, env=env, cwd=cwd,
+            encoding="utf-8", errors="surrogateescape",
+        )
+    except FileNotFoundError as exc:
+        raise CheckpointError("git is not installed (checkpoints need it)") from exc
+    if check and proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise CheckpointError(
+            f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} failed: "
+            f"{detail[-1] if detail else f'exit {proc.returncode}'}"
+        )
+    return proc.stdout
+
+
+def _clean_env() -> dict[str, str]:
+    """The environment without any `GIT_*` variable, with our identity, and without the
+    user's global or system configuration."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(_IDENTITY)
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["GIT_CONFIG_GLOBAL"] = os.devnull
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["LC_ALL"] = "C"
+    return env
+
+
+def _user_excludes_file() -> str | None:
+    """The user's global excludes file: `core.excludesFile` of their global configuration,
+    else git's default (`$XDG_CONFIG_HOME/git/ignore`)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        proc = subprocess.run(
+            ["git", "config", "--global", "--path", "--get", "core.excludesFile"],
+            capture_output=True, text=True, env=env,
+        )
+        if proc.returncode == 0 and proc.stdout.strip():
+            return proc.stdout.strip()
+    except OSError:
+        pass
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "git", "ignore")
+
+
+def _parse_record(record: str) -> Checkpoint:
+    name, commit, body = record.split("\0", 2)
+    meta = _meta_of(body)
+    label = body.split("\n", 1)[0]
+    return Checkpoint(
+        name, label, commit, float(meta.get("ts", 0.0)), int(meta.get("files", 0)),
+        int(meta.get("added", 0)), int(meta.get("modified", 0)), int(meta.get("deleted", 0)),
+        meta.get("at_seq"),
+    )
+
+
+def _meta_of(body: str) -> dict:
+    for line in reversed(body.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def _number(cp_id: str) -> int:
+    try:
+        return int(cp_id.removeprefix("cp-"))
+    except ValueError:
+        return 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())[:200] or "checkpoint"
+
+
+def _escape_pattern(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\!# " else c for c in text)

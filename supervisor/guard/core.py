@@ -1,0 +1,839 @@
+"""The guard core: one session's steps, decisions, escalations and checkpoints.
+
+`Guard` is used two ways with the same code:
+
+- in-process (the SDK, `supervisor.guard.sdk`): one `Guard` object lives as long as the agent's
+  session and keeps its state in memory, saving `state.json` now and then (always after a
+  decision, an escalation or the end);
+- one step per process (the Claude Code hook): each process opens the guard, applies one step
+  and closes it, which saves the state:
+
+      with Guard.open(root, session_id, cwd=cwd) as guard:   # takes the session lock
+          if not guard.started:
+              guard.start(agent="claude-code", task=None, heartbeat_s=None)
+          verdict = guard.pre_call("Bash", {"command": "pytest"}, call_id="toolu_1")
+          if verdict.action == "pause":                      # escalated: wait for the operator
+              verdict = guard.wait(timeout=550, heartbeat_s=5)
+          print(verdict.action, verdict.message)
+
+Every public method takes the session lock (re-entrant), reloads the state if another process
+saved it meanwhile, applies the step, writes the protocol events with `supervisor.store.writer`
+(plain dicts; no pydantic on this path) and saves the state atomically when it must. Its cost
+per step stays flat as the session grows: the engine keeps a bounded window, operator decisions
+are read from a persisted byte offset (one `os.stat` when there is nothing new), and the event
+log is only ever appended to.
+
+Operator commands (`control.jsonl`) are consumed at each `pre_call`, `poll` and `wait`: the first
+valid decision for the pending escalation is applied exactly once (`decision_applied`); every
+other decision gets `decision_ignored` with the reason. Commands not tied to an escalation
+(pause, guidance, rollback, reset, abort, skip) take effect at the next tool call.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from supervisor.guard import control
+from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
+from supervisor.guard.settings import GuardSettings
+from supervisor.guard.state import SessionLock, StateFile
+from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE
+from supervisor.store.paths import ensure_session_dir
+from supervisor.store.writer import LineWriter
+
+OUTPUT_KEEP = 8 * 1024
+"""Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
+_CALLS_KEPT = 64
+_SEVERITY = {"allow": 0, "nudge": 1, "skip": 2, "block": 3, "pause": 4, "stop": 5}
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What the agent must do with a tool call, and what it must be told.
+
+    `action`: `allow` (run it), `nudge` (run it, show `message`), `skip` (do not run it; use
+    `cached_output` if given, else move on), `block` (do not run it; re-plan with `message`),
+    `pause` (only from `Guard.pre_call`: an escalation is pending, call `Guard.wait`), `stop`
+    (the session is over). `decision` names the operator's decision that produced it, if any."""
+
+    action: str
+    level: int = 0
+    message: str | None = None
+    reason: str | None = None
+    call_id: str | None = None
+    escalation_id: str | None = None
+    decision: str | None = None
+    cached_output: str | None = None
+    changed_files: list[str] = field(default_factory=list)
+
+    @property
+    def proceed(self) -> bool:
+        """True when the call should run (`allow` or `nudge`)."""
+        return self.action in ("allow", "nudge")
+
+
+class Guard:
+    """One session's guard. Build with `Guard.open`; close (or use as a context manager)."""
+
+    def __init__(
+        self,
+        root: Path,
+        session_id: str,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        policy: Any = None,
+        settings: GuardSettings | None = None,
+        save_every_s: float = 0.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Prefer `Guard.open`. `save_every_s`: 0 saves the state after every step (one step
+        per process); the SDK passes a positive interval and relies on `close`."""
+        self.root = Path(root)
+        self.session_id = session_id
+        self.dir = ensure_session_dir(self.root, session_id)
+        self.clock = clock
+        self.save_every_s = save_every_s
+        self._lock = SessionLock(self.dir)
+        self._state_file = StateFile(self.dir)
+        self._events = LineWriter(self.dir / EVENTS_FILE)
+        self._control_path = self.dir / CONTROL_FILE
+        self._policy_arg = policy
+        self._settings_arg = settings
+        self._cwd_arg = str(Path(cwd).resolve()) if cwd is not None else None
+        self._dirty = False
+        self._must_save = False
+        self._last_save = 0.0
+        self.state: dict[str, Any] = {}
+        self.engine: Any = None
+        self.settings = settings or GuardSettings()
+        self._checkpoints: CheckpointStore | None = None
+        with self._lock.held():
+            self._load()
+
+    @classmethod
+    def open(cls, root: Path, session_id: str, **kwargs: Any) -> Guard:
+        return cls(root, session_id, **kwargs)
+
+    def __enter__(self) -> Guard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- properties ----------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return bool(self.state.get("started"))
+
+    @property
+    def ended(self) -> str | None:
+        """The session's end status, or None while it runs."""
+        return self.state.get("ended")
+
+    @property
+    def pending(self) -> dict[str, Any] | None:
+        """The pending escalation (its event fields plus guard bookkeeping), or None."""
+        return self.state.get("pending")
+
+    @property
+    def cwd(self) -> str | None:
+        return self.state["meta"].get("cwd")
+
+    @property
+    def checkpoints(self) -> CheckpointStore | None:
+        """The session's checkpoint store, or None when checkpoints are off or there is no
+        working directory."""
+        if self._checkpoints is None and self.settings.checkpoints and self.cwd:
+            self._checkpoints = CheckpointStore(
+                self.dir / CHECKPOINTS_DIR, Path(self.cwd),
+                max_file_bytes=self.settings.checkpoint_max_file_bytes,
+                exclude_paths=[self.root],
+            )
+        return self._checkpoints
+
+    # -- session lifecycle ---------------------------------------------------------------
+
+    def start(
+        self, agent: str, task: str | None = None, *, pid: int | None = None,
+        heartbeat_s: float | None = None, extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Write `session_start` (and `task_start` for `task`), take the first checkpoint."""
+        with self._step():
+            if self.state["started"]:
+                return
+            self.state["started"] = True
+            self.state["meta"].update(agent=agent, heartbeat_s=heartbeat_s)
+            event = {
+                "type": "session_start", "agent": agent, "task": task, "cwd": self.cwd,
+                "pid": pid, "policy": self.engine_policy_dict(), "heartbeat_s": heartbeat_s,
+                **(extra or {}),
+            }
+            self._record(event)
+            if task:
+                self._task_start(task, None)
+            if self.settings.checkpoint_at_start:
+                self._checkpoint("session start")
+            self._must_save = True
+
+    def end(self, status: str = "completed", reason: str | None = None) -> None:
+        """Write `session_end` once (later calls do nothing)."""
+        with self._step():
+            self._end(status, reason)
+
+    def close(self) -> None:
+        """Save the state and release files. The session itself stays open (see `end`)."""
+        if self._events is None:
+            return
+        with self._lock.held():
+            if self._dirty:
+                self._save()
+        self._events.close()
+        self._lock.close()
+        self._events = None  # type: ignore[assignment]
+
+    # -- steps -----------------------------------------------------------------------------
+
+    def pre_call(
+        self, tool: str, args: dict[str, Any] | None = None, *, call_id: str | None = None,
+    ) -> Verdict:
+        """Record a tool call and decide on it, after applying any pending operator commands.
+
+        Returns `pause` when the call escalated (or an escalation is still pending): the caller
+        then waits with `wait()`."""
+        with self._step():
+            now = self.clock()
+            call_id = call_id or f"c{self.state['actions'] + 1}"
+            if self.ended:
+                return self._stopped(call_id)
+            notes = self._consume(now, call_id)
+            if self.ended:
+                return _merge(notes, self._stopped(call_id))
+            if self.pending is not None:
+                return _merge(notes, self._pause_verdict(call_id))
+            early = [n for n in notes if not n.proceed]
+            if early:
+                return _merge(notes, early[0])
+            self.state["actions"] += 1
+            self.state["since_checkpoint"] += 1
+            every = self.settings.checkpoint_every
+            if every and self.state["since_checkpoint"] >= every:
+                self._checkpoint(f"auto: every {every} actions")
+            call = self._write({"type": "tool_call", "call_id": call_id, "tool": tool,
+                                "args": args or {}})
+            calls = self.state["calls"]
+            calls[call_id] = call["seq"]
+            if len(calls) > _CALLS_KEPT:
+                del calls[next(iter(calls))]
+            check = self.engine.check(call, now)
+            events = [f.to_event() for f in check.findings]
+            events += [hit.to_event() for hit in check.limits]
+            events.append(check.to_verdict(call_id))
+            self._write_many(events)
+            verdict = Verdict(check.action, check.level, check.message, check.reason, call_id,
+                              cached_output=check.cached_output)
+            if check.action == "pause":
+                esc = check.escalation
+                kind = esc.kind if esc is not None else "detection"
+                reason = esc.reason if esc is not None else (check.reason or "escalated")
+                evidence = list(esc.evidence) if esc is not None else [call["seq"]]
+                signature = (esc.signature if esc is not None else None) or check.signature
+                self._escalate(kind, reason, evidence, call_id, signature, check.level)
+                verdict = self._pause_verdict(call_id)
+            elif check.action == "stop":
+                self._end("terminated", check.reason or "a hard limit was reached")
+            return _merge(notes, verdict)
+
+    def post_call(
+        self, call_id: str, output: str = "", *, ok: bool = True, error: str | None = None,
+        duration_ms: float | None = None, tool: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Record a tool's outcome; returns the detections it caused (as events)."""
+        with self._step():
+            text = output if isinstance(output, str) else str(output)
+            event = {
+                "type": "tool_result", "call_id": call_id, "ok": bool(ok),
+                "output": text[:OUTPUT_KEEP], "output_bytes": len(text.encode("utf-8",
+                                                                              "replace")),
+                "output_hash": _hash(text), "error": error, "duration_ms": duration_ms,
+            }
+            if tool is not None:
+                event["tool"] = tool
+            self.state["calls"].pop(call_id, None)
+            return self._observe(event)
+
+    def message(self, role: str, text: str) -> list[dict[str, Any]]:
+        """Record a message of the conversation (`assistant`, `user` or `system`)."""
+        with self._step():
+            return self._observe({"type": "message", "role": role, "text": text})
+
+    def usage(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """Record token usage (and cost) of one model call."""
+        with self._step():
+            return self._observe({"type": "usage", "input_tokens": int(input_tokens),
+                                  "output_tokens": int(output_tokens), "cost_usd": cost_usd})
+
+    def task_start(self, title: str, task_id: str | None = None) -> str:
+        """Start a task (ending the current one as done); return its id."""
+        with self._step():
+            if self.state["task"] is not None:
+                self._task_end("done")
+            return self._task_start(title, task_id)
+
+    def task_end(self, status: str = "done") -> None:
+        with self._step():
+            if self.state["task"] is not None:
+                self._task_end(status)
+
+    def new_cycle(self) -> None:
+        """A new conversation cycle (a new user prompt): per-cycle counters start over."""
+        with self._step():
+            self.engine.new_cycle()
+
+    def checkpoint(self, label: str) -> Any:
+        """Take a checkpoint now; returns it (None when checkpoints are off)."""
+        with self._step():
+            return self._checkpoint(label)
+
+    def heartbeat(self) -> None:
+        """Write a `heartbeat` (nothing else changes)."""
+        with self._step():
+            self._write({"type": "heartbeat"})
+
+    def gauges(self) -> list[Any]:
+        """Every hard limit's current value (the engine's gauges)."""
+        with self._step():
+            return list(self.engine.gauges(self.clock()))
+
+    def poll(self) -> list[Verdict]:
+        """Apply operator decisions that arrived (cheap when none did) and the deadline of a
+        pending escalation. Returns what the agent must be told, if anything."""
+        with self._step():
+            now = self.clock()
+            notes = self._consume(now, None)
+            return notes
+
+    def wait(
+        self, timeout: float | None = None, *, heartbeat_s: float | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> Verdict:
+        """Wait for the pending escalation to be decided or to reach its deadline; return the
+        resulting verdict. Writes a `heartbeat` every `heartbeat_s` while waiting (None: the
+        caller writes its own). After `timeout` seconds, returns `pause` if still undecided."""
+        from supervisor.guard.waiting import ChangeWaiter
+
+        waiter = ChangeWaiter(self._control_path)
+        started = time.monotonic()
+        last_beat = started
+        try:
+            while True:
+                with self._step():
+                    pending = self.pending
+                    if pending is None:
+                        return self._take_resolution()
+                    now = self.clock()
+                    for note in self._consume(now, None):
+                        self._stash(note)
+                    if self.pending is None:
+                        return self._take_resolution()
+                    call_id = pending.get("call_id")
+                    deadline = pending.get("deadline_ts")
+                if stop is not None and stop():
+                    return self._pause_verdict(call_id)
+                mono = time.monotonic()
+                if timeout is not None and mono - started >= timeout:
+                    return self._pause_verdict(call_id)
+                if heartbeat_s and mono - last_beat >= heartbeat_s:
+                    self.heartbeat()
+                    last_beat = mono
+                budget = 0.5
+                if deadline is not None:
+                    budget = min(budget, max(0.0, deadline - self.clock()) + 0.01)
+                if heartbeat_s:
+                    budget = min(budget, max(0.01, heartbeat_s - (mono - last_beat)))
+                if timeout is not None:
+                    budget = min(budget, max(0.01, timeout - (mono - started)))
+                waiter.wait(budget)
+        finally:
+            waiter.close()
+
+    def pause(self, reason: str = "paused by the agent's own request") -> None:
+        """Escalate now (kind `pause`), as the `pause` operator command does."""
+        with self._step():
+            if self.pending is None and not self.ended:
+                self._escalate("pause", reason, [], None, None, 3)
+
+    # -- engine and policy ---------------------------------------------------------------
+
+    def engine_policy_dict(self) -> dict[str, Any] | None:
+        policy = getattr(self.engine, "policy", None)
+        to_dict = getattr(policy, "to_dict", None)
+        return to_dict() if to_dict else None
+
+    # -- internals: state ------------------------------------------------------------------
+
+    def _step(self) -> _Step:
+        return _Step(self)
+
+    def _load(self) -> None:
+        from supervisor.engine import Engine, Policy
+
+        self.state = self._state_file.load()
+        meta = self.state["meta"]
+        if self._cwd_arg and not meta.get("cwd"):
+            meta["cwd"] = self._cwd_arg
+        if self._settings_arg is not None:
+            meta["settings"] = self._settings_arg.to_dict()
+        self.settings = GuardSettings.from_dict(meta.get("settings") or {})
+        if self.state["engine"] is not None:
+            self.engine = Engine.restore(self.state["engine"])
+        else:
+            policy = self._policy_arg
+            if policy is None:
+                policy = Policy.profile("default")
+            elif isinstance(policy, str):
+                policy = Policy.profile(policy)
+            elif isinstance(policy, dict):
+                policy = Policy.from_dict(policy)
+            self.engine = Engine(policy)
+            if self._settings_arg is None:
+                guard_table = policy.to_dict().get("guard")
+                if isinstance(guard_table, dict):
+                    meta["settings"] = GuardSettings.from_dict(guard_table).to_dict()
+                    self.settings = GuardSettings.from_dict(meta["settings"])
+            self._dirty = True
+
+    def _refresh(self) -> None:
+        if self._state_file.changed_since_ours():
+            self._load()
+
+    def _save(self) -> None:
+        self.state["engine"] = self.engine.snapshot()
+        self._state_file.save(self.state)
+        self._dirty = False
+        self._must_save = False
+        self._last_save = time.monotonic()
+
+    def _after_step(self) -> None:
+        if not self._dirty:
+            return
+        if (
+            self._must_save or self.save_every_s <= 0
+            or time.monotonic() - self._last_save >= self.save_every_s
+        ):
+            self._save()
+
+    # -- internals: events -----------------------------------------------------------------
+
+    def _write(self, event: dict[str, Any]) -> dict[str, Any]:
+        written = self._events.append(event)
+        self.state["last_seq"] = written["seq"]
+        self._dirty = True
+        return written
+
+    def _write_many(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        written = self._events.append_many(events)
+        if written:
+            self.state["last_seq"] = written[-1]["seq"]
+        self._dirty = True
+        return written
+
+    def _observe(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.ended:
+            self._write(event)
+            return []
+        return self._record(event)
+
+    def _record(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """Write an event and let the engine see it; write the detections it causes."""
+        written = self._write(event)
+        findings = self.engine.observe(written, self.clock())
+        detections = [f.to_event() for f in findings]
+        if detections:
+            self._write_many(detections)
+        return detections
+
+    def _task_start(self, title: str, task_id: str | None) -> str:
+        self.state["tasks_started"] += 1
+        task_id = task_id or f"t{self.state['tasks_started']}"
+        self.state["task"] = {"task_id": task_id, "title": title}
+        self._record({"type": "task_start", "task_id": task_id, "title": title})
+        return task_id
+
+    def _task_end(self, status: str) -> None:
+        task = self.state["task"]
+        self.state["task"] = None
+        self._record({"type": "task_end", "task_id": task["task_id"], "status": status})
+
+    def _end(self, status: str, reason: str | None) -> None:
+        if self.ended:
+            return
+        if self.state["task"] is not None:
+            self._task_end({"completed": "done", "failed": "failed"}.get(status, "skipped"))
+        self.state["ended"] = status
+        self.state["pending"] = None
+        self._write({"type": "session_end", "status": status, "reason": reason})
+        self._must_save = True
+
+    def _stopped(self, call_id: str | None) -> Verdict:
+        return Verdict("stop", 4, f"the session has ended ({self.ended})",
+                       f"The session has ended ({self.ended}). Stop working.", call_id)
+
+    # -- internals: checkpoints -----------------------------------------------------------
+
+    def _checkpoint(self, label: str) -> Any:
+        store = self.checkpoints
+        if store is None:
+            return None
+        try:
+            cp = store.create(label, at_seq=self.state["last_seq"])
+        except CheckpointError as exc:
+            self._write({"type": "message", "role": "system",
+                         "text": f"checkpoint '{label}' failed: {exc}"})
+            return None
+        self.state["since_checkpoint"] = 0
+        self._record({"type": "checkpoint", "checkpoint_id": cp.checkpoint_id, "label": cp.label,
+                      "commit": cp.commit, "at_seq": cp.at_seq, "files": cp.files,
+                      "changed": cp.changed})
+        return cp
+
+    # -- internals: escalations and decisions --------------------------------------------
+
+    def _escalate(
+        self, kind: str, reason: str, evidence: list[int], call_id: str | None,
+        signature: str | None, level: int,
+    ) -> None:
+        cp = self._checkpoint(f"before escalation {self.state['escalations'] + 1}")
+        self.state["escalations"] += 1
+        esc_id = f"esc-{self.state['escalations']}"
+        now = self.clock()
+        deadline_s = self.settings.escalation_deadline_s
+        options = ["approve", "guidance", "skip", "abort"]
+        if self.checkpoints is not None:
+            options.insert(2, "rollback")
+        event = {
+            "type": "escalation", "escalation_id": esc_id, "level": 3,
+            "reason": reason, "evidence": evidence, "options": options,
+            "deadline_ts": now + deadline_s if deadline_s else None,
+            "fallback": self.settings.fallback, "kind": kind,
+            "checkpoint_id": cp.checkpoint_id if cp is not None else None,
+            "call_id": call_id,
+        }
+        self._write(event)
+        self.state["pending"] = {**event, "signature": signature}
+        self._must_save = True
+
+    def _pause_verdict(self, call_id: str | None) -> Verdict:
+        pending = self.pending or {}
+        return Verdict(
+            "pause", 3, "Waiting for the operator's decision.", pending.get("reason"), call_id,
+            escalation_id=pending.get("escalation_id"),
+        )
+
+    def _stash(self, note: Verdict) -> None:
+        self.state.setdefault("notes", []).append(_verdict_dict(note))
+
+    def _take_resolution(self) -> Verdict:
+        """The verdict a resolved escalation left for the waiting caller."""
+        notes = [_verdict_from(d) for d in self.state.pop("notes", [])]
+        self._dirty = True
+        if not notes:
+            return Verdict("allow", self.engine.level, None, None)
+        return _merge(notes[:-1], notes[-1])
+
+    def _consume(self, now: float, call_id: str | None) -> list[Verdict]:
+        """Apply new operator decisions, then the pending escalation's deadline."""
+        notes: list[Verdict] = [_verdict_from(d) for d in self.state.pop("notes", [])]
+        offset = self.state["control_offset"]
+        if control.has_news(self._control_path, offset):
+            lines, offset = control.read_from(self._control_path, offset)
+            self.state["control_offset"] = offset
+            self._must_save = True
+            self._dirty = True
+            for line in lines:
+                note = self._decide(line, now, call_id)
+                if note is not None:
+                    notes.append(note)
+        pending = self.pending
+        deadline = pending.get("deadline_ts") if pending is not None else None
+        if pending is not None and deadline is not None and now >= deadline:
+            fallback = pending.get("fallback") or "skip"
+            note = self._apply(
+                {"decision_id": "fallback", "action": fallback, "text": None,
+                 "checkpoint_id": None, "operator": "guard"},
+                pending, call_id, outcome_prefix="deadline passed: ",
+            )
+            notes.append(note)
+        return notes
+
+    def _decide(self, line: control.ControlLine, now: float, call_id: str | None) -> Verdict | None:
+        seen = self.state["seen_decisions"]
+        decision = line.decision
+        if decision is None:
+            self._ignore(line.decision_id, f"malformed: {line.problem}")
+            return None
+        dec_id = decision["decision_id"]
+        if dec_id in seen or dec_id == "fallback":
+            self._ignore(dec_id, "duplicate: this decision id was already handled")
+            return None
+        seen.append(dec_id)
+        if self.ended:
+            self._ignore(dec_id, f"late: the session has ended ({self.ended})")
+            return None
+        esc_id = decision.get("escalation_id")
+        pending = self.pending
+        action = decision["action"]
+        if esc_id is not None:
+            if pending is not None and esc_id == pending["escalation_id"]:
+                if action not in pending["options"] and action != "pause":
+                    self._ignore(dec_id, f"action '{action}' is not an option of {esc_id} "
+                                 f"({', '.join(pending['options'])})")
+                    return None
+                if action == "pause":
+                    self._ignore(dec_id, f"{esc_id} is already pausing the agent")
+                    return None
+                return self._apply(decision, pending, call_id)
+            decided = self.state["decided"].get(esc_id)
+            if decided is not None:
+                self._ignore(dec_id, f"late: {esc_id} was already decided ({decided})")
+            else:
+                self._ignore(dec_id, f"unknown escalation: {esc_id}")
+            return None
+        # An operator command not tied to an escalation.
+        if pending is not None and action in pending["options"]:
+            return self._apply(decision, pending, call_id)
+        return self._command(decision, call_id)
+
+    def _ignore(self, decision_id: str, reason: str) -> None:
+        self._write({"type": "decision_ignored", "decision_id": decision_id, "reason": reason})
+
+    def _applied(self, esc_id: str | None, decision: dict[str, Any], outcome: str) -> None:
+        event = {"type": "decision_applied", "escalation_id": esc_id,
+                 "decision_id": decision["decision_id"], "action": decision["action"],
+                 "outcome": outcome}
+        if decision.get("operator"):
+            event["operator"] = decision["operator"]
+        self._write(event)
+        self._must_save = True
+
+    def _apply(
+        self, decision: dict[str, Any], pending: dict[str, Any], call_id: str | None,
+        outcome_prefix: str = "",
+    ) -> Verdict:
+        """Resolve the pending escalation with `decision`; return the verdict for the agent."""
+        esc_id = pending["escalation_id"]
+        action = decision["action"]
+        call_id = call_id or pending.get("call_id")
+        self.state["pending"] = None
+        self.state["decided"][esc_id] = decision["decision_id"]
+        engine_escalation = pending.get("kind") != "pause"
+        signature = pending.get("signature")
+        if action == "approve":
+            repeats = int(self.engine.policy["approve_repeats"])
+            if engine_escalation:
+                self.engine.approve(None, repeats)  # the engine's escalated signature
+            outcome = (f"approved: {repeats} more repeat(s) of the escalated call allowed"
+                       if signature else "approved: continue")
+            verdict = Verdict("allow", self.engine.level,
+                              "The operator approved; you may continue.", outcome, call_id)
+        elif action == "guidance":
+            text = decision.get("text") or ""
+            self.engine.new_cycle()  # like a new user message (as `apply_decision` replays it)
+            outcome = "guidance delivered to the agent"
+            verdict = Verdict("block", self.engine.level, f"Operator guidance: {text}",
+                              outcome, call_id)
+        elif action == "rollback":
+            if engine_escalation:
+                self.engine.approve(signature, 0)
+            verdict, outcome = self._rollback(decision.get("checkpoint_id") or "", call_id)
+        elif action == "skip":
+            task = self.state["task"]
+            if task is not None:
+                self._task_end("skipped")
+                outcome = f"task {task['task_id']} skipped"
+            else:
+                self.engine.task_skipped()
+                outcome = "skipped: no task was open; the agent moves on"
+            who = ("No operator answered before the deadline, so" if outcome_prefix
+                   else "The operator skipped this task:")
+            verdict = Verdict("skip", self.engine.level,
+                              f"{who} stop working on this task and move on to your next task.",
+                              outcome, call_id)
+        elif action == "abort":
+            outcome = "session aborted"
+            text = ("No operator answered before the deadline; the session is aborted. Stop now."
+                    if outcome_prefix else "The operator aborted the session. Stop now.")
+            verdict = Verdict("stop", 4, text, outcome, call_id)
+        else:  # reset, as an escalation answer
+            got, outcome = self._reset(call_id)
+            verdict = got or Verdict("block", self.engine.level, outcome, outcome, call_id)
+        verdict.escalation_id = esc_id
+        verdict.decision = action
+        self._applied(esc_id, decision, outcome_prefix + outcome)
+        self._write({"type": "verdict", "call_id": call_id or esc_id, "action": verdict.action,
+                     "level": verdict.level, "reason": outcome, "message": verdict.message,
+                     "escalation_id": esc_id})
+        if action == "abort":
+            self._end("aborted", f"aborted by {decision.get('operator') or 'the operator'}")
+        return verdict
+
+    def _command(self, decision: dict[str, Any], call_id: str | None) -> Verdict | None:
+        action = decision["action"]
+        dec_id = decision["decision_id"]
+        if action == "approve":
+            self._ignore(dec_id, "no pending escalation to approve")
+            return None
+        if action == "pause":
+            self._applied(None, decision, "agent paused at its next tool call")
+            self._escalate("pause", f"paused by {decision.get('operator') or 'the operator'}",
+                           [], call_id, None, 3)
+            return None
+        if action == "guidance":
+            self._applied(None, decision, "guidance delivered to the agent")
+            return Verdict("nudge", self.engine.level,
+                           f"Operator guidance: {decision.get('text') or ''}", "guidance",
+                           call_id, decision="guidance")
+        if action == "rollback":
+            if self.checkpoints is None:
+                self._ignore(dec_id, "checkpoints are off in this session")
+                return None
+            verdict, outcome = self._rollback(decision.get("checkpoint_id") or "", call_id)
+            self._applied(None, decision, outcome)
+            verdict.decision = "rollback"
+            return verdict
+        if action == "reset":
+            verdict, outcome = self._reset(call_id)
+            if verdict is None:
+                self._ignore(dec_id, outcome)
+                return None
+            self._applied(None, decision, outcome)
+            verdict.decision = "reset"
+            return verdict
+        if action == "skip":
+            task = self.state["task"]
+            if task is None:
+                self._ignore(dec_id, "no task is open to skip")
+                return None
+            self._task_end("skipped")
+            self._applied(None, decision, f"task {task['task_id']} skipped")
+            return Verdict("skip", self.engine.level,
+                           "The operator skipped this task. Stop working on it and move on to "
+                           "your next task.", "skipped", call_id, decision="skip")
+        # abort
+        self._applied(None, decision, "session aborted")
+        self._end("aborted", f"aborted by {decision.get('operator') or 'the operator'}")
+        return Verdict("stop", 4, "The operator aborted the session. Stop now.", "aborted",
+                       call_id, decision="abort")
+
+    def _rollback(self, checkpoint_id: str, call_id: str | None) -> tuple[Verdict, str]:
+        store = self.checkpoints
+        try:
+            if store is None:
+                raise CheckpointError("checkpoints are off in this session")
+            result = store.restore(checkpoint_id)
+        except CheckpointError as exc:
+            outcome = f"rollback failed: {exc}"
+            return Verdict("block", self.engine.level,
+                           f"The operator asked for a rollback, but it failed ({exc}). The call "
+                           "was not run; re-plan.", outcome, call_id), outcome
+        safety = result.safety
+        self._record({"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
+                      "label": safety.label, "commit": safety.commit,
+                      "at_seq": self.state["last_seq"], "files": safety.files,
+                      "changed": safety.changed})
+        self._record({"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
+                     "restored_files": len(result.restored) + len(result.removed),
+                     "safety_checkpoint_id": safety.checkpoint_id,
+                     "files": result.changed_files[:100]})
+        self.state["since_checkpoint"] = 0
+        outcome = result.summary()
+        message = (f"The operator rolled the workspace back to checkpoint "
+                   f"{result.checkpoint.checkpoint_id} ({result.checkpoint.label}). "
+                   f"Files changed: {', '.join(result.changed_files) or 'none'}. The call was "
+                   "not run; continue from the restored files.")
+        verdict = Verdict("block", self.engine.level, message, outcome, call_id,
+                          changed_files=result.changed_files)
+        return verdict, outcome
+
+    def _reset(self, call_id: str | None) -> tuple[Verdict | None, str]:
+        limit, _ = self.engine.policy.limit("resets_per_conversation")
+        if not self.engine.reset(self.clock()):
+            return None, (f"reset refused: the limit of {limit:g} reset(s) "
+                          "(resets_per_conversation) is reached, or the session is stopped")
+        self.state["resets"] += 1
+        shown = f"{limit:g}" if limit is not None else "unlimited"
+        outcome = f"counters reset ({self.state['resets']} of {shown})"
+        return Verdict("nudge", self.engine.level,
+                       "The operator reset the loop counters; continue.", outcome, call_id), outcome
+
+
+class _Step:
+    """Context of one public step: lock held, state fresh, saved afterwards when needed."""
+
+    __slots__ = ("_cm", "_guard")
+
+    def __init__(self, guard: Guard) -> None:
+        self._guard = guard
+        self._cm = guard._lock.held()
+
+    def __enter__(self) -> None:
+        if self._guard._events is None:
+            raise RuntimeError("the guard is closed")
+        self._cm.__enter__()
+        try:
+            self._guard._refresh()
+        except BaseException:
+            self._cm.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._guard._after_step()
+        finally:
+            self._cm.__exit__(None, None, None)
+
+
+def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
+    """Fold operator notes into a verdict: the most severe action wins, messages add up."""
+    if not notes:
+        return verdict
+    messages = [n.message for n in [*notes, verdict] if n.message]
+    strongest = verdict
+    for note in notes:
+        if _SEVERITY.get(note.action, 0) > _SEVERITY.get(strongest.action, 0):
+            strongest = note
+    out = Verdict(
+        strongest.action, max(n.level for n in [*notes, verdict]),
+        strongest.message, strongest.reason, verdict.call_id or strongest.call_id,
+        escalation_id=strongest.escalation_id or verdict.escalation_id,
+        decision=strongest.decision or next((n.decision for n in notes if n.decision), None),
+        cached_output=verdict.cached_output if strongest is verdict else None,
+        changed_files=list(dict.fromkeys(f for n in [*notes, verdict] for f in n.changed_files)),
+    )
+    out.message = "\n".join(dict.fromkeys(messages)) or None
+    return out
+
+
+def _verdict_dict(v: Verdict) -> dict[str, Any]:
+    return {"action": v.action, "level": v.level, "message": v.message, "reason": v.reason,
+            "call_id": v.call_id, "escalation_id": v.escalation_id, "decision": v.decision,
+            "changed_files": v.changed_files}
+
+
+def _verdict_from(d: dict[str, Any]) -> Verdict:
+    return Verdict(d["action"], d.get("level", 0), d.get("message"), d.get("reason"),
+                   d.get("call_id"), escalation_id=d.get("escalation_id"),
+                   decision=d.get("decision"), changed_files=list(d.get("changed_files") or []))
+
+
+def _hash(text: str) -> str:
+    import xxhash
+
+    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "replace"))

@@ -1,0 +1,117 @@
+"""What operator commands need to know about a session from its files: is its agent alive,
+and where does it stand against every limit.
+
+Reads the event log with the store's reader (pydantic is fine here: these run in the CLI and the
+dashboard, not on the hook path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from supervisor.guard.state import STATE_FILE
+from supervisor.store.paths import existing_session_dir
+from supervisor.store.reading import read_file, summarize_session
+from supervisor.store.summary import IDLE_AFTER_S, SessionSummary
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True when a process with this id exists on this machine."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def agent_alive(summary: SessionSummary, now: float) -> tuple[bool, str]:
+    """Whether the session's agent may still be running, and why we think so.
+
+    Ended sessions are not alive. A session that recorded its process id is alive exactly while
+    that process exists; otherwise the agent counts as alive while its promised heartbeats keep
+    coming or (for hook-driven agents that promise none) while it was active within the last
+    minute."""
+    if summary.end_status is not None:
+        return False, f"the session ended ({summary.end_status})"
+    if summary.pid:
+        if pid_alive(summary.pid):
+            return True, f"its process {summary.pid} is running"
+        return False, f"its process {summary.pid} is gone"
+    last = summary.last_ts
+    if last is None:
+        return False, "the session has no events"
+    quiet = now - last
+    if summary.heartbeat_s:
+        if summary.status(now) != "dead":
+            return True, f"it wrote an event {quiet:.0f}s ago (heartbeats every "\
+                         f"{summary.heartbeat_s:g}s)"
+        return False, f"no heartbeat for {quiet:.0f}s"
+    if quiet < IDLE_AFTER_S:
+        return True, f"it was active {quiet:.0f}s ago"
+    return False, f"no activity for {quiet:.0f}s"
+
+
+@dataclass(slots=True)
+class Usage:
+    """A session's standing: level, gauges (name, value, limit, action), and where it came from."""
+
+    level: int
+    gauges: list[tuple[str, float, float | None, str]]
+    source: str
+    """`state` (the guard's saved engine) or `replay` (the event log replayed)."""
+
+
+def session_usage(root: Path, session: str, now: float | None = None) -> Usage:
+    """Usage of one session against every hard limit of its policy."""
+    from supervisor.engine import Engine, Policy
+
+    directory = existing_session_dir(root, session)
+    summary = summarize_session(root, session)
+    now = time.time() if now is None else now
+    if summary.end_status is not None and summary.last_ts is not None:
+        now = summary.last_ts  # an ended session's clock stopped at its end
+    engine = None
+    source = "state"
+    try:
+        state = json.loads((directory / STATE_FILE).read_bytes())
+        if isinstance(state, dict) and state.get("engine"):
+            engine = Engine.restore(state["engine"])
+    except (OSError, ValueError, KeyError, TypeError):
+        engine = None
+    if engine is None:
+        source = "replay"
+        engine = _replay(directory, Policy)
+    gauges = [
+        (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(now)
+    ]
+    return Usage(engine.level, gauges, source)
+
+
+def _replay(directory: Path, policy_cls: Any) -> Any:
+    from supervisor.engine import Engine
+
+    batch = read_file(directory / "events.jsonl")
+    engine = None
+    for event in batch.events:
+        data = event.model_dump(mode="json")
+        if engine is None:
+            policy = None
+            if data.get("type") == "session_start" and isinstance(data.get("policy"), dict):
+                try:
+                    policy = policy_cls.from_dict(data["policy"])
+                except ValueError:
+                    policy = None
+            engine = Engine(policy)
+        engine.observe(data, data.get("ts") or 0.0)
+    return engine or Engine(None)

@@ -1,0 +1,303 @@
+"""The guard SDK: what an agent loop calls around every tool call.
+
+    from supervisor.guard import Session
+
+    with Session("my-agent", task="fix the failing test", cwd="/path/to/repo") as s:
+        verdict = s.before_call("bash", {"command": "pytest -q"})
+        if verdict.proceed:                        # allow or nudge: run the tool
+            output = run_bash("pytest -q")
+            s.after_call(verdict, output, ok=True)
+        if verdict.message:                        # tell the model (nudge, block, guidance...)
+            tell_model(verdict.message)
+        if verdict.action == "stop":
+            break
+
+`before_call` answers `allow`, `nudge`, `skip`, `block` or `stop`. When the engine escalates (or
+an operator pauses the session) it waits inside: it writes heartbeats, waits for the operator's
+decision on the control channel or for the deadline (then the fallback applies), and returns the
+resulting verdict with the message the agent must be told. `Session.tool` guards a plain Python
+function in one line. Leaving the `with` block on an exception ends the session as `failed`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from supervisor.guard.core import Guard, Verdict
+from supervisor.guard.settings import GuardSettings
+from supervisor.protocol.names import EVENTS_FILE
+from supervisor.store.paths import resolve_root, sanitize_session_id, validate_session_id
+from supervisor.store.writer import LineWriter
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_HEARTBEAT_S = 5.0
+
+
+class ToolRefused(Exception):
+    """Raised by a guarded tool function (`Session.tool`) whose call must not run.
+
+    `verdict` says why (`block`, `skip` without cached output, `stop`); `str(exc)` is the
+    message to give the model."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.message or f"the call was refused ({verdict.action})")
+        self.verdict = verdict
+
+
+class SessionStopped(ToolRefused):
+    """The session is over (a hard limit, or the operator aborted it): stop the agent."""
+
+
+class Session:
+    """One guarded agent session; also a context manager."""
+
+    def __init__(
+        self,
+        agent: str,
+        task: str | None = None,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        policy: Any = None,
+        root: str | os.PathLike[str] | None = None,
+        session_id: str | None = None,
+        settings: GuardSettings | None = None,
+        heartbeat_s: float | None = DEFAULT_HEARTBEAT_S,
+        wait_timeout: float | None = None,
+    ) -> None:
+        """Open the session: writes `session_start` and takes the first checkpoint.
+
+        `cwd`: the agent's working directory (checkpoints cover it; default: the current
+        directory). `policy`: a `supervisor.engine.Policy`, a profile name or a dict (default:
+        the `default` profile). `root`: the store root (default: `$SUPERVISOR_HOME`, else the
+        user state directory). `heartbeat_s`: interval of the heartbeat thread (None: none).
+        `wait_timeout`: give up waiting for an operator after this many seconds and return
+        `block` (None: wait for the decision or the escalation's deadline)."""
+        self.root = resolve_root(root)
+        self.session_id = validate_session_id(session_id) if session_id else _new_id(agent)
+        self.cwd = Path(cwd or os.getcwd()).resolve()
+        self.heartbeat_s = heartbeat_s
+        self.wait_timeout = wait_timeout
+        self.last_verdict: Verdict | None = None
+        self.last_hint: str | None = None
+        """The hint of the latest `after_call` (also for guarded functions), or None."""
+        self._guard = Guard.open(
+            self.root, self.session_id, cwd=self.cwd, policy=policy, settings=settings,
+            save_every_s=1.0,
+        )
+        self._guard.start(agent, task, pid=os.getpid(), heartbeat_s=heartbeat_s)
+        self._closed = False
+        self._beats: _Heartbeats | None = None
+        if heartbeat_s:
+            self._beats = _Heartbeats(self._guard.dir / EVENTS_FILE, heartbeat_s)
+            self._beats.start()
+
+    # -- context manager -------------------------------------------------------------------
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        if exc is None:
+            self.close("completed")
+        elif isinstance(exc, SessionStopped):
+            self.close("aborted" if exc.verdict.decision == "abort" else "terminated",
+                       str(exc))
+        elif isinstance(exc, KeyboardInterrupt):
+            self.close("terminated", "interrupted")
+        else:
+            self.close("failed", f"{type(exc).__name__}: {exc}")
+
+    # -- the calls -------------------------------------------------------------------------
+
+    @property
+    def guard(self) -> Guard:
+        """The guard core of this session (for what the SDK does not wrap)."""
+        return self._guard
+
+    @property
+    def ended(self) -> str | None:
+        return self._guard.ended
+
+    def before_call(
+        self, tool: str, args: dict[str, Any] | None = None, *, call_id: str | None = None,
+    ) -> Verdict:
+        """Record a tool call and get the verdict on it (waits while an escalation pends)."""
+        verdict = self._guard.pre_call(tool, args or {}, call_id=call_id)
+        if verdict.action == "pause":
+            beat = None if self._beats is not None else DEFAULT_HEARTBEAT_S
+            verdict = self._guard.wait(self.wait_timeout, heartbeat_s=beat)
+            if verdict.action == "pause":  # gave up waiting (wait_timeout)
+                verdict = Verdict(
+                    "block", verdict.level, "No operator decision arrived in time; the call was "
+                    "not run. Try a different approach.", "operator did not answer in time",
+                    verdict.call_id, escalation_id=verdict.escalation_id,
+                )
+        self.last_verdict = verdict
+        return verdict
+
+    def after_call(
+        self, call: Verdict | str, output: Any = "", *, ok: bool = True,
+        error: str | None = None, duration: float | None = None,
+    ) -> str | None:
+        """Record a tool call's outcome. `call`: the verdict `before_call` gave, or its call
+        id. `duration` in seconds. Returns the hint to give the model now when the outcome
+        shows a loop forming (a nudge), else None."""
+        call_id = call.call_id if isinstance(call, Verdict) else call
+        if call_id is None:
+            raise ValueError("after_call needs the verdict of before_call (or its call id)")
+        detections = self._guard.post_call(
+            call_id, output if isinstance(output, str) else repr(output), ok=ok, error=error,
+            duration_ms=None if duration is None else round(duration * 1000.0, 3),
+        )
+        self.last_hint = "\n".join(d["message"] for d in detections) or None
+        return self.last_hint
+
+    def message(self, role: str, text: str) -> None:
+        """Record a message of the conversation (`assistant`, `user` or `system`)."""
+        self._guard.message(role, text)
+
+    def usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None = None) -> None:
+        """Record one model call's token usage (and cost, when known)."""
+        self._guard.usage(input_tokens, output_tokens, cost_usd)
+
+    def start_task(self, title: str, task_id: str | None = None) -> str:
+        """Start a task (the current one, if any, ends as done); return its id."""
+        return self._guard.task_start(title, task_id)
+
+    def end_task(self, status: str = "done") -> None:
+        self._guard.task_end(status)
+
+    @contextmanager
+    def task(self, title: str, task_id: str | None = None) -> Iterator[str]:
+        """A task as a block: done at the end, failed on an exception (unless it was skipped
+        or the session stopped meanwhile)."""
+        started = self.start_task(title, task_id)
+        try:
+            yield started
+        except SessionStopped:
+            raise
+        except BaseException:
+            self._end_task_if_current(started, "failed")
+            raise
+        self._end_task_if_current(started, "done")
+
+    def checkpoint(self, label: str) -> Any:
+        """Take a checkpoint of the working directory now (None when checkpoints are off)."""
+        return self._guard.checkpoint(label)
+
+    def close(self, status: str = "completed", reason: str | None = None) -> None:
+        """End the session (`completed`, `terminated`, `aborted`, `failed`); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._beats is not None:
+            self._beats.stop()
+        try:
+            self._guard.end(status, reason)
+        finally:
+            self._guard.close()
+
+    def tool(self, fn: F | None = None, *, name: str | None = None) -> Any:
+        """Guard a plain Python tool function: `read = session.tool(read_file)` or
+        `@session.tool`. Each call asks `before_call` first (arguments by name), runs the
+        function when allowed, and records its result or exception. A `skip` with a cached
+        output returns that output; any other refusal raises `ToolRefused` (`SessionStopped`
+        for `stop`) whose message is what the model must be told."""
+        if fn is None:
+            return functools.partial(self.tool, name=name)
+        tool_name = name or fn.__name__
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = signature.bind(*args, **kwargs)
+                call_args = {k: _jsonable(v) for k, v in bound.arguments.items()}
+            except TypeError:
+                call_args = {"args": [_jsonable(a) for a in args],
+                             **{k: _jsonable(v) for k, v in kwargs.items()}}
+            verdict = self.before_call(tool_name, call_args)
+            if not verdict.proceed:
+                if verdict.action == "skip" and verdict.cached_output is not None:
+                    return verdict.cached_output
+                if verdict.action == "stop":
+                    raise SessionStopped(verdict)
+                raise ToolRefused(verdict)
+            started = time.perf_counter()
+            try:
+                result = fn(*args, **kwargs)
+            except Exception as exc:
+                self.after_call(verdict, "", ok=False, error=f"{type(exc).__name__}: {exc}",
+                                duration=time.perf_counter() - started)
+                raise
+            self.after_call(verdict, result if isinstance(result, str) else repr(result),
+                            ok=True, duration=time.perf_counter() - started)
+            return result
+
+        return guarded
+
+    def _end_task_if_current(self, task_id: str, status: str) -> None:
+        current = self._guard.state.get("task")
+        if current is not None and current.get("task_id") == task_id and not self.ended:
+            self._guard.task_end(status)
+
+
+class _Heartbeats(threading.Thread):
+    """Writes a `heartbeat` whenever the event log has been quiet for `interval` seconds,
+    through its own writer (the file lock orders it with the agent thread's appends)."""
+
+    def __init__(self, events: Path, interval: float) -> None:
+        super().__init__(name="supervisor-heartbeat", daemon=True)
+        self.events = events
+        self.interval = interval
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        with LineWriter(self.events) as writer:
+            while not self._stop_event.wait(self._next_due()):
+                try:
+                    quiet = time.time() - os.stat(self.events).st_mtime
+                except OSError:
+                    return
+                if quiet >= self.interval * 0.9:
+                    writer.append({"type": "heartbeat"})
+
+    def _next_due(self) -> float:
+        try:
+            quiet = time.time() - os.stat(self.events).st_mtime
+        except OSError:
+            return self.interval
+        return max(0.05, self.interval - quiet)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(timeout=5)
+
+
+def _new_id(agent: str) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return sanitize_session_id(f"{agent}-{stamp}-{uuid.uuid4().hex[:6]}")
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return repr(value)

@@ -1,0 +1,63 @@
+"""The guard's own settings: checkpoints, escalation deadline and fallback.
+
+(How many repeats an approval allows and how many resets a session gets are the policy's
+`approve_repeats` and `limits.resets_per_conversation`: the engine applies them.)
+
+Stdlib only (the hook loads them on every tool call). They come from the SDK's arguments, or
+from the `[guard]` table of a policy file; every default is documented in docs/guard.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+FALLBACKS = ("skip", "abort")
+
+
+@dataclass(frozen=True, slots=True)
+class GuardSettings:
+    """How the guard checkpoints and escalates."""
+
+    checkpoints: bool = True
+    """Keep git checkpoints of the working directory."""
+    checkpoint_at_start: bool = True
+    checkpoint_every: int = 25
+    """An automatic checkpoint every N tool calls (0: never; the seeds say 25)."""
+    checkpoint_max_file_bytes: int = 10 * 1024 * 1024
+    escalation_deadline_s: float = 600.0
+    """How long an escalation waits for the operator before the fallback applies (0: forever)."""
+    fallback: str = "skip"
+    """What the deadline does: `skip` the task (the seeds' choice) or `abort` the session."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GuardSettings:
+        """Settings from a dict (such as a policy file's `[guard]` table); `ValueError` with a
+        clear message for unknown keys and wrong values."""
+        if not isinstance(data, dict):
+            raise ValueError("guard settings must be a table")
+        known = {f.name: f for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in known:
+                raise ValueError(f"unknown guard setting '{key}' (known: {', '.join(known)})")
+            default = known[key].default
+            if isinstance(default, bool):
+                ok = isinstance(value, bool)
+            elif isinstance(default, int):
+                ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            elif isinstance(default, float):
+                ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+            else:
+                ok = value in FALLBACKS
+            if not ok:
+                expected = (
+                    f"one of {', '.join(FALLBACKS)}" if key == "fallback"
+                    else f"a {'boolean' if isinstance(default, bool) else 'non-negative number'}"
+                )
+                raise ValueError(f"guard setting '{key}' must be {expected}, not {value!r}")
+            values[key] = float(value) if isinstance(default, float) else value
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

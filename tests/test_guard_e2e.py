@@ -1,0 +1,215 @@
+"""End to end with real processes: the demo agent in a subprocess, decisions written with
+`supervisor answer`, and each decision's effect asserted on the files it leaves."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from supervisor.store.reading import read_file
+from tests.conftest import cli_env, run_cli
+from tests.guard_helpers import escalated, events, of_type, start_demo, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def finish(proc: subprocess.Popen, timeout: float = 30) -> tuple[int, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out + err
+
+
+@pytest.fixture
+def loop_agent(tmp_path: Path):
+    """A demo agent playing the seeds' loop, stopped at its first escalation."""
+    root, work = tmp_path / "store", tmp_path / "work"
+    proc = start_demo(root, "s1", "loop", work)
+    try:
+        wait_for(root, "s1", escalated(1))
+        yield root, work, proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def answer(root: Path, *args: str):
+    return run_cli("answer", "s1", "--root", str(root), "--wait", "10", *args)
+
+
+def applied(evs, esc="esc-1"):
+    return [e for e in of_type(evs, "decision_applied") if e["escalation_id"] == esc]
+
+
+def test_escalation_event_checkpoint_and_heartbeats(loop_agent) -> None:
+    root, _, proc = loop_agent
+    evs = events(root, "s1")
+    esc = of_type(evs, "escalation")[0]
+    assert esc["kind"] == "detection" and esc["level"] == 3
+    assert esc["fallback"] == "skip" and esc["deadline_ts"] > esc["ts"]
+    assert set(esc["options"]) == {"approve", "guidance", "rollback", "skip", "abort"}
+    assert esc["evidence"] and esc["reason"]
+    checkpoints = of_type(evs, "checkpoint")
+    assert checkpoints[0]["label"] == "session start"
+    assert checkpoints[-1]["label"].startswith("before escalation")
+    assert checkpoints[-1]["seq"] < esc["seq"]
+    # While it waits, it writes heartbeats.
+    wait_for(root, "s1", lambda e: len([x for x in e if x["seq"] > esc["seq"]
+                                        and x["type"] == "heartbeat"]) >= 2, timeout=10)
+    out = run_cli("answer", "s1", "--root", str(root), "--abort", "--wait", "10")
+    assert out.returncode == 0, out.stderr
+    assert finish(proc)[0] == 2
+
+
+def test_guidance_changes_the_agents_approach(loop_agent) -> None:
+    root, work, proc = loop_agent
+    out = answer(root, "--guidance", "Read calc.py and edit the line that is there now",
+                 "--operator", "ana")
+    assert out.returncode == 0, out.stderr
+    assert "applied: guidance delivered" in out.stdout
+    code, log = finish(proc)
+    assert code == 0, log
+    evs = events(root, "s1")
+    (dec,) = applied(evs)
+    assert (dec["action"], dec["operator"]) == ("guidance", "ana")
+    verdict = next(e for e in evs if e["type"] == "verdict" and e.get("escalation_id") == "esc-1")
+    assert verdict["message"] == (
+        "Operator guidance: Read calc.py and edit the line that is there now")
+    assert "return a + b" in (work / "calc.py").read_text()
+    assert [e["status"] for e in of_type(evs, "task_end")] == ["done", "done"]
+    assert of_type(evs, "session_end")[0]["status"] == "completed"
+
+
+def test_rollback_restores_and_the_agent_continues_from_there(loop_agent) -> None:
+    root, work, proc = loop_agent
+    assert "return a * b" in (work / "calc.py").read_text()  # the wrong edit
+    listed = run_cli("checkpoints", "s1", "--root", str(root))
+    assert listed.returncode == 0 and "cp-1" in listed.stdout and "session start" in listed.stdout
+    out = answer(root, "--rollback", "cp-1")
+    assert out.returncode == 0, out.stderr
+    assert "applied: restored 1 file(s)" in out.stdout and "calc.py" in out.stdout
+    code, log = finish(proc)
+    assert code == 0, log
+    evs = events(root, "s1")
+    (rb,) = of_type(evs, "rollback")
+    assert rb["checkpoint_id"] == "cp-1" and rb["files"] == ["calc.py"]
+    assert rb["safety_checkpoint_id"] in {c["checkpoint_id"] for c in of_type(evs, "checkpoint")}
+    verdict = next(e for e in evs if e["type"] == "verdict" and e.get("escalation_id") == "esc-1")
+    assert "Files changed: calc.py" in verdict["message"]
+    # It continued from the restored file: the original line was there to edit.
+    assert "return a + b" in (work / "calc.py").read_text()
+    assert of_type(evs, "task_end")[0]["status"] == "done"
+
+
+def test_skip_moves_to_the_next_task(loop_agent) -> None:
+    root, work, proc = loop_agent
+    assert answer(root, "--skip").returncode == 0
+    code, log = finish(proc)
+    assert code == 0, log
+    evs = events(root, "s1")
+    assert [(e["task_id"], e["status"]) for e in of_type(evs, "task_end")] == [
+        ("t1", "skipped"), ("t2", "done")]
+    assert (work / "README.md").exists()  # the next task ran
+
+
+def test_abort_ends_the_session(loop_agent) -> None:
+    root, _, proc = loop_agent
+    out = answer(root, "--abort")
+    assert "applied: session aborted" in out.stdout
+    code, _ = finish(proc)
+    assert code == 2
+    evs = events(root, "s1")
+    end = of_type(evs, "session_end")
+    assert len(end) == 1 and end[0]["status"] == "aborted"
+    assert of_type(evs, "tool_call")[-1]["seq"] < applied(evs)[0]["seq"]
+
+
+def test_approve_allows_bounded_repeats_then_escalates_again(loop_agent) -> None:
+    root, _, proc = loop_agent
+    out = answer(root, "--approve")
+    assert "applied: approved" in out.stdout
+    evs = wait_for(root, "s1", escalated(2))
+    first = applied(evs)[0]
+    after = [e for e in evs if e["seq"] > first["seq"] and e["type"] == "verdict"]
+    assert after[0]["action"] == "allow"  # the paused call may run now
+    assert answer(root, "--abort", "--escalation", "esc-2").returncode == 0
+    assert finish(proc)[0] == 2
+
+
+def test_deadline_applies_the_fallback(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    proc = start_demo(root, "s1", "loop", tmp_path / "work", deadline=0.5)
+    code, log = finish(proc)
+    assert code == 0, log
+    evs = events(root, "s1")
+    (dec,) = applied(evs)
+    assert dec["decision_id"] == "fallback" and dec["action"] == "skip"
+    assert dec["outcome"].startswith("deadline passed: ")
+    assert of_type(evs, "task_end")[0]["status"] == "skipped"
+    # A late answer is refused by the CLI: nothing is pending any more.
+    out = run_cli("answer", "s1", "--root", str(root), "--approve")
+    assert out.returncode == 2 and "has ended" in out.stderr
+
+
+def test_two_operators_at_once_exactly_one_applied(loop_agent) -> None:
+    root, _, proc = loop_agent
+    cmds = [
+        [sys.executable, "-m", "supervisor", "answer", "s1", "--root", str(root), "--wait",
+         "10", *extra]
+        for extra in (["--guidance", "do it right", "--operator", "ana"],
+                      ["--skip", "--operator", "bo"])
+    ]
+    # Hold the agent still so both answers land before it reads either (as when two
+    # operators press a key in the same instant), then let it go.
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=cli_env()) for c in cmds]
+        control = root / "sessions" / "s1" / "control.jsonl"
+        end = time.monotonic() + 20
+        while time.monotonic() < end and (
+            not control.exists() or control.read_bytes().count(b"\n") < 2
+        ):
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    outs = [p.communicate(timeout=30) for p in procs]
+    finish(proc)
+    evs = events(root, "s1")
+    assert len(applied(evs)) == 1
+    ignored = of_type(evs, "decision_ignored")
+    assert len(ignored) == 1 and ignored[0]["reason"].startswith("late: esc-1 was already decided")
+    texts = sorted(o[0] for o in outs)
+    assert sum("applied:" in t for t in texts) == 1
+    assert sum("ignored: late" in t for t in texts) == 1
+    assert sorted(p.returncode for p in procs) == [0, 1]
+
+
+def test_agent_killed_while_paused(loop_agent) -> None:
+    root, work, proc = loop_agent
+    esc = of_type(events(root, "s1"), "escalation")[0]
+    wait_for(root, "s1", lambda e: any(x["type"] == "heartbeat" and x["seq"] > esc["seq"]
+                                       for x in e), timeout=10)
+    refused = run_cli("rollback", "s1", "cp-1", "--root", str(root))
+    assert refused.returncode == 1 and "looks alive" in refused.stderr
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    count = len(events(root, "s1"))
+    time.sleep(1.0)  # three heartbeat intervals
+    assert len(events(root, "s1")) == count  # heartbeats stopped
+    batch = read_file(root / "sessions" / "s1" / "events.jsonl")
+    assert not batch.bad_lines and len(batch.events) == count
+    import json
+
+    state = json.loads((root / "sessions" / "s1" / "state.json").read_text())
+    assert state["pending"]["escalation_id"] == "esc-1"
+    assert not [p for p in os.listdir(root / "sessions" / "s1") if p.endswith(".tmp")]
+    # Now it is dead: a manual rollback is allowed.
+    out = run_cli("rollback", "s1", "cp-1", "--root", str(root))
+    assert out.returncode == 0, out.stderr
+    assert "calc.py" in out.stdout
+    assert "return a - b" in (work / "calc.py").read_text()
+    assert of_type(events(root, "s1"), "rollback")[-1]["checkpoint_id"] == "cp-1"

@@ -1,0 +1,298 @@
+"""The SDK and the guard core in-process, on real files and real git: verdicts, the tool
+wrapper, operator commands and every reason a decision is ignored, persistence across
+processes, and exactly-once under parallel consumers."""
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from supervisor.guard import GuardSettings, Session, SessionStopped, ToolRefused
+from supervisor.guard.core import Guard
+from supervisor.guard.operator import send_decision
+from tests.conftest import cli_env, run_cli
+from tests.guard_helpers import events, of_type, wait_for
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    w = tmp_path / "work"
+    w.mkdir()
+    (w / "app.py").write_text("x = 1\n")
+    return w
+
+
+def session(root: Path, work: Path, **kw) -> Session:
+    kw.setdefault("heartbeat_s", None)
+    return Session("test-agent", task="the task", cwd=work, root=root, session_id="s1", **kw)
+
+
+def fail_same_way(s: Session, n: int) -> list:
+    verdicts = []
+    for _ in range(n):
+        v = s.before_call("bash", {"command": "pytest -q"})
+        verdicts.append(v)
+        if v.proceed:
+            s.after_call(v, "1 failed", ok=False, error="exit 1", duration=0.2)
+    return verdicts
+
+
+def test_session_records_the_protocol(root: Path, work: Path) -> None:
+    with session(root, work) as s:
+        s.message("assistant", "running the tests")
+        s.usage(1000, 200, cost_usd=0.01)
+        v = s.before_call("bash", {"command": "pytest -q"})
+        assert v.action == "allow" and v.proceed and v.call_id == "c1"
+        s.after_call(v, "x" * 10_000, ok=True, duration=0.25)
+        s.checkpoint("manual")
+    evs = events(root, "s1")
+    types = [e["type"] for e in evs]
+    assert types[:3] == ["session_start", "task_start", "checkpoint"]
+    start = evs[0]
+    assert (start["agent"], start["cwd"], start["heartbeat_s"]) == ("test-agent", str(work), None)
+    assert start["policy"]["profile"] == "default"
+    result = of_type(evs, "tool_result")[0]
+    assert (result["output_bytes"], len(result["output"]), result["duration_ms"]) == (
+        10_000, 8192, 250.0)
+    assert [c["label"] for c in of_type(evs, "checkpoint")] == ["session start", "manual"]
+    assert of_type(evs, "task_end")[0]["status"] == "done"
+    assert evs[-1]["type"] == "session_end" and evs[-1]["status"] == "completed"
+
+
+def test_exception_ends_the_session_as_failed(root: Path, work: Path) -> None:
+    with pytest.raises(RuntimeError), session(root, work):
+        raise RuntimeError("model API down")
+    end = of_type(events(root, "s1"), "session_end")
+    assert end == [end[0]] and end[0]["status"] == "failed"
+    assert end[0]["reason"] == "RuntimeError: model API down"
+    assert of_type(events(root, "s1"), "task_end")[0]["status"] == "failed"
+
+
+def test_repeated_failures_nudge_then_block(root: Path, work: Path) -> None:
+    with session(root, work) as s:
+        verdicts = fail_same_way(s, 2)
+        assert "pytest" in s.last_hint  # the second identical failure: a nudge to tell now
+        verdicts += fail_same_way(s, 2)
+    actions = [v.action for v in verdicts]
+    assert actions[:2] == ["allow", "allow"] and actions[2] == "block"
+    assert "pytest" in verdicts[2].message
+    evs = events(root, "s1")
+    assert of_type(evs, "detection")
+    assert of_type(evs, "verdict")[2]["action"] == "block"
+
+
+def test_tool_wrapper(root: Path, work: Path) -> None:
+    with session(root, work) as s:
+
+        @s.tool
+        def read_file(path: str) -> str:
+            return (work / path).read_text()
+
+        @s.tool
+        def explode(path: str) -> str:
+            raise ValueError(f"cannot handle {path}")
+
+        assert read_file("app.py") == "x = 1\n"
+        # The same read with nothing changed: served from the guard's file cache.
+        assert read_file(path="app.py") == "x = 1\n"
+        with pytest.raises(ValueError):
+            explode("app.py")
+        failing = s.tool(lambda: 1 / 0, name="divide")
+        for _ in range(2):
+            with pytest.raises(ZeroDivisionError):
+                failing()
+        with pytest.raises(ToolRefused) as refused:
+            for _ in range(4):
+                with pytest.raises(ZeroDivisionError):
+                    failing()
+        assert refused.value.verdict.action == "block"
+    evs = events(root, "s1")
+    calls = of_type(evs, "tool_call")
+    assert [c["tool"] for c in calls[:3]] == ["read_file", "read_file", "explode"]
+    assert calls[0]["args"] == {"path": "app.py"}
+    results = {r["call_id"]: r for r in of_type(evs, "tool_result")}
+    assert results[calls[0]["call_id"]]["output"] == "x = 1\n"
+    assert calls[1]["call_id"] not in results  # not run: the cached output was handed back
+    assert results[calls[2]["call_id"]]["error"] == "ValueError: cannot handle app.py"
+
+
+def test_heartbeats_while_open(root: Path, work: Path) -> None:
+    s = session(root, work, heartbeat_s=0.1)
+    try:
+        wait_for(root, "s1", lambda e: len(of_type(e, "heartbeat")) >= 2, timeout=10)
+    finally:
+        s.close()
+    count = len(events(root, "s1"))
+    assert events(root, "s1")[-1]["type"] == "session_end"
+    assert not any(t.name == "supervisor-heartbeat" for t in threading.enumerate())
+    assert len(events(root, "s1")) == count
+
+
+def test_automatic_checkpoints_every_n_actions(root: Path, work: Path) -> None:
+    with session(root, work, settings=GuardSettings(checkpoint_every=3)) as s:
+        for i in range(7):
+            v = s.before_call("write_file", {"path": f"f{i}.txt"})
+            (work / f"f{i}.txt").write_text(str(i))
+            s.after_call(v, "ok")
+    labels = [c["label"] for c in of_type(events(root, "s1"), "checkpoint")]
+    assert labels == ["session start", "auto: every 3 actions", "auto: every 3 actions"]
+    listed = run_cli("checkpoints", "s1", "--root", str(root), "--json")
+    rows = [json.loads(x) for x in listed.stdout.splitlines()]
+    assert [r["added"] for r in rows] == [1, 2, 3]
+
+
+def test_operator_commands_at_the_next_call(root: Path, work: Path) -> None:
+    with session(root, work) as s:
+        send_decision(root, "s1", "guidance", text="use the helper in utils", operator="ana")
+        v = s.before_call("bash", {"command": "ls"})
+        assert (v.action, v.decision) == ("nudge", "guidance")
+        assert v.message == "Operator guidance: use the helper in utils"
+        s.after_call(v, "app.py")
+
+        (work / "app.py").write_text("x = 2\n")
+        (work / "new.py").write_text("y\n")
+        send_decision(root, "s1", "rollback", checkpoint_id="cp-1")
+        v = s.before_call("bash", {"command": "cat app.py"})
+        assert v.action == "block" and v.changed_files == ["app.py", "new.py"]
+        assert (work / "app.py").read_text() == "x = 1\n" and not (work / "new.py").exists()
+
+        send_decision(root, "s1", "skip")
+        v = s.before_call("bash", {"command": "ls"})
+        assert v.action == "skip" and "move on" in v.message
+
+        send_decision(root, "s1", "abort", operator="bo")
+        v = s.before_call("bash", {"command": "ls"})
+        assert v.action == "stop"
+        assert s.ended == "aborted"
+        with pytest.raises(SessionStopped):
+            s.tool(lambda: None, name="noop")()
+    evs = events(root, "s1")
+    assert [d["action"] for d in of_type(evs, "decision_applied")] == [
+        "guidance", "rollback", "skip", "abort"]
+    assert all(d["escalation_id"] is None for d in of_type(evs, "decision_applied"))
+    assert of_type(evs, "session_end")[0]["reason"] == "aborted by bo"
+
+
+def test_pause_command_waits_for_the_decision(root: Path, work: Path) -> None:
+    with session(root, work) as s:
+        send_decision(root, "s1", "pause", operator="ana")
+
+        def approve_when_paused() -> None:
+            evs = wait_for(root, "s1", lambda e: of_type(e, "escalation"), timeout=10)
+            esc = of_type(evs, "escalation")[0]
+            send_decision(root, "s1", "approve", escalation_id=esc["escalation_id"])
+
+        helper = threading.Thread(target=approve_when_paused)
+        helper.start()
+        v = s.before_call("bash", {"command": "ls"})
+        helper.join()
+        assert (v.action, v.decision, v.escalation_id) == ("allow", "approve", "esc-1")
+    esc = of_type(events(root, "s1"), "escalation")[0]
+    assert esc["kind"] == "pause" and esc["reason"] == "paused by ana"
+
+
+def test_why_decisions_are_ignored(root: Path, work: Path) -> None:
+    with session(root, work) as s:
+        control = root / "sessions" / "s1" / "control.jsonl"
+        with control.open("ab") as f:
+            f.write(b'{"broken json\n')
+        send_decision(root, "s1", "approve")                       # nothing pending
+        send_decision(root, "s1", "skip", escalation_id="esc-9")   # unknown escalation
+        send_decision(root, "s1", "guidance", text="a", decision_id="same")
+        send_decision(root, "s1", "guidance", text="b", decision_id="same")  # duplicate
+        s.before_call("bash", {"command": "ls"})
+        s.guard.pause("test")
+        send_decision(root, "s1", "approve", escalation_id="esc-1")
+        send_decision(root, "s1", "skip", escalation_id="esc-1")   # late
+        assert s.before_call("bash", {"command": "ls"}).decision == "approve"
+    reasons = [d["reason"] for d in of_type(events(root, "s1"), "decision_ignored")]
+    assert reasons[0].startswith("malformed: not valid JSON")
+    assert reasons[1:] == [
+        "no pending escalation to approve",
+        "unknown escalation: esc-9",
+        "duplicate: this decision id was already handled",
+        f"late: esc-1 was already decided ({_decision_id(root, 'approve')})",
+    ]
+
+
+def test_reset_is_bounded(root: Path, work: Path) -> None:
+    with session(root, work) as s:
+        for _ in range(3):
+            out = run_cli("reset", "s1", "--root", str(root), "--wait", "0")
+            assert out.returncode == 0, out.stderr
+            s.before_call("bash", {"command": "ls"})
+        out = run_cli("reset", "s1", "--root", str(root), "--wait", "0")
+        assert out.returncode == 2 and "limit (resets_per_conversation) is 3" in out.stderr
+        stats = run_cli("stats", "s1", "--root", str(root))
+        assert "resets_per_conversation" in stats.stdout
+        assert "iterations_per_session" in stats.stdout
+    applied = of_type(events(root, "s1"), "decision_applied")
+    assert [a["outcome"] for a in applied] == [f"counters reset ({i} of 3)" for i in (1, 2, 3)]
+
+
+def test_one_step_per_process_continues_where_it_left(root: Path, work: Path) -> None:
+    """The hook's way: a fresh Guard per step (state loaded, one step, saved)."""
+    actions = []
+    for i in range(4):
+        with Guard.open(root, "s1", cwd=work) as g:
+            if not g.started:
+                g.start("hook-agent")
+            v = g.pre_call("bash", {"command": "pytest -q"}, call_id=f"t{i}")
+            actions.append(v.action)
+        if v.proceed:
+            with Guard.open(root, "s1") as g:
+                g.post_call(f"t{i}", "1 failed", ok=False, error="exit 1")
+    assert actions[:3] == ["allow", "allow", "block"]
+    state = json.loads((root / "sessions" / "s1" / "state.json").read_text())
+    assert state["actions"] == 4 and state["engine"]["v"] >= 1
+
+
+def test_parallel_consumers_apply_a_decision_exactly_once(root: Path, work: Path) -> None:
+    with Guard.open(root, "s1", cwd=work) as g:
+        g.start("hook-agent")
+        g.pause("test")
+    send_decision(root, "s1", "guidance", escalation_id="esc-1", text="one", operator="a")
+    send_decision(root, "s1", "skip", escalation_id="esc-1", operator="b")
+    code = (
+        "import sys; from pathlib import Path; from supervisor.guard.core import Guard\n"
+        "g = Guard.open(Path(sys.argv[1]), 's1'); g.poll(); g.close()\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(root)], env=cli_env())
+             for _ in range(6)]
+    assert [p.wait(timeout=60) for p in procs] == [0] * 6
+    evs = events(root, "s1")
+    assert len(of_type(evs, "decision_applied")) == 1
+    assert len(of_type(evs, "decision_ignored")) == 1
+
+
+def test_answer_errors(root: Path, work: Path) -> None:
+    out = run_cli("answer", "nope", "--root", str(root), "--approve")
+    assert out.returncode == 2 and "no session 'nope'" in out.stderr
+    with session(root, work):
+        out = run_cli("answer", "s1", "--root", str(root), "--skip")
+        assert out.returncode == 2 and "has no pending escalation" in out.stderr
+        out = run_cli("answer", "s1", "--root", str(root), "--approve", "--escalation", "esc-4")
+        assert out.returncode == 2 and "'esc-4' is not pending" in out.stderr
+    assert not (root / "sessions" / "s1" / "control.jsonl").exists()
+
+
+def test_checkpoints_cli_diff(root: Path, work: Path) -> None:
+    with session(root, work):
+        (work / "app.py").write_text("x = 3\n")
+        (work / "b.txt").write_text("b\n")
+    out = run_cli("checkpoints", "s1", "--root", str(root), "--diff", "cp-1")
+    assert out.stdout.splitlines() == ["A b.txt", "M app.py"]
+    out = run_cli("rollback", "s1", "1", "--root", str(root))
+    assert out.returncode == 0, out.stderr
+    assert (work / "app.py").read_text() == "x = 1\n"
+    out = run_cli("checkpoints", "s1", "--root", str(root), "--diff", "cp-9")
+    assert out.returncode == 2 and "no checkpoint 'cp-9'" in out.stderr
+
+
+def _decision_id(root: Path, action: str) -> str:
+    lines = (root / "sessions" / "s1" / "control.jsonl").read_text().splitlines()[1:]
+    return next(json.loads(x)["decision_id"] for x in lines
+                if json.loads(x)["action"] == action and json.loads(x)["escalation_id"])
