@@ -18,7 +18,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BASE_TS = 1767225600.0  # 2026-01-01 00:00:00 UTC
 POLICY = {
-    "limits": {"tool_calls": 200, "errors": 30, "cost_usd": 2.0, "wall_time_s": 3600},
+    "limits": {"iterations_per_session": {"limit": 200, "action": "pause"},
+               "errors_per_session": {"limit": 30, "action": "pause"},
+               "cost_usd": {"limit": 2.0, "action": "pause"},
+               "duration_s": {"limit": 3600, "action": "stop"},
+               "consecutive_tool_calls": {"limit": 150, "action": "pause"}},
     "detectors": {"exact_repeat": {"nudge": 3, "block": 5, "escalate": 7},
                   "similar_calls": {"threshold": 0.9}, "error_rate": {"window": 10}},
     "escalation": {"deadline_s": 300, "fallback": "abort"},
@@ -126,7 +130,7 @@ def healthy(t0: float) -> Recording:
                ok=bool(i), error=None if i else "exit status 1")
         r.ev("usage", input_tokens=1800 + 200 * i, output_tokens=300, cost_usd=0.012)
     r.call("edit_file", {"path": "tests/test_config.py", "old": "x", "new": "y"}, "edited")
-    r.ev("limit", name="tool_calls", value=r.calls, limit=200, action="stop")
+    r.ev("limit", name="iterations_per_session", value=r.calls, limit=200, action="pause")
     r.ev("task_end", task_id="t1", status="done")
     r.ev("session_end", status="completed", reason="all tasks done")
     return r
@@ -295,11 +299,11 @@ def hard_limit(t0: float) -> Recording:
     for i in range(1, 41):
         r.call("bash", {"cmd": f"gen-fixture table_{i}"}, f"wrote table_{i}.json")
         if i % 10 == 0:
-            r.ev("limit", name="tool_calls", value=i, limit=40,
+            r.ev("limit", name="iterations_per_session", value=i, limit=40,
                  action="stop" if i == 40 else "warn")
             r.ev("limit", name="cost_usd", value=round(0.045 * i, 3), limit=2.0, action="stop")
-    r.verdict("stop", 4, "limit tool_calls", "Hard limit reached: 40 tool calls.")
-    r.ev("session_end", status="terminated", reason="hard limit: tool_calls 40/40")
+    r.verdict("stop", 4, "limit iterations_per_session", "Hard limit reached: 40 tool calls.")
+    r.ev("session_end", status="terminated", reason="hard limit: iterations_per_session 40/40")
     return r
 
 

@@ -21,7 +21,7 @@ def _model(root: Path) -> tuple[DashboardModel, Follower]:
 
 def test_model_module_does_not_import_textual() -> None:
     code = ("import sys; import supervisor.tui.model, supervisor.tui.history, "
-            "supervisor.tui.decisions; print('textual' in sys.modules)")
+            "supervisor.store.follower; print('textual' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parent.parent, check=True)
     assert out.stdout.strip() == "False"
@@ -41,7 +41,9 @@ def test_fold_a_session(root: Path) -> None:
     assert st.checkpoint_files("cp-1") == ["a.py", "b.py"]
     gauges = {g.name: g for g in st.gauges()}
     assert gauges["tool_calls"].value == 9 and gauges["tool_calls"].action == "stop"
-    assert gauges["errors"].value == 2 and gauges["errors"].limit == 5  # from the policy
+    assert gauges["errors_per_session"].value == 2  # from the policy, value computed
+    assert gauges["errors_per_session"].limit == 5
+    assert gauges["iterations_per_session"].value == 3
     assert st.tokens == 120 and st.cost_usd == 0.5
     calls, errors = st.rate_series(FROZEN_NOW)
     assert sum(calls) == 3 and sum(errors) == 2

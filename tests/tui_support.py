@@ -40,7 +40,8 @@ def _count(root: Path, sid: str) -> int:
 
 def start(agent: str = "demo-agent", task: str = "Fix the build", **extra: Any) -> dict[str, Any]:
     return {"type": "session_start", "agent": agent, "task": task, "cwd": "/work", "pid": 7,
-            "policy": {"limits": {"tool_calls": 10, "errors": 5}}, **extra}
+            "policy": {"limits": {"iterations_per_session": {"limit": 10, "action": "stop"},
+                                   "errors_per_session": {"limit": 5, "action": "pause"}}}, **extra}
 
 
 def call(n: int, tool: str = "bash", cmd: str = "make") -> list[dict[str, Any]]:

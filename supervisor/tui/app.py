@@ -7,6 +7,7 @@ Decisions go to the session's `control.jsonl`; their outcomes come back through 
 """
 
 import asyncio
+import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -22,7 +23,6 @@ from textual.screen import Screen
 from supervisor.safetext import clean
 from supervisor.store.errors import StoreError
 from supervisor.store.follower import Follower, SessionBatch
-from supervisor.tui.decisions import build_decision, send_decision
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
 from supervisor.tui.screens.escalation import EscalationScreen
@@ -197,13 +197,17 @@ class SupervisorApp(App[None]):
         if st is None or st.gone:
             self.notify(f"session {session_id} is gone", severity="error", markup=False)
             return None
+        from supervisor.guard.operator import send_decision
+
         try:
-            decision = build_decision(action, escalation_id=escalation_id, text=text,
-                                      checkpoint_id=checkpoint_id)
-            line = send_decision(self.root, session_id, decision)
+            decision_id = send_decision(
+                self.root, session_id, action, escalation_id=escalation_id, text=text,
+                checkpoint_id=checkpoint_id, operator=os.environ.get("SUPERVISOR_OPERATOR"),
+            )
         except (ValueError, StoreError, OSError) as exc:
             self.notify(f"decision not written: {exc}", severity="error", markup=False)
             return None
+        line = {"decision_id": decision_id, "action": action, "escalation_id": escalation_id}
         st.apply_control([_DecisionView(line)])
         self.notify(f"{action} sent to {session_id}", markup=False)
         return line
@@ -245,14 +249,21 @@ class SupervisorApp(App[None]):
         if not st.checkpoints:
             self.notify("this session has no checkpoints", severity="warning")
             return None
-        changed = {cp.checkpoint_id: self.changed_files(session_id, cp.checkpoint_id)
-                   for cp in st.checkpoints}
+        ids = [cp.checkpoint_id for cp in st.checkpoints]
+        changed = await asyncio.to_thread(
+            lambda: {cid: self.changed_files(session_id, cid) for cid in ids}
+        )
         return await self.push_screen_wait(CheckpointPicker(session_id, st.checkpoints, changed))
 
     def changed_files(self, session_id: str, checkpoint_id: str) -> list[str] | None:
-        """Files changed since a checkpoint, as the checkpoint event reported them."""
+        """Files changed since a checkpoint: from the session's checkpoint repository when it
+        has one (the guard's diff against the work tree now), else as the checkpoint event
+        reported them (recordings), else None (unknown)."""
         st = self.model.sessions.get(session_id)
-        return st.checkpoint_files(checkpoint_id) if st else None
+        if st is None:
+            return None
+        return checkpoint_diff(self.root, session_id, st.summary.cwd, checkpoint_id) or \
+            st.checkpoint_files(checkpoint_id)
 
     # -- command palette ---------------------------------------------------------------------
 
@@ -287,6 +298,25 @@ class SupervisorApp(App[None]):
                         f"Operator command: {action}",
                         lambda s=sid, a=action: self.operator_command(s, a), discover=False,
                     )
+
+
+def checkpoint_diff(root: Path, session_id: str, cwd: str | None, checkpoint_id: str
+                    ) -> list[str] | None:
+    """`+ added`, `~ modified`, `- deleted` files of the work tree since the checkpoint, via
+    the guard's shadow repository; None when the session has none or git fails."""
+    from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
+    from supervisor.protocol.names import CHECKPOINTS_DIR
+    from supervisor.store.paths import sessions_dir
+
+    git_dir = sessions_dir(root) / session_id / CHECKPOINTS_DIR
+    if not cwd or not (git_dir / "HEAD").exists() or not Path(cwd).is_dir():
+        return None
+    try:
+        changes = CheckpointStore(git_dir, Path(cwd), exclude_paths=[root]).diff(checkpoint_id)
+    except (CheckpointError, OSError, ValueError):
+        return None
+    return ([f"+ {p}" for p in changes.added] + [f"~ {p}" for p in changes.modified]
+            + [f"- {p}" for p in changes.deleted])
 
 
 class _DecisionView:

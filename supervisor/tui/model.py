@@ -21,8 +21,14 @@ from supervisor.tui.history import HistoryStore
 RATE_MINUTES = 30
 """Minutes of tool-call and error counts kept for the sparkline."""
 
-KNOWN_LIMIT_VALUES = ("tool_calls", "errors", "cost_usd", "tokens", "wall_time_s")
-"""Policy limit names whose current value the dashboard can compute itself from the events."""
+_VALUE_ALIASES = {
+    "iterations_per_session": "tool_calls", "tool_calls": "tool_calls",
+    "errors_per_session": "errors", "errors": "errors",
+    "duration_s": "duration_s", "wall_time_s": "duration_s",
+    "tokens": "tokens", "cost_usd": "cost_usd",
+}
+"""Policy limit names whose current value the dashboard computes itself from the events (the
+others show `?` until the guard reports them in a `limit` event)."""
 
 
 @dataclass(slots=True)
@@ -158,15 +164,19 @@ class SessionState:
         gauges = dict(self.limit_events)
         limits = (self.policy or {}).get("limits")
         if isinstance(limits, dict):
-            for name, bound in limits.items():
+            for name, spec in limits.items():
+                bound, action = spec, ""
+                if isinstance(spec, dict):  # the engine's shape: {"limit": N, "action": "..."}
+                    bound, action = spec.get("limit"), str(spec.get("action") or "")
                 if name in gauges or not isinstance(bound, (int, float)) or bound <= 0:
                     continue
-                gauges[name] = Gauge(_s(name, 40), self._known_value(name), float(bound))
+                gauges[name] = Gauge(_s(name, 40), self._known_value(name), float(bound),
+                                     _s(action, 20))
         return list(gauges.values())
 
     def _known_value(self, name: str) -> float | None:
         s = self.summary
-        match name:
+        match _VALUE_ALIASES.get(name):
             case "tool_calls":
                 return float(s.tool_calls)
             case "errors":
@@ -175,7 +185,7 @@ class SessionState:
                 return self.cost_usd
             case "tokens":
                 return float(self.tokens)
-            case "wall_time_s":
+            case "duration_s":
                 if s.started_ts is not None and s.last_ts is not None:
                     return s.last_ts - s.started_ts
         return None
