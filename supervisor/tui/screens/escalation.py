@@ -107,7 +107,7 @@ class EscalationScreen(ModalScreen[None]):
         if st is None:
             return
         history = st.history
-        evidence = Text()
+        evidence = Text(no_wrap=True, overflow="ellipsis")
         seqs = [int(n) for n in (self.escalation.get("evidence") or []) if isinstance(n, int)]
         evidence.append(f"Evidence ({len(seqs)} steps)\n", style="bold")
         for seq in seqs[:20]:
@@ -117,14 +117,16 @@ class EscalationScreen(ModalScreen[None]):
                 continue
             evidence.append_text(self._row_text(history.row(index)))
         self.query_one("#esc-evidence", Static).update(evidence)
-        recent = Text()
+        recent = Text(no_wrap=True, overflow="ellipsis")
         recent.append("Recent steps\n", style="bold")
-        for row in history.rows(len(history) - RECENT_STEPS, len(history)):
+        rows = [row for row in history.rows(len(history) - 4 * RECENT_STEPS, len(history))
+                if row.type != "heartbeat"][-RECENT_STEPS:]
+        for row in rows:
             recent.append_text(self._row_text(row))
         self.query_one("#esc-recent", Static).update(recent)
 
     def _row_text(self, row: Any) -> Text:
-        line = Text(no_wrap=True, overflow="ellipsis")
+        line = Text()
         line.append(f"  #{row.seq:<6} {self.sv.clock_format(row.ts)} ", style="dim")
         line.append(f"{row.type:<16} ", style="bold")
         line.append(row.text[:90])  # already cleaned by the history store
@@ -134,10 +136,13 @@ class EscalationScreen(ModalScreen[None]):
     def refresh_view(self) -> None:
         """Countdown and the outcome of our decision (called on the app's tick)."""
         now = self.sv.clock()
-        deadline = Text("Deadline: ", style="bold")
-        deadline.append_text(countdown(self.escalation.get("deadline_ts"), now))
-        self.query_one("#esc-deadline", Static).update(deadline)
         st = self.sv.model.sessions.get(self.session_id)
+        deadline = Text("Deadline: ", style="bold")
+        if st is not None and self.escalation_id not in st.summary.pending:
+            deadline.append("answered", style="bold")
+        else:
+            deadline.append_text(countdown(self.escalation.get("deadline_ts"), now))
+        self.query_one("#esc-deadline", Static).update(deadline)
         box = self.query_one("#esc-outcome", Static)
         if st is None:
             return
