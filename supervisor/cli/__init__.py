@@ -71,4 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, StoreError):
             return report_error(str(exc), 2)
+        if isinstance(exc, OSError):  # a file or directory we could not use: say which
+            where = f": {exc.filename}" if exc.filename else ""
+            return report_error(f"{exc.strerror or exc}{where}", 2)
         raise

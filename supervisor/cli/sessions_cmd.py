@@ -1,7 +1,12 @@
-"""`supervisor sessions`: one line per session with status, level and counts."""
+"""`supervisor sessions`: one line per session with status, level, counts and pending escalations.
+
+A session waiting for the operator shows its number of pending escalations with a `!` marker,
+so it stands out in a long table.
+"""
 
 import argparse
 import time
+from typing import Any
 
 from supervisor.cli.common import add_root_argument, root_from
 from supervisor.safetext import clean
@@ -22,12 +27,14 @@ def run(args: argparse.Namespace) -> int:
     summaries = summarize_sessions(root)
     if args.json:
         for s in summaries:
-            print(json.dumps(_row(s, now), ensure_ascii=False))
+            # ASCII escapes: agent text must not reach the terminal as C1 or bidi characters
+            print(json.dumps(_row(s, now), ensure_ascii=True))
         return 0
     if not summaries:
         print(f"no sessions under {root}")
         return 0
-    headers = ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS", "ERRORS", "LAST ACTIVITY"]
+    headers = ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS", "ERRORS", "PENDING",
+               "LAST ACTIVITY"]
     rows = [
         [
             clean(s.session_id, limit=40),
@@ -36,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
             s.status(now),
             str(s.level),
             str(s.events),
-            str(s.errors),
+            str(s.errors) + (f" +{s.bad_lines} bad" if s.bad_lines else ""),
+            f"{len(s.pending)} !" if s.pending else "-",
             _ago(s.last_ts, now),
         ]
         for s in summaries
@@ -45,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row(s: object, now: float) -> dict[str, object]:
+def _row(s: Any, now: float) -> dict[str, object]:
     return {
         "session": s.session_id, "agent": s.agent, "task": s.task, "status": s.status(now),
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
@@ -63,7 +71,9 @@ def _ago(ts: float | None, now: float) -> str:
         return f"{delta / 60:.0f}m ago"
     if delta < 86400:
         return f"{delta / 3600:.0f}h ago"
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+    from supervisor.store.render import clock
+
+    return clock(ts, "%Y-%m-%d %H:%M")
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:

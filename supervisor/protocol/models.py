@@ -3,7 +3,8 @@
 Every model keeps unknown fields (`extra="allow"`), so a reader of version 1 passes through what
 a newer writer added. Unknown event types become `GenericEvent`. The common fields `v`, `seq` and
 `ts` have defaults only so writers can build an event before the store assigns them; the parser
-in `codec` still requires them on every line it reads.
+in `codec` still requires them on every line it reads. Non-finite numbers (NaN, infinities) are
+refused: JSON cannot carry them, so such an event could never be written back.
 """
 
 from typing import Annotated, Any, Literal
@@ -18,7 +19,7 @@ DecisionAction = Literal["approve", "guidance", "rollback", "skip", "abort", "pa
 class Event(BaseModel):
     """Fields common to every line: protocol version, sequence number, time, type."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     v: int = 1
     seq: int = Field(default=0, ge=0)
@@ -129,6 +130,9 @@ class Escalation(Event):
     options: list[DecisionAction]
     deadline_ts: float | None = None
     fallback: DecisionAction
+    kind: str | None = None
+    """Extension: why it escalated: "detection", "limit", "cycle", or "pause" (an operator
+    asked for it; the dashboard shows such a session as paused). Null when not given."""
 
 
 class DecisionApplied(Event):

@@ -8,6 +8,7 @@ parsing run in a worker thread so a large first load never blocks the consumer's
 """
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,12 @@ from pathlib import Path
 from supervisor.protocol.codec import BadLine, LineKind
 from supervisor.protocol.models import Event
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE
-from supervisor.store.paths import SESSION_ID_RE, list_session_ids, sessions_dir
+from supervisor.store.paths import (
+    SESSION_ID_RE,
+    ensure_private_dir,
+    list_session_ids,
+    sessions_dir,
+)
 from supervisor.store.tailer import Tailer
 
 _FILES: dict[str, LineKind] = {EVENTS_FILE: "events", CONTROL_FILE: "control"}
@@ -51,6 +57,7 @@ class Follower:
         *,
         rescan_interval: float = 1.5,
         step_ms: int = 50,
+        debounce_ms: int = 100,
         force_polling: bool | None = None,
         poll_budget: int = DEFAULT_POLL_BUDGET,
     ) -> None:
@@ -58,6 +65,10 @@ class Follower:
         self.sessions = sessions_dir(self.root)
         self.rescan_interval = rescan_interval
         self.step_ms = step_ms
+        self.debounce_ms = debounce_ms
+        """Longest the watcher groups changes before yielding. It yields earlier, after any step
+        in which no new path changed; this bounds the lag when new paths keep appearing (many
+        sessions starting at once)."""
         self.force_polling = force_polling
         self.poll_budget = poll_budget
         self._tailers: dict[tuple[str, LineKind], Tailer] = {}
@@ -68,15 +79,18 @@ class Follower:
     def scan(self) -> list[SessionBatch]:
         """Discover sessions and read every file once; synchronous, usable without watching."""
         current = set(list_session_ids(self.root))
-        batches = [SessionBatch(sid, "events", gone=True) for sid in sorted(self._known - current)]
-        for sid in self._known - current:
-            self._behind.discard(sid)
-            self._tailers.pop((sid, "events"), None)
-            self._tailers.pop((sid, "control"), None)
-        self._known = current
+        batches = [self._forget(sid) for sid in sorted(self._known - current)]
         for sid in sorted(current):
             batches.extend(self.poll_session(sid))
         return batches
+
+    def _forget(self, session_id: str) -> SessionBatch:
+        """Drop a vanished session's state; the batch that tells the consumer so."""
+        self._known.discard(session_id)
+        self._behind.discard(session_id)
+        self._tailers.pop((session_id, "events"), None)
+        self._tailers.pop((session_id, "control"), None)
+        return SessionBatch(session_id, "events", gone=True)
 
     def poll_session(self, session_id: str) -> list[SessionBatch]:
         """Read whatever is new in one session's files (up to the poll budget each)."""
@@ -107,17 +121,17 @@ class Follower:
         stop = stop_event or asyncio.Event()
         if not self.sessions.is_dir():
             try:
-                self.sessions.mkdir(mode=0o700, parents=True, exist_ok=True)
+                ensure_private_dir(self.sessions)
             except OSError:
                 await self._poll_forever(consumer, stop)
                 return
-        await self._deliver(consumer, await asyncio.to_thread(self._scan_all))
+        await self._deliver(consumer, await asyncio.to_thread(self._scan_all), stop)
         last_scan = time.monotonic()
         watcher = awatch(
             self.sessions,
             watch_filter=self._filter,
             step=self.step_ms,
-            debounce=1600,
+            debounce=self.debounce_ms,
             stop_event=stop,
             rust_timeout=int(self.rescan_interval * 1000),
             yield_on_timeout=True,
@@ -134,16 +148,14 @@ class Follower:
                 batches = await asyncio.to_thread(self._poll_all, sorted(touched))
             else:
                 continue
-            await self._deliver(consumer, batches)
+            await self._deliver(consumer, batches, stop)
 
     async def _poll_forever(self, consumer: Consumer, stop: asyncio.Event) -> None:
         """Fallback when the root cannot be watched: re-scan on the safety interval."""
         while not stop.is_set():
-            await self._deliver(consumer, await asyncio.to_thread(self._scan_all))
-            try:
+            await self._deliver(consumer, await asyncio.to_thread(self._scan_all), stop)
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.rescan_interval)
-            except TimeoutError:
-                pass
 
     def _scan_all(self) -> list[SessionBatch]:
         return self.scan()
@@ -153,16 +165,18 @@ class Follower:
         for sid in session_ids:
             if (self.sessions / sid).is_dir():
                 batches.extend(self.poll_session(sid))
-            else:
-                self._behind.discard(sid)
+            elif sid in self._known:
+                batches.append(self._forget(sid))
         return batches
 
-    async def _deliver(self, consumer: Consumer, batches: list[SessionBatch]) -> None:
+    async def _deliver(
+        self, consumer: Consumer, batches: list[SessionBatch], stop: asyncio.Event | None = None
+    ) -> None:
         """Hand batches over; then keep reading files that stopped at the budget."""
         while True:
             if batches:
                 await consumer(batches)
-            if not self._behind:
+            if not self._behind or (stop is not None and stop.is_set()):
                 return
             batches = await asyncio.to_thread(self._poll_all, sorted(self._behind))
 

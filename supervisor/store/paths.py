@@ -69,10 +69,28 @@ def checkpoints_path(root: Path, session_id: str) -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` and missing parents as 0700 (existing ones are left as they are)."""
-    if not path.is_dir():
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    """Create `path` and every missing parent as 0700 (existing ones are left as they are).
+
+    Each missing level is made on its own: `mkdir(parents=True)` would give the parents the
+    umask's mode (usually 0755), leaving the store root readable by everyone.
+    """
+    if path.is_dir():
+        return path
+    missing = []
+    current = path
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
+            continue
+        os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
     return path
 
 

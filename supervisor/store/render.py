@@ -1,47 +1,126 @@
-"""One readable, terminal-safe line per event, for `supervisor tail` and plain-text logs."""
+"""One readable, terminal-safe line per event, for `supervisor tail` and plain-text logs.
 
+Every event type has its own summary (what an operator wants to read first); unknown types show
+their fields as compact JSON. Everything is passed through `safetext.clean` at the end, so agent
+text can never move the cursor, retitle the window or reach the clipboard.
+"""
+
+import json
 import time
+from collections.abc import Callable
+from typing import Any
 
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
 from supervisor.safetext import clean
 
-_WIDTH = 160
+_WIDTH = 200
 
 
-def describe_event(event: Event) -> str:
-    """`seq time type summary`, with every agent-provided string cleaned."""
-    stamp = time.strftime("%H:%M:%S", time.localtime(event.ts)) if event.ts else "--:--:--"
-    return clean(f"{event.seq:>6} {stamp} {event.type:<16} {_summary(event)}",
-                 keep_newlines=False, limit=_WIDTH)
+def clock(ts: float | None, fmt: str = "%H:%M:%S") -> str:
+    """Local time of `ts`, or dashes when it is missing or outside what the platform can show."""
+    if not ts:
+        return "--:--:--"
+    try:
+        return time.strftime(fmt, time.localtime(ts))
+    except (OverflowError, OSError, ValueError):
+        return "??:??:??"
+
+
+def describe_event(event: Event, width: int = _WIDTH) -> str:
+    """`seq time type summary` on one line, with every agent-provided string cleaned."""
+    render = _RENDERERS.get(event.type, _generic)
+    try:
+        summary = render(event)
+    except (AttributeError, KeyError, TypeError, ValueError):  # an event built by hand
+        summary = _generic(event)
+    return clean(f"{event.seq:>6} {clock(event.ts)} {event.type:<16} {summary}".rstrip(),
+                 keep_newlines=False, limit=width)
 
 
 def describe_bad_line(bad: BadLine) -> str:
-    return clean(f"   BAD @{bad.offset} {bad.reason}: {bad.preview(60)!r}", keep_newlines=False)
+    """The offset, the reason and the start of the raw bytes (escaped) of a bad line."""
+    size = f" ({bad.size} bytes)" if bad.size else ""
+    return clean(f"   BAD @{bad.offset} {bad.reason}{size}: {bad.preview(60)!r}",
+                 keep_newlines=False)
 
 
-def _summary(e: Event) -> str:
-    data = e.model_dump(mode="json", exclude={"v", "seq", "ts", "type"})
-    match e.type:
-        case "tool_call":
-            return f"{data['tool']} {_compact(data['args'])} [{data['call_id']}]"
-        case "tool_result":
-            state = "ok" if data["ok"] else f"ERROR {data.get('error') or ''}".strip()
-            return f"{state} [{data['call_id']}] {data['output'][:200]!r}"
-        case "message":
-            return f"{data['role']}: {data['text']}"
-        case "verdict":
-            text = data.get("message") or data.get("reason") or ""
-            return f"{data['action']} (level {data['level']}) [{data['call_id']}] {text}"
-        case "detection":
-            return f"{data['detector']} level {data['level']}: {data['message']}"
-        case "escalation":
-            return f"{data['escalation_id']} level {data['level']}: {data['reason']}"
-        case _:
-            return _compact(data)
+def _compact(value: object, limit: int = 400) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)[:limit]
 
 
-def _compact(value: object) -> str:
-    import json
+def _generic(e: Event) -> str:
+    return _compact(e.model_dump(mode="json", exclude={"v", "seq", "ts", "type"}))
 
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)[:400]
+
+def _opt(label: str, value: object) -> str:
+    return f" {label} {value}" if value not in (None, "") else ""
+
+
+def _session_start(e: Any) -> str:
+    beat = f", heartbeat every {e.heartbeat_s:g}s" if e.heartbeat_s else ""
+    return (f"agent {e.agent}{_opt('task', repr(e.task) if e.task else None)}"
+            f"{_opt('in', e.cwd)}{_opt('pid', e.pid)}{beat}")
+
+
+def _tool_result(e: Any) -> str:
+    state = "ok" if e.ok else f"ERROR {e.error or ''}".rstrip()
+    timing = f", {e.duration_ms:g} ms" if e.duration_ms is not None else ""
+    return f"{state} [{e.call_id}] {e.output[:200]!r} ({e.output_bytes} bytes{timing})"
+
+
+def _usage(e: Any) -> str:
+    cost = f", ${e.cost_usd:.4f}" if e.cost_usd is not None else ""
+    return f"{e.input_tokens} in / {e.output_tokens} out tokens{cost}"
+
+
+def _evidence(seqs: list[int]) -> str:
+    if not seqs:
+        return ""
+    shown = ",".join(str(s) for s in seqs[:8]) + ("…" if len(seqs) > 8 else "")
+    return f" (evidence seq {shown})"
+
+
+def _escalation(e: Any) -> str:
+    kind = f" [{e.kind}]" if e.kind else ""
+    deadline = f", fallback {e.fallback} at {clock(e.deadline_ts)}" if e.deadline_ts else ""
+    return (f"{e.escalation_id} level {e.level}{kind}: {e.reason}; options "
+            f"{'/'.join(e.options) or '-'}{deadline or f', fallback {e.fallback}'}"
+            f"{_evidence(e.evidence)}")
+
+
+def _verdict(e: Any) -> str:
+    text = e.message or e.reason or ""
+    return f"{e.action} (level {e.level}) [{e.call_id}] {text}".rstrip()
+
+
+def _decision(e: Any) -> str:
+    target = f" {e.escalation_id}" if e.escalation_id else " (no escalation)"
+    detail = _opt("text", repr(e.text) if e.text else None) + _opt("checkpoint", e.checkpoint_id)
+    return f"{e.operator}: {e.action}{target} [{e.decision_id}]{detail}"
+
+
+_RENDERERS: dict[str, Callable[[Any], str]] = {
+    "session_start": _session_start,
+    "task_start": lambda e: f"{e.task_id}: {e.title}",
+    "task_end": lambda e: f"{e.task_id} {e.status}",
+    "tool_call": lambda e: f"{e.tool} {_compact(e.args)} [{e.call_id}]",
+    "tool_result": _tool_result,
+    "message": lambda e: f"{e.role}: {e.text}",
+    "usage": _usage,
+    "detection": lambda e: (f"{e.detector} level {e.level}: {e.message} "
+                            f"<{e.signature}>{_evidence(e.evidence)}"),
+    "verdict": _verdict,
+    "limit": lambda e: f"{e.name} {e.value:g} of {e.limit:g} -> {e.action}",
+    "checkpoint": lambda e: (f"{e.checkpoint_id} {e.label!r} commit {e.commit[:12]} "
+                             f"at seq {e.at_seq}, {e.files} files"),
+    "escalation": _escalation,
+    "decision_applied": lambda e: (f"{e.action} [{e.decision_id}] for "
+                                   f"{e.escalation_id or '(no escalation)'}: {e.outcome}"),
+    "decision_ignored": lambda e: f"[{e.decision_id}] {e.reason}",
+    "rollback": lambda e: (f"to {e.checkpoint_id}, {e.restored_files} files restored "
+                           f"(safety checkpoint {e.safety_checkpoint_id})"),
+    "heartbeat": lambda e: "",
+    "session_end": lambda e: f"{e.status}{_opt(':', e.reason)}".replace(" :", ":"),
+    "decision": _decision,
+}

@@ -8,9 +8,11 @@ disk) is cut back to the previous size, so no half line stays behind and nothing
 caller was not told about.
 """
 
+import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -19,9 +21,12 @@ from typing import Any
 from supervisor.protocol.lines import as_dict, encode_line
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE, PROTOCOL_VERSION
 from supervisor.store.errors import StoreError
-from supervisor.store.paths import ensure_session_dir
+from supervisor.store.paths import ensure_private_dir, ensure_session_dir
 
 _TAIL_CHUNK = 64 * 1024
+_TAIL_CARRY_MAX = 2 * 1024 * 1024
+"""A last line longer than this (with no newline in it) cannot carry a valid `seq`: the backward
+search skips it instead of holding it in memory."""
 _COMMON = frozenset({"v", "seq", "ts"})
 
 
@@ -35,6 +40,8 @@ class LineWriter:
         self._ino: int | None = None
         self._known_size = -1
         self._last_seq = 0
+        self._thread_lock = threading.Lock()
+        """flock excludes other open files; this excludes other threads sharing this writer."""
 
     def append(self, event: Mapping[str, Any] | Any) -> dict[str, Any]:
         """Append one event (dict or model); return it as written, with `v`, `seq` and `ts`."""
@@ -45,11 +52,11 @@ class LineWriter:
         items = [as_dict(e) for e in events]
         if not items:
             return []
-        fd = self._open()
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError as exc:
-            raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
+        with self._thread_lock:
+            return self._append_locked(items)
+
+    def _append_locked(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        fd = self._lock(self._open())
         try:
             fd = self._reopen_if_replaced(fd)
             size = os.fstat(fd).st_size
@@ -72,7 +79,8 @@ class LineWriter:
             self._write_all(fd, data, size)
             self._known_size = size + len(data)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
         return items
 
     def close(self) -> None:
@@ -96,21 +104,31 @@ class LineWriter:
             self._known_size = -1
         return self._fd
 
-    def _reopen_if_replaced(self, fd: int) -> int:
-        """If the file was deleted or replaced since we opened it, append to the new one."""
+    def _lock(self, fd: int) -> int:
         try:
-            current = os.stat(self.path).st_ino
-        except FileNotFoundError:
-            current = None
-        if current == self._ino:
-            return fd
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        self.close()
-        if current is None:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = self._open()
-        fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
         return fd
+
+    def _reopen_if_replaced(self, fd: int) -> int:
+        """If the file was deleted or replaced since we opened it, append to the one now there.
+
+        Checked again after each reopen: another process may replace it in between.
+        """
+        for _ in range(8):
+            try:
+                current = os.stat(self.path).st_ino
+            except FileNotFoundError:
+                current = None
+            if current == self._ino:
+                return fd
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            self.close()
+            if current is None:
+                ensure_private_dir(self.path.parent)
+            fd = self._lock(self._open())
+        raise StoreError(f"{self.path} keeps being replaced; not written")
 
     def _write_all(self, fd: int, data: bytes, size_before: int) -> None:
         view = memoryview(data)
@@ -119,10 +137,8 @@ class LineWriter:
                 written = os.write(fd, view)
                 view = view[written:]
         except OSError as exc:
-            try:
+            with contextlib.suppress(OSError):
                 os.ftruncate(fd, size_before)
-            except OSError:
-                pass
             self._known_size = -1
             raise StoreError(f"cannot write to {self.path}: {exc.strerror}") from exc
 
@@ -141,6 +157,8 @@ def _last_seq(fd: int, size: int) -> int:
         block = os.pread(fd, step, pos) + carry
         lines = block.split(b"\n")
         carry = lines[0] if pos > 0 else b""
+        if len(carry) > _TAIL_CARRY_MAX:
+            carry = b"\xff"  # part of an oversized line: no valid seq there, keep no bytes
         candidates = lines[1:] if pos > 0 else lines
         for line in reversed(candidates):
             seq = _seq_of(line)

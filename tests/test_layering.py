@@ -1,0 +1,244 @@
+"""Enforce DESIGN.md's import layering, statically (every import in every source file, lazy
+ones included) and at run time (what importing a layer really loads, in a fresh interpreter).
+
+Layers another helper has not written yet are skipped; as soon as such a package exists it is
+checked. A module of `supervisor` that belongs to no layer fails the test: add it to `LAYERS`.
+"""
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SRC = REPO / "supervisor"
+
+ALL = frozenset({"protocol", "engine", "store", "guard", "analysis", "importers", "tui", "cli"})
+LAYERS: dict[str, frozenset[str]] = {
+    # layer: the layers of ours it may import (DESIGN.md, "Layers and who may import whom")
+    "protocol": frozenset({"protocol"}),
+    "engine": frozenset({"protocol", "engine"}),
+    "store": frozenset({"protocol", "store"}),
+    "guard": frozenset({"protocol", "engine", "store", "guard"}),
+    "analysis": frozenset({"protocol", "engine", "analysis", "importers"}),
+    "importers": frozenset({"protocol", "engine", "analysis", "importers"}),
+    "tui": ALL,
+    "cli": ALL,
+}
+LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.resources"})
+"""Leaf utilities any layer may import (stdlib only)."""
+FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
+    "protocol": frozenset({"textual", "rich", "watchfiles", "rapidfuzz", "xxhash",
+                           "platformdirs"}),
+    "engine": frozenset({"textual", "rich", "watchfiles", "platformdirs", "subprocess",
+                         "socket", "time"}),  # no I/O and no clock of its own
+    "store": frozenset({"textual", "rich", "rapidfuzz"}),
+    "guard": frozenset({"textual"}),
+    "analysis": frozenset({"textual"}),
+    "importers": frozenset({"textual"}),
+}
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of one of our modules; None for a leaf utility; "?" for one in no layer."""
+    if module in LEAVES:
+        return None
+    parts = module.split(".")
+    if parts[0] != "supervisor":
+        raise ValueError(f"not ours: {module}")
+    if parts[1:2] == ["__main__"]:
+        return "cli"
+    return parts[1] if parts[1] in LAYERS else "?"
+
+
+def imports_of(source: str, module: str, is_package: bool = False) -> set[str]:
+    """Absolute names of every module `source` imports, anywhere in the file."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            found.add(name)
+            if name == "supervisor" or (node.level and not node.module):
+                # `from supervisor import engine`: the names may be submodules
+                found.update(f"{name}.{alias.name}" for alias in node.names
+                             if alias.name[:1].islower() and not alias.name.startswith("__"))
+    return found
+
+
+def violations(module: str, imported: set[str]) -> list[str]:
+    """What in `imported` breaks the table for `module` (one readable sentence each)."""
+    layer = layer_of(module)
+    if layer == "?":
+        return [f"{module} belongs to no layer: add it to LAYERS in tests/test_layering.py"]
+    if layer is None:
+        ours = {name for name in imported if name.split(".")[0] == "supervisor"}
+        return [f"leaf {module} imports {name}" for name in sorted(ours - LEAVES)]
+    found = []
+    for name in sorted(imported):
+        top = name.split(".")[0]
+        if top == "supervisor":
+            target = layer_of(name)
+            if target is not None and target not in LAYERS[layer]:
+                found.append(f"{module} ({layer}) imports {name} ({target})")
+        elif top in FORBIDDEN_EXTERNAL.get(layer, ()):
+            found.append(f"{module} ({layer}) imports {name}")
+    return found
+
+
+def source_modules(src: Path) -> list[tuple[str, Path, bool]]:
+    """(module name, file, is package) of every source file under `src`."""
+    out = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src.parent).with_suffix("")
+        parts = list(rel.parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        out.append((".".join(parts), path, is_package))
+    return out
+
+
+def static_violations(src: Path) -> list[str]:
+    found = []
+    for module, path, is_package in source_modules(src):
+        found += violations(module, imports_of(path.read_text(), module, is_package))
+    return found
+
+
+def loaded_modules(modules: list[str], pythonpath: Path = REPO) -> set[str]:
+    """`sys.modules` of a fresh interpreter after importing `modules`."""
+    code = ("import json, sys\n" + "".join(f"import {m}\n" for m in modules)
+            + "print(json.dumps(sorted(sys.modules)))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={"PYTHONPATH": str(pythonpath), "PATH": "/usr/bin:/bin"},
+                            cwd=pythonpath, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout))
+
+
+def pulled(loaded: set[str], forbidden: set[str]) -> list[str]:
+    return sorted(m for m in loaded if any(m == f or m.startswith(f + ".") for f in forbidden))
+
+
+def layer_modules(layer: str, src: Path = SRC) -> list[str]:
+    prefix = f"supervisor.{layer}"
+    return [m for m, _, _ in source_modules(src)
+            if (m == prefix or m.startswith(prefix + ".")) and not m.endswith("__main__")]
+
+
+def require(layer: str) -> None:
+    if not (SRC / layer).is_dir():
+        pytest.skip(f"layer '{layer}' is not written yet")
+
+
+# --- the real package ---------------------------------------------------------------------
+
+def test_static_layering_of_every_source_file() -> None:
+    assert static_violations(SRC) == []
+
+
+RUNTIME_RULES = {
+    "protocol": {"textual", "rich", "watchfiles", "supervisor.store", "supervisor.engine",
+                 "supervisor.guard", "supervisor.tui", "supervisor.cli"},
+    "engine": {"textual", "watchfiles", "supervisor.store", "supervisor.guard", "supervisor.tui",
+               "supervisor.cli"},
+    "store": {"textual", "supervisor.engine", "supervisor.guard", "supervisor.tui",
+              "supervisor.cli"},
+    "guard": {"textual", "supervisor.tui"},
+    "analysis": {"textual", "supervisor.store", "supervisor.tui", "supervisor.guard"},
+    "importers": {"textual", "supervisor.store", "supervisor.tui", "supervisor.guard"},
+}
+
+
+@pytest.mark.parametrize("layer", sorted(RUNTIME_RULES))
+def test_importing_a_layer_loads_nothing_it_must_not(layer: str) -> None:
+    require(layer)
+    loaded = loaded_modules(layer_modules(layer))
+    assert pulled(loaded, RUNTIME_RULES[layer]) == []
+
+
+def test_light_write_path_has_no_pydantic() -> None:
+    """The hook writes events through these; pydantic alone costs several Python start-ups."""
+    light = ["supervisor.protocol.lines", "supervisor.protocol.names",
+             "supervisor.store.writer", "supervisor.store.paths", "supervisor.safetext"]
+    loaded = loaded_modules(light)
+    assert pulled(loaded, {"pydantic", "pydantic_core", "platformdirs", "textual", "watchfiles",
+                           "rich"}) == []
+
+
+def test_hook_entry_point_is_light() -> None:
+    if not (SRC / "cli" / "hook_cmd.py").exists():
+        pytest.skip("the hook command is not written yet")
+    loaded = loaded_modules(["supervisor.cli.hook_cmd"])
+    assert pulled(loaded, {"pydantic", "textual", "watchfiles"}) == []
+
+
+def test_cli_parser_does_not_load_the_tui() -> None:
+    loaded = loaded_modules(["supervisor.cli"])
+    assert pulled(loaded, {"textual", "supervisor.tui"}) == []
+
+
+# --- the checker itself can fail ----------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("module", "imported", "expected"),
+    [
+        ("supervisor.engine.core", {"supervisor.store.paths"}, ["supervisor.store.paths"]),
+        ("supervisor.engine.core", {"textual.app", "time"}, ["textual.app", "time"]),
+        ("supervisor.engine.core", {"supervisor.protocol.models", "supervisor.safetext",
+                                    "supervisor", "rapidfuzz", "json"}, []),
+        ("supervisor.protocol.codec", {"supervisor.store"}, ["supervisor.store"]),
+        ("supervisor.protocol.codec", {"pydantic"}, []),
+        ("supervisor.store.follower", {"supervisor.engine"}, ["supervisor.engine"]),
+        ("supervisor.store.follower", {"watchfiles"}, []),
+        ("supervisor.analysis.run", {"supervisor.store.reading"}, ["supervisor.store.reading"]),
+        ("supervisor.importers.swe", {"supervisor.engine", "supervisor.analysis"}, []),
+        ("supervisor.guard.core", {"supervisor.tui.app"}, ["supervisor.tui.app"]),
+        ("supervisor.guard.core", {"supervisor.engine", "supervisor.store.writer"}, []),
+        ("supervisor.tui.app", {"supervisor.guard", "textual"}, []),
+        ("supervisor.safetext", {"supervisor.store"}, ["supervisor.store"]),
+    ],
+)
+def test_checker_flags_violations(module: str, imported: set[str], expected: list[str]) -> None:
+    found = violations(module, imported)
+    assert len(found) == len(expected), found
+    for name, sentence in zip(expected, found, strict=True):
+        assert name in sentence
+
+
+def test_checker_flags_a_module_in_no_layer() -> None:
+    assert "belongs to no layer" in violations("supervisor.misc", {"json"})[0]
+
+
+def test_relative_imports_are_resolved() -> None:
+    source = "from ..store import paths\nfrom . import core\nfrom .. import tui\n"
+    assert imports_of(source, "supervisor.engine.x") >= {
+        "supervisor.store", "supervisor.engine", "supervisor.engine.core", "supervisor.tui"}
+
+
+def test_a_violating_module_in_a_copy_fails_both_checks(tmp_path: Path) -> None:
+    copy = tmp_path / "supervisor"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    engine = copy / "engine"
+    engine.mkdir(exist_ok=True)
+    (engine / "__init__.py").touch()
+    (engine / "_bad.py").write_text(
+        "import supervisor.store.paths\n\ndef later():\n    import textual\n")
+    assert static_violations(copy) == [
+        "supervisor.engine._bad (engine) imports supervisor.store.paths (store)",
+        "supervisor.engine._bad (engine) imports textual",
+    ]
+    loaded = loaded_modules(layer_modules("engine", copy), pythonpath=tmp_path)
+    assert "supervisor.store.paths" in pulled(loaded, RUNTIME_RULES["engine"])
