@@ -14,7 +14,7 @@ from supervisor.tui.model import DashboardModel
 
 
 def _model(root: Path) -> tuple[DashboardModel, Follower]:
-    model, follower = DashboardModel(), Follower(root)
+    model, follower = DashboardModel(root), Follower(root)
     model.apply(follower.scan())
     return model, follower
 
@@ -120,11 +120,24 @@ def test_history_store_is_compact_searchable_and_clean() -> None:
     assert store.search("step 500 ") == 499
     assert store.search("step 10 ", 600) == 9  # wraps around
     assert store.search("step 2 ", 5, backwards=True) == 1
-    assert len(store.filtered("step 99")) == 11
+    assert len(store.matches("step 99")) == 11
     row = store.row(0)
     assert "[bold red]pwned[/]" in row.text  # markup kept as literal text...
     assert not any(ch in row.text for ch in "\x1b\x07\u202e\x9b")  # ...controls removed
     assert store.nbytes() / len(store) < 600
+
+
+def test_history_rows_are_read_back_from_the_file(root: Path) -> None:
+    write_events(root, "s1", [start(task=HOSTILE), *call(1, cmd="needle here"), *call(2)])
+    model, _ = _model(root)
+    store = model.sessions["s1"].history
+    assert store.nbytes() / len(store) < 64  # nothing but the index until rows are drawn
+    assert "needle here" in store.row(1).text and store.row(1).type == "tool_call"
+    assert "[bold red]pwned[/]" in store.row(0).text
+    assert not any(ch in store.row(0).text for ch in "\x1b\x07\u202e\x9b")
+    assert store.matches("needle") == [1]
+    assert store.matches("TOOL_RESULT") == [2, 4]
+    assert store.search("needle", 3) == 1  # wraps around
 
 
 def test_gone_batch_for_unknown_session_is_ignored() -> None:

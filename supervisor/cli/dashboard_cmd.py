@@ -12,6 +12,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--theme", metavar="NAME",
                         help="theme name (default: supervisor-dark; see themes/ and "
                              "$SUPERVISOR_CONFIG/themes)")
+    parser.add_argument("--session", metavar="ID",
+                        help="open this session's screen as soon as it is found")
     parser.add_argument("--read-only", action="store_true",
                         help="never write decisions (automatic for the shipped recordings)")
 
@@ -23,7 +25,11 @@ def run(args: argparse.Namespace) -> int:
     read_only = args.read_only or _is_recordings(root)
     from supervisor.tui.app import SupervisorApp  # heavy: only for this command
 
-    app = SupervisorApp(root, theme=args.theme, read_only=read_only)
+    if args.session:
+        from supervisor.store.paths import validate_session_id
+
+        validate_session_id(args.session)
+    app = SupervisorApp(root, theme=args.theme, read_only=read_only, open_session=args.session)
     app.run()
     for message in app.startup_messages:
         print(f"supervisor: {message}", file=sys.stderr)

@@ -39,6 +39,9 @@ from supervisor.tui.widgets.history_view import HistoryView, format_clock
 
 TICK_S = 0.25
 """How often the screens redraw from the model."""
+LOAD_CHUNK_BYTES = 2 * 1024 * 1024
+"""Bytes read per file per delivery: a huge session is shown after its first chunk and fills
+in while the operator already looks at it, instead of freezing until all of it is parsed."""
 OPERATOR_COMMANDS = ("pause", "guidance", "rollback", "reset", "abort")
 
 
@@ -64,6 +67,7 @@ class SupervisorApp(App[None]):
         read_only: bool = False,
         theme_folders: Iterable[Path] | None = None,
         follower: Follower | None = None,
+        open_session: str | None = None,
     ) -> None:
         super().__init__()
         self.root = Path(root)
@@ -71,8 +75,10 @@ class SupervisorApp(App[None]):
         self.clock_format = clock_format
         self.live = live
         self.read_only = read_only
-        self.model = DashboardModel()
-        self.follower = follower or Follower(self.root)
+        self.model = DashboardModel(self.root)
+        self.follower = follower or Follower(self.root, poll_budget=LOAD_CHUNK_BYTES)
+        self.initial_session = open_session
+        """A session to open as soon as it is found (`--session`)."""
         self.startup_messages: list[str] = []
         self._first_delivery = True
         self._stop = asyncio.Event()
@@ -108,8 +114,16 @@ class SupervisorApp(App[None]):
         await self.follower.run(self._consume, self._stop)
 
     async def _consume(self, batches: list[SessionBatch]) -> None:
+        opening = self.initial_session
         self.ingest(batches, initial=self._first_delivery)
         self._first_delivery = False
+        if opening is not None and self.initial_session is None:
+            # let the session's screen compose and paint before parsing the rest of a big
+            # file: both need the GIL, and the operator wants to see something first
+            for _ in range(300):
+                if isinstance(self.screen, SessionScreen) and self.screen.ready:
+                    break
+                await asyncio.sleep(0.01)
 
     async def action_quit(self) -> None:
         self._stop.set()
@@ -121,6 +135,9 @@ class SupervisorApp(App[None]):
         self.ingested += sum(len(b.events) for b in batches)
         if self.on_ingest is not None:
             self.on_ingest(batches)
+        if self.initial_session is not None and self.initial_session in self.model.sessions:
+            self.open_session(self.initial_session)
+            self.initial_session = None
         for sid in changes.vanished:
             self.notify(f"session {sid}: its folder vanished", severity="warning",
                         markup=False)

@@ -9,12 +9,15 @@ returns what changed, so the widgets refresh by diff at their own tick instead o
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
+from supervisor.protocol.names import EVENTS_FILE
 from supervisor.safetext import clean
 from supervisor.store.follower import SessionBatch
+from supervisor.store.paths import sessions_dir
 from supervisor.store.summary import SessionSummary
 from supervisor.tui.history import HistoryStore
 
@@ -125,18 +128,22 @@ class SessionState:
     def reset_events(self) -> None:
         """The events file was truncated or replaced: forget what came from it."""
         keep_outcomes = self.outcomes
-        fresh = SessionState(self.session_id)
+        fresh = SessionState(self.session_id, history=HistoryStore(self.history.path))
         for name in SessionState.__slots__:
             if name not in ("session_id", "outcomes", "version"):
                 setattr(self, name, getattr(fresh, name))
         self.outcomes = keep_outcomes
         self.version += 1
 
-    def apply_events(self, events: Iterable[Event], bad: Iterable[BadLine], file: str) -> None:
-        for event in events:
-            self.summary.apply(event)
-            self.history.append(event)
-            handler = _HANDLERS.get(event.type)
+    def apply_events(self, events: Iterable[Event], offsets: Iterable[int],
+                     bad: Iterable[BadLine], file: str) -> None:
+        summary_apply, history_append, handlers = (
+            self.summary.apply, self.history.append, _HANDLERS.get
+        )
+        for event, offset in zip(events, offsets, strict=False):
+            summary_apply(event)
+            history_append(event, offset)
+            handler = handlers(event.type)
             if handler is not None:
                 handler(self, event)
         for line in bad:
@@ -315,7 +322,9 @@ class Changes:
 class DashboardModel:
     """Every session under one root, folded from the follower's batches."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
+        """Store root: history rows are read back from its files (None: rows kept in memory)."""
         self.sessions: dict[str, SessionState] = {}
 
     def apply(self, batches: Iterable[SessionBatch]) -> Changes:
@@ -332,7 +341,8 @@ class DashboardModel:
                 continue
             if state is None or state.gone:
                 if state is None:
-                    state = self.sessions[sid] = SessionState(sid)
+                    path = (sessions_dir(self.root) / sid / EVENTS_FILE) if self.root else None
+                    state = self.sessions[sid] = SessionState(sid, history=HistoryStore(path))
                     changes.appeared.append(sid)
                 state.gone = False
             before = set(state.summary.pending)
@@ -340,13 +350,14 @@ class DashboardModel:
                 if batch.reset:
                     state.reset_events()
                     before = set()
-                state.apply_events(batch.events, batch.bad_lines, "events.jsonl")
+                state.apply_events(batch.events, batch.offsets, batch.bad_lines,
+                                   "events.jsonl")
             else:
                 if batch.reset:
                     state.version += 1
                 state.apply_control(batch.events)
                 if batch.bad_lines:
-                    state.apply_events((), batch.bad_lines, "control.jsonl")
+                    state.apply_events((), (), batch.bad_lines, "control.jsonl")
             for eid, esc in state.summary.pending.items():
                 if eid not in before:
                     changes.new_escalations.append((sid, esc))

@@ -198,8 +198,10 @@ class SessionScreen(Screen[None]):
         st = self.state
         if counts[0] != self._counts[0]:
             options = self.query_one("#detections", OptionList)
-            options.clear_options()
-            for i, d in enumerate(st.detections):
+            if options.option_count > len(st.detections):  # the events file was reset
+                options.clear_options()
+            new = []
+            for i, d in enumerate(st.detections[options.option_count:], options.option_count):
                 line = Text(no_wrap=True, end="")
                 line.append(f"#{d.seq:<6} ", style="dim")
                 line.append_text(level_text(d.level))
@@ -207,25 +209,33 @@ class SessionScreen(Screen[None]):
                 line.append(d.detector, style="bold")
                 line.append("  ")
                 line.append(d.message)
-                options.add_option(Option(line, id=f"det-{i}"))
+                new.append(Option(line, id=f"det-{i}"))
+            options.add_options(new)
             if options.highlighted is None and options.option_count:
                 options.highlighted = 0
         if counts[1] != self._counts[1]:
             options = self.query_one("#checkpoints-list", OptionList)
-            options.clear_options()
-            for i, cp in enumerate(st.checkpoints):
+            if options.option_count > len(st.checkpoints):
+                options.clear_options()
+            new = []
+            for i, cp in enumerate(st.checkpoints[options.option_count:], options.option_count):
                 line = Text(no_wrap=True, end="")
                 line.append(f"{cp.checkpoint_id}", style="bold")
                 line.append(f"  at #{cp.at_seq}  {cp.files} files  ")
                 line.append(cp.label)
-                options.add_option(Option(line, id=f"cp-{i}"))
+                new.append(Option(line, id=f"cp-{i}"))
+            options.add_options(new)
             if options.highlighted is None and options.option_count:
                 options.highlighted = 0
         if counts[2] != self._counts[2]:
             table = self.query_one("#problems-table", DataTable)
-            for bad in st.bad_lines[table.row_count:]:
-                table.add_row(bad.file, "-" if bad.offset is None else str(bad.offset),
-                              Text(bad.reason), Text(bad.preview, no_wrap=True))
+            if table.row_count > len(st.bad_lines):
+                table.clear()
+            table.add_rows(
+                (bad.file, "-" if bad.offset is None else str(bad.offset), Text(bad.reason),
+                 Text(bad.preview, no_wrap=True))
+                for bad in st.bad_lines[table.row_count:]
+            )
             tab = self.query_one(TabbedContent)
             tab.get_tab("problems-tab").label = f"Problems ({len(st.bad_lines)})"
 

@@ -113,7 +113,7 @@ class HistoryView(ScrollView, can_focus=True):
     def set_filter(self, text: str) -> None:
         """Show only rows whose type or text contains `text` (empty: all rows)."""
         self._filter = text.strip()
-        self._rows = self.store.filtered(self._filter) if self._filter else None
+        self._rows = self.store.matches(self._filter) if self._filter else None
         self._filtered_upto = len(self.store)
         self.cursor = -1
         self.follow = True
@@ -124,11 +124,7 @@ class HistoryView(ScrollView, can_focus=True):
         """Take in rows appended since the last call (called on the app's refresh tick)."""
         size = len(self.store)
         if self._rows is not None and size > self._filtered_upto:
-            needle = self._filter.lower()
-            for index in range(self._filtered_upto, size):
-                row = self.store.row(index)
-                if needle in row.text.lower() or needle in row.type:
-                    self._rows.append(index)
+            self._rows.extend(self.store.matches(self._filter, self._filtered_upto, size))
             self._filtered_upto = size
         elif self._rows is not None and size < self._filtered_upto:
             self.set_filter(self._filter)
@@ -223,6 +219,10 @@ class HistoryView(ScrollView, can_focus=True):
         base = self.rich_style
         if row >= self.row_count:
             return Strip.blank(width, base)
+        if y == 0:  # read the visible rows' lines back in one go
+            top = int(self.scroll_y)
+            last = min(top + self.size.height, self.row_count)
+            self.store.prefetch(self.store_index(r) for r in range(top, last))
         item = self.store.row(self.store_index(row))
         text = self._line_text(item.seq, item.ts, item.type, item.text)
         line_style = base
