@@ -30,6 +30,7 @@ def run_test_section(directory: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tests", "status"),
     [

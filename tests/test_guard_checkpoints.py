@@ -221,3 +221,27 @@ def _tree(tmp_path: Path, cp: str) -> list[str]:
     out = git(tmp_path, f"--git-dir={tmp_path / 'session' / 'checkpoints.git'}",
               "ls-tree", "-r", "--name-only", f"refs/checkpoints/{cp}")
     return out.split()
+
+
+def test_stale_git_locks_of_a_killed_process_are_cleared(tmp_path: Path, work: Path) -> None:
+    store = store_for(tmp_path, work)
+    store.create("start")
+    git_dir = tmp_path / "session" / "checkpoints.git"
+    (git_dir / "index.lock").write_text("")
+    (git_dir / "refs" / "checkpoints" / "cp-2.lock").write_text("")
+    (work / "notes.txt").write_text("changed\n")
+    assert store.create("after a crash").checkpoint_id == "cp-2"
+    assert not (git_dir / "index.lock").exists()
+
+
+def test_users_global_excludes_file_is_honoured(tmp_path: Path, work: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "my-ignore").write_text("*.secret\n")
+    (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {home / 'my-ignore'}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    (work / "token.secret").write_text("s3cr3t\n")
+    store_for(tmp_path, work).create("start")
+    tree = _tree(tmp_path, "cp-1")
+    assert "token.secret" not in tree and "notes.txt" in tree

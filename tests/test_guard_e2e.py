@@ -213,3 +213,31 @@ def test_agent_killed_while_paused(loop_agent) -> None:
     assert "calc.py" in out.stdout
     assert "return a - b" in (work / "calc.py").read_text()
     assert of_type(events(root, "s1"), "rollback")[-1]["checkpoint_id"] == "cp-1"
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "poll", "limit", "oscillate"])
+def test_demo_scenarios(tmp_path: Path, scenario: str) -> None:
+    root = tmp_path / "store"
+    proc = start_demo(root, "s1", scenario, tmp_path / "work", deadline=0.5)
+    code, log = finish(proc)
+    evs = events(root, "s1")
+    verdicts = [v["action"] for v in of_type(evs, "verdict")]
+    end = of_type(evs, "session_end")[0]
+    if scenario == "healthy":
+        assert (code, end["status"]) == (0, "completed"), log
+        assert set(verdicts) == {"allow"} and not of_type(evs, "escalation")
+        assert [t["status"] for t in of_type(evs, "task_end")] == ["done"] * 3
+    elif scenario == "poll":  # legitimate polling: the output changes, nothing is refused
+        assert (code, end["status"]) == (0, "completed"), log
+        assert sum(c["tool"] == "BashOutput" for c in of_type(evs, "tool_call")) == 6
+        assert not {"block", "pause", "stop"} & set(verdicts)
+    elif scenario == "limit":
+        assert (code, end["status"]) == (2, "terminated"), log
+        (hit,) = of_type(evs, "limit")
+        assert (hit["name"], hit["action"]) == ("iterations_per_session", "stop")
+        assert verdicts[-1] == "stop"
+    else:  # oscillate: refused, escalated, and the deadline skipped the task
+        assert (code, end["status"]) == (0, "completed"), log
+        assert "block" in verdicts and of_type(evs, "escalation")
+        assert applied(evs)[0]["decision_id"] == "fallback"
+        assert [t["status"] for t in of_type(evs, "task_end")] == ["skipped", "done"]

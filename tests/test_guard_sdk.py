@@ -170,6 +170,9 @@ def test_operator_commands_at_the_next_call(root: Path, work: Path) -> None:
         with pytest.raises(SessionStopped):
             s.tool(lambda: None, name="noop")()
     evs = events(root, "s1")
+    assert [(v["action"], (v["message"] or "")[:18]) for v in of_type(evs, "verdict")] == [
+        ("nudge", "Operator guidance:"), ("block", "The operator rolle"),
+        ("skip", "The operator skipp")]
     assert [d["action"] for d in of_type(evs, "decision_applied")] == [
         "guidance", "rollback", "skip", "abort"]
     assert all(d["escalation_id"] is None for d in of_type(evs, "decision_applied"))
@@ -205,15 +208,20 @@ def test_why_decisions_are_ignored(root: Path, work: Path) -> None:
         send_decision(root, "s1", "guidance", text="b", decision_id="same")  # duplicate
         s.before_call("bash", {"command": "ls"})
         s.guard.pause("test")
+        send_decision(root, "s1", "pause")                         # already paused
         send_decision(root, "s1", "approve", escalation_id="esc-1")
         send_decision(root, "s1", "skip", escalation_id="esc-1")   # late
         assert s.before_call("bash", {"command": "ls"}).decision == "approve"
+    # The cursor is persisted at the end of the control file: nothing is ever read twice.
+    state = json.loads((root / "sessions" / "s1" / "state.json").read_text())
+    assert state["control_offset"] == control.stat().st_size
     reasons = [d["reason"] for d in of_type(events(root, "s1"), "decision_ignored")]
     assert reasons[0].startswith("malformed: not valid JSON")
     assert reasons[1:] == [
         "no pending escalation to approve",
         "unknown escalation: esc-9",
         "duplicate: this decision id was already handled",
+        "esc-1 is pending: answer it first",
         f"late: esc-1 was already decided ({_decision_id(root, 'approve')})",
     ]
 
@@ -296,3 +304,74 @@ def _decision_id(root: Path, action: str) -> str:
     lines = (root / "sessions" / "s1" / "control.jsonl").read_text().splitlines()[1:]
     return next(json.loads(x)["decision_id"] for x in lines
                 if json.loads(x)["action"] == action and json.loads(x)["escalation_id"])
+
+
+def test_every_waiter_gets_the_decision(root: Path, work: Path) -> None:
+    """Parallel hook processes waiting on one escalation all get the operator's verdict."""
+    with Guard.open(root, "s1", cwd=work) as g:
+        g.start("hook-agent")
+        g.pause("test")
+    results: list = []
+
+    def waiter() -> None:
+        with Guard.open(root, "s1") as guard:
+            results.append(guard.wait(timeout=20, escalation_id="esc-1"))
+
+    threads = [threading.Thread(target=waiter) for _ in range(3)]
+    for t in threads:
+        t.start()
+    send_decision(root, "s1", "guidance", escalation_id="esc-1", text="try the other file")
+    for t in threads:
+        t.join()
+    assert [(v.action, v.message) for v in results] == [
+        ("block", "Operator guidance: try the other file")] * 3
+    assert len(of_type(events(root, "s1"), "decision_applied")) == 1
+
+
+def test_answer_refuses_an_unknown_checkpoint(root: Path, work: Path) -> None:
+    with Guard.open(root, "s1", cwd=work) as g:
+        g.start("hook-agent")
+        g.pause("test")
+    out = run_cli("answer", "s1", "--root", str(root), "--rollback", "cp-7")
+    assert out.returncode == 2 and "no checkpoint 'cp-7'" in out.stderr
+    assert not (root / "sessions" / "s1" / "control.jsonl").exists()
+
+
+def test_policy_from_a_toml_file(root: Path, work: Path, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('profile = "seed-strict"\n[limits.iterations_per_session]\nlimit = 2\n')
+    with session(root, work, policy=policy) as s:
+        for _ in range(3):
+            v = s.before_call("bash", {"command": f"echo {_}"})
+            if v.proceed:
+                s.after_call(v, "ok")
+    assert v.action == "stop"
+    start = of_type(events(root, "s1"), "session_start")[0]
+    assert start["policy"]["profile"] == "seed-strict"
+    assert of_type(events(root, "s1"), "session_end")[0]["status"] == "terminated"
+
+
+def test_abort_as_the_fallback(root: Path, work: Path) -> None:
+    settings = GuardSettings(escalation_deadline_s=0.2, fallback="abort")
+    with session(root, work, settings=settings) as s:
+        s.guard.pause("test")
+        v = s.before_call("bash", {"command": "ls"})
+        assert (v.action, v.decision) == ("stop", "abort")
+        assert v.message.startswith("No operator answered before the deadline")
+    evs = events(root, "s1")
+    (dec,) = of_type(evs, "decision_applied")
+    assert (dec["decision_id"], dec["outcome"]) == ("fallback", "deadline passed: session aborted")
+    end = of_type(evs, "session_end")[0]
+    assert (end["status"], end["reason"]) == ("aborted", "no operator decision before the deadline")
+
+
+def test_settings_validation() -> None:
+    assert GuardSettings.from_dict({"checkpoint_every": 5}).checkpoint_every == 5
+    with pytest.raises(ValueError, match="unknown guard setting 'colour'"):
+        GuardSettings.from_dict({"colour": 1})
+    with pytest.raises(ValueError, match="'fallback' must be one of skip, abort"):
+        GuardSettings.from_dict({"fallback": "approve"})
+    with pytest.raises(ValueError, match="'checkpoints' must be a boolean"):
+        GuardSettings.from_dict({"checkpoints": "yes"})
+    with pytest.raises(ValueError, match="'escalation_deadline_s' must be a non-negative"):
+        GuardSettings.from_dict({"escalation_deadline_s": -1})

@@ -17,7 +17,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "supervisor"
 
-ALL = frozenset({"protocol", "engine", "store", "guard", "analysis", "importers", "tui", "cli"})
+ALL = frozenset({"protocol", "engine", "store", "guard", "analysis", "importers", "tui", "cli",
+                 "demo"})
 LAYERS: dict[str, frozenset[str]] = {
     # layer: the layers of ours it may import (DESIGN.md, "Layers and who may import whom")
     "protocol": frozenset({"protocol"}),
@@ -28,6 +29,7 @@ LAYERS: dict[str, frozenset[str]] = {
     "importers": frozenset({"protocol", "engine", "analysis", "importers"}),
     "tui": ALL,
     "cli": ALL,
+    "demo": frozenset({"protocol", "engine", "store", "guard", "demo"}),  # an agent on the SDK
 }
 LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.resources"})
 """Leaf utilities any layer may import (stdlib only)."""
@@ -38,6 +40,7 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
                          "socket", "time"}),  # no I/O and no clock of its own
     "store": frozenset({"textual", "rich", "rapidfuzz"}),
     "guard": frozenset({"textual"}),
+    "demo": frozenset({"textual"}),
     "analysis": frozenset({"textual"}),
     "importers": frozenset({"textual"}),
 }

@@ -16,7 +16,8 @@ from supervisor.cli.common import CliError, report_error
 
 COMMANDS: list[tuple[str, str, str]] = [
     # (name, module, one-line help)
-    ("sessions", "supervisor.cli.sessions_cmd", "list sessions with status, level and counts"),
+    ("sessions", "supervisor.cli.sessions_cmd",
+     "list sessions: status, level, counts, pending escalations"),
     ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
     ("answer", "supervisor.cli.answer_cmd", "answer a session's pending escalation"),
@@ -26,6 +27,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("reset", "supervisor.cli.reset_cmd", "clear a session's loop counters (bounded)"),
     ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
     ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
+    ("import", "supervisor.cli.import_cmd", "write runs of other agent frameworks as sessions"),
     ("dashboard", "supervisor.cli.dashboard_cmd", "the live dashboard over a root"),
     ("demo", "supervisor.cli.demo_cmd", "demo agents with the dashboard on them"),
 ]

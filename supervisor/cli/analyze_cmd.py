@@ -23,6 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the profile to start from (default, seed-strict)")
     parser.add_argument("--json", action="store_true",
                         help="one JSON object per session per line")
+    parser.add_argument("--format", metavar="NAME",
+                        help="force the format of foreign run files (swe-agent, "
+                             "mini-swe-agent, openhands, claude-code, codex, gemini-cli); "
+                             "default: detected by content")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,26 +38,49 @@ def run(args: argparse.Namespace) -> int:
         policy = load_policy(Path(args.policy) if args.policy else None, args.profile)
     except PolicyError as exc:
         raise CliError(str(exc)) from None
+    from supervisor.cli.analyze_summary import CostCounter, print_summary, run_line
+    from supervisor.cli.common import report_error
+    from supervisor.importers import FORMATS
+    from supervisor.importers import sources as foreign
+
+    if args.format is not None and args.format not in FORMATS:
+        raise CliError(f"unknown format {args.format!r} (known: {', '.join(FORMATS)})")
+    foreign.register_with_analysis()
     runs = []
-    for name in args.paths:
+    failed = 0
+    for name in args.paths:  # one error line per path or file that holds no run; go on
         try:
-            runs.extend(load_runs(Path(name)))
+            if args.format:
+                runs.extend(foreign.forced_runs(Path(name), args.format))
+            else:
+                runs.extend(load_runs(Path(name)))
         except SourceError as exc:
-            raise CliError(str(exc)) from None
+            report_error(str(exc), 1)
+            failed += 1
+    for line in foreign.errors():
+        report_error(line, 1)
+        failed += 1
     out = sys.stdout
+    lines = []
     for run_ in runs:
+        counter = CostCounter(run_.events)
         try:
-            report = analyze_events(run_.events, policy, session=run_.session,
+            report = analyze_events(counter, policy, session=run_.session,
                                     source=run_.source)
         except (OSError, SourceError) as exc:
-            raise CliError(f"{run_.source}: {exc}") from None
+            report_error(f"{run_.source}: {exc}", 1)
+            failed += 1
+            continue
+        lines.append(run_line(report, counter.costed))
         if args.json:
             out.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
         else:
             _print_table(report, out)
+    if not args.json and len(lines) > 1:
+        print_summary(lines, out)
     for line in bad_lines():
         print(f"supervisor: warning: skipped bad line {line}", file=sys.stderr)
-    return 0
+    return 1 if failed else 0
 
 
 def _print_table(report, out) -> None:  # type: ignore[no-untyped-def]

@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if options and action not in options:
         raise CliError(f"'{action}' is not an option of {escalation} "
                        f"(options: {', '.join(options)})")
+    if checkpoint is not None:
+        _check_checkpoint(root, args.session, checkpoint)
     offset = events_size(root, args.session)
     try:
         decision_id = send_decision(
@@ -98,3 +100,15 @@ def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
     if args.skip:
         return "skip", None, None
     return "abort", None, None
+
+
+def _check_checkpoint(root: Path, session: str, checkpoint: str) -> None:
+    """Refuse a rollback to a checkpoint the session does not have, before writing it."""
+    from supervisor.cli.checkpoints_cmd import open_store
+    from supervisor.guard.checkpoints import CheckpointError
+
+    try:
+        open_store(root, session).get(checkpoint)
+    except CheckpointError as exc:
+        raise CliError(f"{exc} in session '{session}' (see `supervisor checkpoints {session}`)")\
+            from exc

@@ -2,8 +2,13 @@
 each one changed, or the files changed in the work tree since one of them."""
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from supervisor.cli.common import CliError, add_root_argument, root_from
+
+if TYPE_CHECKING:
+    from supervisor.guard.checkpoints import CheckpointStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def open_store(root, session: str):
+def open_store(root: Path, session: str) -> "CheckpointStore":
     """The checkpoint store of a session (its work tree is the session's `cwd`)."""
     from supervisor.guard.checkpoints import CheckpointStore
     from supervisor.protocol.names import CHECKPOINTS_DIR

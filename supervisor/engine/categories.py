@@ -26,7 +26,7 @@ _READ = frozenset({
 })
 _MUTATE = frozenset({
     "mv", "rm", "cp", "mkdir", "rmdir", "touch", "chmod", "chown", "ln", "patch", "tee",
-    "truncate", "install", "unzip", "tar", "dd", "rsync",
+    "truncate", "install", "unzip", "tar", "dd", "rsync", "apply_patch", "applypatch", "ed",
 })
 _RUN = frozenset({
     "pytest", "python", "python3", "py.test", "make", "node", "npm", "npx", "yarn", "pnpm",
@@ -38,7 +38,10 @@ _RUN = frozenset({
 })
 _POLL = frozenset({"sleep", "ps", "wait", "watch", "jobs", "pgrep", "top", "htop", "uptime"})
 _PREFIX = frozenset({"sudo", "time", "timeout", "nice", "nohup", "env", "command", "exec",
-                     "xargs", "stdbuf", "unbuffer"})
+                     "xargs", "stdbuf", "unbuffer", "do", "then", "else", "elif", "while",
+                     "until", "if", "{", "("})
+_NEUTRAL = frozenset({"cd", "export", "source", ".", "set", "unset", "alias", "clear", "done",
+                      "fi", "esac", "}", ")", "trap", "shopt", "local", "declare"})
 _GIT_READ = frozenset({"status", "diff", "log", "show", "branch", "remote", "blame", "grep",
                        "ls-files", "rev-parse", "describe", "shortlog", "config", "tag"})
 _GIT_MUTATE = frozenset({"apply", "commit", "checkout", "reset", "stash", "am", "merge",
@@ -62,7 +65,7 @@ def _command_kind(words: list[str], segment: str) -> str:
         return "other"
     name = words[0].rsplit("/", 1)[-1]
     rest = words[1:]
-    if name in ("cd", "export", "source", ".", "set", "unset", "alias", "clear"):
+    if name in _NEUTRAL:
         return "other"
     if name in ("sed", "perl") and any(w.startswith("-i") or w == "--in-place" for w in rest):
         return "mutate"
@@ -81,7 +84,7 @@ def _command_kind(words: list[str], segment: str) -> str:
         return "poll" if ("-f" in rest or "-F" in rest or "--follow" in rest) else "read"
     if name in ("curl", "wget") and _STATUS_URL.search(segment):
         return "poll"
-    if name in ("while", "until", "for") and "sleep" in segment:
+    if name == "for" and "sleep" in segment:
         return "poll"
     if name in _POLL:
         return "poll"
@@ -91,6 +94,27 @@ def _command_kind(words: list[str], segment: str) -> str:
         return "read"
     if name in _RUN or name.startswith(("python", "./", "pytest")):
         return "run"
+    return "run"
+
+
+_HEREDOC_SCRIPT = re.compile(
+    r"^\s*(?:\S+/)?(?:python[0-9.]*|perl|ruby|node|bash|sh)\b[^\n|]*<<-?\s*['\"]?\w+", re.M)
+_WRITES_FILE = re.compile(
+    r"\.write(?:_text|_bytes|lines)?\(|open\([^)]*['\"][wax]b?\+?['\"]|shutil\.(?:copy|move)"
+    r"|os\.(?:remove|rename|replace|unlink)|\.unlink\(|\.rename\(")
+_CODE_EDIT = re.compile(
+    r"\b(?:edit_file\w*|create_file|append_file|insert_content\w*|replace_\w+)\s*\(")
+_CODE_READ = re.compile(
+    r"^\s*(?:print\()?\s*(?:open_file|goto_line|scroll_(?:up|down)|search_dir|search_file|"
+    r"find_file)\s*\(")
+
+
+def code_category(code: str) -> str:
+    """Classify code run by an interpreter tool (OpenHands' IPython cell with its file helpers)."""
+    if _CODE_EDIT.search(code) or _WRITES_FILE.search(code):
+        return "mutate"
+    if _CODE_READ.match(code):
+        return "read"
     return "run"
 
 
@@ -104,6 +128,10 @@ def shell_category(command: str) -> str:
         return "other"
     if _REDIRECT.search(command.replace("2>&1", "")):
         return "mutate"
+    if _HEREDOC_SCRIPT.search(command) or (
+        ("python" in command or "perl" in command) and _WRITES_FILE.search(command)
+    ):
+        return "mutate"  # a script fed inline that edits files (common in SWE agents)
     kinds = set()
     for part in _SPLIT.split(command):
         pipeline = _PIPE.split(part)
@@ -138,7 +166,16 @@ def classify(tool: str, args: dict[str, Any], policy: Policy) -> str:
         if isinstance(command, str):
             return shell_category(command)
         if isinstance(command, list):
-            return shell_category(" ".join(str(c) for c in command))
+            words = [str(c) for c in command]
+            if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and (
+                words[1] in ("-c", "-lc")
+            ):
+                return shell_category(words[2])  # Codex: ["bash", "-lc", "<script>"]
+            return shell_category(" ".join(words))
+    if tool in policy["code_tools"] and isinstance(args, dict):
+        code = args.get("code")
+        if isinstance(code, str):
+            return code_category(code)
     if tool in policy["editor_tools"] and isinstance(args, dict):
         sub = args.get("command")
         if sub == "view":

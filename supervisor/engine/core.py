@@ -15,7 +15,7 @@ from supervisor.engine.fingerprint import (
     call_signature,
     canonical_args,
     error_class,
-    outcome_hash,
+    outcome,
 )
 from supervisor.engine.policy import Policy
 from supervisor.engine.state import SNAPSHOT_VERSION, State
@@ -29,7 +29,7 @@ from supervisor.engine.types import (
     LimitHit,
 )
 
-_CANON_KEEP = 600
+_CANON_KEEP = 400
 """Characters of canonical arguments kept per step (similarity and messages)."""
 _MAX_PENDING = 64
 _LIMIT_COUNTERS = {
@@ -46,6 +46,8 @@ class Engine:
         self.policy = policy or Policy.profile("default")
         pol = self.policy
         self._ignore = frozenset(pol["ignore_arg_keys"])
+        self._limits = [(name, *pol.limit(name)) for name in pol["limits"]
+                        if name != "resets_per_conversation"]
         self.st = State(pol["window"], min(pol["lookback"], pol["window"]),
                         pol["detectors"]["repeated_text"]["lookback"])
 
@@ -89,7 +91,7 @@ class Engine:
         sig = call_signature(tool, canon)
         cat = classify(tool, args, self.policy)
         step = {
-            "i": st.step_count, "seq": int(call.get("seq") or 0), "cid": cid, "tool": tool,
+            "i": st.step_count, "seq": _int(call.get("seq")), "cid": cid, "tool": tool,
             "cat": cat, "sig": sig, "canon": canon[:_CANON_KEEP], "ws": st.ws, "ok": None,
             "out": None, "err": "", "novel": False, "path": file_path(tool, args, self.policy),
             "blk": None, "read": is_file_read(tool, args, self.policy),
@@ -141,7 +143,7 @@ class Engine:
         if entry is None:
             return None
         msg = g.stale_read(entry["path"], entry["step"])
-        f = d.finding("stale_read", 1, step["sig"], [entry["seq"]], msg, step["i"], "skip")
+        f = d.finding("stale_read", 0, step["sig"], [entry["seq"]], msg, step["i"], "skip")
         return Check("skip", self.st.level, "stale read", msg, step["sig"], [f],
                      cached_output=entry["output"])
 
@@ -204,17 +206,18 @@ class Engine:
         q = p["same_error"]
         if not q["enabled"]:
             return None
-        got = d.blocks_same_error(self.st, step["tool"], q)
+        got = d.blocks_same_error(self.st, step["tool"], step["cat"], q)
         if got is None:
             return None
         level, se = got
         se["blocked"] += 1
+        who = "edits" if se["tool"] == "mutate" else step["tool"]
         msg = (
-            f"Blocked: {step['tool']} failed {se['n']} times in a row with {se['err']} at "
+            f"Blocked: {who} failed {se['n']} times in a row with {se['err']} at "
             f"{g.steps_text(se['steps'])}. Do something else first: "
             f"{g.advice(se['cat'], se['err'])}."
         )
-        return d.finding("same_error", level, f"error:{step['tool']}:{se['err']}", se["seqs"],
+        return d.finding("same_error", level, f"error:{se['tool']}:{se['err']}", se["seqs"],
                          msg, step["i"])
 
     def _block_polling(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
@@ -264,10 +267,7 @@ class Engine:
 
     def _limit_hits(self, now: float) -> list[LimitHit]:
         hits = []
-        for name in self.policy["limits"]:
-            if name == "resets_per_conversation":
-                continue
-            limit, action = self.policy.limit(name)
+        for name, limit, action in self._limits:
             if limit is None:
                 continue
             value = self._limit_value(name, now)
@@ -329,7 +329,7 @@ class Engine:
             if cid and (cid == st.last_checked or cid in st.pending):
                 step = st.pending.get(cid)
                 if step is not None and not step["seq"]:
-                    step["seq"] = int(event.get("seq") or 0)
+                    step["seq"] = _int(event.get("seq"))
                 return []
             return self.check(event, now).findings
         if kind == "message":
@@ -347,9 +347,11 @@ class Engine:
                         return [f]
             return []
         if kind == "usage":
-            st.counters["tokens"] += int(event.get("input_tokens") or 0) + int(
-                event.get("output_tokens") or 0)
-            st.counters["cost_usd"] += float(event.get("cost_usd") or 0.0)
+            st.counters["tokens"] += _int(event.get("input_tokens")) + _int(
+                event.get("output_tokens"))
+            cost = event.get("cost_usd")
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
+                st.counters["cost_usd"] += float(cost)
             return []
         if kind == "session_start":
             ts = event.get("ts")
@@ -384,9 +386,9 @@ class Engine:
         output = output if isinstance(output, str) else ""
         err = event.get("error")
         step["ok"] = ok
-        step["out"] = outcome_hash(ok, output)
+        step["out"], step["empty"] = outcome(ok, output)
         step["err"] = error_class(ok, err if isinstance(err, str) else None, output)
-        step["rseq"] = int(event.get("seq") or 0)
+        step["rseq"] = _int(event.get("seq"))
         if not step["seq"]:
             step["seq"] = step["rseq"]
         blk = step["blk"]
@@ -398,6 +400,8 @@ class Engine:
         ws_before = st.ws
         if ok and step["cat"] == "mutate":
             self._workspace_changed(step["path"])
+        elif step["cat"] == "mutate" and step["path"]:
+            self._forget_cache(step["path"])  # a failed edit: let the agent re-read the file
         elif step["cat"] in ("run", "mutate") and not step["read"]:
             self._forget_cache(step["path"] if step["cat"] == "mutate" else None)
         novel = step["out"] not in st.seen_out
@@ -405,7 +409,7 @@ class Engine:
         self._push(step)
         if ok and step["read"] and step["path"]:
             self._cache(step, output)
-        progress = st.ws != ws_before or (ok and novel)
+        progress = st.ws != ws_before or novel
         return self._detect(step, progress)
 
     def _detect(self, step: dict[str, Any], progress: bool) -> list[Finding]:
@@ -426,7 +430,7 @@ class Engine:
         if step["cat"] == "poll":
             if p["polling"]["enabled"]:
                 found.append(d.polling(st, step, p["polling"]))  # type: ignore[arg-type]
-        elif p["no_progress"]["enabled"]:
+        elif step["cat"] != "other" and p["no_progress"]["enabled"]:
             found.append(d.no_progress(st, step, progress, p["no_progress"]))  # type: ignore[arg-type]
         result = [f for f in found if f is not None]
         for f in result:
@@ -436,6 +440,8 @@ class Engine:
             if st.progress_streak >= self.policy["level_decay_steps"] and st.level in (1, 2):
                 st.level -= 1
                 st.progress_streak = 0
+        elif not progress:
+            st.progress_streak = 0
         return result
 
     def _raise(self, f: Finding) -> None:
@@ -465,13 +471,14 @@ class Engine:
 
     def _push(self, step: dict[str, Any]) -> None:
         st = self.st
-        if len(st.hist) == st.hist.maxlen:
-            old = st.hist[0]["out"]
+        if len(st.outs) == st.outs.maxlen:
+            old = st.outs[0]
             n = st.seen_out.get(old, 0) - 1
             if n > 0:
                 st.seen_out[old] = n
             else:
                 st.seen_out.pop(old, None)
+        st.outs.append(step["out"])
         st.hist.append(step)
         st.seen_out[step["out"]] = st.seen_out.get(step["out"], 0) + 1
         st.keys.append(f"{step['sig']}:{step['out']}:{step['ws']}")
@@ -619,3 +626,13 @@ class Engine:
         engine = cls(Policy(snapshot["policy"]))
         engine.st = State.from_dict(copy.deepcopy(snapshot["state"]))
         return engine
+
+
+def _int(value: Any) -> int:
+    """A non-negative int from an untrusted field (anything else is 0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    try:
+        return max(0, int(value))
+    except (ValueError, OverflowError):
+        return 0

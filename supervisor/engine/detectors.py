@@ -15,7 +15,11 @@ from itertools import islice
 from typing import Any
 
 from supervisor.engine import guidance as g
-from supervisor.engine.fingerprint import GENERIC_ERROR_CLASSES
+from supervisor.engine.fingerprint import (
+    GENERIC_ERROR_CLASSES,
+    KNOWN_ERROR_CLASSES,
+    TRANSIENT_ERROR_CLASSES,
+)
 from supervisor.engine.state import State
 from supervisor.engine.types import ACTION_BY_LEVEL, Finding
 
@@ -53,8 +57,9 @@ def exact_repeat(st: State, step: dict[str, Any], p: Params, lookback: int) -> F
     prior = same_key_outcomes(st, step["sig"], step["ws"], lookback)[1:]  # [0] is this step
     same = [s for s in prior if s["out"] == step["out"]]
     n = len(same) + 1
-    threshold = p["nudge"] if step["ok"] else p["error_nudge"]
-    block = p["block"] if step["ok"] else p["error_block"]
+    strict = not step["ok"] and step["err"] not in TRANSIENT_ERROR_CLASSES
+    threshold = p["error_nudge"] if strict else p["nudge"]
+    block = p["error_block"] if strict else p["block"]
     if n < threshold or n >= block or step.get("blk"):
         return None
     steps = sorted([s["i"] for s in same] + [step["i"]])
@@ -73,8 +78,8 @@ def blocks_exact(st: State, sig: str, ws: int, p: Params, lookback: int,
     run = identical_run(same_key_outcomes(st, sig, ws, lookback))
     if not run:
         return None
-    ok = run[0]["ok"]
-    block = p["block"] if ok else p["error_block"]
+    strict = not run[0]["ok"] and run[0]["err"] not in TRANSIENT_ERROR_CLASSES
+    block = p["error_block"] if strict else p["block"]
     attempts = len(run) + pending_blocked + 1
     stop = p.get("stop")
     if stop and attempts >= stop:
@@ -94,19 +99,35 @@ def _ratio(a: str, b: str, cutoff: float) -> float:
     return ratio(a, b, score_cutoff=cutoff * 100) / 100
 
 
+def _uninformative(step: dict[str, Any]) -> bool:
+    return bool(step.get("empty")) and (step["ok"] or step["err"] not in KNOWN_ERROR_CLASSES)
+
+
 def outcome_class(step: dict[str, Any]) -> str:
-    """Errors compare by error class; successes by their normalised output."""
-    return f"err:{step['err']}" if not step["ok"] else f"ok:{step['out']}"
+    """Errors of a known class compare by that class; other errors and successes by their
+    normalised output (two scripts failing with different messages are not alike)."""
+    err = step["err"]
+    if not step["ok"] and err in KNOWN_ERROR_CLASSES:
+        return f"err:{err}"
+    return f"out:{step['out']}"
 
 
 def similar_calls(st: State, step: dict[str, Any], p: Params) -> Finding | None:
-    """Calls of one tool whose canonical arguments are ≥ threshold alike, same outcome class."""
+    """Calls of one tool whose canonical arguments are ≥ threshold alike, same outcome class.
+
+    Calls whose output says nothing (blank, "No matches found") are left out unless they failed
+    with a known error class: searching one name after another and finding nothing is
+    exploring."""
+    if _uninformative(step):
+        return None
     canon = step["canon"][: p["max_chars"]]
     cls = outcome_class(step)
     cluster = []
     sigs = {step["sig"]}
     for s in islice(recent(st, p["lookback"]), 1, None):
         if s["tool"] != step["tool"] or s["ws"] != step["ws"] or outcome_class(s) != cls:
+            continue
+        if _uninformative(s):
             continue
         if s["sig"] == step["sig"] or _ratio(canon, s["canon"][: p["max_chars"]],
                                                p["threshold"]) >= p["threshold"]:
@@ -231,15 +252,24 @@ def blocks_cycle(st: State, sig: str, ws: int, p: Params) -> tuple[int, dict[str
 
 # --- same error -----------------------------------------------------------------------------
 
+def error_group(tool: str, category: str) -> str:
+    """Failures are compared within one tool, and across all mutating tools (an Edit, then a
+    MultiEdit, then a Write failing the same way is one streak)."""
+    return "mutate" if category == "mutate" else tool
+
+
 def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     """The same specific error class again and again from one tool while the arguments vary."""
+    group = error_group(step["tool"], step["cat"])
     if step["ok"] or step["err"] in GENERIC_ERROR_CLASSES:
-        if step["ok"] and st.same_error and st.same_error["tool"] == step["tool"]:
+        if step["ok"] and st.same_error and st.same_error["tool"] == group:
             st.same_error = None
         return None
     chain = [step]
     for s in islice(recent(st, p["lookback"]), 1, None):
-        if s["tool"] != step["tool"]:
+        if error_group(s["tool"], s["cat"]) != group:
+            if s["ok"] and s["novel"] and s["cat"] in ("read", "run"):
+                break  # something new was learned in between
             continue
         if s["ok"] or s["err"] != step["err"] or s["ws"] != step["ws"]:
             break
@@ -247,7 +277,7 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     n = len(chain)
     if len({s["sig"] for s in chain}) < 2:
         return None
-    st.same_error = {"tool": step["tool"], "err": step["err"], "n": n, "last": step["i"],
+    st.same_error = {"tool": group, "err": step["err"], "n": n, "last": step["i"],
                      "cat": step["cat"], "blocked": 0, "seqs": sorted(s["seq"] for s in chain),
                      "steps": sorted(s["i"] for s in chain)}
     if step.get("blk"):
@@ -261,19 +291,23 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
         level = 1
     else:
         return None
+    who = "edits" if group == "mutate" else step["tool"]
     msg = (
-        f"Loop: {step['tool']} failed with the same error ({step['err']}) {n} times with "
+        f"Loop: {who} failed with the same error ({step['err']}) {n} times with "
         f"different arguments at {g.steps_text(st.same_error['steps'])}. Varying the arguments "
         f"does not fix it: {g.advice(step['cat'], step['err'])}."
     )
-    return finding("same_error", level, f"error:{step['tool']}:{step['err']}",
+    return finding("same_error", level, f"error:{group}:{step['err']}",
                    st.same_error["seqs"], msg, step["i"])
 
 
-def blocks_same_error(st: State, tool: str, p: Params) -> tuple[int, dict[str, Any]] | None:
+def blocks_same_error(st: State, tool: str, category: str, p: Params
+                      ) -> tuple[int, dict[str, Any]] | None:
     """(level, state) when the tool is called again right after a same-error streak."""
     se = st.same_error
-    if not se or se["tool"] != tool or se["n"] + se["blocked"] + 1 < p["block"]:
+    if not se or se["tool"] != error_group(tool, category):
+        return None
+    if se["n"] + se["blocked"] + 1 < p["block"]:
         return None
     last = st.hist[-1] if st.hist else None
     if last is None or last["i"] != se["last"]:
@@ -283,19 +317,30 @@ def blocks_same_error(st: State, tool: str, p: Params) -> tuple[int, dict[str, A
 
 # --- error rate -----------------------------------------------------------------------------
 
+def _hard_failure(step: dict[str, Any]) -> bool:
+    """A failure that counts for the error rate: not a read-only command's bare non-zero exit
+    (grep finding nothing exits 1)."""
+    return not step["ok"] and not (step["cat"] == "read" and step["err"] in GENERIC_ERROR_CLASSES)
+
+
 def error_rate(st: State, step: dict[str, Any], p: Params) -> Finding | None:
-    """At least `ratio` of the last `window` steps failed."""
+    """At least `ratio` of the last `min_steps` to `window` steps failed (the longest such
+    trailing stretch is reported)."""
     er = st.error_rate
     if er["cooldown"] > 0:
         er["cooldown"] -= 1
         return None
     window = list(islice(reversed(st.hist), p["window"]))
-    if len(window) < p["min_steps"] or step["ok"]:
+    if len(window) < p["min_steps"] or not _hard_failure(step):
         return None
-    errors = [s for s in window if not s["ok"]]
-    if len(errors) / len(window) < p["ratio"]:
+    flags = [_hard_failure(s) for s in window]
+    size = next((n for n in range(len(window), p["min_steps"] - 1, -1)
+                 if sum(flags[:n]) >= p["ratio"] * n), 0)
+    if not size:
         er["fired"] = 0
         return None
+    window = window[:size]
+    errors = [s for s in window if _hard_failure(s)]
     er["fired"] += 1
     er["cooldown"] = p["window"] // 2
     level = 3 if er["fired"] >= p["escalate_after"] else 1

@@ -51,22 +51,38 @@ def call_signature(tool: str, canon: str) -> str:
     return xxhash.xxh3_64_hexdigest(f"{tool}\0{canon}".encode("utf-8", "replace"))
 
 
-_NOISE = [
-    (re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\r"), ""),
-    (re.compile(
+def _hex_id(match: re.Match[str]) -> str:
+    word = match.group(0)
+    has_digit = any(c.isdigit() for c in word)
+    return "<HEX>" if has_digit and not word.isdigit() else word
+
+
+_NOISE: list[tuple[tuple[str, ...], re.Pattern[str], Any]] = [
+    # (substrings one of which must occur for the pattern to apply, pattern, replacement):
+    # the cheap `in` checks skip most patterns on most outputs.
+    # curl's progress meter (speeds and times differ on every run)
+    (("--:--:--", "Dload"), re.compile(
+        r"^.*(?:% Total +% Received|Dload +Upload|--:--:--"
+        r"|\d+:\d\d:\d\d +\d+:\d\d:\d\d).*$", re.M), ""),
+    (("\x1b", "\r"), re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\r"),
+     ""),
+    ((":",), re.compile(
         r"\b\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
     ), "<TS>"),
-    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<TIME>"),
-    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+    ((":",), re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<TIME>"),
+    (("-",), re.compile(
+        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
      "<UUID>"),
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<ADDR>"),
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b"), "<HEX>"),
-    (re.compile(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+"), "<TMP>"),
-    (re.compile(r"\btmp[A-Za-z0-9_]{6,}\b"), "<TMP>"),
-    (re.compile(r"\b(pid|PID|process|Process)([ =:#]+)\d+"), r"\1\2<PID>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"),
-     "<DUR>"),
-    (re.compile(r"[ \t]+$", re.M), ""),
+    (("0x",), re.compile(r"\b0x[0-9a-fA-F]+\b"), "<ADDR>"),
+    (("",), re.compile(r"\b[0-9a-f]{7,64}\b"), _hex_id),
+    (("/tmp", "/var/"),
+     re.compile(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+"), "<TMP>"),
+    (("tmp",), re.compile(r"\btmp[A-Za-z0-9_]{6,}\b"), "<TMP>"),
+    (("pid", "PID", "rocess"), re.compile(r"\b(pid|PID|process|Process)([ =:#]+)\d+"),
+     r"\1\2<PID>"),
+    (("",), re.compile(
+        r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"), "<DUR>"),
+    ((" \n", "\t\n"), re.compile(r"[ \t]+$", re.M), ""),
 ]
 _MAX_NORMALISE = 64 * 1024
 
@@ -75,42 +91,96 @@ def normalise_output(text: str) -> str:
     """`text` with run-to-run noise replaced by placeholders (see module docstring)."""
     if len(text) > _MAX_NORMALISE:
         text = text[: _MAX_NORMALISE // 2] + text[-_MAX_NORMALISE // 2 :]
-    for pattern, repl in _NOISE:
-        text = pattern.sub(repl, text)
+    for needles, pattern, repl in _NOISE:
+        if any(n in text for n in needles):
+            text = pattern.sub(repl, text)
     return text.strip()
 
 
 def outcome_hash(ok: bool | None, output: str) -> str:
     """xxhash of success and the normalised output."""
+    return outcome(ok, output)[0]
+
+
+_NO_RESULT = re.compile(
+    r"(?:no (?:matches|files|results)(?: found)?|0 (?:matches|results)|nothing found)\W*", re.I)
+
+
+def outcome(ok: bool | None, output: str) -> tuple[str, bool]:
+    """(outcome hash, empty): `empty` when the output says nothing (blank, or only "No matches
+    found" and the like), so two calls agreeing on it are not evidence of a loop."""
+    normal = normalise_output(output)
     flag = "ok" if ok else "err"
-    text = f"{flag}\0{normalise_output(output)}"
-    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "replace"))
+    digest = xxhash.xxh3_64_hexdigest(f"{flag}\0{normal}".encode("utf-8", "replace"))
+    return digest, not normal or bool(_NO_RESULT.fullmatch(normal))
 
 
-_ERROR_CLASSES: list[tuple[str, re.Pattern[str]]] = [
-    ("search_string_not_found", re.compile(
+_ERROR_CLASSES: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
+    # (class, lower-case keywords one of which must occur, pattern): checked in this order
+    ("search_string_not_found",
+     (
+      "replacement", "verbatim", "to replace", "old_str", "search string", "match",
+     ),
+     re.compile(
         r"no replacement was performed|did not appear verbatim|string to replace not found|"
         r"old_str.{0,80}(?:not found|did not appear|is not unique)|search string not found|"
         r"could not find .{0,80}to replace|failed to (?:exactly )?match|no match(?:es)? found for"
         r"|SearchReplaceNoExactMatch", re.I | re.S)),
-    ("syntax_error", re.compile(
+    ("read_first",
+     (
+      "read yet", "read it first", "no file open", "command first", "must ",
+     ),
+     re.compile(
+        r"has not been read yet|read it first before|No file open|Use the `open` command first"
+        r"|must (?:read|view|open) the file", re.I)),
+    ("syntax_error",
+     (
+      "syntax", "indentation", "e999", "unexpected", "parse error",
+     ),
+     re.compile(
         r"SyntaxError|IndentationError|syntax error|introduced new syntax error|E999|"
         r"unexpected (?:token|indent|EOF)|parse error", re.I)),
-    ("command_not_found", re.compile(
+    ("command_not_found",
+     (
+      "not found", "not recognized", "no such command", "unknown command",
+     ),
+     re.compile(
         r"command not found|not recognized as an internal or external command|"
         r"No such command|unknown command|Unknown command", re.I)),
-    ("permission_denied", re.compile(
+    ("permission_denied",
+     (
+      "permission", "eacces", "not permitted", "eperm", "access is denied",
+     ),
+     re.compile(
         r"permission denied|EACCES|operation not permitted|EPERM|access is denied", re.I)),
-    ("timeout", re.compile(
+    ("timeout",
+     (
+      "time", "deadline", "took too long",
+     ),
+     re.compile(
         r"timed out|time(?:d)?out|TimeoutError|TimeoutExpired|deadline exceeded|took too long",
         re.I)),
-    ("module_not_found", re.compile(r"ModuleNotFoundError|ImportError|No module named", re.I)),
-    ("not_found", re.compile(
+    ("module_not_found",
+     (
+      "module", "importerror",
+     ),
+     re.compile(r"ModuleNotFoundError|ImportError|No module named", re.I)),
+    ("not_found",
+     (
+      "no such", "notfound", "enoent", "does not exist", "not found", "no file open",
+      "cannot find", "could not find", "404",
+     ),
+     re.compile(
         r"no such file or directory|FileNotFoundError|ENOENT|does not exist|not found|"
         r"No file open|cannot find|could not find|404", re.I)),
-    ("test_failure", re.compile(
+    ("test_failure",
+     (
+      "assert", "fail",
+     ),
+     re.compile(
         r"AssertionError|\bFAILED\b|\d+ failed|tests? failed|FAIL:", re.I)),
 ]
+KNOWN_ERROR_CLASSES = frozenset(name for name, _, _ in _ERROR_CLASSES)
 _EXCEPTION = re.compile(r"^(\w+(?:Error|Exception)):", re.M)
 _EXIT = re.compile(r"(?:exit(?:ed)? (?:code|status)|returncode>?)\s*[:=]?\s*(-?\d+)", re.I)
 
@@ -120,8 +190,9 @@ def error_class(ok: bool | None, error: str | None, output: str) -> str:
     if ok:
         return ""
     text = f"{error or ''}\n{output[:3000]}\n{output[-2000:] if len(output) > 3000 else ''}"
-    for name, pattern in _ERROR_CLASSES:
-        if pattern.search(text):
+    low = text.lower()
+    for name, keywords, pattern in _ERROR_CLASSES:
+        if any(k in low for k in keywords) and pattern.search(text):
             return name
     exc = _EXCEPTION.findall(text)
     if exc:
@@ -133,4 +204,6 @@ def error_class(ok: bool | None, error: str | None, output: str) -> str:
 
 
 GENERIC_ERROR_CLASSES = frozenset({"error", "exit:1", "exit:2"})
+TRANSIENT_ERROR_CLASSES = frozenset({"timeout"})
+"""Classes where one identical retry is legitimate (the stricter failure thresholds skip them)."""
 """Classes too unspecific for the same-error detector (e.g. grep's 'no match' exit status)."""

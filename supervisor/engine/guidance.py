@@ -9,6 +9,10 @@ ERROR_ADVICE: dict[str, str] = {
         "the text you are replacing is not in the file as written; re-read the exact lines "
         "first and copy them verbatim (whitespace included), or replace a smaller unique part"
     ),
+    "read_first": (
+        "the tool requires the file to be opened or read first; read it with the read/open "
+        "tool, then make the edit"
+    ),
     "not_found": (
         "the path or name does not exist; list the directory or search for the name "
         "(e.g. find/grep) instead of guessing it again"

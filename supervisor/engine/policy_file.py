@@ -135,7 +135,8 @@ def _check_values(d: dict[str, Any], source: str) -> None:
         if key in d and d[key] < (0 if key == "approve_repeats" else 1):
             raise PolicyError(f"{source}: '{key}' must be at least 1")
     tables = [("detectors", d.get("detectors") or {})]
-    tables += [(f"category_overrides.{c}", t) for c, t in (d.get("category_overrides") or {}).items()]
+    overrides = d.get("category_overrides") or {}
+    tables += [(f"category_overrides.{c}", t) for c, t in overrides.items()]
     tables += [(f"tools.{t}", o) for t, o in (d.get("tools") or {}).items()]
     for prefix, table in tables:
         for det, params in table.items():

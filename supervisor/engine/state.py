@@ -10,7 +10,7 @@ from typing import Any
 
 SNAPSHOT_VERSION = 1
 
-_DEQUES = {"hist": "window", "keys": "lookback", "texts": "text_lookback"}
+_DEQUES = {"hist": "lookback", "outs": "window", "keys": "lookback", "texts": "text_lookback"}
 """Deque fields and the policy size that bounds each."""
 
 
@@ -21,8 +21,10 @@ class State:
         self.sizes = {"window": window, "lookback": lookback, "text_lookback": text_lookback}
         self.step_count = 0
         """Tool calls seen so far (the next call's 0-based step index)."""
-        self.hist: deque[dict[str, Any]] = deque(maxlen=window)
-        """Completed steps in completion order."""
+        self.hist: deque[dict[str, Any]] = deque(maxlen=lookback)
+        """Completed steps in completion order, the detectors' look-back."""
+        self.outs: deque[str] = deque(maxlen=window)
+        """Output hashes of the completed steps in the window (what counts as seen before)."""
         self.keys: deque[str] = deque(maxlen=lookback)
         """Cycle keys (call, outcome, workspace) of completed steps."""
         self.texts: deque[list[str]] = deque(maxlen=text_lookback)

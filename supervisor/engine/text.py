@@ -25,16 +25,17 @@ _NUM = re.compile(r"\d+")
 _WS = re.compile(r"\s+")
 
 
-def chunks(text: str, min_chars: int, chunk_chars: int) -> list[str]:
-    """Hashes of the normalised prose chunks of a message (code excluded)."""
+def chunks(text: str, chunk_chars: int) -> list[str]:
+    """Hashes of the normalised prose chunks of a message (code excluded): its sentences and
+    lines, longer ones cut into pieces of `chunk_chars` characters."""
     text = _INDENTED.sub("", _FENCE.sub(" ", text))
     out = []
     for part in _SPLIT.split(text):
         part = _WS.sub(" ", _NUM.sub("#", part.lower())).strip(" -*#>")
         if len(part) < 12:
             continue
-        for start in range(0, len(part), chunk_chars * 4):
-            piece = part[start : start + chunk_chars * 4]
+        for start in range(0, len(part), max(1, chunk_chars)):
+            piece = part[start : start + max(1, chunk_chars)]
             out.append(xxhash.xxh3_64_hexdigest(piece.encode("utf-8", "replace"))[:12])
     return out
 
@@ -44,8 +45,9 @@ def repeated_text(st: State, event: dict[str, Any], p: dict[str, Any]) -> Findin
     text = event.get("text")
     if not isinstance(text, str):
         return None
-    seq = int(event.get("seq") or 0)
-    hashes = chunks(text, p["min_chars"], p["chunk_chars"])
+    seq = event.get("seq")
+    seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+    hashes = chunks(text, p["chunk_chars"])
     step = st.step_count - 1
     counts = Counter(hashes)
     if counts and counts.most_common(1)[0][1] >= p["chunk_repeats"]:

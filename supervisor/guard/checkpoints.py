@@ -195,7 +195,7 @@ class CheckpointStore:
             record = record.strip("\n")
             if record:
                 found.append(_parse_record(record))
-        found.sort(key=lambda c: (c.ts, _number(c.checkpoint_id)))
+        found.sort(key=lambda c: _number(c.checkpoint_id))
         return found
 
     def get(self, checkpoint_id: str) -> Checkpoint:
@@ -263,11 +263,8 @@ class CheckpointStore:
     def _create(self, label: str, at_seq: int | None) -> Checkpoint:
         self._ensure_repo()
         tree = self._stage()
-        parent = self._head()
+        parent, previous, number = self._chain()
         changes = self._diff_trees(parent or _EMPTY_TREE, tree)
-        previous = self._last_files(parent)
-        existing = self._git("for-each-ref", "--format=%(refname)", _REF_PREFIX).split()
-        number = 1 + max((_number(r.rsplit("/", 1)[-1]) for r in existing), default=0)
         cp_id = f"cp-{number}"
         now = time.time()
         meta = {
@@ -280,8 +277,8 @@ class CheckpointStore:
         if parent:
             args[2:2] = ["-p", parent]
         commit = self._git(*args, input=message).strip()
-        self._git("update-ref", _HEAD_REF, commit)
-        self._git("update-ref", _REF_PREFIX + cp_id, commit)
+        self._git("update-ref", "--stdin",
+                  input=f"update {_HEAD_REF} {commit}\nupdate {_REF_PREFIX + cp_id} {commit}\n")
         return Checkpoint(
             cp_id, _one_line(label), commit, now, meta["files"], meta["added"],
             meta["modified"], meta["deleted"], at_seq,
@@ -343,15 +340,24 @@ class CheckpointStore:
                 changes.modified.append(path)
         return changes
 
-    def _head(self) -> str | None:
-        out = self._git("rev-parse", "-q", "--verify", _HEAD_REF + "^{commit}", check=False)
-        return out.strip() or None
-
-    def _last_files(self, commit: str | None) -> int:
-        if not commit:
-            return 0
-        body = self._git("log", "-1", "--format=%B", commit)
-        return _meta_of(body).get("files", 0)
+    def _chain(self) -> tuple[str | None, int, int]:
+        """The latest checkpoint commit (None at first), its file count, and the next number,
+        in one git call."""
+        out = self._git(
+            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(contents)%1e",
+            _HEAD_REF, _REF_PREFIX,
+        )
+        head, files, highest = None, 0, 0
+        for record in out.split("\x1e"):
+            record = record.strip("\n")
+            if not record:
+                continue
+            ref, commit, body = record.split("\0", 2)
+            if ref == _HEAD_REF:
+                head, files = commit, int(_meta_of(body).get("files", 0))
+            else:
+                highest = max(highest, _number(ref.rsplit("/", 1)[-1]))
+        return head, files, highest + 1
 
     def _ensure_repo(self) -> None:
         if self._ready:
@@ -425,9 +431,25 @@ class CheckpointStore:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            self._clear_stale_locks()
             yield
         finally:
             os.close(fd)
+
+    def _clear_stale_locks(self) -> None:
+        """Remove git lock files a killed process left behind. Every git command on this
+        repository runs under our lock, so a git lock file seen while we hold it is stale."""
+        if not self.git_dir.is_dir():
+            return
+        candidates = [self.git_dir / "index.lock", self.git_dir / "packed-refs.lock",
+                      self.git_dir / "HEAD.lock", self.git_dir / "config.lock"]
+        candidates += self.git_dir.glob("index.diff.*")
+        refs = self.git_dir / "refs"
+        if refs.is_dir():
+            candidates += refs.rglob("*.lock")
+        for path in candidates:
+            with suppress(OSError):
+                path.unlink()
 
     def _git(
         self, *args: str, input: str | None = None, check: bool = True,

@@ -49,6 +49,7 @@ from supervisor.store.writer import LineWriter
 OUTPUT_KEEP = 8 * 1024
 """Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
 _CALLS_KEPT = 64
+_RESOLUTIONS_KEPT = 16
 _SEVERITY = {"allow": 0, "nudge": 1, "skip": 2, "block": 3, "pause": 4, "stop": 5}
 
 
@@ -216,10 +217,15 @@ class Guard:
                 return _merge(notes, self._stopped(call_id))
             if self.pending is not None:
                 return _merge(notes, self._pause_verdict(call_id))
+            self.state["actions"] += 1
             early = [n for n in notes if not n.proceed]
             if early:
-                return _merge(notes, early[0])
-            self.state["actions"] += 1
+                # An operator command refuses this call (rollback, skip): recorded, not checked.
+                verdict = _merge(notes, early[0])
+                self._write({"type": "tool_call", "call_id": call_id, "tool": tool,
+                             "args": args or {}})
+                self._write(_verdict_event(verdict, call_id))
+                return verdict
             self.state["since_checkpoint"] += 1
             every = self.settings.checkpoint_every
             if every and self.state["since_checkpoint"] >= every:
@@ -231,12 +237,13 @@ class Guard:
             if len(calls) > _CALLS_KEPT:
                 del calls[next(iter(calls))]
             check = self.engine.check(call, now)
+            verdict = _merge(notes, Verdict(check.action, check.level, check.message,
+                                            check.reason, call_id,
+                                            cached_output=check.cached_output))
             events = [f.to_event() for f in check.findings]
             events += [hit.to_event() for hit in check.limits]
-            events.append(check.to_verdict(call_id))
+            events.append(_verdict_event(verdict, call_id))
             self._write_many(events)
-            verdict = Verdict(check.action, check.level, check.message, check.reason, call_id,
-                              cached_output=check.cached_output)
             if check.action == "pause":
                 esc = check.escalation
                 kind = esc.kind if esc is not None else "detection"
@@ -244,10 +251,10 @@ class Guard:
                 evidence = list(esc.evidence) if esc is not None else [call["seq"]]
                 signature = (esc.signature if esc is not None else None) or check.signature
                 self._escalate(kind, reason, evidence, call_id, signature, check.level)
-                verdict = self._pause_verdict(call_id)
-            elif check.action == "stop":
+                return self._pause_verdict(call_id)
+            if check.action == "stop":
                 self._end("terminated", check.reason or "a hard limit was reached")
-            return _merge(notes, verdict)
+            return verdict
 
     def post_call(
         self, call_id: str, output: str = "", *, ok: bool = True, error: str | None = None,
@@ -321,28 +328,31 @@ class Guard:
             return notes
 
     def wait(
-        self, timeout: float | None = None, *, heartbeat_s: float | None = None,
-        stop: Callable[[], bool] | None = None,
+        self, timeout: float | None = None, *, escalation_id: str | None = None,
+        heartbeat_s: float | None = None, stop: Callable[[], bool] | None = None,
     ) -> Verdict:
-        """Wait for the pending escalation to be decided or to reach its deadline; return the
-        resulting verdict. Writes a `heartbeat` every `heartbeat_s` while waiting (None: the
-        caller writes its own). After `timeout` seconds, returns `pause` if still undecided."""
+        """Wait for an escalation (`escalation_id`, default: the pending one) to be decided or
+        to reach its deadline; return the resulting verdict. Whichever process of the session
+        applies the decision, every waiter gets its verdict. Writes a `heartbeat` every
+        `heartbeat_s` while waiting (None: the caller writes its own). After `timeout`
+        seconds (or when `stop()` is true) returns `pause` if still undecided."""
         from supervisor.guard.waiting import ChangeWaiter
 
         waiter = ChangeWaiter(self._control_path)
         started = time.monotonic()
         last_beat = started
+        held: list[Verdict] = []
+        waited = escalation_id
         try:
             while True:
                 with self._step():
+                    if waited is None and self.pending is not None:
+                        waited = self.pending["escalation_id"]
+                    notes = self._consume(self.clock(), None)
+                    held += [n for n in notes if n.escalation_id != waited or waited is None]
                     pending = self.pending
-                    if pending is None:
-                        return self._take_resolution()
-                    now = self.clock()
-                    for note in self._consume(now, None):
-                        self._stash(note)
-                    if self.pending is None:
-                        return self._take_resolution()
+                    if pending is None or pending["escalation_id"] != waited:
+                        return _merge(held, self._resolution(waited))
                     call_id = pending.get("call_id")
                     deadline = pending.get("deadline_ts")
                 if stop is not None and stop():
@@ -537,20 +547,18 @@ class Guard:
             escalation_id=pending.get("escalation_id"),
         )
 
-    def _stash(self, note: Verdict) -> None:
-        self.state.setdefault("notes", []).append(_verdict_dict(note))
-
-    def _take_resolution(self) -> Verdict:
-        """The verdict a resolved escalation left for the waiting caller."""
-        notes = [_verdict_from(d) for d in self.state.pop("notes", [])]
-        self._dirty = True
-        if not notes:
-            return Verdict("allow", self.engine.level, None, None)
-        return _merge(notes[:-1], notes[-1])
+    def _resolution(self, escalation_id: str | None) -> Verdict:
+        """The verdict the decision of an escalation left for whoever waited on it."""
+        found = self.state["resolutions"].get(escalation_id or "")
+        if found is not None:
+            return _verdict_from(found)
+        if self.ended:
+            return self._stopped(None)
+        return Verdict("allow", self.engine.level, None, None)
 
     def _consume(self, now: float, call_id: str | None) -> list[Verdict]:
         """Apply new operator decisions, then the pending escalation's deadline."""
-        notes: list[Verdict] = [_verdict_from(d) for d in self.state.pop("notes", [])]
+        notes: list[Verdict] = []
         offset = self.state["control_offset"]
         if control.has_news(self._control_path, offset):
             lines, offset = control.read_from(self._control_path, offset)
@@ -676,12 +684,17 @@ class Guard:
             verdict = got or Verdict("block", self.engine.level, outcome, outcome, call_id)
         verdict.escalation_id = esc_id
         verdict.decision = action
+        resolutions = self.state["resolutions"]
+        resolutions[esc_id] = _verdict_dict(verdict)
+        while len(resolutions) > _RESOLUTIONS_KEPT:
+            del resolutions[next(iter(resolutions))]
         self._applied(esc_id, decision, outcome_prefix + outcome)
         self._write({"type": "verdict", "call_id": call_id or esc_id, "action": verdict.action,
                      "level": verdict.level, "reason": outcome, "message": verdict.message,
                      "escalation_id": esc_id})
         if action == "abort":
-            self._end("aborted", f"aborted by {decision.get('operator') or 'the operator'}")
+            self._end("aborted", "no operator decision before the deadline" if outcome_prefix
+                      else f"aborted by {decision.get('operator') or 'the operator'}")
         return verdict
 
     def _command(self, decision: dict[str, Any], call_id: str | None) -> Verdict | None:
@@ -689,6 +702,10 @@ class Guard:
         dec_id = decision["decision_id"]
         if action == "approve":
             self._ignore(dec_id, "no pending escalation to approve")
+            return None
+        pending = self.pending
+        if pending is not None and action in ("pause", "reset"):
+            self._ignore(dec_id, f"{pending['escalation_id']} is pending: answer it first")
             return None
         if action == "pause":
             self._applied(None, decision, "agent paused at its next tool call")
@@ -819,6 +836,11 @@ def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
     )
     out.message = "\n".join(dict.fromkeys(messages)) or None
     return out
+
+
+def _verdict_event(v: Verdict, call_id: str) -> dict[str, Any]:
+    return {"type": "verdict", "call_id": call_id, "action": v.action, "level": v.level,
+            "reason": v.reason, "message": v.message}
 
 
 def _verdict_dict(v: Verdict) -> dict[str, Any]:

@@ -77,11 +77,12 @@ class Session:
         """Open the session: writes `session_start` and takes the first checkpoint.
 
         `cwd`: the agent's working directory (checkpoints cover it; default: the current
-        directory). `policy`: a `supervisor.engine.Policy`, a profile name or a dict (default:
-        the `default` profile). `root`: the store root (default: `$SUPERVISOR_HOME`, else the
-        user state directory). `heartbeat_s`: interval of the heartbeat thread (None: none).
-        `wait_timeout`: give up waiting for an operator after this many seconds and return
-        `block` (None: wait for the decision or the escalation's deadline)."""
+        directory). `policy`: a `supervisor.engine.Policy`, a profile name, a dict, or the
+        `Path` of a policy TOML file (default: the `default` profile). `root`: the store
+        root (default: `$SUPERVISOR_HOME`, else the user state directory). `heartbeat_s`:
+        interval of the heartbeat thread (None: none). `wait_timeout`: give up waiting for
+        an operator after this many seconds and return `block` (None: wait for the decision
+        or the escalation's deadline)."""
         self.root = resolve_root(root)
         self.session_id = validate_session_id(session_id) if session_id else _new_id(agent)
         self.cwd = Path(cwd or os.getcwd()).resolve()
@@ -90,6 +91,10 @@ class Session:
         self.last_verdict: Verdict | None = None
         self.last_hint: str | None = None
         """The hint of the latest `after_call` (also for guarded functions), or None."""
+        if isinstance(policy, os.PathLike):
+            from supervisor.engine.policy_file import load_policy
+
+            policy = load_policy(Path(policy))
         self._guard = Guard.open(
             self.root, self.session_id, cwd=self.cwd, policy=policy, settings=settings,
             save_every_s=1.0,
@@ -136,7 +141,8 @@ class Session:
         verdict = self._guard.pre_call(tool, args or {}, call_id=call_id)
         if verdict.action == "pause":
             beat = None if self._beats is not None else DEFAULT_HEARTBEAT_S
-            verdict = self._guard.wait(self.wait_timeout, heartbeat_s=beat)
+            verdict = self._guard.wait(self.wait_timeout, escalation_id=verdict.escalation_id,
+                                       heartbeat_s=beat)
             if verdict.action == "pause":  # gave up waiting (wait_timeout)
                 verdict = Verdict(
                     "block", verdict.level, "No operator decision arrived in time; the call was "

@@ -30,6 +30,7 @@ def new_state() -> dict[str, Any]:
         "control_offset": 0,
         "seen_decisions": [],
         "decided": {},
+        "resolutions": {},
         "pending": None,
         "task": None,
         "tasks_started": 0,

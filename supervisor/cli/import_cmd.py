@@ -1,0 +1,104 @@
+"""`supervisor import FILE... [--format NAME] -o DIR`: runs of other frameworks as sessions.
+
+Each run in each file becomes one session under the store root DIR
+(`DIR/sessions/<name>/events.jsonl`). A file that is unknown or broken gets one error line on
+stderr and the others go on; the exit status is 1 if any file or run failed.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+from supervisor.cli.common import CliError
+
+RUN_SUFFIXES = (".traj", ".json", ".jsonl")
+"""Files taken from a directory argument (a file named explicitly is always tried)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from supervisor.importers import FORMATS  # light: the importers need no pydantic
+
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="run files, or directories to search for .traj/.json/.jsonl files")
+    parser.add_argument("--format", choices=sorted(FORMATS), metavar="NAME",
+                        help="force a format: " + ", ".join(FORMATS) + " (default: detected)")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR",
+                        help="store root to write the sessions to (DIR/sessions/<name>/)")
+    parser.add_argument("--replace", action="store_true",
+                        help="overwrite sessions of the same name (default: refuse)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from supervisor.cli.common import report_error
+    from supervisor.importers import FormatError, load_runs
+    from supervisor.safetext import clean
+    from supervisor.store.errors import StoreError
+
+    root = Path(args.output).expanduser()
+    if root.exists() and not root.is_dir():
+        raise CliError(f"output is not a directory: {root}")
+    used: set[str] = set()
+    failed = files_ok = runs_ok = 0
+    for path in expand(args.files):
+        try:
+            runs = load_runs(path, args.format)
+        except FormatError as exc:
+            report_error(f"{path}: {exc}", 1)
+            failed += 1
+            continue
+        file_failed = False
+        for imported in runs:
+            name = unique_name(imported.name, used)
+            try:
+                write_session(root, name, imported.events, replace=args.replace)
+            except (StoreError, FileExistsError) as exc:
+                report_error(f"{path}: {name}: {exc}", 1)
+                file_failed = True
+                continue
+            runs_ok += 1
+            print(clean(f"{path}: {name} ({imported.format}, {imported.steps} steps, "
+                        f"{len(imported.events)} events)", keep_newlines=False))
+        failed += file_failed
+        files_ok += not file_failed
+    print(f"imported {runs_ok} runs from {files_ok} files into {root}"
+          + (f"; {failed} failed" if failed else ""), file=sys.stderr if failed else sys.stdout)
+    return 1 if failed else 0
+
+
+def expand(names: list[str]) -> list[Path]:
+    """The files named, with directories replaced by their run files (sorted, recursive)."""
+    out: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*")
+                              if p.is_file() and p.name.endswith(RUN_SUFFIXES)))
+        else:
+            out.append(path)
+    return out
+
+
+def unique_name(name: str, used: set[str]) -> str:
+    """`name`, or `name-2`, `name-3`, ... if an earlier run of this import already took it."""
+    candidate, index = name, 1
+    while candidate in used:
+        index += 1
+        suffix = f"-{index}"
+        candidate = name[: 128 - len(suffix)] + suffix
+    used.add(candidate)
+    return candidate
+
+
+def write_session(root: Path, name: str, events: list[dict], *, replace: bool) -> None:
+    """Write one run's events as a new session; refuse an existing one unless `replace`."""
+    from supervisor.protocol.names import EVENTS_FILE
+    from supervisor.store.paths import session_dir
+    from supervisor.store.writer import event_writer
+
+    target = session_dir(root, name) / EVENTS_FILE
+    if target.exists():
+        if not replace:
+            raise FileExistsError(f"session already exists in {root} (use --replace)")
+        target.unlink()
+    with event_writer(root, name) as writer:
+        writer.append_many(events)

@@ -1,0 +1,347 @@
+"""What every importer shares: the imported run, the format error, and the event builder.
+
+An importer turns one recorded run of another agent framework into protocol events, as plain
+dicts in order. `RunBuilder` keeps the mechanics in one place so each format module only says
+what maps to what: call ids, output size and hash of the whole output, truncation of what would
+not fit in one protocol line, `seq` 1..n, and time stamps (recorded where the format has them,
+else synthetic and monotonic, which `meta["ts"]` says).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import xxhash
+
+from supervisor.protocol.lines import encode_line
+from supervisor.protocol.names import (
+    MAX_LINE_BYTES,
+    MESSAGE,
+    SESSION_END,
+    SESSION_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USAGE,
+)
+
+OUTPUT_LIMIT = 64 * 1024
+"""Bytes of a tool output kept in `tool_result.output`; size and hash cover the whole output."""
+TEXT_LIMIT = 64 * 1024
+"""Bytes kept of one message text (prompts can be huge; the analysis needs their start)."""
+LINE_BUDGET = MAX_LINE_BYTES - 4096
+"""An event whose line would exceed this has its longest strings cut until it fits."""
+SYNTHETIC_STEP = 0.001
+"""Seconds between consecutive events when the format records no time at all."""
+TASK_LIMIT = 200
+
+
+class FormatError(Exception):
+    """A file that is not a run of a known format, or is broken: one clear line of text."""
+
+
+@dataclass
+class ImportedRun:
+    """One recorded run of another framework, as protocol events.
+
+    `name` is a valid session id; `events` are plain dicts with `v`, `seq` 1..n, `ts` and
+    `type`, in order; `meta` holds what the format records about the run as a whole (exit
+    status, model, instance id, ...) and how time stamps were made (`meta["ts"]`).
+    """
+
+    name: str
+    source: Path
+    format: str
+    events: list[dict[str, Any]]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def steps(self) -> int:
+        """The number of tool calls in the run."""
+        return sum(1 for e in self.events if e["type"] == TOOL_CALL)
+
+
+def output_fields(text: str, limit: int = OUTPUT_LIMIT) -> dict[str, Any]:
+    """`output` (truncated to `limit` bytes), `output_bytes` and `output_hash` of the whole."""
+    data = text.encode("utf-8", "replace")
+    fields: dict[str, Any] = {
+        "output": text if len(data) <= limit else data[:limit].decode("utf-8", "ignore"),
+        "output_bytes": len(data),
+        "output_hash": xxhash.xxh3_64_hexdigest(data),
+    }
+    if len(data) > limit:
+        fields["output_truncated"] = True
+    return fields
+
+
+def clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    """`text` cut to at most `limit` UTF-8 bytes (on a character boundary)."""
+    if len(text) <= limit // 4:
+        return text
+    data = text.encode("utf-8", "replace")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
+
+def first_line(text: str | None, limit: int = TASK_LIMIT) -> str | None:
+    """The first non-blank line of `text`, stripped and cut to `limit` characters."""
+    if not text:
+        return None
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line[:limit]
+    return None
+
+
+def sanitize_name(raw: str) -> str:
+    """A valid session id from any text (same rule as the store's `sanitize_session_id`)."""
+    out = []
+    dash = False
+    for ch in raw:
+        if ch.isascii() and (ch.isalnum() or ch in "._-"):
+            out.append(ch)
+            dash = False
+        elif not dash:
+            out.append("-")
+            dash = True
+    cleaned = "".join(out).strip("._-")[:128].rstrip("._-")
+    return cleaned or "run"
+
+
+def run_name(path: Path, *candidates: Any) -> str:
+    """The session name: the first usable candidate (instance id, session id), else the stem."""
+    for cand in candidates:
+        if isinstance(cand, str | int) and not isinstance(cand, bool) and str(cand).strip():
+            return sanitize_name(str(cand))
+    stem = path.name
+    for suffix in (".traj.json", ".traj", ".jsonl", ".json"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    return sanitize_name(stem)
+
+
+def as_text(value: Any) -> str:
+    """Text of a message content: a string, a list of text blocks, or anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for item in value:
+            if isinstance(item, str):
+                parts.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("text"), str):
+                parts.append(item["text"])
+            elif isinstance(item, dict) and "content" in item:
+                parts.append(as_text(item["content"]))
+            elif isinstance(item, dict) and item.get("type") in ("image", "image_url"):
+                parts.append("[image]")
+            else:
+                parts.append(json.dumps(item, ensure_ascii=False, default=str))
+        return "\n".join(parts)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def parse_json_args(raw: Any) -> dict[str, Any]:
+    """Tool-call arguments: a JSON object string (as LLM APIs record them) or a dict."""
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {"raw_arguments": raw}
+        return value if isinstance(value, dict) else {"raw_arguments": raw}
+    return {} if raw is None else {"raw_arguments": raw}
+
+
+def iso_ts(value: Any) -> float | None:
+    """Unix seconds of an ISO 8601 time stamp (naive ones are taken as UTC), or None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return number(value)
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.timestamp()
+
+
+def number(value: Any) -> float | None:
+    """A finite number or None (booleans and strings are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if value == value and abs(value) != float("inf") else None
+
+
+class RunBuilder:
+    """Collects the events of one run in order; `build()` numbers and times them.
+
+    `ts` given to an event is the time the format recorded for it (Unix seconds); events
+    without one take the previous recorded time (or the first, for leading ones). A run with
+    no recorded time at all gets synthetic, monotonic stamps `SYNTHETIC_STEP` apart starting at
+    `synthetic_base` (the file's modification time), and `meta["ts"] == "synthetic"`.
+    """
+
+    def __init__(self, fmt: str, source: Path) -> None:
+        self.format = fmt
+        self.source = source
+        self.events: list[dict[str, Any]] = []
+        self._open_calls: dict[str, int] = {}
+        self._counter = 0
+
+    # -- events ---------------------------------------------------------------------------
+    def add(self, type_: str, ts: float | None = None, **fields: Any) -> dict[str, Any]:
+        event: dict[str, Any] = {"type": type_, **fields}
+        event["ts"] = ts
+        self.events.append(event)
+        return event
+
+    def session_start(
+        self, agent: str, task: str | None, cwd: str | None = None, ts: float | None = None,
+        **extra: Any,
+    ) -> None:
+        fields = {"agent": agent, "task": first_line(task), "cwd": cwd, "pid": None,
+                  "policy": None, "heartbeat_s": None}
+        event = {"type": SESSION_START, "ts": ts, **fields, **extra}
+        self.events.insert(0, event)
+
+    def session_end(self, status: str, reason: str | None, ts: float | None = None) -> None:
+        self.add(SESSION_END, ts, status=status, reason=first_line(reason, 500))
+
+    def message(self, role: str, text: Any, ts: float | None = None, **extra: Any) -> None:
+        body = as_text(text)
+        if body.strip():
+            self.add(MESSAGE, ts, role=role, text=clip(body), **extra)
+
+    def new_call_id(self, native: Any = None) -> str:
+        self._counter += 1
+        if isinstance(native, str | int) and not isinstance(native, bool) and str(native):
+            return str(native)
+        return f"step-{self._counter}"
+
+    def tool_call(
+        self, tool: str, args: dict[str, Any], call_id: Any = None, ts: float | None = None,
+        **extra: Any,
+    ) -> str:
+        cid = self.new_call_id(call_id)
+        if cid in self._open_calls:  # a reused native id: keep call ids unique in the run
+            cid = f"{cid}-{self._counter}"
+        self._open_calls[cid] = len(self.events)
+        self.add(TOOL_CALL, ts, call_id=cid, tool=tool, args=args, **extra)
+        return cid
+
+    def tool_result(
+        self, call_id: str, ok: bool, output: Any, error: str | None = None,
+        duration_ms: float | None = None, ts: float | None = None, **extra: Any,
+    ) -> None:
+        self._open_calls.pop(call_id, None)
+        text = as_text(output)
+        self.add(TOOL_RESULT, ts, call_id=call_id, ok=bool(ok), **output_fields(text),
+                 error=None if ok else (first_line(error, 500) or "error"),
+                 duration_ms=duration_ms, **extra)
+
+    def has_open_call(self, call_id: str) -> bool:
+        return call_id in self._open_calls
+
+    def usage(
+        self, input_tokens: Any, output_tokens: Any, cost_usd: Any, ts: float | None = None,
+    ) -> None:
+        """A `usage` event, unless the format recorded nothing (all zero or missing)."""
+        tin = int(number(input_tokens) or 0)
+        tout = int(number(output_tokens) or 0)
+        cost = number(cost_usd)
+        if tin <= 0 and tout <= 0 and not cost:
+            return
+        self.add(USAGE, ts, input_tokens=max(tin, 0), output_tokens=max(tout, 0),
+                 cost_usd=cost)
+
+    # -- result ---------------------------------------------------------------------------
+    def build(self, name: str, meta: dict[str, Any]) -> ImportedRun:
+        known = [e["ts"] for e in self.events if e.get("ts") is not None]
+        if known:
+            steps = [e for e in self.events if e["type"] in (TOOL_CALL, TOOL_RESULT)]
+            recorded = all(e.get("ts") is not None for e in steps)
+            meta.setdefault("ts", "recorded" if recorded else "partial")
+            last = known[0]
+            for event in self.events:
+                if event.get("ts") is None:
+                    event["ts"] = last
+                else:
+                    last = event["ts"]
+        else:
+            meta.setdefault("ts", "synthetic")
+            base = _mtime(self.source)
+            for index, event in enumerate(self.events):
+                event["ts"] = round(base + index * SYNTHETIC_STEP, 6)
+        out = []
+        for seq, event in enumerate(self.events, 1):
+            line = {"v": 1, "seq": seq, "ts": float(event.pop("ts")), **event}
+            out.append(_fit(line))
+        meta.setdefault("steps", sum(1 for e in out if e["type"] == TOOL_CALL))
+        if out and out[0]["type"] == SESSION_START:  # where the run came from, for readers
+            out[0]["imported"] = _finite({"format": self.format, "source": str(self.source),
+                                          **meta})
+            out[0] = _fit(out[0])
+        return ImportedRun(name=name, source=self.source, format=self.format, events=out,
+                           meta=meta)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return float(int(path.stat().st_mtime))
+    except OSError:
+        return 1.0
+
+
+def _fit(event: dict[str, Any]) -> dict[str, Any]:
+    """Cut the longest strings of an event until its line fits the protocol's line size."""
+    try:
+        size = len(encode_line(event))
+    except (TypeError, ValueError):  # NaN or infinities in recorded arguments
+        event = _finite(event)
+        size = len(encode_line(event))
+    while size > LINE_BUDGET:
+        holder, key, text = _longest_string(event)
+        if holder is None or len(text) < 64:
+            break
+        holder[key] = text[: len(text) // 2]
+        event["truncated"] = True
+        size = len(encode_line(event))
+    return event
+
+
+def _finite(value: Any) -> Any:
+    """`value` with non-finite floats as None and non-JSON values as text."""
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    return str(value)
+
+
+def _longest_string(value: Any) -> tuple[Any, Any, str]:
+    best: tuple[Any, Any, str] = (None, None, "")
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, item in items:
+            if isinstance(item, str):
+                if len(item) > len(best[2]):
+                    best = (node, key, item)
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    return best

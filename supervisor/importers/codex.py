@@ -1,0 +1,124 @@
+"""Codex CLI rollouts (`~/.codex/sessions/.../rollout-*.jsonl`): `{timestamp, type, payload}`.
+
+`response_item` lines carry the model's items: `message` (user or assistant text),
+`reasoning` (its summary becomes an assistant message), `function_call` / `custom_tool_call`
+(a `tool_call` named as Codex named it, `shell_command`, `apply_patch`, ..., with the JSON
+arguments, or `{"input": ...}` for custom tools) and their `*_output` (a `tool_result`; ok from
+the recorded `Exit code: N` or `metadata.exit_code`). `event_msg` lines of type `token_count`
+give token usage (the `last_token_usage` of each turn); other `event_msg` lines repeat what the
+response items say and are skipped. A rollout records no end of session.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from supervisor.importers.base import (
+    FormatError,
+    ImportedRun,
+    RunBuilder,
+    as_text,
+    iso_ts,
+    parse_json_args,
+    run_name,
+)
+from supervisor.importers.errortext import task_line
+
+AGENT = "codex"
+_LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg",
+                         "compacted"})
+_EXIT = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
+
+
+def matches(records: Any) -> bool:
+    if not isinstance(records, list) or not records:
+        return False
+    head = [r for r in records[:20] if isinstance(r, dict)]
+    return bool(head) and all(
+        isinstance(r.get("type"), str) and r["type"] in _LINE_TYPES
+        and isinstance(r.get("payload"), dict) for r in head
+    )
+
+
+def load(records: Any, path: Path) -> list[ImportedRun]:
+    if not matches(records):
+        raise FormatError("not a Codex rollout (needs {timestamp, type, payload} lines)")
+    builder = RunBuilder(AGENT, path)
+    open_calls: dict[str, str] = {}
+    skipped: Counter[str] = Counter()
+    meta: dict[str, Any] = {"session_id": None, "model": None, "cli_version": None}
+    task = cwd = None
+    for record in records:
+        if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
+            skipped["not an object"] += 1
+            continue
+        payload = record["payload"]
+        kind = record.get("type")
+        ts = iso_ts(record.get("timestamp"))
+        item = payload.get("type")
+        if kind == "session_meta":
+            meta["session_id"] = payload.get("id")
+            meta["cli_version"] = payload.get("cli_version")
+            cwd = cwd or payload.get("cwd")
+        elif kind == "turn_context":
+            meta["model"] = meta["model"] or payload.get("model")
+        elif kind == "event_msg" and item == "token_count":
+            info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+            last = info.get("last_token_usage")
+            if isinstance(last, dict):
+                builder.usage(last.get("input_tokens"), last.get("output_tokens"), None, ts)
+        elif kind == "response_item" and item == "message":
+            role = payload.get("role")
+            text = as_text(payload.get("content"))
+            if role == "user":
+                if text.lstrip().startswith("<environment_context>"):
+                    continue
+                task = task or task_line(text)
+                builder.message("user", text, ts)
+            elif role in ("assistant", "system"):
+                builder.message(role, text, ts)
+        elif kind == "response_item" and item == "reasoning":
+            builder.message("assistant", as_text(payload.get("summary")), ts, reasoning=True)
+        elif kind == "response_item" and item in ("function_call", "custom_tool_call"):
+            if item == "function_call":
+                args = parse_json_args(payload.get("arguments"))
+            else:
+                args = {"input": payload.get("input")}
+            native = payload.get("call_id")
+            open_calls[str(native)] = builder.tool_call(str(payload.get("name")), args, native,
+                                                        ts)
+        elif kind == "response_item" and item in ("function_call_output",
+                                                   "custom_tool_call_output"):
+            call_id = open_calls.pop(str(payload.get("call_id")), None)
+            if call_id is None:
+                skipped["output without call"] += 1
+                continue
+            output, code = _output(payload.get("output"))
+            ok = code == 0 if code is not None else True
+            builder.tool_result(call_id, ok, output, error=None if ok else f"exit code {code}",
+                                ts=ts, exit_code=code)
+        else:
+            skipped[f"{kind}/{item}"] += 1
+    builder.session_start(AGENT, task, cwd)
+    meta.update(skipped=dict(skipped), pending_calls=len(open_calls))
+    return [builder.build(run_name(path, meta["session_id"]), meta)]
+
+
+def _output(raw: Any) -> tuple[str, int | None]:
+    """The output text and exit code of a call's output (plain text, or JSON for custom tools)."""
+    text = raw if isinstance(raw, str) else as_text(raw)
+    if isinstance(raw, str) and raw.startswith("{"):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and "output" in value:
+            meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+            code = meta.get("exit_code")
+            return as_text(value["output"]), code if isinstance(code, int) else None
+    match = _EXIT.search(text[:200])
+    return text, int(match.group(1)) if match else None

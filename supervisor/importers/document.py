@@ -1,0 +1,75 @@
+"""Read a file as one JSON document or as JSON Lines, with one clear error when it is neither.
+
+Detection and import both work on the parsed content, so a file is read and parsed once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from supervisor.importers.base import FormatError
+
+MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024
+"""Files above this are refused rather than read into memory."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed file: `kind` "json" (one value) or "jsonl" (`value` is the list of lines)."""
+
+    path: Path
+    kind: str
+    value: Any
+
+    def records(self) -> list[Any]:
+        """The top-level records: the lines of JSON Lines, or the one JSON value as a list."""
+        return self.value if self.kind == "jsonl" else [self.value]
+
+
+def read_document(path: Path) -> Document:
+    """Parse `path`; raise `FormatError` (one line) for missing, empty, binary or broken files."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise FormatError(f"file too large ({size} bytes)")
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise FormatError("is a directory, not a run file") from None
+    except FileNotFoundError:
+        raise FormatError("no such file") from None
+    except OSError as exc:
+        raise FormatError(f"cannot read: {exc.strerror or exc}") from None
+    if b"\x00" in data[:8192]:
+        raise FormatError("binary file, not JSON")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+    if not text.strip():
+        raise FormatError("empty file")
+    try:
+        return Document(path, "json", json.loads(text))
+    except RecursionError:
+        raise FormatError("JSON nested too deeply") from None
+    except json.JSONDecodeError as whole:
+        return _json_lines(path, text, whole)
+
+
+def _json_lines(path: Path, text: str, whole: json.JSONDecodeError) -> Document:
+    values: list[Any] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            values.append(json.loads(line))
+        except (json.JSONDecodeError, RecursionError) as exc:
+            if not values:  # not JSON Lines either: report the error of the whole document
+                raise FormatError(
+                    f"invalid JSON: {whole.msg} at line {whole.lineno} column {whole.colno}"
+                ) from None
+            msg = getattr(exc, "msg", "nested too deeply")
+            raise FormatError(f"invalid JSON Lines: line {number}: {msg}") from None
+    return Document(path, "jsonl", values)

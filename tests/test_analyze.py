@@ -1,0 +1,136 @@
+"""`supervisor analyze`: replay through the real CLI, the JSON shape, tables, sources, quality."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from supervisor.analysis.evaluate import evaluate
+from supervisor.analysis.replay import analyze_events
+from supervisor.analysis.sources import Run, SourceError, load_runs, register_loader
+from supervisor.engine import Policy
+from tests.conftest import run_cli
+from tests.engine_helpers import SessionBuilder
+
+DEVSET = Path(__file__).parent / "data" / "devset"
+
+
+def _write(path: Path, events: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def _loop_session() -> list[dict]:
+    b = SessionBuilder()
+    b.call("Read", {"file_path": "/r/a.py"}, "A = 1", cost=0.01)
+    for _ in range(5):
+        b.call("Bash", {"command": "python a.py"}, "NameError: name 'x' is not defined",
+               ok=False, cost=0.02)
+    return b.end()
+
+
+def test_analyze_json_shape_through_the_cli(tmp_path: Path) -> None:
+    session = _write(tmp_path / "store" / "sessions" / "s-1" / "events.jsonl", _loop_session())
+    clean = SessionBuilder()
+    clean.call("Read", {"file_path": "/r/b.py"}, "B = 2")
+    other = _write(tmp_path / "clean.jsonl", clean.end())
+    out = run_cli("analyze", str(session.parent), str(other), "--json")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(lines) == 2
+    first, second = lines
+    assert list(first) == ["session", "source", "steps", "findings", "first"]
+    assert first["session"] == "s-1" and first["source"] == str(session)
+    assert first["steps"] == 6
+    assert list(first["first"]) == ["nudge", "block", "escalate", "stop"]
+    assert first["first"]["nudge"] == 2 and first["first"]["block"] == 3
+    finding = first["findings"][0]
+    assert list(finding) == ["step", "seq", "detector", "level", "action", "message"]
+    assert finding["detector"] == "exact_repeat" and finding["action"] == "nudge"
+    assert second == {"session": "clean", "source": str(other), "steps": 1, "findings": [],
+                      "first": {"nudge": None, "block": None, "escalate": None, "stop": None}}
+
+
+def test_analyze_table_and_store_root(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    _write(root / "sessions" / "s-1" / "events.jsonl", _loop_session())
+    b = SessionBuilder()
+    b.call("Bash", {"command": "echo \x1b]0;pwned\x07hi"}, "hi")
+    _write(root / "sessions" / "s-2" / "events.jsonl", b.end())
+    out = run_cli("analyze", str(root), "--profile", "seed-strict")
+    assert out.returncode == 0, out.stderr
+    assert "s-1" in out.stdout and "s-2" in out.stdout
+    assert "exact_repeat" in out.stdout and "stop" in out.stdout
+    assert "\x1b" not in out.stdout
+
+
+def test_analyze_reports_bad_lines_and_errors(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", _loop_session())
+    with path.open("a") as fh:
+        fh.write("{not json\n")
+    out = run_cli("analyze", str(path), "--json")
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["steps"] == 6
+    assert "bad line" in out.stderr
+    missing = run_cli("analyze", str(tmp_path / "nope"))
+    assert missing.returncode == 1 and "no such file" in missing.stderr
+    (tmp_path / "x.txt").write_text("hello")
+    unknown = run_cli("analyze", str(tmp_path / "x.txt"))
+    assert unknown.returncode == 1 and str(tmp_path / "x.txt") in unknown.stderr
+    (tmp_path / "p.toml").write_text("[detectors]\nfoo = 1\n")
+    bad = run_cli("analyze", str(path), "--policy", str(tmp_path / "p.toml"))
+    assert bad.returncode == 2 and "unknown" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_run_report_totals() -> None:
+    report = analyze_events(_loop_session(), Policy.profile("default"), session="s", source="x")
+    assert report.steps == 6
+    assert report.cost_usd == pytest.approx(0.11)
+    assert report.tokens == 6 * 1100
+    assert report.loop_steps == 5  # every repeat of the failing command
+    assert report.loop_cost_usd == pytest.approx(0.10)
+    assert report.signatures[0]["detector"] == "exact_repeat"
+    assert report.signatures[0]["steps"] == 5
+    full = report.to_dict()
+    assert full["loop_steps"] == 5 and "signatures" in full
+
+
+def test_recorded_decisions_are_replayed() -> None:
+    events = _loop_session()
+    events.insert(-3, {"v": 1, "seq": 999, "ts": events[-4]["ts"], "type": "decision_applied",
+                       "escalation_id": None, "decision_id": "d1", "action": "skip",
+                       "outcome": "task skipped"})
+    report = analyze_events(events, Policy.profile("default"), session="s", source="x")
+    assert report.first["escalate"] is None
+
+
+def test_registered_loaders_are_used(tmp_path: Path) -> None:
+    fmt = tmp_path / "run.custom"
+    fmt.write_text("3")
+
+    def loader(path: Path) -> list[Run] | None:
+        if path.suffix != ".custom":
+            return None
+        b = SessionBuilder()
+        for _ in range(int(path.read_text())):
+            b.call("Bash", {"command": "false"}, "", ok=False)
+        return [Run("custom", str(path), b.end())]
+
+    register_loader("test-custom", loader)
+    runs = load_runs(tmp_path)
+    assert [r.session for r in runs] == ["custom"]
+    with pytest.raises(SourceError):
+        load_runs(tmp_path / "missing")
+
+
+def test_devset_quality_default_profile() -> None:
+    """The targets of the issue on the labelled dev set: recall > 95 %, false alarms < 5 %,
+    detection within two steps (median)."""
+    score = evaluate(DEVSET / "labels.json", Policy.profile("default"))
+    assert len(score.loops) >= 30 and len(score.clean) >= 30
+    missed = [r.name for r in score.loops if not r.detected]
+    alarms = [(r.name, r.detector) for r in score.clean if r.false_alarm]
+    assert score.recall > 0.95, missed
+    assert score.false_alarm_rate < 0.05, alarms
+    assert score.median_delay is not None and score.median_delay <= 2

@@ -1,0 +1,190 @@
+"""The engine's public API: verdicts, events, levels, limits, operator effects, isolation."""
+
+import json
+import subprocess
+import sys
+
+from supervisor.engine import Check, Engine, Finding, LimitHit, Policy
+from tests.conftest import cli_env
+
+FAIL = {"type": "tool_result", "ok": False, "output": "bash: foo: command not found",
+        "error": "exit code 127"}
+
+
+def _step(engine: Engine, i: int, command: str = "foo", ok: bool = False,
+          output: str | None = None, now: float = 1.0) -> tuple[Check, list[Finding]]:
+    call = {"call_id": f"c{i}", "tool": "Bash", "args": {"command": command}}
+    check = engine.check(call, now)
+    engine.observe({"seq": 2 * i + 1, "type": "tool_call", **call}, now)
+    result = {**FAIL, "ok": ok, "seq": 2 * i + 2, "call_id": f"c{i}"}
+    if output is not None:
+        result["output"] = output
+    return check, engine.observe(result, now)
+
+
+def test_import_is_light() -> None:
+    code = ("import sys, supervisor.engine as e\n"
+            "eng = e.Engine(e.Policy.profile('seed-strict'))\n"
+            "eng.check({'call_id': 'a', 'tool': 'Read', 'args': {'file_path': '/x'}}, 1.0)\n"
+            "eng.observe({'type': 'tool_result', 'call_id': 'a', 'ok': True, 'output': 'x'}, 1)\n"
+            "e.Engine.restore(eng.snapshot())\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in "
+            "('pydantic', 'textual', 'watchfiles', 'rapidfuzz', 'rich') or m.startswith("
+            "('supervisor.store', 'supervisor.guard', 'supervisor.tui'))]\n"
+            "print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=cli_env(), check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_observing_the_checked_tool_call_does_not_count_twice() -> None:
+    engine = Engine()
+    for i in range(3):
+        _step(engine, i, command=f"cmd{i}", ok=True, output=f"o{i}")
+    assert engine.steps == 3
+    gauges = {g.name: g.value for g in engine.gauges(1.0)}
+    assert gauges["iterations_per_session"] == 3
+
+
+def test_a_tool_call_observed_without_check_is_counted_and_checked() -> None:
+    engine = Engine()
+    for i in range(4):
+        engine.observe({"seq": 2 * i + 1, "type": "tool_call", "call_id": f"c{i}",
+                        "tool": "Bash", "args": {"command": "foo"}}, 1.0)
+        engine.observe({**FAIL, "seq": 2 * i + 2, "call_id": f"c{i}"}, 1.0)
+    assert engine.steps == 4
+    assert engine.level >= 2
+
+
+def test_levels_rise_with_evidence_and_fall_with_progress() -> None:
+    engine = Engine()
+    _, f0 = _step(engine, 0)
+    assert engine.level == 0 and f0 == []
+    _, f1 = _step(engine, 1)
+    assert [f.detector for f in f1] == ["exact_repeat"] and engine.level == 1
+    event = f1[0].to_event()
+    assert event == {"type": "detection", "detector": "exact_repeat", "level": 1,
+                     "signature": f1[0].signature, "evidence": [1, 3],
+                     "message": f1[0].message, "action": "nudge"}
+    check, _ = _step(engine, 2)
+    assert check.action == "block" and check.level == 2 and engine.level == 2
+    assert check.to_verdict("c2")["action"] == "block"
+    for i in range(3, 7):  # real progress: new outputs from new successful calls
+        _step(engine, i, command=f"ls d{i}", ok=True, output=f"file{i}")
+    assert engine.level == 0
+
+
+def test_escalation_pause_and_bounded_approval() -> None:
+    engine = Engine()
+    checks = [_step(engine, i)[0] for i in range(6)]
+    assert [c.action for c in checks] == ["allow", "allow", "block", "block", "block", "pause"]
+    esc = checks[-1].escalation
+    assert esc is not None and esc.kind == "detection" and esc.evidence
+    assert engine.level == 3
+    assert _step(engine, 6)[0].action == "pause"  # still waiting
+    engine.approve(None, repeats=2)
+    assert engine.level == 1
+    assert [_step(engine, 7 + i)[0].action for i in range(2)] == ["allow", "allow"]
+    third = _step(engine, 9)[0]
+    assert third.action in ("block", "pause")  # the approval was bounded
+
+
+def test_hard_limit_pauses_with_a_limit_hit() -> None:
+    policy = Policy.from_dict({"limits": {"iterations_per_session": {"limit": 3,
+                                                                     "action": "pause"}}})
+    engine = Engine(policy)
+    actions = [_step(engine, i, command=f"c{i}", ok=True, output=f"{i}")[0] for i in range(4)]
+    assert [c.action for c in actions] == ["allow", "allow", "allow", "pause"]
+    hit = actions[-1].limits[0]
+    assert hit == LimitHit("iterations_per_session", 4, 3.0, "pause")
+    assert hit.to_event() == {"type": "limit", "name": "iterations_per_session", "value": 4,
+                              "limit": 3.0, "action": "pause"}
+    assert actions[-1].escalation and actions[-1].escalation.kind == "limit"
+    engine.approve(None)
+    assert _step(engine, 4, command="c4", ok=True, output="4")[0].action == "allow"
+
+
+def test_iterations_per_cycle_asks_to_continue_and_a_user_message_starts_a_new_cycle() -> None:
+    engine = Engine(Policy.profile("seed-strict"))
+    actions = [_step(engine, i, command=f"c{i}", ok=True, output=f"{i}")[0].action
+               for i in range(10)]
+    assert actions == ["allow"] * 10
+    check = _step(engine, 10, command="c10", ok=True, output="10")[0]
+    assert check.action == "pause"
+    assert check.limits[0].name == "consecutive_tool_calls"
+    engine.observe({"type": "message", "role": "user", "text": "go on"}, 2.0)
+    assert _step(engine, 11, command="c11", ok=True, output="11")[0].action == "allow"
+
+
+def test_seed_strict_stops_at_three_identical_failures() -> None:
+    engine = Engine(Policy.profile("seed-strict"))
+    actions = [_step(engine, i)[0].action for i in range(3)]
+    assert actions == ["allow", "allow", "stop"]
+    assert engine.level == 4
+    assert _step(engine, 3, command="other")[0].action == "stop"
+
+
+def test_duration_tokens_and_cost_limits() -> None:
+    policy = Policy.from_dict({"limits": {"duration_s": {"limit": 60, "action": "stop"},
+                                          "cost_usd": {"limit": 1.0, "action": "pause"}}})
+    engine = Engine(policy)
+    engine.observe({"type": "session_start", "ts": 100.0, "agent": "a"}, 100.0)
+    assert _step(engine, 0, command="a", ok=True, output="a", now=120.0)[0].action == "allow"
+    engine.observe({"type": "usage", "input_tokens": 10, "output_tokens": 5,
+                    "cost_usd": 1.5}, 121.0)
+    check = _step(engine, 1, command="b", ok=True, output="b", now=122.0)[0]
+    assert check.action == "pause" and check.limits[0].name == "cost_usd"
+    gauges = {g.name: (g.value, g.limit) for g in engine.gauges(130.0)}
+    assert gauges["tokens"][0] == 15 and gauges["duration_s"] == (30.0, 60.0)
+    late = engine.check({"call_id": "z", "tool": "Bash", "args": {"command": "z"}}, 200.0)
+    assert late.action == "stop" and late.limits[0].name == "duration_s"
+
+
+def test_reset_is_bounded() -> None:
+    engine = Engine(Policy.profile("seed-strict"))
+    for i in range(2):
+        _step(engine, i)
+    assert engine.level == 1
+    assert engine.reset(5.0) is True and engine.level == 0
+    assert engine.reset(6.0) is True
+    assert engine.reset(7.0) is False
+    assert {g.name: g.value for g in engine.gauges(8.0)}["resets_per_conversation"] == 2
+
+
+def test_task_skipped_and_task_boundaries_clear_the_level() -> None:
+    engine = Engine()
+    for i in range(3):
+        _step(engine, i)
+    assert engine.level == 2
+    engine.observe({"type": "task_end", "task_id": "t1", "status": "skipped"}, 2.0)
+    assert engine.level == 0
+    assert _step(engine, 3)[0].action == "allow"  # a new task: the old repeats do not count
+
+
+def test_malformed_events_never_raise() -> None:
+    engine = Engine()
+    for event in ({}, {"type": "tool_result"}, {"type": "tool_call", "args": "x"},
+                  {"type": "message", "role": "assistant", "text": None},
+                  {"type": "usage", "input_tokens": "many"}, {"type": 5}, {"type": "checkpoint"}):
+        assert isinstance(engine.observe(event, 1.0), list)
+    assert engine.check({"tool": None, "args": None}, 1.0).action == "allow"
+
+
+def test_snapshot_is_json_and_restores() -> None:
+    engine = Engine()
+    for i in range(2):
+        _step(engine, i)
+    snap = json.loads(json.dumps(engine.snapshot()))
+    other = Engine.restore(snap)
+    assert other.level == engine.level == 1
+    assert _step(other, 2)[0].action == _step(engine, 2)[0].action == "block"
+
+
+def test_snapshot_is_bounded_by_the_window() -> None:
+    engine = Engine(Policy.from_dict({"window": 100, "lookback": 50}))
+    for i in range(400):
+        _step(engine, i, command=f"c{i}", ok=True, output=f"{i}")
+    size_400 = len(json.dumps(engine.snapshot()))
+    for i in range(400, 800):
+        _step(engine, i, command=f"c{i}", ok=True, output=f"{i}")
+    assert len(json.dumps(engine.snapshot())) < size_400 * 1.1

@@ -1,0 +1,388 @@
+"""Each detector on a positive case and on the traps it must stay quiet on."""
+
+import random
+
+import pytest
+
+from supervisor.engine import Engine, Policy
+from tests.data.devset import generate as gen
+from tests.engine_helpers import SessionBuilder, alarms, detectors, replay
+
+NOT_FOUND = "cat: missing.txt: No such file or directory"
+
+
+def _work(b: SessionBuilder, n: int = 6) -> None:
+    gen.normal_work(b, random.Random(n), n)
+
+
+# --- exact repeat ---------------------------------------------------------------------------
+
+def test_exact_repeat_of_a_failure_nudges_then_blocks_then_escalates() -> None:
+    b = SessionBuilder()
+    _work(b)
+    steps = [b.call("Bash", {"command": "cat missing.txt"}, NOT_FOUND, ok=False) for _ in range(6)]
+    report = replay(b.end())
+    got = alarms(report)
+    assert got[0] == (steps[1], "exact_repeat", "nudge")
+    assert (steps[2], "exact_repeat", "block") in got
+    assert report.first == {"nudge": steps[1], "block": steps[2], "escalate": steps[5],
+                            "stop": None}
+    assert "cat missing.txt" in report.findings[0].message
+    assert "No such file" not in report.findings[0].message  # says the class, not raw output
+    assert "not_found" in report.findings[0].message
+    assert "list the directory or search" in report.findings[0].message
+
+
+def test_exact_repeat_with_same_output_nudges_at_the_third() -> None:
+    b = SessionBuilder()
+    _work(b)
+    steps = [b.call("Grep", {"pattern": "Config", "path": "."}, "a.py:1:class Config:")
+             for _ in range(3)]
+    report = replay(b.end())
+    assert alarms(report) == [(steps[2], "exact_repeat", "nudge")]
+
+
+def test_an_interleaved_call_does_not_hide_the_repeat() -> None:
+    b = SessionBuilder()
+    _work(b)
+    first = []
+    for k in range(3):
+        first.append(b.call("Bash", {"command": "make"}, "make: *** [all] Error 1", ok=False))
+        b.call("Bash", {"command": f"ls dir{k}"}, f"file{k}.c")
+    report = replay(b.end())
+    assert (first[1], "exact_repeat", "nudge") in alarms(report)
+    assert (first[2], "exact_repeat", "block") in alarms(report)
+
+
+def test_key_order_and_whitespace_do_not_make_a_call_new() -> None:
+    b = SessionBuilder()
+    b.call("Bash", {"command": "ls   -la  /x", "description": "list"}, "a", ok=True)
+    b.call("Bash", {"description": "look again", "command": "ls -la /x "}, "a", ok=True)
+    b.call("Bash", {"command": "ls -la /x"}, "a", ok=True)
+    assert detectors(replay(b.end())) == ["exact_repeat"]
+
+
+def test_repeat_after_a_workspace_change_is_not_a_loop() -> None:
+    """The trap: re-running the same failing test after each real edit."""
+    b = SessionBuilder()
+    for k in range(6):
+        b.call("Edit", {"file_path": "/r/a.py", "old_string": f"{k}", "new_string": f"{k + 1}"},
+               "The file has been updated.")
+        b.call("Bash", {"command": "pytest -q"}, "FAILED test_a - assert 1 == 2\n1 failed",
+               ok=False)
+    assert detectors(replay(b.end())) == []
+
+
+def test_output_noise_does_not_hide_a_repeat() -> None:
+    b = SessionBuilder()
+    for k in range(3):
+        b.call("Bash", {"command": "pytest -q"},
+               f"\x1b[31mFAILED\x1b[0m test_x at 2024-05-0{k + 1}T10:1{k}:00Z in {k}.{k}3s "
+               f"pid {1000 + k} obj at 0x7f{k}a9c tmp /tmp/pytest-{k}/x", ok=False)
+    assert "exact_repeat" in detectors(replay(b.end()))
+
+
+# --- similar calls --------------------------------------------------------------------------
+
+def test_near_identical_calls_with_the_same_output_are_a_loop() -> None:
+    b = SessionBuilder()
+    _work(b)
+    steps = [b.call("Bash", {"command": f"curl -s -F 'file=@shell{k}.php' http://h/up.php"},
+                    "Only images allowed") for k in range(8)]
+    report = replay(b.end())
+    found = [a for a in alarms(report) if a[1] == "similar_calls"]
+    assert found[0] == (steps[4], "similar_calls", "nudge")
+    assert any(a[2] == "block" for a in found)
+
+
+def test_similar_searches_for_different_names_are_not_a_loop() -> None:
+    b = SessionBuilder()
+    for k in range(10):
+        b.call("Grep", {"pattern": f"def get_user_{k}"}, f"src/u{k}.py:3:def get_user_{k}():")
+    assert detectors(replay(b.end())) == []
+
+
+def test_similar_file_moves_are_not_a_loop() -> None:
+    b = SessionBuilder()
+    for k in range(10):
+        b.call("Bash", {"command": f"mv src/a_{k}.py src/b_{k}.py"}, "")
+    assert detectors(replay(b.end())) == []
+
+
+# --- cycles ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("period", [2, 3, 5])
+def test_cycles_of_several_calls_are_found(period: int) -> None:
+    b = SessionBuilder()
+    _work(b)
+    steps = []
+    for _ in range(4):
+        for j in range(period):
+            steps.append(b.call("Bash", {"command": f"step{j} --check"}, f"state {j}"))
+    report = replay(b.end())
+    found = [a for a in alarms(report) if a[1] == "cycle"]
+    assert found, alarms(report)
+    need = max(2 * period, 4)
+    assert found[0][0] <= steps[need - 1]
+    assert found[0][2] == "nudge"
+    # the next repetition is refused (period 2 is also an interleaved exact repeat)
+    assert any(a[2] == "block" for a in alarms(report))
+
+
+def test_alternating_edits_that_change_things_are_not_a_cycle() -> None:
+    b = SessionBuilder()
+    for k in range(6):
+        b.call("Read", {"file_path": "/r/a.py"}, f"content {k}")
+        b.call("Edit", {"file_path": "/r/a.py", "old_string": "x", "new_string": "y"},
+               "The file has been updated.")
+    assert detectors(replay(b.end())) == []
+
+
+# --- same error -----------------------------------------------------------------------------
+
+def test_same_error_with_varying_arguments() -> None:
+    b = SessionBuilder()
+    _work(b)
+    olds = ["def parse(self):", "    return tokens", "class Parser:", "import os, sys"]
+    steps = [b.call("str_replace_editor", {"command": "str_replace", "path": "/r/p.py",
+                                            "old_str": o, "new_str": o + "#"},
+                    f"No replacement was performed, old_str `{o}` did not appear verbatim.",
+                    ok=False) for o in olds]
+    report = replay(b.end())
+    found = [f for f in report.findings if f.detector == "same_error"]
+    assert found[0].step == steps[2] and found[0].action == "nudge"
+    assert "search_string_not_found" in found[0].message
+    assert "re-read the exact lines" in found[0].message
+    assert any(f.action == "block" for f in found)
+
+
+def test_same_error_block_lifts_after_a_re_read() -> None:
+    engine = Engine()
+    olds = ["a = 1", "b = 2", "c = 3"]
+    for i, o in enumerate(olds):
+        engine.check({"call_id": f"e{i}", "tool": "Edit",
+                      "args": {"file_path": "/r/x.py", "old_string": o}}, 1.0)
+        engine.observe({"type": "tool_result", "call_id": f"e{i}", "ok": False, "seq": i + 1,
+                        "output": "String to replace not found in file."}, 1.0)
+    blocked = engine.check({"call_id": "e9", "tool": "Edit",
+                            "args": {"file_path": "/r/x.py", "old_string": "d = 4"}}, 1.0)
+    assert blocked.action == "block" and "re-read" in (blocked.message or "")
+    engine.check({"call_id": "r1", "tool": "Read", "args": {"file_path": "/r/x.py"}}, 1.0)
+    engine.observe({"type": "tool_result", "call_id": "r1", "ok": True, "output": "x = 0"}, 1.0)
+    again = engine.check({"call_id": "e10", "tool": "Edit",
+                          "args": {"file_path": "/r/x.py", "old_string": "x = 0"}}, 1.0)
+    assert again.action == "allow"
+
+
+# --- error rate -----------------------------------------------------------------------------
+
+def test_error_rate_over_a_window() -> None:
+    b = SessionBuilder()
+    _work(b)
+    errs = ["No rule to make target", "could not find Cargo.toml", "npm ERR! missing",
+            "not a Python project", "gradle: command not found", "go.mod file not found",
+            "CMake Error: no CMakeLists", "tox config file not found", "poetry: no pyproject",
+            "configure: No such file"]
+    for k, e in enumerate(errs):
+        b.call("Bash", {"command": f"build-tool-{k}"}, e, ok=False)
+    assert "error_rate" in detectors(replay(b.end()))
+
+
+def test_a_few_failures_among_successes_are_fine() -> None:
+    b = SessionBuilder()
+    for k in range(12):
+        b.call("Bash", {"command": f"python t{k}.py"}, f"out {k}", ok=k % 3 != 0)
+    assert detectors(replay(b.end())) == []
+
+
+# --- no progress ----------------------------------------------------------------------------
+
+def test_no_progress_when_nothing_new_comes_back() -> None:
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cat a.py"}, "same content")
+    for k in range(12):
+        b.call("Bash", {"command": f"cat ./a.py # look {k}"}, "same content")
+    assert "no_progress" in detectors(replay(b.end()))
+
+
+def test_exploring_new_files_is_progress() -> None:
+    b = SessionBuilder()
+    for k in range(30):
+        b.call("Read", {"file_path": f"/r/m{k}.py"}, f"module {k}")
+    assert detectors(replay(b.end())) == []
+
+
+# --- repeated text --------------------------------------------------------------------------
+
+def test_repeated_assistant_messages() -> None:
+    b = SessionBuilder()
+    _work(b)
+    text = ("I will fix the failing test by changing the rate in billing.py and then run the "
+            "tests again to confirm it works.")
+    for k in range(3):
+        b.say(text + f"\n```python\nprint({k})\n```")
+    report = replay(b.end())
+    assert detectors(report) == ["repeated_text"]
+
+
+def test_a_degenerate_message_repeating_one_sentence() -> None:
+    b = SessionBuilder()
+    b.say("I am checking the file now. " * 12)
+    assert detectors(replay(b.end())) == ["repeated_text"]
+
+
+def test_short_repeated_thoughts_between_real_work_are_fine() -> None:
+    b = SessionBuilder()
+    for k in range(8):
+        b.say("Let me check the next file.")
+        b.call("Read", {"file_path": f"/r/m{k}.py"}, f"module {k}")
+    assert detectors(replay(b.end())) == []
+
+
+def test_same_code_block_with_different_prose_is_fine() -> None:
+    b = SessionBuilder()
+    for k in range(4):
+        b.say(f"Attempt {k}: now looking at part {'abcd'[k]} of the module, which handles "
+              f"{['parsing', 'io', 'caching', 'errors'][k]}.\n```python\ndef f(): pass\n```")
+    assert detectors(replay(b.end())) == []
+
+
+# --- polling --------------------------------------------------------------------------------
+
+def test_polling_with_changing_output_is_waiting() -> None:
+    b = SessionBuilder()
+    for k in range(25):
+        b.call("BashOutput", {"bash_id": "b1"}, f"step {k * 10}/250")
+    for k in range(6):
+        b.call("Bash", {"command": "sleep 10 && tail -n 5 build.log"}, f"compiling {k}")
+    assert detectors(replay(b.end())) == []
+
+
+def test_polling_the_same_output_too_long_is_stuck() -> None:
+    b = SessionBuilder()
+    steps = [b.call("BashOutput", {"bash_id": "b1"}, "waiting for changes...") for _ in range(14)]
+    report = replay(b.end())
+    got = [a for a in alarms(report) if a[1] == "polling"]
+    assert got[0] == (steps[7], "polling", "nudge")
+    assert (steps[11], "polling", "block") in got
+
+
+def test_a_short_wait_with_the_same_output_is_fine() -> None:
+    b = SessionBuilder()
+    for _ in range(5):
+        b.call("BashOutput", {"bash_id": "b1"}, "starting...")
+    b.call("BashOutput", {"bash_id": "b1"}, "ready")
+    assert detectors(replay(b.end())) == []
+
+
+# --- stale reads ----------------------------------------------------------------------------
+
+def test_rereading_an_unchanged_file_is_skipped_with_the_cached_content() -> None:
+    engine = Engine()
+    call = {"call_id": "r1", "tool": "Read", "args": {"file_path": "/r/a.py"}}
+    assert engine.check(call, 1.0).action == "allow"
+    engine.observe({"type": "tool_result", "call_id": "r1", "ok": True, "output": "A = 1",
+                    "seq": 3}, 1.0)
+    engine.check({"call_id": "x", "tool": "Bash", "args": {"command": "ls"}}, 2.0)
+    engine.observe({"type": "tool_result", "call_id": "x", "ok": True, "output": "a.py"}, 2.0)
+    again = engine.check({**call, "call_id": "r2"}, 3.0)
+    assert again.action == "skip"
+    assert again.message == ("SKIP: File '/r/a.py' was already opened in this session and has "
+                             "not changed since step 0. Use the content you already have.")
+    assert again.cached_output == "A = 1"
+    assert again.findings[0].detector == "stale_read"
+
+
+def test_rereading_after_an_edit_is_allowed() -> None:
+    engine = Engine()
+    read = {"call_id": "r1", "tool": "Read", "args": {"file_path": "/r/a.py"}}
+    engine.check(read, 1.0)
+    engine.observe({"type": "tool_result", "call_id": "r1", "ok": True, "output": "A = 1"}, 1.0)
+    engine.check({"call_id": "e", "tool": "Edit", "args": {"file_path": "/r/a.py"}}, 2.0)
+    engine.observe({"type": "tool_result", "call_id": "e", "ok": True, "output": "ok"}, 2.0)
+    assert engine.check({**read, "call_id": "r2"}, 3.0).action == "allow"
+
+
+def test_rereading_after_a_shell_command_that_may_write_is_allowed() -> None:
+    engine = Engine()
+    read = {"call_id": "r1", "tool": "Read", "args": {"file_path": "/r/a.py"}}
+    engine.check(read, 1.0)
+    engine.observe({"type": "tool_result", "call_id": "r1", "ok": True, "output": "A = 1"}, 1.0)
+    engine.check({"call_id": "s", "tool": "Bash", "args": {"command": "python fix.py"}}, 2.0)
+    engine.observe({"type": "tool_result", "call_id": "s", "ok": True, "output": ""}, 2.0)
+    assert engine.check({**read, "call_id": "r2"}, 3.0).action == "allow"
+
+
+def test_a_different_range_of_the_same_file_is_not_stale() -> None:
+    engine = Engine()
+    engine.check({"call_id": "r1", "tool": "Read", "args": {"file_path": "/a", "offset": 1}}, 1.0)
+    engine.observe({"type": "tool_result", "call_id": "r1", "ok": True, "output": "x"}, 1.0)
+    got = engine.check({"call_id": "r2", "tool": "Read",
+                        "args": {"file_path": "/a", "offset": 200}}, 2.0)
+    assert got.action == "allow"
+
+
+def test_detectors_can_be_switched_off_per_tool() -> None:
+    policy = Policy.from_dict({"tools": {"Bash": {"exact_repeat": {"enabled": False},
+                                                  "same_error": {"enabled": False},
+                                                  "error_rate": {"enabled": False},
+                                                  "no_progress": {"enabled": False}}}})
+    b = SessionBuilder()
+    for _ in range(6):
+        b.call("Bash", {"command": "cat missing.txt"}, NOT_FOUND, ok=False)
+    events = b.end()
+    assert detectors(replay(events, policy)) == []
+    assert detectors(replay(events))  # and on by default
+
+
+def test_per_tool_thresholds() -> None:
+    policy = Policy.from_dict({"tools": {"Grep": {"exact_repeat": {"nudge": 5, "block": 7}}}})
+    b = SessionBuilder()
+    steps = [b.call("Grep", {"pattern": "x"}, "a:1:x") for _ in range(5)]
+    assert alarms(replay(b.end(), policy))[0] == (steps[4], "exact_repeat", "nudge")
+
+
+# --- more traps from real runs --------------------------------------------------------------
+
+def test_one_retry_after_a_timeout_is_fine() -> None:
+    b = SessionBuilder()
+    _work(b)
+    for _ in range(2):
+        b.call("Bash", {"command": "pip install -r req.txt"}, "Command timed out after 120s",
+               ok=False)
+    b.call("Bash", {"command": "pip install -r req.txt --timeout 300"}, "Installed")
+    assert detectors(replay(b.end())) == []
+
+
+def test_searching_names_that_do_not_exist_is_exploring() -> None:
+    b = SessionBuilder()
+    for name in ("parse_header", "read_header", "HeaderParser", "header_bytes", "decode_hdr",
+                 "HEADER_SIZE", "hdr_len", "get_hdr", "split_header", "HeaderError"):
+        b.call("bash", {"command": f"grep -rn '{name}' src/ | head -20"}, "", ok=False,
+               error="exit code 1")
+    assert detectors(replay(b.end())) == []
+
+
+def test_a_failed_edit_lets_the_file_be_re_read() -> None:
+    engine = Engine()
+    read = {"call_id": "r1", "tool": "Read", "args": {"file_path": "/r/a.py"}}
+    engine.check(read, 1.0)
+    engine.observe({"type": "tool_result", "call_id": "r1", "ok": True, "output": "A = 1"}, 1.0)
+    engine.check({"call_id": "e", "tool": "Edit", "args": {"file_path": "/r/a.py"}}, 2.0)
+    engine.observe({"type": "tool_result", "call_id": "e", "ok": False,
+                    "output": "File has not been read yet. Read it first before writing to it."},
+                   2.0)
+    assert engine.check({**read, "call_id": "r2"}, 3.0).action == "allow"
+
+
+def test_failures_across_mutating_tools_are_one_streak() -> None:
+    b = SessionBuilder()
+    _work(b)
+    err = "<tool_use_error>File has not been read yet. Read it first.</tool_use_error>"
+    b.call("Edit", {"file_path": "/r/t.ts", "old_string": "a"}, err, ok=False)
+    b.call("MultiEdit", {"file_path": "/r/t.ts", "edits": [1]}, err, ok=False)
+    s = b.call("Write", {"file_path": "/r/t.ts", "content": "x"}, err, ok=False)
+    report = replay(b.end())
+    found = [f for f in report.findings if f.detector == "same_error"]
+    assert found and found[0].step == s and "read_first" in found[0].message
+    assert "edits failed" in found[0].message

@@ -1,0 +1,305 @@
+"""Each format maps faithfully: tools, arguments, ok/error, thoughts, usage, start and end."""
+
+import json
+from pathlib import Path
+
+import pytest
+import xxhash
+
+from supervisor.importers import FORMATS, detect_format, load_runs
+from supervisor.importers.swe_agent import parse_action
+from tests.importer_helpers import DATA, check_protocol, fixture, of_type, steps
+
+ALL_FIXTURES = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix != ".md")
+EXPECTED_FORMAT = {
+    "swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent", "openhands": "openhands",
+    "claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini-cli",
+}
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_fixture_is_detected_by_content_and_valid(path: Path, tmp_path: Path) -> None:
+    expected = EXPECTED_FORMAT[path.parent.name]
+    assert detect_format(path) == expected
+    renamed = tmp_path / "run.data"  # the name says nothing: detection reads the content
+    renamed.write_bytes(path.read_bytes())
+    assert detect_format(renamed) == expected
+    runs = load_runs(path)
+    assert runs and all(r.format == expected and r.source == path for r in runs)
+    for run in runs:
+        check_protocol(run)
+        assert run.events[0]["agent"] == expected
+        assert run.events[0]["imported"]["format"] == expected
+    assert set(EXPECTED_FORMAT) == set(FORMATS)
+
+
+def test_swe_agent_text_commands_and_known_error_texts() -> None:
+    (run,) = load_runs(fixture("swe-agent/pydicom-1458-edit-retries.traj"))
+    pairs = steps(run)
+    assert [c["tool"] for c, _ in pairs] == ["open", "edit", "edit", "edit", "edit", "submit"]
+    open_call = pairs[0][0]
+    assert open_call["args"] == {"path": "pydicom/pixel_data_handlers/numpy_handler.py",
+                                 "line_number": 293}
+    edit = pairs[1][0]["args"]
+    assert (edit["start_line"], edit["end_line"]) == (287, 295)
+    assert edit["path"] == "/pydicom__pydicom/pydicom/pixel_data_handlers/numpy_handler.py"
+    assert "end_of_edit" not in edit["replacement_text"]
+    assert [r["ok"] for _, r in pairs] == [True, False, False, False, True, True]
+    assert {r["error"] for _, r in pairs[1:4]} == {"edit: syntax errors"}
+    start = run.events[0]
+    assert start["task"] == (
+        "Pixel Representation attribute should be optional for pixel data handler")
+    assert start["cwd"] == "/pydicom__pydicom"
+    (usage,) = of_type(run, "usage")
+    assert usage == {**usage, "input_tokens": 122612, "output_tokens": 1369, "cost_usd": 1.26719}
+    assert run.events[-1]["type"] == "session_end"
+    assert (run.events[-1]["status"], run.events[-1]["reason"]) == ("completed", "submitted")
+    assert run.meta["ts"] == "synthetic" and run.meta["exit_status"] == "submitted"
+    thoughts = [e["text"] for e in of_type(run, "message")]
+    assert len(thoughts) == 6 and all(e["role"] == "assistant" for e in of_type(run, "message"))
+
+
+def test_swe_agent_function_calling_uses_recorded_tool_calls() -> None:
+    (run,) = load_runs(fixture("swe-agent/marshmallow-1867-function-calling.traj"))
+    pairs = steps(run)
+    assert [(c["tool"], c["args"]) for c, _ in pairs[:3]] == [
+        ("create", {"filename": "reproduce.py"}),
+        ("edit", pairs[1][0]["args"]),
+        ("bash", {"command": "python reproduce.py"}),
+    ]
+    assert "replacement_text" in pairs[1][0]["args"]
+    assert pairs[0][1]["duration_ms"] == pytest.approx(239.637, abs=0.01)
+    assert pairs[3][1]["ok"] is False and pairs[3][1]["error"] == "edit: syntax errors"
+    assert run.meta["model"] == "gpt-4o" and run.meta["function_calling"] is True
+    assert run.events[0]["task"] == "TimeDelta serialization precision"
+    assert of_type(run, "usage") == []  # model_stats are all zero: nothing recorded
+
+
+def test_swe_agent_no_file_open_errors() -> None:
+    (run,) = load_runs(fixture("swe-agent/portalocker-no-file-open.traj"))
+    results = [r for _, r in steps(run)]
+    assert [(r["ok"], r["error"]) for r in results] == [
+        (False, "no file open"), (False, "no file open"), (True, None)]
+    assert "path" not in steps(run)[0][0]["args"]  # state says no file is open ("n/a")
+
+
+@pytest.mark.parametrize(("action", "expected"), [
+    ("ls -la\n", ("bash", {"command": "ls -la"})),
+    ("python reproduce.py", ("bash", {"command": "python reproduce.py"})),
+    ('find_file "numpy_handler.py"\n', ("find_file", {"file_name": "numpy_handler.py"})),
+    ("search_dir TimeDelta src", ("search_dir", {"search_term": "TimeDelta", "dir": "src"})),
+    ("create printenv.pl\n", ("create", {"filename": "printenv.pl"})),
+    ("goto 120", ("goto", {"line_number": 120})),
+    ("scroll_down", ("scroll_down", {})),
+    ("submit\n", ("submit", {})),
+    ("str_replace_editor view /testbed/a.py --view_range 1 20",
+     ("str_replace_editor", {"command": "view", "path": "/testbed/a.py", "view_range": "1 20"})),
+    ("cat <<'EOF' > x.py\nprint(1)\nEOF\n",
+     ("bash", {"command": "cat <<'EOF' > x.py\nprint(1)\nEOF"})),
+    ("edit 3:4\n    pass\nend_of_edit\n",
+     ("edit", {"start_line": 3, "end_line": 4, "replacement_text": "    pass", "path": "/r/a.py"})),
+])
+def test_swe_agent_action_parsing(action: str, expected: tuple) -> None:
+    assert parse_action(action, {"open_file": "/r/a.py"}) == expected
+
+
+def test_mini_bare_list_and_v1_object_share_the_chat() -> None:
+    (bare,) = load_runs(fixture("mini-swe-agent/bare-list.traj.json"))
+    (obj,) = load_runs(fixture("mini-swe-agent/v1-object.traj.json"))
+    assert [c["args"] for c, _ in steps(bare)] == [c["args"] for c, _ in steps(obj)]
+    first, result = steps(bare)[0]
+    assert first["tool"] == "bash" and first["args"]["command"].startswith("cat ")
+    assert (result["ok"], result["error"], result["returncode"]) == (False, "exit code 1", 1)
+    assert "No such file or directory" in result["output"]
+    assert "<returncode>" not in result["output"]
+    submit, out = steps(bare)[-1]
+    assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in submit["args"]["command"]
+    assert out["ok"] is True and out["output"].startswith("diff --git")
+    assert bare.events[0]["task"] == "GitHub Issue: SyntaxError: invalid syntax"
+    assert not of_type(bare, "session_end")  # the bare list records no exit status
+    assert bare.meta["variant"] == "bare-list"
+    end = obj.events[-1]
+    assert (end["type"], end["status"], end["reason"]) == ("session_end", "terminated",
+                                                            "LimitsExceeded")
+    (usage,) = of_type(obj, "usage")
+    assert (usage["cost_usd"], usage["input_tokens"]) == (0.0421, 0)
+    assert obj.name == "swe-agent__test-repo-i1"
+    thought = of_type(bare, "message")[2]
+    assert thought["role"] == "assistant" and "```" not in thought["text"]
+
+
+def test_mini_v11_tool_calls_timeouts_usage_and_exit() -> None:
+    (run,) = load_runs(fixture("mini-swe-agent/v1.1-toolcall-timeouts.traj.json"))
+    pairs = steps(run)
+    assert all(c["tool"] == "bash" and set(c["args"]) == {"command"} for c, _ in pairs)
+    assert pairs[0][0]["call_id"] == "call_00_y9C6ME0T2HnDJcwbBHT5PTzk"
+    assert [r["ok"] for _, r in pairs] == [True, False, False]
+    assert all(r["returncode"] == -1 and "timed out" in r["error"] for _, r in pairs[1:])
+    usages = of_type(run, "usage")
+    assert len(usages) == 3 and usages[0]["input_tokens"] == 1528
+    assert usages[0]["output_tokens"] == 86 and usages[0]["cost_usd"] == pytest.approx(9.3016e-05)
+    assert run.meta["ts"] == "recorded"
+    assert pairs[0][1]["ts"] == pytest.approx(1776075333.0, abs=5)
+    end = run.events[-1]
+    assert end["status"] == "failed" and end["reason"].startswith("litellm.InternalServerError")
+    assert run.events[0]["task"].startswith("regression: iam.physical returns nan")
+    assert run.meta["model"] == "deepseek-reasoner"
+    assert of_type(run, "message")[2]["text"].startswith("I'll start by exploring")
+
+
+def test_mini_run_without_steps() -> None:
+    (run,) = load_runs(fixture("mini-swe-agent/v1.1-model-timeout-no-steps.traj.json"))
+    assert run.steps == 0
+    assert [e["type"] for e in run.events] == ["session_start", "message", "message",
+                                               "session_end"]
+    assert run.events[-1]["status"] == "failed"
+
+
+def test_openhands_event_stream() -> None:
+    (run,) = load_runs(fixture("openhands/event-stream-vue-todo.json"))
+    pairs = steps(run)
+    assert [c["tool"] for c, _ in pairs] == ["run", "edit", "edit", "run"]
+    assert pairs[0][0]["args"] == {"command": "mkdir -p /workspace/todo-app", "is_input": False}
+    assert pairs[1][0]["args"]["path"] == "/workspace/todo-app/index.html"
+    assert [c["call_id"] for c, _ in pairs] == ["7", "9", "11", "13"]
+    assert (pairs[0][1]["ok"], pairs[0][1]["exit_code"]) == (True, 0)
+    assert (pairs[3][1]["ok"], pairs[3][1]["exit_code"]) == (False, -1)
+    assert pairs[3][1]["error"] == "command did not finish (exit code -1)"
+    assert run.meta["ts"] == "recorded" and run.meta["agent_state"] == "awaiting_user_input"
+    assert pairs[0][1]["ts"] == pytest.approx(1737404975.699033)
+    assert run.events[0]["task"] == "I want to create a VueJS app that allows me to:"
+    assert run.events[0]["cwd"] == "/workspace"
+    assert len(of_type(run, "usage")) == 4
+    assert not of_type(run, "session_end")  # waiting for the user is not an end
+    user, *rest = of_type(run, "message")
+    assert user["role"] == "user" and rest[-1]["role"] == "assistant"
+
+
+def test_openhands_resolver_flat_history() -> None:
+    (run,) = load_runs(fixture("openhands/resolver-output-history.jsonl"))
+    pairs = steps(run)
+    assert [c["tool"] for c, _ in pairs] == ["run_ipython"] * 3 + ["finish"]
+    assert set(pairs[0][0]["args"]) == {"code"}
+    assert [r and r["ok"] for _, r in pairs[:3]] == [False, False, False]
+    assert pairs[3][1] is None  # finish has no observation
+    assert run.name == "neubig-pr-viewer-1"
+    assert run.events[0]["task"] == "Add a toggle for dark mode"
+    record = json.loads(fixture("openhands/resolver-output-history.jsonl").read_text())
+    costs = record["metrics"]["costs"]  # one per LLM call = one per agent action here
+    usages = of_type(run, "usage")
+    assert [u["cost_usd"] for u in usages] == costs
+    assert [run.events.index(u) + 1 < run.events.index(c) for u, (c, _) in
+            zip(usages, pairs, strict=True)] == [True] * 4  # each cost before its action
+    assert run.events[-1]["status"] == "completed"
+
+
+def test_openhands_total_cost_only_when_costs_do_not_match_actions(tmp_path: Path) -> None:
+    record = json.loads(fixture("openhands/resolver-output-history.jsonl").read_text())
+    record["metrics"]["costs"] = record["metrics"]["costs"][:2]
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    (run,) = load_runs(path)
+    (usage,) = of_type(run, "usage")
+    assert usage["cost_usd"] == pytest.approx(1.152933) and usage["input_tokens"] == 0
+
+
+def test_openhands_legacy_pairs_one_run_per_line() -> None:
+    runs = load_runs(fixture("openhands/legacy-v1.5-output-pairs.jsonl"))
+    assert [r.name for r in runs] == ["ProntoQA_1", "ProntoQA_2"]
+    run = runs[0]
+    assert [c["tool"] for c, _ in steps(run)] == ["run_ipython", "run_ipython", "finish"]
+    assert steps(run)[0][0]["args"]["code"] == "%pip install scitools-pyke"
+    assert run.meta["model"] == "gpt-4o-2024-05-13"
+    assert run.meta["test_result"] == {"result": False}
+    roles = [m["role"] for m in of_type(run, "message")]
+    assert roles[0] == "user" and "assistant" in roles
+
+
+def test_openhands_completion_log_last_action_from_response() -> None:
+    (run,) = load_runs(fixture("openhands/completion-fncall-claude-1737000125.25.json"))
+    pairs = steps(run)
+    assert [c["tool"] for c, _ in pairs] == ["execute_bash", "str_replace_editor",
+                                             "execute_bash", "str_replace_editor"]
+    assert pairs[1][0]["args"] == {"command": "view", "path": "/workspace/calc/calcs.py"}
+    assert [(r["ok"], r["error"]) if r else None for _, r in pairs] == [
+        (True, None), (False, "tool error"), (False, "exit code 1"), None]
+    assert pairs[3][0]["call_id"] == "toolu_04"  # only in fncall_response
+    assert pairs[3][0]["ts"] == 1737000125.25
+    (usage,) = of_type(run, "usage")
+    assert (usage["input_tokens"], usage["output_tokens"], usage["cost_usd"]) == (5120, 96, 0.0168)
+    assert run.events[0]["task"] == "divide() crashes on zero"
+    assert run.meta["fncall"] is True and run.meta["pending_calls"] == 1
+
+
+def test_openhands_native_completion_log(tmp_path: Path) -> None:
+    """Native function calling logs hold the tool-calling history in `messages`/`response`."""
+    log = json.loads(fixture("openhands/completion-fncall-claude-1737000125.25.json").read_text())
+    log["messages"], log["response"] = log.pop("fncall_messages"), log.pop("fncall_response")
+    path = tmp_path / "native.json"
+    path.write_text(json.dumps(log))
+    assert detect_format(path) == "openhands"
+    (run,) = load_runs(path)
+    assert run.steps == 4 and run.meta["fncall"] is False
+
+
+def test_claude_code_transcript() -> None:
+    (run,) = load_runs(fixture("claude-code/7f2abd2d-session.jsonl"))
+    pairs = steps(run)
+    assert [c["tool"] for c, _ in pairs] == ["Bash", "Write", "Bash", "Bash"]
+    assert pairs[1][0]["args"]["file_path"] == "/Users/test_user/agent-sample/myapp/hoge.py"
+    assert [r["ok"] for _, r in pairs] == [True, True, False, True]
+    assert pairs[2][1]["error"] == "error: target shim binary not found"
+    assert pairs[0][0]["call_id"].startswith("toolu_")
+    assert run.name == "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9"
+    assert run.meta["skipped"] == {"file-history-snapshot": 4, "summary": 1, "queue-operation": 1}
+    assert run.meta["ts"] == "recorded"
+    usage_ids = of_type(run, "usage")
+    assert len(usage_ids) == 6  # one per assistant message, though its lines repeat it
+    assert all(u["cost_usd"] is None for u in usage_ids)
+    assert any(m.get("thinking") for m in of_type(run, "message"))
+    assert run.events[0]["task"].startswith("add myapp directory")
+    assert run.events[0]["cwd"] == "/Users/test_user/agent-sample"
+    assert not of_type(run, "session_end")
+
+
+def test_codex_and_gemini_record_exit_codes() -> None:
+    (codex,) = load_runs(fixture("codex/rollout-myapp-hoge.jsonl"))
+    assert [c["tool"] for c, _ in steps(codex)] == ["shell_command", "apply_patch",
+                                                     "shell_command", "shell_command",
+                                                     "shell_command"]
+    assert [r["exit_code"] for _, r in steps(codex)] == [0, 0, 1, 1, 0]
+    (gemini,) = load_runs(fixture("gemini-cli/session-myapp-hoge.json"))
+    assert [r["ok"] for _, r in steps(gemini)] == [True, True, True, False, True]
+    assert steps(gemini)[1][0]["args"]["file_path"] == "myapp/hoge.py"
+
+
+def test_output_is_truncated_but_size_and_hash_cover_the_whole(tmp_path: Path) -> None:
+    big = "x" * 200_000 + "é"
+    doc = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+           {"role": "assistant", "content": "THOUGHT\n```bash\nyes | head\n```"},
+           {"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{big}\n</output>"}]
+    path = tmp_path / "big.traj.json"
+    path.write_text(json.dumps(doc))
+    (run,) = load_runs(path)
+    (result,) = of_type(run, "tool_result")
+    data = big.encode()
+    assert result["output_bytes"] == len(data)
+    assert result["output_hash"] == xxhash.xxh3_64_hexdigest(data)
+    assert len(result["output"].encode()) == 64 * 1024 and result["output_truncated"] is True
+    check_protocol(run)
+
+
+def test_huge_arguments_are_cut_to_fit_one_protocol_line(tmp_path: Path) -> None:
+    content = "y" * 3_000_000
+    line = {"type": "assistant", "sessionId": "s1", "uuid": "u1",
+            "timestamp": "2025-01-01T00:00:00Z",
+            "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Write",
+                 "input": {"file_path": "/a", "content": content}}]}}
+    path = tmp_path / "s1.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (run,) = load_runs(path)
+    (call,) = of_type(run, "tool_call")
+    assert call["truncated"] is True and call["args"]["file_path"] == "/a"
+    assert 0 < len(call["args"]["content"]) < len(content)
+    check_protocol(run)
