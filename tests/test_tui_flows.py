@@ -6,8 +6,17 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, OptionList, TextArea
 from tui_support import (
-    FROZEN_NOW, call, checkpoint, control_lines, escalated_session, escalation, load, make_app,
-    screen_text, start, write_events,
+    FROZEN_NOW,
+    call,
+    checkpoint,
+    control_lines,
+    escalated_session,
+    escalation,
+    load,
+    make_app,
+    screen_text,
+    start,
+    write_events,
 )
 
 from supervisor.tui.screens.escalation import EscalationScreen
@@ -34,33 +43,39 @@ async def _open_escalation(app, pilot) -> EscalationScreen:
     return app.screen
 
 
-@pytest.mark.parametrize(
-    ("keys", "expected"),
-    [
-        (["a"], {"action": "approve", "text": None, "checkpoint_id": None}),
-        (["g", *"try make clean", "ctrl+s"],
-         {"action": "guidance", "text": "try make clean", "checkpoint_id": None}),
-        (["r", "down", "enter"], {"action": "rollback", "text": None, "checkpoint_id": "cp-1"}),
-        (["s"], {"action": "skip", "text": None, "checkpoint_id": None}),
-        (["x", "y"], {"action": "abort", "text": None, "checkpoint_id": None}),
-    ],
-    ids=["approve", "guidance", "rollback", "skip", "abort"],
-)
-async def test_each_decision_kind_writes_its_control_line(root: Path, keys, expected) -> None:
-    escalated_session(root)
+DECISIONS = {
+    "approve": (["a"], {"text": None, "checkpoint_id": None}),
+    "guidance": (["g", *"try make clean", "ctrl+s"],
+                 {"text": "try make clean", "checkpoint_id": None}),
+    "rollback": (["r", "down", "enter"], {"text": None, "checkpoint_id": "cp-1"}),
+    "skip": (["s"], {"text": None, "checkpoint_id": None}),
+    "abort": (["x", "y"], {"text": None, "checkpoint_id": None}),
+}
+
+
+async def test_each_decision_kind_writes_its_control_line(root: Path) -> None:
+    for action in DECISIONS:
+        escalated_session(root, action)
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        await _open_escalation(app, pilot)
-        for key in keys:
-            await pilot.press(key if len(key) > 1 or key.isalnum() else key)
+        await load(pilot, initial=True)
+        for action, (keys, expected) in DECISIONS.items():
+            app.open_escalation(action, "esc-1")
             await pilot.pause()
-        lines = control_lines(root, "s1")
-        assert len(lines) == 1
-        line = lines[0]
-        assert {k: line[k] for k in expected} == expected
-        assert line["type"] == "decision" and line["escalation_id"] == "esc-1"
-        assert line["decision_id"].startswith("d-") and line["operator"]
-        assert "waiting for the agent" in screen_text(app)
+            assert isinstance(app.screen, EscalationScreen)
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            lines = control_lines(root, action)
+            assert len(lines) == 1, action
+            line = lines[0]
+            assert {k: line[k] for k in expected} == expected
+            assert line["type"] == "decision" and line["action"] == action
+            assert line["escalation_id"] == "esc-1"
+            assert line["decision_id"].startswith("d-") and line["operator"]
+            assert "waiting for the agent" in screen_text(app)
+            await pilot.press("escape")
+            await pilot.pause()
 
 
 async def test_abort_needs_confirmation(root: Path) -> None:
@@ -169,36 +184,37 @@ async def test_deadline_countdown_uses_the_injected_clock(root: Path) -> None:
         assert "deadline passed" in screen_text(app)
 
 
-@pytest.mark.parametrize(
-    ("key", "extra_keys", "expected"),
-    [
-        ("P", [], {"action": "pause"}),
-        ("G", [*"slow down", "ctrl+s"], {"action": "guidance", "text": "slow down"}),
-        ("B", ["enter"], {"action": "rollback", "checkpoint_id": "cp-2"}),
-        ("R", ["y"], {"action": "reset"}),
-        ("X", ["y"], {"action": "abort"}),
-    ],
-    ids=["pause", "guidance", "rollback", "reset", "abort"],
-)
-async def test_operator_commands_on_a_running_session(root: Path, key, extra_keys, expected
-                                                      ) -> None:
-    events = [start(), checkpoint("cp-1", 1), *call(1), checkpoint("cp-2", 4)]
-    write_events(root, "s1", events)
+COMMANDS = {
+    "pause": ("P", [], {}),
+    "guidance": ("G", [*"slow down", "ctrl+s"], {"text": "slow down"}),
+    "rollback": ("B", ["enter"], {"checkpoint_id": "cp-2"}),
+    "reset": ("R", ["y"], {}),
+    "abort": ("X", ["y"], {}),
+}
+
+
+async def test_operator_commands_on_a_running_session(root: Path) -> None:
+    for action in COMMANDS:
+        write_events(root, action, [start(), checkpoint("cp-1", 1), *call(1),
+                                    checkpoint("cp-2", 4)])
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, SessionScreen)
-        await pilot.press(key)
-        await pilot.pause()
-        for k in extra_keys:
-            await pilot.press(k)
-        await pilot.pause()
-        lines = control_lines(root, "s1")
-        assert len(lines) == 1
-        assert lines[0]["escalation_id"] is None
-        assert {k: lines[0][k] for k in expected} == expected
+        for action, (key, extra_keys, expected) in COMMANDS.items():
+            app.open_session(action)
+            await pilot.pause()
+            assert isinstance(app.screen, SessionScreen)
+            await pilot.press(key)
+            await pilot.pause()
+            for k in extra_keys:
+                await pilot.press(k)
+            await pilot.pause()
+            lines = control_lines(root, action)
+            assert len(lines) == 1, action
+            assert lines[0]["escalation_id"] is None and lines[0]["action"] == action
+            assert {k: lines[0][k] for k in expected} == expected
+            await pilot.press("escape")
+            await pilot.pause()
 
 
 async def test_operator_command_from_the_sessions_table(root: Path) -> None:

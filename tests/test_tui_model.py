@@ -5,7 +5,14 @@ import sys
 from pathlib import Path
 
 from tui_support import (
-    FROZEN_NOW, HOSTILE, call, checkpoint, escalated_session, escalation, start, write_events,
+    FROZEN_NOW,
+    HOSTILE,
+    call,
+    checkpoint,
+    escalated_session,
+    escalation,
+    start,
+    write_events,
 )
 
 from supervisor.store.follower import Follower, SessionBatch

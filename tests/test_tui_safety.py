@@ -3,8 +3,16 @@
 from pathlib import Path
 
 import pytest
-from tui_support import CONTROL_CHARS, HOSTILE, call, escalation, load, make_app, screen_text, \
-    write_events
+from tui_support import (
+    CONTROL_CHARS,
+    HOSTILE,
+    call,
+    escalation,
+    load,
+    make_app,
+    screen_text,
+    write_events,
+)
 
 from supervisor.tui.screens.escalation import EscalationScreen
 from supervisor.tui.widgets.history_view import HistoryView

@@ -94,3 +94,15 @@ async def test_switch_theme_from_the_palette_and_with_t(root: Path) -> None:
         await pilot.pause()
         assert app.theme == "supervisor-light"
         assert app.get_css_variables()["background"].lower() == "#f7f8fa"
+
+
+def test_dashboard_command_rejects_bad_arguments(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    result = run_cli("dashboard", "--root", str(afile))
+    assert result.returncode == 2 and "is not a directory" in result.stderr
+    result = run_cli("dashboard", "--root", str(tmp_path), "--session", "../etc")
+    assert result.returncode == 2 and "invalid session id" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -7,6 +7,7 @@ Decisions go to the session's `control.jsonl`; their outcomes come back through 
 """
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -161,10 +162,8 @@ class SupervisorApp(App[None]):
         for screen in self.screen_stack:
             refresh = getattr(screen, "refresh_view", None)
             if refresh is not None and getattr(screen, "ready", False):
-                try:
+                with contextlib.suppress(NoMatches):  # being composed or torn down: next tick
                     refresh()
-                except NoMatches:  # the screen is being composed or torn down: next tick
-                    pass
 
     # -- navigation --------------------------------------------------------------------------
 

@@ -223,9 +223,7 @@ class HistoryStore:
         candidates.update(i for i in range(start, stop) if i in self._fixed)
         out = []
         for i in range(start, stop):
-            if self._codes[i] in type_hits:
-                out.append(i)
-            elif i in candidates and needle in self.text(i).lower():
+            if self._codes[i] in type_hits or (i in candidates and needle in self.text(i).lower()):
                 out.append(i)
         return out
 
