@@ -350,7 +350,8 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     for title, cls in (
         ("Everywhere", SupervisorApp), ("Sessions", SessionsScreen),
         ("Session", SessionScreen), ("History (session)", HistoryView),
-        ("Escalation prompt", EscalationScreen),
+        ("Escalation prompt", EscalationScreen), ("Guidance box", GuidanceScreen),
+        ("Checkpoint picker", CheckpointPicker), ("Confirmation", ConfirmScreen),
     ):
         keys = []
         for b in cls.BINDINGS:
@@ -358,6 +359,7 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
                 keys.append((_key_name(b.key), b.description))
         sections.append((title, keys))
     sections[0][1].append(("ctrl+p", "command palette: every action, themes, sessions"))
+    sections[-2][1].append(("enter", "Roll back to the highlighted checkpoint"))
     return sections
 
 
