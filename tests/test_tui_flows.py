@@ -469,3 +469,32 @@ async def test_palette_lists_every_action(root: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert control_lines(root, "s1")[0]["action"] == "pause"
+
+
+async def test_live_follower_shows_sessions_appearing_while_running(root: Path) -> None:
+    """The real watcher: a session created after start shows up, then its escalation."""
+    import asyncio
+
+    from tui_support import utc_clock
+
+    from supervisor.tui.app import SupervisorApp
+
+    write_events(root, "first", [start()])
+    app = SupervisorApp(root, theme="supervisor-dark", clock_format=utc_clock)
+
+    async def until(predicate, what: str) -> None:
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            if predicate():
+                return
+        raise AssertionError(f"timed out waiting for {what}")
+
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: "first" in app.model.sessions, "the first session")
+        write_events(root, "newcomer", [start(task="arrived later")])
+        await until(lambda: "newcomer" in app.model.sessions, "the new session")
+        write_events(root, "newcomer", [escalation("esc-live")])
+        await until(lambda: app.model.queue(), "the escalation")
+        await pilot.pause(0.4)  # one redraw tick
+        text = screen_text(app)
+        assert "newcomer" in text and "Needs you: 1" in text
