@@ -84,7 +84,7 @@ def make_app(root: Path, **kwargs: Any) -> SupervisorApp:
     kwargs.setdefault("theme", "supervisor-dark")
     kwargs.setdefault("theme_folders", [REPO / "themes"])
     return SupervisorApp(root, live=False, clock=lambda: FROZEN_NOW, clock_format=utc_clock,
-                         **kwargs)
+                         table_tick=0.0, **kwargs)
 
 
 async def load(pilot: Any, *, initial: bool = False) -> None:

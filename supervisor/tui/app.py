@@ -34,7 +34,7 @@ from supervisor.tui.screens.modals import (
     HelpScreen,
 )
 from supervisor.tui.screens.session import SessionScreen
-from supervisor.tui.screens.sessions import SessionsScreen
+from supervisor.tui.screens.sessions import TABLE_TICK_S, SessionsScreen
 from supervisor.tui.themes import DEFAULT_THEME, default_folders, load_themes
 from supervisor.tui.widgets.history_view import HistoryView, format_clock
 
@@ -69,6 +69,7 @@ class SupervisorApp(App[None]):
         theme_folders: Iterable[Path] | None = None,
         follower: Follower | None = None,
         open_session: str | None = None,
+        table_tick: float = TABLE_TICK_S,
     ) -> None:
         super().__init__()
         self.root = Path(root)
@@ -78,6 +79,8 @@ class SupervisorApp(App[None]):
         self.read_only = read_only
         self.model = DashboardModel(self.root)
         self.follower = follower or Follower(self.root, poll_budget=LOAD_CHUNK_BYTES)
+        self.table_tick = table_tick
+        """Seconds between updates of the sessions table's cells (tests use 0)."""
         self.initial_session = open_session
         """A session to open as soon as it is found (`--session`)."""
         self.startup_messages: list[str] = []

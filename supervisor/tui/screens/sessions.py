@@ -4,6 +4,7 @@ The table is updated by diff (`update_cell` on cells whose text changed) inside
 `App.batch_update()`, on the app's refresh tick, never per event.
 """
 
+import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -19,6 +20,10 @@ from supervisor.tui.format import ago, level_text, safe, status_text
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
 
+TABLE_TICK_S = 1.0
+"""The table's cells are compared and updated at most this often (rendering a DataTable row is
+costly; 50 busy sessions at the 0.25 s app tick would spend half a core on it). The queue and
+the "Needs you" count follow every app tick."""
 COLUMNS = ("session", "agent", "task", "status", "level", "events", "errors", "last activity")
 
 
@@ -53,8 +58,11 @@ class SessionsScreen(Screen[None]):
         self.ready = False
         """Composed and mounted: the app's tick may redraw it."""
         self.filter_text = ""
-        self._cells: dict[str, tuple[str, ...]] = {}
+        self._cells: dict[str, tuple[tuple[str, str], ...]] = {}
+        """What each row shows now: (text, style) per cell, to update only what changed."""
         self._queue_keys: list[str] = []
+        self._table_at = 0.0
+        self._hidden = 0
 
     @property
     def sv(self) -> "SupervisorApp":
@@ -108,13 +116,21 @@ class SessionsScreen(Screen[None]):
         ).lower()
         return all(word in hay for word in self.filter_text.lower().split())
 
-    def refresh_view(self) -> None:
+    def refresh_view(self, *, force: bool = False) -> None:
         """Bring the table and the queue up to date with the model (diff only)."""
         now = self.sv.clock()
+        tick = time.monotonic()
+        if not force and tick - self._table_at < self.sv.table_tick and len(self.sv.model.sessions) \
+                == len(self._cells) + self._hidden:
+            with self.app.batch_update():
+                self._refresh_queue(now)
+            return
+        self._table_at = tick
         table = self.query_one(DataTable)
         model = self.sv.model
         # rows keep the order in which sessions were found, so a live update never reorders
         wanted = [sid for sid in model.sessions if self._matches(sid, now)]
+        self._hidden = len(model.sessions) - len(wanted)
         with self.app.batch_update():
             current = list(self._cells)
             if set(current) - set(wanted) or [s for s in current if s in wanted] != [
@@ -127,20 +143,22 @@ class SessionsScreen(Screen[None]):
                 for sid in wanted:
                     cells = self._row_cells(sid, now)
                     table.add_row(*cells, key=sid)
-                    self._cells[sid] = tuple(c.plain + c.style.__str__() for c in cells)
+                    self._cells[sid] = _signature(cells)
                 if cursor_key in self._cells:
                     table.move_cursor(row=table.get_row_index(cursor_key))
             else:
                 for sid in wanted:
                     cells = self._row_cells(sid, now)
-                    sig = tuple(c.plain + c.style.__str__() for c in cells)
+                    sig = _signature(cells)
                     old = self._cells.get(sid)
                     if old is None:
                         table.add_row(*cells, key=sid)
                     else:
                         for i, name in enumerate(COLUMNS):
                             if old[i] != sig[i]:
-                                table.update_cell(sid, name, cells[i], update_width=True)
+                                # measuring a column is costly: only when the text got longer
+                                wider = len(sig[i][0]) > len(old[i][0])
+                                table.update_cell(sid, name, cells[i], update_width=wider)
                     self._cells[sid] = sig
             self._refresh_queue(now)
 
@@ -214,16 +232,20 @@ class SessionsScreen(Screen[None]):
         box.value = ""
         box.remove_class("-shown")
         self.filter_text = ""
-        self.refresh_view()
+        self.refresh_view(force=True)
         self.query_one(DataTable).focus()
 
     def on_input_changed(self, message: Input.Changed) -> None:
         if message.input.id == "filter":
             self.filter_text = message.value
-            self.refresh_view()
+            self.refresh_view(force=True)
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         if message.input.id == "filter":
             if not message.value:
                 message.input.remove_class("-shown")
             self.query_one(DataTable).focus()
+
+
+def _signature(cells: tuple[Text, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((c.plain, str(c.style)) for c in cells)
