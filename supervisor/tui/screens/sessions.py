@@ -120,8 +120,8 @@ class SessionsScreen(Screen[None]):
         """Bring the table and the queue up to date with the model (diff only)."""
         now = self.sv.clock()
         tick = time.monotonic()
-        if not force and tick - self._table_at < self.sv.table_tick and len(self.sv.model.sessions) \
-                == len(self._cells) + self._hidden:
+        same_rows = len(self.sv.model.sessions) == len(self._cells) + self._hidden
+        if not force and same_rows and tick - self._table_at < self.sv.table_tick:
             with self.app.batch_update():
                 self._refresh_queue(now)
             return
