@@ -91,7 +91,12 @@ async def load(pilot: Any, *, initial: bool = False) -> None:
     """Read what is new on disk into the app and redraw (what the live follower does)."""
     app = pilot.app
     await pilot.pause()
-    app.ingest(app.follower.scan(), initial=initial)
+    batches = app.follower.scan()
+    while True:  # a big file arrives in chunks of the follower's budget
+        app.ingest(batches, initial=initial)
+        batches = [b for b in app.follower.scan() if not b.gone]
+        if not batches:
+            break
     app.refresh_screens()
     await pilot.pause()
 
