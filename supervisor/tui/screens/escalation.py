@@ -41,7 +41,8 @@ class EscalationScreen(ModalScreen[None]):
         border: thick $error; background: $surface; padding: 0 1; }
     #esc-title { height: auto; text-style: bold; }
     #esc-deadline { height: 1; }
-    #esc-body { height: auto; max-height: 24; }
+    #esc-body { height: auto; max-height: 55vh; border-top: solid $panel; }
+    #esc-evidence, #esc-recent { text-wrap: nowrap; text-overflow: ellipsis; }
     #esc-outcome { height: auto; padding: 0 1; }
     #esc-outcome.-applied { background: $success 30%; }
     #esc-outcome.-ignored { background: $warning 30%; }
@@ -65,11 +66,11 @@ class EscalationScreen(ModalScreen[None]):
         with Vertical():
             yield Static(id="esc-title")
             yield Static(id="esc-deadline")
-            with VerticalScroll(id="esc-body"):
-                yield Static(id="esc-evidence")
-                yield Static(id="esc-recent")
             yield Static(id="esc-options")
             yield Static("", id="esc-outcome")
+            with VerticalScroll(id="esc-body"):  # the choices stay visible on small terminals
+                yield Static(id="esc-evidence")
+                yield Static(id="esc-recent")
         yield Footer()
 
     def on_mount(self) -> None:
