@@ -157,3 +157,24 @@ def test_checkpoint_without_changed_files_is_unknown(root: Path) -> None:
     write_events(root, "s1", [start(), checkpoint("cp-1", 1)])
     model, _ = _model(root)
     assert model.sessions["s1"].checkpoint_files("cp-1") is None
+
+
+def test_files_changed_since_a_checkpoint_come_from_the_guards_repository(root: Path,
+                                                                          tmp_path: Path) -> None:
+    from supervisor.guard.checkpoints import CheckpointStore
+    from supervisor.tui.app import checkpoint_diff
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.py").write_text("a = 1\n")
+    (work / "gone.py").write_text("x = 1\n")
+    write_events(root, "s1", [start(cwd=str(work))])
+    git_dir = root / "sessions" / "s1" / "checkpoints.git"
+    cp = CheckpointStore(git_dir, work, exclude_paths=[root]).create("before")
+    (work / "a.py").write_text("a = 2\n")
+    (work / "new.py").write_text("n = 1\n")
+    (work / "gone.py").unlink()
+    assert checkpoint_diff(root, "s1", str(work), cp.checkpoint_id) == [
+        "+ new.py", "~ a.py", "- gone.py"]
+    assert checkpoint_diff(root, "s1", str(work), "no-such-checkpoint") is None
+    assert checkpoint_diff(root, "s2", str(work), cp.checkpoint_id) is None

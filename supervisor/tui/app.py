@@ -281,8 +281,8 @@ class SupervisorApp(App[None]):
         st = self.model.sessions.get(session_id)
         if st is None:
             return None
-        return checkpoint_diff(self.root, session_id, st.summary.cwd, checkpoint_id) or \
-            st.checkpoint_files(checkpoint_id)
+        diff = checkpoint_diff(self.root, session_id, st.summary.cwd, checkpoint_id)
+        return diff if diff is not None else st.checkpoint_files(checkpoint_id)
 
     # -- command palette ---------------------------------------------------------------------
 
