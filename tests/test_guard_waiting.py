@@ -12,9 +12,10 @@ from supervisor.guard.waiting import ChangeWaiter
 @pytest.mark.parametrize("use_watchfiles", [True, False])
 def test_wakes_on_append_and_times_out_otherwise(tmp_path: Path, use_watchfiles: bool) -> None:
     path = tmp_path / "control.jsonl"
+    path.touch()  # so the append below is one change (creating the file would be another)
     waiter = ChangeWaiter(path, use_watchfiles=use_watchfiles)
     try:
-        assert waiter.wait(0.05) is False  # nothing yet (the file does not even exist)
+        assert waiter.wait(0.05) is False  # nothing yet
 
         def append() -> None:
             time.sleep(0.1)
