@@ -83,6 +83,9 @@ async def test_abort_needs_confirmation(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await _open_escalation(app, pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {f"Decide: {a}" for a in ("approve", "guidance", "rollback", "skip", "abort")
+                } <= titles
         await pilot.press("x")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
@@ -464,6 +467,13 @@ async def test_palette_lists_every_action(root: Path) -> None:
             assert f"{action} session s1" in titles
         assert "Filter sessions" in titles and "Help: every key" in titles
         assert {"Theme: supervisor-light", "Theme: supervisor-high-contrast"} <= set(titles)
+        app.open_session("s1")
+        await pilot.pause()
+        session_titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Search history", "Filter history", "Problems: bad lines", "Show detections",
+                "Answer this session's escalation"} <= set(session_titles)
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("ctrl+p", *"Pause session s1")
         await pilot.pause(0.3)
         await pilot.press("enter")

@@ -306,6 +306,16 @@ class SupervisorApp(App[None]):
         if isinstance(screen, SessionsScreen):
             yield SystemCommand("Filter sessions", "Show only matching sessions",
                                 screen.action_filter)
+        if isinstance(screen, SessionScreen):
+            for tab in ("overview", "detections", "checkpoints"):
+                yield SystemCommand(f"Show {tab}", f"The {tab} tab of this session",
+                                    lambda t=tab: screen.action_tab(t))
+            yield SystemCommand("Answer this session's escalation", "Open the prompt",
+                                screen.action_escalation)
+        if isinstance(screen, EscalationScreen):
+            for action in ("approve", "guidance", "rollback", "skip", "abort"):
+                yield SystemCommand(f"Decide: {action}", "Answer this escalation",
+                                    lambda a=action: screen.action_decide(a))
         for sid, st in self.model.sessions.items():
             shown = clean(sid, keep_newlines=False, limit=60)
             yield SystemCommand(f"Open session {shown}", "Show its history and details",
