@@ -48,7 +48,8 @@ class GuidanceScreen(ModalScreen[str | None]):
     """A text box for guidance; ctrl+s sends, escape cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "send", "Send", show=True, priority=True),
+        # not a priority binding: it must reach the screen after the keys typed before it
+        Binding("ctrl+s", "send", "Send", show=True),
         Binding("escape", "cancel", "Cancel", show=True),
     ]
     DEFAULT_CSS = _MODAL_CSS.format(name="GuidanceScreen") + """
