@@ -30,6 +30,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
     ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
     ("import", "supervisor.cli.import_cmd", "write runs of other agent frameworks as sessions"),
+    ("dashboard", "supervisor.cli.dashboard_cmd", "the live dashboard over a root"),
+    ("demo", "supervisor.cli.demo_cmd", "demo agents with the dashboard on them"),
 ]
 
 

@@ -1,0 +1,241 @@
+"""The dashboard: live lag under load, CPU, and opening a 100,000-event session.
+
+- Lag: 50 sessions each appending 100 events/s (a writer process, 5 events per session every
+  50 ms). The lag of an event is the time at which the dashboard's model holds it (folded, ready
+  for the next redraw) minus the `ts` the writer stamped. The dashboard runs for real (Textual,
+  headless, its sessions table redrawing on its tick); the baseline is the bare `Follower` with a
+  consumer that only notes the time, in the same run (A B B A, lags pooled). Also the CPU time
+  the dashboard's process used per second of wall time, against the bare follower's.
+- Opening a 100,000-event session (written by `sample_sessions/generate.py`): time from start
+  until the session's screen has painted its history with the last event, against reading the
+  same file with a bare `json.loads` loop; and the memory the dashboard keeps per event
+  (tracemalloc around folding the file into the model), against the file's bytes per event.
+"""
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+from common import REPO, Figure, percentile, work_dir
+
+from supervisor.store.follower import Follower, SessionBatch
+from supervisor.store.writer import event_writer
+
+SESSIONS = 50
+RATE = 100  # events per second per session
+INTERVAL_S = 0.05
+SECONDS = 6.0
+STEP_MS, DEBOUNCE_MS = 50, 100
+LONG_EVENTS = 100_000
+
+WRITER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from supervisor.store.writer import event_writer
+root, sessions, rounds = Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+per_round, interval = int(sys.argv[5]), float(sys.argv[6])
+writers = [event_writer(root, f"s{i:03d}") for i in range(sessions)]
+sys.stdin.readline()
+tick = time.monotonic()
+for r in range(rounds):
+    for i, w in enumerate(writers):
+        w.append_many([{"type": "tool_call", "call_id": f"c{r}-{k}", "tool": "bash",
+                        "args": {"cmd": f"step {r} {k}"}} for k in range(per_round)])
+    tick += interval
+    time.sleep(max(0.0, tick - time.monotonic()))
+"""
+
+
+def _prepare(root: Path, sessions: int) -> None:
+    for i in range(sessions):
+        with event_writer(root, f"s{i:03d}") as w:
+            w.append({"type": "session_start", "agent": "bench", "task": f"task {i}"})
+
+
+async def _drive(root: Path, sessions: int, rounds: int, lags: list[float]) -> tuple[int, float]:
+    """Run the writer; return (events missing after draining, CPU seconds per wall second)."""
+    await asyncio.sleep(0.8)  # the reader's first scan
+    per_round = max(1, round(RATE * INTERVAL_S))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(REPO), str(root), str(sessions), str(rounds),
+         str(per_round), str(INTERVAL_S)], stdin=subprocess.PIPE, text=True)
+    await asyncio.sleep(0.3)
+    start = len(lags)
+    assert proc.stdin is not None
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    proc.stdin.write("go\n")
+    proc.stdin.close()
+    await asyncio.to_thread(proc.wait)
+    expected = sessions * rounds * per_round
+    deadline = time.monotonic() + 10
+    while len(lags) - start < expected and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    cpu = (time.process_time() - cpu0) / (time.monotonic() - wall0)
+    return expected - (len(lags) - start), cpu
+
+
+def _note_lags(lags: list[float]):
+    def note(batches: list[SessionBatch]) -> None:
+        now = time.time()
+        lags.extend(now - e.ts for b in batches for e in b.events if e.type == "tool_call")
+    return note
+
+
+async def _dashboard(root: Path, sessions: int, rounds: int, lags: list[float]
+                     ) -> tuple[int, float]:
+    from supervisor.tui.app import SupervisorApp
+
+    app = SupervisorApp(root, theme="supervisor-dark",
+                        follower=Follower(root, step_ms=STEP_MS, debounce_ms=DEBOUNCE_MS))
+    app.on_ingest = _note_lags(lags)
+    async with app.run_test(headless=True, size=(120, 60)):
+        return await _drive(root, sessions, rounds, lags)
+
+
+async def _bare_follower(root: Path, sessions: int, rounds: int, lags: list[float]
+                         ) -> tuple[int, float]:
+    note = _note_lags(lags)
+
+    async def consumer(batches: list[SessionBatch]) -> None:
+        note(batches)
+
+    stop = asyncio.Event()
+    follower = Follower(root, step_ms=STEP_MS, debounce_ms=DEBOUNCE_MS)
+    task = asyncio.create_task(follower.run(consumer, stop))
+    try:
+        return await _drive(root, sessions, rounds, lags)
+    finally:
+        stop.set()
+        await task
+
+
+def lag(scale: float) -> list[Figure]:
+    sessions = max(2, int(SESSIONS * scale))
+    rounds = max(10, int(SECONDS / INTERVAL_S * scale))
+    dash_lags: list[float] = []
+    bare_lags: list[float] = []
+    dash_cpu: list[float] = []
+    bare_cpu: list[float] = []
+    lost = 0
+    for which in ("dashboard", "bare", "bare", "dashboard"):
+        root = work_dir("dashboard-lag")
+        _prepare(root, sessions)
+        if which == "dashboard":
+            missing, cpu = asyncio.run(_dashboard(root, sessions, rounds, dash_lags))
+            lost += missing
+            dash_cpu.append(cpu)
+        else:
+            _, cpu = asyncio.run(_bare_follower(root, sessions, rounds, bare_lags))
+            bare_cpu.append(cpu)
+    ms = 1000.0
+    note = (f"{sessions} sessions x {RATE} events/s for {rounds * INTERVAL_S:g} s, twice each; "
+            f"step {STEP_MS} ms, debounce {DEBOUNCE_MS} ms")
+    return [
+        Figure("append -> dashboard state, lag p50", percentile(dash_lags, 50) * ms, "ms",
+               percentile(bare_lags, 50) * ms, note=note),
+        Figure("append -> dashboard state, lag p95", percentile(dash_lags, 95) * ms, "ms",
+               percentile(bare_lags, 95) * ms, 1.5, note="baseline: the bare Follower"),
+        Figure("dashboard CPU under load", 100 * sum(dash_cpu) / len(dash_cpu), "% of a core",
+               100 * sum(bare_cpu) / len(bare_cpu),
+               note="baseline: the bare Follower's CPU for the same load"),
+        Figure("events lost by the dashboard", float(lost), "", max_value=0.0),
+    ]
+
+
+def _long_session(count: int) -> Path:
+    spec = importlib.util.spec_from_file_location(
+        "sample_generate", REPO / "sample_sessions" / "generate.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    root = work_dir("dashboard-open")
+    module.write_long(root, count)
+    return root
+
+
+def _bare_read(path: Path) -> float:
+    start = time.perf_counter()
+    with path.open("rb") as f:
+        for line in f:
+            json.loads(line)
+    return time.perf_counter() - start
+
+
+async def _open(root: Path, session: str, count: int) -> tuple[float, float]:
+    """`supervisor dashboard --session ID` on the long session: (first paint of its history,
+    history painted with the last event loaded), in seconds from the start. A paint is the
+    compositor asking the history view for its lines (noted by wrapping `render_line`)."""
+    from supervisor.tui.app import SupervisorApp
+    from supervisor.tui.widgets.history_view import HistoryView
+
+    painted: list[tuple[float, int]] = []
+    original = HistoryView.render_line
+
+    def noting(view: HistoryView, y: int):  # type: ignore[no-untyped-def]
+        if view.row_count:
+            painted.append((time.perf_counter(), view.row_count))
+        return original(view, y)
+
+    HistoryView.render_line = noting  # type: ignore[method-assign]
+    try:
+        start = time.perf_counter()
+        app = SupervisorApp(root, theme="supervisor-dark", open_session=session)
+        async with app.run_test(headless=True, size=(120, 40)):
+            while not painted or painted[-1][1] < count:
+                await asyncio.sleep(0.005)
+            return painted[0][0] - start, painted[-1][0] - start
+    finally:
+        HistoryView.render_line = original  # type: ignore[method-assign]
+
+
+def _memory_per_event(root: Path, session: str) -> float:
+    from supervisor.tui.model import DashboardModel
+
+    follower = Follower(root)
+    batches = []
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    model = DashboardModel()
+    while True:  # fold batch by batch, as the live app does (parsed events are not kept)
+        new = follower.poll_session(session)
+        if not new:
+            break
+        model.apply(new)
+        del new
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    del batches
+    used = sum(s.size_diff for s in after.compare_to(before, "filename"))
+    return used / max(1, len(model.sessions[session].history))
+
+
+def open_long(scale: float) -> list[Figure]:
+    count = max(5000, int(LONG_EVENTS * scale))
+    root = _long_session(count)
+    session = f"long-{count}"
+    path = root / "sessions" / session / "events.jsonl"
+    bare = [_bare_read(path)]
+    runs = [asyncio.run(_open(root, session, count))]
+    bare.append(_bare_read(path))
+    runs.append(asyncio.run(_open(root, session, count)))
+    per_event = _memory_per_event(root, session)
+    file_per_event = path.stat().st_size / count
+    note = f"{count} events, {path.stat().st_size / 1e6:.1f} MB"
+    return [
+        Figure("open a long session: time to first paint", min(r[0] for r in runs), "s",
+               min(bare), 2.0, note=note + "; baseline: bare json.loads loop over the file"),
+        Figure("open a long session: all of it loaded and painted", min(r[1] for r in runs),
+               "s", min(bare), note="the rest arrives in 2 MB chunks while the screen is live"),
+        Figure("dashboard memory per event", per_event, "bytes", file_per_event,
+               note="baseline: the file's bytes per event"),
+    ]
+
+
+def run(scale: float = 1.0) -> list[Figure]:
+    return lag(scale) + open_long(scale)

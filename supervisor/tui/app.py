@@ -1,0 +1,380 @@
+"""The Textual application: follows the store, folds batches into the model, draws on a tick.
+
+The follower (one watchfiles watcher for the whole root) runs as an async worker and hands
+batches to `ingest`, which only folds them into the UI-free `DashboardModel`. Screens redraw from
+the model on a fixed tick (`TICK_S`), by diff, so a burst of thousands of events costs one redraw.
+Decisions go to the session's `control.jsonl`; their outcomes come back through the events.
+"""
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
+from textual.screen import Screen
+
+from supervisor.safetext import clean
+from supervisor.store.errors import StoreError
+from supervisor.store.follower import Follower, SessionBatch
+from supervisor.tui.format import safe
+from supervisor.tui.model import DashboardModel
+from supervisor.tui.screens.escalation import EscalationScreen
+from supervisor.tui.screens.modals import (
+    CheckpointPicker,
+    ConfirmScreen,
+    GuidanceScreen,
+    HelpScreen,
+)
+from supervisor.tui.screens.session import SessionScreen
+from supervisor.tui.screens.sessions import TABLE_TICK_S, SessionsScreen
+from supervisor.tui.themes import DEFAULT_THEME, default_folders, load_themes
+from supervisor.tui.widgets.history_view import HistoryView, format_clock
+
+TICK_S = 0.25
+"""How often the screens redraw from the model."""
+LOAD_CHUNK_BYTES = 2 * 1024 * 1024
+"""Bytes read per file per delivery: a huge session is shown after its first chunk and fills
+in while the operator already looks at it, instead of freezing until all of it is parsed."""
+OPERATOR_COMMANDS = ("pause", "guidance", "rollback", "reset", "abort")
+
+
+class SupervisorApp(App[None]):
+    """The operator's dashboard over one store root."""
+
+    TITLE = "Agent Supervisor"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", show=True),
+        Binding("question_mark", "help", "Help", show=True),
+        Binding("t", "next_theme", "Theme", show=False),
+        Binding("ctrl+e", "next_escalation", "Oldest escalation", show=False),
+    ]
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        theme: str | None = None,
+        clock: Callable[[], float] = time.time,
+        clock_format: Callable[[float], str] = format_clock,
+        live: bool = True,
+        read_only: bool = False,
+        theme_folders: Iterable[Path] | None = None,
+        follower: Follower | None = None,
+        open_session: str | None = None,
+        table_tick: float = TABLE_TICK_S,
+    ) -> None:
+        super().__init__()
+        self.root = Path(root)
+        self.clock = clock
+        self.clock_format = clock_format
+        self.live = live
+        self.read_only = read_only
+        self.model = DashboardModel(self.root)
+        self.follower = follower or Follower(self.root, poll_budget=LOAD_CHUNK_BYTES)
+        self.table_tick = table_tick
+        """Seconds between updates of the sessions table's cells (tests use 0)."""
+        self.initial_session = open_session
+        """A session to open as soon as it is found (`--session`)."""
+        self.startup_messages: list[str] = []
+        self._first_delivery = True
+        self._stop = asyncio.Event()
+        self.ingested = 0
+        """Events folded so far (the benchmark reads it)."""
+        self.on_ingest: Callable[[list[SessionBatch]], None] | None = None
+        loaded = load_themes(*(default_folders() if theme_folders is None else theme_folders))
+        self.startup_messages += loaded.errors
+        for t in loaded.themes.values():
+            self.register_theme(t)
+        self.theme_names = sorted(loaded.themes)
+        wanted = theme or DEFAULT_THEME
+        if wanted not in self.available_themes:
+            fallback = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+            self.startup_messages.append(
+                f"theme {wanted!r} not found (available: {', '.join(self.theme_names)}); "
+                f"using {fallback}"
+            )
+            wanted = fallback
+        self.theme = wanted
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self.push_screen(SessionsScreen())
+        for message in self.startup_messages:
+            self.notify(message, severity="error", timeout=10, markup=False)
+        if self.live:
+            self.run_worker(self._follow(), group="follower", exclusive=True)
+        self.set_interval(TICK_S, self.refresh_screens)
+
+    async def _follow(self) -> None:
+        await self.follower.run(self._consume, self._stop)
+
+    async def _consume(self, batches: list[SessionBatch]) -> None:
+        opening = self.initial_session
+        self.ingest(batches, initial=self._first_delivery)
+        self._first_delivery = False
+        if opening is not None and self.initial_session is None:
+            # let the session's screen compose and paint before parsing the rest of a big
+            # file: both need the GIL, and the operator wants to see something first
+            for _ in range(300):
+                if isinstance(self.screen, SessionScreen) and self.screen.ready:
+                    break
+                await asyncio.sleep(0.01)
+
+    async def action_quit(self) -> None:
+        self._stop.set()
+        self.exit()
+
+    def ingest(self, batches: list[SessionBatch], *, initial: bool = False) -> None:
+        """Fold batches into the model; announce escalations that arrived live."""
+        changes = self.model.apply(batches)
+        self.ingested += sum(len(b.events) for b in batches)
+        if self.on_ingest is not None:
+            self.on_ingest(batches)
+        if self.initial_session is not None and self.initial_session in self.model.sessions:
+            self.open_session(self.initial_session)
+            self.initial_session = None
+        for sid in changes.vanished:
+            self.notify(f"session {sid}: its folder vanished", severity="warning",
+                        markup=False)
+        if initial:
+            count = len(self.model.queue())
+            if count:
+                self.notify(f"{count} escalation(s) need you (e: answer the oldest)",
+                            severity="warning", timeout=8)
+            return
+        if changes.new_escalations:
+            self.bell()
+            for sid, esc in changes.new_escalations:
+                self.notify(
+                    f"{clean(sid, limit=40)} needs you: "
+                    f"{clean(str(esc.get('reason')), keep_newlines=False, limit=120)}",
+                    title="Escalation", severity="error", timeout=10, markup=False,
+                )
+
+    def refresh_screens(self) -> None:
+        """The tick: every screen in the stack that shows model data redraws by diff."""
+        for screen in self.screen_stack:
+            refresh = getattr(screen, "refresh_view", None)
+            if refresh is not None and getattr(screen, "ready", False):
+                with contextlib.suppress(NoMatches):  # being composed or torn down: next tick
+                    refresh()
+
+    # -- navigation --------------------------------------------------------------------------
+
+    def open_session(self, session_id: str) -> None:
+        if session_id not in self.model.sessions:
+            self.notify(f"no session {session_id}", severity="warning", markup=False)
+            return
+        self.push_screen(SessionScreen(session_id))
+
+    def open_escalation(self, session_id: str, escalation_id: str) -> None:
+        st = self.model.sessions.get(session_id)
+        esc = st.escalations.get(escalation_id) if st else None
+        if esc is None:
+            self.notify("that escalation is gone", severity="warning")
+            return
+        self.push_screen(EscalationScreen(session_id, esc))
+
+    def action_next_escalation(self) -> None:
+        queue = self.model.queue()
+        if not queue:
+            self.notify("nothing needs you")
+            return
+        sid, esc = queue[0]
+        self.open_escalation(sid, str(esc.get("escalation_id")))
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(help_sections()))
+
+    def action_next_theme(self) -> None:
+        names = self.theme_names or sorted(self.available_themes)
+        index = names.index(self.theme) + 1 if self.theme in names else 0
+        self.theme = names[index % len(names)]
+        self.notify(f"theme: {self.theme}", markup=False)
+
+    # -- decisions ---------------------------------------------------------------------------
+
+    def send(self, session_id: str, action: str, *, escalation_id: str | None = None,
+             text: str | None = None, checkpoint_id: str | None = None) -> dict[str, Any] | None:
+        """Write one decision; returns the written line, or None (with a message) if refused."""
+        st = self.model.sessions.get(session_id)
+        if self.read_only:
+            self.notify("read-only: these are recordings, decisions are not written",
+                        severity="warning")
+            return None
+        if st is None or st.gone:
+            self.notify(f"session {session_id} is gone", severity="error", markup=False)
+            return None
+        from supervisor.guard.operator import send_decision
+
+        try:
+            decision_id = send_decision(
+                self.root, session_id, action, escalation_id=escalation_id, text=text,
+                checkpoint_id=checkpoint_id, operator=os.environ.get("SUPERVISOR_OPERATOR"),
+            )
+        except (ValueError, StoreError, OSError) as exc:
+            self.notify(f"decision not written: {exc}", severity="error", markup=False)
+            return None
+        line = {"decision_id": decision_id, "action": action, "escalation_id": escalation_id}
+        st.apply_control([_DecisionView(line)])
+        self.notify(f"{action} sent to {session_id}", markup=False)
+        return line
+
+    def operator_command(self, session_id: str, action: str) -> None:
+        """pause / guidance / rollback / reset / abort on a session, escalated or not."""
+        st = self.model.sessions.get(session_id)
+        if st is None:
+            return
+        if st.summary.end_status is not None:
+            self.notify(f"session {session_id} has ended", severity="warning", markup=False)
+            return
+        self._operator_command(session_id, action)
+
+    @work(group="operator-command")
+    async def _operator_command(self, session_id: str, action: str) -> None:
+        text = checkpoint = None
+        if action == "guidance":
+            text = await self.push_screen_wait(GuidanceScreen(session_id))
+            if text is None:
+                return
+        elif action == "rollback":
+            checkpoint = await self.pick_checkpoint(session_id)
+            if checkpoint is None:
+                return
+        elif action in ("abort", "reset"):
+            question = Text(f"{action.capitalize()} session ", style="bold")
+            question.append_text(safe(session_id, 60, "bold"))
+            question.append(
+                "? The agent stops for good." if action == "abort"
+                else "? Its counters are cleared."
+            )
+            if not await self.push_screen_wait(ConfirmScreen(question)):
+                return
+        self.send(session_id, action, text=text, checkpoint_id=checkpoint)
+
+    async def pick_checkpoint(self, session_id: str) -> str | None:
+        st = self.model.sessions[session_id]
+        if not st.checkpoints:
+            self.notify("this session has no checkpoints", severity="warning")
+            return None
+        ids = [cp.checkpoint_id for cp in st.checkpoints]
+        changed = await asyncio.to_thread(
+            lambda: {cid: self.changed_files(session_id, cid) for cid in ids}
+        )
+        return await self.push_screen_wait(CheckpointPicker(session_id, st.checkpoints, changed))
+
+    def changed_files(self, session_id: str, checkpoint_id: str) -> list[str] | None:
+        """Files changed since a checkpoint: from the session's checkpoint repository when it
+        has one (the guard's diff against the work tree now), else as the checkpoint event
+        reported them (recordings), else None (unknown)."""
+        st = self.model.sessions.get(session_id)
+        if st is None:
+            return None
+        diff = checkpoint_diff(self.root, session_id, st.summary.cwd, checkpoint_id)
+        return diff if diff is not None else st.checkpoint_files(checkpoint_id)
+
+    # -- command palette ---------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help: every key", "Show the help screen", self.action_help)
+        yield SystemCommand("Answer the oldest escalation", "Open the first of the queue",
+                            self.action_next_escalation)
+        for name in self.theme_names:
+            yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
+                                lambda n=name: setattr(self, "theme", n))
+        if isinstance(screen, SessionScreen):
+            yield SystemCommand("Search history", "Find text in this session's history",
+                                screen.action_search)
+            yield SystemCommand("Filter history", "Show only matching history lines",
+                                screen.action_filter)
+            yield SystemCommand("Problems: bad lines", "Show this session's bad lines",
+                                lambda: screen.action_tab("problems"))
+            yield SystemCommand("Follow live", "Jump to the end of the history",
+                                screen.action_follow)
+        if isinstance(screen, SessionsScreen):
+            yield SystemCommand("Filter sessions", "Show only matching sessions",
+                                screen.action_filter)
+        if isinstance(screen, SessionScreen):
+            for tab in ("overview", "detections", "checkpoints"):
+                yield SystemCommand(f"Show {tab}", f"The {tab} tab of this session",
+                                    lambda t=tab: screen.action_tab(t))
+            yield SystemCommand("Answer this session's escalation", "Open the prompt",
+                                screen.action_escalation)
+        if isinstance(screen, EscalationScreen):
+            for action in ("approve", "guidance", "rollback", "skip", "abort"):
+                yield SystemCommand(f"Decide: {action}", "Answer this escalation",
+                                    lambda a=action: screen.action_decide(a))
+        for sid, st in self.model.sessions.items():
+            shown = clean(sid, keep_newlines=False, limit=60)
+            yield SystemCommand(f"Open session {shown}", "Show its history and details",
+                                lambda s=sid: self.open_session(s), discover=False)
+            if st.summary.end_status is None and not st.gone:
+                for action in OPERATOR_COMMANDS:
+                    yield SystemCommand(
+                        f"{action.capitalize()} session {shown}",
+                        f"Operator command: {action}",
+                        lambda s=sid, a=action: self.operator_command(s, a), discover=False,
+                    )
+
+
+def checkpoint_diff(root: Path, session_id: str, cwd: str | None, checkpoint_id: str
+                    ) -> list[str] | None:
+    """`+ added`, `~ modified`, `- deleted` files of the work tree since the checkpoint, via
+    the guard's shadow repository; None when the session has none or git fails."""
+    from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
+    from supervisor.protocol.names import CHECKPOINTS_DIR
+    from supervisor.store.paths import sessions_dir
+
+    git_dir = sessions_dir(root) / session_id / CHECKPOINTS_DIR
+    if not cwd or not (git_dir / "HEAD").exists() or not Path(cwd).is_dir():
+        return None
+    try:
+        changes = CheckpointStore(git_dir, Path(cwd), exclude_paths=[root]).diff(checkpoint_id)
+    except (CheckpointError, OSError, ValueError):
+        return None
+    return ([f"+ {p}" for p in changes.added] + [f"~ {p}" for p in changes.modified]
+            + [f"- {p}" for p in changes.deleted])
+
+
+class _DecisionView:
+    """A written decision line seen as an event, to mark it 'sent' before it is read back."""
+
+    def __init__(self, line: dict[str, Any]) -> None:
+        self.decision_id = line["decision_id"]
+        self.action = line["action"]
+        self.escalation_id = line.get("escalation_id")
+
+
+def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every key of every screen, from the bindings themselves (the help can't go stale)."""
+    sections = []
+    for title, cls in (
+        ("Everywhere", SupervisorApp), ("Sessions", SessionsScreen),
+        ("Session", SessionScreen), ("History (session)", HistoryView),
+        ("Escalation prompt", EscalationScreen), ("Guidance box", GuidanceScreen),
+        ("Checkpoint picker", CheckpointPicker), ("Confirmation", ConfirmScreen),
+    ):
+        keys = []
+        for b in cls.BINDINGS:
+            if isinstance(b, Binding):
+                keys.append((_key_name(b.key), b.description))
+        sections.append((title, keys))
+    sections[0][1].append(("ctrl+p", "command palette: every action, themes, sessions"))
+    sections[-2][1].append(("enter", "Roll back to the highlighted checkpoint"))
+    return sections
+
+
+def _key_name(key: str) -> str:
+    return {"question_mark": "?", "slash": "/", "escape": "esc"}.get(key, key)

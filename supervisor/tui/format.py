@@ -1,0 +1,84 @@
+"""Small, safe formatters shared by the screens: every agent string goes through `safe()`.
+
+Agent text becomes a `rich.text.Text` built from plain strings (Rich never parses markup in
+them) after `safetext.clean` removed escape sequences and control characters.
+"""
+
+from rich.text import Text
+
+from supervisor.protocol.names import LEVEL_NAMES
+from supervisor.safetext import clean
+
+LEVEL_STYLES = ("green", "yellow", "dark_orange", "bold red", "bold white on red")
+STATUS_STYLES = {
+    "running": "green",
+    "waiting": "bold black on yellow",
+    "paused": "bold yellow",
+    "idle": "dim",
+    "ended": "dim",
+    "dead": "bold white on red",
+}
+STATUS_LABELS = {"waiting": "WAITING"}
+
+
+def safe(value: object, limit: int | None = 400, style: str = "") -> Text:
+    """Untrusted text as a one-line `Text` (markup never interpreted, controls removed)."""
+    return Text(clean("" if value is None else str(value), keep_newlines=False, limit=limit),
+                style=style, no_wrap=True, end="")
+
+
+def safe_block(value: object, limit: int | None = 4000, style: str = "") -> Text:
+    """Untrusted text kept on several lines (for detail panes)."""
+    return Text(clean("" if value is None else str(value), limit=limit), style=style)
+
+
+def level_text(level: int) -> Text:
+    level = max(0, min(int(level), 4))
+    return Text(f"{level} {LEVEL_NAMES[level]}", style=LEVEL_STYLES[level], end="")
+
+
+def status_text(status: str) -> Text:
+    return Text(STATUS_LABELS.get(status, status), style=STATUS_STYLES.get(status, ""), end="")
+
+
+def ago(ts: float | None, now: float) -> str:
+    """`12s ago` style age of a timestamp, relative to the injected clock."""
+    if ts is None:
+        return "-"
+    delta = max(0.0, now - ts)
+    if delta < 60:
+        return f"{delta:.0f}s ago"
+    if delta < 3600:
+        return f"{delta / 60:.0f}m ago"
+    if delta < 86400:
+        return f"{delta / 3600:.0f}h ago"
+    return f"{delta / 86400:.0f}d ago"
+
+
+def countdown(deadline: float | None, now: float) -> Text:
+    """Time left before an escalation's fallback applies."""
+    if deadline is None:
+        return Text("no deadline", style="dim")
+    left = deadline - now
+    if left <= 0:
+        return Text("deadline passed: the fallback applies", style="bold red")
+    minutes, seconds = divmod(int(left), 60)
+    style = "bold red" if left < 30 else "bold yellow" if left < 120 else "bold"
+    return Text(f"{minutes:d}:{seconds:02d} left", style=style)
+
+
+def gauge_text(name: str, value: float | None, limit: float, action: str, width: int = 24) -> Text:
+    """Two lines: `name  12/50 → stop` then a bar, coloured by closeness to the limit."""
+    ratio = 0.0 if value is None or limit <= 0 else value / limit
+    filled = max(0, min(width, round(ratio * width)))
+    style = "green" if ratio < 0.6 else "yellow" if ratio < 0.85 else "bold red"
+    text = Text(no_wrap=True, end="")
+    text.append(clean(name, keep_newlines=False, limit=24), style="bold")
+    shown = "?" if value is None else f"{value:g}"
+    text.append(f"  {shown}/{limit:g}", style=style)
+    if action:
+        text.append(f" → {clean(action, keep_newlines=False, limit=20)}", style="dim")
+    text.append("\n")
+    text.append("█" * filled, style=style)
+    text.append("░" * (width - filled), style="dim")
+    return text

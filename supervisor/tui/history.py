@@ -1,0 +1,298 @@
+"""A compact, append-only index of one session's history, built for 100,000+ events.
+
+The dashboard keeps no parsed events and no text per event: each one is reduced to its `seq`,
+`ts`, a small type code and the byte offset of its line in `events.jsonl` (about 25 bytes an
+event). The one-line summary a row shows is made when the row is drawn, by reading that line
+back from the file, summarising it and cleaning it (agent text made terminal-safe); a small LRU
+cache keeps what was drawn recently. Folding an event therefore costs a few array appends, and
+the history view renders any window of rows in O(rows shown).
+"""
+
+import json
+import os
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from supervisor.protocol.models import Event
+from supervisor.safetext import clean
+
+SUMMARY_LIMIT = 240
+"""Characters of the one-line summary shown per event (the full event stays on disk)."""
+CACHE_ROWS = 4096
+_READ = 64 * 1024
+_MAX_LINE = 1024 * 1024 + 1
+
+TYPE_NAMES: list[str] = []
+_TYPE_CODES: dict[str, int] = {}
+
+
+def type_code(name: str) -> int:
+    """A small integer for an event type name (unknown types get codes too, up to 255)."""
+    code = _TYPE_CODES.get(name)
+    if code is None:
+        if len(TYPE_NAMES) >= 255:
+            return type_code("?")
+        code = len(TYPE_NAMES)
+        TYPE_NAMES.append(name)
+        _TYPE_CODES[name] = code
+    return code
+
+
+def summarize(g: dict[str, Any]) -> str:
+    """One line saying what an event (as a JSON dict) is about; raw, the caller cleans it."""
+    kind = g.get("type")
+    match kind:
+        case "tool_call":
+            return f"{g.get('tool')} {_compact(g.get('args'))}  [{g.get('call_id')}]"
+        case "tool_result":
+            state = "ok" if g.get("ok") else f"ERROR {g.get('error') or ''}".rstrip()
+            return f"{state} [{g.get('call_id')}] {str(g.get('output'))[:200]}"
+        case "message":
+            return f"{g.get('role')}: {g.get('text')}"
+        case "verdict":
+            text = g.get("message") or g.get("reason") or ""
+            return f"{g.get('action')} (level {g.get('level')}) [{g.get('call_id')}] {text}"
+        case "detection":
+            return (f"{g.get('detector')} level {g.get('level')}: {g.get('message')}  "
+                    f"evidence {g.get('evidence')}")
+        case "escalation":
+            return f"{g.get('escalation_id')} level {g.get('level')}: {g.get('reason')}"
+        case "limit":
+            return f"{g.get('name')} {g.get('value')}/{g.get('limit')} -> {g.get('action')}"
+        case "checkpoint":
+            return (f"{g.get('checkpoint_id')} {g.get('label')} at seq {g.get('at_seq')} "
+                    f"({g.get('files')} files)")
+        case "decision_applied":
+            return f"{g.get('action')} [{g.get('decision_id')}] {g.get('outcome')}"
+        case "decision_ignored":
+            return f"[{g.get('decision_id')}] {g.get('reason')}"
+        case "task_start":
+            return f"{g.get('task_id')} {g.get('title')}"
+        case "task_end":
+            return f"{g.get('task_id')} {g.get('status')}"
+        case "session_start":
+            return f"{g.get('agent')} task={g.get('task')} cwd={g.get('cwd')}"
+        case "session_end":
+            return f"{g.get('status')} {g.get('reason') or ''}"
+        case "heartbeat":
+            return ""
+        case _:
+            return _compact({k: v for k, v in g.items() if k not in ("v", "seq", "ts", "type")})
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)[:400]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """One line of history as the view shows it (`text` is already terminal-safe)."""
+
+    index: int
+    seq: int
+    ts: float
+    type: str
+    text: str
+
+
+class HistoryStore:
+    """Append-only history of one session: parallel arrays, summaries read back on demand."""
+
+    __slots__ = ("_cache", "_codes", "_fixed", "_offsets", "_seqs", "_ts", "path")
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        """The events file the offsets point into (None: rows carry their own text)."""
+        self._seqs = array("q")
+        self._ts = array("d")
+        self._offsets = array("q")
+        self._codes = bytearray()
+        self._fixed: dict[int, str] = {}
+        """Rows added with an explicit text (`append_row`)."""
+        self._cache: OrderedDict[int, str] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._seqs)
+
+    def append(self, event: Event, offset: int) -> None:
+        """Index `event`, whose line starts at byte `offset` of `self.path`."""
+        self._seqs.append(event.seq)
+        self._ts.append(event.ts)
+        self._offsets.append(offset)
+        code = _TYPE_CODES.get(event.type)
+        self._codes.append(code if code is not None else type_code(event.type[:32]))
+
+    def append_row(self, seq: int, ts: float, type_name: str, summary: str) -> None:
+        """A row with its own text (no file behind it)."""
+        self._fixed[len(self._seqs)] = clean(summary, keep_newlines=False, limit=SUMMARY_LIMIT)
+        self._seqs.append(seq)
+        self._ts.append(ts)
+        self._offsets.append(-1)
+        self._codes.append(type_code(type_name[:32]))
+
+    def type_of(self, index: int) -> str:
+        return TYPE_NAMES[self._codes[index]]
+
+    def row(self, index: int) -> HistoryRow:
+        return HistoryRow(index, self._seqs[index], self._ts[index], self.type_of(index),
+                          self.text(index))
+
+    def rows(self, start: int, stop: int) -> Iterator[HistoryRow]:
+        for index in range(max(start, 0), min(stop, len(self._seqs))):
+            yield self.row(index)
+
+    def text(self, index: int) -> str:
+        """The cleaned one-line summary of row `index` (read back from the file if needed)."""
+        fixed = self._fixed.get(index)
+        if fixed is not None:
+            return fixed
+        cached = self._cache.get(index)
+        if cached is not None:
+            self._cache.move_to_end(index)
+            return cached
+        text = self._load([index])[index]
+        return text
+
+    def _load(self, indices: list[int]) -> dict[int, str]:
+        """Read, summarise and clean the lines of `indices` (one open of the file)."""
+        out: dict[int, str] = {}
+        fd = None
+        try:
+            if self.path is not None:
+                fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            fd = None
+        try:
+            for index in indices:
+                out[index] = self._summary_at(fd, self._offsets[index])
+                self._cache[index] = out[index]
+        finally:
+            if fd is not None:
+                os.close(fd)
+        while len(self._cache) > CACHE_ROWS:
+            self._cache.popitem(last=False)
+        return out
+
+    @staticmethod
+    def _summary_at(fd: int | None, offset: int) -> str:
+        if fd is None or offset < 0:
+            return "(line no longer readable: the file is gone)"
+        try:
+            data = _read_line(fd, offset)
+            value = json.loads(data)
+            summary = summarize(value) if isinstance(value, dict) else _compact(value)
+        except (OSError, ValueError, RecursionError):
+            return "(line no longer readable: the file changed)"
+        return clean(summary, keep_newlines=False, limit=SUMMARY_LIMIT)
+
+    def prefetch(self, indices: Iterable[int]) -> None:
+        """Load the summaries of these rows in one go (before drawing them)."""
+        n = len(self._seqs)
+        missing = [i for i in indices
+                   if 0 <= i < n and i not in self._fixed and i not in self._cache]
+        if missing:
+            self._load(missing)
+
+    def index_of_seq(self, seq: int) -> int | None:
+        """Index of the row with this `seq` (binary search: seqs only increase in a file)."""
+        lo, hi = 0, len(self._seqs)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._seqs[mid] < seq:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < len(self._seqs) and self._seqs[lo] == seq else None
+
+    def matches(self, needle: str, start: int = 0, stop: int | None = None) -> list[int]:
+        """Indices in `start..stop` whose type or summary contains `needle` (any case).
+
+        Candidates are found in the raw bytes of the file (one sequential read), then
+        confirmed on their summaries, so a filter over 100,000 rows does not summarise them
+        all."""
+        stop = len(self._seqs) if stop is None else min(stop, len(self._seqs))
+        needle = needle.lower()
+        if not needle:
+            return list(range(start, stop))
+        type_hits = {c for c, name in enumerate(TYPE_NAMES) if needle in name}
+        candidates = set(self._raw_candidates(needle, start, stop))
+        candidates.update(i for i in range(start, stop) if i in self._fixed)
+        out = []
+        for i in range(start, stop):
+            if self._codes[i] in type_hits or (i in candidates and needle in self.text(i).lower()):
+                out.append(i)
+        return out
+
+    def _raw_candidates(self, needle: str, start: int, stop: int) -> list[int]:
+        if self.path is None or start >= stop:
+            return []
+        import bisect
+
+        first = self._offsets[start]
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(max(first, 0))
+                data = f.read().lower()
+        except OSError:
+            return []
+        raw = needle.encode("utf-8")
+        hits: list[int] = []
+        pos = data.find(raw)
+        while pos >= 0:
+            i = bisect.bisect_right(self._offsets, first + pos, start, stop) - 1
+            if i >= start and (not hits or hits[-1] != i):
+                hits.append(i)
+            end = data.find(b"\n", pos)
+            if end < 0:
+                break
+            pos = data.find(raw, end)
+        return hits
+
+    def search(self, needle: str, start: int = 0, *, backwards: bool = False) -> int | None:
+        """Index of the next row (from `start`, wrapping) whose type or text contains `needle`."""
+        n = len(self._seqs)
+        if not n or not needle:
+            return None
+        found = self.matches(needle)
+        if not found:
+            return None
+        import bisect
+
+        if backwards:
+            pos = bisect.bisect_right(found, start) - 1
+            return found[pos] if pos >= 0 else found[-1]
+        pos = bisect.bisect_left(found, start)
+        return found[pos] if pos < len(found) else found[0]
+
+    def nbytes(self) -> int:
+        """Approximate memory held (the index, the cache and fixed rows)."""
+        import sys
+
+        return (
+            self._seqs.buffer_info()[1] * self._seqs.itemsize
+            + self._ts.buffer_info()[1] * self._ts.itemsize
+            + self._offsets.buffer_info()[1] * self._offsets.itemsize
+            + len(self._codes)
+            + sum(sys.getsizeof(t) for t in self._cache.values())
+            + sum(sys.getsizeof(t) for t in self._fixed.values())
+        )
+
+
+def _read_line(fd: int, offset: int) -> bytes:
+    """The line starting at `offset` (without its newline)."""
+    data = b""
+    pos = offset
+    while len(data) < _MAX_LINE:
+        chunk = os.pread(fd, _READ, pos)
+        if not chunk:
+            break
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return data + chunk[:nl]
+        data += chunk
+        pos += len(chunk)
+    return data

@@ -1,0 +1,376 @@
+"""The dashboard's state, folded from the store's batches; no Textual here.
+
+`DashboardModel.apply(batches)` folds what the `Follower` delivers into one `SessionState` per
+session: the `SessionSummary` row, a compact history, detections, limit gauges, checkpoints, bad
+lines, the control decisions and their outcomes, and per-minute tool-call and error counts. It
+returns what changed, so the widgets refresh by diff at their own tick instead of per event.
+"""
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from supervisor.protocol.codec import BadLine
+from supervisor.protocol.models import Event
+from supervisor.protocol.names import EVENTS_FILE
+from supervisor.safetext import clean
+from supervisor.store.follower import SessionBatch
+from supervisor.store.paths import sessions_dir
+from supervisor.store.summary import SessionSummary
+from supervisor.tui.history import HistoryStore
+
+RATE_MINUTES = 30
+"""Minutes of tool-call and error counts kept for the sparkline."""
+
+_VALUE_ALIASES = {
+    "iterations_per_session": "tool_calls", "tool_calls": "tool_calls",
+    "errors_per_session": "errors", "errors": "errors",
+    "duration_s": "duration_s", "wall_time_s": "duration_s",
+    "tokens": "tokens", "cost_usd": "cost_usd",
+}
+"""Policy limit names whose current value the dashboard computes itself from the events (the
+others show `?` until the guard reports them in a `limit` event)."""
+
+
+@dataclass(slots=True)
+class Gauge:
+    """One limit: current value against its bound; `action` is what happens at the bound."""
+
+    name: str
+    value: float | None
+    limit: float
+    action: str = ""
+
+    @property
+    def ratio(self) -> float:
+        if self.value is None or self.limit <= 0:
+            return 0.0
+        return self.value / self.limit
+
+
+@dataclass(slots=True)
+class DetectionInfo:
+    seq: int
+    ts: float
+    detector: str
+    level: int
+    signature: str
+    evidence: list[int]
+    message: str
+
+
+@dataclass(slots=True)
+class CheckpointInfo:
+    checkpoint_id: str
+    label: str
+    commit: str
+    at_seq: int
+    files: int
+    ts: float
+    changed_files: list[str] | None = None
+    """Files changed since this checkpoint, when known (from the guard's checkpoint diffs)."""
+
+
+@dataclass(slots=True)
+class BadLineInfo:
+    file: str
+    offset: int | None
+    reason: str
+    preview: str
+
+
+@dataclass(slots=True)
+class DecisionOutcome:
+    """What became of one operator decision: `sent`, then `applied` or `ignored`."""
+
+    decision_id: str
+    action: str
+    escalation_id: str | None
+    state: str = "sent"
+    detail: str = ""
+
+
+def _s(value: Any, limit: int = 400) -> str:
+    """Agent-provided value as terminal-safe one-line text."""
+    return clean(str(value), keep_newlines=False, limit=limit)
+
+
+@dataclass(slots=True)
+class SessionState:
+    """Everything the dashboard shows about one session."""
+
+    session_id: str
+    summary: SessionSummary = field(init=False)
+    history: HistoryStore = field(default_factory=HistoryStore)
+    detections: list[DetectionInfo] = field(default_factory=list)
+    limit_events: dict[str, Gauge] = field(default_factory=dict)
+    policy: dict[str, Any] | None = None
+    checkpoints: list[CheckpointInfo] = field(default_factory=list)
+    bad_lines: list[BadLineInfo] = field(default_factory=list)
+    outcomes: dict[str, DecisionOutcome] = field(default_factory=dict)
+    escalations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Every escalation seen (pending or not), by id, as dicts."""
+    rates: deque[list[float]] = field(default_factory=lambda: deque(maxlen=RATE_MINUTES))
+    """[minute, tool calls, errors] for the latest minutes with activity."""
+    cost_usd: float = 0.0
+    tokens: int = 0
+    gone: bool = False
+    version: int = 0
+    """Bumped on every change, so views can tell whether to redraw."""
+
+    def __post_init__(self) -> None:
+        self.summary = SessionSummary(self.session_id)
+
+    # -- folding -----------------------------------------------------------------------------
+
+    def reset_events(self) -> None:
+        """The events file was truncated or replaced: forget what came from it."""
+        keep_outcomes = self.outcomes
+        fresh = SessionState(self.session_id, history=HistoryStore(self.history.path))
+        for name in SessionState.__slots__:
+            if name not in ("session_id", "outcomes", "version"):
+                setattr(self, name, getattr(fresh, name))
+        self.outcomes = keep_outcomes
+        self.version += 1
+
+    def apply_events(self, events: Iterable[Event], offsets: Iterable[int],
+                     bad: Iterable[BadLine], file: str) -> None:
+        summary_apply, history_append, handlers = (
+            self.summary.apply, self.history.append, _HANDLERS.get
+        )
+        for event, offset in zip(events, offsets, strict=False):
+            summary_apply(event)
+            history_append(event, offset)
+            handler = handlers(event.type)
+            if handler is not None:
+                handler(self, event)
+        for line in bad:
+            self.bad_lines.append(
+                BadLineInfo(file, line.offset, _s(line.reason), _s(line.preview(160), 200))
+            )
+        self.summary.bad_lines = len(self.bad_lines)
+        self.version += 1
+
+    def apply_control(self, events: Iterable[Event]) -> None:
+        """Decisions in `control.jsonl` (ours or another operator's) are 'sent' until answered."""
+        for event in events:
+            did = getattr(event, "decision_id", None)
+            if did is None or did in self.outcomes:
+                continue
+            self.outcomes[did] = DecisionOutcome(
+                did, getattr(event, "action", "?"), getattr(event, "escalation_id", None)
+            )
+        self.version += 1
+
+    # -- views -------------------------------------------------------------------------------
+
+    def gauges(self) -> list[Gauge]:
+        """A gauge per limit: from `limit` events, else the policy's limits with known values."""
+        gauges = dict(self.limit_events)
+        limits = (self.policy or {}).get("limits")
+        if isinstance(limits, dict):
+            for name, spec in limits.items():
+                bound, action = spec, ""
+                if isinstance(spec, dict):  # the engine's shape: {"limit": N, "action": "..."}
+                    bound, action = spec.get("limit"), str(spec.get("action") or "")
+                if name in gauges or not isinstance(bound, (int, float)) or bound <= 0:
+                    continue
+                gauges[name] = Gauge(_s(name, 40), self._known_value(name), float(bound),
+                                     _s(action, 20))
+        return list(gauges.values())
+
+    def _known_value(self, name: str) -> float | None:
+        s = self.summary
+        match _VALUE_ALIASES.get(name):
+            case "tool_calls":
+                return float(s.tool_calls)
+            case "errors":
+                return float(s.errors)
+            case "cost_usd":
+                return self.cost_usd
+            case "tokens":
+                return float(self.tokens)
+            case "duration_s":
+                if s.started_ts is not None and s.last_ts is not None:
+                    return s.last_ts - s.started_ts
+        return None
+
+    def rate_series(self, now: float) -> tuple[list[float], list[float]]:
+        """Tool calls and errors per minute over the last `RATE_MINUTES` minutes up to `now`."""
+        last = int(now // 60)
+        calls = [0.0] * RATE_MINUTES
+        errors = [0.0] * RATE_MINUTES
+        for minute, c, e in self.rates:
+            i = RATE_MINUTES - 1 - (last - int(minute))
+            if 0 <= i < RATE_MINUTES:
+                calls[i], errors[i] = c, e
+        return calls, errors
+
+    def pending(self) -> list[dict[str, Any]]:
+        return list(self.summary.pending.values())
+
+    def checkpoint_files(self, checkpoint_id: str) -> list[str] | None:
+        for cp in self.checkpoints:
+            if cp.checkpoint_id == checkpoint_id:
+                return cp.changed_files
+        return None
+
+    def _count(self, ts: float, calls: int, errors: int) -> None:
+        minute = int(ts // 60)
+        if self.rates and self.rates[-1][0] == minute:
+            self.rates[-1][1] += calls
+            self.rates[-1][2] += errors
+        elif not self.rates or minute > self.rates[-1][0]:
+            self.rates.append([minute, calls, errors])
+        else:  # out-of-order timestamp: add to its bucket if still kept
+            for bucket in self.rates:
+                if bucket[0] == minute:
+                    bucket[1] += calls
+                    bucket[2] += errors
+
+
+def _session_start(st: SessionState, e: Any) -> None:
+    st.policy = e.policy if isinstance(e.policy, dict) else None
+
+
+def _tool_call(st: SessionState, e: Any) -> None:
+    st._count(e.ts, 1, 0)
+
+
+def _tool_result(st: SessionState, e: Any) -> None:
+    if not e.ok:
+        st._count(e.ts, 0, 1)
+
+
+def _usage(st: SessionState, e: Any) -> None:
+    st.tokens += e.input_tokens + e.output_tokens
+    st.cost_usd += e.cost_usd or 0.0
+
+
+def _detection(st: SessionState, e: Any) -> None:
+    st.detections.append(
+        DetectionInfo(
+            e.seq, e.ts, _s(e.detector, 40), e.level, _s(e.signature, 120), list(e.evidence),
+            _s(e.message, 400),
+        )
+    )
+
+
+def _limit(st: SessionState, e: Any) -> None:
+    st.limit_events[e.name] = Gauge(_s(e.name, 40), e.value, e.limit, _s(e.action, 40))
+
+
+def _checkpoint(st: SessionState, e: Any) -> None:
+    extra = e.__pydantic_extra__ or {}
+    changed = extra.get("changed_files")
+    st.checkpoints.append(
+        CheckpointInfo(
+            _s(e.checkpoint_id, 80), _s(e.label, 120), _s(e.commit, 64), e.at_seq, e.files, e.ts,
+            [_s(f, 200) for f in changed] if isinstance(changed, list) else None,
+        )
+    )
+
+
+def _escalation(st: SessionState, e: Any) -> None:
+    st.escalations[e.escalation_id] = st.summary.pending.get(e.escalation_id) or e.model_dump(
+        mode="json"
+    )
+
+
+def _decision_applied(st: SessionState, e: Any) -> None:
+    out = st.outcomes.get(e.decision_id)
+    if out is None:
+        out = st.outcomes[e.decision_id] = DecisionOutcome(
+            e.decision_id, e.action, e.escalation_id
+        )
+    out.state, out.detail = "applied", _s(e.outcome)
+
+
+def _decision_ignored(st: SessionState, e: Any) -> None:
+    out = st.outcomes.get(e.decision_id)
+    if out is None:
+        out = st.outcomes[e.decision_id] = DecisionOutcome(e.decision_id, "?", None)
+    out.state, out.detail = "ignored", _s(e.reason)
+
+
+_HANDLERS = {
+    "session_start": _session_start,
+    "tool_call": _tool_call,
+    "tool_result": _tool_result,
+    "usage": _usage,
+    "detection": _detection,
+    "limit": _limit,
+    "checkpoint": _checkpoint,
+    "escalation": _escalation,
+    "decision_applied": _decision_applied,
+    "decision_ignored": _decision_ignored,
+}
+
+
+@dataclass(slots=True)
+class Changes:
+    """What one `apply` changed: sessions touched, and escalations newly pending."""
+
+    sessions: set[str] = field(default_factory=set)
+    new_escalations: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    appeared: list[str] = field(default_factory=list)
+    vanished: list[str] = field(default_factory=list)
+
+
+class DashboardModel:
+    """Every session under one root, folded from the follower's batches."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
+        """Store root: history rows are read back from its files (None: rows kept in memory)."""
+        self.sessions: dict[str, SessionState] = {}
+
+    def apply(self, batches: Iterable[SessionBatch]) -> Changes:
+        changes = Changes()
+        for batch in batches:
+            sid = batch.session_id
+            state = self.sessions.get(sid)
+            if batch.gone:
+                if state is not None and not state.gone:
+                    state.gone = True
+                    state.version += 1
+                    changes.vanished.append(sid)
+                    changes.sessions.add(sid)
+                continue
+            if state is None or state.gone:
+                if state is None:
+                    path = (sessions_dir(self.root) / sid / EVENTS_FILE) if self.root else None
+                    state = self.sessions[sid] = SessionState(sid, history=HistoryStore(path))
+                    changes.appeared.append(sid)
+                state.gone = False
+            before = set(state.summary.pending)
+            if batch.kind == "events":
+                if batch.reset:
+                    state.reset_events()
+                    before = set()
+                state.apply_events(batch.events, batch.offsets, batch.bad_lines,
+                                   "events.jsonl")
+            else:
+                if batch.reset:
+                    state.version += 1
+                state.apply_control(batch.events)
+                if batch.bad_lines:
+                    state.apply_events((), (), batch.bad_lines, "control.jsonl")
+            for eid, esc in state.summary.pending.items():
+                if eid not in before:
+                    changes.new_escalations.append((sid, esc))
+            changes.sessions.add(sid)
+        return changes
+
+    def queue(self) -> list[tuple[str, dict[str, Any]]]:
+        """Pending escalations across sessions, oldest first."""
+        items = [
+            (sid, esc)
+            for sid, st in self.sessions.items()
+            if not st.gone
+            for esc in st.summary.pending.values()
+        ]
+        items.sort(key=lambda item: (item[1].get("ts") or 0.0, item[0]))
+        return items

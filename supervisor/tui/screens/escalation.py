@@ -1,0 +1,218 @@
+"""The Escalation modal: reason, evidence, recent steps, a deadline countdown, and the answers.
+
+a approve · g guidance (text box) · r rollback (checkpoint picker with files changed) · s skip the
+task · x abort (confirmed). The decision is written to `control.jsonl`; the modal then shows
+whether the agent side applied it or ignored it (e.g. another operator answered first).
+"""
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from supervisor.tui.format import countdown, level_text, safe
+from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
+
+if TYPE_CHECKING:
+    from supervisor.tui.app import SupervisorApp
+
+RECENT_STEPS = 8
+
+
+class EscalationScreen(ModalScreen[None]):
+    """Answer one escalation."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "decide('approve')", "Approve", show=True),
+        Binding("g", "decide('guidance')", "Guidance", show=True),
+        Binding("r", "decide('rollback')", "Rollback", show=True),
+        Binding("s", "decide('skip')", "Skip task", show=True),
+        Binding("x", "decide('abort')", "Abort", show=True),
+        Binding("escape", "close", "Close", show=True),
+    ]
+    DEFAULT_CSS = """
+    EscalationScreen { align: center middle; }
+    EscalationScreen > Vertical { width: 90%; max-width: 120; height: auto; max-height: 95%;
+        border: thick $error; background: $surface; padding: 0 1; }
+    #esc-title { height: auto; text-style: bold; }
+    #esc-deadline { height: 1; }
+    #esc-body { height: auto; max-height: 55vh; border-top: solid $panel; }
+    #esc-evidence, #esc-recent { text-wrap: nowrap; text-overflow: ellipsis; }
+    #esc-outcome { height: auto; padding: 0 1; }
+    #esc-outcome.-applied { background: $success 30%; }
+    #esc-outcome.-ignored { background: $warning 30%; }
+    """
+
+    def __init__(self, session_id: str, escalation: dict[str, Any]) -> None:
+        super().__init__()
+        self.ready = False
+        """Composed and mounted: the app's tick may redraw it."""
+        self.session_id = session_id
+        self.escalation = escalation
+        self.escalation_id: str = str(escalation.get("escalation_id"))
+        self.decision_id: str | None = None
+        self.sent_action: str | None = None
+
+    @property
+    def sv(self) -> "SupervisorApp":
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(id="esc-title")
+            yield Static(id="esc-deadline")
+            yield Static(id="esc-options")
+            yield Static("", id="esc-outcome")
+            with VerticalScroll(id="esc-body"):  # the choices stay visible on small terminals
+                yield Static(id="esc-evidence")
+                yield Static(id="esc-recent")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        esc = self.escalation
+        title = Text(no_wrap=False)
+        title.append("Escalation ", style="bold red")
+        title.append_text(safe(self.escalation_id, 60, "bold"))
+        title.append("  session ")
+        title.append_text(safe(self.session_id, 60, "bold"))
+        title.append("  level ")
+        title.append_text(level_text(esc.get("level", 3)))
+        if esc.get("kind"):
+            title.append("  kind ")
+            title.append_text(safe(esc.get("kind"), 20))
+        title.append("\n")
+        title.append("Reason: ", style="bold")
+        title.append_text(safe(esc.get("reason"), 600))
+        self.query_one("#esc-title", Static).update(title)
+        self._fill_steps()
+        options = Text()
+        allowed = esc.get("options") or []
+        for key, action in (("a", "approve"), ("g", "guidance"), ("r", "rollback"),
+                            ("s", "skip"), ("x", "abort")):
+            style = "bold" if action in allowed else "dim strike"
+            options.append(f" {key} ", style="reverse " + style)
+            options.append(f" {action}   ", style=style)
+        options.append("\nfallback when the deadline passes: ", style="dim")
+        options.append_text(safe(esc.get("fallback") or "-", 20))
+        self.query_one("#esc-options", Static).update(options)
+        self.refresh_view()
+        self.ready = True
+
+    def _fill_steps(self) -> None:
+        st = self.sv.model.sessions.get(self.session_id)
+        if st is None:
+            return
+        history = st.history
+        evidence = Text(no_wrap=True, overflow="ellipsis")
+        seqs = [int(n) for n in (self.escalation.get("evidence") or []) if isinstance(n, int)]
+        evidence.append(f"Evidence ({len(seqs)} steps)\n", style="bold")
+        for seq in seqs[:20]:
+            index = history.index_of_seq(seq)
+            if index is None:
+                evidence.append(f"  #{seq} (not loaded)\n", style="dim")
+                continue
+            evidence.append_text(self._row_text(history.row(index)))
+        self.query_one("#esc-evidence", Static).update(evidence)
+        recent = Text(no_wrap=True, overflow="ellipsis")
+        recent.append("Recent steps\n", style="bold")
+        rows = [row for row in history.rows(len(history) - 4 * RECENT_STEPS, len(history))
+                if row.type != "heartbeat"][-RECENT_STEPS:]
+        for row in rows:
+            recent.append_text(self._row_text(row))
+        self.query_one("#esc-recent", Static).update(recent)
+
+    def _row_text(self, row: Any) -> Text:
+        line = Text()
+        line.append(f"  #{row.seq:<6} {self.sv.clock_format(row.ts)} ", style="dim")
+        line.append(f"{row.type:<16} ", style="bold")
+        line.append(row.text[:90])  # already cleaned by the history store
+        line.append("\n")
+        return line
+
+    def refresh_view(self) -> None:
+        """Countdown and the outcome of our decision (called on the app's tick)."""
+        now = self.sv.clock()
+        st = self.sv.model.sessions.get(self.session_id)
+        deadline = Text("Deadline: ", style="bold")
+        if st is not None and self.escalation_id not in st.summary.pending:
+            deadline.append("answered", style="bold")
+        else:
+            deadline.append_text(countdown(self.escalation.get("deadline_ts"), now))
+        self.query_one("#esc-deadline", Static).update(deadline)
+        box = self.query_one("#esc-outcome", Static)
+        if st is None:
+            return
+        if self.decision_id is not None:
+            outcome = st.outcomes.get(self.decision_id)
+            if outcome is None or outcome.state == "sent":
+                box.update(Text(f"sent {self.sent_action} ({self.decision_id}); waiting for "
+                                "the agent to apply it…", style="bold"))
+            elif outcome.state == "applied":
+                box.set_class(True, "-applied")
+                text = Text(f"applied: {self.sent_action}. ", style="bold")
+                text.append_text(safe(outcome.detail, 300))
+                text.append("   (escape closes)", style="dim")
+                box.update(text)
+            else:
+                box.set_class(True, "-ignored")
+                text = Text("ignored: ", style="bold")
+                text.append_text(safe(outcome.detail, 300))
+                text.append("  — another operator may have answered first. (escape closes)",
+                            style="dim")
+                box.update(text)
+        elif self.escalation_id not in st.summary.pending:
+            box.set_class(True, "-ignored")
+            answer = next(
+                (o for o in st.outcomes.values()
+                 if o.escalation_id == self.escalation_id and o.state == "applied"), None,
+            )
+            text = Text("already answered", style="bold")
+            if answer is not None:
+                text.append(f": {answer.action} ({answer.decision_id}) ")
+                text.append_text(safe(answer.detail, 200))
+            text.append("   (escape closes)", style="dim")
+            box.update(text)
+
+    # -- answers -----------------------------------------------------------------------------
+
+    def action_decide(self, action: str) -> None:
+        if self.decision_id is not None:
+            self.notify("a decision was already sent from here", severity="warning")
+            return
+        allowed = self.escalation.get("options")
+        if allowed and action not in allowed:
+            self.notify(f"{action} is not offered for this escalation", severity="warning")
+            return
+        self._decide(action)
+
+    @work(exclusive=True, group="escalation-decision")
+    async def _decide(self, action: str) -> None:
+        text = checkpoint = None
+        if action == "guidance":
+            text = await self.app.push_screen_wait(GuidanceScreen(self.session_id))
+            if text is None:
+                return
+        elif action == "rollback":
+            checkpoint = await self.sv.pick_checkpoint(self.session_id)
+            if checkpoint is None:
+                return
+        elif action == "abort":
+            question = Text("Abort session ", style="bold")
+            question.append_text(safe(self.session_id, 60, "bold"))
+            question.append("? The agent stops for good.")
+            if not await self.app.push_screen_wait(ConfirmScreen(question)):
+                return
+        sent = self.sv.send(self.session_id, action, escalation_id=self.escalation_id,
+                            text=text, checkpoint_id=checkpoint)
+        if sent is not None:
+            self.decision_id = sent["decision_id"]
+            self.sent_action = action
+            self.refresh_view()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

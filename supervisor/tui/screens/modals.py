@@ -1,0 +1,189 @@
+"""Small modal screens: confirm, guidance text, checkpoint picker, help."""
+
+from typing import Any, ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Label, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from supervisor.tui.format import safe
+
+_MODAL_CSS = """
+{name} {{ align: center middle; }}
+{name} > Vertical {{ width: 80%; max-width: 100; height: auto; max-height: 90%;
+    border: thick $primary; background: $surface; padding: 1 2; }}
+"""
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask yes/no; `y` confirms, `n` or escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes", show=True),
+        Binding("n", "answer(False)", "No", show=True),
+        Binding("escape", "answer(False)", "Cancel", show=False),
+    ]
+    DEFAULT_CSS = _MODAL_CSS.format(name="ConfirmScreen")
+
+    def __init__(self, question: Text) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question)
+            yield Label("y: yes   n: no", classes="hint")
+        yield Footer()
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+
+class GuidanceScreen(ModalScreen[str | None]):
+    """A text box for guidance; ctrl+s sends, escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # not a priority binding: it must reach the screen after the keys typed before it
+        Binding("ctrl+s", "send", "Send", show=True),
+        Binding("escape", "cancel", "Cancel", show=True),
+    ]
+    DEFAULT_CSS = _MODAL_CSS.format(name="GuidanceScreen") + """
+    GuidanceScreen TextArea { height: 8; }
+    """
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            title = Text("Guidance for ", style="bold")
+            title.append_text(safe(self.session_id, 60, "bold"))
+            yield Static(title)
+            yield TextArea(id="guidance-text", soft_wrap=True)
+            with Vertical(classes="buttons"):
+                yield Button("Send (ctrl+s)", id="send", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_send(self) -> None:
+        text = self.query_one(TextArea).text.strip()
+        if not text:
+            self.notify("write some guidance first", severity="warning")
+            return
+        self.dismiss(text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_button_pressed(self, _message: Button.Pressed) -> None:
+        self.action_send()
+
+
+class CheckpointPicker(ModalScreen[str | None]):
+    """Pick a checkpoint to roll back to; shows the files changed since each one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=True)]
+    DEFAULT_CSS = _MODAL_CSS.format(name="CheckpointPicker") + """
+    CheckpointPicker OptionList { height: auto; max-height: 10; }
+    #changed { height: auto; max-height: 14; }
+    """
+
+    def __init__(self, session_id: str, checkpoints: list[Any],
+                 changed: dict[str, list[str] | None]) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.checkpoints = checkpoints
+        self.changed = changed
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            title = Text("Roll back ", style="bold")
+            title.append_text(safe(self.session_id, 60, "bold"))
+            title.append(" to which checkpoint? (enter picks)")
+            yield Static(title)
+            options = []
+            for cp in reversed(self.checkpoints):
+                line = Text(no_wrap=True, end="")
+                line.append(cp.checkpoint_id, style="bold")
+                line.append(f"  at #{cp.at_seq}  ")
+                line.append(cp.label)
+                files = self.changed.get(cp.checkpoint_id)
+                line.append(
+                    "  (changes since: unknown)" if files is None
+                    else f"  ({len(files)} file(s) changed since)", style="dim",
+                )
+                options.append(Option(line, id=cp.checkpoint_id))
+            yield OptionList(*options, id="checkpoint-options")
+            with VerticalScroll(id="changed"):
+                yield Static(id="changed-files")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.focus()
+        if options.option_count:
+            options.highlighted = 0
+
+    def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
+        files = self.changed.get(message.option.id or "")
+        text = Text()
+        if files is None:
+            text.append("files changed since this checkpoint: unknown", style="dim")
+        else:
+            text.append(f"{len(files)} file(s) changed since this checkpoint:\n", style="bold")
+            for name in files[:200]:
+                text.append_text(safe(name, 200))
+                text.append("\n")
+        self.query_one("#changed-files", Static).update(text)
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        self.dismiss(message.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key of every screen, built from the bindings themselves."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", show=True),
+        Binding("question_mark", "close", "Close", show=False),
+        Binding("q", "close", "Close", show=False),
+    ]
+    DEFAULT_CSS = _MODAL_CSS.format(name="HelpScreen") + """
+    HelpScreen VerticalScroll { height: auto; max-height: 100%; }
+    """
+
+    def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]]) -> None:
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        columns = [Text(), Text()]
+        half = sum(len(keys) + 2 for _, keys in self.sections) / 2
+        used = 0
+        for title, keys in self.sections:
+            text = columns[0 if used < half else 1]
+            used += len(keys) + 2
+            text.append(f"{title}\n", style="bold underline")
+            for key, description in keys:
+                text.append(f"  {key:<10}", style="bold")
+                text.append(f"{description}\n")
+            text.append("\n")
+        grid = Table.grid(padding=(0, 3))
+        grid.add_row(*columns)
+        with Vertical(), VerticalScroll():
+            yield Static(grid)
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

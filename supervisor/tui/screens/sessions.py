@@ -1,0 +1,251 @@
+"""The Sessions screen: one row per session, and the "needs you" queue of escalations.
+
+The table is updated by diff (`update_cell` on cells whose text changed) inside
+`App.batch_update()`, on the app's refresh tick, never per event.
+"""
+
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from supervisor.tui.format import ago, level_text, safe, status_text
+
+if TYPE_CHECKING:
+    from supervisor.tui.app import SupervisorApp
+
+TABLE_TICK_S = 1.0
+"""The table's cells are compared and updated at most this often (rendering a DataTable row is
+costly; 50 busy sessions at the 0.25 s app tick would spend half a core on it). The queue and
+the "Needs you" count follow every app tick."""
+COLUMNS = ("session", "agent", "task", "status", "level", "events", "errors", "last activity")
+
+
+class SessionsScreen(Screen[None]):
+    """All sessions under the root, live."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open", show=True),
+        Binding("slash", "filter", "Filter", show=True),
+        Binding("e", "next_escalation", "Answer oldest", show=True),
+        Binding("tab", "focus_next", "Table/queue", show=False),
+        Binding("P", "command('pause')", "Pause", show=True),
+        Binding("G", "command('guidance')", "Guidance", show=True),
+        Binding("B", "command('rollback')", "Rollback", show=False),
+        Binding("R", "command('reset')", "Reset", show=False),
+        Binding("X", "command('abort')", "Abort", show=False),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+    DEFAULT_CSS = """
+    SessionsScreen { layout: vertical; }
+    #needs-title { height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }
+    #needs-title.-has { background: $warning; color: $background; }
+    #queue { height: auto; max-height: 8; border: none; }
+    #sessions-table { height: 1fr; }
+    #filter { dock: bottom; display: none; }
+    #filter.-shown { display: block; }
+    #root-line { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = False
+        """Composed and mounted: the app's tick may redraw it."""
+        self.filter_text = ""
+        self._cells: dict[str, tuple[tuple[str, str], ...]] = {}
+        """What each row shows now: (text, style) per cell, to update only what changed."""
+        self._queue_keys: list[str] = []
+        self._table_at = 0.0
+        self._hidden = 0
+
+    @property
+    def sv(self) -> "SupervisorApp":
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="root-line")
+        yield Label("Needs you: 0", id="needs-title")
+        yield OptionList(id="queue")
+        with Vertical():
+            table: DataTable[Any] = DataTable(id="sessions-table", cursor_type="row",
+                                              zebra_stripes=True)
+            yield table
+        yield Input(placeholder="filter sessions (id, agent, task, status)…", id="filter")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        ro = "  (read-only recordings)" if self.sv.read_only else ""
+        self.query_one("#root-line", Label).update(safe(f"root: {self.sv.root}{ro}"))
+        self.refresh_view()
+        table.focus()
+        self.ready = True
+
+    # -- refresh by diff ---------------------------------------------------------------------
+
+    def _row_cells(self, sid: str, now: float) -> tuple[Text, ...]:
+        st = self.sv.model.sessions[sid]
+        s = st.summary
+        status = "gone" if st.gone else s.status(now)
+        return (
+            safe(sid, 24),
+            safe(s.agent or "-", 12),
+            safe(s.task or "-", 26),
+            Text("vanished", style="dim strike") if st.gone else status_text(status),
+            level_text(s.level),
+            Text(str(s.events), justify="right"),
+            Text(str(s.errors), style="red" if s.errors else "", justify="right"),
+            Text(ago(s.last_ts, now)),
+        )
+
+    def _matches(self, sid: str, now: float) -> bool:
+        if not self.filter_text:
+            return True
+        st = self.sv.model.sessions[sid]
+        s = st.summary
+        hay = " ".join(
+            str(x) for x in (sid, s.agent, s.task, s.status(now), f"level{s.level}") if x
+        ).lower()
+        return all(word in hay for word in self.filter_text.lower().split())
+
+    def refresh_view(self, *, force: bool = False) -> None:
+        """Bring the table and the queue up to date with the model (diff only)."""
+        now = self.sv.clock()
+        tick = time.monotonic()
+        same_rows = len(self.sv.model.sessions) == len(self._cells) + self._hidden
+        if not force and same_rows and tick - self._table_at < self.sv.table_tick:
+            with self.app.batch_update():
+                self._refresh_queue(now)
+            return
+        self._table_at = tick
+        table = self.query_one(DataTable)
+        model = self.sv.model
+        # rows keep the order in which sessions were found, so a live update never reorders
+        wanted = [sid for sid in model.sessions if self._matches(sid, now)]
+        self._hidden = len(model.sessions) - len(wanted)
+        with self.app.batch_update():
+            current = list(self._cells)
+            if set(current) - set(wanted) or [s for s in current if s in wanted] != [
+                s for s in wanted if s in self._cells
+            ]:
+                # rows left or the order changed: rebuild (rare; the common case is update_cell)
+                cursor_key = self.selected_session()
+                table.clear()
+                self._cells.clear()
+                for sid in wanted:
+                    cells = self._row_cells(sid, now)
+                    table.add_row(*cells, key=sid)
+                    self._cells[sid] = _signature(cells)
+                if cursor_key in self._cells:
+                    table.move_cursor(row=table.get_row_index(cursor_key))
+            else:
+                for sid in wanted:
+                    cells = self._row_cells(sid, now)
+                    sig = _signature(cells)
+                    old = self._cells.get(sid)
+                    if old is None:
+                        table.add_row(*cells, key=sid)
+                    else:
+                        for i, name in enumerate(COLUMNS):
+                            if old[i] != sig[i]:
+                                # measuring a column is costly: only when the text got longer
+                                wider = len(sig[i][0]) > len(old[i][0])
+                                table.update_cell(sid, name, cells[i], update_width=wider)
+                    self._cells[sid] = sig
+            self._refresh_queue(now)
+
+    def _refresh_queue(self, now: float) -> None:
+        queue = self.sv.model.queue()
+        title = self.query_one("#needs-title", Label)
+        title.update(f"Needs you: {len(queue)}" + ("  (e: answer the oldest)" if queue else ""))
+        title.set_class(bool(queue), "-has")
+        keys = [f"{sid}\x00{esc.get('escalation_id')}" for sid, esc in queue]
+        options = self.query_one("#queue", OptionList)
+        if keys == self._queue_keys:
+            return
+        self._queue_keys = keys
+        highlighted = options.highlighted
+        options.clear_options()
+        for key, (sid, esc) in zip(keys, queue, strict=True):
+            line = Text(no_wrap=True, end="")
+            line.append(ago(esc.get("ts"), now) + "  ", style="dim")
+            line.append_text(safe(sid, 30, "bold"))
+            line.append("  ")
+            line.append_text(level_text(esc.get("level", 3)))
+            line.append("  ")
+            line.append_text(safe(esc.get("reason"), 80))
+            options.add_option(Option(line, id=key))
+        options.display = bool(keys)
+        if highlighted is not None and keys:
+            options.highlighted = min(highlighted, len(keys) - 1)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def selected_session(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        except Exception:
+            return None
+        return str(key.value) if key.value is not None else None
+
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        if message.row_key.value is not None:
+            self.sv.open_session(str(message.row_key.value))
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        sid, _, eid = (message.option.id or "").partition("\x00")
+        self.sv.open_escalation(sid, eid)
+
+    def action_open(self) -> None:
+        sid = self.selected_session()
+        if sid:
+            self.sv.open_session(sid)
+
+    def action_next_escalation(self) -> None:
+        self.sv.action_next_escalation()
+
+    def action_command(self, action: str) -> None:
+        sid = self.selected_session()
+        if sid is None:
+            self.notify("no session selected", severity="warning")
+            return
+        self.sv.operator_command(sid, action)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("-shown")
+        self.filter_text = ""
+        self.refresh_view(force=True)
+        self.query_one(DataTable).focus()
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        if message.input.id == "filter":
+            self.filter_text = message.value
+            self.refresh_view(force=True)
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id == "filter":
+            if not message.value:
+                message.input.remove_class("-shown")
+            self.query_one(DataTable).focus()
+
+
+def _signature(cells: tuple[Text, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((c.plain, str(c.style)) for c in cells)

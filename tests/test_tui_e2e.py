@@ -1,0 +1,142 @@
+"""End to end in a real terminal: `supervisor dashboard` and `supervisor demo` driven in tmux.
+
+A private tmux server (`-L`) runs the real command; the test sends keys and reads the screen with
+capture-pane, like an operator would. The demo agent (`supervisor.demo.agent`, the guard's
+scripted agent on the real guard SDK) loops into an escalation, and the test answers it.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from tui_support import REPO
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+
+class Terminal:
+    """One tmux session on a private server."""
+
+    def __init__(self, name: str, command: list[str], env: dict[str, str], cwd: Path,
+                 size: tuple[int, int] = (120, 40)) -> None:
+        self.server = f"sv-test-{os.getpid()}-{name}"
+        self.env = env
+        exports = " ".join(f"{k}={_quote(v)}" for k, v in env.items()
+                           if k in ("PYTHONPATH", "SUPERVISOR_HOME", "SUPERVISOR_CONFIG", "TERM"))
+        shell = f"cd {_quote(str(cwd))} && env {exports} {' '.join(map(_quote, command))}; " \
+                "echo EXITED $?; sleep 30"
+        self._tmux("new-session", "-d", "-s", "t", "-x", str(size[0]), "-y", str(size[1]), shell)
+
+    def _tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.server, *args], capture_output=True,
+                              text=True, check=True, env=self.env).stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", "t")
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            self._tmux("send-keys", "-t", "t", key)
+            time.sleep(0.3)
+
+    def type(self, text: str) -> None:
+        self._tmux("send-keys", "-t", "t", "-l", text)
+        time.sleep(0.5)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 30) -> str:
+        end = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if predicate(text):
+                return text
+            if time.monotonic() > end:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{text}")
+            time.sleep(0.2)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True)
+
+
+def _quote(value: str) -> str:
+    import shlex
+
+    return shlex.quote(value)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = str(REPO)
+    environment["SUPERVISOR_CONFIG"] = str(tmp_path / "config")
+    environment["TERM"] = "xterm-256color"
+    return environment
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    made: list[Terminal] = []
+    yield made
+    for term in made:
+        term.close()
+
+
+def test_dashboard_answers_a_live_demo_agent(root: Path, tmp_path: Path, env, terminals
+                                             ) -> None:
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "supervisor.demo.agent", "--root", str(root), "--session",
+         "looper", "--scenario", "loop", "--workdir", str(tmp_path / "work"), "--pace", "0.2",
+         "--deadline", "90"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        term = Terminal("dash", [sys.executable, "-m", "supervisor", "dashboard", "--root",
+                                 str(root)], env, tmp_path)
+        terminals.append(term)
+        term.wait_for(lambda s: "looper" in s, "the session row")
+        term.wait_for(lambda s: "Needs you: 1" in s, "the escalation in the queue", 60)
+        term.keys("e")
+        screen = term.wait_for(lambda s: "Escalation esc-" in s, "the escalation prompt")
+        assert "Deadline:" in screen and "left" in screen and "Evidence" in screen
+        term.keys("g")
+        term.wait_for(lambda s: "Guidance for" in s, "the guidance box")
+        term.type("the test fails on add(); fix add to return a + b")
+        term.keys("C-s")
+        term.wait_for(lambda s: "applied: guidance" in s, "the decision applied", 30)
+        lines = [json.loads(x) for x in
+                 (root / "sessions" / "looper" / "control.jsonl").read_text().splitlines()]
+        assert [(d["action"], d["text"]) for d in lines] == [
+            ("guidance", "the test fails on add(); fix add to return a + b")]
+        term.keys("Escape")
+        term.wait_for(lambda s: "Needs you: 0" in s, "the queue emptied")
+        term.keys("q")
+        term.wait_for(lambda s: "EXITED 0" in s, "the dashboard to quit")
+    finally:
+        agent.terminate()
+        agent.wait(10)
+
+
+def test_demo_starts_agents_and_cleans_up_on_quit(tmp_path: Path, env, terminals) -> None:
+    term = Terminal("demo", [sys.executable, "-m", "supervisor", "demo", "--pace", "0.3"], env,
+                    tmp_path, size=(80, 24))
+    terminals.append(term)
+    screen = term.wait_for(
+        lambda s: all(n in s for n in ("demo-healthy", "demo-loop", "demo-polling",
+                                       "demo-limit")), "four demo sessions", 40)
+    root_line = next(line for line in screen.splitlines() if "root:" in line)
+    demo_root = Path(root_line.split("root:", 1)[1].split()[0])
+    assert demo_root.is_dir()
+    term.wait_for(lambda s: "Needs you: 1" in s, "the loop agent's escalation", 60)
+    term.keys("q")
+    term.wait_for(lambda s: "EXITED 0" in s, "the demo to quit", 20)
+    assert not demo_root.parent.exists()
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(demo_root) not in ps  # every demo agent was stopped

@@ -1,0 +1,510 @@
+"""Pilot tests of the dashboard's flows on real files: decisions, commands, search, problems."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, OptionList, TextArea
+from tui_support import (
+    FROZEN_NOW,
+    call,
+    checkpoint,
+    control_lines,
+    escalated_session,
+    escalation,
+    load,
+    make_app,
+    screen_text,
+    start,
+    write_events,
+)
+
+from supervisor.tui.screens.escalation import EscalationScreen
+from supervisor.tui.screens.modals import CheckpointPicker, ConfirmScreen, GuidanceScreen
+from supervisor.tui.screens.session import SessionScreen
+from supervisor.tui.screens.sessions import SessionsScreen
+from supervisor.tui.widgets.history_view import HistoryView
+
+SIZE = (120, 40)
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _open_escalation(app, pilot) -> EscalationScreen:
+    await load(pilot, initial=True)
+    await pilot.pause()
+    await pilot.press("e")
+    await pilot.pause()
+    assert isinstance(app.screen, EscalationScreen)
+    return app.screen
+
+
+DECISIONS = {
+    "approve": (["a"], {"text": None, "checkpoint_id": None}),
+    "guidance": (["g", *"try make clean", "ctrl+s"],
+                 {"text": "try make clean", "checkpoint_id": None}),
+    "rollback": (["r", "down", "enter"], {"text": None, "checkpoint_id": "cp-1"}),
+    "skip": (["s"], {"text": None, "checkpoint_id": None}),
+    "abort": (["x", "y"], {"text": None, "checkpoint_id": None}),
+}
+
+
+async def test_each_decision_kind_writes_its_control_line(root: Path) -> None:
+    for action in DECISIONS:
+        escalated_session(root, action)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        for action, (keys, expected) in DECISIONS.items():
+            app.open_escalation(action, "esc-1")
+            await pilot.pause()
+            assert isinstance(app.screen, EscalationScreen)
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            lines = control_lines(root, action)
+            assert len(lines) == 1, action
+            line = lines[0]
+            assert {k: line[k] for k in expected} == expected
+            assert line["type"] == "decision" and line["action"] == action
+            assert line["escalation_id"] == "esc-1"
+            assert line["decision_id"].startswith("d-") and line["operator"]
+            assert "waiting for the agent" in screen_text(app)
+            await pilot.press("escape")
+            await pilot.pause()
+
+
+async def test_abort_needs_confirmation(root: Path) -> None:
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_escalation(app, pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {f"Decide: {a}" for a in ("approve", "guidance", "rollback", "skip", "abort")
+                } <= titles
+        await pilot.press("x")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, EscalationScreen)
+        assert control_lines(root, "s1") == []
+
+
+async def test_rollback_picker_shows_files_changed_since_each_checkpoint(root: Path) -> None:
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_escalation(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, CheckpointPicker)
+        text = screen_text(app)
+        assert "cp-2" in text and "1 file(s) changed since" in text and "b.py" in text
+        await pilot.press("down")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "2 file(s) changed since this checkpoint" in text and "a.py" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert control_lines(root, "s1") == []
+
+
+async def test_outcome_applied_then_shown(root: Path) -> None:
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        modal = await _open_escalation(app, pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        decision_id = control_lines(root, "s1")[0]["decision_id"]
+        write_events(root, "s1", [{"type": "decision_applied", "escalation_id": "esc-1",
+                                   "decision_id": decision_id, "action": "approve",
+                                   "outcome": "level lowered to 1"}])
+        await load(pilot)
+        await pilot.pause()
+        assert modal.decision_id == decision_id
+        text = screen_text(app)
+        assert "applied: approve" in text and "level lowered to 1" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "Needs you: 0" in screen_text(app)
+
+
+async def test_outcome_ignored_because_another_operator_answered(root: Path) -> None:
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_escalation(app, pilot)
+        await pilot.press("s")
+        await pilot.pause()
+        ours = control_lines(root, "s1")[0]["decision_id"]
+        write_events(root, "s1", [
+            {"type": "decision_applied", "escalation_id": "esc-1", "decision_id": "d-other",
+             "action": "approve", "outcome": "approved by bob"},
+            {"type": "decision_ignored", "decision_id": ours,
+             "reason": "duplicate: already answered by d-other"},
+        ])
+        await load(pilot)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "ignored: duplicate: already answered by d-other" in text
+        assert "another operator" in text
+
+
+async def test_escalation_answered_elsewhere_before_we_decide(root: Path) -> None:
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_escalation(app, pilot)
+        write_events(root, "s1", [{"type": "decision_applied", "escalation_id": "esc-1",
+                                   "decision_id": "d-bob", "action": "guidance",
+                                   "outcome": "guidance delivered"}])
+        await load(pilot)
+        await pilot.pause()
+        assert "already answered: guidance (d-bob)" in screen_text(app)
+
+
+async def test_deadline_countdown_uses_the_injected_clock(root: Path) -> None:
+    escalated_session(root)
+    now = [FROZEN_NOW]
+    app = make_app(root)
+    app.clock = lambda: now[0]
+    async with app.run_test(size=SIZE) as pilot:
+        await _open_escalation(app, pilot)
+        assert "2:05 left" in screen_text(app)
+        now[0] += 100
+        app.refresh_screens()
+        await pilot.pause()
+        assert "0:25 left" in screen_text(app)
+        now[0] += 60
+        app.refresh_screens()
+        await pilot.pause()
+        assert "deadline passed" in screen_text(app)
+
+
+COMMANDS = {
+    "pause": ("P", [], {}),
+    "guidance": ("G", [*"slow down", "ctrl+s"], {"text": "slow down"}),
+    "rollback": ("B", ["enter"], {"checkpoint_id": "cp-2"}),
+    "reset": ("R", ["y"], {}),
+    "abort": ("X", ["y"], {}),
+}
+
+
+async def test_operator_commands_on_a_running_session(root: Path) -> None:
+    for action in COMMANDS:
+        write_events(root, action, [start(), checkpoint("cp-1", 1), *call(1),
+                                    checkpoint("cp-2", 4)])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        for action, (key, extra_keys, expected) in COMMANDS.items():
+            app.open_session(action)
+            await pilot.pause()
+            assert isinstance(app.screen, SessionScreen)
+            await pilot.press(key)
+            await pilot.pause()
+            for k in extra_keys:
+                await pilot.press(k)
+            await pilot.pause()
+            lines = control_lines(root, action)
+            assert len(lines) == 1, action
+            assert lines[0]["escalation_id"] is None and lines[0]["action"] == action
+            assert {k: lines[0][k] for k in expected} == expected
+            await pilot.press("escape")
+            await pilot.pause()
+
+
+async def test_operator_command_from_the_sessions_table(root: Path) -> None:
+    write_events(root, "a1", [start(task="first")])
+    write_events(root, "b2", [start(task="second")])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.pause()
+        await pilot.press("down", "P")
+        await pilot.pause()
+        assert control_lines(root, "a1") == []
+        assert control_lines(root, "b2")[0]["action"] == "pause"
+
+
+async def test_commands_refused_on_ended_session_and_read_only(root: Path) -> None:
+    write_events(root, "done", [start(), {"type": "session_end", "status": "completed"}])
+    write_events(root, "live", [start()])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("P", "G")
+        await pilot.pause()
+        assert not isinstance(app.screen, GuidanceScreen)
+        assert any("has ended" in str(n.message) for n in app._notifications)
+        assert control_lines(root, "done") == []
+    app = make_app(root, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("down", "P")
+        await pilot.pause()
+        assert control_lines(root, "live") == []
+
+
+async def test_guidance_needs_text(root: Path) -> None:
+    write_events(root, "s1", [start()])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("G")
+        await pilot.pause()
+        assert isinstance(app.screen, GuidanceScreen)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, GuidanceScreen)
+        app.screen.query_one(TextArea).text = "  "
+        await pilot.press("escape")
+        await pilot.pause()
+        assert control_lines(root, "s1") == []
+
+
+async def test_filter_sessions(root: Path) -> None:
+    write_events(root, "alpha", [start(agent="claude", task="write docs")])
+    write_events(root, "beta", [start(agent="codex", task="fix tests")])
+    write_events(root, "gamma", [start(agent="claude", task="fix lint")])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 3
+        await pilot.press("slash", *"claude fix")
+        await pilot.pause()
+        assert table.row_count == 1
+        assert table.get_row_at(0)[0].plain == "gamma"
+        await pilot.press("enter", "escape")
+        await pilot.pause()
+        assert table.row_count == 3
+
+
+async def test_search_and_filter_history(root: Path) -> None:
+    events = [start()]
+    for n in range(1, 200):
+        events += call(n, cmd=f"step {n}")
+    events.append({"type": "message", "role": "assistant", "text": "needle in the haystack"})
+    events += call(300)
+    write_events(root, "s1", events, step=0.01)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("enter")
+        await pilot.pause()
+        history = app.screen.query_one(HistoryView)
+        assert history.follow
+        await pilot.press("slash", *"needle", "enter")
+        await pilot.pause()
+        assert not history.follow
+        row = history.store.row(history.store_index(history.cursor))
+        assert row.type == "message" and "needle" in row.text
+        assert "needle in the haystack" in screen_text(app)
+        await pilot.press("f", *"step 17", "enter")
+        await pilot.pause()
+        shown = {history.store.row(history.store_index(i)).text for i in range(history.row_count)}
+        assert history.row_count == 11  # the calls "step 17" and "step 170".."step 179"
+        assert all("step 17" in text or "c17" in text for text in shown if text)
+        await pilot.press("f", "home", "ctrl+k", "enter")
+        await pilot.pause()
+        assert history.row_count == len(history.store)
+
+
+async def test_history_follows_live_unless_scrolled_up(root: Path) -> None:
+    events = [start()]
+    for n in range(1, 100):
+        events += call(n)
+    write_events(root, "s1", events, step=0.01)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("enter")
+        await pilot.pause()
+        history = app.screen.query_one(HistoryView)
+        assert history.scroll_y == history.max_scroll_y > 0
+        write_events(root, "s1", call(500))
+        await load(pilot)
+        await pilot.pause()
+        assert history.scroll_y == history.max_scroll_y
+        assert "c500" in screen_text(app)
+        await pilot.press("up", "up", "pageup")
+        await pilot.pause()
+        assert not history.follow
+        held = history.scroll_y
+        write_events(root, "s1", call(501))
+        await load(pilot)
+        await pilot.pause()
+        assert history.scroll_y == held < history.max_scroll_y
+        await pilot.press("end")
+        await pilot.pause()
+        assert history.follow and history.scroll_y == history.max_scroll_y
+
+
+async def test_selecting_a_detection_jumps_to_its_evidence(root: Path) -> None:
+    events = [start()]
+    for n in range(1, 150):
+        events += call(n)
+    events.append({"type": "detection", "detector": "exact_repeat", "level": 2,
+                   "signature": "bash:make", "evidence": [21, 23], "message": "make again"})
+    write_events(root, "s1", events, step=0.01)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("enter", "d")
+        await pilot.pause()
+        options = app.screen.query_one("#detections", OptionList)
+        assert options.option_count == 1
+        await pilot.press("enter")
+        await pilot.pause()
+        history = app.screen.query_one(HistoryView)
+        assert history.store.row(history.store_index(history.cursor)).seq == 21
+        assert history.evidence == {21, 23, 300}
+        assert "evidence [21, 23]" in screen_text(app) or "#21" in screen_text(app)
+
+
+async def test_problems_view_lists_bad_lines_with_offsets(root: Path) -> None:
+    write_events(root, "s1", [start()])
+    path = root / "sessions" / "s1" / "events.jsonl"
+    offset = path.stat().st_size
+    with path.open("ab") as f:
+        f.write(b"{not json\n[1,2]\n")
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("enter", "p")
+        await pilot.pause()
+        table = app.screen.query_one("#problems-table", DataTable)
+        assert table.row_count == 2
+        assert table.get_row_at(0)[1] == str(offset)
+        assert table.get_row_at(1)[1] == str(offset + len(b"{not json\n"))
+        text = screen_text(app)
+        assert "Problems (2)" in text and "invalid JSON" in text and "not a JSON object" in text
+
+
+async def test_vanished_session_and_new_sessions_while_running(root: Path) -> None:
+    write_events(root, "keep", [start()])
+    write_events(root, "gone", [start()])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen.session_id == "gone"
+        shutil.rmtree(root / "sessions" / "gone")
+        write_events(root, "fresh", [start(task="new arrival"), escalation()])
+        await load(pilot)
+        await pilot.pause()
+        assert "folder vanished" in screen_text(app)
+        await pilot.press("P")
+        await pilot.pause()
+        assert not (root / "sessions" / "gone").exists()  # nothing written into a vanished dir
+        await pilot.press("escape")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "fresh" in text and "Needs you: 1" in text and "vanished" in text
+
+
+async def test_new_escalation_rings_and_notifies(root: Path) -> None:
+    write_events(root, "s1", [start(), *call(1)])
+    app = make_app(root)
+    bells = []
+    app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        assert bells == []
+        write_events(root, "s1", [escalation(reason="loop [bold]detected[/]")])
+        await load(pilot)
+        await pilot.pause()
+        assert bells == [1]
+        assert any("loop [bold]detected[/]" in str(n.message) for n in app._notifications)
+        assert "Needs you: 1" in screen_text(app)
+
+
+async def test_queue_is_oldest_first_and_e_opens_the_oldest(root: Path) -> None:
+    write_events(root, "late", [start(), escalation("esc-late")], t0=FROZEN_NOW - 100)
+    write_events(root, "early", [start(), escalation("esc-early")], t0=FROZEN_NOW - 900)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await pilot.pause()
+        assert [e["escalation_id"] for _, e in app.model.queue()] == ["esc-early", "esc-late"]
+        text = screen_text(app)
+        assert "Needs you: 2" in text
+        assert text.index("early") < text.index("late  ")
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.screen.escalation_id == "esc-early"
+
+
+async def test_help_lists_every_key(root: Path) -> None:
+    app = make_app(root)
+    async with app.run_test(size=(120, 60)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        for needle in ("Approve", "Guidance", "Rollback", "Skip task", "Abort", "Pause",
+                       "Reset", "Filter", "Search", "Problems", "command palette"):
+            assert needle in text, needle
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionsScreen)
+
+
+async def test_palette_lists_every_action(root: Path) -> None:
+    write_events(root, "s1", [start()])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for action in ("Pause", "Guidance", "Rollback", "Reset", "Abort", "Open"):
+            assert f"{action} session s1" in titles
+        assert "Filter sessions" in titles and "Help: every key" in titles
+        assert {"Theme: supervisor-light", "Theme: supervisor-high-contrast"} <= set(titles)
+        app.open_session("s1")
+        await pilot.pause()
+        session_titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Search history", "Filter history", "Problems: bad lines", "Show detections",
+                "Answer this session's escalation"} <= set(session_titles)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("ctrl+p", *"Pause session s1")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert control_lines(root, "s1")[0]["action"] == "pause"
+
+
+async def test_live_follower_shows_sessions_appearing_while_running(root: Path) -> None:
+    """The real watcher: a session created after start shows up, then its escalation."""
+    import asyncio
+
+    from tui_support import utc_clock
+
+    from supervisor.tui.app import SupervisorApp
+
+    write_events(root, "first", [start()])
+    app = SupervisorApp(root, theme="supervisor-dark", clock_format=utc_clock)
+
+    async def until(predicate, what: str) -> None:
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            if predicate():
+                return
+        raise AssertionError(f"timed out waiting for {what}")
+
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: "first" in app.model.sessions, "the first session")
+        write_events(root, "newcomer", [start(task="arrived later")])
+        await until(lambda: "newcomer" in app.model.sessions, "the new session")
+        write_events(root, "newcomer", [escalation("esc-live")])
+        await until(lambda: app.model.queue(), "the escalation")
+        await pilot.pause(0.4)  # one redraw tick
+        text = screen_text(app)
+        assert "newcomer" in text and "Needs you: 1" in text

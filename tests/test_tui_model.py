@@ -1,0 +1,180 @@
+"""The dashboard's UI-free model: folding batches, gauges, outcomes, queue, resets, history."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tui_support import (
+    FROZEN_NOW,
+    HOSTILE,
+    call,
+    checkpoint,
+    escalated_session,
+    escalation,
+    start,
+    write_events,
+)
+
+from supervisor.store.follower import Follower, SessionBatch
+from supervisor.tui.history import HistoryStore
+from supervisor.tui.model import DashboardModel
+
+
+def _model(root: Path) -> tuple[DashboardModel, Follower]:
+    model, follower = DashboardModel(root), Follower(root)
+    model.apply(follower.scan())
+    return model, follower
+
+
+def test_model_module_does_not_import_textual() -> None:
+    code = ("import sys; import supervisor.tui.model, supervisor.tui.history, "
+            "supervisor.store.follower; print('textual' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_fold_a_session(root: Path) -> None:
+    escalated_session(root)
+    write_events(root, "s1", [
+        {"type": "limit", "name": "tool_calls", "value": 9, "limit": 10, "action": "stop"},
+        {"type": "usage", "input_tokens": 100, "output_tokens": 20, "cost_usd": 0.5},
+    ])
+    model, _ = _model(root)
+    st = model.sessions["s1"]
+    assert len(st.history) == st.summary.events == 13
+    assert [d.detector for d in st.detections] == ["exact_repeat"]
+    assert [c.checkpoint_id for c in st.checkpoints] == ["cp-1", "cp-2"]
+    assert st.checkpoint_files("cp-1") == ["a.py", "b.py"]
+    gauges = {g.name: g for g in st.gauges()}
+    assert gauges["tool_calls"].value == 9 and gauges["tool_calls"].action == "stop"
+    assert gauges["errors_per_session"].value == 2  # from the policy, value computed
+    assert gauges["errors_per_session"].limit == 5
+    assert gauges["iterations_per_session"].value == 3
+    assert st.tokens == 120 and st.cost_usd == 0.5
+    calls, errors = st.rate_series(FROZEN_NOW)
+    assert sum(calls) == 3 and sum(errors) == 2
+    assert [e["escalation_id"] for _, e in model.queue()] == ["esc-1"]
+
+
+def test_decision_outcomes_are_matched_by_id(root: Path) -> None:
+    escalated_session(root)
+    model, follower = _model(root)
+    (root / "sessions" / "s1" / "control.jsonl").write_text(
+        '{"v":1,"seq":1,"ts":1,"type":"decision","decision_id":"d-1","escalation_id":"esc-1",'
+        '"action":"approve","text":null,"checkpoint_id":null,"operator":"a"}\n'
+        '{"v":1,"seq":2,"ts":2,"type":"decision","decision_id":"d-2","escalation_id":"esc-1",'
+        '"action":"skip","text":null,"checkpoint_id":null,"operator":"b"}\n')
+    model.apply(follower.scan())
+    st = model.sessions["s1"]
+    assert {k: v.state for k, v in st.outcomes.items()} == {"d-1": "sent", "d-2": "sent"}
+    write_events(root, "s1", [
+        {"type": "decision_applied", "escalation_id": "esc-1", "decision_id": "d-1",
+         "action": "approve", "outcome": "ok"},
+        {"type": "decision_ignored", "decision_id": "d-2", "reason": "duplicate"},
+    ])
+    changes = model.apply(follower.scan())
+    assert changes.sessions == {"s1"} and not changes.new_escalations
+    assert st.outcomes["d-1"].state == "applied" and st.outcomes["d-2"].detail == "duplicate"
+    assert model.queue() == []
+
+
+def test_new_escalations_appear_and_vanish(root: Path) -> None:
+    write_events(root, "s1", [start()])
+    model, follower = _model(root)
+    write_events(root, "s1", [escalation("e9")])
+    write_events(root, "s2", [start()])
+    changes = model.apply(follower.scan())
+    assert [(s, e["escalation_id"]) for s, e in changes.new_escalations] == [("s1", "e9")]
+    assert changes.appeared == ["s2"]
+    import shutil
+
+    shutil.rmtree(root / "sessions" / "s1")
+    changes = model.apply(follower.scan())
+    assert changes.vanished == ["s1"] and model.sessions["s1"].gone
+    assert model.queue() == []
+
+
+def test_truncated_file_resets_the_session(root: Path) -> None:
+    write_events(root, "s1", [start(), *call(1), *call(2)])
+    model, follower = _model(root)
+    path = root / "sessions" / "s1" / "events.jsonl"
+    path.write_bytes(path.read_bytes().splitlines(keepends=True)[0])
+    model.apply(follower.scan())
+    st = model.sessions["s1"]
+    assert len(st.history) == 1 and st.summary.events == 1 and st.summary.tool_calls == 0
+
+
+def test_bad_lines_are_kept_with_offsets_and_cleaned(root: Path) -> None:
+    write_events(root, "s1", [start()])
+    path = root / "sessions" / "s1" / "events.jsonl"
+    size = path.stat().st_size
+    with path.open("ab") as f:
+        f.write(b"\x1b]52;c;evil\x07 not json\n")
+    model, _ = _model(root)
+    bad = model.sessions["s1"].bad_lines
+    assert [(b.file, b.offset) for b in bad] == [("events.jsonl", size)]
+    assert "\x1b" not in bad[0].preview and "\x07" not in bad[0].preview
+    assert model.sessions["s1"].summary.bad_lines == 1
+
+
+def test_history_store_is_compact_searchable_and_clean() -> None:
+    store = HistoryStore()
+    for i in range(1, 1001):
+        store.append_row(i * 2, float(i), "tool_call", f"bash step {i} {HOSTILE}")
+    assert len(store) == 1000
+    assert store.index_of_seq(1000) == 499 and store.index_of_seq(1001) is None
+    assert store.search("step 500 ") == 499
+    assert store.search("step 10 ", 600) == 9  # wraps around
+    assert store.search("step 2 ", 5, backwards=True) == 1
+    assert len(store.matches("step 99")) == 11
+    row = store.row(0)
+    assert "[bold red]pwned[/]" in row.text  # markup kept as literal text...
+    assert not any(ch in row.text for ch in "\x1b\x07\u202e\x9b")  # ...controls removed
+    assert store.nbytes() / len(store) < 600
+
+
+def test_history_rows_are_read_back_from_the_file(root: Path) -> None:
+    write_events(root, "s1", [start(task=HOSTILE), *call(1, cmd="needle here"), *call(2)])
+    model, _ = _model(root)
+    store = model.sessions["s1"].history
+    assert store.nbytes() / len(store) < 64  # nothing but the index until rows are drawn
+    assert "needle here" in store.row(1).text and store.row(1).type == "tool_call"
+    assert "[bold red]pwned[/]" in store.row(0).text
+    assert not any(ch in store.row(0).text for ch in "\x1b\x07\u202e\x9b")
+    assert store.matches("needle") == [1]
+    assert store.matches("TOOL_RESULT") == [2, 4]
+    assert store.search("needle", 3) == 1  # wraps around
+
+
+def test_gone_batch_for_unknown_session_is_ignored() -> None:
+    model = DashboardModel()
+    changes = model.apply([SessionBatch("ghost", "events", gone=True)])
+    assert model.sessions == {} and changes.vanished == []
+
+
+def test_checkpoint_without_changed_files_is_unknown(root: Path) -> None:
+    write_events(root, "s1", [start(), checkpoint("cp-1", 1)])
+    model, _ = _model(root)
+    assert model.sessions["s1"].checkpoint_files("cp-1") is None
+
+
+def test_files_changed_since_a_checkpoint_come_from_the_guards_repository(root: Path,
+                                                                          tmp_path: Path) -> None:
+    from supervisor.guard.checkpoints import CheckpointStore
+    from supervisor.tui.app import checkpoint_diff
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.py").write_text("a = 1\n")
+    (work / "gone.py").write_text("x = 1\n")
+    write_events(root, "s1", [start(cwd=str(work))])
+    git_dir = root / "sessions" / "s1" / "checkpoints.git"
+    cp = CheckpointStore(git_dir, work, exclude_paths=[root]).create("before")
+    (work / "a.py").write_text("a = 2\n")
+    (work / "new.py").write_text("n = 1\n")
+    (work / "gone.py").unlink()
+    assert checkpoint_diff(root, "s1", str(work), cp.checkpoint_id) == [
+        "+ new.py", "~ a.py", "- gone.py"]
+    assert checkpoint_diff(root, "s1", str(work), "no-such-checkpoint") is None
+    assert checkpoint_diff(root, "s2", str(work), cp.checkpoint_id) is None
