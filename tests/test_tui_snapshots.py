@@ -7,12 +7,18 @@ SVGs by eye.
 
 
 
+import pytest
 from tui_support import REPO, load, make_app
 
 SAMPLES = REPO / "sample_sessions"
 NOW = 1767225600.0 + 12 * 3600  # an hour after the last recording started
 SIZE = (120, 40)
 
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sessions screen shows the root relative to the working directory: keep it fixed."""
+    monkeypatch.chdir(REPO)
 
 
 def _frozen_app():

@@ -5,6 +5,7 @@ The table is updated by diff (`update_cell` on cells whose text changed) inside
 """
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -84,7 +85,7 @@ class SessionsScreen(Screen[None]):
         for name in COLUMNS:
             table.add_column(name, key=name)
         ro = "  (read-only recordings)" if self.sv.read_only else ""
-        self.query_one("#root-line", Label).update(safe(f"root: {self.sv.root}{ro}"))
+        self.query_one("#root-line", Label).update(safe(f"root: {_shown(self.sv.root)}{ro}"))
         self.refresh_view()
         table.focus()
         self.ready = True
@@ -249,3 +250,13 @@ class SessionsScreen(Screen[None]):
 
 def _signature(cells: tuple[Text, ...]) -> tuple[tuple[str, str], ...]:
     return tuple((c.plain, str(c.style)) for c in cells)
+
+
+def _shown(path: Path) -> str:
+    """The root as the operator would type it: relative to the working directory, or `~/...`."""
+    path = Path(path).absolute()
+    if path.is_relative_to(Path.cwd()):
+        return str(path.relative_to(Path.cwd()))
+    if path.is_relative_to(Path.home()):
+        return "~/" + str(path.relative_to(Path.home()))
+    return str(path)
