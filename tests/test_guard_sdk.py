@@ -375,3 +375,17 @@ def test_settings_validation() -> None:
         GuardSettings.from_dict({"checkpoints": "yes"})
     with pytest.raises(ValueError, match="'escalation_deadline_s' must be a non-negative"):
         GuardSettings.from_dict({"escalation_deadline_s": -1})
+
+
+def test_verdicts_report_every_limit_gauge(root: Path, work: Path) -> None:
+    with session(root, work) as s:
+        s.usage(1000, 200, cost_usd=0.01)
+        for n in range(3):
+            v = s.before_call("bash", {"command": f"echo {n}"})
+            s.after_call(v, str(n), ok=n != 1, error=None if n != 1 else "exit 1", duration=0.1)
+    verdicts = of_type(events(root, "s1"), "verdict")
+    last = verdicts[-1]["gauges"]
+    assert last["iterations_per_session"] == 3
+    assert last["errors_per_session"] == 1
+    assert last["tokens"] == 1200
+    assert verdicts[0]["gauges"]["iterations_per_session"] == 1

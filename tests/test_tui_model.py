@@ -178,3 +178,17 @@ def test_files_changed_since_a_checkpoint_come_from_the_guards_repository(root: 
         "+ new.py", "~ a.py", "- gone.py"]
     assert checkpoint_diff(root, "s1", str(work), "no-such-checkpoint") is None
     assert checkpoint_diff(root, "s2", str(work), cp.checkpoint_id) is None
+
+
+def test_gauges_use_the_values_the_guard_reported(root: Path) -> None:
+    write_events(root, "g1", [
+        {"type": "session_start", "agent": "a",
+         "policy": {"limits": {"consecutive_tool_calls": {"limit": 150, "action": "pause"},
+                               "errors_per_session": {"limit": 200, "action": "pause"}}}},
+        {"type": "verdict", "call_id": "c1", "action": "allow", "level": 0,
+         "gauges": {"consecutive_tool_calls": 7, "errors_per_session": 2, "bogus": "x"}},
+    ])
+    model, _ = _model(root)
+    gauges = {g.name: g for g in model.sessions["g1"].gauges()}
+    assert gauges["consecutive_tool_calls"].value == 7.0
+    assert gauges["errors_per_session"].value == 2.0

@@ -242,7 +242,7 @@ class Guard:
                                             cached_output=check.cached_output))
             events = [f.to_event() for f in check.findings]
             events += [hit.to_event() for hit in check.limits]
-            events.append(_verdict_event(verdict, call_id))
+            events.append(_verdict_event(verdict, call_id, self.engine.gauges(now)))
             self._write_many(events)
             if check.action == "pause":
                 esc = check.escalation
@@ -838,9 +838,14 @@ def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
     return out
 
 
-def _verdict_event(v: Verdict, call_id: str) -> dict[str, Any]:
-    return {"type": "verdict", "call_id": call_id, "action": v.action, "level": v.level,
-            "reason": v.reason, "message": v.message}
+def _verdict_event(v: Verdict, call_id: str, gauges: list[Any] = ()) -> dict[str, Any]:
+    """The `verdict` event; `gauges` (extension) carries every limit's current value, so the
+    dashboard shows usage against each limit without running an engine of its own."""
+    event = {"type": "verdict", "call_id": call_id, "action": v.action, "level": v.level,
+             "reason": v.reason, "message": v.message}
+    if gauges:
+        event["gauges"] = {g.name: round(g.value, 6) for g in gauges}
+    return event
 
 
 def _verdict_dict(v: Verdict) -> dict[str, Any]:

@@ -30,8 +30,8 @@ _VALUE_ALIASES = {
     "duration_s": "duration_s", "wall_time_s": "duration_s",
     "tokens": "tokens", "cost_usd": "cost_usd",
 }
-"""Policy limit names whose current value the dashboard computes itself from the events (the
-others show `?` until the guard reports them in a `limit` event)."""
+"""Policy limit names whose current value the dashboard computes itself from the events when the
+guard has not reported it (recordings without the `gauges` of verdicts); others show `?`."""
 
 
 @dataclass(slots=True)
@@ -106,6 +106,8 @@ class SessionState:
     history: HistoryStore = field(default_factory=HistoryStore)
     detections: list[DetectionInfo] = field(default_factory=list)
     limit_events: dict[str, Gauge] = field(default_factory=dict)
+    reported: dict[str, float] = field(default_factory=dict)
+    """Every limit's value as the guard last reported it (the `gauges` of its verdicts)."""
     policy: dict[str, Any] | None = None
     checkpoints: list[CheckpointInfo] = field(default_factory=list)
     bad_lines: list[BadLineInfo] = field(default_factory=list)
@@ -182,6 +184,8 @@ class SessionState:
         return list(gauges.values())
 
     def _known_value(self, name: str) -> float | None:
+        if name in self.reported:
+            return self.reported[name]
         s = self.summary
         match _VALUE_ALIASES.get(name):
             case "tool_calls":
@@ -262,6 +266,16 @@ def _limit(st: SessionState, e: Any) -> None:
     st.limit_events[e.name] = Gauge(_s(e.name, 40), e.value, e.limit, _s(e.action, 40))
 
 
+def _verdict(st: SessionState, e: Any) -> None:
+    gauges = (e.__pydantic_extra__ or {}).get("gauges")
+    if isinstance(gauges, dict):
+        st.reported.update(
+            (name, float(value)) for name, value in gauges.items()
+            if isinstance(name, str) and isinstance(value, int | float)
+            and not isinstance(value, bool)
+        )
+
+
 def _checkpoint(st: SessionState, e: Any) -> None:
     extra = e.__pydantic_extra__ or {}
     changed = extra.get("changed_files")
@@ -302,6 +316,7 @@ _HANDLERS = {
     "usage": _usage,
     "detection": _detection,
     "limit": _limit,
+    "verdict": _verdict,
     "checkpoint": _checkpoint,
     "escalation": _escalation,
     "decision_applied": _decision_applied,
