@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             _print_table(report, out)
     if not args.json and len(lines) > 1:
         print_summary(lines, out)
-    for line in bad_lines():
+    for line in bad_lines(clear=True):
         print(f"supervisor: warning: skipped bad line {line}", file=sys.stderr)
     return 1 if failed else 0
 

@@ -207,7 +207,7 @@ def cycle(st: State, step: dict[str, Any], p: Params) -> Finding | None:
                  "need": need, "blocked": 0, "pos": 0, "fired": 0}
         st.cycle = state
     evidence = sorted(s["seq"] for s in steps)
-    tools = " → ".join(s["tool"] for s in reversed(steps[:period]))
+    tools = " → ".join(g.short_call(s["tool"], s["canon"], 48) for s in reversed(steps[:period]))
     state.update(length=length, sigs=sigs, pos=0, seqs=evidence[-20:], tools=tools,
                  steps=sorted(s["i"] for s in steps)[-20:])
     level = 0
