@@ -197,11 +197,12 @@ class Policy:
         return got
 
     def tool_category(self, tool: str) -> str | None:
-        """The category a per-tool override forces, if any."""
+        """The category a per-tool override forces, if any (the last matching pattern wins)."""
+        found = None
         for pattern, over in self.data["tools"].items():
             if "category" in over and fnmatch.fnmatchcase(tool, pattern):
-                return str(over["category"])
-        return None
+                found = str(over["category"])
+        return found
 
 
 def _check_shape(d: dict[str, Any]) -> None:
