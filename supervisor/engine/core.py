@@ -405,8 +405,14 @@ class Engine:
             self._workspace_changed(step["path"])
         elif step["cat"] == "mutate" and step["path"]:
             self._forget_cache(step["path"])  # a failed edit: let the agent re-read the file
+            if step["err"] == "read_first":
+                st.read_first = [*st.read_first, step["path"]][-16:]
         elif step["cat"] in ("run", "mutate") and not step["read"]:
             self._forget_cache(step["path"] if step["cat"] == "mutate" else None)
+        if ok and step["cat"] == "read" and step["path"] in st.read_first:
+            # the tool wanted this file read before an edit: the same edit may now succeed
+            st.read_first = [p for p in st.read_first if p != step["path"]]
+            st.ws += 1
         novel = step["out"] not in st.seen_out
         step["novel"] = novel
         self._push(step)

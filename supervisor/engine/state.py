@@ -67,6 +67,8 @@ class State:
         """File cache: read-call signature -> {path, output, step, seq, bytes}."""
         self.cache_bytes = 0
         self.last_commit: str | None = None
+        self.read_first: list[str] = []
+        """Paths whose edit failed because the tool wants them read first."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
