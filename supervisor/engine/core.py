@@ -209,7 +209,7 @@ class Engine:
         q = p["same_error"]
         if not q["enabled"]:
             return None
-        got = d.blocks_same_error(self.st, step["tool"], step["cat"], q)
+        got = d.blocks_same_error(self.st, step["tool"], step["cat"], step["path"], q)
         if got is None:
             return None
         level, se = got

@@ -279,6 +279,7 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     if len({s["sig"] for s in chain}) < 2:
         return None
     st.same_error = {"tool": group, "err": step["err"], "n": n, "last": step["i"],
+                     "path": step["path"],
                      "cat": step["cat"], "blocked": 0, "seqs": sorted(s["seq"] for s in chain),
                      "steps": sorted(s["i"] for s in chain)}
     if step.get("blk"):
@@ -302,11 +303,14 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
                    st.same_error["seqs"], msg, step["i"])
 
 
-def blocks_same_error(st: State, tool: str, category: str, p: Params
+def blocks_same_error(st: State, tool: str, category: str, path: str | None, p: Params
                       ) -> tuple[int, dict[str, Any]] | None:
-    """(level, state) when the tool is called again right after a same-error streak."""
+    """(level, state) when the tool is called again right after a same-error streak (for
+    edits: on the same file)."""
     se = st.same_error
     if not se or se["tool"] != error_group(tool, category):
+        return None
+    if se["tool"] == "mutate" and se.get("path") and path != se["path"]:
         return None
     if se["n"] + se["blocked"] + 1 < p["block"]:
         return None
