@@ -188,3 +188,38 @@ def test_snapshot_is_bounded_by_the_window() -> None:
     for i in range(400, 800):
         _step(engine, i, command=f"c{i}", ok=True, output=f"{i}")
     assert len(json.dumps(engine.snapshot())) < size_400 * 1.1
+
+
+def test_apply_decision_replays_operator_effects() -> None:
+    from supervisor.engine import apply_decision
+
+    def paused() -> Engine:
+        engine = Engine()
+        for i in range(6):
+            _step(engine, i)
+        assert engine.level == 3
+        return engine
+
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "approve"}, 2.0)
+    assert engine.level == 1 and engine.escalation is None
+    assert _step(engine, 6)[0].action == "allow"  # one of the approved repeats
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "skip"}, 2.0)
+    assert engine.level == 0
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "guidance"}, 2.0)
+    assert engine.level == 0
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "abort"}, 2.0)
+    assert engine.level == 4 and _step(engine, 6)[0].action == "stop"
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "reset"}, 2.0)
+    assert engine.level == 0
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "rollback"}, 2.0)
+    assert engine.level == 1 and engine.escalation is None
+    assert _step(engine, 6)[0].action == "allow"  # a new workspace: the old repeats are gone
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "bogus"}, 2.0)
+    assert engine.level == 3
