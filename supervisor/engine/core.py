@@ -94,7 +94,7 @@ class Engine:
             "i": st.step_count, "seq": _int(call.get("seq")), "cid": cid, "tool": tool,
             "cat": cat, "sig": sig, "canon": canon[:_CANON_KEEP], "ws": st.ws, "ok": None,
             "out": None, "err": "", "novel": False, "path": file_path(tool, args, self.policy),
-            "blk": None, "read": is_file_read(tool, args, self.policy),
+            "blk": None, "read": is_file_read(tool, args, self.policy), "t": now,
         }
         st.step_count += 1
         for key in ("iterations", "consecutive", "cycle", "task"):

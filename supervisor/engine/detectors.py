@@ -393,7 +393,7 @@ def polling(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     entry = st.polls.get(step["sig"])
     if entry is None or entry["out"] != step["out"] or entry["ws"] != step["ws"]:
         entry = {"out": step["out"], "ws": step["ws"], "n": 0, "blocked": 0, "steps": [],
-                 "seqs": []}
+                 "seqs": [], "t0": step.get("t", 0.0)}
     entry["n"] += 1
     entry["steps"] = (entry["steps"] + [step["i"]])[-20:]
     entry["seqs"] = (entry["seqs"] + [step["seq"]])[-20:]
@@ -410,9 +410,12 @@ def polling(st: State, step: dict[str, Any], p: Params) -> Finding | None:
         level = 1
     else:
         return None
+    waited = max(0.0, float(step.get("t", 0.0)) - float(entry.get("t0", 0.0)))
     msg = (
         f"Polling stuck: {g.short_call(step['tool'], step['canon'])} returned the same output "
-        f"{n} times in a row ({g.steps_text(entry['steps'])}). {g.STRATEGY['poll'].capitalize()}."
+        f"{n} times in a row over {waited:.0f} s ({g.steps_text(entry['steps'])}). "
+        f"{g.STRATEGY['poll'].capitalize()}; if it is still working, wait longer between "
+        f"checks."
     )
     return finding("polling", level, step["sig"], entry["seqs"], msg, step["i"])
 
