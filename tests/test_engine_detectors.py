@@ -252,6 +252,14 @@ def test_short_repeated_thoughts_between_real_work_are_fine() -> None:
     assert detectors(replay(b.end())) == []
 
 
+def test_the_same_thought_while_scrolling_through_a_file_is_fine() -> None:
+    b = SessionBuilder()
+    for k in range(6):
+        b.say("Let's scroll down to see more of the file and find the parse function.")
+        b.call("scroll_down", {}, f"[File: a.py]\n{k * 100}: code {k}")
+    assert detectors(replay(b.end())) == []
+
+
 def test_same_code_block_with_different_prose_is_fine() -> None:
     b = SessionBuilder()
     for k in range(4):

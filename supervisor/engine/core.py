@@ -415,6 +415,7 @@ class Engine:
             st.ws += 1
         novel = step["out"] not in st.seen_out
         step["novel"] = novel
+        st.novel_count += novel
         self._push(step)
         if ok and step["read"] and step["path"]:
             self._cache(step, output)
