@@ -511,6 +511,49 @@ def trap_timeout_retry(rng: random.Random) -> list[dict[str, Any]]:
     return b.end()
 
 
+def trap_swe_normal(rng: random.Random) -> list[dict[str, Any]]:
+    """An ordinary SWE-agent run: open, scroll, search, edit (one syntax error), reproduce."""
+    b = SessionBuilder(agent="swe-agent")
+    b.say("Let's first reproduce the bug with a small script that calls the parser.")
+    b.call("create", {"filename": "reproduce.py"}, "[File: /repo/reproduce.py (1 lines total)]")
+    b.call("edit", {"start_line": 1, "end_line": 1, "replacement_text": "import pkg\nprint(1)"},
+           "[File: /repo/reproduce.py (2 lines total)]\nFile updated.")
+    b.call("python", {"command": "python reproduce.py"}, "Traceback...\nValueError: bad value",
+           ok=False)
+    b.call("search_dir", {"search_term": "bad value"}, "Found 2 matches for \"bad value\"")
+    b.call("open", {"path": "pkg/core.py"}, _code(rng, "core"))
+    for k in range(3):
+        b.say("Let's scroll down to see the rest of the function that raises the error.")
+        b.call("scroll_down", {}, _code(rng, f"part{k}"))
+    b.call("edit", {"start_line": 40, "end_line": 41, "replacement_text": "  if x:\n return"},
+           "Your proposed edit has introduced new syntax error(s).\nE999 IndentationError",
+           ok=False)
+    b.call("edit", {"start_line": 40, "end_line": 41, "replacement_text": "    if x:\n"
+                    "        return"}, "[File: pkg/core.py (120 lines total)]\nFile updated.")
+    b.call("python", {"command": "python reproduce.py"}, "1")
+    b.call("submit", {}, "diff --git a/pkg/core.py b/pkg/core.py")
+    return b.end()
+
+
+def trap_mini_normal(rng: random.Random) -> list[dict[str, Any]]:
+    """An ordinary mini-swe-agent run: edits through sed and inline Python, re-runs between."""
+    b = SessionBuilder(agent="mini-swe-agent")
+    fail = "<returncode>1</returncode>\n<output>\nAssertionError: 3 != 4\n</output>"
+    b.call("bash", {"command": "ls -la /testbed"}, "README.md\nsrc\ntests")
+    b.call("bash", {"command": "cat src/calc.py"}, _code(rng, "calc"))
+    b.call("bash", {"command": "python reproduce.py"}, fail, ok=False)
+    b.call("bash", {"command": "sed -i 's/a + 1/a + 2/' src/calc.py"}, "")
+    b.call("bash", {"command": "python reproduce.py"}, fail, ok=False)
+    b.call("bash", {"command": "python - <<'EOF'\np='src/calc.py'\ns=open(p).read()\n"
+                               "open(p,'w').write(s.replace('+ 2','+ 3'))\nEOF"}, "")
+    b.call("bash", {"command": "python reproduce.py"}, fail, ok=False)
+    b.call("bash", {"command": "cat src/calc.py"}, _code(rng, "calc2"))
+    b.call("bash", {"command": "sed -i 's/b - 1/b/' src/calc.py"}, "")
+    b.call("bash", {"command": "python reproduce.py"}, "<returncode>0</returncode>\nok")
+    b.call("bash", {"command": "git diff"}, "diff --git a/src/calc.py b/src/calc.py")
+    return b.end()
+
+
 TRAPS = {
     "polling_changing": trap_polling_changing, "tests_after_edits": trap_tests_after_edits,
     "reread_after_edit": trap_reread_after_edit, "similar_searches": trap_similar_searches,
@@ -519,6 +562,7 @@ TRAPS = {
     "retry_transient": trap_retry_transient, "git_status_after_edits": trap_git_status_after_edits,
     "test_fix_cycle": trap_test_fix_cycle, "grep_nomatch": trap_grep_nomatch,
     "guess_paths": trap_guess_paths, "timeout_retry": trap_timeout_retry,
+    "swe_normal": trap_swe_normal, "mini_normal": trap_mini_normal,
 }
 VARIANTS = 3
 
