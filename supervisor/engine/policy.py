@@ -40,7 +40,7 @@ _DEFAULT: dict[str, Any] = {
     "file_read_tools": ["Read", "read", "read_file", "str_replace_editor:view",
                         "str_replace_based_edit_tool:view"],
     "path_args": ["file_path", "path", "absolute_path", "notebook_path", "filename", "file"],
-    "file_cache_bytes": 1_000_000,
+    "file_cache_bytes": 262_144,
     "categories": {
         "read": [
             "Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "read",
