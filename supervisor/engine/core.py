@@ -83,6 +83,7 @@ class Engine:
         """The verdict on a tool call about to run (`call` = {call_id, tool, args})."""
         st = self.st
         self._touch(now)
+        call = call if isinstance(call, dict) else {}
         tool = str(call.get("tool") or "?")
         args = call.get("args")
         args = args if isinstance(args, dict) else {}
@@ -316,6 +317,8 @@ class Engine:
         are recorded by the guard after it called `approve`/`reset`/... and have no effect here
         (replays use `apply_decision`).
         """
+        if not isinstance(event, dict):
+            return []
         try:
             return self._observe(event, now)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
