@@ -6,8 +6,11 @@ and return a `Finding` or None; a finding at level 1 is a nudge, level 3 an esca
 a pattern a detector already saw. Every function reads only the bounded look-back of `State`,
 so its cost does not grow with the session.
 
-A step is a dict: `i` (0-based step), `seq`, `tool`, `cat`, `sig`, `canon`, `ws`, `ok`, `out`
-(outcome hash), `err` (error class), `novel`, `path`.
+A step is a dict: `i` (0-based step), `seq` (of its tool_call), `tool`, `cat` (category), `sig`
+(call signature), `canon` (canonical arguments, cut), `ws` (workspace version), `ok`, `out`
+(outcome hash), `err` (error class), `empty` (the output says nothing), `novel` (an output not
+seen before), `path`, `read` (a file read the cache may answer), `blk` (why `check` refused it),
+`t` (time of the check).
 """
 
 from collections.abc import Iterator
@@ -33,7 +36,7 @@ def finding(detector: str, level: int, sig: str, evidence: list[int], message: s
 
 
 def recent(st: State, n: int) -> Iterator[dict[str, Any]]:
-    """The last `n` completed steps, newest first (excluding none)."""
+    """The last `n` completed steps, newest first."""
     return islice(reversed(st.hist), n)
 
 
