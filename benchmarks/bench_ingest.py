@@ -1,9 +1,11 @@
 """Ingest: parse and validate a generated 200,000-event log, against a bare `json.loads` loop.
 
-Three timings over the same file, best of three interleaved runs each: the baseline reads the
-file and runs `json.loads` on every line; `parse_line` validates every line into its pydantic
-model; the tailer does what the dashboard does on a first load (read, split, parse, validate,
-keep offsets, keep the events).
+Best of three interleaved runs each, over the same file. The issue's figure: `parse_line` on
+every line (validated into its pydantic model) against the bare loop that reads the file and
+runs `json.loads` on every line. A second figure: a `Tailer` first load, which does what the
+dashboard does (read, split, parse, validate, and keep 200,000 events and their offsets),
+against the same `json.loads` loop keeping its 200,000 dicts (keeping objects alive costs both
+sides memory growth, so that is the fair baseline for it).
 """
 
 import json
@@ -77,6 +79,10 @@ def run(scale: float = 1.0) -> list[Figure]:
         for line in path.read_bytes().splitlines():
             json.loads(line)
 
+    def baseline_kept() -> None:
+        kept = [json.loads(line) for line in path.read_bytes().splitlines()]
+        assert len(kept) == count
+
     def ours() -> None:
         for line in path.read_bytes().splitlines():
             parse_line(line)
@@ -87,12 +93,13 @@ def run(scale: float = 1.0) -> list[Figure]:
 
     assert not any(isinstance(parse_line(x), BadLine) for x in lines[:1000])
     runs = 3 if scale >= 1 else 1
-    base, parse, tail = best_of(runs, baseline, ours, tailer)
+    base, parse, base_kept, tail = best_of(runs, baseline, ours, baseline_kept, tailer)
     size_mb = path.stat().st_size / 1e6
     path.unlink()
     note = f"{count:,} events, {size_mb:.0f} MB; best of {runs}"
     return [
         Figure("parse_line per line", parse * 1e3, "ms", base * 1e3, TARGET_RATIO, note=note),
-        Figure("Tailer first load", tail * 1e3, "ms", base * 1e3, TARGET_RATIO),
+        Figure("Tailer first load, events kept", tail * 1e3, "ms", base_kept * 1e3,
+               TARGET_RATIO, note="baseline: the json.loads loop keeping its results too"),
         Figure("events per second (Tailer)", count / tail, "ev/s"),
     ]

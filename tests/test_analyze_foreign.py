@@ -98,3 +98,38 @@ def test_summary_figures() -> None:
     assert not lines[2].estimated  # mini-swe-agent 1.1 records cost per model call
     assert figures["runs_with_cost"] == 3 and lines[3].cost is None
     assert figures["signatures"] and figures["signatures"][0]["runs"] >= 1
+    assert all(sig["example"] for sig in figures["signatures"])  # how it was first described
+
+
+def test_analysis_sources_find_foreign_runs_through_the_plugin_hook() -> None:
+    """`supervisor.analysis.sources.load_runs` reads foreign files too (fresh interpreter: the
+    importers register themselves when the analysis layer imports them)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    code = ("from pathlib import Path; from supervisor.analysis.sources import load_runs; "
+            f"runs = load_runs(Path({str(DATA)!r})); "
+            "print(len(runs), sorted(r.session for r in runs)[0])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=cli_env(), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["15", "019b04ae-b1c6-7c72-a134-a4c2de66058c"]
+
+
+def test_analyze_directory_skips_unknown_files_but_not_broken_ones(tmp_path: Path) -> None:
+    import shutil
+
+    batch = tmp_path / "batch"
+    shutil.copytree(DATA / "swe-agent", batch)
+    (batch / "metadata.json").write_text('{"agent_class": "CodeActAgent"}')
+    proc = run_cli("analyze", "--json", str(batch))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith(f"supervisor: warning: skipped {batch / 'metadata.json'}")
+    assert len(proc.stdout.splitlines()) == 3
+    (batch / "cut.traj").write_bytes(LOOPING.read_bytes()[:300])
+    proc = run_cli("analyze", "--json", str(batch))
+    assert proc.returncode == 1
+    assert f"supervisor: error: {batch / 'cut.traj'}: invalid JSON" in proc.stderr
+    assert len(proc.stdout.splitlines()) == 3

@@ -73,3 +73,50 @@ def test_forced_format_and_wrong_forced_format(tmp_path: Path) -> None:
         "'trajectory' steps)")
     unknown = run_cli("import", "--format", "nope", str(source), "-o", str(out))
     assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
+
+
+def test_directory_import_skips_our_own_session_files(tmp_path: Path) -> None:
+    mixed = tmp_path / "runs"
+    shutil.copytree(DATA / "swe-agent", mixed)
+    first = tmp_path / "store"
+    assert run_cli("import", str(mixed), "-o", str(first)).returncode == 0
+    shutil.copytree(first / "sessions", mixed / "already-imported")
+    out = tmp_path / "store2"
+    proc = run_cli("import", str(mixed), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert len(list((out / "sessions").iterdir())) == 3
+
+
+def test_unknown_files_found_in_a_directory_are_skipped_with_a_warning(tmp_path: Path) -> None:
+    batch = tmp_path / "batch"
+    shutil.copytree(DATA / "mini-swe-agent", batch)
+    (batch / "preds.json").write_text('{"i1": {"instance_id": "i1", "model_patch": ""}}')
+    out = tmp_path / "store"
+    proc = run_cli("import", str(batch), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"supervisor: warning: skipped {batch / 'preds.json'}: unknown format (JSON object with "
+        "keys: i1); use --format to force one of: swe-agent, mini-swe-agent, openhands, "
+        "claude-code, codex, gemini-cli"]
+    assert len(list((out / "sessions").iterdir())) == 4
+    (batch / "cut.traj.json").write_text('{"messages": [')  # a broken run file is an error
+    proc = run_cli("import", str(batch), "-o", str(tmp_path / "store2"))
+    assert proc.returncode == 1
+    assert f"supervisor: error: {batch / 'cut.traj.json'}: invalid JSON" in proc.stderr
+    named = run_cli("import", str(batch / "preds.json"), "-o", str(tmp_path / "store3"))
+    assert named.returncode == 1 and "supervisor: error: " in named.stderr
+
+
+def test_openhands_session_directories_are_one_run_each(tmp_path: Path) -> None:
+    sessions = tmp_path / "openhands-sessions"
+    for sid in ("s1", "s2"):
+        events_dir = sessions / sid / "events"
+        events_dir.mkdir(parents=True)
+        for event in json.loads(fixture("openhands/event-stream-vue-todo.json").read_text()):
+            (events_dir / f"{event['id']}.json").write_text(json.dumps(event))
+    out = tmp_path / "store"
+    proc = run_cli("import", str(sessions), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (out / "sessions").iterdir()) == ["s1", "s2"]
+    analyzed = run_cli("analyze", "--json", str(sessions))
+    assert [json.loads(line)["session"] for line in analyzed.stdout.splitlines()] == ["s1", "s2"]

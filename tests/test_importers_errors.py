@@ -133,3 +133,43 @@ def test_cli_reports_each_bad_file_and_goes_on(tmp_path: Path) -> None:
                       "openhands, claude-code, codex, gemini-cli"]
     assert "Traceback" not in proc.stderr
     assert (out / "sessions" / "bare-list" / "events.jsonl").is_file()
+
+
+def _paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*prefix, index))
+    return found
+
+
+FIXTURES = sorted(p for p in fixture("").rglob("*") if p.is_file() and p.suffix != ".md")
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_real_files_with_one_value_replaced_never_crash(data: st.DataObject,
+                                                        tmp_path: Path) -> None:
+    """A recorded file with any one value replaced: valid runs, or one clear error line."""
+    source = data.draw(st.sampled_from(FIXTURES))
+    text = source.read_text()
+    lines = source.suffix == ".jsonl"
+    doc = [json.loads(line) for line in text.splitlines()] if lines else json.loads(text)
+    where = data.draw(st.sampled_from(_paths(doc)[1:]))
+    node = doc
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = data.draw(JSON_VALUES)
+    path = tmp_path / source.name
+    path.write_text("\n".join(json.dumps(r) for r in doc) if lines else json.dumps(doc))
+    try:
+        runs = load_runs(path)
+    except FormatError as exc:
+        assert "\n" not in str(exc)
+        return
+    for run in runs:
+        check_protocol(run)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import xxhash
 
-from supervisor.importers import FORMATS, detect_format, load_runs
+from supervisor.importers import FORMATS, FormatError, detect_format, load_runs
 from supervisor.importers.swe_agent import parse_action
 from tests.importer_helpers import DATA, check_protocol, fixture, of_type, steps
 
@@ -303,3 +303,39 @@ def test_huge_arguments_are_cut_to_fit_one_protocol_line(tmp_path: Path) -> None
     assert call["truncated"] is True and call["args"]["file_path"] == "/a"
     assert 0 < len(call["args"]["content"]) < len(content)
     check_protocol(run)
+
+
+def test_reused_native_call_ids_stay_unique(tmp_path: Path) -> None:
+    def turn(command: str) -> list[dict]:
+        call = {"id": "call_1", "type": "function",
+                "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
+        return [{"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "call_1",
+                 "content": "<returncode>0</returncode>\n<output>\nok\n</output>"}]
+    doc = {"trajectory_format": "mini-swe-agent-1.1", "info": {"exit_status": "Submitted"},
+           "messages": [{"role": "user", "content": "t"}, *turn("ls"), *turn("pwd")]}
+    path = tmp_path / "reuse.traj.json"
+    path.write_text(json.dumps(doc))
+    (run,) = load_runs(path)
+    ids = [c["call_id"] for c, r in steps(run) if r is not None]
+    assert len(ids) == 2 and len(set(ids)) == 2
+    check_protocol(run)
+
+
+def test_openhands_event_directory_equals_the_event_stream(tmp_path: Path) -> None:
+    """OpenHands stores a session as `sessions/<id>/events/<n>.json`, one event per file."""
+    source = fixture("openhands/event-stream-vue-todo.json")
+    events_dir = tmp_path / "sessions" / "abc123" / "events"
+    events_dir.mkdir(parents=True)
+    for event in json.loads(source.read_text()):
+        (events_dir / f"{event['id']}.json").write_text(json.dumps(event))
+    assert detect_format(events_dir) == "openhands"
+    assert detect_format(tmp_path) is None
+    (stream,) = load_runs(source)
+    (stored,) = load_runs(events_dir)
+    assert stored.name == "abc123" and stored.meta["event_files"] == 18
+    strip = [{k: v for k, v in e.items() if k != "imported"} for e in stored.events]
+    assert strip == [{k: v for k, v in e.items() if k != "imported"} for e in stream.events]
+    (events_dir / "18.json").write_text("{broken")
+    with pytest.raises(FormatError, match=r"18\.json: not a JSON event"):
+        load_runs(events_dir)

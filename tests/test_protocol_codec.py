@@ -163,3 +163,14 @@ def test_trailing_newline_and_crlf_are_accepted() -> None:
 def test_preview_of_a_bad_line_replaces_undecodable_bytes() -> None:
     bad = BadLine("x", b"ab\xffcd" * 100)
     assert bad.preview(4) == "ab\ufffdc…"
+
+
+@FAST
+@given(agent_events())
+def test_slow_path_gives_the_same_event_as_the_fast_path(data: dict) -> None:
+    """A line mentioning NaN in a string takes the stdlib path; the result must not differ."""
+    fast = parse_line(encode_line({**data, "note": "ok"}))
+    slow = parse_line(encode_line({**data, "note": "NaN"}))
+    assert not isinstance(slow, BadLine), slow
+    assert type(slow) is type(fast)
+    assert slow.model_dump() == {**fast.model_dump(), "note": "NaN"}

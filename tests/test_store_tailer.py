@@ -191,3 +191,15 @@ def test_control_kind(tmp_path: Path) -> None:
                                   "action": "approve", "operator": "me"}))
     [event] = Tailer(path, "control").poll().events
     assert event.decision_id == "d1"
+
+
+def test_unopenable_file_is_reported_once_per_episode(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(line(1))
+    path.chmod(0)
+    tailer = Tailer(path)
+    if os.geteuid() == 0:  # root opens anything: use a name too long to open instead
+        tailer = Tailer(tmp_path / ("x" * 300))
+    first, second = tailer.poll(), tailer.poll()
+    assert len(first.bad_lines) == 1 and "cannot open file" in first.bad_lines[0].reason
+    assert not second.bad_lines

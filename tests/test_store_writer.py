@@ -7,6 +7,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -227,3 +228,20 @@ def test_root_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("SUPERVISOR_HOME")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     assert resolve_root(None) == tmp_path / "state" / "agent-supervisor"
+
+
+def test_one_writer_shared_by_threads(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    writer = LineWriter(path)
+
+    def work(n: int) -> None:
+        for i in range(400):
+            writer.append({"type": "message", "role": "user", "text": f"{n}-{i}"})
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    events = [parse_line(raw) for raw in path.read_bytes().splitlines()]
+    assert [e.seq for e in events] == list(range(1, 1601))

@@ -16,7 +16,8 @@ from supervisor.cli.common import CliError, report_error
 
 COMMANDS: list[tuple[str, str, str]] = [
     # (name, module, one-line help)
-    ("sessions", "supervisor.cli.sessions_cmd", "list sessions with status, level and counts"),
+    ("sessions", "supervisor.cli.sessions_cmd",
+     "list sessions: status, level, counts, pending escalations"),
     ("tail", "supervisor.cli.tail_cmd", "print a session's events, readable and escaped"),
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
     ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),

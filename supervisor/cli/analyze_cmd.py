@@ -44,8 +44,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     from supervisor.cli.analyze_summary import CostCounter, print_summary, run_line
     from supervisor.cli.common import report_error
-    from supervisor.importers import FORMATS
+    from supervisor.importers import FORMATS, UnknownFormat
     from supervisor.importers import sources as foreign
+    from supervisor.safetext import clean
 
     if args.format is not None and args.format not in FORMATS:
         raise CliError(f"unknown format {args.format!r} (known: {', '.join(FORMATS)})")
@@ -61,8 +62,13 @@ def run(args: argparse.Namespace) -> int:
         except SourceError as exc:
             report_error(str(exc), 1)
             failed += 1
-    for line in foreign.errors():
-        report_error(line, 1)
+    named = {Path(name) for name in args.paths}
+    for path, error in foreign.errors():
+        if isinstance(error, UnknownFormat) and path not in named:
+            print(clean(f"supervisor: warning: skipped {path}: {error}", keep_newlines=False),
+                  file=sys.stderr)  # found in a directory: preds.json, metadata.json, ...
+            continue
+        report_error(f"{path}: {error}", 1)
         failed += 1
     out = sys.stdout
     lines = []

@@ -62,8 +62,13 @@ def run_line(report: Any, costed_usages: int) -> RunLine:
     if cost is not None and costed_usages == 1 and data["steps"] > 1:
         loop_cost = round(cost * data["loop_steps"] / data["steps"], 6)  # only a total
         estimated = True
+    examples: dict[tuple[str, str], str] = {}
+    for finding in report.findings:
+        examples.setdefault((finding.detector, finding.signature), finding.message)
+    signatures = [{**sig, "example": examples.get((sig["detector"], sig["signature"]), "")}
+                  for sig in data["signatures"]]
     return RunLine(data["session"], data["steps"], data["loop_steps"], cost, loop_cost,
-                   estimated, data["first"], data["signatures"])
+                   estimated, data["first"], signatures)
 
 
 def summary(lines: list[RunLine]) -> dict[str, Any]:
@@ -76,7 +81,7 @@ def summary(lines: list[RunLine]) -> dict[str, Any]:
             key = (sig["detector"], sig["signature"])
             entry = signatures.setdefault(key, {"detector": sig["detector"],
                                                 "signature": sig["signature"], "runs": 0,
-                                                "steps": 0})
+                                                "steps": 0, "example": sig.get("example", "")})
             entry["runs"] += 1
             entry["steps"] += int(sig.get("steps") or 0)
     common = sorted(signatures.values(), key=lambda e: (-e["runs"], -e["steps"],
@@ -114,11 +119,13 @@ def print_summary(lines: list[RunLine], out: TextIO) -> None:
                   f"({figures['runs_with_cost']} runs record cost{note})\n")
     if figures["signatures"]:
         out.write("  most common loop signatures\n")
-        out.write(f"    {'runs':>4} {'steps':>5}  {'detector':<14} signature\n")
+        out.write(f"    {'runs':>4} {'steps':>5}  {'detector':<14} {'signature':<18} "
+                  "first seen as\n")
         for sig in figures["signatures"]:
-            text = clean(str(sig["signature"]), keep_newlines=False, limit=60)
+            text = clean(str(sig["signature"]), keep_newlines=False, limit=18)
+            example = clean(str(sig["example"]), keep_newlines=False, limit=70)
             out.write(f"    {sig['runs']:>4} {sig['steps']:>5}  {sig['detector'][:14]:<14} "
-                      f"{text}\n")
+                      f"{text:<18} {example}\n")
     out.write("  per run\n")
     width = max([len(line.session) for line in lines] + [7])
     width = min(width, 48)

@@ -11,15 +11,13 @@ from pathlib import Path
 
 from supervisor.cli.common import CliError
 
-RUN_SUFFIXES = (".traj", ".json", ".jsonl")
-"""Files taken from a directory argument (a file named explicitly is always tried)."""
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from supervisor.importers import FORMATS  # light: the importers need no pydantic
 
     parser.add_argument("files", nargs="+", metavar="FILE",
-                        help="run files, or directories to search for .traj/.json/.jsonl files")
+                        help="run files, or directories to search for .traj/.json/.jsonl files "
+                             "(our own events.jsonl/control.jsonl are skipped)")
     parser.add_argument("--format", choices=sorted(FORMATS), metavar="NAME",
                         help="force a format: " + ", ".join(FORMATS) + " (default: detected)")
     parser.add_argument("-o", "--output", required=True, metavar="DIR",
@@ -30,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.cli.common import report_error
-    from supervisor.importers import FormatError, load_runs
+    from supervisor.importers import FormatError, UnknownFormat, load_runs
     from supervisor.safetext import clean
     from supervisor.store.errors import StoreError
 
@@ -39,9 +37,18 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"output is not a directory: {root}")
     used: set[str] = set()
     failed = files_ok = runs_ok = 0
+    named = {Path(name) for name in args.files}
     for path in expand(args.files):
         try:
             runs = load_runs(path, args.format)
+        except UnknownFormat as exc:
+            if path not in named:  # found in a directory: preds.json, metadata.json, ...
+                print(clean(f"supervisor: warning: skipped {path}: {exc}", keep_newlines=False),
+                      file=sys.stderr)
+                continue
+            report_error(f"{path}: {exc}", 1)
+            failed += 1
+            continue
         except FormatError as exc:
             report_error(f"{path}: {exc}", 1)
             failed += 1
@@ -66,15 +73,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def expand(names: list[str]) -> list[Path]:
-    """The files named, with directories replaced by their run files (sorted, recursive)."""
+    """The files named, with directories replaced by the run files found in them."""
+    from supervisor.importers.sources import run_paths
+
     out: list[Path] = []
     for name in names:
         path = Path(name)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*")
-                              if p.is_file() and p.name.endswith(RUN_SUFFIXES)))
-        else:
-            out.append(path)
+        out.extend(run_paths(path) if path.is_dir() else [path])
     return out
 
 

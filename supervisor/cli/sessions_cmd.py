@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     summaries = summarize_sessions(root)
     if args.json:
         for s in summaries:
-            print(json.dumps(_row(s, now), ensure_ascii=False))
+            # ASCII escapes: agent text must not reach the terminal as C1 or bidi characters
+            print(json.dumps(_row(s, now), ensure_ascii=True))
         return 0
     if not summaries:
         print(f"no sessions under {root}")

@@ -1,4 +1,8 @@
-"""`supervisor validate FILE...`: list the bad lines of protocol files; exit 1 if any."""
+"""`supervisor validate FILE...`: list the problems of protocol files; exit 1 if any.
+
+A problem is a bad line (see docs/protocol.md: its offset, reason and an escaped preview) or a
+`seq` that does not increase (the protocol wants it strictly increasing within a file).
+"""
 
 import argparse
 from pathlib import Path
@@ -7,7 +11,9 @@ from supervisor.cli.common import CliError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="events.jsonl or control.jsonl")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="events.jsonl or control.jsonl (a session directory means its "
+                             "events.jsonl)")
     parser.add_argument(
         "--kind", choices=("events", "control", "auto"), default="auto",
         help="line kind (default: control for control.jsonl, else events)",
@@ -15,9 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from supervisor.safetext import clean
     from supervisor.store.reading import read_file
 
-    bad_total = 0
+    problems_total = 0
     for name in args.files:
         path = Path(name)
         if path.is_dir():
@@ -28,9 +35,23 @@ def run(args: argparse.Namespace) -> int:
             "control" if path.name == "control.jsonl" else "events"
         )
         batch = read_file(path, kind)
+        shown = clean(str(path), keep_newlines=False)
+        problems: list[tuple[int, str]] = []
         for bad in batch.bad_lines:
             size = f" ({bad.size} bytes)" if bad.size else ""
-            print(f"{path}:{bad.offset}: {bad.reason}{size}: {bad.preview(80)!r}")
-        bad_total += len(batch.bad_lines)
-        print(f"{path}: {len(batch.events)} events, {len(batch.bad_lines)} bad lines")
-    return 1 if bad_total else 0
+            problems.append((bad.offset or 0, f"{bad.reason}{size}: {bad.preview(80)!r}"))
+        previous = 0
+        seq_errors = 0
+        for event, offset in zip(batch.events, batch.offsets, strict=True):
+            if event.seq <= previous:
+                seq_errors += 1
+                problems.append((offset, f"seq {event.seq} does not increase "
+                                         f"(previous {previous})"))
+            previous = max(previous, event.seq)
+        problems.sort(key=lambda p: p[0])
+        for offset, text in problems:
+            print(clean(f"{shown}:{offset}: {text}", keep_newlines=False))
+        problems_total += len(problems)
+        seq_note = f", {seq_errors} seq errors" if seq_errors else ""
+        print(f"{shown}: {len(batch.events)} events, {len(batch.bad_lines)} bad lines{seq_note}")
+    return 1 if problems_total else 0

@@ -21,10 +21,11 @@ from supervisor.importers import (
     openhands,
     swe_agent,
 )
-from supervisor.importers.base import FormatError, ImportedRun
+from supervisor.importers.base import FormatError, ImportedRun, UnknownFormat
 from supervisor.importers.document import Document, read_document
 
-__all__ = ["FORMATS", "FormatError", "ImportedRun", "detect_format", "load_runs"]
+__all__ = ["FORMATS", "FormatError", "ImportedRun", "UnknownFormat", "detect_format",
+           "load_runs"]
 
 _Loader = Callable[[Any, Path], list[ImportedRun]]
 _Matcher = Callable[[Any], bool]
@@ -52,14 +53,17 @@ _HANDLERS: dict[str, tuple[_Matcher, _Loader]] = {
 
 def detect_format(path: Path) -> str | None:
     """The format of the file at `path`, judged by its content; None if unknown or unreadable."""
+    path = Path(path)
+    if path.is_dir():
+        return "openhands" if openhands.is_event_dir(path) else None
     try:
-        return _detect(read_document(Path(path)))
+        return _detect(read_document(path))
     except FormatError:
         return None
 
 
 def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
-    """Every run in the file at `path`, as protocol events.
+    """Every run in the file at `path` (or OpenHands event directory), as protocol events.
 
     `fmt` forces a format (one of `FORMATS`); by default it is detected from the content.
     Raises `FormatError` (one line, without the path) for unknown formats and broken files.
@@ -67,11 +71,13 @@ def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
     path = Path(path)
     if fmt is not None and fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    if path.is_dir() and fmt in (None, "openhands") and openhands.is_event_dir(path):
+        return openhands.load_event_dir(path)
     document = read_document(path)
     name = fmt or _detect(document)
     if name is None:
-        raise FormatError(f"unknown format ({_shape(document)}); use --format to force one of: "
-                          f"{', '.join(FORMATS)}")
+        raise UnknownFormat(f"unknown format ({_shape(document)}); use --format to force one "
+                            f"of: {', '.join(FORMATS)}")
     loader = _HANDLERS[name][1]
     try:
         return loader(_value(document, name), path)

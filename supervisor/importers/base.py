@@ -43,6 +43,11 @@ class FormatError(Exception):
     """A file that is not a run of a known format, or is broken: one clear line of text."""
 
 
+class UnknownFormat(FormatError):
+    """A readable JSON file whose content matches no format. Found while searching a
+    directory, such a file (`preds.json`, `metadata.json`) is skipped rather than an error."""
+
+
 @dataclass
 class ImportedRun:
     """One recorded run of another framework, as protocol events.
@@ -85,9 +90,9 @@ def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
 
 
-def first_line(text: str | None, limit: int = TASK_LIMIT) -> str | None:
+def first_line(text: Any, limit: int = TASK_LIMIT) -> str | None:
     """The first non-blank line of `text`, stripped and cut to `limit` characters."""
-    if not text:
+    if not isinstance(text, str) or not text:
         return None
     for line in text.splitlines():
         line = line.strip()
@@ -147,6 +152,16 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is an object, else an empty one (recorded files are not always regular)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` if it is a list, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def parse_json_args(raw: Any) -> dict[str, Any]:
     """Tool-call arguments: a JSON object string (as LLM APIs record them) or a dict."""
     if isinstance(raw, dict):
@@ -161,18 +176,25 @@ def parse_json_args(raw: Any) -> dict[str, Any]:
 
 
 def iso_ts(value: Any) -> float | None:
-    """Unix seconds of an ISO 8601 time stamp (naive ones are taken as UTC), or None."""
+    """Unix seconds of a time stamp: ISO 8601 (naive ones are taken as UTC) or a number.
+
+    None for anything else, and for times not after 1970 (no recorded run is that old)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return number(value)
-    if not isinstance(value, str) or not value:
+        seconds = number(value)
+    elif isinstance(value, str) and value:
+        try:
+            stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=UTC)
+        try:
+            seconds = stamp.timestamp()
+        except (OverflowError, ValueError, OSError):
+            return None
+    else:
         return None
-    try:
-        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=UTC)
-    return stamp.timestamp()
+    return seconds if seconds is not None and seconds > 0 else None
 
 
 def number(value: Any) -> float | None:
@@ -196,6 +218,7 @@ class RunBuilder:
         self.source = source
         self.events: list[dict[str, Any]] = []
         self._open_calls: dict[str, int] = {}
+        self._call_ids: set[str] = set()
         self._counter = 0
 
     # -- events ---------------------------------------------------------------------------
@@ -209,7 +232,8 @@ class RunBuilder:
         self, agent: str, task: str | None, cwd: str | None = None, ts: float | None = None,
         **extra: Any,
     ) -> None:
-        fields = {"agent": agent, "task": first_line(task), "cwd": cwd, "pid": None,
+        fields = {"agent": agent, "task": first_line(task),
+                  "cwd": cwd if isinstance(cwd, str) else None, "pid": None,
                   "policy": None, "heartbeat_s": None}
         event = {"type": SESSION_START, "ts": ts, **fields, **extra}
         self.events.insert(0, event)
@@ -233,8 +257,9 @@ class RunBuilder:
         **extra: Any,
     ) -> str:
         cid = self.new_call_id(call_id)
-        if cid in self._open_calls:  # a reused native id: keep call ids unique in the run
+        if cid in self._call_ids:  # a reused native id: keep call ids unique in the run
             cid = f"{cid}-{self._counter}"
+        self._call_ids.add(cid)
         self._open_calls[cid] = len(self.events)
         self.add(TOOL_CALL, ts, call_id=cid, tool=tool, args=args, **extra)
         return cid
@@ -304,6 +329,8 @@ def _mtime(path: Path) -> float:
 
 def _fit(event: dict[str, Any]) -> dict[str, Any]:
     """Cut the longest strings of an event until its line fits the protocol's line size."""
+    if _surely_fits(event, LINE_BUDGET):
+        return event
     try:
         size = len(encode_line(event))
     except (TypeError, ValueError):  # NaN or infinities in recorded arguments
@@ -317,6 +344,20 @@ def _fit(event: dict[str, Any]) -> dict[str, Any]:
         event["truncated"] = True
         size = len(encode_line(event))
     return event
+
+
+def _surely_fits(event: dict[str, Any], budget: int) -> bool:
+    """True when a flat event's JSON is certainly under `budget` bytes, so it skips a trial
+    encoding: no nested values, and at most 6 bytes (an escape) per character of its text."""
+    for value in event.values():
+        if isinstance(value, str):
+            budget -= 6 * len(value) + 64
+        elif isinstance(value, dict | list) or (
+                isinstance(value, float) and (value != value or abs(value) == float("inf"))):
+            return False  # nested (size unknown) or not JSON (NaN): the trial encoding decides
+        else:
+            budget -= 64
+    return budget > 0
 
 
 def _finite(value: Any) -> Any:

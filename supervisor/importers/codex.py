@@ -1,12 +1,12 @@
 """Codex CLI rollouts (`~/.codex/sessions/.../rollout-*.jsonl`): `{timestamp, type, payload}`.
 
 `response_item` lines carry the model's items: `message` (user or assistant text),
-`reasoning` (its summary becomes an assistant message), `function_call` / `custom_tool_call`
-(a `tool_call` named as Codex named it, `shell_command`, `apply_patch`, ..., with the JSON
-arguments, or `{"input": ...}` for custom tools) and their `*_output` (a `tool_result`; ok from
-the recorded `Exit code: N` or `metadata.exit_code`). `event_msg` lines of type `token_count`
-give token usage (the `last_token_usage` of each turn); other `event_msg` lines repeat what the
-response items say and are skipped. A rollout records no end of session.
+`reasoning` (its summary becomes an assistant message, `thinking: true`), `function_call` and
+`custom_tool_call` (a `tool_call` named as Codex named it, `shell_command`, `apply_patch`, ...,
+with the JSON arguments, or `{"input": ...}` for custom tools) and their `*_output` (a
+`tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`). `event_msg` lines
+of type `token_count` give token usage (the `last_token_usage` of each turn); other `event_msg`
+lines repeat what the response items say and are skipped. A rollout records no end of session.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
             elif role in ("assistant", "system"):
                 builder.message(role, text, ts)
         elif kind == "response_item" and item == "reasoning":
-            builder.message("assistant", as_text(payload.get("summary")), ts, reasoning=True)
+            builder.message("assistant", as_text(payload.get("summary")), ts, thinking=True)
         elif kind == "response_item" and item in ("function_call", "custom_tool_call"):
             if item == "function_call":
                 args = parse_json_args(payload.get("arguments"))

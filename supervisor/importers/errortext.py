@@ -31,12 +31,14 @@ _KNOWN_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
-def known_error(output: str) -> str | None:
+def known_error(output: object) -> str | None:
     """The error class when the output starts with (or a line starts with) a known error text.
 
     Only the first 4 KiB are looked at: tools print these messages first, and a long output
     that merely quotes one later (a test log) is not a failure of the call.
     """
+    if not isinstance(output, str):
+        return None
     head = output[:4096].lstrip()
     for pattern, label in _KNOWN_ERRORS:
         match = pattern.search(head)
@@ -57,9 +59,9 @@ _MARKERS = (
 _TAG_LINE = re.compile(r"^\s*</?[A-Za-z_][\w-]*>\s*$")
 
 
-def task_line(prompt: str | None) -> str | None:
+def task_line(prompt: object) -> str | None:
     """The problem statement's first line in a task prompt, skipping known boilerplate."""
-    if not prompt:
+    if not isinstance(prompt, str) or not prompt:
         return None
     text = prompt
     found = [m for m in (marker.search(text, 0, 3000) for marker in _MARKERS) if m]

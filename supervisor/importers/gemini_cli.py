@@ -18,6 +18,8 @@ from supervisor.importers.base import (
     FormatError,
     ImportedRun,
     RunBuilder,
+    as_dict,
+    as_list,
     as_text,
     iso_ts,
     run_name,
@@ -56,16 +58,16 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
             builder.message("system", text, ts, gemini_type=kind)
             continue
         model = model or message.get("model")
-        for thought in message.get("thoughts") or []:
+        for thought in as_list(message.get("thoughts")):
             if isinstance(thought, dict):
                 body = "\n".join(str(thought.get(k)) for k in ("subject", "description")
                                  if thought.get(k))
                 builder.message("assistant", body, iso_ts(thought.get("timestamp")) or ts,
                                 thinking=True)
         builder.message("assistant", text, ts)
-        tokens = message.get("tokens") if isinstance(message.get("tokens"), dict) else {}
+        tokens = as_dict(message.get("tokens"))
         builder.usage(tokens.get("input"), tokens.get("output"), None, ts)
-        for call in message.get("toolCalls") or []:
+        for call in as_list(message.get("toolCalls")):
             if isinstance(call, dict) and isinstance(call.get("name"), str):
                 _tool_call(builder, call, ts)
     builder.session_start(AGENT, task, None)
@@ -77,14 +79,13 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
 def _tool_call(builder: RunBuilder, call: dict[str, Any], ts: float | None) -> None:
     args = call.get("args") if isinstance(call.get("args"), dict) else {}
     call_id = builder.tool_call(call["name"], args, call.get("id"), ts)
-    results = call.get("result")
-    if not isinstance(results, list) or not results:
+    results = as_list(call.get("result"))
+    if not results:
         return
     parts = []
     for item in results:
-        response = (item.get("functionResponse") or {}).get("response") if isinstance(
-            item, dict) else None
-        if isinstance(response, dict):
+        response = as_dict(as_dict(as_dict(item).get("functionResponse")).get("response"))
+        if response:
             parts.append(as_text(response.get("output", response.get("error", response))))
     output = "\n".join(parts)
     match = _EXIT.search(output)

@@ -23,6 +23,7 @@ from supervisor.importers.base import (
     ImportedRun,
     RunBuilder,
     as_text,
+    iso_ts,
     number,
     parse_json_args,
     run_name,
@@ -110,7 +111,7 @@ class _State:
     def feed(self, message: dict[str, Any]) -> None:
         role = message.get("role")
         extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
-        ts = number(extra.get("timestamp"))
+        ts = iso_ts(extra.get("timestamp"))
         content = as_text(message.get("content"))
         if role == "system":
             self.builder.message("system", content, ts)
@@ -138,10 +139,13 @@ class _State:
         response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
         if isinstance(response.get("model"), str):
             self.model = self.model or response["model"]
-        thought = content or as_text(message.get("reasoning_content"))
         tool_calls = message.get("tool_calls")
         if isinstance(tool_calls, list) and tool_calls:
-            self.builder.message("assistant", thought, ts)
+            if content.strip():
+                self.builder.message("assistant", content, ts)
+            else:  # reasoning models may leave the content empty and reason separately
+                self.builder.message("assistant", as_text(message.get("reasoning_content")), ts,
+                                     thinking=True)
             for call in tool_calls:
                 function = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(function, dict):

@@ -8,6 +8,8 @@
 - LLM completion logs (`llm_completions/.../*.json`): `messages` (or `fncall_messages`, the
   history converted to tool-calling form) and `response` (or `fncall_response`); the last
   action of the run may only be in the response.
+- A session's event directory as OpenHands stores it (`sessions/<id>/events/<n>.json`, one
+  event per file): the same events as an event stream, in the order of `n`.
 
 Each agent action other than `message` and bookkeeping (`change_agent_state`, `recall`, ...)
 becomes a `tool_call` named after the action (`run`, `read`, `edit`, `run_ipython`, `finish`,
@@ -19,6 +21,8 @@ fails when its exit code is not 0, an `error` observation always fails, others f
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -97,6 +101,41 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
     meta = {"variant": "event-stream", "model": stream.model, "agent_state": stream.state,
             "finished": stream.finished}
     return [builder.build(run_name(path), meta)]
+
+
+_EVENT_FILE = re.compile(r"\d+\.json")
+
+
+def is_event_dir(path: Path) -> bool:
+    """True for a directory of numbered event files (`0.json`, `1.json`, ...) and nothing else."""
+    try:
+        names = [entry.name for entry in os.scandir(path) if not entry.name.startswith(".")]
+    except OSError:
+        return False
+    return bool(names) and all(_EVENT_FILE.fullmatch(name) for name in names)
+
+
+def load_event_dir(path: Path) -> list[ImportedRun]:
+    """The run stored as one file per event; named after the session (`<id>/events`)."""
+    files = sorted((p for p in path.iterdir() if _EVENT_FILE.fullmatch(p.name)),
+                   key=lambda p: int(p.stem))
+    events = []
+    for file in files:
+        try:
+            events.append(json.loads(file.read_bytes()))
+        except (OSError, ValueError, RecursionError) as exc:
+            raise FormatError(f"{file.name}: not a JSON event ({exc})") from None
+    if not matches(events):
+        raise FormatError("not an OpenHands event directory (its files are not events)")
+    builder = RunBuilder(AGENT, path)
+    stream = _Stream(builder)
+    stream.feed_all(events)
+    stream.finish(error=None)
+    builder.session_start(AGENT, stream.task, stream.cwd)
+    meta = {"variant": "event-directory", "model": stream.model, "agent_state": stream.state,
+            "finished": stream.finished, "event_files": len(files)}
+    session = path.parent if path.name == "events" else path
+    return [builder.build(run_name(path, session.name), meta)]
 
 
 def _output_record(record: Any, path: Path, index: int) -> ImportedRun:
@@ -265,10 +304,10 @@ class _Stream:
 
     def _usage(self, metadata: Any, ts: float | None) -> None:
         response = _dict(_dict(metadata).get("model_response"))
-        key = response.get("id")
+        key = str(response.get("id"))
         if not response or key in self.usage_ids:
             return
-        self.usage_ids.add(str(key))
+        self.usage_ids.add(key)
         if isinstance(response.get("model"), str):
             self.model = self.model or response["model"]
         usage = _dict(response.get("usage"))
@@ -328,7 +367,7 @@ def _completion_log(doc: dict[str, Any], path: Path) -> ImportedRun:
             ok, error, code = _tool_text_outcome(content)
             extra = {"exit_code": code} if code is not None else {}
             builder.tool_result(call_id, ok, content, error=error, **extra)
-    ts = number(doc.get("timestamp"))
+    ts = iso_ts(doc.get("timestamp"))
     choices = response.get("choices") if isinstance(response.get("choices"), list) else []
     if choices and isinstance(choices[0], dict):
         last = _dict(choices[0].get("message"))

@@ -78,7 +78,7 @@ def parse_line(
                 if _is_json_error(exc):
                     event = _validate(_loads(raw), kind, from_json=False)
                 elif _unknown_type(exc, kind):
-                    event = _validate(raw, kind, from_json=True)
+                    event = _generic_adapter.validate_json(raw, strict=True)
                 else:
                     return BadLine(_explain(exc), raw)
         if not event.__pydantic_fields_set__ >= _REQUIRED_SET:

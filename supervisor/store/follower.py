@@ -66,8 +66,9 @@ class Follower:
         self.rescan_interval = rescan_interval
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
-        """Longest the watcher groups changes before yielding. It must stay short: under a
-        steady stream of appends the watcher never sees a quiet step, so this bounds the lag."""
+        """Longest the watcher groups changes before yielding. It yields earlier, after any step
+        in which no new path changed; this bounds the lag when new paths keep appearing (many
+        sessions starting at once)."""
         self.force_polling = force_polling
         self.poll_budget = poll_budget
         self._tailers: dict[tuple[str, LineKind], Tailer] = {}

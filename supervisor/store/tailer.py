@@ -56,6 +56,7 @@ class Tailer:
         """Start offset of an oversized line whose end we are still looking for."""
         self._skip_head = b""
         self.bad_count = 0
+        self._open_error: str | None = None
 
     @property
     def read_position(self) -> int:
@@ -76,8 +77,12 @@ class Tailer:
                 self._ino = None
             return batch
         except OSError as exc:
-            batch.bad_lines.append(BadLine(f"cannot open file: {exc.strerror}", b"", self.offset))
+            reason = f"cannot open file: {exc.strerror}"
+            if reason != self._open_error:  # once, not on every poll while it lasts
+                batch.bad_lines.append(BadLine(reason, b"", self.offset))
+            self._open_error = reason
             return batch
+        self._open_error = None
         gc_was_enabled = gc.isenabled()
         # A first load keeps up to hundreds of thousands of new event objects alive; the cyclic
         # collector would re-scan them over and over (doubling the load time) though parsing

@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -39,6 +40,8 @@ class LineWriter:
         self._ino: int | None = None
         self._known_size = -1
         self._last_seq = 0
+        self._thread_lock = threading.Lock()
+        """flock excludes other open files; this excludes other threads sharing this writer."""
 
     def append(self, event: Mapping[str, Any] | Any) -> dict[str, Any]:
         """Append one event (dict or model); return it as written, with `v`, `seq` and `ts`."""
@@ -49,6 +52,10 @@ class LineWriter:
         items = [as_dict(e) for e in events]
         if not items:
             return []
+        with self._thread_lock:
+            return self._append_locked(items)
+
+    def _append_locked(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         fd = self._lock(self._open())
         try:
             fd = self._reopen_if_replaced(fd)

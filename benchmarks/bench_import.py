@@ -1,0 +1,110 @@
+"""Import throughput: foreign run files to protocol events, against a bare `json.load`.
+
+The workload is every run file of the development corpus (`../shared/corpus`, else the test
+fixtures), read as bytes once into memory so the disk is not measured. The baseline parses each
+file with `json.loads` (line by line for JSON Lines); ours runs `load_runs` on the same files
+(parse, detect the format, map every step, hash every output). Both are timed over the whole
+workload, repeated, best of interleaved runs; steps are tool calls. A third figure times
+`supervisor import` writing the sessions to disk.
+"""
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from common import REPO, Figure, work_dir
+
+from supervisor.importers import load_runs
+from supervisor.importers.document import read_document
+
+TARGET_RATIO = 4.0
+"""Mapping costs more than parsing: events are built, outputs hashed, long texts cut."""
+SUFFIXES = (".traj", ".json", ".jsonl")
+
+
+def corpus_files() -> list[Path]:
+    for root in (REPO.parent / "shared" / "corpus", REPO.parent.parent / "shared" / "corpus",
+                 REPO / "tests" / "data" / "importers"):
+        if root.is_dir():
+            files = sorted(p for p in root.rglob("*")
+                           if p.is_file() and p.name.endswith(SUFFIXES))
+            if files:
+                return files
+    raise RuntimeError("no run files found (corpus or tests/data/importers)")
+
+
+def best_of(runs: int, *fns: Callable[[], object]) -> list[float]:
+    best = [float("inf")] * len(fns)
+    for _ in range(runs):
+        for index, fn in enumerate(fns):
+            started = time.perf_counter()
+            fn()
+            best[index] = min(best[index], time.perf_counter() - started)
+    return best
+
+
+def run(scale: float = 1.0) -> list[Figure]:
+    files = corpus_files()
+    scratch = work_dir("import")
+    copies = []
+    for index, path in enumerate(files):  # private copies in tmpfs-like scratch, warm cache
+        copy = scratch / f"{index:03d}-{path.name}"
+        shutil.copyfile(path, copy)
+        copies.append(copy)
+    steps = sum(run.steps for path in copies for run in load_runs(path))
+    repeat = max(1, int(5 * scale))
+
+    def baseline() -> None:
+        for _ in range(repeat):
+            for path in copies:
+                text = path.read_text(encoding="utf-8")
+                try:
+                    json.loads(text)
+                except ValueError:
+                    for line in text.splitlines():
+                        if line.strip():
+                            json.loads(line)
+
+    def parse_only() -> None:
+        for _ in range(repeat):
+            for path in copies:
+                read_document(path)
+
+    def ours() -> None:
+        for _ in range(repeat):
+            for path in copies:
+                load_runs(path)
+
+    runs = 3 if scale >= 1 else 1
+    base, parse, full = best_of(runs, baseline, parse_only, ours)
+    write = _time_cli_write(copies, steps)
+    shutil.rmtree(scratch, ignore_errors=True)
+    total = steps * repeat
+    note = f"{len(copies)} files, {steps} steps, x{repeat}; best of {runs}"
+    return [
+        Figure("load_runs time per step", full / total * 1e6, "us", base / total * 1e6,
+               TARGET_RATIO, note=note),
+        Figure("read_document time per step", parse / total * 1e6, "us", base / total * 1e6,
+               1.5),
+        Figure("import throughput (load_runs)", total / full, "steps/s", note="no target"),
+        Figure("json.load throughput", total / base, "steps/s", note="the baseline"),
+        Figure("import + write sessions", write, "steps/s", note="no target"),
+    ]
+
+
+def _time_cli_write(files: list[Path], steps: int) -> float:
+    """Steps per second of loading and writing every run as a session (the CLI's work)."""
+    from supervisor.store.writer import event_writer
+
+    out = Path(tempfile.mkdtemp(prefix="supervisor-bench-import-out-"))
+    started = time.perf_counter()
+    for index, path in enumerate(files):
+        for number, imported in enumerate(load_runs(path)):
+            with event_writer(out, f"r{index}-{number}") as writer:
+                writer.append_many(imported.events)
+    elapsed = time.perf_counter() - started
+    shutil.rmtree(out, ignore_errors=True)
+    return steps / elapsed

@@ -1,0 +1,55 @@
+"""`supervisor tail`'s one-line rendering: every event type readable, hostile text harmless."""
+
+import re
+
+import pytest
+
+from supervisor.protocol.codec import parse_line
+from supervisor.store.render import clock, describe_bad_line, describe_event
+from tests.test_docs_protocol import blocks
+
+EXPECTED = {
+    "session_start": "agent claude-code task 'fix the failing date parser test' in /home/dev/app",
+    "task_start": "t1: make tests/test_dates.py pass",
+    "task_end": "t1 done",
+    "tool_call": 'bash {"command":"pytest -q tests/test_dates.py"} [c1]',
+    "tool_result": "ERROR exit status 1 [c1]",
+    "message": "assistant: The parser accepts",
+    "usage": "12800 in / 310 out tokens, $0.0421",
+    "detection": "repeated_call level 1: the same test run failed",
+    "verdict": "nudge (level 1) [c8] Read the failing assertion",
+    "limit": "tool_calls 150 of 200 -> warn",
+    "checkpoint": "cp3 'before editing src/dates.py' commit 4b825dc642cb at seq 23, 17 files",
+    "rollback": "to cp3, 2 files restored (safety checkpoint cp5)",
+    "escalation": "e1 level 3 [cycle]: oscillating",
+    "decision_applied": " for e1: ",
+    "decision_ignored": "[d-7f3b] duplicate",
+    "heartbeat": "heartbeat",
+    "session_end": "session_end      completed",
+    "decision": "alice: guidance e1 [d-7f3a] text 'Stop editing",
+    "thought": '{"text":"maybe the locale matters","tokens":12}',
+}
+
+
+@pytest.mark.parametrize("raw", blocks("json"), ids=lambda raw: raw[30:60].decode())
+def test_every_documented_event_renders_readably(raw: bytes) -> None:
+    kind = "control" if b'"type":"decision"' in raw else "events"
+    event = parse_line(raw, kind)
+    text = describe_event(event)
+    assert re.match(r"\s*\d+ \d\d:\d\d:\d\d \w+", text), text
+    assert EXPECTED[event.type] in text, text
+    assert "\n" not in text and len(text) <= 200
+
+
+def test_times_outside_the_platform_range_do_not_crash() -> None:
+    event = parse_line(b'{"v":1,"seq":1,"ts":1e300,"type":"heartbeat"}')
+    assert "??:??:??" in describe_event(event)
+    assert clock(-1e300) == "??:??:??" and clock(None) == "--:--:--"
+
+
+def test_hostile_text_is_cleaned() -> None:
+    event = parse_line(b'{"v":1,"seq":1,"ts":1,"type":"message","role":"user",'
+                       b'"text":"a\\u001b]0;t\\u0007b\\nc\\u202e"}')
+    assert describe_event(event).endswith("user: ab⏎c")
+    bad = parse_line(b'\x1b[2J{"broken')
+    assert "\x1b" not in describe_bad_line(bad)
