@@ -223,3 +223,33 @@ def test_apply_decision_replays_operator_effects() -> None:
     engine = paused()
     apply_decision(engine, {"type": "decision_applied", "action": "bogus"}, 2.0)
     assert engine.level == 3
+
+
+def test_an_approved_escalation_is_not_asked_again_within_the_cooldown() -> None:
+    engine = Engine()
+
+    texts = ["def parse(self):", "import os, sys", "return tokens[0]", "class Lexer(Base):",
+             "    raise ValueError(msg)", "if __name__ == '__main__':", "x = {}  # cache",
+             "@property", "yield from items", "async def fetch(url):", "print(result)"]
+
+    def fail(i: int, now: float) -> list[Finding]:
+        call = {"call_id": f"e{i}", "tool": "Edit",
+                "args": {"file_path": "/r/a.py", "old_string": texts[i]}}
+        check = engine.check(call, now)
+        return check.findings + engine.observe(
+            {"type": "tool_result", "call_id": f"e{i}", "ok": False, "seq": i + 1,
+             "output": "String to replace not found"}, now)
+
+    escalated = []
+    for i in range(8):  # a look in between keeps the same-error block out of the way
+        escalated += [f for f in fail(i, 10.0 + i) if f.level == 3]
+        engine.check({"call_id": f"r{i}", "tool": "Grep", "args": {"pattern": f"p{i}"}}, 10.0)
+        engine.observe({"type": "tool_result", "call_id": f"r{i}", "ok": True,
+                        "output": "No matches found"}, 10.0)
+    assert engine.level == 3 and [f.detector for f in escalated] == ["same_error"]
+    engine.approve(None)
+    again = [f for f in fail(9, 30.0) if f.detector == "same_error"]
+    assert again and again[0].level == 2 and again[0].action == "block"
+    assert engine.level == 2
+    late = [f for f in fail(10, 30.0 + 301) if f.detector == "same_error"]
+    assert late and late[0].level == 3 and engine.level == 3

@@ -217,7 +217,8 @@ class Engine:
         se["blocked"] += 1
         who = "edits" if se["tool"] == "mutate" else step["tool"]
         msg = (
-            f"Blocked: {who} failed {se['n']} times in a row with {se['err']} at "
+            f"{'Blocked' if level == 2 else 'Paused'}: {who} failed {se['n']} times in a row "
+            f"with {se['err']} at "
             f"{g.steps_text(se['steps'])}. Do something else first: "
             f"{g.advice(se['cat'], se['err'])}."
         )
@@ -244,9 +245,7 @@ class Engine:
         """Turn a blocking finding into a check; raise the level, open an escalation."""
         st = self.st
         level = f.level
-        if level == 3 and now - st.escalated_at.get(f.signature, -1e18) < float(
-            self.policy["escalation_cooldown_s"]
-        ):
+        if level == 3 and self._cooling(f.signature, now):
             level = 2  # within the cooldown after an approved escalation: block, do not ask
             f.level, f.action = 2, "block"
         st.level = max(st.level, level)
@@ -255,7 +254,7 @@ class Engine:
         if level == 3:
             esc = Escalation("detection", f.message, list(f.evidence), f.signature)
             st.escalation = esc.to_dict()
-            st.escalated_at[f.signature] = now
+            self._escalated(f.signature, now)
         action = ACTION_BY_LEVEL[level]
         return Check(action, st.level, f.detector, f.message, sig, [f], escalation=esc)
 
@@ -458,12 +457,29 @@ class Engine:
         return result
 
     def _raise(self, f: Finding) -> None:
+        """Raise the level to an observe-time finding's; open an escalation for level 3 (a
+        signature escalated within the cooldown is blocked instead)."""
         st = self.st
         st.progress_streak = 0
+        now = st.last_ts or 0.0
+        if f.level == 3 and self._cooling(f.signature, now):
+            f.level, f.action = 2, "block"
         if f.level >= 3 and st.level < 3:
             esc = Escalation("detection", f.message, list(f.evidence), f.signature)
             st.escalation = esc.to_dict()
+            self._escalated(f.signature, now)
         st.level = max(st.level, f.level)
+
+    def _cooling(self, signature: str, now: float) -> bool:
+        last = self.st.escalated_at.get(signature)
+        return last is not None and now - last < float(self.policy["escalation_cooldown_s"])
+
+    def _escalated(self, signature: str, now: float) -> None:
+        marks = self.st.escalated_at
+        marks.pop(signature, None)
+        marks[signature] = now
+        while len(marks) > 64:
+            marks.pop(next(iter(marks)))
 
     def _unblock(self, step: dict[str, Any]) -> None:
         """A blocked call ran anyway (a replay): its result counts, not its block."""

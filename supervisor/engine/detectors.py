@@ -315,12 +315,13 @@ def blocks_same_error(st: State, tool: str, category: str, path: str | None, p: 
         return None
     if se["tool"] == "mutate" and se.get("path") and path != se["path"]:
         return None
-    if se["n"] + se["blocked"] + 1 < p["block"]:
+    attempts = se["n"] + se["blocked"] + 1
+    if attempts < p["block"]:
         return None
     last = st.hist[-1] if st.hist else None
     if last is None or last["i"] != se["last"]:
         return None  # something else happened since the last failure (e.g. a re-read)
-    return 2, se
+    return (3 if attempts >= p["escalate"] else 2), se
 
 
 # --- error rate -----------------------------------------------------------------------------

@@ -68,7 +68,7 @@ _DEFAULT: dict[str, Any] = {
                           "escalate": 9, "lookback": 20, "max_chars": 400},
         "cycle": {"enabled": True, "min_period": 2, "max_period": 6, "min_steps": 4,
                   "block_periods": 1, "escalate_periods": 2},
-        "same_error": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6, "lookback": 10,
+        "same_error": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6, "lookback": 20,
                        "stop": 0},
         "error_rate": {"enabled": True, "window": 12, "ratio": 0.75, "min_steps": 8,
                        "escalate_after": 3},
