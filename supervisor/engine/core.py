@@ -5,7 +5,7 @@ window, and `snapshot()`/`restore()` so a hook process can load the state, apply
 save it. See the package docstring for a usage example and docs/engine.md for the rules.
 """
 
-import copy
+from copy import deepcopy as _deepcopy
 from typing import Any
 
 from supervisor.engine import detectors as d
@@ -642,18 +642,28 @@ class Engine:
 
     # --- snapshot ------------------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
-        """The whole state as a JSON-serialisable dict (bounded by the policy's window)."""
+    def snapshot(self, *, copy: bool = True) -> dict[str, Any]:
+        """The whole state as a JSON-serialisable dict (bounded by the policy's window).
+
+        With `copy=False` the dict shares the engine's live state: serialise it at once, before
+        the engine changes again (what a hook process does on exit, without paying for a copy).
+        """
+        state = self.st.to_dict()
         return {"v": SNAPSHOT_VERSION, "policy": self.policy.to_dict(),
-                "state": copy.deepcopy(self.st.to_dict())}
+                "state": _deepcopy(state) if copy else state}
 
     @classmethod
-    def restore(cls, snapshot: dict[str, Any]) -> "Engine":
-        """An engine that continues exactly as the one that took `snapshot` would."""
+    def restore(cls, snapshot: dict[str, Any], *, copy: bool = True) -> "Engine":
+        """An engine that continues exactly as the one that took `snapshot` would.
+
+        With `copy=False` the engine takes the dict over (e.g. freshly parsed JSON) instead of
+        copying it; the caller must not use it afterwards.
+        """
         if not isinstance(snapshot, dict) or snapshot.get("v") != SNAPSHOT_VERSION:
             raise ValueError("not an engine snapshot of this version")
-        engine = cls(Policy(snapshot["policy"]))
-        engine.st = State.from_dict(copy.deepcopy(snapshot["state"]))
+        state = snapshot["state"]
+        engine = cls(Policy(snapshot["policy"] if not copy else _deepcopy(snapshot["policy"])))
+        engine.st = State.from_dict(_deepcopy(state) if copy else state)
         return engine
 
 
