@@ -253,3 +253,15 @@ def test_an_approved_escalation_is_not_asked_again_within_the_cooldown() -> None
     assert engine.level == 2
     late = [f for f in fail(10, 30.0 + 301) if f.detector == "same_error"]
     assert late and late[0].level == 3 and engine.level == 3
+
+
+def test_seed_strict_stops_at_the_third_failure_with_the_same_error() -> None:
+    engine = Engine(Policy.profile("seed-strict"))
+    olds = ["def a():", "import b", "return c"]
+    actions = []
+    for i, old in enumerate(olds):
+        call = {"call_id": f"e{i}", "tool": "Edit", "args": {"file_path": "/x", "old_string": old}}
+        actions.append(engine.check(call, 1.0).action)
+        engine.observe({"type": "tool_result", "call_id": f"e{i}", "ok": False,
+                        "output": "String to replace not found in file."}, 1.0)
+    assert actions == ["allow", "allow", "stop"] and engine.level == 4

@@ -216,8 +216,9 @@ class Engine:
         level, se = got
         se["blocked"] += 1
         who = "edits" if se["tool"] == "mutate" else step["tool"]
+        verb = {2: "Blocked", 3: "Paused", 4: "Stopped"}[level]
         msg = (
-            f"{'Blocked' if level == 2 else 'Paused'}: {who} failed {se['n']} times in a row "
+            f"{verb}: {who} failed {se['n']} times in a row "
             f"with {se['err']} at "
             f"{g.steps_text(se['steps'])}. Do something else first: "
             f"{g.advice(se['cat'], se['err'])}."

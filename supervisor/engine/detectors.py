@@ -321,6 +321,8 @@ def blocks_same_error(st: State, tool: str, category: str, path: str | None, p: 
     last = st.hist[-1] if st.hist else None
     if last is None or last["i"] != se["last"]:
         return None  # something else happened since the last failure (e.g. a re-read)
+    if p.get("stop") and attempts >= p["stop"]:
+        return 4, se
     return (3 if attempts >= p["escalate"] else 2), se
 
 
