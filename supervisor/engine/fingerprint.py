@@ -16,7 +16,7 @@ from typing import Any
 
 import xxhash
 
-_COMMAND_KEYS = frozenset({"command", "cmd", "code", "pattern", "query", "regex", "url"})
+_COMMAND_KEYS = frozenset({"command", "cmd", "pattern", "query", "regex", "url"})
 _WS = re.compile(r"\s+")
 
 
