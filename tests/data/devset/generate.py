@@ -329,6 +329,34 @@ def loop_mini_identical(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
     return b.end(), onset  # type: ignore[return-value]
 
 
+def loop_gemini_replace(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+    """Gemini CLI's replace tool failing to find its text, with different attempts."""
+    b = SessionBuilder(agent="gemini-cli")
+    normal_work(b, rng, rng.randint(3, 8))
+    onset = None
+    for k, old in enumerate(["const x = 1;", "let total = 0", "export default App",
+                             "function render() {"]):
+        s = b.call("replace", {"file_path": "/w/src/app.js", "old_string": old,
+                               "new_string": old + " // fixed"},
+                   "Failed to edit, 0 occurrences found for old_string in /w/src/app.js. No "
+                   "edits made. The exact text in old_string was not found.", ok=False)
+        onset = s if k == 1 else onset
+    return b.end(), onset  # type: ignore[return-value]
+
+
+def loop_codex_shell(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+    """Codex re-running the same failing command list."""
+    b = SessionBuilder(agent="codex")
+    normal_work(b, rng, rng.randint(3, 8))
+    onset = None
+    for k in range(4):
+        s = b.call("shell", {"command": ["bash", "-lc", "python hoge.py"], "workdir": "/w"},
+                   "Exit code: 1\nWall time: 0.1 seconds\nOutput:\nModuleNotFoundError: "
+                   "No module named 'requests'", ok=False)
+        onset = s if k == 1 else onset
+    return b.end(), onset  # type: ignore[return-value]
+
+
 LOOPS = {
     "exact_error": loop_exact_error, "exact_ok": loop_exact_ok, "interleaved": loop_interleaved,
     "similar_ok": loop_similar_ok, "similar_edit": loop_similar_edit, "cycle2": loop_cycle2,
@@ -336,6 +364,7 @@ LOOPS = {
     "no_progress": loop_no_progress, "repeated_text": loop_repeated_text,
     "polling_stuck": loop_polling_stuck, "parallel_identical": loop_parallel_identical,
     "scroll_end": loop_scroll_end, "mini_identical": loop_mini_identical,
+    "gemini_replace": loop_gemini_replace, "codex_shell": loop_codex_shell,
 }
 
 
