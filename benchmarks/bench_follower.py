@@ -9,6 +9,7 @@ are run twice each (A B B A) and their lags pooled, so a busy moment of the mach
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -126,11 +127,14 @@ def run(scale: float = 1.0) -> list[Figure]:
     lost = 0
     for which in ("ours", "bare", "bare", "ours"):
         root = work_dir("follower")
-        prepare(root, sessions)
-        if which == "ours":
-            lost += asyncio.run(ours(root, sessions, rounds, ours_lags))
-        else:
-            asyncio.run(bare(root, sessions, rounds, bare_lags))
+        try:
+            prepare(root, sessions)
+            if which == "ours":
+                lost += asyncio.run(ours(root, sessions, rounds, ours_lags))
+            else:
+                asyncio.run(bare(root, sessions, rounds, bare_lags))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
     ms = 1000.0
     o50, o95 = percentile(ours_lags, 50) * ms, percentile(ours_lags, 95) * ms
     b50, b95 = percentile(bare_lags, 50) * ms, percentile(bare_lags, 95) * ms

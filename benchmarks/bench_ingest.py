@@ -10,6 +10,7 @@ sides memory growth, so that is the fair baseline for it).
 
 import json
 import random
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -95,7 +96,7 @@ def run(scale: float = 1.0) -> list[Figure]:
     runs = 3 if scale >= 1 else 1
     base, parse, base_kept, tail = best_of(runs, baseline, ours, baseline_kept, tailer)
     size_mb = path.stat().st_size / 1e6
-    path.unlink()
+    shutil.rmtree(path.parent, ignore_errors=True)
     note = f"{count:,} events, {size_mb:.0f} MB; best of {runs}"
     return [
         Figure("parse_line per line", parse * 1e3, "ms", base * 1e3, TARGET_RATIO, note=note),
