@@ -9,7 +9,8 @@ comparison.
 Cost: one step is `check` + `observe(tool_call)` + `observe(tool_result)`. A long loop-free
 session is replayed with a window of 1,000 steps; the mean cost of a step around step 10,000
 is compared with one around step 100 (target <= 1.2x), and with `json.dumps` of the same two
-events (reported, no target). Times are CPU time of this process (best of several interleaved
+events (reported, no target), and what a hook process spends per call (load the state, check,
+save it). Times are CPU time of this process (best of several interleaved
 runs), because the machine may be shared.
 """
 
@@ -240,6 +241,7 @@ def step_cost(scale: float = 1.0) -> list[Figure]:
         early = min(early or 1e9, _block_cost(snapshots["early"], early_block, repeats))
         late = min(late or 1e9, _block_cost(snapshots["late"], late_block, repeats))
     dumps = _dumps_cost(late_block, repeats)
+    hook = _hook_cost(json.dumps(snapshots["late"]), late_block[:20])
     return [
         Figure(f"per-step cost at step {late_at} vs step 100", round(late * 1e6, 2), "µs",
                baseline=round(early * 1e6, 2), max_ratio=MAX_STEP_RATIO,
@@ -247,7 +249,21 @@ def step_cost(scale: float = 1.0) -> list[Figure]:
         Figure("per-step cost vs json.dumps of its 2 events", round(late * 1e6, 2), "µs",
                baseline=round(dumps * 1e6, 2), note="reported, no target"),
         Figure("snapshot size at the window", len(json.dumps(snapshots["late"])) / 1024, "KiB"),
+        Figure("hook round trip: load state, check, save state", round(hook * 1e3, 2), "ms",
+               note="json.loads + Engine.restore + check + snapshot + json.dumps, at the window"),
     ]
+
+
+def _hook_cost(saved: str, block: list[tuple[dict[str, Any], dict[str, Any]]]) -> float:
+    """What a hook process spends in the engine per tool call (best of the block)."""
+    best = float("inf")
+    for call, _ in block:
+        start = time.process_time()
+        engine = Engine.restore(json.loads(saved), copy=False)
+        engine.check(call, call["ts"])
+        json.dumps(engine.snapshot(copy=False))
+        best = min(best, time.process_time() - start)
+    return best
 
 
 def run(scale: float = 1.0) -> list[Figure]:

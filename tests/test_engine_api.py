@@ -188,3 +188,80 @@ def test_snapshot_is_bounded_by_the_window() -> None:
     for i in range(400, 800):
         _step(engine, i, command=f"c{i}", ok=True, output=f"{i}")
     assert len(json.dumps(engine.snapshot())) < size_400 * 1.1
+
+
+def test_apply_decision_replays_operator_effects() -> None:
+    from supervisor.engine import apply_decision
+
+    def paused() -> Engine:
+        engine = Engine()
+        for i in range(6):
+            _step(engine, i)
+        assert engine.level == 3
+        return engine
+
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "approve"}, 2.0)
+    assert engine.level == 1 and engine.escalation is None
+    assert _step(engine, 6)[0].action == "allow"  # one of the approved repeats
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "skip"}, 2.0)
+    assert engine.level == 0
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "guidance"}, 2.0)
+    assert engine.level == 0
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "abort"}, 2.0)
+    assert engine.level == 4 and _step(engine, 6)[0].action == "stop"
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "reset"}, 2.0)
+    assert engine.level == 0
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "rollback"}, 2.0)
+    assert engine.level == 1 and engine.escalation is None
+    assert _step(engine, 6)[0].action == "allow"  # a new workspace: the old repeats are gone
+    engine = paused()
+    apply_decision(engine, {"type": "decision_applied", "action": "bogus"}, 2.0)
+    assert engine.level == 3
+
+
+def test_an_approved_escalation_is_not_asked_again_within_the_cooldown() -> None:
+    engine = Engine()
+
+    texts = ["def parse(self):", "import os, sys", "return tokens[0]", "class Lexer(Base):",
+             "    raise ValueError(msg)", "if __name__ == '__main__':", "x = {}  # cache",
+             "@property", "yield from items", "async def fetch(url):", "print(result)"]
+
+    def fail(i: int, now: float) -> list[Finding]:
+        call = {"call_id": f"e{i}", "tool": "Edit",
+                "args": {"file_path": "/r/a.py", "old_string": texts[i]}}
+        check = engine.check(call, now)
+        return check.findings + engine.observe(
+            {"type": "tool_result", "call_id": f"e{i}", "ok": False, "seq": i + 1,
+             "output": "String to replace not found"}, now)
+
+    escalated = []
+    for i in range(8):  # a look in between keeps the same-error block out of the way
+        escalated += [f for f in fail(i, 10.0 + i) if f.level == 3]
+        engine.check({"call_id": f"r{i}", "tool": "Grep", "args": {"pattern": f"p{i}"}}, 10.0)
+        engine.observe({"type": "tool_result", "call_id": f"r{i}", "ok": True,
+                        "output": "No matches found"}, 10.0)
+    assert engine.level == 3 and [f.detector for f in escalated] == ["same_error"]
+    engine.approve(None)
+    again = [f for f in fail(9, 30.0) if f.detector == "same_error"]
+    assert again and again[0].level == 2 and again[0].action == "block"
+    assert engine.level == 2
+    late = [f for f in fail(10, 30.0 + 301) if f.detector == "same_error"]
+    assert late and late[0].level == 3 and engine.level == 3
+
+
+def test_seed_strict_stops_at_the_third_failure_with_the_same_error() -> None:
+    engine = Engine(Policy.profile("seed-strict"))
+    olds = ["def a():", "import b", "return c"]
+    actions = []
+    for i, old in enumerate(olds):
+        call = {"call_id": f"e{i}", "tool": "Edit", "args": {"file_path": "/x", "old_string": old}}
+        actions.append(engine.check(call, 1.0).action)
+        engine.observe({"type": "tool_result", "call_id": f"e{i}", "ok": False,
+                        "output": "String to replace not found in file."}, 1.0)
+    assert actions == ["allow", "allow", "stop"] and engine.level == 4

@@ -252,6 +252,14 @@ def test_short_repeated_thoughts_between_real_work_are_fine() -> None:
     assert detectors(replay(b.end())) == []
 
 
+def test_the_same_thought_while_scrolling_through_a_file_is_fine() -> None:
+    b = SessionBuilder()
+    for k in range(6):
+        b.say("Let's scroll down to see more of the file and find the parse function.")
+        b.call("scroll_down", {}, f"[File: a.py]\n{k * 100}: code {k}")
+    assert detectors(replay(b.end())) == []
+
+
 def test_same_code_block_with_different_prose_is_fine() -> None:
     b = SessionBuilder()
     for k in range(4):
@@ -399,3 +407,16 @@ def test_failures_across_mutating_tools_are_one_streak() -> None:
     found = [f for f in report.findings if f.detector == "same_error"]
     assert found and found[0].step == s and "read_first" in found[0].message
     assert "edits failed" in found[0].message
+
+
+def test_the_same_edit_after_the_read_the_tool_asked_for_is_allowed() -> None:
+    """Claude Code refuses an edit of a file not read yet; after the read the same edit works."""
+    b = SessionBuilder()
+    edit = {"file_path": "/r/page.tsx", "old_string": "a", "new_string": "b"}
+    err = "File has not been read yet. Read it first before writing to it."
+    b.call("Edit", edit, err, ok=False)
+    b.call("Edit", edit, err, ok=False)
+    b.call("Read", {"file_path": "/r/page.tsx"}, "a")
+    last = b.call("Edit", edit, "The file has been updated.")
+    report = replay(b.end())
+    assert all(f.step != last for f in report.findings), alarms(report)

@@ -139,3 +139,15 @@ def test_every_default_is_documented() -> None:
     for category, patterns in default["categories"].items():
         row = rows.get(f"`{category}`")
         assert row is not None and " ".join(patterns) in row, category
+
+
+def test_dump_toml_round_trips_overrides() -> None:
+    policy = Policy.from_dict({
+        "tools": {"mcp__*": {"category": "read"}, 'we"ird tool': {"exact_repeat": {"nudge": 7}}},
+        "limits": {"tokens": {"limit": 0}},
+        "ignore_arg_keys": ["description", "tab\there"],
+    })
+    again = Policy.from_dict(tomllib.loads(dump_toml(policy)))
+    assert again["tools"] == policy["tools"]
+    assert again["ignore_arg_keys"] == ["description", "tab\there"]
+    assert again.limit("tokens") == (None, "pause")

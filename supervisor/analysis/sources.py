@@ -51,9 +51,16 @@ def _ensure_plugins() -> None:
         importlib.import_module("supervisor.importers")
 
 
-def bad_lines() -> list[str]:
-    """Descriptions of the bad lines skipped so far (file:offset: reason)."""
-    return list(_bad_lines)
+_MAX_BAD_LINES = 1000
+
+
+def bad_lines(*, clear: bool = False) -> list[str]:
+    """Descriptions of the bad lines skipped so far (file:offset: reason), the last 1,000;
+    with `clear`, forget them."""
+    got = list(_bad_lines)
+    if clear:
+        _bad_lines.clear()
+    return got
 
 
 def read_protocol(path: Path) -> Iterator[dict[str, Any]]:
@@ -68,6 +75,7 @@ def read_protocol(path: Path) -> Iterator[dict[str, Any]]:
             parsed = parse_line(raw.rstrip(b"\r\n"))
             if isinstance(parsed, BadLine):
                 _bad_lines.append(f"{path}:{start}: {parsed.reason}")
+                del _bad_lines[:-_MAX_BAD_LINES]
                 continue
             yield json.loads(raw)
 

@@ -10,8 +10,12 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from supervisor.cli.common import CliError
+
+if TYPE_CHECKING:
+    from supervisor.analysis.replay import RunReport
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,12 +88,13 @@ def run(args: argparse.Namespace) -> int:
             _print_table(report, out)
     if not args.json and len(lines) > 1:
         print_summary(lines, out)
-    for line in bad_lines():
+    for line in bad_lines(clear=True):
         print(f"supervisor: warning: skipped bad line {line}", file=sys.stderr)
     return 1 if failed else 0
 
 
-def _print_table(report, out) -> None:  # type: ignore[no-untyped-def]
+def _print_table(report: "RunReport", out: TextIO) -> None:
+    """One run as a readable block: a header line, the first reactions, a row per finding."""
     from supervisor.safetext import clean
 
     width = max(60, min(shutil.get_terminal_size((120, 20)).columns, 200))

@@ -32,6 +32,8 @@ Usage::
 
     state = engine.snapshot()                          # JSON-serialisable
     engine = Engine.restore(state)                     # continues exactly the same way
+    # a hook process: Engine.restore(json.loads(text), copy=False) on start,
+    # json.dumps(engine.snapshot(copy=False)) on exit (no copies)
 
 Operator decisions: `approve(signature, repeats)`, `reset(now)`, `new_cycle()`,
 `task_skipped()`; `apply_decision(engine, event, now)` replays a recorded `decision_applied`.

@@ -5,7 +5,7 @@ window, and `snapshot()`/`restore()` so a hook process can load the state, apply
 save it. See the package docstring for a usage example and docs/engine.md for the rules.
 """
 
-import copy
+from copy import deepcopy as _deepcopy
 from typing import Any
 
 from supervisor.engine import detectors as d
@@ -83,6 +83,7 @@ class Engine:
         """The verdict on a tool call about to run (`call` = {call_id, tool, args})."""
         st = self.st
         self._touch(now)
+        call = call if isinstance(call, dict) else {}
         tool = str(call.get("tool") or "?")
         args = call.get("args")
         args = args if isinstance(args, dict) else {}
@@ -94,7 +95,7 @@ class Engine:
             "i": st.step_count, "seq": _int(call.get("seq")), "cid": cid, "tool": tool,
             "cat": cat, "sig": sig, "canon": canon[:_CANON_KEEP], "ws": st.ws, "ok": None,
             "out": None, "err": "", "novel": False, "path": file_path(tool, args, self.policy),
-            "blk": None, "read": is_file_read(tool, args, self.policy),
+            "blk": None, "read": is_file_read(tool, args, self.policy), "t": now,
         }
         st.step_count += 1
         for key in ("iterations", "consecutive", "cycle", "task"):
@@ -209,14 +210,16 @@ class Engine:
         q = p["same_error"]
         if not q["enabled"]:
             return None
-        got = d.blocks_same_error(self.st, step["tool"], step["cat"], q)
+        got = d.blocks_same_error(self.st, step["tool"], step["cat"], step["path"], q)
         if got is None:
             return None
         level, se = got
         se["blocked"] += 1
         who = "edits" if se["tool"] == "mutate" else step["tool"]
+        verb = {2: "Blocked", 3: "Paused", 4: "Stopped"}[level]
         msg = (
-            f"Blocked: {who} failed {se['n']} times in a row with {se['err']} at "
+            f"{verb}: {who} failed {se['n']} times in a row "
+            f"with {se['err']} at "
             f"{g.steps_text(se['steps'])}. Do something else first: "
             f"{g.advice(se['cat'], se['err'])}."
         )
@@ -243,9 +246,7 @@ class Engine:
         """Turn a blocking finding into a check; raise the level, open an escalation."""
         st = self.st
         level = f.level
-        if level == 3 and now - st.escalated_at.get(f.signature, -1e18) < float(
-            self.policy["escalation_cooldown_s"]
-        ):
+        if level == 3 and self._cooling(f.signature, now):
             level = 2  # within the cooldown after an approved escalation: block, do not ask
             f.level, f.action = 2, "block"
         st.level = max(st.level, level)
@@ -254,7 +255,7 @@ class Engine:
         if level == 3:
             esc = Escalation("detection", f.message, list(f.evidence), f.signature)
             st.escalation = esc.to_dict()
-            st.escalated_at[f.signature] = now
+            self._escalated(f.signature, now)
         action = ACTION_BY_LEVEL[level]
         return Check(action, st.level, f.detector, f.message, sig, [f], escalation=esc)
 
@@ -316,6 +317,8 @@ class Engine:
         are recorded by the guard after it called `approve`/`reset`/... and have no effect here
         (replays use `apply_decision`).
         """
+        if not isinstance(event, dict):
+            return []
         try:
             return self._observe(event, now)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
@@ -405,10 +408,17 @@ class Engine:
             self._workspace_changed(step["path"])
         elif step["cat"] == "mutate" and step["path"]:
             self._forget_cache(step["path"])  # a failed edit: let the agent re-read the file
+            if step["err"] == "read_first":
+                st.read_first = [*st.read_first, step["path"]][-16:]
         elif step["cat"] in ("run", "mutate") and not step["read"]:
             self._forget_cache(step["path"] if step["cat"] == "mutate" else None)
+        if ok and step["cat"] == "read" and step["path"] in st.read_first:
+            # the tool wanted this file read before an edit: the same edit may now succeed
+            st.read_first = [p for p in st.read_first if p != step["path"]]
+            st.ws += 1
         novel = step["out"] not in st.seen_out
         step["novel"] = novel
+        st.novel_count += novel
         self._push(step)
         if ok and step["read"] and step["path"]:
             self._cache(step, output)
@@ -448,12 +458,29 @@ class Engine:
         return result
 
     def _raise(self, f: Finding) -> None:
+        """Raise the level to an observe-time finding's; open an escalation for level 3 (a
+        signature escalated within the cooldown is blocked instead)."""
         st = self.st
         st.progress_streak = 0
+        now = st.last_ts or 0.0
+        if f.level == 3 and self._cooling(f.signature, now):
+            f.level, f.action = 2, "block"
         if f.level >= 3 and st.level < 3:
             esc = Escalation("detection", f.message, list(f.evidence), f.signature)
             st.escalation = esc.to_dict()
+            self._escalated(f.signature, now)
         st.level = max(st.level, f.level)
+
+    def _cooling(self, signature: str, now: float) -> bool:
+        last = self.st.escalated_at.get(signature)
+        return last is not None and now - last < float(self.policy["escalation_cooldown_s"])
+
+    def _escalated(self, signature: str, now: float) -> None:
+        marks = self.st.escalated_at
+        marks.pop(signature, None)
+        marks[signature] = now
+        while len(marks) > 64:
+            marks.pop(next(iter(marks)))
 
     def _unblock(self, step: dict[str, Any]) -> None:
         """A blocked call ran anyway (a replay): its result counts, not its block."""
@@ -616,18 +643,28 @@ class Engine:
 
     # --- snapshot ------------------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
-        """The whole state as a JSON-serialisable dict (bounded by the policy's window)."""
+    def snapshot(self, *, copy: bool = True) -> dict[str, Any]:
+        """The whole state as a JSON-serialisable dict (bounded by the policy's window).
+
+        With `copy=False` the dict shares the engine's live state: serialise it at once, before
+        the engine changes again (what a hook process does on exit, without paying for a copy).
+        """
+        state = self.st.to_dict()
         return {"v": SNAPSHOT_VERSION, "policy": self.policy.to_dict(),
-                "state": copy.deepcopy(self.st.to_dict())}
+                "state": _deepcopy(state) if copy else state}
 
     @classmethod
-    def restore(cls, snapshot: dict[str, Any]) -> "Engine":
-        """An engine that continues exactly as the one that took `snapshot` would."""
+    def restore(cls, snapshot: dict[str, Any], *, copy: bool = True) -> "Engine":
+        """An engine that continues exactly as the one that took `snapshot` would.
+
+        With `copy=False` the engine takes the dict over (e.g. freshly parsed JSON) instead of
+        copying it; the caller must not use it afterwards.
+        """
         if not isinstance(snapshot, dict) or snapshot.get("v") != SNAPSHOT_VERSION:
             raise ValueError("not an engine snapshot of this version")
-        engine = cls(Policy(snapshot["policy"]))
-        engine.st = State.from_dict(copy.deepcopy(snapshot["state"]))
+        state = snapshot["state"]
+        engine = cls(Policy(snapshot["policy"] if not copy else _deepcopy(snapshot["policy"])))
+        engine.st = State.from_dict(_deepcopy(state) if copy else state)
         return engine
 
 

@@ -19,8 +19,10 @@ def apply_decision(engine: Engine, event: dict[str, Any], now: float) -> None:
         engine.reset(now)
     elif action == "skip":
         engine.task_skipped()
-    elif action in ("guidance", "rollback"):
-        engine.new_cycle() if action == "guidance" else engine.observe(
-            {"type": "rollback"}, now)
+    elif action == "guidance":
+        engine.new_cycle()
+    elif action == "rollback":
+        engine.observe({"type": "rollback"}, now)  # the workspace changed
+        engine.approve(None, 0)  # the escalation is answered; no extra repeats granted
     elif action == "abort":
         engine.st.level = 4

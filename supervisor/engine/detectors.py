@@ -6,8 +6,11 @@ and return a `Finding` or None; a finding at level 1 is a nudge, level 3 an esca
 a pattern a detector already saw. Every function reads only the bounded look-back of `State`,
 so its cost does not grow with the session.
 
-A step is a dict: `i` (0-based step), `seq`, `tool`, `cat`, `sig`, `canon`, `ws`, `ok`, `out`
-(outcome hash), `err` (error class), `novel`, `path`.
+A step is a dict: `i` (0-based step), `seq` (of its tool_call), `tool`, `cat` (category), `sig`
+(call signature), `canon` (canonical arguments, cut), `ws` (workspace version), `ok`, `out`
+(outcome hash), `err` (error class), `empty` (the output says nothing), `novel` (an output not
+seen before), `path`, `read` (a file read the cache may answer), `blk` (why `check` refused it),
+`t` (time of the check).
 """
 
 from collections.abc import Iterator
@@ -33,7 +36,7 @@ def finding(detector: str, level: int, sig: str, evidence: list[int], message: s
 
 
 def recent(st: State, n: int) -> Iterator[dict[str, Any]]:
-    """The last `n` completed steps, newest first (excluding none)."""
+    """The last `n` completed steps, newest first."""
     return islice(reversed(st.hist), n)
 
 
@@ -207,7 +210,7 @@ def cycle(st: State, step: dict[str, Any], p: Params) -> Finding | None:
                  "need": need, "blocked": 0, "pos": 0, "fired": 0}
         st.cycle = state
     evidence = sorted(s["seq"] for s in steps)
-    tools = " → ".join(s["tool"] for s in reversed(steps[:period]))
+    tools = " → ".join(g.short_call(s["tool"], s["canon"], 48) for s in reversed(steps[:period]))
     state.update(length=length, sigs=sigs, pos=0, seqs=evidence[-20:], tools=tools,
                  steps=sorted(s["i"] for s in steps)[-20:])
     level = 0
@@ -279,6 +282,7 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     if len({s["sig"] for s in chain}) < 2:
         return None
     st.same_error = {"tool": group, "err": step["err"], "n": n, "last": step["i"],
+                     "path": step["path"],
                      "cat": step["cat"], "blocked": 0, "seqs": sorted(s["seq"] for s in chain),
                      "steps": sorted(s["i"] for s in chain)}
     if step.get("blk"):
@@ -302,18 +306,24 @@ def same_error(st: State, step: dict[str, Any], p: Params) -> Finding | None:
                    st.same_error["seqs"], msg, step["i"])
 
 
-def blocks_same_error(st: State, tool: str, category: str, p: Params
+def blocks_same_error(st: State, tool: str, category: str, path: str | None, p: Params
                       ) -> tuple[int, dict[str, Any]] | None:
-    """(level, state) when the tool is called again right after a same-error streak."""
+    """(level, state) when the tool is called again right after a same-error streak (for
+    edits: on the same file)."""
     se = st.same_error
     if not se or se["tool"] != error_group(tool, category):
         return None
-    if se["n"] + se["blocked"] + 1 < p["block"]:
+    if se["tool"] == "mutate" and se.get("path") and path != se["path"]:
+        return None
+    attempts = se["n"] + se["blocked"] + 1
+    if attempts < p["block"]:
         return None
     last = st.hist[-1] if st.hist else None
     if last is None or last["i"] != se["last"]:
         return None  # something else happened since the last failure (e.g. a re-read)
-    return 2, se
+    if p.get("stop") and attempts >= p["stop"]:
+        return 4, se
+    return (3 if attempts >= p["escalate"] else 2), se
 
 
 # --- error rate -----------------------------------------------------------------------------
@@ -389,7 +399,7 @@ def polling(st: State, step: dict[str, Any], p: Params) -> Finding | None:
     entry = st.polls.get(step["sig"])
     if entry is None or entry["out"] != step["out"] or entry["ws"] != step["ws"]:
         entry = {"out": step["out"], "ws": step["ws"], "n": 0, "blocked": 0, "steps": [],
-                 "seqs": []}
+                 "seqs": [], "t0": step.get("t", 0.0)}
     entry["n"] += 1
     entry["steps"] = (entry["steps"] + [step["i"]])[-20:]
     entry["seqs"] = (entry["seqs"] + [step["seq"]])[-20:]
@@ -406,9 +416,12 @@ def polling(st: State, step: dict[str, Any], p: Params) -> Finding | None:
         level = 1
     else:
         return None
+    waited = max(0.0, float(step.get("t", 0.0)) - float(entry.get("t0", 0.0)))
     msg = (
         f"Polling stuck: {g.short_call(step['tool'], step['canon'])} returned the same output "
-        f"{n} times in a row ({g.steps_text(entry['steps'])}). {g.STRATEGY['poll'].capitalize()}."
+        f"{n} times in a row over {waited:.0f} s ({g.steps_text(entry['steps'])}). "
+        f"{g.STRATEGY['poll'].capitalize()}; if it is still working, wait longer between "
+        f"checks."
     )
     return finding("polling", level, step["sig"], entry["seqs"], msg, step["i"])
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import xxhash
 
-_COMMAND_KEYS = frozenset({"command", "cmd", "code", "pattern", "query", "regex", "url"})
+_COMMAND_KEYS = frozenset({"command", "cmd", "pattern", "query", "regex", "url"})
 _WS = re.compile(r"\s+")
 
 
@@ -51,6 +51,22 @@ def call_signature(tool: str, canon: str) -> str:
     return xxhash.xxh3_64_hexdigest(f"{tool}\0{canon}".encode("utf-8", "replace"))
 
 
+class _Lazy:
+    """A regular expression compiled at its first use: a hook process that only checks a call
+    (and never normalises an output) does not pay for compiling the output patterns."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return self._compiled
+
+
 def _hex_id(match: re.Match[str]) -> str:
     word = match.group(0)
     has_digit = any(c.isdigit() for c in word)
@@ -58,32 +74,32 @@ def _hex_id(match: re.Match[str]) -> str:
 
 
 _DIGITS = tuple("0123456789")
-_NOISE: list[tuple[tuple[str, ...], re.Pattern[str], Any]] = [
+_NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
     # (substrings one of which must occur for the pattern to apply, pattern, replacement):
     # the cheap `in` checks skip most patterns on most outputs.
     # curl's progress meter (speeds and times differ on every run)
-    (("--:--:--", "Dload"), re.compile(
+    (("--:--:--", "Dload"), _Lazy(
         r"^.*(?:% Total +% Received|Dload +Upload|--:--:--"
         r"|\d+:\d\d:\d\d +\d+:\d\d:\d\d).*$", re.M), ""),
-    (("\x1b", "\r"), re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\r"),
+    (("\x1b", "\r"), _Lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\r"),
      ""),
-    ((":",), re.compile(
+    ((":",), _Lazy(
         r"\b\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
     ), "<TS>"),
-    ((":",), re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<TIME>"),
-    (("-",), re.compile(
+    ((":",), _Lazy(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<TIME>"),
+    (("-",), _Lazy(
         r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
      "<UUID>"),
-    (("0x",), re.compile(r"\b0x[0-9a-fA-F]+\b"), "<ADDR>"),
-    (_DIGITS, re.compile(r"\b[0-9a-f]{7,64}\b"), _hex_id),
+    (("0x",), _Lazy(r"\b0x[0-9a-fA-F]+\b"), "<ADDR>"),
+    (_DIGITS, _Lazy(r"\b[0-9a-f]{7,64}\b"), _hex_id),
     (("/tmp", "/var/"),
-     re.compile(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+"), "<TMP>"),
-    (("tmp",), re.compile(r"\btmp[A-Za-z0-9_]{6,}\b"), "<TMP>"),
-    (("pid", "PID", "rocess"), re.compile(r"\b(pid|PID|process|Process)([ =:#]+)\d+"),
+     _Lazy(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+"), "<TMP>"),
+    (("tmp",), _Lazy(r"\btmp[A-Za-z0-9_]{6,}\b"), "<TMP>"),
+    (("pid", "PID", "rocess"), _Lazy(r"\b(pid|PID|process|Process)([ =:#]+)\d+"),
      r"\1\2<PID>"),
-    (_DIGITS, re.compile(
+    (_DIGITS, _Lazy(
         r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"), "<DUR>"),
-    ((" \n", "\t\n"), re.compile(r"[ \t]+$", re.M), ""),
+    ((" \n", "\t\n"), _Lazy(r"[ \t]+$", re.M), ""),
 ]
 _MAX_NORMALISE = 64 * 1024
 
@@ -94,7 +110,7 @@ def normalise_output(text: str) -> str:
         text = text[: _MAX_NORMALISE // 2] + text[-_MAX_NORMALISE // 2 :]
     for needles, pattern, repl in _NOISE:
         if any(n in text for n in needles):
-            text = pattern.sub(repl, text)
+            text = pattern.get().sub(repl, text)
     return text.strip()
 
 
@@ -103,7 +119,7 @@ def outcome_hash(ok: bool | None, output: str) -> str:
     return outcome(ok, output)[0]
 
 
-_NO_RESULT = re.compile(
+_NO_RESULT = _Lazy(
     r"(?:no (?:matches|files|results)(?: found)?|0 (?:matches|results)|nothing found)\W*", re.I)
 
 
@@ -113,16 +129,16 @@ def outcome(ok: bool | None, output: str) -> tuple[str, bool]:
     normal = normalise_output(output)
     flag = "ok" if ok else "err"
     digest = xxhash.xxh3_64_hexdigest(f"{flag}\0{normal}".encode("utf-8", "replace"))
-    return digest, not normal or bool(_NO_RESULT.fullmatch(normal))
+    return digest, not normal or bool(_NO_RESULT.get().fullmatch(normal))
 
 
-_ERROR_CLASSES: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
+_ERROR_CLASSES: list[tuple[str, tuple[str, ...], _Lazy]] = [
     # (class, lower-case keywords one of which must occur, pattern): checked in this order
     ("search_string_not_found",
      (
       "replacement", "verbatim", "to replace", "old_str", "search string", "match",
      ),
-     re.compile(
+     _Lazy(
         r"no replacement was performed|did not appear verbatim|string to replace not found|"
         r"old_str.{0,80}(?:not found|did not appear|is not unique)|search string not found|"
         r"could not find .{0,80}to replace|failed to (?:exactly )?match|no match(?:es)? found for"
@@ -131,59 +147,59 @@ _ERROR_CLASSES: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
      (
       "read yet", "read it first", "no file open", "command first", "must ",
      ),
-     re.compile(
+     _Lazy(
         r"has not been read yet|read it first before|No file open|Use the `open` command first"
         r"|must (?:read|view|open) the file", re.I)),
     ("syntax_error",
      (
       "syntax", "indentation", "e999", "unexpected", "parse error",
      ),
-     re.compile(
+     _Lazy(
         r"SyntaxError|IndentationError|syntax error|introduced new syntax error|E999|"
         r"unexpected (?:token|indent|EOF)|parse error", re.I)),
     ("command_not_found",
      (
       "not found", "not recognized", "no such command", "unknown command",
      ),
-     re.compile(
+     _Lazy(
         r"command not found|not recognized as an internal or external command|"
         r"No such command|unknown command|Unknown command", re.I)),
     ("permission_denied",
      (
       "permission", "eacces", "not permitted", "eperm", "access is denied",
      ),
-     re.compile(
+     _Lazy(
         r"permission denied|EACCES|operation not permitted|EPERM|access is denied", re.I)),
     ("timeout",
      (
       "time", "deadline", "took too long",
      ),
-     re.compile(
+     _Lazy(
         r"timed out|time(?:d)?out|TimeoutError|TimeoutExpired|deadline exceeded|took too long",
         re.I)),
     ("module_not_found",
      (
       "module", "importerror",
      ),
-     re.compile(r"ModuleNotFoundError|ImportError|No module named", re.I)),
+     _Lazy(r"ModuleNotFoundError|ImportError|No module named", re.I)),
     ("not_found",
      (
       "no such", "notfound", "enoent", "does not exist", "not found", "no file open",
       "cannot find", "could not find", "404",
      ),
-     re.compile(
+     _Lazy(
         r"no such file or directory|FileNotFoundError|ENOENT|does not exist|not found|"
         r"No file open|cannot find|could not find|404", re.I)),
     ("test_failure",
      (
       "assert", "fail",
      ),
-     re.compile(
+     _Lazy(
         r"AssertionError|\bFAILED\b|\d+ failed|tests? failed|FAIL:", re.I)),
 ]
 KNOWN_ERROR_CLASSES = frozenset(name for name, _, _ in _ERROR_CLASSES)
-_EXCEPTION = re.compile(r"^(\w+(?:Error|Exception)):", re.M)
-_EXIT = re.compile(r"(?:exit(?:ed)? (?:code|status)|returncode>?)\s*[:=]?\s*(-?\d+)", re.I)
+_EXCEPTION = _Lazy(r"^(\w+(?:Error|Exception)):", re.M)
+_EXIT = _Lazy(r"(?:exit(?:ed)? (?:code|status)|returncode>?)\s*[:=]?\s*(-?\d+)", re.I)
 
 
 def error_class(ok: bool | None, error: str | None, output: str) -> str:
@@ -193,12 +209,12 @@ def error_class(ok: bool | None, error: str | None, output: str) -> str:
     text = f"{error or ''}\n{output[:3000]}\n{output[-2000:] if len(output) > 3000 else ''}"
     low = text.lower()
     for name, keywords, pattern in _ERROR_CLASSES:
-        if any(k in low for k in keywords) and pattern.search(text):
+        if any(k in low for k in keywords) and pattern.get().search(text):
             return name
-    exc = _EXCEPTION.findall(text)
+    exc = _EXCEPTION.get().findall(text)
     if exc:
         return f"exception:{exc[-1]}"
-    code = _EXIT.search(text)
+    code = _EXIT.get().search(text)
     if code:
         return f"exit:{code.group(1)}"
     return "error"

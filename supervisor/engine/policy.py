@@ -40,7 +40,7 @@ _DEFAULT: dict[str, Any] = {
     "file_read_tools": ["Read", "read", "read_file", "str_replace_editor:view",
                         "str_replace_based_edit_tool:view"],
     "path_args": ["file_path", "path", "absolute_path", "notebook_path", "filename", "file"],
-    "file_cache_bytes": 1_000_000,
+    "file_cache_bytes": 262_144,
     "categories": {
         "read": [
             "Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "read",
@@ -68,7 +68,7 @@ _DEFAULT: dict[str, Any] = {
                           "escalate": 9, "lookback": 20, "max_chars": 400},
         "cycle": {"enabled": True, "min_period": 2, "max_period": 6, "min_steps": 4,
                   "block_periods": 1, "escalate_periods": 2},
-        "same_error": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6, "lookback": 10,
+        "same_error": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6, "lookback": 20,
                        "stop": 0},
         "error_rate": {"enabled": True, "window": 12, "ratio": 0.75, "min_steps": 8,
                        "escalate_after": 3},
@@ -88,14 +88,14 @@ _DEFAULT: dict[str, Any] = {
     },
     "tools": {},
     "limits": {
-        "consecutive_tool_calls": {"limit": 150, "action": "pause"},
-        "iterations_per_session": {"limit": 1000, "action": "pause"},
-        "errors_per_session": {"limit": 200, "action": "pause"},
-        "iterations_per_cycle": {"limit": 300, "action": "pause"},
+        "consecutive_tool_calls": {"limit": 250, "action": "pause"},
+        "iterations_per_session": {"limit": 2000, "action": "pause"},
+        "errors_per_session": {"limit": 300, "action": "pause"},
+        "iterations_per_cycle": {"limit": 400, "action": "pause"},
         "duration_s": {"limit": 8 * 3600, "action": "pause"},
         "tokens": {"limit": 50_000_000, "action": "pause"},
         "cost_usd": {"limit": 100.0, "action": "pause"},
-        "actions_per_task": {"limit": 500, "action": "pause"},
+        "actions_per_task": {"limit": 1000, "action": "pause"},
         "resets_per_conversation": {"limit": 3, "action": "stop"},
     },
 }
@@ -197,11 +197,12 @@ class Policy:
         return got
 
     def tool_category(self, tool: str) -> str | None:
-        """The category a per-tool override forces, if any."""
+        """The category a per-tool override forces, if any (the last matching pattern wins)."""
+        found = None
         for pattern, over in self.data["tools"].items():
             if "category" in over and fnmatch.fnmatchcase(tool, pattern):
-                return str(over["category"])
-        return None
+                found = str(over["category"])
+        return found
 
 
 def _check_shape(d: dict[str, Any]) -> None:

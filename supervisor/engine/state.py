@@ -61,12 +61,17 @@ class State:
         self.text_streak: list[int] = []
         self.empty_replies: list[int] = []
         """Seqs of empty assistant messages since the last tool call or real message."""
-        self.text_ws = 0
+        self.text_mark = ""
+        """Workspace version and new-output count when the text streak started."""
+        self.novel_count = 0
+        """Completed steps whose output had not been seen before (ever growing)."""
         self.polls: dict[str, dict[str, Any]] = {}
         self.cache: dict[str, dict[str, Any]] = {}
         """File cache: read-call signature -> {path, output, step, seq, bytes}."""
         self.cache_bytes = 0
         self.last_commit: str | None = None
+        self.read_first: list[str] = []
+        """Paths whose edit failed because the tool wants them read first."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -4,7 +4,8 @@ Code blocks (``` fences and indented blocks) are removed first: repeating the sa
 explaining it is normal. The rest is normalised (case, whitespace, digits) and cut into
 sentences/lines of at least a few words; each chunk is hashed. A message repeats when most of
 its chunks appeared in recent messages; a streak of repeating messages with no workspace change
-in between is a loop. A single message in which one chunk recurs many times (a degenerate text
+and no new tool output in between is a loop (the same "Let me scroll down" while scrolling
+through a file is not). A single message in which one chunk recurs many times (a degenerate text
 loop, as Gemini CLI checks for) fires at once, and so do several empty replies in a row with no
 tool call between them (as OpenHands checks for).
 """
@@ -69,8 +70,7 @@ def repeated_text(st: State, event: dict[str, Any], p: dict[str, Any]) -> Findin
             f"Your message repeats the same sentence {counts.most_common(1)[0][1]} times. "
             "Stop generating, state the next concrete step, and take it.", step,
         )
-    body = sum(len(h) for h in hashes)
-    if not hashes or len(text.strip()) < p["min_chars"] or body == 0:
+    if not hashes or len(text.strip()) < p["min_chars"]:
         st.texts.append(hashes)
         return None
     seen: set[str] = set()
@@ -78,12 +78,13 @@ def repeated_text(st: State, event: dict[str, Any], p: dict[str, Any]) -> Findin
         seen.update(old)
     st.texts.append(hashes)
     overlap = sum(1 for h in hashes if h in seen) / len(hashes)
-    if overlap < p["overlap"] or (st.text_streak and st.text_ws != st.ws):
+    mark = f"{st.ws}:{st.novel_count}"  # changes with the workspace and with new outputs
+    if overlap < p["overlap"] or (st.text_streak and st.text_mark != mark):
         st.text_streak = [seq] if overlap >= p["overlap"] else []
-        st.text_ws = st.ws
+        st.text_mark = mark
         return None
     if not st.text_streak:
-        st.text_ws = st.ws
+        st.text_mark = mark
     st.text_streak = ([*st.text_streak, seq])[-20:]
     n = len(st.text_streak) + 1  # the first occurrence is not in the streak
     if n == p["escalate"]:

@@ -329,6 +329,34 @@ def loop_mini_identical(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
     return b.end(), onset  # type: ignore[return-value]
 
 
+def loop_gemini_replace(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+    """Gemini CLI's replace tool failing to find its text, with different attempts."""
+    b = SessionBuilder(agent="gemini-cli")
+    normal_work(b, rng, rng.randint(3, 8))
+    onset = None
+    for k, old in enumerate(["const x = 1;", "let total = 0", "export default App",
+                             "function render() {"]):
+        s = b.call("replace", {"file_path": "/w/src/app.js", "old_string": old,
+                               "new_string": old + " // fixed"},
+                   "Failed to edit, 0 occurrences found for old_string in /w/src/app.js. No "
+                   "edits made. The exact text in old_string was not found.", ok=False)
+        onset = s if k == 1 else onset
+    return b.end(), onset  # type: ignore[return-value]
+
+
+def loop_codex_shell(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+    """Codex re-running the same failing command list."""
+    b = SessionBuilder(agent="codex")
+    normal_work(b, rng, rng.randint(3, 8))
+    onset = None
+    for k in range(4):
+        s = b.call("shell", {"command": ["bash", "-lc", "python hoge.py"], "workdir": "/w"},
+                   "Exit code: 1\nWall time: 0.1 seconds\nOutput:\nModuleNotFoundError: "
+                   "No module named 'requests'", ok=False)
+        onset = s if k == 1 else onset
+    return b.end(), onset  # type: ignore[return-value]
+
+
 LOOPS = {
     "exact_error": loop_exact_error, "exact_ok": loop_exact_ok, "interleaved": loop_interleaved,
     "similar_ok": loop_similar_ok, "similar_edit": loop_similar_edit, "cycle2": loop_cycle2,
@@ -336,6 +364,7 @@ LOOPS = {
     "no_progress": loop_no_progress, "repeated_text": loop_repeated_text,
     "polling_stuck": loop_polling_stuck, "parallel_identical": loop_parallel_identical,
     "scroll_end": loop_scroll_end, "mini_identical": loop_mini_identical,
+    "gemini_replace": loop_gemini_replace, "codex_shell": loop_codex_shell,
 }
 
 
@@ -511,6 +540,49 @@ def trap_timeout_retry(rng: random.Random) -> list[dict[str, Any]]:
     return b.end()
 
 
+def trap_swe_normal(rng: random.Random) -> list[dict[str, Any]]:
+    """An ordinary SWE-agent run: open, scroll, search, edit (one syntax error), reproduce."""
+    b = SessionBuilder(agent="swe-agent")
+    b.say("Let's first reproduce the bug with a small script that calls the parser.")
+    b.call("create", {"filename": "reproduce.py"}, "[File: /repo/reproduce.py (1 lines total)]")
+    b.call("edit", {"start_line": 1, "end_line": 1, "replacement_text": "import pkg\nprint(1)"},
+           "[File: /repo/reproduce.py (2 lines total)]\nFile updated.")
+    b.call("python", {"command": "python reproduce.py"}, "Traceback...\nValueError: bad value",
+           ok=False)
+    b.call("search_dir", {"search_term": "bad value"}, "Found 2 matches for \"bad value\"")
+    b.call("open", {"path": "pkg/core.py"}, _code(rng, "core"))
+    for k in range(3):
+        b.say("Let's scroll down to see the rest of the function that raises the error.")
+        b.call("scroll_down", {}, _code(rng, f"part{k}"))
+    b.call("edit", {"start_line": 40, "end_line": 41, "replacement_text": "  if x:\n return"},
+           "Your proposed edit has introduced new syntax error(s).\nE999 IndentationError",
+           ok=False)
+    b.call("edit", {"start_line": 40, "end_line": 41, "replacement_text": "    if x:\n"
+                    "        return"}, "[File: pkg/core.py (120 lines total)]\nFile updated.")
+    b.call("python", {"command": "python reproduce.py"}, "1")
+    b.call("submit", {}, "diff --git a/pkg/core.py b/pkg/core.py")
+    return b.end()
+
+
+def trap_mini_normal(rng: random.Random) -> list[dict[str, Any]]:
+    """An ordinary mini-swe-agent run: edits through sed and inline Python, re-runs between."""
+    b = SessionBuilder(agent="mini-swe-agent")
+    fail = "<returncode>1</returncode>\n<output>\nAssertionError: 3 != 4\n</output>"
+    b.call("bash", {"command": "ls -la /testbed"}, "README.md\nsrc\ntests")
+    b.call("bash", {"command": "cat src/calc.py"}, _code(rng, "calc"))
+    b.call("bash", {"command": "python reproduce.py"}, fail, ok=False)
+    b.call("bash", {"command": "sed -i 's/a + 1/a + 2/' src/calc.py"}, "")
+    b.call("bash", {"command": "python reproduce.py"}, fail, ok=False)
+    b.call("bash", {"command": "python - <<'EOF'\np='src/calc.py'\ns=open(p).read()\n"
+                               "open(p,'w').write(s.replace('+ 2','+ 3'))\nEOF"}, "")
+    b.call("bash", {"command": "python reproduce.py"}, fail, ok=False)
+    b.call("bash", {"command": "cat src/calc.py"}, _code(rng, "calc2"))
+    b.call("bash", {"command": "sed -i 's/b - 1/b/' src/calc.py"}, "")
+    b.call("bash", {"command": "python reproduce.py"}, "<returncode>0</returncode>\nok")
+    b.call("bash", {"command": "git diff"}, "diff --git a/src/calc.py b/src/calc.py")
+    return b.end()
+
+
 TRAPS = {
     "polling_changing": trap_polling_changing, "tests_after_edits": trap_tests_after_edits,
     "reread_after_edit": trap_reread_after_edit, "similar_searches": trap_similar_searches,
@@ -519,6 +591,7 @@ TRAPS = {
     "retry_transient": trap_retry_transient, "git_status_after_edits": trap_git_status_after_edits,
     "test_fix_cycle": trap_test_fix_cycle, "grep_nomatch": trap_grep_nomatch,
     "guess_paths": trap_guess_paths, "timeout_retry": trap_timeout_retry,
+    "swe_normal": trap_swe_normal, "mini_normal": trap_mini_normal,
 }
 VARIANTS = 3
 
