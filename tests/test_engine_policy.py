@@ -151,3 +151,23 @@ def test_dump_toml_round_trips_overrides() -> None:
     assert again["tools"] == policy["tools"]
     assert again["ignore_arg_keys"] == ["description", "tab\there"]
     assert again.limit("tokens") == (None, "pause")
+
+
+def test_guard_table_in_a_policy_file(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text('[guard]\ncheckpoint_every = 10\nfallback = "abort"\n')
+    policy = load_policy(path)
+    assert policy.to_dict()["guard"] == {"checkpoint_every": 10, "fallback": "abort"}
+    from supervisor.guard.settings import GuardSettings
+
+    settings = GuardSettings.from_dict(policy.to_dict()["guard"])
+    assert (settings.checkpoint_every, settings.fallback) == (10, "abort")
+    shown = tomllib.loads(run_cli("policy", "show", "--policy", str(path)).stdout)
+    assert shown["guard"]["checkpoint_every"] == 10
+    assert shown["guard"]["escalation_deadline_s"] == 600.0  # the guard's default, filled in
+    path.write_text('[guard]\nfallback = "explode"\n')
+    with pytest.raises(PolicyError, match=r"guard\.fallback"):
+        load_policy(path)
+    path.write_text("[guard]\nnope = 1\n")
+    with pytest.raises(PolicyError, match=r"unknown key 'guard\.nope'"):
+        load_policy(path)

@@ -1,7 +1,8 @@
 """`supervisor policy show [--profile NAME] [--policy FILE]`: print the effective policy (TOML).
 
-The output is a complete policy file: every detector threshold, limit and tool category, with
-the file's changes merged onto the profile. Limits shown as 0 are off.
+The output is a complete policy file: every detector threshold, limit and tool category, and the
+guard's `[guard]` table, with the file's changes merged onto the profile. Limits shown as 0 are
+off.
 """
 
 import argparse
@@ -20,11 +21,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from supervisor.engine import Policy
     from supervisor.engine.policy_file import PolicyError, dump_toml, load_policy
+    from supervisor.guard.settings import GuardSettings
 
     try:
         policy = load_policy(Path(args.policy) if args.policy else None, args.profile)
-    except PolicyError as exc:
+        data = policy.to_dict()
+        data["guard"] = GuardSettings.from_dict(data.get("guard") or {}).to_dict()
+    except (PolicyError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    print(dump_toml(policy), end="")
+    print(dump_toml(Policy(data)), end="")
     return 0

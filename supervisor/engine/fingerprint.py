@@ -224,3 +224,11 @@ GENERIC_ERROR_CLASSES = frozenset({"error", "exit:1", "exit:2"})
 TRANSIENT_ERROR_CLASSES = frozenset({"timeout"})
 """Classes where one identical retry is legitimate (the stricter failure thresholds skip them)."""
 """Classes too unspecific for the same-error detector (e.g. grep's 'no match' exit status)."""
+
+
+def output_hash(text: str) -> str:
+    """The `output_hash` of a `tool_result`: xxh3-64 (hex) of the whole output's UTF-8 bytes.
+
+    Every writer (guard, hook, importers) uses this one function, so the same output has the same
+    hash whichever way it was recorded."""
+    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "replace"))

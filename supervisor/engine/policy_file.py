@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from supervisor.engine.policy import _DEFAULT, CATEGORIES, DETECTORS, LIMITS, PROFILES, Policy
 
@@ -68,6 +68,19 @@ class _ToolOverride(_DetectorTable):  # type: ignore[misc, valid-type]
     category: Literal["read", "mutate", "run", "poll", "other"] | None = None
 
 
+class _GuardTable(BaseModel):
+    """The `[guard]` table: how the guard checkpoints and escalates (read by the guard, not the
+    engine; defaults and meaning in docs/guard.md)."""
+
+    model_config = _STRICT
+    checkpoints: bool | None = None
+    checkpoint_at_start: bool | None = None
+    checkpoint_every: int | None = Field(default=None, ge=0)
+    checkpoint_max_file_bytes: int | None = Field(default=None, ge=0)
+    escalation_deadline_s: float | None = Field(default=None, ge=0)
+    fallback: Literal["skip", "abort"] | None = None
+
+
 _SCALARS = {k: v for k, v in _DEFAULT.items() if not isinstance(v, dict)}
 _PolicyModel = create_model(
     "PolicyFile",
@@ -79,6 +92,7 @@ _PolicyModel = create_model(
     category_overrides=(dict[Literal["read", "mutate", "run", "poll", "other"],
                              _DetectorTable] | None, None),
     tools=(dict[str, _ToolOverride] | None, None),
+    guard=(_GuardTable | None, None),
 )
 
 

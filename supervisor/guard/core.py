@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supervisor.engine.fingerprint import output_hash
 from supervisor.guard import control
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
 from supervisor.guard.settings import GuardSettings
@@ -267,7 +268,7 @@ class Guard:
                 "type": "tool_result", "call_id": call_id, "ok": bool(ok),
                 "output": text[:OUTPUT_KEEP], "output_bytes": len(text.encode("utf-8",
                                                                               "replace")),
-                "output_hash": _hash(text), "error": error, "duration_ms": duration_ms,
+                "output_hash": output_hash(text), "error": error, "duration_ms": duration_ms,
             }
             if tool is not None:
                 event["tool"] = tool
@@ -860,7 +861,3 @@ def _verdict_from(d: dict[str, Any]) -> Verdict:
                    decision=d.get("decision"), changed_files=list(d.get("changed_files") or []))
 
 
-def _hash(text: str) -> str:
-    import xxhash
-
-    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "replace"))

@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import xxhash
-
+from supervisor.engine.fingerprint import output_hash
 from supervisor.protocol.lines import encode_line
 from supervisor.protocol.names import (
     MAX_LINE_BYTES,
@@ -75,7 +74,7 @@ def output_fields(text: str, limit: int = OUTPUT_LIMIT) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "output": text if len(data) <= limit else data[:limit].decode("utf-8", "ignore"),
         "output_bytes": len(data),
-        "output_hash": xxhash.xxh3_64_hexdigest(data),
+        "output_hash": output_hash(text),
     }
     if len(data) > limit:
         fields["output_truncated"] = True

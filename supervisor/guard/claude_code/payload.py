@@ -1,4 +1,4 @@
-"""Map one Claude Code hook payload to protocol events: pure functions (stdlib and xxhash).
+"""Map one Claude Code hook payload to protocol events: pure functions (stdlib, xxhash and the
 
 `read_payload` turns stdin bytes into a dict (or raises `PayloadError` with a one-line reason);
 `map_payload` turns that dict into a `Step`: which supervisor session it belongs to, what kind of
@@ -21,6 +21,7 @@ from typing import Any
 
 import xxhash
 
+from supervisor.engine.fingerprint import output_hash
 from supervisor.store.paths import sanitize_session_id
 
 AGENT = "claude-code"
@@ -131,11 +132,6 @@ def cut_text(
     first = data[:head].decode("utf-8", "ignore")
     last = data[-tail:].decode("utf-8", "ignore") if tail else ""
     return f"{first}\n[… {omitted} bytes omitted by the supervisor …]\n{last}"
-
-
-def output_hash(text: str) -> str:
-    """The hash recorded as `output_hash`: xxh3-64 of the UTF-8 bytes, hex."""
-    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "replace"))
 
 
 def output_text(response: Any) -> str:
