@@ -339,3 +339,24 @@ def test_openhands_event_directory_equals_the_event_stream(tmp_path: Path) -> No
     (events_dir / "18.json").write_text("{broken")
     with pytest.raises(FormatError, match=r"18\.json: not a JSON event"):
         load_runs(events_dir)
+
+
+def test_mini_framework_feedback_is_a_system_message(tmp_path: Path) -> None:
+    """mini-swe-agent writes format errors as `user` turns; they are not a person speaking (the
+    engine would start a new conversation cycle and forget the loop)."""
+    chat = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Fix the bug in calc.py"},
+        {"role": "assistant", "content": "THOUGHT: no command here"},
+        {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks"},
+        {"role": "assistant", "content": "THOUGHT: look\n\n```bash\nls\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\ncalc.py\n</output>"},
+    ]
+    path = tmp_path / "run.traj.json"
+    path.write_text(json.dumps(chat))
+    (run,) = load_runs(path, "mini-swe-agent")
+    messages = [(m["role"], m["text"][:20]) for m in of_type(run, "message")]
+    assert ("user", "Fix the bug in calc.") in messages
+    assert ("system", "Please always provide") in messages
+    assert not any(r == "user" and t.startswith("Please") for r, t in messages)
+    assert of_type(run, "tool_result")[0]["ok"] is True

@@ -122,10 +122,13 @@ class _State:
         elif role == "user":
             if self.pending:  # the observation of the last command
                 self._observation(content, extra, ts, None)
-            else:
-                if self.task is None:
-                    self.task = task_line(content)
+            elif self.task is None:
+                self.task = task_line(content)
                 self.builder.message("user", content, ts)
+            else:
+                # Later "user" turns are written by the framework (format errors, limits), not
+                # by a person: recorded as system messages, so they do not start a new cycle.
+                self.builder.message("system", content, ts)
         elif role == "exit":
             self.exit_ts = ts
             if self.pending and extra.get("exit_status") == "Submitted":
@@ -171,7 +174,7 @@ class _State:
         self, content: str, extra: dict[str, Any], ts: float | None, call_id: Any
     ) -> None:
         if not self.pending:
-            self.builder.message("user", content, ts)
+            self.builder.message("system", content, ts)
             return
         cid = str(call_id) if call_id is not None and str(call_id) in self.pending else None
         cid = cid or self.pending[0]
