@@ -357,6 +357,6 @@ def test_mini_framework_feedback_is_a_system_message(tmp_path: Path) -> None:
     (run,) = load_runs(path, "mini-swe-agent")
     messages = [(m["role"], m["text"][:20]) for m in of_type(run, "message")]
     assert ("user", "Fix the bug in calc.") in messages
-    assert ("system", "Please always provide") in messages
+    assert ("system", "Please always provid") in messages
     assert not any(r == "user" and t.startswith("Please") for r, t in messages)
     assert of_type(run, "tool_result")[0]["ok"] is True
