@@ -53,3 +53,13 @@ def test_hostile_text_is_cleaned() -> None:
     assert describe_event(event).endswith("user: ab⏎c")
     bad = parse_line(b'\x1b[2J{"broken')
     assert "\x1b" not in describe_bad_line(bad)
+
+
+def test_ago() -> None:
+    from supervisor.store.render import ago
+
+    now = 1_000_000.0
+    assert ago(None, now) == "-"
+    assert [ago(now - d, now) for d in (0, 59, 60, 3599, 3600, 86399, 86400 * 3)] == [
+        "0s ago", "59s ago", "1m ago", "60m ago", "1h ago", "24h ago", "3d ago"]
+    assert ago(now + 5, now) == "0s ago"  # a clock slightly ahead is not negative

@@ -21,6 +21,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from supervisor.store.reading import summarize_sessions
+    from supervisor.store.render import ago
 
     root = root_from(args)
     now = time.time()
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             str(s.events),
             str(s.errors) + (f" +{s.bad_lines} bad" if s.bad_lines else ""),
             f"{len(s.pending)} !" if s.pending else "-",
-            _ago(s.last_ts, now),
+            ago(s.last_ts, now),
         ]
         for s in summaries
     ]
@@ -59,21 +60,6 @@ def _row(s: Any, now: float) -> dict[str, object]:
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
         "last_ts": s.last_ts, "pending_escalations": list(s.pending),
     }
-
-
-def _ago(ts: float | None, now: float) -> str:
-    if ts is None:
-        return "-"
-    delta = max(0.0, now - ts)
-    if delta < 60:
-        return f"{delta:.0f}s ago"
-    if delta < 3600:
-        return f"{delta / 60:.0f}m ago"
-    if delta < 86400:
-        return f"{delta / 3600:.0f}h ago"
-    from supervisor.store.render import clock
-
-    return clock(ts, "%Y-%m-%d %H:%M")
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:

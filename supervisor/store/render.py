@@ -27,6 +27,17 @@ def clock(ts: float | None, fmt: str = "%H:%M:%S") -> str:
         return "??:??:??"
 
 
+def ago(ts: float | None, now: float) -> str:
+    """`12s ago`, `5m ago`, `3h ago`, `2d ago` (or `-`): the age of `ts` at time `now`."""
+    if ts is None:
+        return "-"
+    delta = max(0.0, now - ts)
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if delta >= size:
+            return f"{delta / size:.0f}{unit} ago"
+    return f"{delta:.0f}s ago"
+
+
 def describe_event(event: Event, width: int = _WIDTH) -> str:
     """`seq time type summary` on one line, with every agent-provided string cleaned."""
     render = _RENDERERS.get(event.type, _generic)

@@ -41,20 +41,6 @@ def status_text(status: str) -> Text:
     return Text(STATUS_LABELS.get(status, status), style=STATUS_STYLES.get(status, ""), end="")
 
 
-def ago(ts: float | None, now: float) -> str:
-    """`12s ago` style age of a timestamp, relative to the injected clock."""
-    if ts is None:
-        return "-"
-    delta = max(0.0, now - ts)
-    if delta < 60:
-        return f"{delta:.0f}s ago"
-    if delta < 3600:
-        return f"{delta / 60:.0f}m ago"
-    if delta < 86400:
-        return f"{delta / 3600:.0f}h ago"
-    return f"{delta / 86400:.0f}d ago"
-
-
 def countdown(deadline: float | None, now: float) -> Text:
     """Time left before an escalation's fallback applies."""
     if deadline is None:

@@ -21,7 +21,8 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
-from supervisor.tui.format import ago, gauge_text, level_text, safe, safe_block, status_text
+from supervisor.store.render import ago
+from supervisor.tui.format import gauge_text, level_text, safe, safe_block, status_text
 from supervisor.tui.widgets.history_view import HistoryView, format_clock
 
 if TYPE_CHECKING:

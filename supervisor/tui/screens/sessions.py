@@ -16,7 +16,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from supervisor.tui.format import ago, level_text, safe, status_text
+from supervisor.store.render import ago
+from supervisor.tui.format import level_text, safe, status_text
 
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
