@@ -255,9 +255,9 @@ def _signature(cells: tuple[Text, ...]) -> tuple[tuple[str, str], ...]:
 
 def _shown(path: Path) -> str:
     """The root as the operator would type it: relative to the working directory, or `~/...`."""
-    path = Path(path).absolute()
-    if path.is_relative_to(Path.cwd()):
-        return str(path.relative_to(Path.cwd()))
+    path, cwd = Path(path).absolute(), Path.cwd()
+    if cwd != Path(cwd.anchor) and path.is_relative_to(cwd):
+        return str(path.relative_to(cwd))
     if path.is_relative_to(Path.home()):
         return "~/" + str(path.relative_to(Path.home()))
     return str(path)
