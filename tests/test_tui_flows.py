@@ -24,6 +24,7 @@ from supervisor.tui.screens.modals import CheckpointPicker, ConfirmScreen, Guida
 from supervisor.tui.screens.session import SessionScreen
 from supervisor.tui.screens.sessions import SessionsScreen
 from supervisor.tui.widgets.history_view import HistoryView
+from supervisor.tui.widgets.session_table import SessionTable
 
 SIZE = (120, 40)
 pytestmark = pytest.mark.anyio
@@ -276,7 +277,7 @@ async def test_filter_sessions(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        table = app.screen.query_one(DataTable)
+        table = app.screen.query_one(SessionTable)
         assert table.row_count == 3
         await pilot.press("slash", *"claude fix")
         await pilot.pause()

@@ -1,31 +1,32 @@
 """The Sessions screen: one row per session, and the "needs you" queue of escalations.
 
-The table is updated by diff (`update_cell` on cells whose text changed) inside
-`App.batch_update()`, on the app's refresh tick, never per event.
+The table is updated by diff on the app's refresh tick, never per event: `SessionTable` renders
+again only the rows whose cells changed.
 """
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, OptionList
+from textual.widgets import Footer, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from supervisor.store.render import ago
 from supervisor.tui.format import level_text, safe, status_text
+from supervisor.tui.widgets.session_table import SessionTable
 
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
 
 TABLE_TICK_S = 1.0
-"""The table's cells are compared and updated at most this often (rendering a DataTable row is
-costly; 50 busy sessions at the 0.25 s app tick would spend half a core on it). The queue and
-the "Needs you" count follow every app tick."""
+"""The table's cells are compared and updated at most this often (the rows' "last activity" is
+shown in seconds, and with 50 busy sessions every row changes at each update). The queue and the
+"Needs you" count follow every app tick."""
 COLUMNS = ("session", "agent", "task", "status", "level", "events", "errors", "last activity")
 
 
@@ -60,8 +61,8 @@ class SessionsScreen(Screen[None]):
         self.ready = False
         """Composed and mounted: the app's tick may redraw it."""
         self.filter_text = ""
-        self._cells: dict[str, tuple[tuple[str, str], ...]] = {}
-        """What each row shows now: (text, style) per cell, to update only what changed."""
+        self._shown: list[str] = []
+        """Sessions shown in the table, in order."""
         self._queue_keys: list[str] = []
         self._table_at = 0.0
         self._hidden = 0
@@ -75,16 +76,12 @@ class SessionsScreen(Screen[None]):
         yield Label("Needs you: 0", id="needs-title")
         yield OptionList(id="queue")
         with Vertical():
-            table: DataTable[Any] = DataTable(id="sessions-table", cursor_type="row",
-                                              zebra_stripes=True)
-            yield table
+            yield SessionTable(COLUMNS, id="sessions-table")
         yield Input(placeholder="filter sessions (id, agent, task, status)…", id="filter")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for name in COLUMNS:
-            table.add_column(name, key=name)
+        table = self.query_one(SessionTable)
         ro = "  (read-only recordings)" if self.sv.read_only else ""
         self.query_one("#root-line", Label).update(safe(f"root: {_shown(self.sv.root)}{ro}"))
         self.refresh_view()
@@ -122,46 +119,25 @@ class SessionsScreen(Screen[None]):
         """Bring the table and the queue up to date with the model (diff only)."""
         now = self.sv.clock()
         tick = time.monotonic()
-        same_rows = len(self.sv.model.sessions) == len(self._cells) + self._hidden
+        same_rows = len(self.sv.model.sessions) == len(self._shown) + self._hidden
         if not force and same_rows and tick - self._table_at < self.sv.table_tick:
             with self.app.batch_update():
                 self._refresh_queue(now)
             return
         self._table_at = tick
-        table = self.query_one(DataTable)
+        table = self.query_one(SessionTable)
         model = self.sv.model
         # rows keep the order in which sessions were found, so a live update never reorders
         wanted = [sid for sid in model.sessions if self._matches(sid, now)]
         self._hidden = len(model.sessions) - len(wanted)
         with self.app.batch_update():
-            current = list(self._cells)
-            if set(current) - set(wanted) or [s for s in current if s in wanted] != [
-                s for s in wanted if s in self._cells
-            ]:
-                # rows left or the order changed: rebuild (rare; the common case is update_cell)
-                cursor_key = self.selected_session()
-                table.clear()
-                self._cells.clear()
-                for sid in wanted:
-                    cells = self._row_cells(sid, now)
-                    table.add_row(*cells, key=sid)
-                    self._cells[sid] = _signature(cells)
-                if cursor_key in self._cells:
-                    table.move_cursor(row=table.get_row_index(cursor_key))
+            if wanted[:len(self._shown)] != self._shown:
+                # rows left or the order changed: rebuild (rare; the common case is a diff)
+                table.set_rows([(sid, self._row_cells(sid, now)) for sid in wanted])
             else:
                 for sid in wanted:
-                    cells = self._row_cells(sid, now)
-                    sig = _signature(cells)
-                    old = self._cells.get(sid)
-                    if old is None:
-                        table.add_row(*cells, key=sid)
-                    else:
-                        for i, name in enumerate(COLUMNS):
-                            if old[i] != sig[i]:
-                                # measuring a column is costly: only when the text got longer
-                                wider = len(sig[i][0]) > len(old[i][0])
-                                table.update_cell(sid, name, cells[i], update_width=wider)
-                    self._cells[sid] = sig
+                    table.update_row(sid, self._row_cells(sid, now))
+            self._shown = wanted
             self._refresh_queue(now)
 
     def _refresh_queue(self, now: float) -> None:
@@ -192,18 +168,10 @@ class SessionsScreen(Screen[None]):
     # -- actions -----------------------------------------------------------------------------
 
     def selected_session(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        try:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        except Exception:
-            return None
-        return str(key.value) if key.value is not None else None
+        return self.query_one(SessionTable).cursor_key
 
-    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
-        if message.row_key.value is not None:
-            self.sv.open_session(str(message.row_key.value))
+    def on_session_table_row_selected(self, message: SessionTable.RowSelected) -> None:
+        self.sv.open_session(message.key)
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         sid, _, eid = (message.option.id or "").partition("\x00")
@@ -235,7 +203,7 @@ class SessionsScreen(Screen[None]):
         box.remove_class("-shown")
         self.filter_text = ""
         self.refresh_view(force=True)
-        self.query_one(DataTable).focus()
+        self.query_one(SessionTable).focus()
 
     def on_input_changed(self, message: Input.Changed) -> None:
         if message.input.id == "filter":
@@ -246,11 +214,7 @@ class SessionsScreen(Screen[None]):
         if message.input.id == "filter":
             if not message.value:
                 message.input.remove_class("-shown")
-            self.query_one(DataTable).focus()
-
-
-def _signature(cells: tuple[Text, ...]) -> tuple[tuple[str, str], ...]:
-    return tuple((c.plain, str(c.style)) for c in cells)
+            self.query_one(SessionTable).focus()
 
 
 def _shown(path: Path) -> str:
