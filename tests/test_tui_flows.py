@@ -451,7 +451,8 @@ async def test_help_lists_every_key(root: Path) -> None:
         await pilot.pause()
         text = screen_text(app)
         for needle in ("Approve", "Guidance", "Rollback", "Skip task", "Abort", "Pause",
-                       "Reset", "Filter", "Search", "Problems", "command palette"):
+                       "Reset", "Filter", "Search", "Problems", "command palette",
+                       "Open the session"):
             assert needle in text, needle
         await pilot.press("escape")
         await pilot.pause()

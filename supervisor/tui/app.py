@@ -37,6 +37,7 @@ from supervisor.tui.screens.session import SessionScreen
 from supervisor.tui.screens.sessions import TABLE_TICK_S, SessionsScreen
 from supervisor.tui.themes import DEFAULT_THEME, default_folders, load_themes
 from supervisor.tui.widgets.history_view import HistoryView, format_clock
+from supervisor.tui.widgets.session_table import SessionTable
 
 TICK_S = 0.25
 """How often the screens redraw from the model."""
@@ -362,6 +363,7 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     sections = []
     for title, cls in (
         ("Everywhere", SupervisorApp), ("Sessions", SessionsScreen),
+        ("Sessions table", SessionTable),
         ("Session", SessionScreen), ("History (session)", HistoryView),
         ("Escalation prompt", EscalationScreen), ("Guidance box", GuidanceScreen),
         ("Checkpoint picker", CheckpointPicker), ("Confirmation", ConfirmScreen),

@@ -63,7 +63,7 @@ class SessionTable(ScrollView, can_focus=True):
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select", "Select", show=False),
+        Binding("enter", "select", "Open the session", show=False),
         Binding("up", "cursor(-1)", "Cursor up", show=False),
         Binding("down", "cursor(1)", "Cursor down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
