@@ -85,3 +85,8 @@ async def test_cursor_keys_selection_and_widths() -> None:
         lines = screen_text(app).splitlines()
         assert lines[1].startswith(" [bold]a much longer name[/bold]  0")
         assert lines[0].startswith(" name" + " " * 29 + "coun")  # cut by the scrollbar
+        await pilot.press("right", "right")
+        assert table.scroll_x > 0  # wider than the terminal: left/right scroll sideways
+        assert screen_text(app).splitlines()[0].rstrip().endswith("count")
+        await pilot.press("left", "left")
+        assert table.scroll_x == 0

@@ -68,8 +68,10 @@ class SessionTable(ScrollView, can_focus=True):
         Binding("down", "cursor(1)", "Cursor down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "first", "Top", show=False),
-        Binding("end", "last", "Bottom", show=False),
+        Binding("home,ctrl+home", "first", "First row", show=False),
+        Binding("end,ctrl+end", "last", "Last row", show=False),
+        Binding("left", "scroll_left", "Scroll left", show=False),
+        Binding("right", "scroll_right", "Scroll right", show=False),
     ]
 
     class RowSelected(Message):
