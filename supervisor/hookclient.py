@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
             return _in_process(args, data)
         os.chdir(cwd)
         try:
-            header = {"argv": args, "cwd": cwd, "version": __version__, "root": root}
+            header = {"argv": args, "cwd": cwd, "version": __version__, "root": root,
+                      "timeout": timeout}
             sock.sendall(json.dumps(header).encode() + b"\n" + data)
             sock.shutdown(_socket.SHUT_WR)
             chunks = []

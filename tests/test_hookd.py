@@ -112,6 +112,18 @@ def test_the_first_call_starts_a_server_and_later_calls_are_served(
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+def test_a_bad_payload_through_the_server_lets_the_call_go(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    _call(_read(ws, 0), root)
+    _wait_server(root)
+    proc = subprocess.Popen(CLIENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(root))
+    out, err = proc.communicate(b"not json", timeout=60)
+    assert proc.returncode == 0 and out == b""
+    assert _heavy(json.loads(err.decode().splitlines()[-1])) == []
+    assert "ignored a payload it cannot use" in (root / "run" / "hookd.log").read_text()
+
+
 def test_a_killed_server_is_replaced_and_nothing_is_lost(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     _call(_read(ws, 0), root)

@@ -7,8 +7,8 @@ minutes for the operator while other calls go on. Sessions are protected by the 
 `flock`, so this server and in-process hook calls can work side by side.
 
 Protocol, one call per connection: the client sends one JSON header line (`argv`, `cwd`,
-`version`, `root`) and the raw payload, then half-closes; the server answers one JSON object
-`{"stdout": str, "status": int}` (or `{"error": "version"}` when the versions differ).
+`version`, `root`, `timeout`) and the raw payload, then half-closes; the server answers one JSON
+object `{"stdout": str, "status": int}` (or `{"error": "version"}` when the versions differ).
 
 Start-up holds an exclusive `flock` on `<socket>.lock` for the server's whole life, so of two
 racing starts one serves and the other exits; only the holder removes a stale socket file. The
@@ -144,24 +144,29 @@ class HookServer:
         header = json.loads(head)
         if header.get("version") != __version__:
             return {"error": "version"}
-        from supervisor.cli.hook_cmd import _parse
-
-        argv = [str(a) for a in header.get("argv", [])[1:]]
-        timeout, _root = _parse(["claude-code", *argv])
+        timeout = float(header["timeout"])
         return {"stdout": _step(data, Path(header["root"]), timeout, started), "status": 0,
                 "served_by": os.getpid()}
 
 
 def _step(data: bytes, root: Path, timeout: float, started: float) -> str:
-    """One hook step with the in-process hook's fail-safe; its complaints go to the log."""
-    from supervisor.cli.hook_cmd import _fail_safe
-    from supervisor.guard.claude_code.hook import handle
+    """One hook step with the in-process hook's fail-safe (`supervisor.cli.hook_cmd`): the
+    complaint goes to the log, a `supervisor_error` event to the session, nothing to the agent."""
+    from supervisor.guard.claude_code.hook import handle, record_error, session_of
+    from supervisor.guard.claude_code.payload import PayloadError
 
     try:
         return handle(data, root, timeout, started)
+    except PayloadError as exc:
+        _log(f"ignored a payload it cannot use: {exc}")
     except Exception as exc:
-        _fail_safe(root, data, exc)  # writes to stderr, which is the log
-        return ""
+        message = f"{type(exc).__name__}: {exc}"
+        _log(f"the supervisor failed ({message}); this call goes on unsupervised")
+        try:
+            record_error(root, *session_of(root, data), message)
+        except Exception as more:
+            _log(f"could not record that: {type(more).__name__}: {more}")
+    return ""
 
 
 def _read_all(conn: socket.socket) -> bytes:
