@@ -232,3 +232,21 @@ def test_a_bad_command_line_is_still_a_non_blocking_error(tmp_path: Path) -> Non
                           env=_env(tmp_path / "store"), timeout=60)
     assert done.returncode == 1 and b"--timeout must be a number" in done.stderr
     assert not (tmp_path / "store" / "run").exists()
+
+
+def test_sigterm_stops_the_server_and_the_next_call_starts_another(
+    tmp_path: Path, ws: Path
+) -> None:
+    root = tmp_path / "store"
+    _call(_read(ws, 0), root)
+    first = _wait_server(root)
+    os.kill(first, signal.SIGTERM)
+    end = time.monotonic() + 20
+    while "stopped" not in (root / "run" / "hookd.log").read_text():
+        assert time.monotonic() < end, "the server did not stop"
+        time.sleep(0.05)
+    assert list((root / "run").glob("*.sock")) == [] and server_pids(root) == []
+    out, modules = _call(_read(ws, 1), root)
+    assert out == "" and "supervisor.guard.claude_code.hook" in modules
+    assert _wait_server(root, other_than=first) != first
+    _check_session(root, ["toolu_0", "toolu_1"])

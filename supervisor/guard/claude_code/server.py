@@ -12,8 +12,10 @@ object `{"stdout": str, "status": int}` (or `{"error": "version"}` when the vers
 
 Start-up holds an exclusive `flock` on `<socket>.lock` for the server's whole life, so of two
 racing starts one serves and the other exits; only the holder removes a stale socket file. The
-server exits after `SUPERVISOR_HOOKD_IDLE_S` seconds (default 600) without a call, or on SIGTERM,
-and removes its socket and pid file. Its own errors go to the log, never to the agent.
+server exits after `SUPERVISOR_HOOKD_IDLE_S` seconds (default 600) without a call, or on SIGTERM:
+it removes its socket and pid file and releases the lock, so a new server can start, and then
+finishes the calls still in flight (a hold may take minutes). Its own errors go to the log,
+never to the agent.
 """
 
 import contextlib
@@ -48,7 +50,7 @@ class HookServer:
         self._lock = threading.Lock()
         self._active = 0
         self._last = time.monotonic()
-        self._listener: socket.socket | None = None
+        self._lock_fd: int | None = None
 
     def serve(self) -> int:
         """Take the start-up lock, bind, serve; 0 when done, 0 too when another server runs."""
@@ -56,6 +58,7 @@ class HookServer:
         run.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(run, 0o700)
         lock_fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        self._lock_fd = lock_fd
         try:
             try:
                 fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -70,7 +73,6 @@ class HookServer:
             os.chmod(self.path, 0o600)
             listener.listen(64)
             listener.settimeout(POLL_S)
-            self._listener = listener
             Path(f"{self.path}.pid").write_text(f"{os.getpid()}\n")
             _log(f"serving on {self.path} (pid {os.getpid()}, idle exit {self.idle_s:g}s)")
             try:
@@ -79,7 +81,12 @@ class HookServer:
                 self._shutdown(listener)
             return 0
         finally:
-            os.close(lock_fd)
+            self._release()
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the last descriptor releases the flock
+            self._lock_fd = None
 
     def _loop(self, listener: socket.socket) -> None:
         while not self.stop.is_set():
@@ -114,13 +121,16 @@ class HookServer:
             conn.setblocking(True)
             self._spawn(conn)
         listener.close()
+        pid_file = Path(f"{self.path}.pid")
+        with contextlib.suppress(OSError, ValueError):
+            if int(pid_file.read_text()) == os.getpid():
+                pid_file.unlink()
+        self._release()  # a new server may start now, while held calls here finish
         while True:
             with self._lock:
                 if self._active == 0:
                     break
             time.sleep(0.05)
-        with contextlib.suppress(FileNotFoundError):
-            Path(f"{self.path}.pid").unlink()
         _log("stopped")
 
     def _serve_one(self, conn: socket.socket) -> None:
