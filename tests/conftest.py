@@ -22,6 +22,7 @@ def cli_env(**extra: str) -> dict[str, str]:
     """Environment for running `python -m supervisor` from this checkout in a subprocess."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("SUPERVISOR_HOOKD_IDLE_S", "30")  # a hook server a test leaks dies soon
     env.update(extra)
     return env
 
@@ -32,3 +33,12 @@ def run_cli(*args: str, input: str | None = None, timeout: float = 60, **env: st
         [sys.executable, "-m", "supervisor", *args],
         input=input, capture_output=True, text=True, timeout=timeout, env=cli_env(**env),
     )
+
+
+@pytest.fixture(autouse=True)
+def _stop_hook_servers(tmp_path: Path):
+    """Kill every resident hook server a test started under its tmp_path, so none outlives it."""
+    yield
+    from tests.hookd_helpers import stop_servers
+
+    stop_servers(tmp_path)

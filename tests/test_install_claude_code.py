@@ -65,7 +65,8 @@ def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
         assert entry["timeout"] == (120 if name == "PreToolUse" else 60)
     command = shlex.split(ours["PreToolUse"][0]["command"])
     assert Path(command[0]).is_absolute()
-    assert command[-4:] == ["hook", "claude-code", "--timeout", "120"]
+    # the thin client of the resident hook server; no `supervisor-hook` script in this venv
+    assert command[1:] == ["-m", "supervisor.hookclient", "claude-code", "--timeout", "120"]
     assert _backups(path) == []  # nothing was there to back up
     assert "installed" in done.stdout and str(path) in done.stdout
 
@@ -183,7 +184,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     done = _install(tmp_path, "--project", str(project), "--timeout", "90", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("---") and "+++" in done.stdout
-    assert "+" in done.stdout and "hook claude-code --timeout 90" in done.stdout
+    assert "+" in done.stdout and "hookclient claude-code --timeout 90" in done.stdout
     assert path.read_text() == EXISTING and _backups(path) == []
 
     assert _install(tmp_path, "--project", str(project), "--timeout", "90").returncode == 0

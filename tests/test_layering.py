@@ -53,7 +53,7 @@ def layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "supervisor":
         raise ValueError(f"not ours: {module}")
-    if parts[1:2] == ["__main__"]:
+    if parts[1:2] in (["__main__"], ["hookclient"]):  # entry points: the hook's client too
         return "cli"
     return parts[1] if parts[1] in LAYERS else "?"
 

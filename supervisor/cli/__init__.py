@@ -6,13 +6,14 @@ hook (`supervisor hook ...`) takes a fast path that builds no parser for the oth
 because it starts once per tool call of the agent.
 """
 
-import argparse
-import importlib
 import sys
-from collections.abc import Sequence
 
 from supervisor import __version__
-from supervisor.cli.common import CliError, report_error
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook's path imports no typing module
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 COMMANDS: list[tuple[str, str, str]] = [
     # (name, module, one-line help)
@@ -35,7 +36,10 @@ COMMANDS: list[tuple[str, str, str]] = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> "argparse.ArgumentParser":
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="supervisor",
         description="Agent Supervisor: keeps AI coding agents out of loops.",
@@ -50,14 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: "Sequence[str] | None" = None) -> int:
     """Run the command line; return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    try:
-        if args_list[:1] == ["hook"]:
-            from supervisor.cli.hook_cmd import run_hook  # fast path: no other command loaded
+    if args_list[:1] == ["hook"]:  # fast path: neither argparse nor any other command loaded
+        from supervisor.hookclient import main as hook_main
 
-            return run_hook(args_list[1:])
+        return hook_main(args_list[1:])
+    from supervisor.cli.common import CliError, report_error
+
+    try:
         parser = build_parser()
         args = parser.parse_args(args_list)
         if not getattr(args, "_run", None):

@@ -22,18 +22,21 @@ ones give 600 s), so a hold never outlives the hook. `supervisor install` writes
 USAGE = "usage: supervisor hook claude-code [--timeout SECONDS] [--root DIR]"
 
 
-def run_hook(argv: list[str]) -> int:
-    """Run one hook invocation; returns the exit status (0 unless the command line is wrong)."""
+def run_hook(argv: list[str], data: bytes | None = None) -> int:
+    """Run one hook invocation; returns the exit status (0 unless the command line is wrong).
+
+    `data` is the payload when the caller already read stdin (the client of the hook server).
+    """
     started = time.monotonic()
     try:
         timeout, root_arg = _parse(argv)
     except ValueError as exc:
         print(f"supervisor hook: {exc}\n{USAGE}", file=sys.stderr)
         return 1
-    data = b""
     root = None
     try:
-        data = sys.stdin.buffer.read()
+        if data is None:
+            data = sys.stdin.buffer.read()
         root = resolve_root(root_arg)
         from supervisor.guard.claude_code.hook import handle
 
@@ -42,7 +45,7 @@ def run_hook(argv: list[str]) -> int:
             sys.stdout.write(text)
             sys.stdout.flush()
     except Exception as exc:
-        _fail_safe(root, data, exc)
+        _fail_safe(root, data or b"", exc)
     return 0
 
 

@@ -3,7 +3,8 @@
 The user's settings are precious: unknown keys, other hooks and their order are kept; a file that
 is not valid JSON is refused with a clear error and never overwritten; every write keeps a backup
 of the previous content beside the file. Our entries are recognised by their command
-(`... supervisor hook claude-code ...`), so the installer is idempotent and `uninstall` removes
+(`... supervisor hook claude-code ...`, `supervisor-hook claude-code`,
+`-m supervisor.hookclient claude-code`), so the installer is idempotent and `uninstall` removes
 exactly what `install` added. Claude Code validates its settings, so no extra marker keys are
 written into the hook objects.
 """
@@ -41,7 +42,10 @@ OTHER_TIMEOUT_S = 60
 """`timeout` of the entries for every other event; those hooks never wait for an operator."""
 BACKUP_INFIX = ".bak-"
 
-_OURS = re.compile(r"(?:^|[\s/\\'\"])supervisor(?:\.exe)?['\"]?\s+hook\s+claude-code(?:\s|$)")
+_OURS = re.compile(
+    r"(?:^|[\s/\\'\"])(?:supervisor(?:\.exe)?['\"]?\s+hook|supervisor-hook(?:\.exe)?['\"]?"
+    r"|-m\s+supervisor\.hookclient)\s+claude-code(?:\s|$)"
+)
 
 
 class InstallError(Exception):
@@ -84,23 +88,25 @@ def project_settings_path(project: Path) -> Path:
 def hook_command(timeout_s: int, root: Path | None = None) -> str:
     """The shell command Claude Code runs: an absolute path, so it works without PATH.
 
-    The `supervisor` script installed beside this interpreter when there is one, else this
-    interpreter with `-m supervisor`. `--timeout` tells the hook its budget, so a hold answers
+    The `supervisor-hook` script installed beside this interpreter when there is one, else this
+    interpreter with `-m supervisor.hookclient`: both are the thin client of the resident hook
+    server (docs/claude-code.md). `--timeout` tells the hook its budget, so a hold answers
     with the fallback before Claude Code gives up on it.
     """
-    script = Path(sys.executable).with_name("supervisor")
+    script = Path(sys.executable).with_name("supervisor-hook")
     if script.is_file() and os.access(script, os.X_OK):
         base = [str(script)]
     else:
-        base = [sys.executable, "-m", "supervisor"]
-    parts = [*base, "hook", "claude-code", "--timeout", str(int(timeout_s))]
+        base = [sys.executable, "-m", "supervisor.hookclient"]
+    parts = [*base, "claude-code", "--timeout", str(int(timeout_s))]
     if root is not None:
         parts += ["--root", str(root)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
 def is_our_command(command: object) -> bool:
-    """True for a hook command that runs `supervisor hook claude-code`."""
+    """True for a hook command that runs our hook: `supervisor hook claude-code`,
+    `supervisor-hook claude-code` or `python -m supervisor.hookclient claude-code`."""
     return isinstance(command, str) and bool(_OURS.search(command))
 
 

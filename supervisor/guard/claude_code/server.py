@@ -1,0 +1,222 @@
+"""The resident Claude Code hook server: `python -m supervisor.guard.claude_code.server`.
+
+`supervisor.hookclient` starts it on the first hook call that finds none, detached, with its
+output in `<root>/run/hookd.log`. It listens on `<root>/run/hook-<hash>.sock` and runs each
+connection's hook step (`hook.handle`) in a thread of its own, because a held call may wait
+minutes for the operator while other calls go on. Sessions are protected by the guard's per-session
+`flock`, so this server and in-process hook calls can work side by side.
+
+Protocol, one call per connection: the client sends one JSON header line (`argv`, `cwd`,
+`version`, `root`, `timeout`) and the raw payload, then half-closes; the server answers one JSON
+object `{"stdout": str, "status": int}` (or `{"error": "version"}` when the versions differ).
+
+Start-up holds an exclusive `flock` on `<socket>.lock` for the server's whole life, so of two
+racing starts one serves and the other exits; only the holder removes a stale socket file. The
+server exits after `SUPERVISOR_HOOKD_IDLE_S` seconds (default 600) without a call, or on SIGTERM:
+it removes its socket and pid file and releases the lock, so a new server can start, and then
+finishes the calls still in flight (a hold may take minutes). Its own errors go to the log,
+never to the agent.
+"""
+
+import contextlib
+import fcntl
+import io
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+from supervisor import __version__
+
+ENV_IDLE = "SUPERVISOR_HOOKD_IDLE_S"
+DEFAULT_IDLE_S = 600.0
+READ_TIMEOUT_S = 30.0
+"""A client that has not sent its whole payload after this long is dropped."""
+POLL_S = 0.5
+
+
+class HookServer:
+    """Accepts hook calls on a Unix socket until idle or stopped."""
+
+    def __init__(self, root: Path, path: Path, idle_s: float) -> None:
+        self.root = root
+        self.path = path
+        self.idle_s = idle_s
+        self.stop = threading.Event()
+        self._lock = threading.Lock()
+        self._active = 0
+        self._last = time.monotonic()
+        self._lock_fd: int | None = None
+
+    def serve(self) -> int:
+        """Take the start-up lock, bind, serve; 0 when done, 0 too when another server runs."""
+        run = self.path.parent
+        run.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(run, 0o700)
+        lock_fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        self._lock_fd = lock_fd
+        try:
+            try:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                _log("another server holds the lock; exiting")
+                return 0
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()  # stale: its server died without cleaning up
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            os.chdir(run)  # bind by a relative name: AF_UNIX paths are limited to ~100 bytes
+            listener.bind(self.path.name)
+            os.chmod(self.path, 0o600)
+            listener.listen(64)
+            listener.settimeout(POLL_S)
+            Path(f"{self.path}.pid").write_text(f"{os.getpid()}\n")
+            _log(f"serving on {self.path} (pid {os.getpid()}, idle exit {self.idle_s:g}s)")
+            try:
+                self._loop(listener)
+            finally:
+                self._shutdown(listener)
+            return 0
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # closing the last descriptor releases the flock
+            self._lock_fd = None
+
+    def _loop(self, listener: socket.socket) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                with self._lock:
+                    idle = self._active == 0 and time.monotonic() - self._last > self.idle_s
+                if idle:
+                    _log("idle; exiting")
+                    return
+                continue
+            self._spawn(conn)
+
+    def _spawn(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._active += 1
+            self._last = time.monotonic()
+        threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
+
+    def _shutdown(self, listener: socket.socket) -> None:
+        """Stop taking calls: unlink first, so new clients fall back, then answer the queued ones
+        and wait for the calls in flight."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        listener.setblocking(False)
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                break
+            conn.setblocking(True)
+            self._spawn(conn)
+        listener.close()
+        pid_file = Path(f"{self.path}.pid")
+        with contextlib.suppress(OSError, ValueError):
+            if int(pid_file.read_text()) == os.getpid():
+                pid_file.unlink()
+        self._release()  # a new server may start now, while held calls here finish
+        while True:
+            with self._lock:
+                if self._active == 0:
+                    break
+            time.sleep(0.05)
+        _log("stopped")
+
+    def _serve_one(self, conn: socket.socket) -> None:
+        started = time.monotonic()
+        try:
+            with conn:
+                conn.settimeout(READ_TIMEOUT_S)
+                request = _read_all(conn)
+                reply = self._answer(request, started)
+                conn.settimeout(READ_TIMEOUT_S)
+                conn.sendall(json.dumps(reply).encode())
+        except Exception as exc:
+            _log(f"connection failed: {type(exc).__name__}: {exc}")
+        finally:
+            with self._lock:
+                self._active -= 1
+                self._last = time.monotonic()
+
+    def _answer(self, request: bytes, started: float) -> dict[str, object]:
+        head, _, data = request.partition(b"\n")
+        header = json.loads(head)
+        if header.get("version") != __version__:
+            return {"error": "version"}
+        timeout = float(header["timeout"])
+        return {"stdout": _step(data, Path(header["root"]), timeout, started), "status": 0,
+                "served_by": os.getpid()}
+
+
+def _step(data: bytes, root: Path, timeout: float, started: float) -> str:
+    """One hook step with the in-process hook's fail-safe (`supervisor.cli.hook_cmd`): the
+    complaint goes to the log, a `supervisor_error` event to the session, nothing to the agent."""
+    from supervisor.guard.claude_code.hook import handle, record_error, session_of
+    from supervisor.guard.claude_code.payload import PayloadError
+
+    try:
+        return handle(data, root, timeout, started)
+    except PayloadError as exc:
+        _log(f"ignored a payload it cannot use: {exc}")
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        _log(f"the supervisor failed ({message}); this call goes on unsupervised")
+        try:
+            record_error(root, *session_of(root, data), message)
+        except Exception as more:
+            _log(f"could not record that: {type(more).__name__}: {more}")
+    return ""
+
+
+def _read_all(conn: socket.socket) -> bytes:
+    buffer = io.BytesIO()
+    while chunk := conn.recv(65536):
+        buffer.write(chunk)
+    return buffer.getvalue()
+
+
+def _log(message: str) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    print(f"{stamp} hookd[{os.getpid()}] {message}", file=sys.stderr, flush=True)
+
+
+def idle_seconds() -> float:
+    """`$SUPERVISOR_HOOKD_IDLE_S` when it is a positive number, else 600."""
+    try:
+        value = float(os.environ.get(ENV_IDLE, ""))
+    except ValueError:
+        return DEFAULT_IDLE_S
+    return value if value > 0 else DEFAULT_IDLE_S
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`--root DIR --socket PATH`: serve hook calls for that root on that socket."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="supervisor.guard.claude_code.server")
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--socket", required=True)
+    args = parser.parse_args(argv)
+    server = HookServer(Path(args.root).resolve(), Path(args.socket).resolve(), idle_seconds())
+    signal.signal(signal.SIGTERM, lambda *_: server.stop.set())
+    signal.signal(signal.SIGINT, lambda *_: server.stop.set())
+    try:
+        return server.serve()
+    except Exception as exc:
+        _log(f"failed: {type(exc).__name__}: {exc}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""`supervisor-hook claude-code [--timeout S] [--root DIR]`: the Claude Code hook's thin client.
+
+Claude Code starts one process per tool call, and importing the guard costs far more than the
+step itself. So this client imports only `sys`, `os`, `_socket` and `json` and hands the payload
+to a resident server (`supervisor.guard.claude_code.server`) over a Unix socket in `<root>/run/`.
+With no server there, it starts one in the background and handles this call in-process through
+`supervisor.cli.hook_cmd.run_hook`, exactly as without a server. `SUPERVISOR_HOOK_DAEMON=0`
+always runs in-process. Like the hook, it never exits 2 (that would block the call): if the
+server dies after it got the payload, the client prints nothing and exits 0 (the call goes on).
+"""
+
+import _socket
+import json
+import os
+import sys
+
+from supervisor import __version__
+
+ENV_DAEMON = "SUPERVISOR_HOOK_DAEMON"
+REPLY_MARGIN_S = 5.0
+"""The socket waits this much longer than the hook's `--timeout` for the server's answer."""
+DEFAULT_TIMEOUT_S = 60.0  # same as supervisor.cli.hook_cmd.DEFAULT_TIMEOUT_S
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one hook call, through the resident server when possible; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    parsed = _parse(args)
+    if parsed is None or os.environ.get(ENV_DAEMON) == "0":
+        return _in_process(args, None)  # bad command lines get run_hook's own message
+    timeout, root = parsed
+    data = sys.stdin.buffer.read()
+    path = socket_path(root)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout + REPLY_MARGIN_S)
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            return _in_process(args, data)
+        try:
+            # relative to the socket's directory: AF_UNIX paths are limited to ~100 bytes
+            os.chdir(os.path.dirname(path))
+            sock.connect(os.path.basename(path))
+        except OSError:
+            os.chdir(cwd)
+            _start_server(root, path)
+            return _in_process(args, data)
+        os.chdir(cwd)
+        try:
+            header = {"argv": args, "cwd": cwd, "version": __version__, "root": root,
+                      "timeout": timeout}
+            sock.sendall(json.dumps(header).encode() + b"\n" + data)
+            sock.shutdown(_socket.SHUT_WR)
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+            reply = json.loads(b"".join(chunks))
+        except (OSError, ValueError):
+            return 0  # the server took the payload and died: let the call go on
+    finally:
+        sock.close()
+    if not isinstance(reply, dict) or reply.get("error") == "version":
+        return _in_process(args, data)
+    text = reply.get("stdout")
+    if isinstance(text, str) and text:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    status = reply.get("status")
+    return status if status in (0, 1) else 0
+
+
+def socket_path(root: str) -> str:
+    """`<root>/run/hook-<hash>.sock`: one server per policy setting, interpreter and version."""
+    return os.path.join(root, "run", f"hook-{server_key()}.sock")
+
+
+SHARED_ENV = ("HOME", "XDG_CONFIG_HOME", "PATH")
+"""Environment the hook step depends on besides `$SUPERVISOR_POLICY` (the home directory is
+never checkpointed; git, run for checkpoints, reads its configuration there and is found on
+PATH): a server serves only clients that agree on these."""
+
+
+def server_key() -> str:
+    """A short stable hash of what a server must share with its clients (FNV-1a, no hashlib):
+    the policy setting, the interpreter, the version and `SHARED_ENV`."""
+    shared = [os.environ.get(name, "") for name in SHARED_ENV]
+    text = "\0".join((_policy_env() or "", sys.executable, __version__, *shared))
+    value = 0xCBF29CE484222325
+    for byte in text.encode("utf-8", "surrogateescape"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"[:12]
+
+
+def _policy_env() -> str | None:
+    """`$SUPERVISOR_POLICY` made absolute: the server resolves it from its own directory."""
+    value = os.environ.get("SUPERVISOR_POLICY")
+    return os.path.abspath(os.path.expanduser(value)) if value else None
+
+
+def _parse(args: list[str]) -> tuple[float, str] | None:
+    """(timeout, absolute root), or None when the command line is not plainly right."""
+    if not args or args[0] != "claude-code":
+        return None
+    timeout, root = DEFAULT_TIMEOUT_S, None
+    rest = args[1:]
+    while rest:
+        option, rest = rest[0], rest[1:]
+        name, _, value = option.partition("=")
+        if name not in ("--timeout", "--root"):
+            return None
+        if not value:
+            if not rest:
+                return None
+            value, rest = rest[0], rest[1:]
+        if name == "--root":
+            root = value
+            continue
+        try:
+            timeout = float(value)
+        except ValueError:
+            return None
+        if not timeout > 0 or timeout != timeout or timeout == float("inf"):
+            return None
+    root = root or os.environ.get("SUPERVISOR_HOME") or _default_root()
+    if not root:
+        return None
+    return timeout, os.path.abspath(os.path.expanduser(root))
+
+
+def _default_root() -> str | None:
+    """platformdirs' `user_state_dir("supervisor")` on Linux; None elsewhere (run in-process)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    base = os.environ.get("XDG_STATE_HOME", "").strip()
+    if not base:
+        base = os.path.expanduser("~/.local/state")
+    return os.path.join(base, "supervisor")
+
+
+def _start_server(root: str, path: str) -> None:
+    """Start a detached server for `root`; its own lock makes racing starts end with one."""
+    try:
+        import subprocess
+
+        run = os.path.dirname(path)
+        os.makedirs(run, mode=0o700, exist_ok=True)
+        env = dict(os.environ)
+        policy = _policy_env()
+        if policy:
+            env["SUPERVISOR_POLICY"] = policy
+        fd = os.open(os.path.join(run, "hookd.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                     0o600)
+        try:
+            os.write(fd, f"client[{os.getpid()}] starting a server\n".encode())
+            subprocess.Popen(
+                [sys.executable, "-m", "supervisor.guard.claude_code.server",
+                 "--root", root, "--socket", path],
+                stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, cwd=run, env=env,
+                start_new_session=True, close_fds=True,
+            )
+        finally:
+            os.close(fd)
+    except Exception:  # no server this time: the call is still handled in-process
+        return
+
+
+def _in_process(args: list[str], data: bytes | None) -> int:
+    from supervisor.cli.hook_cmd import run_hook
+
+    return run_hook(args, data)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

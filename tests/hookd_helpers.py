@@ -1,0 +1,53 @@
+"""Find and stop the resident hook servers a test started (`claude_code.server`)."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is as good as gone
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def settled(log: Path) -> bool:
+    """True once every server start a client asked for has come to serve, lose or fail."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    asked = text.count("starting a server")
+    done = sum(text.count(mark) for mark in ("serving on", "another server holds", "failed:"))
+    return done >= asked
+
+
+def server_pids(base: Path) -> list[int]:
+    pids = []
+    for pid_file in base.rglob("hook-*.sock.pid"):
+        try:
+            pids.append(int(pid_file.read_text()))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def stop_servers(base: Path, timeout: float = 10.0) -> None:
+    """Wait for pending starts to settle, then SIGKILL every server under `base`."""
+    logs = list(base.rglob("run/hookd.log"))
+    if not logs:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not all(settled(log) for log in logs):
+        time.sleep(0.05)
+    for pid in server_pids(base):
+        if not _alive(pid):
+            continue
+        os.kill(pid, signal.SIGKILL)
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)

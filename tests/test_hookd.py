@@ -1,0 +1,252 @@
+"""The resident hook server in real processes: started by the first call, serving later ones,
+replaced after a crash, single under racing starts, gone when idle, and never in the way."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from supervisor.guard.operator import send_decision
+from tests.conftest import cli_env, run_cli
+from tests.hook_helpers import events, payload
+from tests.hookd_helpers import server_pids, settled
+
+CLIENT = [sys.executable, "-c", "import sys; from supervisor.hookclient import main; "
+          "st = main(); print(json.dumps(sorted(sys.modules)), file=sys.stderr); sys.exit(st)",
+          "claude-code", "--timeout", "60"]
+CLIENT[2] = "import json; " + CLIENT[2]
+FORBIDDEN = ("pydantic", "textual", "watchfiles", "rapidfuzz", "argparse", "socket",
+             "supervisor.engine", "supervisor.guard")
+
+
+def _env(root: Path, **extra: str) -> dict[str, str]:
+    return cli_env(SUPERVISOR_HOME=str(root), **extra)
+
+
+def _start(body: dict, root: Path, **extra: str) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(CLIENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(root, **extra))
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(body).encode())
+    proc.stdin.close()
+    proc.stdin = None
+    return proc
+
+
+def _call(body: dict, root: Path, **extra: str) -> tuple[str, list[str]]:
+    """One client call: (stdout, the modules the client process had loaded at its end)."""
+    proc = _start(body, root, **extra)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    *_, modules = err.decode().splitlines()
+    return out.decode(), json.loads(modules)
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+
+
+def _read(ws: Path, i: int, event: str = "PreToolUse") -> dict:
+    return payload(event, cwd=ws, tool_name="Read", tool_input={"file_path": f"/w/f{i}.py"},
+                   tool_use_id=f"toolu_{i}")
+
+
+def _wait_server(root: Path, timeout: float = 30, other_than: int | None = None) -> int:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        pids = [p for p in server_pids(root) if p != other_than]
+        if pids and list((root / "run").glob("hook-*.sock")):
+            return pids[0]
+        time.sleep(0.05)
+    log = root / "run" / "hookd.log"
+    raise AssertionError(f"no server: {log.read_text() if log.exists() else 'no log'}")
+
+
+def _check_session(root: Path, ids: list[str]) -> None:
+    written = events(root, "loop-1")
+    assert [e["seq"] for e in written] == list(range(1, len(written) + 1))
+    calls = [e["call_id"] for e in written if e["type"] == "tool_call"]
+    assert sorted(calls) == sorted(ids)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def test_the_client_and_the_cli_hook_path_import_nothing_heavy() -> None:
+    code = ("import json, sys, supervisor.hookclient, supervisor.cli; "
+            "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=cli_env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    modules = json.loads(done.stdout)
+    assert _heavy(modules) == [] and "supervisor.cli.common" not in modules
+
+
+def test_the_first_call_starts_a_server_and_later_calls_are_served(
+    tmp_path: Path, ws: Path
+) -> None:
+    root = tmp_path / "store"
+    out, modules = _call(_read(ws, 0), root)
+    assert out == ""  # allowed, answered in-process while the server starts
+    assert "supervisor.guard.claude_code.hook" in modules
+    pid = _wait_server(root)
+    assert oct((root / "run").stat().st_mode & 0o777) == "0o700"
+    for i in (1, 2):
+        out, modules = _call(_read(ws, i), root)
+        assert out == "" and _heavy(modules) == []  # served: the client loaded no guard
+    assert server_pids(root) == [pid]
+    _check_session(root, ["toolu_0", "toolu_1", "toolu_2"])
+    # a deny comes back through the server as it would in-process
+    send_decision(root, "loop-1", "abort", operator="ana")
+    out, modules = _call(_read(ws, 3), root)
+    assert _heavy(modules) == []
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_bad_payload_through_the_server_lets_the_call_go(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    _call(_read(ws, 0), root)
+    _wait_server(root)
+    proc = subprocess.Popen(CLIENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(root))
+    out, err = proc.communicate(b"not json", timeout=60)
+    assert proc.returncode == 0 and out == b""
+    assert _heavy(json.loads(err.decode().splitlines()[-1])) == []
+    assert "ignored a payload it cannot use" in (root / "run" / "hookd.log").read_text()
+
+
+def test_a_killed_server_is_replaced_and_nothing_is_lost(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    _call(_read(ws, 0), root)
+    first = _wait_server(root)
+    _call(_read(ws, 1), root)
+    os.kill(first, signal.SIGKILL)
+    time.sleep(0.2)
+    out, modules = _call(_read(ws, 2), root)  # refused: falls back in-process
+    assert out == "" and "supervisor.guard.claude_code.hook" in modules
+    second = _wait_server(root, other_than=first)
+    assert second != first
+    out, modules = _call(_read(ws, 3), root)
+    assert out == "" and _heavy(modules) == []
+    _check_session(root, [f"toolu_{i}" for i in range(4)])
+
+
+def test_clients_racing_at_a_cold_start_end_with_one_server(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    procs = [_start(_read(ws, i), root) for i in range(4)]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    log = root / "run" / "hookd.log"
+    end = time.monotonic() + 30
+    while not settled(log) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert settled(log)
+    assert log.read_text().count("serving on") == 1
+    assert len(server_pids(root)) == 1
+    _check_session(root, [f"toolu_{i}" for i in range(4)])
+
+
+def test_an_idle_server_exits_and_cleans_up(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    _call(_read(ws, 0), root, SUPERVISOR_HOOKD_IDLE_S="1")
+    pid = _wait_server(root)
+    end = time.monotonic() + 20
+    while (server_pids(root) or list((root / "run").glob("*.sock"))) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert server_pids(root) == [] and list((root / "run").glob("*.sock")) == []
+    assert "idle; exiting" in (root / "run" / "hookd.log").read_text()
+    with pytest.raises(ProcessLookupError):
+        for _ in range(100):  # reaped by init soon after it exits
+            os.kill(pid, 0)
+            time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_a_hold_is_answered_through_the_server(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    _call(payload("SessionStart", cwd=ws, source="startup"), root)
+    _wait_server(root)
+    send_decision(root, "loop-1", "pause", operator="ana")
+    proc = _start(payload("PreToolUse", cwd=ws, tool_name="Bash",
+                          tool_input={"command": "make deploy"}, tool_use_id="toolu_h"), root)
+    end = time.monotonic() + 20
+    while not [e for e in events(root, "loop-1") if e["type"] == "escalation"]:
+        assert time.monotonic() < end, "no escalation"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert proc.poll() is None  # held in a server thread
+    answered = run_cli("answer", "loop-1", "--guidance", "Deploy after the tests.",
+                       "--operator", "ana", SUPERVISOR_HOME=str(root))
+    assert answered.returncode == 0, answered.stderr
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert _heavy(json.loads(err.decode().splitlines()[-1])) == []  # served by the server
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert "Deploy after the tests." in answer["permissionDecisionReason"]
+
+
+@pytest.mark.slow
+def test_eight_parallel_clients_on_one_session_lose_and_duplicate_nothing(
+    tmp_path: Path, ws: Path
+) -> None:
+    root = tmp_path / "store"
+    _call(payload("SessionStart", cwd=ws, source="startup"), root)
+    _wait_server(root)
+    n = 8
+    for event in ("PreToolUse", "PostToolUse"):
+        procs = [_start({**_read(ws, i, event), "tool_response": {"file": {"content": "x"}}},
+                        root) for i in range(n)]
+        for proc in procs:
+            _out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            assert _heavy(json.loads(err.decode().splitlines()[-1])) == []
+    _check_session(root, [f"toolu_{i}" for i in range(n)])
+    results = [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_result"]
+    assert sorted(results) == sorted(f"toolu_{i}" for i in range(n))
+
+
+def test_daemon_off_never_starts_a_server(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    for i in range(3):
+        out, modules = _call(_read(ws, i), root, SUPERVISOR_HOOK_DAEMON="0")
+        assert out == "" and "supervisor.guard.claude_code.hook" in modules
+    time.sleep(0.5)
+    assert not (root / "run").exists()
+    _check_session(root, [f"toolu_{i}" for i in range(3)])
+
+
+def test_a_bad_command_line_is_still_a_non_blocking_error(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "supervisor.hookclient", "claude-code",
+                           "--timeout", "soon"], input=b"{}", capture_output=True,
+                          env=_env(tmp_path / "store"), timeout=60)
+    assert done.returncode == 1 and b"--timeout must be a number" in done.stderr
+    assert not (tmp_path / "store" / "run").exists()
+
+
+def test_sigterm_stops_the_server_and_the_next_call_starts_another(
+    tmp_path: Path, ws: Path
+) -> None:
+    root = tmp_path / "store"
+    _call(_read(ws, 0), root)
+    first = _wait_server(root)
+    os.kill(first, signal.SIGTERM)
+    end = time.monotonic() + 20
+    while "stopped" not in (root / "run" / "hookd.log").read_text():
+        assert time.monotonic() < end, "the server did not stop"
+        time.sleep(0.05)
+    assert list((root / "run").glob("*.sock")) == [] and server_pids(root) == []
+    out, modules = _call(_read(ws, 1), root)
+    assert out == "" and "supervisor.guard.claude_code.hook" in modules
+    assert _wait_server(root, other_than=first) != first
+    _check_session(root, ["toolu_0", "toolu_1"])
