@@ -2,6 +2,7 @@
 
 import json
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,12 @@ def _backups(path: Path) -> list[Path]:
     return sorted(path.parent.glob("settings.json.bak-*"))
 
 
+def _client_command() -> list[str]:
+    """The hook command the installer should write for this interpreter."""
+    script = Path(sys.executable).with_name("supervisor-hook")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "supervisor.hookclient"]
+
+
 def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
     done = _install(tmp_path, "--user", "--timeout", "120")
     assert done.returncode == 0, done.stderr
@@ -65,8 +72,9 @@ def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
         assert entry["timeout"] == (120 if name == "PreToolUse" else 60)
     command = shlex.split(ours["PreToolUse"][0]["command"])
     assert Path(command[0]).is_absolute()
-    # the thin client of the resident hook server; no `supervisor-hook` script in this venv
-    assert command[1:] == ["-m", "supervisor.hookclient", "claude-code", "--timeout", "120"]
+    # the thin client of the resident hook server: the `supervisor-hook` script of an installed
+    # package, else this interpreter with `-m supervisor.hookclient` (a checkout)
+    assert command == [*_client_command(), "claude-code", "--timeout", "120"]
     assert _backups(path) == []  # nothing was there to back up
     assert "installed" in done.stdout and str(path) in done.stdout
 
@@ -184,7 +192,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     done = _install(tmp_path, "--project", str(project), "--timeout", "90", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("---") and "+++" in done.stdout
-    assert "+" in done.stdout and "hookclient claude-code --timeout 90" in done.stdout
+    assert f"{shlex.join(_client_command())} claude-code --timeout 90" in done.stdout
     assert path.read_text() == EXISTING and _backups(path) == []
 
     assert _install(tmp_path, "--project", str(project), "--timeout", "90").returncode == 0
