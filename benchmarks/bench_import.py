@@ -12,10 +12,9 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from common import REPO, Figure, work_dir
+from common import REPO, Figure, best_of, work_dir
 
 from supervisor.importers import load_runs
 from supervisor.importers.document import read_document
@@ -35,15 +34,6 @@ def corpus_files() -> list[Path]:
                 return files
     raise RuntimeError("no run files found (corpus or tests/data/importers)")
 
-
-def best_of(runs: int, *fns: Callable[[], object]) -> list[float]:
-    best = [float("inf")] * len(fns)
-    for _ in range(runs):
-        for index, fn in enumerate(fns):
-            started = time.perf_counter()
-            fn()
-            best[index] = min(best[index], time.perf_counter() - started)
-    return best
 
 
 def run(scale: float = 1.0) -> list[Figure]:

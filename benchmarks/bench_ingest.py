@@ -11,11 +11,9 @@ sides memory growth, so that is the fair baseline for it).
 import json
 import random
 import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from common import Figure, work_dir
+from common import Figure, best_of, work_dir
 
 from supervisor.protocol.codec import BadLine, parse_line
 from supervisor.protocol.lines import encode_line
@@ -58,16 +56,6 @@ def make_log(path: Path, count: int, seed: int = 7) -> None:
             }[kind]
             f.write(encode_line({**base, "type": kind, **body}))
 
-
-def best_of(runs: int, *fns: Callable[[], object]) -> list[float]:
-    """Best time of each function; the runs are interleaved so a busy moment hits all alike."""
-    best = [float("inf")] * len(fns)
-    for _ in range(runs):
-        for index, fn in enumerate(fns):
-            started = time.perf_counter()
-            fn()
-            best[index] = min(best[index], time.perf_counter() - started)
-    return best
 
 
 def run(scale: float = 1.0) -> list[Figure]:

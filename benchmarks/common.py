@@ -8,6 +8,8 @@ compare; absolute numbers only where the issue sets one (e.g. a lag under 200 ms
 import statistics
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,3 +67,14 @@ def percentile(values: list[float], pct: float) -> float:
 def work_dir(name: str) -> Path:
     """A fresh scratch directory for one benchmark (under the system temp dir)."""
     return Path(tempfile.mkdtemp(prefix=f"supervisor-bench-{name}-"))
+
+
+def best_of(runs: int, *fns: Callable[[], object]) -> list[float]:
+    """Best time of each function; the runs are interleaved so a busy moment hits all alike."""
+    best = [float("inf")] * len(fns)
+    for _ in range(runs):
+        for index, fn in enumerate(fns):
+            started = time.perf_counter()
+            fn()
+            best[index] = min(best[index], time.perf_counter() - started)
+    return best
