@@ -19,7 +19,9 @@ from supervisor import __version__
 ENV_DAEMON = "SUPERVISOR_HOOK_DAEMON"
 REPLY_MARGIN_S = 5.0
 """The socket waits this much longer than the hook's `--timeout` for the server's answer."""
-DEFAULT_TIMEOUT_S = 60.0  # same as supervisor.cli.hook_cmd.DEFAULT_TIMEOUT_S
+DEFAULT_TIMEOUT_S = 60.0
+"""Budget assumed without `--timeout`: the hook timeout of older Claude Code releases (newer
+ones give 600 s), so a hold never outlives the hook. `supervisor install` writes `--timeout`."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,20 +100,25 @@ def _policy_env() -> str | None:
     return os.path.abspath(os.path.expanduser(value)) if value else None
 
 
-def _parse(args: list[str]) -> tuple[float, str] | None:
-    """(timeout, absolute root), or None when the command line is not plainly right."""
-    if not args or args[0] != "claude-code":
-        return None
+TARGETS = ("claude-code",)
+
+
+def parse_args(args: list[str]) -> tuple[float, str | None]:
+    """(timeout, root or None) of `claude-code [--timeout S] [--root DIR]`; `ValueError` with a
+    one-line reason otherwise. Shared with `supervisor.cli.hook_cmd` (stdlib only, cheap)."""
+    if not args or args[0] not in TARGETS:
+        got = args[0] if args else "nothing"
+        raise ValueError(f"unknown hook target {got!r} (known: {', '.join(TARGETS)})")
     timeout, root = DEFAULT_TIMEOUT_S, None
     rest = args[1:]
     while rest:
         option, rest = rest[0], rest[1:]
         name, _, value = option.partition("=")
         if name not in ("--timeout", "--root"):
-            return None
+            raise ValueError(f"unknown option {option!r}")
         if not value:
             if not rest:
-                return None
+                raise ValueError(f"{name} needs a value")
             value, rest = rest[0], rest[1:]
         if name == "--root":
             root = value
@@ -119,9 +126,19 @@ def _parse(args: list[str]) -> tuple[float, str] | None:
         try:
             timeout = float(value)
         except ValueError:
-            return None
-        if not timeout > 0 or timeout != timeout or timeout == float("inf"):
-            return None
+            raise ValueError(f"--timeout must be a number of seconds, not {value!r}") from None
+        if not 0 < timeout < float("inf"):
+            raise ValueError("--timeout must be a positive number of seconds")
+    return timeout, root
+
+
+def _parse(args: list[str]) -> tuple[float, str] | None:
+    """(timeout, absolute root), or None when the call should run in-process (a command line
+    that is not plainly right gets `run_hook`'s own message there)."""
+    try:
+        timeout, root = parse_args(args)
+    except ValueError:
+        return None
     root = root or os.environ.get("SUPERVISOR_HOME") or _default_root()
     if not root:
         return None
@@ -129,13 +146,15 @@ def _parse(args: list[str]) -> tuple[float, str] | None:
 
 
 def _default_root() -> str | None:
-    """platformdirs' `user_state_dir("supervisor")` on Linux; None elsewhere (run in-process)."""
+    """The store root `supervisor.store.paths.resolve_root` gives on Linux (platformdirs'
+    `user_state_dir("agent-supervisor")`), computed without importing it; None elsewhere (then
+    the call runs in-process, where `resolve_root` decides)."""
     if not sys.platform.startswith("linux"):
         return None
     base = os.environ.get("XDG_STATE_HOME", "").strip()
     if not base:
         base = os.path.expanduser("~/.local/state")
-    return os.path.join(base, "supervisor")
+    return os.path.join(base, "agent-supervisor")
 
 
 def _start_server(root: str, path: str) -> None:

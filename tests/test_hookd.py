@@ -250,3 +250,38 @@ def test_sigterm_stops_the_server_and_the_next_call_starts_another(
     assert out == "" and "supervisor.guard.claude_code.hook" in modules
     assert _wait_server(root, other_than=first) != first
     _check_session(root, ["toolu_0", "toolu_1"])
+
+
+def test_client_default_root_is_the_store_root(monkeypatch, tmp_path) -> None:
+    """Without --root or $SUPERVISOR_HOME the served hook must write where the dashboard reads."""
+    import sys as _sys
+
+    import pytest as _pytest
+
+    from supervisor import hookclient
+    from supervisor.store.paths import resolve_root
+
+    if not _sys.platform.startswith("linux"):
+        _pytest.skip("the client computes the default root only on Linux")
+    monkeypatch.delenv("SUPERVISOR_HOME", raising=False)
+    for xdg in (None, str(tmp_path / "state")):
+        if xdg is None:
+            monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_STATE_HOME", xdg)
+        assert hookclient._parse(["claude-code"])[1] == str(resolve_root(None))
+
+
+def test_hook_command_line_errors_are_one_line() -> None:
+    import pytest as _pytest
+
+    from supervisor.hookclient import parse_args
+
+    assert parse_args(["claude-code", "--timeout=90", "--root", "/r"]) == (90.0, "/r")
+    for bad, reason in ((["codex"], "unknown hook target"),
+                        (["claude-code", "--x"], "unknown option"),
+                        (["claude-code", "--timeout"], "needs a value"),
+                        (["claude-code", "--timeout", "nan"], "positive"),
+                        (["claude-code", "--timeout", "soon"], "number of seconds")):
+        with _pytest.raises(ValueError, match=reason):
+            parse_args(bad)

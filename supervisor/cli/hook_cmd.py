@@ -13,12 +13,9 @@ import sys
 import time
 from pathlib import Path
 
+from supervisor.hookclient import parse_args
 from supervisor.store.paths import resolve_root
 
-TARGETS = ("claude-code",)
-DEFAULT_TIMEOUT_S = 60.0
-"""Budget assumed without `--timeout`: the hook timeout of older Claude Code releases (newer
-ones give 600 s), so a hold never outlives the hook. `supervisor install` writes `--timeout`."""
 USAGE = "usage: supervisor hook claude-code [--timeout SECONDS] [--root DIR]"
 
 
@@ -29,7 +26,7 @@ def run_hook(argv: list[str], data: bytes | None = None) -> int:
     """
     started = time.monotonic()
     try:
-        timeout, root_arg = _parse(argv)
+        timeout, root_arg = parse_args(argv)
     except ValueError as exc:
         print(f"supervisor hook: {exc}\n{USAGE}", file=sys.stderr)
         return 1
@@ -47,33 +44,6 @@ def run_hook(argv: list[str], data: bytes | None = None) -> int:
     except Exception as exc:
         _fail_safe(root, data or b"", exc)
     return 0
-
-
-def _parse(argv: list[str]) -> tuple[float, str | None]:
-    if not argv or argv[0] not in TARGETS:
-        got = argv[0] if argv else "nothing"
-        raise ValueError(f"unknown hook target {got!r} (known: {', '.join(TARGETS)})")
-    timeout, root = DEFAULT_TIMEOUT_S, None
-    rest = argv[1:]
-    while rest:
-        option, rest = rest[0], rest[1:]
-        name, _, value = option.partition("=")
-        if name not in ("--timeout", "--root"):
-            raise ValueError(f"unknown option {option!r}")
-        if not value:
-            if not rest:
-                raise ValueError(f"{name} needs a value")
-            value, rest = rest[0], rest[1:]
-        if name == "--root":
-            root = value
-            continue
-        try:
-            timeout = float(value)
-        except ValueError:
-            raise ValueError(f"--timeout must be a number of seconds, not {value!r}") from None
-        if not timeout > 0:
-            raise ValueError("--timeout must be positive")
-    return timeout, root
 
 
 def _fail_safe(root: Path | None, data: bytes, exc: BaseException) -> None:
