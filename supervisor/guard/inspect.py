@@ -74,7 +74,7 @@ class Usage:
 
 def session_usage(root: Path, session: str, now: float | None = None) -> Usage:
     """Usage of one session against every hard limit of its policy."""
-    from supervisor.engine import Engine, Policy
+    from supervisor.engine import Engine
 
     directory = existing_session_dir(root, session)
     summary = summarize_session(root, session)
@@ -91,15 +91,17 @@ def session_usage(root: Path, session: str, now: float | None = None) -> Usage:
         engine = None
     if engine is None:
         source = "replay"
-        engine = _replay(directory, Policy)
+        engine = replay_engine(directory)
     gauges = [
         (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(now)
     ]
     return Usage(engine.level, gauges, source)
 
 
-def _replay(directory: Path, policy_cls: Any) -> Any:
-    from supervisor.engine import Engine
+def replay_engine(directory: Path) -> Any:
+    """The engine a session's event log leads to, under the policy its `session_start`
+    recorded: every event observed in order, operator decisions applied as recorded."""
+    from supervisor.engine import Engine, Policy
 
     batch = read_file(directory / "events.jsonl")
     engine = None
@@ -109,7 +111,7 @@ def _replay(directory: Path, policy_cls: Any) -> Any:
             policy = None
             if data.get("type") == "session_start" and isinstance(data.get("policy"), dict):
                 try:
-                    policy = policy_cls.from_dict(data["policy"])
+                    policy = Policy.from_dict(data["policy"])
                 except ValueError:
                     policy = None
             engine = Engine(policy)
