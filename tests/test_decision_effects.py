@@ -11,10 +11,11 @@ import pytest
 from supervisor.analysis.replay import analyze_events
 from supervisor.engine import Engine, Policy, reset_description
 from supervisor.guard.core import Guard
-from supervisor.guard.inspect import session_usage
+from supervisor.guard.inspect import replay_engine, session_usage
 from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import STATE_FILE
+from supervisor.store.local import LocalStore
 from tests.guard_helpers import events, of_type
 
 
@@ -75,8 +76,10 @@ def _replayed_states(root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     analyzed = Engine(policy)
     analyze_events(evs, policy, session="s1", source="test", engine=analyzed)
     (root / "sessions" / "s1" / STATE_FILE).unlink()
-    from supervisor.guard.inspect import replay_engine
-    stats = replay_engine(root / "sessions" / "s1")
+    usage = session_usage(LocalStore(root), "s1")
+    assert usage.source == "replay"
+    stats = replay_engine(LocalStore(root).read_all("s1").events)
+    assert usage.level == stats.level
     return analyzed.snapshot()["state"], stats.snapshot()["state"]
 
 
@@ -146,7 +149,7 @@ def test_guidance_after_three_failures_leaves_one_level_everywhere(root: Path,
     analyze_events(evs, report_engine.policy, session="s1", source="t", engine=report_engine)
     assert report_engine.level == level
     (root / "sessions" / "s1" / STATE_FILE).unlink()
-    assert session_usage(root, "s1").level == level
+    assert session_usage(LocalStore(root), "s1").level == level
 
 
 def test_reset_keeps_session_limits_unless_the_policy_says_otherwise(root: Path,
