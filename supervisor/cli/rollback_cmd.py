@@ -25,10 +25,12 @@ def run(args: argparse.Namespace) -> int:
     from supervisor.safetext import clean
     from supervisor.store.paths import existing_session_dir
     from supervisor.store.reading import summarize_session
+    from supervisor.store.recordings import refuse_writes
     from supervisor.store.writer import event_writer
 
     root = root_from(args)
     directory = existing_session_dir(root, args.session)
+    refuse_writes(root, args.session)
     summary = summarize_session(root, args.session)
     alive, why = agent_alive(summary, time.time())
     if alive and not args.force:
@@ -38,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
             "--force", status=1,
         )
     store = open_store(root, args.session)
+    # `by` marks both events as the operator's, not the agent's: no sign of life (liveness)
     lock = SessionLock(directory)
     try:
         with lock.held():
@@ -48,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
                     {"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
                      "label": safety.label, "commit": safety.commit,
                      "at_seq": summary.events, "files": safety.files,
-                     "changed": safety.changed},
+                     "changed": safety.changed, "by": "supervisor rollback"},
                     {"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
                      "restored_files": len(result.restored) + len(result.removed),
                      "safety_checkpoint_id": safety.checkpoint_id,
