@@ -23,6 +23,7 @@ from typing import Any
 from supervisor.guard.control import decision_problem
 from supervisor.protocol.names import CONTROL_FILE, DECISION, DECISION_ACTIONS, EVENTS_FILE
 from supervisor.store.paths import existing_session_dir
+from supervisor.store.recordings import refuse_writes
 from supervisor.store.writer import LineWriter
 
 
@@ -55,7 +56,8 @@ def send_decision(
     """Append one decision to the session's control file; return its `decision_id`.
 
     The session must exist. Raises `DecisionError` for an invalid decision (unknown action,
-    guidance without text, rollback without checkpoint)."""
+    guidance without text, rollback without checkpoint), `ReadOnlyRecording` (a `StoreError`)
+    when the session is a recording."""
     if action not in DECISION_ACTIONS:
         raise DecisionError(f"unknown action '{action}' (one of {', '.join(DECISION_ACTIONS)})")
     line = {
@@ -71,6 +73,7 @@ def send_decision(
     if problem:
         raise DecisionError(problem)
     directory = existing_session_dir(root, session)
+    refuse_writes(root, session)
     with LineWriter(directory / CONTROL_FILE) as writer:
         writer.append(line)
     return line["decision_id"]

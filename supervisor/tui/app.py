@@ -24,6 +24,7 @@ from textual.screen import Screen
 from supervisor.safetext import clean
 from supervisor.store.errors import StoreError
 from supervisor.store.follower import Follower, SessionBatch
+from supervisor.store.recordings import is_recording
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
 from supervisor.tui.screens.escalation import EscalationScreen
@@ -71,14 +72,19 @@ class SupervisorApp(App[None]):
         follower: Follower | None = None,
         open_session: str | None = None,
         table_tick: float = TABLE_TICK_S,
+        root_created: bool = False,
     ) -> None:
         super().__init__()
         self.root = Path(root)
         self.clock = clock
         self.clock_format = clock_format
         self.live = live
-        self.read_only = read_only
-        self.model = DashboardModel(self.root)
+        self.recordings = is_recording(self.root)
+        """The root is marked as recordings: read-only, sessions shown as recorded."""
+        self.read_only = read_only or self.recordings
+        self.root_created = root_created
+        """The root did not exist: the dashboard made it (shown on the sessions screen)."""
+        self.model = DashboardModel(self.root, recordings=self.recordings)
         self.follower = follower or Follower(self.root, poll_budget=LOAD_CHUNK_BYTES)
         self.table_tick = table_tick
         """Seconds between updates of the sessions table's cells (tests use 0)."""
@@ -111,6 +117,10 @@ class SupervisorApp(App[None]):
         self.push_screen(SessionsScreen())
         for message in self.startup_messages:
             self.notify(message, severity="error", timeout=10, markup=False)
+        if self.root_created:
+            self.notify(f"{clean(str(self.root), limit=200)} did not exist: created it, empty. "
+                        "A typo? Agents writing to another root do not show here.",
+                        severity="warning", timeout=15, markup=False)
         if self.live:
             self.run_worker(self._follow(), group="follower", exclusive=True)
         self.set_interval(TICK_S, self.refresh_screens)
@@ -140,14 +150,18 @@ class SupervisorApp(App[None]):
         self.ingested += sum(len(b.events) for b in batches)
         if self.on_ingest is not None:
             self.on_ingest(batches)
-        if self.initial_session is not None and self.initial_session in self.model.sessions:
-            self.open_session(self.initial_session)
-            self.initial_session = None
+        if self.initial_session is not None:
+            if self.initial_session in self.model.sessions:
+                self.open_session(self.initial_session)
+                self.initial_session = None
+            elif initial:
+                self.notify(f"no session {self.initial_session} yet: waiting for it to appear",
+                            markup=False)
         for sid in changes.vanished:
             self.notify(f"session {sid}: its folder vanished", severity="warning",
                         markup=False)
         if initial:
-            count = len(self.model.queue())
+            count = len(self.model.queue(self.clock()))
             if count:
                 self.notify(f"{count} escalation(s) need you (e: answer the oldest)",
                             severity="warning", timeout=8)
@@ -186,9 +200,12 @@ class SupervisorApp(App[None]):
         self.push_screen(EscalationScreen(session_id, esc))
 
     def action_next_escalation(self) -> None:
-        queue = self.model.queue()
+        now = self.clock()
+        queue = self.model.queue(now)
         if not queue:
-            self.notify("nothing needs you")
+            stale = len(self.model.stale(now))
+            self.notify("nothing needs you" + (
+                f" ({stale} stale escalation(s): their agents are not running)" if stale else ""))
             return
         sid, esc = queue[0]
         self.open_escalation(sid, str(esc.get("escalation_id")))
