@@ -17,8 +17,12 @@ from tui_support import FROZEN_NOW, start, write_events
 
 from supervisor.guard.inspect import agent_alive
 from supervisor.store.liveness import THIS_HOST, dead_after, judge
-from supervisor.store.reading import summarize_session
+from supervisor.store.local import LocalStore
 from tests.conftest import cli_env, run_cli
+
+
+def summarize_session(root: Path, session_id: str):
+    return LocalStore(root).summary(session_id)
 
 
 def dead_pid() -> int:

@@ -5,7 +5,6 @@ again only the rows whose cells changed.
 """
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -85,7 +84,7 @@ class SessionsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(SessionTable)
         self._root_line()
-        self.query_one("#empty-help", Static).update(empty_help(_shown(self.sv.root)))
+        self.query_one("#empty-help", Static).update(empty_help(self.sv.store.describe()))
         self.refresh_view()
         table.focus()
         self.ready = True
@@ -93,7 +92,8 @@ class SessionsScreen(Screen[None]):
     # -- refresh by diff ---------------------------------------------------------------------
 
     def _root_line(self) -> None:
-        """`root: DIR`, how the root is used, and the session `--session` waits for."""
+        """`root: DIR` (or `store: URL`), how it is used, and the session `--session` waits
+        for."""
         notes = []
         if self.sv.recordings:
             notes.append("recordings, read-only")
@@ -102,7 +102,8 @@ class SessionsScreen(Screen[None]):
         if self.sv.root_created:
             notes.append("created empty")
         line = Text(no_wrap=True, end="")
-        line.append_text(safe(f"root: {_shown(self.sv.root)}"))
+        store = self.sv.store
+        line.append_text(safe(f"{store.noun}: {store.describe()}"))
         if notes:
             line.append(f"  ({', '.join(notes)})")
         waiting = self.sv.initial_session
@@ -229,16 +230,6 @@ class SessionsScreen(Screen[None]):
             if not message.value:
                 message.input.remove_class("-shown")
             self.query_one(SessionTable).focus()
-
-
-def _shown(path: Path) -> str:
-    """The root as the operator would type it: relative to the working directory, or `~/...`."""
-    path, cwd = Path(path).absolute(), Path.cwd()
-    if cwd != Path(cwd.anchor) and path.is_relative_to(cwd):
-        return str(path.relative_to(cwd))
-    if path.is_relative_to(Path.home()):
-        return "~/" + str(path.relative_to(Path.home()))
-    return str(path)
 
 
 def empty_help(root: str) -> Text:
