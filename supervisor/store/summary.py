@@ -133,6 +133,8 @@ def _decision_applied(s: SessionSummary, e: Any) -> None:
         s.answers[e.escalation_id] = Answer(
             e.action, operator if isinstance(operator, str) else None, e.decision_id, e.outcome
         )
+    if e.level is not None:  # the engine's level right after the decision
+        s.level = e.level
 
 
 def _session_end(s: SessionSummary, e: Any) -> None:
