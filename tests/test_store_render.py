@@ -12,8 +12,9 @@ EXPECTED = {
     "session_start": "agent claude-code task 'fix the failing date parser test' in /home/dev/app",
     "task_start": "t1: make tests/test_dates.py pass",
     "task_end": "t1 done",
-    "tool_call": 'bash {"command":"pytest -q tests/test_dates.py"} [c',
-    "tool_result": "ERROR exit status 1 [c1]",
+    "tool_call": ('bash {"command":"pytest -q tests/test_dates.py"} [c',
+                  'Edit {"file_path":"src/dates.py",'),
+    "tool_result": ("ERROR exit status 1 [c1]", "ok [c21] 'The file has been updated.'"),
     "message": "assistant: The parser accepts",
     "usage": "12800 in / 310 out tokens, $0.0421",
     "detection": "repeated_call level 1: the same test run failed",
@@ -37,7 +38,8 @@ def test_every_documented_event_renders_readably(raw: bytes) -> None:
     event = parse_line(raw, kind)
     text = describe_event(event)
     assert re.match(r"\s*\d+ \d\d:\d\d:\d\d \w+", text), text
-    assert EXPECTED[event.type] in text, text
+    expected = EXPECTED[event.type]
+    assert any(e in text for e in ((expected,) if isinstance(expected, str) else expected)), text
     assert "\n" not in text and len(text) <= 200
 
 
