@@ -96,7 +96,7 @@ def test_relay_killed_mid_stream_resumes_without_loss_or_duplicate(
     try:
         for _ in range(2):  # killed twice while the agents keep writing
             before = len(stream_lines(redis_server, "a"))
-            wait_for(lambda: len(stream_lines(redis_server, "a")) > before + 100, 30,
+            wait_for(lambda n=before: len(stream_lines(redis_server, "a")) > n + 100, 30,
                      "the relay to ship more")
             assert writer.poll() is None, "the agents finished before the relay was killed"
             kill(relay)
