@@ -3,9 +3,8 @@ the tests run), and every command it names exists."""
 
 import re
 
-from tests.conftest import REPO
-
 from supervisor.store.redis.layout import Layout
+from tests.conftest import REPO
 
 DOC = (REPO / "docs" / "fleet.md").read_text()
 
