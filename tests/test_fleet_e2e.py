@@ -90,10 +90,10 @@ async def test_one_dashboard_three_hosts_an_answered_escalation(
         async with app.run_test(size=(160, 45)) as pilot:
             names = [f"{host}/looper" for host in HOSTS]
             await until(pilot, lambda: sorted(app.model.sessions) == names, "all three hosts")
-            await until(pilot, lambda: len(app.model.queue()) == 3,
+            await until(pilot, lambda: len(app.model.queue(time.time())) == 3,
                         "an escalation from each host", 90)
             assert "store: redis://127.0.0.1" in screen_text(app)
-            oldest_session, oldest = app.model.queue()[0]
+            oldest_session, oldest = app.model.queue(time.time())[0]
             host = oldest_session.split("/")[0]
             await pilot.press("e")
             await until(pilot, lambda: isinstance(app.screen, EscalationScreen),
@@ -106,7 +106,7 @@ async def test_one_dashboard_three_hosts_an_answered_escalation(
             [outcome] = st.outcomes.values()
             assert (outcome.state, outcome.action) == ("applied", "guidance")
             await pilot.press("escape")
-            await until(pilot, lambda: len(app.model.queue()) == 2, "the queue shrunk")
+            await until(pilot, lambda: len(app.model.queue(time.time())) == 2, "the queue shrunk")
         store.close()
         # the decision reached only that host, once, and its agent applied it
         for other, root in roots.items():
