@@ -7,7 +7,6 @@ dashboard, not on the hook path).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.guard.state import STATE_FILE
+from supervisor.protocol.bounded import loads
+from supervisor.protocol.names import MAX_JSON_DEPTH
 from supervisor.store.paths import existing_session_dir
 from supervisor.store.reading import read_file, summarize_session
 from supervisor.store.summary import IDLE_AFTER_S, SessionSummary
@@ -84,7 +85,7 @@ def session_usage(root: Path, session: str, now: float | None = None) -> Usage:
     engine = None
     source = "state"
     try:
-        state = json.loads((directory / STATE_FILE).read_bytes())
+        state = loads((directory / STATE_FILE).read_bytes(), max_depth=2 * MAX_JSON_DEPTH)
         if isinstance(state, dict) and state.get("engine"):
             engine = Engine.restore(state["engine"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -6,21 +6,22 @@ is built and checked in one place:
     decision_id = send_decision(root, "s1", "guidance", escalation_id="esc-2",
                                 text="Read the file before editing it again", operator="ana")
 
-The line is validated with the same rules the agent side applies (`control.decision_problem`)
-before it is written, so a decision the guard would reject as malformed never reaches the file.
+The line is validated with the one validator of decision lines the agent side and every reader
+apply (`protocol.decisions.decision_problem`) before it is written, so a decision the guard would
+reject as malformed never reaches the file.
 """
 
 from __future__ import annotations
 
 import getpass
-import json
 import os
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from supervisor.guard.control import decision_problem
+from supervisor.protocol.bounded import loads
+from supervisor.protocol.decisions import decision_problem
 from supervisor.protocol.names import CONTROL_FILE, DECISION, DECISION_ACTIONS, EVENTS_FILE
 from supervisor.store.paths import existing_session_dir
 from supervisor.store.writer import LineWriter
@@ -109,8 +110,8 @@ def _scan_outcome(path: Path, decision_id: str, offset: int) -> tuple[dict[str, 
     complete = data.rfind(b"\n") + 1
     for raw in data[:complete].splitlines():
         try:
-            event = json.loads(raw)
-        except ValueError:
+            event = loads(raw)
+        except ValueError:  # a bad line (too deep included): not the outcome we wait for
             continue
         if (
             isinstance(event, dict)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from supervisor.protocol.bounded import loads
 from supervisor.protocol.models import Event
 from supervisor.safetext import clean
 
@@ -183,9 +184,9 @@ class HistoryStore:
             return "(line no longer readable: the file is gone)"
         try:
             data = _read_line(fd, offset)
-            value = json.loads(data)
+            value = loads(data)
             summary = summarize(value) if isinstance(value, dict) else _compact(value)
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError):
             return "(line no longer readable: the file changed)"
         return clean(summary, keep_newlines=False, limit=SUMMARY_LIMIT)
 
