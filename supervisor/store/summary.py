@@ -15,8 +15,9 @@ DEAD_AFTER_HEARTBEATS = 3
 """Missing this many promised heartbeats in a row: the agent is presumed dead."""
 DEAD_AFTER_MIN_S = 15.0
 
-STATUSES = ("running", "waiting", "paused", "idle", "ended", "dead")
-"""`waiting` means waiting for you: an escalation is pending."""
+STATUSES = ("running", "waiting", "paused", "idle", "ended", "dead", "broken")
+"""`waiting` means waiting for you: an escalation is pending. `broken`: the session's events
+could not be shown (a reader failed on them; `broken` on the summary says why)."""
 
 
 @dataclass(slots=True)
@@ -43,6 +44,9 @@ class SessionSummary:
     end_reason: str | None = None
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
+    broken: str | None = None
+    """Why this session's events could not be folded (set by a reader that failed on them),
+    or None. A broken session is shown as such; the others go on."""
 
     def apply(self, event: Event) -> None:
         """Fold one event in."""
@@ -60,6 +64,8 @@ class SessionSummary:
 
     def status(self, now: float) -> str:
         """One of `STATUSES` at time `now`."""
+        if self.broken is not None:
+            return "broken"
         if self.end_status is not None:
             return "ended"
         if self.heartbeat_s and self.last_ts is not None:
