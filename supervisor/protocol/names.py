@@ -12,6 +12,7 @@ MAX_LINE_BYTES: Final = 1024 * 1024
 EVENTS_FILE: Final = "events.jsonl"
 CONTROL_FILE: Final = "control.jsonl"
 CHECKPOINTS_DIR: Final = "checkpoints.git"
+READS_DIR: Final = "reads"
 
 # Event types written by the agent side (events.jsonl).
 SESSION_START: Final = "session_start"
@@ -31,6 +32,9 @@ DECISION_IGNORED: Final = "decision_ignored"
 ROLLBACK: Final = "rollback"
 HEARTBEAT: Final = "heartbeat"
 SESSION_END: Final = "session_end"
+HINT: Final = "hint"
+"""Extension: what the agent was told about a tool's outcome besides the engine's findings (a
+failed edit's closest match)."""
 
 # Line types written by operators (control.jsonl).
 DECISION: Final = "decision"
