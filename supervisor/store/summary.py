@@ -15,8 +15,14 @@ DEAD_AFTER_HEARTBEATS = 3
 """Missing this many promised heartbeats in a row: the agent is presumed dead."""
 DEAD_AFTER_MIN_S = 15.0
 
-STATUSES = ("running", "waiting", "paused", "idle", "ended", "dead")
+LIVE_STATUSES = ("running", "waiting", "paused", "idle", "dead")
 """`waiting` means waiting for you: an escalation is pending."""
+ENDED_STATUSES = ("completed", "aborted", "failed", "terminated", "limit")
+"""How a session ended: its `session_end` status, or `limit` when a hard limit stopped it."""
+OTHER_STATUSES = ("recorded", "broken", "empty")
+"""`recorded`: an imported run that has no end (it is not running, it was recorded);
+`broken`: events or bad lines but no valid `session_start`; `empty`: nothing written yet."""
+STATUSES = LIVE_STATUSES + ENDED_STATUSES + OTHER_STATUSES
 
 
 @dataclass(slots=True)
@@ -41,6 +47,10 @@ class SessionSummary:
     level: int = 0
     end_status: str | None = None
     end_reason: str | None = None
+    limit_stop: bool = False
+    """A `limit` event said the session stops (its end is shown as `limit`)."""
+    imported: bool = False
+    """The `session_start` says the run was imported from another framework's recording."""
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
 
@@ -58,10 +68,27 @@ class SessionSummary:
         if handler is not None:
             handler(self, event)
 
+    @property
+    def ended(self) -> bool:
+        return self.end_status is not None
+
+    def ended_as(self) -> str | None:
+        """How the session ended (one of `ENDED_STATUSES`), None while it has not."""
+        if self.end_status is None:
+            return None
+        if self.end_status == "terminated" and self.limit_stop:
+            return "limit"
+        return self.end_status
+
     def status(self, now: float) -> str:
         """One of `STATUSES` at time `now`."""
-        if self.end_status is not None:
-            return "ended"
+        ended = self.ended_as()
+        if ended is not None:
+            return ended
+        if self.started_ts is None:
+            return "broken" if self.events or self.bad_lines else "empty"
+        if self.imported:
+            return "recorded"
         if self.heartbeat_s and self.last_ts is not None:
             silent = now - self.last_ts
             if silent > max(DEAD_AFTER_HEARTBEATS * self.heartbeat_s, DEAD_AFTER_MIN_S):
@@ -78,6 +105,7 @@ def _session_start(s: SessionSummary, e: Any) -> None:
     s.agent, s.task, s.cwd, s.pid = e.agent, e.task, e.cwd, e.pid
     s.heartbeat_s = e.heartbeat_s
     s.started_ts = e.ts
+    s.imported = bool((e.__pydantic_extra__ or {}).get("imported"))
 
 
 def _task_start(s: SessionSummary, e: Any) -> None:
@@ -107,6 +135,11 @@ def _decision_applied(s: SessionSummary, e: Any) -> None:
         s.pending.pop(e.escalation_id, None)
 
 
+def _limit(s: SessionSummary, e: Any) -> None:
+    if e.action == "stop":
+        s.limit_stop = True
+
+
 def _session_end(s: SessionSummary, e: Any) -> None:
     s.end_status, s.end_reason = e.status, e.reason
     s.pending.clear()
@@ -123,5 +156,6 @@ _HANDLERS = {
     "detection": _level,
     "escalation": _escalation,
     "decision_applied": _decision_applied,
+    "limit": _limit,
     "session_end": _session_end,
 }
