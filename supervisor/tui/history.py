@@ -137,6 +137,16 @@ class HistoryStore:
     def type_of(self, index: int) -> str:
         return TYPE_NAMES[self._codes[index]]
 
+    def code_of(self, index: int) -> int:
+        """The type code of row `index` (see `type_code`)."""
+        return self._codes[index]
+
+    def seq_of(self, index: int) -> int:
+        return self._seqs[index]
+
+    def ts_of(self, index: int) -> float:
+        return self._ts[index]
+
     def row(self, index: int) -> HistoryRow:
         return HistoryRow(index, self._seqs[index], self._ts[index], self.type_of(index),
                           self.text(index))
@@ -189,6 +199,46 @@ class HistoryStore:
             return "(line no longer readable: the file changed)"
         return clean(summary, keep_newlines=False, limit=SUMMARY_LIMIT)
 
+    def event(self, index: int) -> dict[str, Any]:
+        """The whole event of row `index`, read back from its line (for the detail view).
+
+        Raises `LookupError` with a reason when the line cannot be read any more (the file
+        changed or vanished) or holds no JSON object. Untrusted: clean before showing."""
+        if self._offsets[index] < 0 or self.path is None:
+            raise LookupError("this row has no line in a file")
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise LookupError(f"the events file cannot be read: {exc.strerror}") from None
+        try:
+            data = _read_line(fd, self._offsets[index])
+        finally:
+            os.close(fd)
+        try:
+            value = json.loads(data)
+        except (ValueError, RecursionError):
+            raise LookupError("the line changed since it was read (not JSON any more)") from None
+        if not isinstance(value, dict) or value.get("seq") != self._seqs[index]:
+            raise LookupError("the line changed since it was read")
+        return value
+
+    def events_mentioning(self, text: str, start: int, stop: int) -> list[tuple[int, dict]]:
+        """Rows in `start..stop` whose line contains `text` (exact bytes), as parsed events.
+
+        One sequential read of that byte range; for finding a call's result, its verdicts and
+        its call by the call id."""
+        if self.path is None or start >= stop:
+            return []
+        stop = min(stop, len(self._offsets))
+        [hits] = self._raw_hits([text.encode("utf-8")], start, stop, fold_case=False)
+        out = []
+        for i in hits:
+            try:
+                out.append((i, self.event(i)))
+            except LookupError:
+                continue
+        return out
+
     def prefetch(self, indices: Iterable[int]) -> None:
         """Load the summaries of these rows in one go (before drawing them)."""
         n = len(self._seqs)
@@ -209,48 +259,97 @@ class HistoryStore:
         return lo if lo < len(self._seqs) and self._seqs[lo] == seq else None
 
     def matches(self, needle: str, start: int = 0, stop: int | None = None) -> list[int]:
-        """Indices in `start..stop` whose type or summary contains `needle` (any case).
+        """Indices in `start..stop` whose `type summary` contains the phrase `needle` (any case).
 
-        Candidates are found in the raw bytes of the file (one sequential read), then
+        Candidates are found in the raw bytes of the file (one sequential read of the range:
+        a row is a candidate when each word of the phrase is in its line or its type), then
         confirmed on their summaries, so a filter over 100,000 rows does not summarise them
-        all."""
+        all. Reads only: safe to call from a worker thread while the UI appends rows."""
         stop = len(self._seqs) if stop is None else min(stop, len(self._seqs))
         needle = needle.lower()
         if not needle:
             return list(range(start, stop))
-        type_hits = {c for c, name in enumerate(TYPE_NAMES) if needle in name}
-        candidates = set(self._raw_candidates(needle, start, stop))
-        candidates.update(i for i in range(start, stop) if i in self._fixed)
-        out = []
-        for i in range(start, stop):
-            if self._codes[i] in type_hits or (i in candidates and needle in self.text(i).lower()):
-                out.append(i)
+        words = [w for w in needle.split() if any(c.isalnum() for c in w)] or [needle.strip()]
+        raw = self._raw_candidates(words, start, stop)
+        codes = self._codes
+        candidates: set[int] | None = None
+        for word in words:
+            types = {c for c, name in enumerate(TYPE_NAMES) if word in name}
+            hits = raw.get(word, set())
+            if types:
+                hits = hits | {i for i in range(start, stop) if codes[i] in types}
+            candidates = hits if candidates is None else candidates & hits
+        wanted = set(candidates or ())
+        wanted.update(i for i in self._fixed if start <= i < stop)
+        texts = self.summaries(sorted(wanted))
+        return [i for i in sorted(wanted)
+                if needle in f"{TYPE_NAMES[codes[i]]} {texts[i]}".lower()]
+
+    def summaries(self, indices: list[int]) -> dict[int, str]:
+        """The cleaned summaries of these rows, from the cache or the file, without changing
+        the cache (so a worker thread may call it)."""
+        out: dict[int, str] = {}
+        missing = []
+        for i in indices:
+            text = self._fixed.get(i)
+            if text is None:
+                text = self._cache.get(i)
+            if text is None:
+                missing.append(i)
+            else:
+                out[i] = text
+        if missing and self.path is not None:
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except OSError:
+                fd = None
+            try:
+                for i in missing:
+                    out[i] = self._summary_at(fd, self._offsets[i])
+            finally:
+                if fd is not None:
+                    os.close(fd)
+        for i in missing:
+            out.setdefault(i, "")
         return out
 
-    def _raw_candidates(self, needle: str, start: int, stop: int) -> list[int]:
+    def _raw_candidates(self, words: list[str], start: int, stop: int) -> dict[str, set[int]]:
+        """For each word, the rows in `start..stop` whose line contains it (any case)."""
+        hits = self._raw_hits([w.encode("utf-8") for w in words], start, stop, fold_case=True)
+        return {w: set(h) for w, h in zip(words, hits, strict=True)}
+
+    def _raw_hits(self, needles: list[bytes], start: int, stop: int, *, fold_case: bool
+                  ) -> list[list[int]]:
+        """For each needle, the rows in `start..stop` whose line contains it, in order (one
+        read of the byte range of those rows)."""
         if self.path is None or start >= stop:
-            return []
+            return [[] for _ in needles]
         import bisect
 
         first = self._offsets[start]
+        end = self._offsets[stop] if stop < len(self._offsets) else None
         try:
             with open(self.path, "rb") as f:
                 f.seek(max(first, 0))
-                data = f.read().lower()
+                data = f.read() if end is None else f.read(max(0, end - first))
         except OSError:
-            return []
-        raw = needle.encode("utf-8")
-        hits: list[int] = []
-        pos = data.find(raw)
-        while pos >= 0:
-            i = bisect.bisect_right(self._offsets, first + pos, start, stop) - 1
-            if i >= start and (not hits or hits[-1] != i):
-                hits.append(i)
-            end = data.find(b"\n", pos)
-            if end < 0:
-                break
-            pos = data.find(raw, end)
-        return hits
+            return [[] for _ in needles]
+        if fold_case:
+            data = data.lower()
+        out = []
+        for raw in needles:
+            hits: list[int] = []
+            pos = data.find(raw)
+            while pos >= 0:
+                i = bisect.bisect_right(self._offsets, first + pos, start, stop) - 1
+                if i >= start and (not hits or hits[-1] != i):
+                    hits.append(i)
+                nl = data.find(b"\n", pos)
+                if nl < 0:
+                    break
+                pos = data.find(raw, nl)
+            out.append(hits)
+        return out
 
     def search(self, needle: str, start: int = 0, *, backwards: bool = False) -> int | None:
         """Index of the next row (from `start`, wrapping) whose type or text contains `needle`."""
