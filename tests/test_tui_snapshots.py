@@ -123,11 +123,16 @@ def test_quiet_filtered_history(snap_compare, size, tmp_path) -> None:
 
 
 def test_wide_history(snap_compare, size, tmp_path) -> None:
+    """The side bar hidden: by `w`, or by itself on a narrow terminal."""
+    from supervisor.tui.screens.session import NARROW_WIDTH
+
     async def run_before(pilot) -> None:
         await load(pilot)
         pilot.app.open_session("quiet")
         await pilot.pause()
-        await pilot.press("w", "up", "up")
+        if size[0] >= NARROW_WIDTH:
+            await pilot.press("w")
+        await pilot.press("up", "up")
         await pilot.pause()
 
     app = make_app(_quiet_root(tmp_path))

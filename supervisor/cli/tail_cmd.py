@@ -10,22 +10,21 @@ too) and each bad line as `{"bad_line": {...}}`.
 
 import argparse
 import sys
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from supervisor.cli.common import CliError, add_root_argument, root_from
+from supervisor.cli.common import CliError, add_store_arguments, store_from
 
 if TYPE_CHECKING:
     from supervisor.protocol.codec import BadLine
     from supervisor.protocol.models import Event
-    from supervisor.store.tailer import TailBatch
+    from supervisor.store.base import SessionBatch
 
 FOLLOW_INTERVAL_S = 0.2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_root_argument(parser)
+    add_store_arguments(parser)
     parser.add_argument("session", help="session id")
     parser.add_argument("-f", "--follow", action="store_true", help="keep printing new events")
     parser.add_argument("-n", "--lines", type=int, default=None, metavar="N",
@@ -40,37 +39,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.store.paths import existing_session_dir
-    from supervisor.store.tailer import Tailer
-
     if args.lines is not None and args.lines < 0:
         raise CliError("-n/--lines must be 0 or more")
-    root = root_from(args)
-    directory = existing_session_dir(root, args.session)
-    tailer = Tailer(directory / "events.jsonl")
     printer = Printer(full=args.full, json=args.json, fold=not (args.heartbeats or args.json))
-    entries = printer.render(tailer.poll())
-    if not args.follow:
-        entries += printer.flush()
-    if args.lines is not None:
-        entries = entries[len(entries) - args.lines:] if args.lines else []
-    _write(entries)
-    if not args.follow:
-        return 0
-    try:
-        while True:
-            time.sleep(FOLLOW_INTERVAL_S)
-            batch = tailer.poll()
-            if batch.reset:
-                _write([*printer.flush(),
-                        ["-- the file was truncated or replaced; reading from the start --"]])
-            _write(printer.render(batch))
-            if batch.missing and not directory.exists():
-                _write([*printer.flush(), ["-- the session directory vanished --"]])
-                return 1
-    except KeyboardInterrupt:
-        _write(printer.flush())  # a run of heartbeats still open
-        raise
+    with store_from(args) as store:
+        store.require(args.session)
+        reader = store.reader(args.session)
+        entries = printer.render(reader.poll())
+        if not args.follow:
+            entries += printer.flush()
+        if args.lines is not None:
+            entries = entries[len(entries) - args.lines:] if args.lines else []
+        _write(entries)
+        if not args.follow:
+            return 0
+        try:
+            while True:
+                batch = reader.poll(timeout=FOLLOW_INTERVAL_S)
+                if batch.reset:
+                    _write([*printer.flush(),
+                            ["-- the log was truncated or replaced; reading from the start --"]])
+                _write(printer.render(batch))
+                if batch.missing and not store.exists(args.session):
+                    _write([*printer.flush(), ["-- the session vanished --"]])
+                    return 1
+        except KeyboardInterrupt:
+            _write(printer.flush())  # a run of heartbeats still open
+            raise
 
 
 @dataclass(slots=True)
@@ -85,15 +80,15 @@ class Printer:
     _last: "Event | None" = None
     _count: int = 0
 
-    def render(self, batch: "TailBatch") -> list[list[str]]:
-        """Events and bad lines of a batch in file order; an open heartbeat run is held back
+    def render(self, batch: "SessionBatch") -> list[list[str]]:
+        """Events and bad lines of a batch in log order; an open heartbeat run is held back
         until the next event (or `flush`)."""
         from supervisor.protocol.codec import BadLine
         from supervisor.store.render import describe_bad_line
 
         rows: list[tuple[int, Event | BadLine]] = list(
-            zip(batch.offsets, batch.events, strict=True))
-        rows += [(b.offset or 0, b) for b in batch.bad_lines]
+            zip(batch.cursors, batch.events, strict=True))
+        rows += list(zip(batch.bad_cursors, batch.bad_lines, strict=True))
         rows.sort(key=lambda row: row[0])
         out: list[list[str]] = []
         for _, item in rows:

@@ -1,11 +1,11 @@
 """One event in full, with what refers to it: the detail view's data, without Textual.
 
-The history keeps one short summary per event; the detail view reads the event's whole line back
-from the file, and for a tool call, its result or its verdict gathers the other two by their call
-id (searched in the raw bytes of the rows around it, so a 100,000-event session costs one bounded
-read), plus the detections and escalations whose evidence names any of them. Reading may take a
-while on a big file: the screen calls `load_detail` from a worker thread (the store's reads are
-thread-safe). Everything here is untrusted agent data: the screen cleans it before showing it.
+The history keeps one short summary per event; the detail view reads the whole event back
+through the store's log, and for a tool call, its result or its verdict gathers the other two by
+their call id (found by the log among the rows around it), plus the detections and escalations
+whose evidence names any of them. Reading may take a while on a big file or a remote store: the
+screen calls `load_detail` from a worker thread (the history's reads are thread-safe).
+Everything here is untrusted agent data: the screen cleans it before showing it.
 """
 
 import json
@@ -62,10 +62,9 @@ def load_detail(store: HistoryStore, index: int, detections: list[DetectionInfo]
 
     `detections` and `escalations` are the session's (escalations as event dicts)."""
     detail = EventDetail(index, store.seq_of(index), store.type_of(index))
-    try:
-        event = store.event(index)
-    except LookupError as exc:
-        detail.error = str(exc)
+    event = store.event(index)
+    if isinstance(event, str):
+        detail.error = event
         return detail
     detail.event = event
     call_id = event.get("call_id")

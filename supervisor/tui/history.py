@@ -1,30 +1,29 @@
 """A compact, append-only index of one session's history, built for 100,000+ events.
 
 The dashboard keeps no parsed events and no text per event: each one is reduced to its `seq`,
-`ts`, a small type code and the byte offset of its line in `events.jsonl` (about 25 bytes an
-event). The one-line summary a row shows is made when the row is drawn, by reading that line
-back from the file, summarising it and cleaning it (agent text made terminal-safe); a small LRU
-cache keeps what was drawn recently. Folding an event therefore costs a few array appends, and
-the history view renders any window of rows in O(rows shown).
+`ts`, a small type code and its store cursor (about 25 bytes an event). The one-line summary a
+row shows is made when the row is drawn, by reading that event back through the store's
+`SessionLog` (a byte offset in `events.jsonl` locally, a stream id in Redis), summarising it and
+cleaning it (agent text made terminal-safe); a small LRU cache keeps what was drawn recently.
+Folding an event therefore costs a few array appends, and the history view renders any window of
+rows in O(rows shown).
 """
 
+import bisect
 import json
-import os
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from supervisor.protocol.models import Event
 from supervisor.safetext import clean
+from supervisor.store.base import Cursor, SessionLog
 
 SUMMARY_LIMIT = 240
 """Characters of the one-line summary shown per event (the full event stays on disk)."""
 CACHE_ROWS = 4096
-_READ = 64 * 1024
-_MAX_LINE = 1024 * 1024 + 1
 
 TYPE_NAMES: list[str] = []
 _TYPE_CODES: dict[str, int] = {}
@@ -102,14 +101,14 @@ class HistoryRow:
 class HistoryStore:
     """Append-only history of one session: parallel arrays, summaries read back on demand."""
 
-    __slots__ = ("_cache", "_codes", "_fixed", "_offsets", "_seqs", "_ts", "path")
+    __slots__ = ("_cache", "_codes", "_cursors", "_fixed", "_seqs", "_ts", "log")
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path
-        """The events file the offsets point into (None: rows carry their own text)."""
+    def __init__(self, log: SessionLog | None = None) -> None:
+        self.log = log
+        """Where the rows' events are read back from (None: rows carry their own text)."""
         self._seqs = array("q")
         self._ts = array("d")
-        self._offsets = array("q")
+        self._cursors = array("q")
         self._codes = bytearray()
         self._fixed: dict[int, str] = {}
         """Rows added with an explicit text (`append_row`)."""
@@ -118,11 +117,11 @@ class HistoryStore:
     def __len__(self) -> int:
         return len(self._seqs)
 
-    def append(self, event: Event, offset: int) -> None:
-        """Index `event`, whose line starts at byte `offset` of `self.path`."""
+    def append(self, event: Event, cursor: Cursor) -> None:
+        """Index `event`, found at `cursor` of `self.log`."""
         self._seqs.append(event.seq)
         self._ts.append(event.ts)
-        self._offsets.append(offset)
+        self._cursors.append(cursor)
         code = _TYPE_CODES.get(event.type)
         self._codes.append(code if code is not None else type_code(event.type[:32]))
 
@@ -131,7 +130,7 @@ class HistoryStore:
         self._fixed[len(self._seqs)] = clean(summary, keep_newlines=False, limit=SUMMARY_LIMIT)
         self._seqs.append(seq)
         self._ts.append(ts)
-        self._offsets.append(-1)
+        self._cursors.append(-1)
         self._codes.append(type_code(type_name[:32]))
 
     def type_of(self, index: int) -> str:
@@ -156,7 +155,7 @@ class HistoryStore:
             yield self.row(index)
 
     def text(self, index: int) -> str:
-        """The cleaned one-line summary of row `index` (read back from the file if needed)."""
+        """The cleaned one-line summary of row `index` (read back from the log if needed)."""
         fixed = self._fixed.get(index)
         if fixed is not None:
             return fixed
@@ -167,76 +166,52 @@ class HistoryStore:
         text = self._load([index])[index]
         return text
 
+    def event(self, index: int) -> dict[str, Any] | str:
+        """The whole event of row `index` as stored (a JSON dict, untrusted: clean before
+        showing), or why it cannot be read (the log changed or vanished since)."""
+        if self.log is None or self._cursors[index] < 0:
+            return "no log behind this row"
+        value = self.log.lines_at([self._cursors[index]])[0]
+        if isinstance(value, dict) and value.get("seq") != self._seqs[index]:
+            return "the log changed since this row was read"
+        return value
+
+    def events_mentioning(self, text: str, start: int, stop: int
+                          ) -> list[tuple[int, dict[str, Any]]]:
+        """Rows in `start..stop` whose stored event contains `text` (any case), read back;
+        for finding a call's result, its verdicts and its call by the call id."""
+        hits = self._raw_candidates([text], start, min(stop, len(self._seqs))).get(text, set())
+        rows = sorted(hits)
+        if not rows or self.log is None:
+            return []
+        lines = self.log.lines_at([self._cursors[i] for i in rows])
+        return [(i, line) for i, line in zip(rows, lines, strict=True)
+                if isinstance(line, dict) and line.get("seq") == self._seqs[i]]
+
     def _load(self, indices: list[int]) -> dict[int, str]:
-        """Read, summarise and clean the lines of `indices` (one open of the file)."""
-        out: dict[int, str] = {}
-        fd = None
-        try:
-            if self.path is not None:
-                fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            fd = None
-        try:
-            for index in indices:
-                out[index] = self._summary_at(fd, self._offsets[index])
-                self._cache[index] = out[index]
-        finally:
-            if fd is not None:
-                os.close(fd)
+        """Read back, summarise and clean the events of `indices`, and cache them."""
+        out = self._summarize(indices)
+        self._cache.update(out)
         while len(self._cache) > CACHE_ROWS:
             self._cache.popitem(last=False)
         return out
 
-    @staticmethod
-    def _summary_at(fd: int | None, offset: int) -> str:
-        if fd is None or offset < 0:
-            return "(line no longer readable: the file is gone)"
-        try:
-            data = _read_line(fd, offset)
-            value = json.loads(data)
-            summary = summarize(value) if isinstance(value, dict) else _compact(value)
-        except (OSError, ValueError, RecursionError):
-            return "(line no longer readable: the file changed)"
-        return clean(summary, keep_newlines=False, limit=SUMMARY_LIMIT)
-
-    def event(self, index: int) -> dict[str, Any]:
-        """The whole event of row `index`, read back from its line (for the detail view).
-
-        Raises `LookupError` with a reason when the line cannot be read any more (the file
-        changed or vanished) or holds no JSON object. Untrusted: clean before showing."""
-        if self._offsets[index] < 0 or self.path is None:
-            raise LookupError("this row has no line in a file")
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError as exc:
-            raise LookupError(f"the events file cannot be read: {exc.strerror}") from None
-        try:
-            data = _read_line(fd, self._offsets[index])
-        finally:
-            os.close(fd)
-        try:
-            value = json.loads(data)
-        except (ValueError, RecursionError):
-            raise LookupError("the line changed since it was read (not JSON any more)") from None
-        if not isinstance(value, dict) or value.get("seq") != self._seqs[index]:
-            raise LookupError("the line changed since it was read")
-        return value
-
-    def events_mentioning(self, text: str, start: int, stop: int) -> list[tuple[int, dict]]:
-        """Rows in `start..stop` whose line contains `text` (exact bytes), as parsed events.
-
-        One sequential read of that byte range; for finding a call's result, its verdicts and
-        its call by the call id."""
-        if self.path is None or start >= stop:
-            return []
-        stop = min(stop, len(self._offsets))
-        [hits] = self._raw_hits([text.encode("utf-8")], start, stop, fold_case=False)
-        out = []
-        for i in hits:
-            try:
-                out.append((i, self.event(i)))
-            except LookupError:
-                continue
+    def _summarize(self, indices: list[int]) -> dict[int, str]:
+        """Read back, summarise and clean the events of `indices` (one request to the log)."""
+        if self.log is None:
+            lines: list[dict[str, Any] | str] = ["no log behind this row"] * len(indices)
+        else:
+            lines = self.log.lines_at([self._cursors[i] for i in indices])
+        out: dict[int, str] = {}
+        for index, line in zip(indices, lines, strict=True):
+            if isinstance(line, str):
+                text = f"(line no longer readable: {line})"
+            else:
+                try:
+                    text = clean(summarize(line), keep_newlines=False, limit=SUMMARY_LIMIT)
+                except RecursionError:
+                    text = "(line no longer readable: nested too deeply)"
+            out[index] = text
         return out
 
     def prefetch(self, indices: Iterable[int]) -> None:
@@ -261,10 +236,11 @@ class HistoryStore:
     def matches(self, needle: str, start: int = 0, stop: int | None = None) -> list[int]:
         """Indices in `start..stop` whose `type summary` contains the phrase `needle` (any case).
 
-        Candidates are found in the raw bytes of the file (one sequential read of the range:
-        a row is a candidate when each word of the phrase is in its line or its type), then
-        confirmed on their summaries, so a filter over 100,000 rows does not summarise them
-        all. Reads only: safe to call from a worker thread while the UI appends rows."""
+        Candidates are found by the log in the stored events (locally one sequential read of
+        the file; a row is a candidate when each word of the phrase is in its event or its
+        type), then confirmed on their summaries, so a filter over 100,000 rows does not
+        summarise them all. Reads only: safe to call from a worker thread while the UI
+        appends rows."""
         stop = len(self._seqs) if stop is None else min(stop, len(self._seqs))
         needle = needle.lower()
         if not needle:
@@ -279,14 +255,12 @@ class HistoryStore:
             if types:
                 hits = hits | {i for i in range(start, stop) if codes[i] in types}
             candidates = hits if candidates is None else candidates & hits
-        wanted = set(candidates or ())
-        wanted.update(i for i in self._fixed if start <= i < stop)
-        texts = self.summaries(sorted(wanted))
-        return [i for i in sorted(wanted)
-                if needle in f"{TYPE_NAMES[codes[i]]} {texts[i]}".lower()]
+        wanted = sorted(set(candidates or ()) | {i for i in self._fixed if start <= i < stop})
+        texts = self.summaries(wanted)
+        return [i for i in wanted if needle in f"{TYPE_NAMES[codes[i]]} {texts[i]}".lower()]
 
     def summaries(self, indices: list[int]) -> dict[int, str]:
-        """The cleaned summaries of these rows, from the cache or the file, without changing
+        """The cleaned summaries of these rows, from the cache or the log, without changing
         the cache (so a worker thread may call it)."""
         out: dict[int, str] = {}
         missing = []
@@ -298,58 +272,27 @@ class HistoryStore:
                 missing.append(i)
             else:
                 out[i] = text
-        if missing and self.path is not None:
-            try:
-                fd = os.open(self.path, os.O_RDONLY)
-            except OSError:
-                fd = None
-            try:
-                for i in missing:
-                    out[i] = self._summary_at(fd, self._offsets[i])
-            finally:
-                if fd is not None:
-                    os.close(fd)
-        for i in missing:
-            out.setdefault(i, "")
+        if missing:
+            out.update(self._summarize(missing))
         return out
 
     def _raw_candidates(self, words: list[str], start: int, stop: int) -> dict[str, set[int]]:
-        """For each word, the rows in `start..stop` whose line contains it (any case)."""
-        hits = self._raw_hits([w.encode("utf-8") for w in words], start, stop, fold_case=True)
-        return {w: set(h) for w, h in zip(words, hits, strict=True)}
-
-    def _raw_hits(self, needles: list[bytes], start: int, stop: int, *, fold_case: bool
-                  ) -> list[list[int]]:
-        """For each needle, the rows in `start..stop` whose line contains it, in order (one
-        read of the byte range of those rows)."""
-        if self.path is None or start >= stop:
-            return [[] for _ in needles]
-        import bisect
-
-        first = self._offsets[start]
-        end = self._offsets[stop] if stop < len(self._offsets) else None
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(max(first, 0))
-                data = f.read() if end is None else f.read(max(0, end - first))
-        except OSError:
-            return [[] for _ in needles]
-        if fold_case:
-            data = data.lower()
-        out = []
-        for raw in needles:
-            hits: list[int] = []
-            pos = data.find(raw)
-            while pos >= 0:
-                i = bisect.bisect_right(self._offsets, first + pos, start, stop) - 1
-                if i >= start and (not hits or hits[-1] != i):
-                    hits.append(i)
-                nl = data.find(b"\n", pos)
-                if nl < 0:
-                    break
-                pos = data.find(raw, nl)
-            out.append(hits)
-        return out
+        """For each word, the rows in `start..stop` whose stored event contains it (any case;
+        found by the log)."""
+        found: dict[str, set[int]] = {}
+        if self.log is None or start >= stop:
+            return found
+        first = max(self._cursors[start], 0)
+        end = self._cursors[stop] if stop < len(self._cursors) else None
+        for word in words:
+            hits = found.setdefault(word, set())
+            for cursor in self.log.find(word, first):
+                if end is not None and cursor >= end:
+                    break  # cursors come in order: the rest lies past `stop`
+                i = bisect.bisect_right(self._cursors, cursor, start, stop) - 1
+                if i >= start:
+                    hits.add(i)
+        return found
 
     def search(self, needle: str, start: int = 0, *, backwards: bool = False) -> int | None:
         """Index of the next row (from `start`, wrapping) whose type or text contains `needle`."""
@@ -359,8 +302,6 @@ class HistoryStore:
         found = self.matches(needle)
         if not found:
             return None
-        import bisect
-
         if backwards:
             pos = bisect.bisect_right(found, start) - 1
             return found[pos] if pos >= 0 else found[-1]
@@ -374,24 +315,9 @@ class HistoryStore:
         return (
             self._seqs.buffer_info()[1] * self._seqs.itemsize
             + self._ts.buffer_info()[1] * self._ts.itemsize
-            + self._offsets.buffer_info()[1] * self._offsets.itemsize
+            + self._cursors.buffer_info()[1] * self._cursors.itemsize
             + len(self._codes)
             + sum(sys.getsizeof(t) for t in self._cache.values())
             + sum(sys.getsizeof(t) for t in self._fixed.values())
         )
 
-
-def _read_line(fd: int, offset: int) -> bytes:
-    """The line starting at `offset` (without its newline)."""
-    data = b""
-    pos = offset
-    while len(data) < _MAX_LINE:
-        chunk = os.pread(fd, _READ, pos)
-        if not chunk:
-            break
-        nl = chunk.find(b"\n")
-        if nl >= 0:
-            return data + chunk[:nl]
-        data += chunk
-        pos += len(chunk)
-    return data

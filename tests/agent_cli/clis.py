@@ -1,0 +1,157 @@
+"""The pinned agent CLIs, installed by npm into a cache directory shared by test runs.
+
+`ensure(CLAUDE)` returns the binary, installing `@anthropic-ai/claude-code@2.1.330` on first use
+into `$SUPERVISOR_TEST_CLI_CACHE` (default `~/.cache/agent-supervisor-tests/`) as
+`claude-code-2.1.330/`. Two pytest processes installing at once take turns on a file lock; the
+install goes to a temporary directory renamed into place, so a half-finished one is never used.
+Without node/npm, or when npm fails, `CliUnavailable` says why; the fixtures turn that into a
+skip, or into a failure when `$SUPERVISOR_TEST_REQUIRE_AGENT_CLIS=1` (CI sets it: CI never skips).
+
+`python -m tests.agent_cli.clis [claude codex gemini]` installs them ahead (`.ci/run` does).
+"""
+
+import contextlib
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_CACHE = "SUPERVISOR_TEST_CLI_CACHE"
+ENV_REQUIRE = "SUPERVISOR_TEST_REQUIRE_AGENT_CLIS"
+INSTALL_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCli:
+    """One pinned npm package and where its executable lands in the install directory."""
+
+    name: str
+    package: str
+    version: str
+    executable: str
+    """Relative to the install directory."""
+    needs_node: bool
+    """Runs on node (else the package ships a native binary)."""
+
+    @property
+    def spec(self) -> str:
+        return f"{self.package}@{self.version}"
+
+    @property
+    def dirname(self) -> str:
+        return f"{self.package.rsplit('/', 1)[-1]}-{self.version}"
+
+
+CLAUDE = AgentCli(
+    "claude", "@anthropic-ai/claude-code", "2.1.330",
+    "node_modules/@anthropic-ai/claude-code/bin/claude.exe", needs_node=False,
+)
+CODEX = AgentCli("codex", "@openai/codex", "0.169.0", "node_modules/.bin/codex", needs_node=True)
+GEMINI = AgentCli(
+    "gemini", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini", needs_node=True
+)
+ALL = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI)}
+
+
+class CliUnavailable(Exception):
+    """The CLI cannot be had here; the message says why and what would fix it."""
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get(ENV_CACHE)
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".cache" / "agent-supervisor-tests"
+
+
+def required() -> bool:
+    """True when a missing CLI is a failure, not a skip (CI)."""
+    return os.environ.get(ENV_REQUIRE, "") not in ("", "0")
+
+
+def installed(cli: AgentCli) -> Path | None:
+    """The executable when the pinned version is installed in the cache, else None."""
+    path = cache_dir() / cli.dirname / cli.executable
+    return path if path.exists() and os.access(path, os.X_OK) else None
+
+
+def ensure(cli: AgentCli) -> Path:
+    """The CLI's executable, installing the pinned version into the cache when missing."""
+    found = installed(cli)
+    if found is not None:
+        return found
+    if shutil.which("npm") is None:
+        raise CliUnavailable(
+            f"{cli.spec} is not installed in {cache_dir()} and npm is not on PATH "
+            "(install nodejs and npm; .ci/run does)"
+        )
+    if cli.needs_node and shutil.which("node") is None:
+        raise CliUnavailable(f"{cli.spec} runs on node, which is not on PATH")
+    root = cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / f"{cli.dirname}.lock"):
+        found = installed(cli)  # another process may have installed it while we waited
+        if found is not None:
+            return found
+        _npm_install(cli, root)
+    found = installed(cli)
+    if found is None:
+        raise CliUnavailable(f"npm installed {cli.spec} but {cli.executable} is not there")
+    return found
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _npm_install(cli: AgentCli, root: Path) -> None:
+    staging = Path(tempfile.mkdtemp(prefix=f".{cli.dirname}-", dir=root))
+    try:
+        done = subprocess.run(
+            ["npm", "install", "--prefix", str(staging), "--no-audit", "--no-fund",
+             "--loglevel=error", cli.spec],
+            capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S,
+        )
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            raise CliUnavailable(f"npm install {cli.spec} failed: {' | '.join(tail)}")
+        target = root / cli.dirname
+        if target.exists():  # an incomplete install (no executable) left by hand
+            shutil.rmtree(target)
+        staging.rename(target)
+    except subprocess.TimeoutExpired as exc:
+        raise CliUnavailable(f"npm install {cli.spec} took over {INSTALL_TIMEOUT_S} s") from exc
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(ALL)
+    unknown = [n for n in names if n not in ALL]
+    if unknown:
+        print(f"unknown CLI {unknown[0]!r}; choose from {', '.join(ALL)}", file=sys.stderr)
+        return 2
+    for name in names:
+        try:
+            path = ensure(ALL[name])
+        except CliUnavailable as exc:
+            print(f"agent CLI {name}: {exc}", file=sys.stderr)
+            return 1
+        print(f"{ALL[name].spec}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
