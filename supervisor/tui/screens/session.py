@@ -170,7 +170,8 @@ class SessionScreen(Screen[None]):
         head.append_text(safe(self.session_id, 40, "bold"))
         head.append("  ")
         head.append_text(
-            Text("folder vanished", style="bold red") if st.gone else status_text(s.status(now))
+            Text("folder vanished", style="bold red") if st.gone
+            else status_text(self.sv.model.status(self.session_id, now))
         )
         if s.ended and s.end_reason:
             head.append(": ")
@@ -179,7 +180,7 @@ class SessionScreen(Screen[None]):
         head.append_text(level_text(s.level, ended=s.ended))
         head.append(f"  events {count(s.events)}  errors {count(s.errors)}"
                     f"  bad lines {count(len(st.bad_lines))}")
-        head.append(f"  last {ago(s.last_ts, now)}", style="dim")
+        head.append(f"  last {ago(s.last_seen_ts, now)}", style="dim")
         second = Text(no_wrap=True, end="", overflow="ellipsis")
         second.append("agent ", style="dim")
         second.append_text(safe(s.agent or "-", 24))
