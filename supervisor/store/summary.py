@@ -20,7 +20,8 @@ ENDED_STATUSES = ("completed", "aborted", "failed", "terminated", "limit")
 """How a session ended: its `session_end` status, or `limit` when a hard limit stopped it."""
 OTHER_STATUSES = ("recorded", "broken", "empty")
 """`recorded`: an imported run that has no end (it is not running, it was recorded);
-`broken`: events or bad lines but no valid `session_start`; `empty`: nothing written yet."""
+`broken`: no valid `session_start`, or the session's events could not be shown (a reader failed
+on them; `broken` on the summary says why); `empty`: nothing written yet."""
 STATUSES = LIVE_STATUSES + ENDED_STATUSES + OTHER_STATUSES
 
 
@@ -68,6 +69,9 @@ class SessionSummary:
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
     answers: dict[str, Answer] = field(default_factory=dict)
     """How each decided escalation was decided, by id."""
+    broken: str | None = None
+    """Why this session's events could not be folded (set by a reader that failed on them),
+    or None. A broken session is shown as such; the others go on."""
 
     def apply(self, event: Event) -> None:
         """Fold one event in."""
@@ -106,6 +110,8 @@ class SessionSummary:
     def status(self, now: float, *, judge_liveness: bool = True) -> str:
         """One of `STATUSES` at time `now`. `judge_liveness=False` shows a recording as it was
         recorded: never `dead` or `idle` because its agent is long gone."""
+        if self.broken is not None:
+            return "broken"
         ended = self.ended_as()
         if ended is not None:
             return ended

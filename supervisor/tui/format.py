@@ -25,7 +25,7 @@ STATUS_STYLES = {
     "terminated": "dim red",
     "limit": "dim red",
     "recorded": "dim",
-    "broken": "bold red",
+    "broken": "bold white on dark_red",
     "empty": "dim",
 }
 STATUS_LABELS = {"waiting": "WAITING"}
@@ -91,6 +91,7 @@ def gauge_text(name: str, value: float | None, limit: float, action: str, width:
     """Two lines: `name  12 / 50 → stop` (in the limit's unit: `16 s / 8 h`, `$0.002 / $100`)
     then a bar, coloured by closeness to the limit."""
     ratio = 0.0 if value is None or limit <= 0 else value / limit
+    ratio = min(ratio, 1e9) if ratio == ratio else 0.0  # inf (a tiny limit) or NaN: full or 0
     filled = max(0, min(width, round(ratio * width)))
     style = "green" if ratio < 0.6 else "yellow" if ratio < 0.85 else "bold red"
     text = Text(no_wrap=True, end="")
