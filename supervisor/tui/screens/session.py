@@ -225,6 +225,8 @@ class SessionScreen(Screen[None]):
                 line.append(f"{cp.checkpoint_id}", style="bold")
                 line.append(f"  at #{cp.at_seq}  {cp.files} files  ")
                 line.append(cp.label)
+                if cp.nested:
+                    line.append(f"  (not checkpointed: {', '.join(cp.nested)})", style="dim")
                 new.append(Option(line, id=f"cp-{i}"))
             options.add_options(new)
             if options.highlighted is None and options.option_count:
