@@ -372,3 +372,62 @@ def test_guidance_sent_while_the_agent_works_reaches_it_at_stop(claude: ClaudeCo
     assert "blocking error" not in json.dumps([r.body for r in claude.server.conversation()])
     applied = _events(claude, session=session, kind="decision_applied")
     assert [a["action"] for a in applied] == ["guidance"]
+
+
+# -- the HTTP transport ---------------------------------------------------------------------------
+
+def test_over_http_a_failing_bash_loop_is_denied_held_and_answered(claude: ClaudeCode) -> None:
+    claude.install_hooks("--transport", "http")
+    _project(claude, hold=60)
+    claude.server.script = _failing_bash(8)
+
+    running = claude.start("make the check pass")
+    try:
+        session, _ = _wait_for_event(claude, "escalation")
+        done = claude.sandbox.supervisor("answer", session, "--guidance", "Read foo.py first.")
+        assert done.returncode == 0, done.stderr
+        run = running.wait()
+    finally:
+        running.kill()
+
+    assert run.returncode == 0, run.describe()
+    results = claude.server.tool_results()
+    assert "AssertionError: -1" in results[0].text and "AssertionError: -1" in results[1].text
+    assert all(_denied(r.text) for r in results[2:5]), [r.text[:120] for r in results]
+    assert "Read foo.py first." in results[5].text
+    verdicts = [v["action"] for v in _events(claude, session=session, kind="verdict")]
+    assert verdicts[:6] == ["allow", "allow", "block", "block", "block", "pause"]
+    log = (claude.sandbox.store / "run" / "hookd.log").read_text()
+    assert "serving HTTP hooks on 127.0.0.1:" in log
+
+
+def test_over_http_calls_made_while_the_server_is_unreachable_go_on_with_a_warning(
+    claude: ClaudeCode,
+) -> None:
+    """What Claude Code 2.1.330 does when an HTTP hook's endpoint is down: the call runs
+    unchecked and the user is warned; the model is told nothing (docs/claude-code.md)."""
+    from supervisor.hooks.http_transport import ensure_config, load_config
+
+    claude.install_hooks("--transport", "http")
+    store = claude.sandbox.store
+    installed = load_config(store)
+    assert installed is not None
+    ensure_config(store, port=installed.port + 1 if installed.port < 65535 else 1025)
+    _project(claude)
+    claude.server.script = Script(main=[
+        turn(ToolCall("Bash", {"command": "echo ran > ran.txt", "description": "write"})),
+        say("Wrote it."),
+    ])
+
+    run = claude.run("write ran.txt")
+
+    assert run.returncode == 0, run.describe()
+    assert (claude.sandbox.work / "ran.txt").exists()  # fail-open: the call ran
+    warned = [m for m in run.of_type("system", "informational")
+              if m.get("tag") == "hook_no_verdict"]
+    assert warned and "didn't check this action" in warned[0]["content"]
+    [result] = claude.server.tool_results()
+    assert not result.is_error and "hook" not in result.text
+    events = _events(claude, run)
+    assert events[0]["type"] == "session_start"  # the command hooks still work
+    assert not [e for e in events if e["type"] == "tool_call"]  # the call went unsupervised
