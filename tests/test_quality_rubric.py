@@ -118,3 +118,28 @@ def test_the_quality_benchmark_without_the_corpus_says_so(tmp_path: Path) -> Non
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "is not on this machine" in done.stdout and done.stdout.strip().endswith("[]")
+
+
+def test_parallel_tool_uses_of_one_claude_code_response_share_a_batch(tmp_path: Path) -> None:
+    def line(kind: str, message: dict) -> str:
+        return json.dumps({"type": kind, "sessionId": "s-1", "cwd": "/w", "version": "2.1.3",
+                           "timestamp": "2026-01-01T10:00:00Z", "message": message})
+
+    def use(i: int) -> dict:
+        return {"type": "tool_use", "id": f"toolu_{i}", "name": "Read",
+                "input": {"file_path": f"/w/f{i}.py"}}
+
+    def result(i: int) -> dict:
+        return {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x"}
+
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join([
+        line("user", {"role": "user", "content": "look at the files"}),
+        line("assistant", {"id": "msg_1", "role": "assistant", "content": [use(1)]}),
+        line("assistant", {"id": "msg_1", "role": "assistant", "content": [use(2)]}),
+        line("user", {"role": "user", "content": [result(1), result(2)]}),
+        line("assistant", {"id": "msg_2", "role": "assistant", "content": [use(3)]}),
+        line("user", {"role": "user", "content": [result(3)]}),
+    ]) + "\n")
+    calls = [e for e in load_runs(path)[0].events if e["type"] == "tool_call"]
+    assert [c["batch"] for c in calls] == ["msg_1", "msg_1", "msg_2"]
