@@ -416,7 +416,7 @@ def test_a_different_range_of_the_same_file_is_not_stale() -> None:
 
 def test_detectors_can_be_switched_off_per_tool() -> None:
     policy = Policy.from_dict({"tools": {"Bash": {"exact_repeat": {"enabled": False},
-                                                  "same_error": {"enabled": False},
+                                                  "recurring_error": {"enabled": False},
                                                   "error_rate": {"enabled": False},
                                                   "no_progress": {"enabled": False}}}})
     b = SessionBuilder()
