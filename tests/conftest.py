@@ -42,3 +42,13 @@ def _stop_hook_servers(tmp_path: Path):
     from tests.hookd_helpers import stop_servers
 
     stop_servers(tmp_path)
+
+
+@pytest.fixture(params=["local"])
+def store_world(request: pytest.FixtureRequest, root: Path):
+    """Agents write into a local root; the test reads through each store backend."""
+    from tests.store_worlds import LocalWorld
+
+    world = LocalWorld(root)
+    yield world
+    world.close()

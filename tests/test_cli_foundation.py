@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from supervisor import __version__
-from supervisor.store.paths import events_path
+from supervisor.store.paths import session_files
 from supervisor.store.writer import event_writer
 from tests.conftest import cli_env, run_cli
 
@@ -42,7 +42,7 @@ def test_no_command_prints_help_and_fails() -> None:
 
 def test_sessions_empty(root: Path) -> None:
     result = run_cli("sessions")
-    assert result.returncode == 0 and "no sessions under" in result.stdout
+    assert result.returncode == 0 and "no sessions in root" in result.stdout
 
 
 def test_sessions_table_and_json(root: Path) -> None:
@@ -55,7 +55,7 @@ def test_sessions_table_and_json(root: Path) -> None:
                    "fallback": "abort"})
     write_session(root, "beta", start(agent="mini"), {"type": "session_end",
                                                       "status": "completed", "reason": None})
-    with open(events_path(root, "beta"), "ab") as f:
+    with open(session_files(root, "beta").events, "ab") as f:
         f.write(b"not json\n")
     table = run_cli("sessions")
     assert table.returncode == 0, table.stderr
@@ -90,7 +90,7 @@ def test_tail_escapes_hostile_text_and_renders_every_event(root: Path) -> None:
                    "args": {"cmd": HOSTILE}},
                   {"type": "usage", "input_tokens": 10, "output_tokens": 2, "cost_usd": 0.5},
                   {"type": "future_thing", "x": HOSTILE})
-    with open(events_path(root, "s"), "ab") as f:
+    with open(session_files(root, "s").events, "ab") as f:
         f.write(b'{"broken \x1b]0;t\x07\n')
     result = run_cli("tail", "s")
     assert result.returncode == 0, result.stderr
@@ -126,12 +126,12 @@ def test_tail_follow_picks_up_an_appended_event(root: Path) -> None:
 
 def test_validate_clean_and_bad_files(root: Path, tmp_path: Path) -> None:
     write_session(root, "v", start(), {"type": "heartbeat"})
-    clean = run_cli("validate", str(events_path(root, "v")))
+    clean = run_cli("validate", str(session_files(root, "v").events))
     assert clean.returncode == 0 and "2 events, 0 bad lines" in clean.stdout
     bad = tmp_path / "bad.jsonl"
-    good_line = events_path(root, "v").read_bytes().splitlines(keepends=True)[0]
+    good_line = session_files(root, "v").events.read_bytes().splitlines(keepends=True)[0]
     bad.write_bytes(good_line + b"[1]\n" + b'{"v":1,"seq":3,"ts":1,"type":"message"}\n')
-    result = run_cli("validate", str(bad), str(events_path(root, "v")))
+    result = run_cli("validate", str(bad), str(session_files(root, "v").events))
     assert result.returncode == 1
     out = result.stdout.splitlines()
     assert out[0] == f"{bad}:{len(good_line)}: not a JSON object: '[1]'"
@@ -183,13 +183,12 @@ def test_validate_reports_seq_that_does_not_increase(tmp_path: Path) -> None:
 
 
 def test_validate_control_file(root: Path) -> None:
-    from supervisor.store.paths import control_path
     from supervisor.store.writer import control_writer
 
     with control_writer(root, "c") as w:
         w.append({"type": "decision", "decision_id": "d", "escalation_id": None,
                   "action": "approve", "text": None, "checkpoint_id": None, "operator": "me"})
-    result = run_cli("validate", str(control_path(root, "c")))
+    result = run_cli("validate", str(session_files(root, "c").control))
     assert result.returncode == 0 and "1 events, 0 bad lines" in result.stdout
-    as_events = run_cli("validate", "--kind", "events", str(control_path(root, "c")))
+    as_events = run_cli("validate", "--kind", "events", str(session_files(root, "c").control))
     assert as_events.returncode == 0  # a decision in an events file is an unknown type, kept

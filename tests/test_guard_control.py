@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from supervisor.guard import control
 from supervisor.guard.operator import DecisionError, send_decision
 from supervisor.store.errors import SessionNotFound
-from supervisor.store.paths import control_path, ensure_session_dir
+from supervisor.store.paths import ensure_session_dir, session_files
 
 
 def line(**fields) -> bytes:
@@ -79,7 +79,7 @@ def test_send_decision_writes_a_valid_line(tmp_path: Path) -> None:
     ensure_session_dir(tmp_path, "s1")
     dec_id = send_decision(tmp_path, "s1", "guidance", escalation_id="esc-1",
                            text="read the file first", operator="ana")
-    lines, _ = control.read_from(control_path(tmp_path, "s1"), 0)
+    lines, _ = control.read_from(session_files(tmp_path, "s1").control, 0)
     assert len(lines) == 1 and lines[0].problem is None
     d = lines[0].decision
     assert (d["decision_id"], d["action"], d["text"], d["operator"], d["seq"]) == (
@@ -94,4 +94,4 @@ def test_send_decision_refuses_bad_decisions(tmp_path: Path) -> None:
         send_decision(tmp_path, "s1", "rollback")
     with pytest.raises(SessionNotFound):
         send_decision(tmp_path, "missing", "abort")
-    assert not control_path(tmp_path, "s1").exists()
+    assert not session_files(tmp_path, "s1").control.exists()

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from supervisor.store.follower import Follower, SessionBatch
-from supervisor.store.paths import events_path
+from supervisor.store.paths import session_files
 from supervisor.store.writer import control_writer, event_writer
 
 WAIT_S = 10.0
@@ -77,7 +77,7 @@ def test_existing_sessions_then_appends_then_a_new_session(root: Path) -> None:
         await rec.until(lambda: any(b.kind == "control" and b.events for b in rec.batches))
 
     rec = follow(root, scenario)
-    offsets = [o for b in rec.batches if b.session_id == "old" for o in b.offsets]
+    offsets = [o for b in rec.batches if b.session_id == "old" for o in b.cursors]
     assert offsets == sorted(offsets) and len(offsets) == 3
 
 
@@ -113,7 +113,7 @@ def test_truncation_is_delivered_as_reset(root: Path) -> None:
     async def scenario(rec: Recorder) -> None:
         await rec.until(lambda: rec.texts("t") == ["1", "2", "3"])
         await asyncio.sleep(0.2)
-        events_path(root, "t").write_bytes(b"")
+        session_files(root, "t").events.write_bytes(b"")
         with event_writer(root, "t") as w:
             w.append(message("again"))
         await rec.until(lambda: rec.texts("t")[-1:] == ["again"])
@@ -129,7 +129,7 @@ def test_bad_lines_arrive_with_offsets(root: Path) -> None:
     async def scenario(rec: Recorder) -> None:
         with event_writer(root, "b") as w:
             w.append(message("ok"))
-        path = events_path(root, "b")
+        path = session_files(root, "b").events
         size = path.stat().st_size
         with open(path, "ab") as f:
             f.write(b"garbage\n")

@@ -16,11 +16,10 @@ import pytest
 from supervisor.protocol.codec import BadLine, parse_line
 from supervisor.store.errors import InvalidSessionId, StoreError
 from supervisor.store.paths import (
-    control_path,
     ensure_session_dir,
-    events_path,
     resolve_root,
     sanitize_session_id,
+    session_files,
     validate_session_id,
 )
 from supervisor.store.writer import LineWriter, control_writer, event_writer
@@ -52,7 +51,7 @@ def test_eight_processes_append_at_once_without_loss(tmp_path: Path) -> None:
     for proc in procs:
         proc.stdin.close()
         assert proc.wait(timeout=120) == 0
-    raw_lines = events_path(tmp_path, "shared").read_bytes().split(b"\n")
+    raw_lines = session_files(tmp_path, "shared").events.read_bytes().split(b"\n")
     assert raw_lines[-1] == b""
     events = [parse_line(raw) for raw in raw_lines[:-1]]
     assert not [e for e in events if isinstance(e, BadLine)]
@@ -192,7 +191,7 @@ def test_private_modes_including_a_new_root(tmp_path: Path) -> None:
         os.umask(old)
     for directory in (tmp_path / "deep", root, root / "sessions", root / "sessions" / "s1"):
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
-    for file in (events_path(root, "s1"), control_path(root, "s1")):
+    for file in (session_files(root, "s1").events, session_files(root, "s1").control):
         assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
 
 

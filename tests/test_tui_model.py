@@ -16,6 +16,7 @@ from tui_support import (
 )
 
 from supervisor.store.follower import Follower, SessionBatch
+from supervisor.store.local import LocalStore
 from supervisor.tui.history import HistoryStore
 from supervisor.tui.model import DashboardModel
 
@@ -174,10 +175,10 @@ def test_files_changed_since_a_checkpoint_come_from_the_guards_repository(root: 
     (work / "a.py").write_text("a = 2\n")
     (work / "new.py").write_text("n = 1\n")
     (work / "gone.py").unlink()
-    assert checkpoint_diff(root, "s1", str(work), cp.checkpoint_id) == [
+    assert checkpoint_diff(LocalStore(root), "s1", str(work), cp.checkpoint_id) == [
         "+ new.py", "~ a.py", "- gone.py"]
-    assert checkpoint_diff(root, "s1", str(work), "no-such-checkpoint") is None
-    assert checkpoint_diff(root, "s2", str(work), cp.checkpoint_id) is None
+    assert checkpoint_diff(LocalStore(root), "s1", str(work), "no-such-checkpoint") is None
+    assert checkpoint_diff(LocalStore(root), "s2", str(work), cp.checkpoint_id) is None
 
 
 def test_gauges_use_the_values_the_guard_reported(root: Path) -> None:

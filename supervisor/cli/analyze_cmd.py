@@ -1,8 +1,10 @@
-"""`supervisor analyze PATH... [--policy FILE] [--profile NAME] [--json]`.
+"""`supervisor analyze PATH... [--policy FILE] [--profile NAME] [--json]`, or
+`supervisor analyze --store URL [SESSION...]`.
 
 Replays recorded sessions through the engine as the guard would have (assuming the agent went
 on as recorded) and reports what it would have done: a table per session, or with `--json` one
-JSON object per session per line (see `supervisor.analysis.replay.RunReport.to_json`).
+JSON object per session per line (see `supervisor.analysis.replay.RunReport.to_json`). With
+`--store`, the runs are sessions of that store (all of them when none is named).
 """
 
 import argparse
@@ -16,12 +18,20 @@ from supervisor.cli.common import CliError
 
 if TYPE_CHECKING:
     from supervisor.analysis.replay import RunReport
+    from supervisor.analysis.sources import Run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH",
+    parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="protocol JSONL files, session directories or store roots "
-                             "(and other run formats when their importers are installed)")
+                             "(and other run formats when their importers are installed); "
+                             "with --store: session names (default: every session)")
+    parser.add_argument("--store", metavar="URL",
+                        help="analyse sessions of this store (a local root, redis://...)")
+    parser.add_argument("--password-file", metavar="FILE",
+                        help="read the store's password from FILE")
+    parser.add_argument("--insecure", action="store_true",
+                        help="allow a store on another machine without a password")
     parser.add_argument("--policy", metavar="FILE", help="a policy TOML file")
     parser.add_argument("--profile", metavar="NAME",
                         help="the profile to start from (default, seed-strict)")
@@ -51,9 +61,13 @@ def run(args: argparse.Namespace) -> int:
     if args.format is not None and args.format not in FORMATS:
         raise CliError(f"unknown format {args.format!r} (known: {', '.join(FORMATS)})")
     foreign.register_with_analysis()
-    runs = []
+    runs: list[Run] = []
     failed = 0
-    for name in args.paths:  # one error line per path or file that holds no run; go on
+    if args.store:
+        runs, failed = _store_runs(args)
+    elif not args.paths:
+        raise CliError("name at least one PATH (or a store with --store URL)")
+    for name in [] if args.store else args.paths:  # one error line per path; go on
         try:
             if args.format:
                 runs.extend(foreign.forced_runs(Path(name), args.format))
@@ -91,6 +105,30 @@ def run(args: argparse.Namespace) -> int:
     for line in bad_lines(clear=True):
         print(f"supervisor: warning: skipped bad line {line}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _store_runs(args: argparse.Namespace) -> tuple[list["Run"], int]:
+    """The named sessions of `--store` (every session when none is named) as runs; one error
+    line per session that is not there."""
+    from supervisor.analysis.sources import Run
+    from supervisor.cli.common import report_error, store_from
+    from supervisor.store.errors import StoreError
+
+    store = store_from(args)
+    runs: list[Run] = []
+    failed = 0
+    with store:
+        for name in args.paths or store.session_ids():
+            try:
+                store.require(name)
+                batch = store.read_all(name)
+            except StoreError as exc:
+                report_error(str(exc), 1)
+                failed += 1
+                continue
+            events = [e.model_dump(mode="json") for e in batch.events]
+            runs.append(Run(name, f"{store.describe()}#{name}", events))
+    return runs, failed
 
 
 def _print_table(report: "RunReport", out: TextIO) -> None:

@@ -2,13 +2,16 @@
 answer the session's pending escalation through its control channel."""
 
 import argparse
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from supervisor.cli.common import CliError, add_root_argument, root_from
+from supervisor.cli.common import CliError, add_store_arguments, store_from
+
+if TYPE_CHECKING:
+    from supervisor.store.base import Cursor, Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_root_argument(parser)
+    add_store_arguments(parser)
     parser.add_argument("session", help="session id")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--approve", action="store_true",
@@ -26,13 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.guard.operator import DecisionError, events_size, send_decision
-    from supervisor.store.paths import existing_session_dir
-    from supervisor.store.reading import summarize_session
+    with store_from(args) as store:
+        return _answer(store, args)
 
-    root = root_from(args)
-    existing_session_dir(root, args.session)
-    summary = summarize_session(root, args.session)
+
+def _answer(store: "Store", args: argparse.Namespace) -> int:
+    from supervisor.guard.operator import DecisionError, send_decision
+
+    store.require(args.session)
+    summary = store.summary(args.session)
     if summary.end_status is not None:
         raise CliError(f"session '{args.session}' has ended ({summary.end_status}); "
                        "there is nothing to answer")
@@ -56,27 +61,27 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"'{action}' is not an option of {escalation} "
                        f"(options: {', '.join(options)})")
     if checkpoint is not None:
-        _check_checkpoint(root, args.session, checkpoint)
-    offset = events_size(root, args.session)
+        _check_checkpoint(store, args.session, checkpoint)
+    after = store.end_cursor(args.session)
     try:
         decision_id = send_decision(
-            root, args.session, action, escalation_id=escalation, text=text,
+            store, args.session, action, escalation_id=escalation, text=text,
             checkpoint_id=checkpoint, operator=args.operator,
         )
     except DecisionError as exc:
         raise CliError(str(exc)) from exc
-    return report_outcome(root, args.session, decision_id, offset, args.wait)
+    return report_outcome(store, args.session, decision_id, after, args.wait)
 
 
-def report_outcome(root: Path, session: str, decision_id: str, offset: int, wait: float) -> int:
+def report_outcome(store: "Store", session: str, decision_id: str, after: "Cursor",
+                   wait: float) -> int:
     """Print what became of a decision: applied (0), ignored (1), or not yet picked up (0)."""
-    from supervisor.guard.operator import wait_for_outcome
     from supervisor.safetext import clean
 
     print(f"decision {decision_id} written")
     if wait <= 0:
         return 0
-    outcome = wait_for_outcome(root, session, decision_id, offset, wait)
+    outcome = store.wait_outcome(session, decision_id, after, wait)
     if outcome is None:
         print("not picked up yet: the agent applies it at its next step")
         return 0
@@ -102,13 +107,22 @@ def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
     return "abort", None, None
 
 
-def _check_checkpoint(root: Path, session: str, checkpoint: str) -> None:
-    """Refuse a rollback to a checkpoint the session does not have, before writing it."""
-    from supervisor.cli.checkpoints_cmd import open_store
+def _check_checkpoint(store: "Store", session: str, checkpoint: str) -> None:
+    """Refuse a rollback to a checkpoint the session does not have, before writing it: asked of
+    its checkpoint repository when the session's files are here, else of its checkpoint
+    events (the rollback itself runs on the agent's host)."""
+    from supervisor.cli.checkpoints_cmd import checkpoint_store
     from supervisor.guard.checkpoints import CheckpointError
 
+    if store.local_files(session) is None:
+        known = [getattr(e, "checkpoint_id", None) for e in store.read_all(session).events
+                 if e.type == "checkpoint"]
+        if checkpoint not in known:
+            raise CliError(f"no checkpoint '{checkpoint}' in session '{session}' (it has: "
+                           f"{', '.join(k for k in known if k) or 'none'})")
+        return
     try:
-        open_store(root, session).get(checkpoint)
+        checkpoint_store(store, session).get(checkpoint)
     except CheckpointError as exc:
         raise CliError(f"{exc} in session '{session}' (see `supervisor checkpoints {session}`)")\
             from exc

@@ -2,13 +2,13 @@
 each one changed, or the files changed in the work tree since one of them."""
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from supervisor.cli.common import CliError, add_root_argument, root_from
 
 if TYPE_CHECKING:
     from supervisor.guard.checkpoints import CheckpointStore
+    from supervisor.store.base import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,8 +25,9 @@ def run(args: argparse.Namespace) -> int:
 
     from supervisor.guard.checkpoints import CheckpointError
     from supervisor.safetext import clean
+    from supervisor.store.local import LocalStore
 
-    store = open_store(root_from(args), args.session)
+    store = checkpoint_store(LocalStore(root_from(args)), args.session)
     try:
         if args.diff:
             changes = store.diff(args.diff)
@@ -68,18 +69,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def open_store(root: Path, session: str) -> "CheckpointStore":
-    """The checkpoint store of a session (its work tree is the session's `cwd`)."""
+def checkpoint_store(store: "Store", session: str) -> "CheckpointStore":
+    """The checkpoint store of a session whose files are on this machine (its work tree is the
+    session's `cwd`)."""
     from supervisor.guard.checkpoints import CheckpointStore
-    from supervisor.protocol.names import CHECKPOINTS_DIR
-    from supervisor.store.paths import existing_session_dir
-    from supervisor.store.reading import summarize_session
 
-    directory = existing_session_dir(root, session)
-    git_dir = directory / CHECKPOINTS_DIR
-    if not (git_dir / "HEAD").exists():
+    store.require(session)
+    files = store.local_files(session)
+    if files is None:
+        raise CliError(f"session '{session}' is not on this machine ({store.describe()}): its "
+                       "checkpoints are on the agent's host")
+    if not (files.checkpoints / "HEAD").exists():
         raise CliError(f"session '{session}' has no checkpoints")
-    cwd = summarize_session(root, session).cwd
+    cwd = store.summary(session).cwd
     if not cwd:
         raise CliError(f"session '{session}' recorded no working directory")
-    return CheckpointStore(git_dir, cwd, exclude_paths=[root])
+    return CheckpointStore(files.checkpoints, cwd, exclude_paths=[files.root])

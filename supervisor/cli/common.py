@@ -3,8 +3,12 @@
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from supervisor.safetext import clean
+
+if TYPE_CHECKING:
+    from supervisor.store.base import Store
 
 
 class CliError(Exception):
@@ -32,3 +36,41 @@ def root_from(args: argparse.Namespace) -> Path:
     from supervisor.store.paths import resolve_root
 
     return resolve_root(getattr(args, "root", None))
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--root DIR` (a local root) or `--store URL` (any store), with what a remote store may
+    need: a password file and `--insecure`."""
+    add_root_argument(parser)
+    parser.add_argument(
+        "--store", metavar="URL",
+        help="the store: a local root, file:///DIR, redis://[USER[:PASSWORD]@]HOST[:PORT][/DB] "
+             "or rediss://... (default: $SUPERVISOR_STORE, else the local root)",
+    )
+    parser.add_argument(
+        "--password-file", metavar="FILE",
+        help="read the store's password from FILE (or set $SUPERVISOR_STORE_PASSWORD)",
+    )
+    parser.add_argument(
+        "--insecure", action="store_true",
+        help="allow a store on another machine without a password",
+    )
+
+
+def store_from(args: argparse.Namespace) -> "Store":
+    """The store the command line names: `--store`, else `--root`, else $SUPERVISOR_STORE,
+    else the local root."""
+    from supervisor.store.open import StoreOptions, open_store
+
+    url = getattr(args, "store", None)
+    root = getattr(args, "root", None)
+    if url and root:
+        raise CliError("give --root or --store, not both")
+    options = StoreOptions(insecure=bool(getattr(args, "insecure", False)),
+                           password_file=getattr(args, "password_file", None))
+    if root:  # an explicit root beats $SUPERVISOR_STORE
+        from supervisor.store.local import LocalStore
+        from supervisor.store.paths import resolve_root
+
+        return LocalStore(resolve_root(root))
+    return open_store(url, options=options)

@@ -1,14 +1,15 @@
-"""`supervisor dashboard`: the live Textual dashboard over a store root or recordings."""
+"""`supervisor dashboard`: the live Textual dashboard over a store (a local root, recordings,
+or Redis)."""
 
 import argparse
 import os
 import sys
 
-from supervisor.cli.common import CliError, add_root_argument, root_from
+from supervisor.cli.common import CliError, add_store_arguments, store_from
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_root_argument(parser)
+    add_store_arguments(parser)
     parser.add_argument("--theme", metavar="NAME",
                         help="theme name (default: supervisor-dark; see themes/ and "
                              "$SUPERVISOR_CONFIG/themes)")
@@ -19,18 +20,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = root_from(args)
-    if root.exists() and not root.is_dir():
-        raise CliError(f"--root {root} is not a directory")
-    read_only = args.read_only or _is_recordings(root)
+    from supervisor.store.local import LocalStore
+
+    store = store_from(args)
+    read_only = args.read_only
+    if isinstance(store, LocalStore):
+        root = store.root
+        if root.exists() and not root.is_dir():
+            raise CliError(f"--root {root} is not a directory")
+        read_only = read_only or _is_recordings(root)
+    if args.session:
+        store.check_session_id(args.session)
     from supervisor.tui.app import SupervisorApp  # heavy: only for this command
 
-    if args.session:
-        from supervisor.store.paths import validate_session_id
-
-        validate_session_id(args.session)
-    app = SupervisorApp(root, theme=args.theme, read_only=read_only, open_session=args.session)
-    app.run()
+    app = SupervisorApp(store, theme=args.theme, read_only=read_only,
+                        open_session=args.session)
+    try:
+        app.run()
+    finally:
+        store.close()
     for message in app.startup_messages:
         print(f"supervisor: {message}", file=sys.stderr)
     return 0

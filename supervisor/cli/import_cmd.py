@@ -96,11 +96,10 @@ def unique_name(name: str, used: set[str]) -> str:
 
 def write_session(root: Path, name: str, events: list[dict], *, replace: bool) -> None:
     """Write one run's events as a new session; refuse an existing one unless `replace`."""
-    from supervisor.protocol.names import EVENTS_FILE
-    from supervisor.store.paths import session_dir
+    from supervisor.store.paths import session_files
     from supervisor.store.writer import event_writer
 
-    target = session_dir(root, name) / EVENTS_FILE
+    target = session_files(root, name).events
     if target.exists():
         if not replace:
             raise FileExistsError(f"session already exists in {root} (use --replace)")

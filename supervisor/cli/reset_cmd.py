@@ -3,11 +3,11 @@ by the policy's `resets_per_conversation`."""
 
 import argparse
 
-from supervisor.cli.common import CliError, add_root_argument, root_from
+from supervisor.cli.common import CliError, add_store_arguments, store_from
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_root_argument(parser)
+    add_store_arguments(parser)
     parser.add_argument("session", help="session id")
     parser.add_argument("--operator", metavar="NAME", help="your name (default: login name)")
     parser.add_argument("--wait", type=float, default=3.0, metavar="SECONDS",
@@ -16,13 +16,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.cli.answer_cmd import report_outcome
-    from supervisor.guard.operator import events_size, send_decision
-    from supervisor.store.paths import existing_session_dir
-    from supervisor.store.reading import read_file
+    from supervisor.guard.operator import send_decision
 
-    root = root_from(args)
-    directory = existing_session_dir(root, args.session)
-    events = [e.model_dump(mode="json") for e in read_file(directory / "events.jsonl").events]
+    store = store_from(args)
+    store.require(args.session)
+    events = [e.model_dump(mode="json") for e in store.read_all(args.session).events]
     start = next((e for e in events if e.get("type") == "session_start"), None)
     if start is None:
         raise CliError(f"session '{args.session}' has not started")
@@ -34,9 +32,9 @@ def run(args: argparse.Namespace) -> int:
     if limit is not None and done >= limit:
         raise CliError(f"session '{args.session}' already had {done} reset(s): the limit "
                        f"(resets_per_conversation) is {limit:g}")
-    offset = events_size(root, args.session)
-    decision_id = send_decision(root, args.session, "reset", operator=args.operator)
-    return report_outcome(root, args.session, decision_id, offset, args.wait)
+    after = store.end_cursor(args.session)
+    decision_id = send_decision(store, args.session, "reset", operator=args.operator)
+    return report_outcome(store, args.session, decision_id, after, args.wait)
 
 
 def _reset_limit(policy: object) -> float | None:

@@ -18,18 +18,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from supervisor.cli.checkpoints_cmd import open_store
+    from supervisor.cli.checkpoints_cmd import checkpoint_store
     from supervisor.guard.checkpoints import CheckpointError
     from supervisor.guard.inspect import agent_alive
     from supervisor.guard.state import SessionLock
     from supervisor.safetext import clean
-    from supervisor.store.paths import existing_session_dir
-    from supervisor.store.reading import summarize_session
+    from supervisor.store.local import LocalStore
     from supervisor.store.writer import event_writer
 
-    root = root_from(args)
-    directory = existing_session_dir(root, args.session)
-    summary = summarize_session(root, args.session)
+    local = LocalStore(root_from(args))
+    local.require(args.session)
+    summary = local.summary(args.session)
     alive, why = agent_alive(summary, time.time())
     if alive and not args.force:
         raise CliError(
@@ -37,12 +36,14 @@ def run(args: argparse.Namespace) -> int:
             f"with `supervisor answer {args.session} --rollback {args.checkpoint}`, or use "
             "--force", status=1,
         )
-    store = open_store(root, args.session)
-    lock = SessionLock(directory)
+    store = checkpoint_store(local, args.session)
+    files = local.local_files(args.session)
+    assert files is not None  # checkpoint_store found them
+    lock = SessionLock(files.dir)
     try:
         with lock.held():
             result = store.restore(args.checkpoint)
-            with event_writer(root, args.session) as writer:
+            with event_writer(local.root, args.session) as writer:
                 safety = result.safety
                 writer.append_many([
                     {"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,

@@ -8,31 +8,31 @@ import argparse
 import time
 from typing import Any
 
-from supervisor.cli.common import add_root_argument, root_from
+from supervisor.cli.common import add_store_arguments, store_from
 from supervisor.safetext import clean
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_root_argument(parser)
+    add_store_arguments(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per session")
 
 
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from supervisor.store.reading import summarize_sessions
     from supervisor.store.render import ago
 
-    root = root_from(args)
+    store = store_from(args)
     now = time.time()
-    summaries = summarize_sessions(root)
+    with store:
+        summaries = store.summaries()
     if args.json:
         for s in summaries:
             # ASCII escapes: agent text must not reach the terminal as C1 or bidi characters
             print(json.dumps(_row(s, now), ensure_ascii=True))
         return 0
     if not summaries:
-        print(f"no sessions under {root}")
+        print(f"no sessions in {store.noun} {store.describe()}")
         return 0
     headers = ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS", "ERRORS", "PENDING",
                "LAST ACTIVITY"]

@@ -2,11 +2,11 @@
 
 import argparse
 
-from supervisor.cli.common import add_root_argument, root_from
+from supervisor.cli.common import add_store_arguments, store_from
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_root_argument(parser)
+    add_store_arguments(parser)
     parser.add_argument("session", help="session id")
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
@@ -16,14 +16,12 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from supervisor.guard.inspect import session_usage
-    from supervisor.store.paths import existing_session_dir
-    from supervisor.store.reading import summarize_session
 
-    root = root_from(args)
-    existing_session_dir(root, args.session)
+    store = store_from(args)
+    store.require(args.session)
     now = time.time()
-    summary = summarize_session(root, args.session)
-    usage = session_usage(root, args.session, now)
+    summary = store.summary(args.session)
+    usage = session_usage(store, args.session, now)
     if args.json:
         print(json.dumps({
             "session": args.session, "status": summary.status(now), "level": usage.level,

@@ -43,8 +43,7 @@ from supervisor.guard import control
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
-from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE
-from supervisor.store.paths import ensure_session_dir
+from supervisor.store.paths import ensure_session_dir, session_files
 from supervisor.store.writer import LineWriter
 
 OUTPUT_KEEP = 8 * 1024
@@ -97,13 +96,14 @@ class Guard:
         per process); the SDK passes a positive interval and relies on `close`."""
         self.root = Path(root)
         self.session_id = session_id
+        self.files = session_files(self.root, session_id)
         self.dir = ensure_session_dir(self.root, session_id)
         self.clock = clock
         self.save_every_s = save_every_s
         self._lock = SessionLock(self.dir)
         self._state_file = StateFile(self.dir)
-        self._events = LineWriter(self.dir / EVENTS_FILE)
-        self._control_path = self.dir / CONTROL_FILE
+        self._events = LineWriter(self.files.events)
+        self._control_path = self.files.control
         self._policy_arg = policy
         self._settings_arg = settings
         self._cwd_arg = str(Path(cwd).resolve()) if cwd is not None else None
@@ -153,7 +153,7 @@ class Guard:
         working directory."""
         if self._checkpoints is None and self.settings.checkpoints and self.cwd:
             self._checkpoints = CheckpointStore(
-                self.dir / CHECKPOINTS_DIR, Path(self.cwd),
+                self.files.checkpoints, Path(self.cwd),
                 max_file_bytes=self.settings.checkpoint_max_file_bytes,
                 exclude_paths=[self.root],
             )

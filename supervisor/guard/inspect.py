@@ -1,8 +1,9 @@
-"""What operator commands need to know about a session from its files: is its agent alive,
-and where does it stand against every limit.
+"""What operator commands need to know about a session: is its agent alive, and where does it
+stand against every limit.
 
-Reads the event log with the store's reader (pydantic is fine here: these run in the CLI and the
-dashboard, not on the hook path).
+Reads the event log through the store (pydantic is fine here: these run in the CLI and the
+dashboard, not on the hook path); the guard's saved state is used when the session's files are
+on this machine.
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from supervisor.guard.state import STATE_FILE
-from supervisor.store.paths import existing_session_dir
-from supervisor.store.reading import read_file, summarize_session
 from supervisor.store.summary import IDLE_AFTER_S, SessionSummary
+
+if TYPE_CHECKING:
+    from supervisor.protocol.models import Event
+    from supervisor.store.base import Store
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -72,38 +75,42 @@ class Usage:
     """`state` (the guard's saved engine) or `replay` (the event log replayed)."""
 
 
-def session_usage(root: Path, session: str, now: float | None = None) -> Usage:
+def session_usage(store: Store, session: str, now: float | None = None) -> Usage:
     """Usage of one session against every hard limit of its policy."""
     from supervisor.engine import Engine, Policy
 
-    directory = existing_session_dir(root, session)
-    summary = summarize_session(root, session)
+    store.require(session)
+    batch = store.read_all(session)
+    summary = SessionSummary(session)
+    for event in batch.events:
+        summary.apply(event)
     now = time.time() if now is None else now
     if summary.end_status is not None and summary.last_ts is not None:
         now = summary.last_ts  # an ended session's clock stopped at its end
     engine = None
     source = "state"
+    files = store.local_files(session)
     try:
-        state = json.loads((directory / STATE_FILE).read_bytes())
-        if isinstance(state, dict) and state.get("engine"):
-            engine = Engine.restore(state["engine"])
+        if files is not None:
+            state = json.loads((files.dir / STATE_FILE).read_bytes())
+            if isinstance(state, dict) and state.get("engine"):
+                engine = Engine.restore(state["engine"])
     except (OSError, ValueError, KeyError, TypeError):
         engine = None
     if engine is None:
         source = "replay"
-        engine = _replay(directory, Policy)
+        engine = _replay(batch.events, Policy)
     gauges = [
         (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(now)
     ]
     return Usage(engine.level, gauges, source)
 
 
-def _replay(directory: Path, policy_cls: Any) -> Any:
+def _replay(events: Iterable[Event], policy_cls: Any) -> Any:
     from supervisor.engine import Engine
 
-    batch = read_file(directory / "events.jsonl")
     engine = None
-    for event in batch.events:
+    for event in events:
         data = event.model_dump(mode="json")
         if engine is None:
             policy = None

@@ -1,29 +1,30 @@
-"""Write an operator's decision to a session's control channel (`control.jsonl`).
+"""Write an operator's decision to a session's control channel, through the store.
 
 Used by `supervisor answer`, `supervisor reset` and the dashboard alike, so every decision line
 is built and checked in one place:
 
-    decision_id = send_decision(root, "s1", "guidance", escalation_id="esc-2",
+    decision_id = send_decision(store, "s1", "guidance", escalation_id="esc-2",
                                 text="Read the file before editing it again", operator="ana")
 
 The line is validated with the same rules the agent side applies (`control.decision_problem`)
-before it is written, so a decision the guard would reject as malformed never reaches the file.
+before it is written, so a decision the guard would reject as malformed never reaches the
+channel. `store` is any `supervisor.store.base.Store` (a local root's path is taken as its
+local store); what became of the decision is `store.wait_outcome(...)`.
 """
 
 from __future__ import annotations
 
 import getpass
-import json
 import os
-import time
 import uuid
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from supervisor.guard.control import decision_problem
-from supervisor.protocol.names import CONTROL_FILE, DECISION, DECISION_ACTIONS, EVENTS_FILE
-from supervisor.store.paths import existing_session_dir
-from supervisor.store.writer import LineWriter
+from supervisor.protocol.names import DECISION, DECISION_ACTIONS
+from supervisor.store.open import as_store
+
+if TYPE_CHECKING:
+    from supervisor.store.base import Store
 
 
 class DecisionError(ValueError):
@@ -43,7 +44,7 @@ def new_decision_id() -> str:
 
 
 def send_decision(
-    root: Path,
+    store: Store | str | os.PathLike[str],
     session: str,
     action: str,
     escalation_id: str | None = None,
@@ -52,7 +53,7 @@ def send_decision(
     operator: str | None = None,
     decision_id: str | None = None,
 ) -> str:
-    """Append one decision to the session's control file; return its `decision_id`.
+    """Append one decision to the session's control channel; return its `decision_id`.
 
     The session must exist. Raises `DecisionError` for an invalid decision (unknown action,
     guidance without text, rollback without checkpoint)."""
@@ -70,52 +71,7 @@ def send_decision(
     problem = decision_problem({**line, "v": 1, "seq": 1, "ts": 0.0})
     if problem:
         raise DecisionError(problem)
-    directory = existing_session_dir(root, session)
-    with LineWriter(directory / CONTROL_FILE) as writer:
-        writer.append(line)
+    target = as_store(store)
+    target.require(session)
+    target.append_decision(session, line)
     return line["decision_id"]
-
-
-def events_size(root: Path, session: str) -> int:
-    """Current size of the session's event log (where to look for a decision's outcome)."""
-    try:
-        return os.stat(existing_session_dir(root, session) / EVENTS_FILE).st_size
-    except OSError:
-        return 0
-
-
-def wait_for_outcome(
-    root: Path, session: str, decision_id: str, offset: int, timeout: float,
-) -> dict[str, Any] | None:
-    """Wait up to `timeout` seconds for the agent side to record `decision_applied` or
-    `decision_ignored` for `decision_id` after byte `offset` of the event log; return that
-    event, or None when it did not come in time (the agent may pick it up later)."""
-    path = existing_session_dir(root, session) / EVENTS_FILE
-    end = time.monotonic() + timeout
-    while True:
-        found, offset = _scan_outcome(path, decision_id, offset)
-        if found is not None or time.monotonic() >= end:
-            return found
-        time.sleep(0.05)
-
-
-def _scan_outcome(path: Path, decision_id: str, offset: int) -> tuple[dict[str, Any] | None, int]:
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except OSError:
-        return None, offset
-    complete = data.rfind(b"\n") + 1
-    for raw in data[:complete].splitlines():
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        if (
-            isinstance(event, dict)
-            and event.get("type") in ("decision_applied", "decision_ignored")
-            and event.get("decision_id") == decision_id
-        ):
-            return event, offset + complete
-    return None, offset + complete

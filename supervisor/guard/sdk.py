@@ -34,7 +34,6 @@ from typing import Any, TypeVar
 
 from supervisor.guard.core import Guard, Verdict
 from supervisor.guard.settings import GuardSettings
-from supervisor.protocol.names import EVENTS_FILE
 from supervisor.store.paths import resolve_root, sanitize_session_id, validate_session_id
 from supervisor.store.writer import LineWriter
 
@@ -103,7 +102,7 @@ class Session:
         self._closed = False
         self._beats: _Heartbeats | None = None
         if heartbeat_s:
-            self._beats = _Heartbeats(self._guard.dir / EVENTS_FILE, heartbeat_s)
+            self._beats = _Heartbeats(self._guard.files.events, heartbeat_s)
             self._beats.start()
 
     # -- context manager -------------------------------------------------------------------

@@ -1,5 +1,8 @@
 """Follow every session under a root: one watchfiles watcher, a tailer per file, batches out.
 
+The local store's `follower()` (see `supervisor.store.base.Follow`); batches carry each line's
+byte offset as its cursor.
+
 One `awatch` over `<root>/sessions` (recursive, filtered to the two protocol files and the
 session directories themselves) tells us which files changed; each change means "read from my
 offset", never "one new line". A slow safety re-scan catches anything the watcher missed
@@ -10,13 +13,12 @@ parsing run in a worker thread so a large first load never blocks the consumer's
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.protocol.codec import BadLine, LineKind
-from supervisor.protocol.models import Event
+from supervisor.protocol.codec import LineKind
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE
+from supervisor.store.base import Consumer, SessionBatch
+from supervisor.store.local import local_batch
 from supervisor.store.paths import (
     SESSION_ID_RE,
     ensure_private_dir,
@@ -28,24 +30,6 @@ from supervisor.store.tailer import Tailer
 _FILES: dict[str, LineKind] = {EVENTS_FILE: "events", CONTROL_FILE: "control"}
 DEFAULT_POLL_BUDGET = 8 * 1024 * 1024
 """Bytes read per file per delivery: a huge first load arrives in several batches."""
-
-
-@dataclass(slots=True)
-class SessionBatch:
-    """New lines of one file of one session, as delivered to the consumer."""
-
-    session_id: str
-    kind: LineKind
-    events: list[Event] = field(default_factory=list)
-    offsets: list[int] = field(default_factory=list)
-    bad_lines: list[BadLine] = field(default_factory=list)
-    reset: bool = False
-    """The file was truncated or replaced: drop what was built from it before."""
-    gone: bool = False
-    """The session's directory vanished."""
-
-
-Consumer = Callable[[list[SessionBatch]], Awaitable[None]]
 
 
 class Follower:
@@ -106,12 +90,7 @@ class Follower:
             if polled.more:
                 self._behind.add(session_id)
             if polled:
-                out.append(
-                    SessionBatch(
-                        session_id, kind, polled.events, polled.offsets, polled.bad_lines,
-                        polled.reset,
-                    )
-                )
+                out.append(local_batch(session_id, kind, polled))
         return out
 
     async def run(self, consumer: Consumer, stop_event: asyncio.Event | None = None) -> None:

@@ -7,6 +7,7 @@ files 0600 because event logs hold whatever the agent saw, secrets included.
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE
@@ -56,16 +57,31 @@ def session_dir(root: Path, session_id: str) -> Path:
     return sessions_dir(root) / validate_session_id(session_id)
 
 
-def events_path(root: Path, session_id: str) -> Path:
-    return session_dir(root, session_id) / EVENTS_FILE
+@dataclass(frozen=True, slots=True)
+class SessionFiles:
+    """Where one session's files are on this machine (see docs/protocol.md, "Layout")."""
+
+    root: Path
+    """The store root the session is under."""
+    dir: Path
+
+    @property
+    def events(self) -> Path:
+        return self.dir / EVENTS_FILE
+
+    @property
+    def control(self) -> Path:
+        return self.dir / CONTROL_FILE
+
+    @property
+    def checkpoints(self) -> Path:
+        """The shadow git repository of the session's checkpoints."""
+        return self.dir / CHECKPOINTS_DIR
 
 
-def control_path(root: Path, session_id: str) -> Path:
-    return session_dir(root, session_id) / CONTROL_FILE
-
-
-def checkpoints_path(root: Path, session_id: str) -> Path:
-    return session_dir(root, session_id) / CHECKPOINTS_DIR
+def session_files(root: Path, session_id: str) -> SessionFiles:
+    """The files of one session (validated id; nothing is created or checked)."""
+    return SessionFiles(Path(root), session_dir(root, session_id))
 
 
 def ensure_private_dir(path: Path) -> Path:

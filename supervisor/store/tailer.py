@@ -41,15 +41,18 @@ class Tailer:
     """Incremental reader of one file of protocol lines."""
 
     def __init__(
-        self, path: Path, kind: LineKind = "events", *, max_line_bytes: int = MAX_LINE_BYTES
+        self, path: Path, kind: LineKind = "events", *, max_line_bytes: int = MAX_LINE_BYTES,
+        start: int = 0,
     ) -> None:
+        """`start`: the offset of the first line to read (a line boundary, such as an earlier
+        tailer's `offset`); a file shorter than that counts as truncated."""
         self.path = Path(path)
         self.kind: LineKind = kind
         self.max_line_bytes = max_line_bytes
-        self.offset = 0
+        self.offset = start
         """Offset up to which complete lines were consumed."""
         self._ino: int | None = None
-        self._read_pos = 0
+        self._read_pos = start
         self._pending = bytearray()
         self._pending_start = 0
         self._skipping: int | None = None

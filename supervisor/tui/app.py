@@ -1,9 +1,10 @@
 """The Textual application: follows the store, folds batches into the model, draws on a tick.
 
-The follower (one watchfiles watcher for the whole root) runs as an async worker and hands
-batches to `ingest`, which only folds them into the UI-free `DashboardModel`. Screens redraw from
-the model on a fixed tick (`TICK_S`), by diff, so a burst of thousands of events costs one redraw.
-Decisions go to the session's `control.jsonl`; their outcomes come back through the events.
+The store's follower (locally one watchfiles watcher for the whole root; in Redis one blocking
+read of the activity stream) runs as an async worker and hands batches to `ingest`, which only
+folds them into the UI-free `DashboardModel`. Screens redraw from the model on a fixed tick
+(`TICK_S`), by diff, so a burst of thousands of events costs one redraw. Decisions go to the
+session's control channel through the store; their outcomes come back through the events.
 """
 
 import asyncio
@@ -22,8 +23,9 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from supervisor.safetext import clean
+from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
-from supervisor.store.follower import Follower, SessionBatch
+from supervisor.store.open import as_store
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
 from supervisor.tui.screens.escalation import EscalationScreen
@@ -48,7 +50,7 @@ OPERATOR_COMMANDS = ("pause", "guidance", "rollback", "reset", "abort")
 
 
 class SupervisorApp(App[None]):
-    """The operator's dashboard over one store root."""
+    """The operator's dashboard over one store (a local root, or Redis)."""
 
     TITLE = "Agent Supervisor"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -60,7 +62,7 @@ class SupervisorApp(App[None]):
 
     def __init__(
         self,
-        root: Path,
+        store: Store | Path,
         *,
         theme: str | None = None,
         clock: Callable[[], float] = time.time,
@@ -68,18 +70,18 @@ class SupervisorApp(App[None]):
         live: bool = True,
         read_only: bool = False,
         theme_folders: Iterable[Path] | None = None,
-        follower: Follower | None = None,
+        follower: Follow | None = None,
         open_session: str | None = None,
         table_tick: float = TABLE_TICK_S,
     ) -> None:
         super().__init__()
-        self.root = Path(root)
+        self.store = as_store(store)
         self.clock = clock
         self.clock_format = clock_format
         self.live = live
         self.read_only = read_only
-        self.model = DashboardModel(self.root)
-        self.follower = follower or Follower(self.root, poll_budget=LOAD_CHUNK_BYTES)
+        self.model = DashboardModel(self.store)
+        self.follower = follower or self.store.follower(chunk_bytes=LOAD_CHUNK_BYTES)
         self.table_tick = table_tick
         """Seconds between updates of the sessions table's cells (tests use 0)."""
         self.initial_session = open_session
@@ -221,7 +223,7 @@ class SupervisorApp(App[None]):
 
         try:
             decision_id = send_decision(
-                self.root, session_id, action, escalation_id=escalation_id, text=text,
+                self.store, session_id, action, escalation_id=escalation_id, text=text,
                 checkpoint_id=checkpoint_id, operator=os.environ.get("SUPERVISOR_OPERATOR"),
             )
         except (ValueError, StoreError, OSError) as exc:
@@ -282,7 +284,7 @@ class SupervisorApp(App[None]):
         st = self.model.sessions.get(session_id)
         if st is None:
             return None
-        diff = checkpoint_diff(self.root, session_id, st.summary.cwd, checkpoint_id)
+        diff = checkpoint_diff(self.store, session_id, st.summary.cwd, checkpoint_id)
         return diff if diff is not None else st.checkpoint_files(checkpoint_id)
 
     # -- command palette ---------------------------------------------------------------------
@@ -330,19 +332,20 @@ class SupervisorApp(App[None]):
                     )
 
 
-def checkpoint_diff(root: Path, session_id: str, cwd: str | None, checkpoint_id: str
+def checkpoint_diff(store: Store, session_id: str, cwd: str | None, checkpoint_id: str
                     ) -> list[str] | None:
     """`+ added`, `~ modified`, `- deleted` files of the work tree since the checkpoint, via
-    the guard's shadow repository; None when the session has none or git fails."""
+    the guard's shadow repository; None when the session has none here (a remote session:
+    its checkpoint events say what changed) or git fails."""
     from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
-    from supervisor.protocol.names import CHECKPOINTS_DIR
-    from supervisor.store.paths import sessions_dir
 
-    git_dir = sessions_dir(root) / session_id / CHECKPOINTS_DIR
-    if not cwd or not (git_dir / "HEAD").exists() or not Path(cwd).is_dir():
+    files = store.local_files(session_id)
+    if files is None or not cwd or not (files.checkpoints / "HEAD").exists() \
+            or not Path(cwd).is_dir():
         return None
     try:
-        changes = CheckpointStore(git_dir, Path(cwd), exclude_paths=[root]).diff(checkpoint_id)
+        changes = CheckpointStore(files.checkpoints, Path(cwd),
+                                  exclude_paths=[files.root]).diff(checkpoint_id)
     except (CheckpointError, OSError, ValueError):
         return None
     return ([f"+ {p}" for p in changes.added] + [f"~ {p}" for p in changes.modified]

@@ -1,30 +1,29 @@
 """A compact, append-only index of one session's history, built for 100,000+ events.
 
 The dashboard keeps no parsed events and no text per event: each one is reduced to its `seq`,
-`ts`, a small type code and the byte offset of its line in `events.jsonl` (about 25 bytes an
-event). The one-line summary a row shows is made when the row is drawn, by reading that line
-back from the file, summarising it and cleaning it (agent text made terminal-safe); a small LRU
-cache keeps what was drawn recently. Folding an event therefore costs a few array appends, and
-the history view renders any window of rows in O(rows shown).
+`ts`, a small type code and its store cursor (about 25 bytes an event). The one-line summary a
+row shows is made when the row is drawn, by reading that event back through the store's
+`SessionLog` (a byte offset in `events.jsonl` locally, a stream id in Redis), summarising it and
+cleaning it (agent text made terminal-safe); a small LRU cache keeps what was drawn recently.
+Folding an event therefore costs a few array appends, and the history view renders any window of
+rows in O(rows shown).
 """
 
+import bisect
 import json
-import os
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from supervisor.protocol.models import Event
 from supervisor.safetext import clean
+from supervisor.store.base import Cursor, SessionLog
 
 SUMMARY_LIMIT = 240
 """Characters of the one-line summary shown per event (the full event stays on disk)."""
 CACHE_ROWS = 4096
-_READ = 64 * 1024
-_MAX_LINE = 1024 * 1024 + 1
 
 TYPE_NAMES: list[str] = []
 _TYPE_CODES: dict[str, int] = {}
@@ -102,14 +101,14 @@ class HistoryRow:
 class HistoryStore:
     """Append-only history of one session: parallel arrays, summaries read back on demand."""
 
-    __slots__ = ("_cache", "_codes", "_fixed", "_offsets", "_seqs", "_ts", "path")
+    __slots__ = ("_cache", "_codes", "_cursors", "_fixed", "_seqs", "_ts", "log")
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path
-        """The events file the offsets point into (None: rows carry their own text)."""
+    def __init__(self, log: SessionLog | None = None) -> None:
+        self.log = log
+        """Where the rows' events are read back from (None: rows carry their own text)."""
         self._seqs = array("q")
         self._ts = array("d")
-        self._offsets = array("q")
+        self._cursors = array("q")
         self._codes = bytearray()
         self._fixed: dict[int, str] = {}
         """Rows added with an explicit text (`append_row`)."""
@@ -118,11 +117,11 @@ class HistoryStore:
     def __len__(self) -> int:
         return len(self._seqs)
 
-    def append(self, event: Event, offset: int) -> None:
-        """Index `event`, whose line starts at byte `offset` of `self.path`."""
+    def append(self, event: Event, cursor: Cursor) -> None:
+        """Index `event`, found at `cursor` of `self.log`."""
         self._seqs.append(event.seq)
         self._ts.append(event.ts)
-        self._offsets.append(offset)
+        self._cursors.append(cursor)
         code = _TYPE_CODES.get(event.type)
         self._codes.append(code if code is not None else type_code(event.type[:32]))
 
@@ -131,7 +130,7 @@ class HistoryStore:
         self._fixed[len(self._seqs)] = clean(summary, keep_newlines=False, limit=SUMMARY_LIMIT)
         self._seqs.append(seq)
         self._ts.append(ts)
-        self._offsets.append(-1)
+        self._cursors.append(-1)
         self._codes.append(type_code(type_name[:32]))
 
     def type_of(self, index: int) -> str:
@@ -146,7 +145,7 @@ class HistoryStore:
             yield self.row(index)
 
     def text(self, index: int) -> str:
-        """The cleaned one-line summary of row `index` (read back from the file if needed)."""
+        """The cleaned one-line summary of row `index` (read back from the log if needed)."""
         fixed = self._fixed.get(index)
         if fixed is not None:
             return fixed
@@ -157,37 +156,32 @@ class HistoryStore:
         text = self._load([index])[index]
         return text
 
+    def event(self, index: int) -> dict[str, Any] | str:
+        """The whole event of row `index` as stored (a JSON dict, untrusted: clean before
+        showing), or why it cannot be read."""
+        if self.log is None or self._cursors[index] < 0:
+            return "no log behind this row"
+        return self.log.lines_at([self._cursors[index]])[0]
+
     def _load(self, indices: list[int]) -> dict[int, str]:
-        """Read, summarise and clean the lines of `indices` (one open of the file)."""
+        """Read back, summarise and clean the events of `indices` (one request to the log)."""
+        if self.log is None:
+            lines: list[dict[str, Any] | str] = ["no log behind this row"] * len(indices)
+        else:
+            lines = self.log.lines_at([self._cursors[i] for i in indices])
         out: dict[int, str] = {}
-        fd = None
-        try:
-            if self.path is not None:
-                fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            fd = None
-        try:
-            for index in indices:
-                out[index] = self._summary_at(fd, self._offsets[index])
-                self._cache[index] = out[index]
-        finally:
-            if fd is not None:
-                os.close(fd)
+        for index, line in zip(indices, lines, strict=True):
+            if isinstance(line, str):
+                text = f"(line no longer readable: {line})"
+            else:
+                try:
+                    text = clean(summarize(line), keep_newlines=False, limit=SUMMARY_LIMIT)
+                except RecursionError:
+                    text = "(line no longer readable: nested too deeply)"
+            out[index] = self._cache[index] = text
         while len(self._cache) > CACHE_ROWS:
             self._cache.popitem(last=False)
         return out
-
-    @staticmethod
-    def _summary_at(fd: int | None, offset: int) -> str:
-        if fd is None or offset < 0:
-            return "(line no longer readable: the file is gone)"
-        try:
-            data = _read_line(fd, offset)
-            value = json.loads(data)
-            summary = summarize(value) if isinstance(value, dict) else _compact(value)
-        except (OSError, ValueError, RecursionError):
-            return "(line no longer readable: the file changed)"
-        return clean(summary, keep_newlines=False, limit=SUMMARY_LIMIT)
 
     def prefetch(self, indices: Iterable[int]) -> None:
         """Load the summaries of these rows in one go (before drawing them)."""
@@ -211,9 +205,9 @@ class HistoryStore:
     def matches(self, needle: str, start: int = 0, stop: int | None = None) -> list[int]:
         """Indices in `start..stop` whose type or summary contains `needle` (any case).
 
-        Candidates are found in the raw bytes of the file (one sequential read), then
-        confirmed on their summaries, so a filter over 100,000 rows does not summarise them
-        all."""
+        Candidates are found by the log in the stored events (locally one sequential read of
+        the file), then confirmed on their summaries, so a filter over 100,000 rows does not
+        summarise them all."""
         stop = len(self._seqs) if stop is None else min(stop, len(self._seqs))
         needle = needle.lower()
         if not needle:
@@ -228,28 +222,14 @@ class HistoryStore:
         return out
 
     def _raw_candidates(self, needle: str, start: int, stop: int) -> list[int]:
-        if self.path is None or start >= stop:
+        """Rows in `start..stop` whose stored event contains `needle` (found by the log)."""
+        if self.log is None or start >= stop:
             return []
-        import bisect
-
-        first = self._offsets[start]
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(max(first, 0))
-                data = f.read().lower()
-        except OSError:
-            return []
-        raw = needle.encode("utf-8")
         hits: list[int] = []
-        pos = data.find(raw)
-        while pos >= 0:
-            i = bisect.bisect_right(self._offsets, first + pos, start, stop) - 1
+        for cursor in self.log.find(needle, max(self._cursors[start], 0)):
+            i = bisect.bisect_right(self._cursors, cursor, start, stop) - 1
             if i >= start and (not hits or hits[-1] != i):
                 hits.append(i)
-            end = data.find(b"\n", pos)
-            if end < 0:
-                break
-            pos = data.find(raw, end)
         return hits
 
     def search(self, needle: str, start: int = 0, *, backwards: bool = False) -> int | None:
@@ -260,8 +240,6 @@ class HistoryStore:
         found = self.matches(needle)
         if not found:
             return None
-        import bisect
-
         if backwards:
             pos = bisect.bisect_right(found, start) - 1
             return found[pos] if pos >= 0 else found[-1]
@@ -275,24 +253,9 @@ class HistoryStore:
         return (
             self._seqs.buffer_info()[1] * self._seqs.itemsize
             + self._ts.buffer_info()[1] * self._ts.itemsize
-            + self._offsets.buffer_info()[1] * self._offsets.itemsize
+            + self._cursors.buffer_info()[1] * self._cursors.itemsize
             + len(self._codes)
             + sum(sys.getsizeof(t) for t in self._cache.values())
             + sum(sys.getsizeof(t) for t in self._fixed.values())
         )
 
-
-def _read_line(fd: int, offset: int) -> bytes:
-    """The line starting at `offset` (without its newline)."""
-    data = b""
-    pos = offset
-    while len(data) < _MAX_LINE:
-        chunk = os.pread(fd, _READ, pos)
-        if not chunk:
-            break
-        nl = chunk.find(b"\n")
-        if nl >= 0:
-            return data + chunk[:nl]
-        data += chunk
-        pos += len(chunk)
-    return data

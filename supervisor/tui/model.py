@@ -1,6 +1,6 @@
 """The dashboard's state, folded from the store's batches; no Textual here.
 
-`DashboardModel.apply(batches)` folds what the `Follower` delivers into one `SessionState` per
+`DashboardModel.apply(batches)` folds what the store's follower delivers into one `SessionState` per
 session: the `SessionSummary` row, a compact history, detections, limit gauges, checkpoints, bad
 lines, the control decisions and their outcomes, and per-minute tool-call and error counts. It
 returns what changed, so the widgets refresh by diff at their own tick instead of per event.
@@ -14,10 +14,9 @@ from typing import Any
 
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
-from supervisor.protocol.names import EVENTS_FILE
 from supervisor.safetext import clean
-from supervisor.store.follower import SessionBatch
-from supervisor.store.paths import sessions_dir
+from supervisor.store.base import Cursor, SessionBatch, Store
+from supervisor.store.open import as_store
 from supervisor.store.summary import SessionSummary
 from supervisor.tui.history import HistoryStore
 
@@ -130,21 +129,21 @@ class SessionState:
     def reset_events(self) -> None:
         """The events file was truncated or replaced: forget what came from it."""
         keep_outcomes = self.outcomes
-        fresh = SessionState(self.session_id, history=HistoryStore(self.history.path))
+        fresh = SessionState(self.session_id, history=HistoryStore(self.history.log))
         for name in SessionState.__slots__:
             if name not in ("session_id", "outcomes", "version"):
                 setattr(self, name, getattr(fresh, name))
         self.outcomes = keep_outcomes
         self.version += 1
 
-    def apply_events(self, events: Iterable[Event], offsets: Iterable[int],
+    def apply_events(self, events: Iterable[Event], cursors: Iterable[Cursor],
                      bad: Iterable[BadLine], file: str) -> None:
         summary_apply, history_append, handlers = (
             self.summary.apply, self.history.append, _HANDLERS.get
         )
-        for event, offset in zip(events, offsets, strict=False):
+        for event, cursor in zip(events, cursors, strict=False):
             summary_apply(event)
-            history_append(event, offset)
+            history_append(event, cursor)
             handler = handlers(event.type)
             if handler is not None:
                 handler(self, event)
@@ -335,11 +334,12 @@ class Changes:
 
 
 class DashboardModel:
-    """Every session under one root, folded from the follower's batches."""
+    """Every session of one store, folded from its follower's batches."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self.root = root
-        """Store root: history rows are read back from its files (None: rows kept in memory)."""
+    def __init__(self, store: Store | Path | None = None) -> None:
+        self.store = as_store(store) if store is not None else None
+        """History rows are read back through it (None: rows kept in memory); a path is a
+        local root."""
         self.sessions: dict[str, SessionState] = {}
 
     def apply(self, batches: Iterable[SessionBatch]) -> Changes:
@@ -356,8 +356,8 @@ class DashboardModel:
                 continue
             if state is None or state.gone:
                 if state is None:
-                    path = (sessions_dir(self.root) / sid / EVENTS_FILE) if self.root else None
-                    state = self.sessions[sid] = SessionState(sid, history=HistoryStore(path))
+                    log = self.store.log(sid) if self.store is not None else None
+                    state = self.sessions[sid] = SessionState(sid, history=HistoryStore(log))
                     changes.appeared.append(sid)
                 state.gone = False
             before = set(state.summary.pending)
@@ -365,7 +365,7 @@ class DashboardModel:
                 if batch.reset:
                     state.reset_events()
                     before = set()
-                state.apply_events(batch.events, batch.offsets, batch.bad_lines,
+                state.apply_events(batch.events, batch.cursors, batch.bad_lines,
                                    "events.jsonl")
             else:
                 if batch.reset:

@@ -5,7 +5,6 @@ again only the rows whose cells changed.
 """
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -83,7 +82,8 @@ class SessionsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(SessionTable)
         ro = "  (read-only recordings)" if self.sv.read_only else ""
-        self.query_one("#root-line", Label).update(safe(f"root: {_shown(self.sv.root)}{ro}"))
+        store = self.sv.store
+        self.query_one("#root-line", Label).update(safe(f"{store.noun}: {store.describe()}{ro}"))
         self.refresh_view()
         table.focus()
         self.ready = True
@@ -216,12 +216,3 @@ class SessionsScreen(Screen[None]):
                 message.input.remove_class("-shown")
             self.query_one(SessionTable).focus()
 
-
-def _shown(path: Path) -> str:
-    """The root as the operator would type it: relative to the working directory, or `~/...`."""
-    path, cwd = Path(path).absolute(), Path.cwd()
-    if cwd != Path(cwd.anchor) and path.is_relative_to(cwd):
-        return str(path.relative_to(cwd))
-    if path.is_relative_to(Path.home()):
-        return "~/" + str(path.relative_to(Path.home()))
-    return str(path)
