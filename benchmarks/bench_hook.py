@@ -3,7 +3,7 @@
 Each figure is measured against its baseline in the same run (medians of interleaved runs):
 
 - warm server: a PreToolUse on an existing session through the installed client
-  (`supervisor-hook`, here `supervisor.hookclient.main`) answered by the resident hook server,
+  (`supervisor-hook`, here `supervisor.hooks.client.main`) answered by the resident hook server,
   against `python -c 'import json,sys; json.load(sys.stdin)'` reading the same payload
   (target: at most 1.5x);
 - cold first call: the call that finds no server, starts one and handles itself in-process
@@ -49,7 +49,7 @@ limit = 10000000
 """
 BASELINE = [sys.executable, "-c", "import json,sys; json.load(sys.stdin)"]
 HOOK = [sys.executable, "-c",
-        "import sys; from supervisor.hookclient import main; sys.exit(main())",
+        "import sys; from supervisor.hooks.client import main; sys.exit(main())",
         "claude-code", "--timeout", "60"]
 """What the installed `supervisor-hook` console script runs."""
 

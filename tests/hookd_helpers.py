@@ -1,4 +1,4 @@
-"""Find and stop the resident hook servers a test started (`claude_code.server`)."""
+"""Find and stop the resident hook servers a test started (`supervisor.hooks.server`)."""
 
 import os
 import signal

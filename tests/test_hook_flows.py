@@ -65,7 +65,7 @@ def test_a_replayed_failing_edit_loop_is_denied_at_the_third_attempt(tmp_path: P
     assert deny["permissionDecision"] == "deny"
     verdict = _verdicts(root)["toolu_2"]
     assert verdict["action"] == "block" and verdict["reason"] == "exact_repeat"
-    assert deny["permissionDecisionReason"] == verdict["message"]
+    assert deny["permissionDecisionReason"] == f"Agent Supervisor: {verdict['message']}"
     assert "Edit" in verdict["message"] and "/w/parser.py" in verdict["message"]
     assert [v["action"] for v in _verdicts(root).values()] == ["allow", "allow", "block"]
 
@@ -262,7 +262,7 @@ def test_a_wrong_command_line_is_a_non_blocking_error(
     done = subprocess.run([sys.executable, "-m", "supervisor", "hook", *argv], input=b"{}",
                           capture_output=True, env=cli_env(SUPERVISOR_HOME=str(tmp_path)))
     assert done.returncode == status  # never 2: that would block the agent's call
-    assert b"usage: supervisor hook claude-code" in done.stderr
+    assert b"usage: supervisor hook {claude-code}" in done.stderr
 
 
 def test_no_checkpoints_of_a_home_directory(tmp_path: Path) -> None:

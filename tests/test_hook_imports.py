@@ -1,5 +1,5 @@
 """The hook's import path stays light: a fresh process running one PreToolUse/PostToolUse round
-through `supervisor.cli.hook_cmd` never loads pydantic, textual, rich or watchfiles."""
+through `supervisor.hooks.local` never loads pydantic, textual, rich or watchfiles."""
 
 import json
 import subprocess
@@ -10,7 +10,7 @@ from tests.conftest import cli_env
 
 ROUND = r"""
 import io, json, sys
-from supervisor.cli.hook_cmd import run_hook
+from supervisor.hooks.local import run_hook
 
 def once(payload):
     sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode()))

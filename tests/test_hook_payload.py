@@ -8,19 +8,14 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supervisor.guard.claude_code.payload import (
-    HOOK_EVENT,
-    PayloadError,
-    map_payload,
-    output_text,
-    read_payload,
-)
-from supervisor.guard.claude_code.respond import (
+from supervisor.hooks.claude_code.payload import map_payload, output_text
+from supervisor.hooks.claude_code.respond import (
     OUTPUT_LIMIT_CHARS,
+    context_output,
     pre_tool_output,
     render,
-    stop_output,
 )
+from supervisor.hooks.step import HOOK_EVENT, PayloadError, read_payload
 from supervisor.protocol.codec import BadLine, parse_line
 from supervisor.protocol.lines import encode_line
 
@@ -217,18 +212,26 @@ def test_mapping_never_raises_and_always_gives_valid_events(fields: dict) -> Non
 def test_pre_tool_outputs_per_verdict() -> None:
     assert pre_tool_output("allow", None) is None
     assert pre_tool_output("nudge", "Read it first") == {
-        "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "Read it first"}
+        "hookSpecificOutput": {"hookEventName": "PreToolUse",
+                               "additionalContext": "Agent Supervisor: Read it first"}
     }
     deny = pre_tool_output("block", "Same failing edit 3 times")
     assert deny["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert deny["hookSpecificOutput"]["permissionDecisionReason"] == "Same failing edit 3 times"
+    # the model reads "PreToolUse:Bash hook error: <reason>": the reason says who refused
+    assert (deny["hookSpecificOutput"]["permissionDecisionReason"]
+            == "Agent Supervisor: Same failing edit 3 times")
     assert "continue" not in deny
+    bare = pre_tool_output("skip", None)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert bare.startswith("Agent Supervisor: ") and "continue with the next step" in bare
     skip = pre_tool_output("skip", "SKIP: already read", cached_output="file body")
     assert skip["hookSpecificOutput"]["permissionDecisionReason"].endswith("file body")
     stop = pre_tool_output("stop", "Hard limit: 100 iterations")
     assert stop["continue"] is False and "100 iterations" in stop["stopReason"]
-    assert stop_output(None) is None
-    assert stop_output("try the other module")["decision"] == "block"
+    # Stop: guidance as added context, not as an error quoting the hook's command line
+    assert context_output("Stop", None) is None
+    assert context_output("Stop", "try the other module") == {
+        "hookSpecificOutput": {"hookEventName": "Stop",
+                               "additionalContext": "try the other module"}}
 
 
 def test_render_fits_claude_codes_output_limit() -> None:
@@ -238,4 +241,5 @@ def test_render_fits_claude_codes_output_limit() -> None:
     assert len(text) <= OUTPUT_LIMIT_CHARS
     data = json.loads(text)
     assert data["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert data["hookSpecificOutput"]["permissionDecisionReason"].startswith("why why")
+    assert data["hookSpecificOutput"]["permissionDecisionReason"].startswith(
+        "Agent Supervisor: why why")

@@ -16,7 +16,7 @@ from tests.conftest import cli_env, run_cli
 from tests.hook_helpers import events, payload
 from tests.hookd_helpers import server_pids, settled
 
-CLIENT = [sys.executable, "-c", "import sys; from supervisor.hookclient import main; "
+CLIENT = [sys.executable, "-c", "import sys; from supervisor.hooks.client import main; "
           "st = main(); print(json.dumps(sorted(sys.modules)), file=sys.stderr); sys.exit(st)",
           "claude-code", "--timeout", "60"]
 CLIENT[2] = "import json; " + CLIENT[2]
@@ -82,7 +82,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 def test_the_client_and_the_cli_hook_path_import_nothing_heavy() -> None:
-    code = ("import json, sys, supervisor.hookclient, supervisor.cli; "
+    code = ("import json, sys, supervisor.hooks.client, supervisor.cli; "
             "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=cli_env(), timeout=60)
@@ -97,7 +97,7 @@ def test_the_first_call_starts_a_server_and_later_calls_are_served(
     root = tmp_path / "store"
     out, modules = _call(_read(ws, 0), root)
     assert out == ""  # allowed, answered in-process while the server starts
-    assert "supervisor.guard.claude_code.hook" in modules
+    assert "supervisor.hooks.runtime" in modules
     pid = _wait_server(root)
     assert oct((root / "run").stat().st_mode & 0o777) == "0o700"
     for i in (1, 2):
@@ -132,7 +132,7 @@ def test_a_killed_server_is_replaced_and_nothing_is_lost(tmp_path: Path, ws: Pat
     os.kill(first, signal.SIGKILL)
     time.sleep(0.2)
     out, modules = _call(_read(ws, 2), root)  # refused: falls back in-process
-    assert out == "" and "supervisor.guard.claude_code.hook" in modules
+    assert out == "" and "supervisor.hooks.runtime" in modules
     second = _wait_server(root, other_than=first)
     assert second != first
     out, modules = _call(_read(ws, 3), root)
@@ -220,14 +220,14 @@ def test_daemon_off_never_starts_a_server(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     for i in range(3):
         out, modules = _call(_read(ws, i), root, SUPERVISOR_HOOK_DAEMON="0")
-        assert out == "" and "supervisor.guard.claude_code.hook" in modules
+        assert out == "" and "supervisor.hooks.runtime" in modules
     time.sleep(0.5)
     assert not (root / "run").exists()
     _check_session(root, [f"toolu_{i}" for i in range(3)])
 
 
 def test_a_bad_command_line_is_still_a_non_blocking_error(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "supervisor.hookclient", "claude-code",
+    done = subprocess.run([sys.executable, "-m", "supervisor.hooks.client", "claude-code",
                            "--timeout", "soon"], input=b"{}", capture_output=True,
                           env=_env(tmp_path / "store"), timeout=60)
     assert done.returncode == 1 and b"--timeout must be a number" in done.stderr
@@ -247,7 +247,7 @@ def test_sigterm_stops_the_server_and_the_next_call_starts_another(
         time.sleep(0.05)
     assert list((root / "run").glob("*.sock")) == [] and server_pids(root) == []
     out, modules = _call(_read(ws, 1), root)
-    assert out == "" and "supervisor.guard.claude_code.hook" in modules
+    assert out == "" and "supervisor.hooks.runtime" in modules
     assert _wait_server(root, other_than=first) != first
     _check_session(root, ["toolu_0", "toolu_1"])
 
@@ -258,7 +258,7 @@ def test_client_default_root_is_the_store_root(monkeypatch, tmp_path) -> None:
 
     import pytest as _pytest
 
-    from supervisor import hookclient
+    from supervisor.hooks import client as hookclient
     from supervisor.store.paths import resolve_root
 
     if not _sys.platform.startswith("linux"):
@@ -269,15 +269,16 @@ def test_client_default_root_is_the_store_root(monkeypatch, tmp_path) -> None:
             monkeypatch.delenv("XDG_STATE_HOME", raising=False)
         else:
             monkeypatch.setenv("XDG_STATE_HOME", xdg)
-        assert hookclient._parse(["claude-code"])[1] == str(resolve_root(None))
+        assert hookclient._parse(["claude-code"])[2] == str(resolve_root(None))
 
 
 def test_hook_command_line_errors_are_one_line() -> None:
     import pytest as _pytest
 
-    from supervisor.hookclient import parse_args
+    from supervisor.hooks.args import parse_args
 
-    assert parse_args(["claude-code", "--timeout=90", "--root", "/r"]) == (90.0, "/r")
+    assert parse_args(["claude-code", "--timeout=90", "--root", "/r"]) == (
+        "claude-code", 90.0, "/r")
     for bad, reason in ((["codex"], "unknown hook target"),
                         (["claude-code", "--x"], "unknown option"),
                         (["claude-code", "--timeout"], "needs a value"),

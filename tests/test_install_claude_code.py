@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.guard.claude_code.installer import HOOK_EVENTS, is_our_command
+from supervisor.hooks.claude_code import EVENTS as HOOK_EVENTS
+from supervisor.hooks.claude_code import TARGET
 from tests.conftest import run_cli
+
+is_our_command = TARGET.settings.is_ours
 
 EXISTING = """{
     "model": "opus",
@@ -55,7 +58,7 @@ def _backups(path: Path) -> list[Path]:
 def _client_command() -> list[str]:
     """The hook command the installer should write for this interpreter."""
     script = Path(sys.executable).with_name("supervisor-hook")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "supervisor.hookclient"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "supervisor.hooks.client"]
 
 
 def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
@@ -69,11 +72,12 @@ def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
         [entry] = ours[name]
         assert entry["type"] == "command"
         assert entry["matcher"] == ("*" if takes_matcher else None)
-        assert entry["timeout"] == (120 if name == "PreToolUse" else 60)
+        # the events that may hold a call for the operator get the long timeout
+        assert entry["timeout"] == (120 if name in ("PreToolUse", "PostToolBatch") else 60)
     command = shlex.split(ours["PreToolUse"][0]["command"])
     assert Path(command[0]).is_absolute()
     # the thin client of the resident hook server: the `supervisor-hook` script of an installed
-    # package, else this interpreter with `-m supervisor.hookclient` (a checkout)
+    # package, else this interpreter with `-m supervisor.hooks.client` (a checkout)
     assert command == [*_client_command(), "claude-code", "--timeout", "120"]
     assert _backups(path) == []  # nothing was there to back up
     assert "installed" in done.stdout and str(path) in done.stdout

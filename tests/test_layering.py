@@ -17,14 +17,15 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "supervisor"
 
-ALL = frozenset({"protocol", "engine", "store", "guard", "analysis", "importers", "tui", "cli",
-                 "demo"})
+ALL = frozenset({"protocol", "engine", "store", "guard", "hooks", "analysis", "importers", "tui",
+                 "cli", "demo"})
 LAYERS: dict[str, frozenset[str]] = {
     # layer: the layers of ours it may import (DESIGN.md, "Layers and who may import whom")
     "protocol": frozenset({"protocol"}),
     "engine": frozenset({"protocol", "engine"}),
     "store": frozenset({"protocol", "store"}),
     "guard": frozenset({"protocol", "engine", "store", "guard"}),
+    "hooks": frozenset({"protocol", "engine", "store", "guard", "hooks"}),
     "analysis": frozenset({"protocol", "engine", "analysis", "importers"}),
     "importers": frozenset({"protocol", "engine", "analysis", "importers"}),
     "tui": ALL,
@@ -40,6 +41,7 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
                          "socket", "time"}),  # no I/O and no clock of its own
     "store": frozenset({"textual", "rich", "rapidfuzz"}),
     "guard": frozenset({"textual"}),
+    "hooks": frozenset({"textual", "rich"}),
     "demo": frozenset({"textual"}),
     "analysis": frozenset({"textual"}),
     "importers": frozenset({"textual"}),
@@ -53,7 +55,7 @@ def layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "supervisor":
         raise ValueError(f"not ours: {module}")
-    if parts[1:2] in (["__main__"], ["hookclient"]):  # entry points: the hook's client too
+    if parts[1:2] in (["__main__"], ["hookclient"]):  # entry points (and the client's old name)
         return "cli"
     return parts[1] if parts[1] in LAYERS else "?"
 
@@ -159,7 +161,9 @@ RUNTIME_RULES = {
                "supervisor.cli"},
     "store": {"textual", "supervisor.engine", "supervisor.guard", "supervisor.tui",
               "supervisor.cli"},
-    "guard": {"textual", "supervisor.tui"},
+    "guard": {"textual", "supervisor.tui", "supervisor.hooks", "supervisor.cli"},
+    "hooks": {"textual", "rich", "pydantic", "supervisor.tui", "supervisor.cli",
+              "supervisor.analysis", "supervisor.importers"},
     "analysis": {"textual", "supervisor.store", "supervisor.tui", "supervisor.guard"},
     "importers": {"textual", "supervisor.store", "supervisor.tui", "supervisor.guard"},
 }
@@ -181,11 +185,29 @@ def test_light_write_path_has_no_pydantic() -> None:
                            "rich"}) == []
 
 
-def test_hook_entry_point_is_light() -> None:
-    if not (SRC / "cli" / "hook_cmd.py").exists():
-        pytest.skip("the hook command is not written yet")
-    loaded = loaded_modules(["supervisor.cli.hook_cmd"])
+def test_hook_entry_points_are_light() -> None:
+    """The in-process path loads no pydantic; the client loads nothing but the stdlib and the
+    registry's names (its start-up is paid on every tool call of every agent)."""
+    loaded = loaded_modules(["supervisor.hooks.local"])
     assert pulled(loaded, {"pydantic", "textual", "watchfiles"}) == []
+    client = loaded_modules(["supervisor.hooks.client"])
+    ours = sorted(m for m in client if m.startswith("supervisor"))
+    assert ours == ["supervisor", "supervisor.hooks", "supervisor.hooks.args",
+                    "supervisor.hooks.client", "supervisor.hooks.targets"]
+    assert pulled(client, {"xxhash", "rapidfuzz", "platformdirs", "typing", "dataclasses",
+                           "argparse", "socket", "pathlib"}) == []
+
+
+def test_hook_client_start_up_does_not_grow_with_the_targets(tmp_path: Path) -> None:
+    """A registry with many more targets loads no more modules in the client: it reads names."""
+    copy = tmp_path / "supervisor"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    registry = copy / "hooks" / "targets.py"
+    many = "".join(f'    "agent-{i}": "supervisor.hooks.agent_{i}",\n' for i in range(50))
+    registry.write_text(registry.read_text().replace("TARGETS = {\n", "TARGETS = {\n" + many))
+    before = loaded_modules(["supervisor.hooks.client"])
+    after = loaded_modules(["supervisor.hooks.client"], pythonpath=tmp_path)
+    assert after == before
 
 
 def test_cli_parser_does_not_load_the_tui() -> None:
@@ -210,6 +232,10 @@ def test_cli_parser_does_not_load_the_tui() -> None:
         ("supervisor.importers.swe", {"supervisor.engine", "supervisor.analysis"}, []),
         ("supervisor.guard.core", {"supervisor.tui.app"}, ["supervisor.tui.app"]),
         ("supervisor.guard.core", {"supervisor.engine", "supervisor.store.writer"}, []),
+        ("supervisor.guard.core", {"supervisor.hooks.runtime"}, ["supervisor.hooks.runtime"]),
+        ("supervisor.hooks.runtime", {"supervisor.guard.core", "supervisor.engine"}, []),
+        ("supervisor.hooks.server", {"supervisor.cli.common"}, ["supervisor.cli.common"]),
+        ("supervisor.hooks.server", {"textual"}, ["textual"]),
         ("supervisor.tui.app", {"supervisor.guard", "textual"}, []),
         ("supervisor.safetext", {"supervisor.store"}, ["supervisor.store"]),
     ],

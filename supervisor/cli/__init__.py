@@ -58,7 +58,7 @@ def main(argv: "Sequence[str] | None" = None) -> int:
     """Run the command line; return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["hook"]:  # fast path: neither argparse nor any other command loaded
-        from supervisor.hookclient import main as hook_main
+        from supervisor.hooks.client import main as hook_main
 
         return hook_main(args_list[1:])
     from supervisor.cli.common import CliError, report_error

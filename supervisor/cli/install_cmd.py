@@ -1,5 +1,5 @@
-"""`supervisor install claude-code` / `supervisor uninstall claude-code`: the hook entries in
-Claude Code's settings (see docs/claude-code.md)."""
+"""`supervisor install TARGET` / `supervisor uninstall TARGET`: the hook entries in an agent's
+settings, for every target of the hook platform (docs/hooks.md, docs/claude-code.md)."""
 
 import argparse
 import math
@@ -7,20 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.cli.common import CliError
-
-TARGETS = ("claude-code",)
+from supervisor.hooks.targets import names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", choices=TARGETS, help="the agent to (un)install the hooks of")
+    parser.add_argument("target", choices=names(), help="the agent to (un)install the hooks of")
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument(
         "--user", action="store_true",
-        help="the user's settings, ~/.claude/settings.json (the default; "
+        help="the user's settings (the default; for claude-code ~/.claude/settings.json, or "
         "$CLAUDE_CONFIG_DIR/settings.json when that is set)",
     )
     scope.add_argument(
-        "--project", metavar="DIR", help="a project's shared settings, DIR/.claude/settings.json"
+        "--project", metavar="DIR",
+        help="a project's shared settings (for claude-code DIR/.claude/settings.json)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print the change as a diff; write nothing"
@@ -32,30 +32,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout", type=int, metavar="SECONDS",
-        help="(install) the PreToolUse hook timeout (default: the policy's hold time plus "
-        "a margin)",
+        help="(install) the timeout of the hooks that may hold a call for the operator "
+        "(default: the policy's hold time plus a margin)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.guard.claude_code import installer
-    from supervisor.guard.claude_code.policy import PolicyError
+    from supervisor.hooks import settings_file as installer
+    from supervisor.hooks.policy import PolicyError
+    from supervisor.hooks.targets import load
 
-    path = (
-        installer.project_settings_path(Path(args.project))
-        if args.project
-        else installer.user_settings_path()
-    )
+    target = load(args.target)
+    spec = target.settings
+    path = spec.project_path(Path(args.project)) if args.project else spec.user_path()
     try:
         if args.command == "install":
             timeout = args.timeout if args.timeout is not None else _default_timeout(args)
             if timeout < 10:
                 raise CliError("--timeout must be at least 10 seconds")
             root = Path(args.root).expanduser().resolve() if args.root else None
-            command = installer.hook_command(timeout, root)
-            plan = installer.plan_install(path, command, timeout)
+            command = installer.hook_command(target.name, timeout, root)
+            plan = installer.plan_install(spec, path, command, timeout)
         else:
-            plan = installer.plan_uninstall(path)
+            plan = installer.plan_uninstall(spec, path)
         if args.dry_run:
             print(plan.diff() if plan.changed else f"no change to {path}", end="")
             if not plan.changed:
@@ -66,29 +65,31 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    _report(args.command, path, plan, backup)
+    _report(args.command, target, path, plan, backup)
     return 0
 
 
 def _default_timeout(args: argparse.Namespace) -> int:
     """The policy's hold time (what the hook lets an operator take) plus the margin."""
-    from supervisor.guard.claude_code import installer
-    from supervisor.guard.claude_code.policy import hold_seconds, load_policy
+    from supervisor.hooks import settings_file as installer
+    from supervisor.hooks.policy import hold_seconds, load_policy
     from supervisor.store.paths import resolve_root
 
     policy, _source = load_policy(resolve_root(args.root))
     return math.ceil(hold_seconds(policy)) + installer.HOLD_MARGIN_S
 
 
-def _report(command: str, path: Path, plan: Any, backup: Path | None) -> None:
+def _report(command: str, target: Any, path: Path, plan: Any, backup: Path | None) -> None:
     if not plan.changed:
         done = "already installed in" if command == "install" else "no supervisor hooks in"
         print(f"{done} {path}; nothing changed")
         return
     if command == "install":
-        print(f"installed the Claude Code hooks into {path}")
+        print(f"installed the {target.label} hooks into {path}")
+        for note in target.settings.notes:
+            print(note)
     else:
-        print(f"removed the supervisor's Claude Code hooks from {path}")
+        print(f"removed the supervisor's {target.label} hooks from {path}")
     if plan.new_text is None:
         print(f"removed {path} (the installer had created it)")
     if backup is not None:

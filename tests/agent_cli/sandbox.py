@@ -4,7 +4,7 @@ The agent CLI runs with `env()`: this machine's environment without any agent or
 variable that could reach a real service or a real config (`ANTHROPIC_*`, `CLAUDE*`, `OPENAI_*`,
 `CODEX_*`, `GEMINI_*`, `GOOGLE_*`), HOME, TMPDIR and the XDG directories inside the sandbox, a git
 identity, `SUPERVISOR_HOME` = the store root, and `PYTHONPATH` = this checkout, so a hook command
-`<this venv's python> -m supervisor.hookclient` written by `supervisor install` runs the code
+`<this venv's python> -m supervisor.hooks.client` written by `supervisor install` runs the code
 under test (also in the resident hook server it starts).
 """
 

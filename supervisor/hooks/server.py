@@ -1,14 +1,16 @@
-"""The resident Claude Code hook server: `python -m supervisor.guard.claude_code.server`.
+"""The resident hook server of a store root: `python -m supervisor.hooks.server`.
 
-`supervisor.hookclient` starts it on the first hook call that finds none, detached, with its
-output in `<root>/run/hookd.log`. It listens on `<root>/run/hook-<hash>.sock` and runs each
-connection's hook step (`hook.handle`) in a thread of its own, because a held call may wait
-minutes for the operator while other calls go on. Sessions are protected by the guard's per-session
-`flock`, so this server and in-process hook calls can work side by side.
+`supervisor.hooks.client` starts it on the first hook call that finds none, detached, with its
+output in `<root>/run/hookd.log`. It listens on `<root>/run/hook-<hash>.sock`, serves every
+target (each call names its own), and runs each connection's hook step (`runtime.run_safely`)
+in a thread of its own, because a held call may wait minutes for the operator while other calls
+go on. Sessions are protected by the guard's per-session `flock`, so this server and in-process
+hook calls can work side by side.
 
-Protocol, one call per connection: the client sends one JSON header line (`argv`, `cwd`,
-`version`, `root`, `timeout`) and the raw payload, then half-closes; the server answers one JSON
-object `{"stdout": str, "status": int}` (or `{"error": "version"}` when the versions differ).
+Protocol, one call per connection: the client sends one JSON header line (`target`, `cwd`,
+`version`, `root`, `timeout`: the seconds left of the agent's hook timeout) and the raw payload,
+then half-closes; the server answers one JSON object `{"stdout": str, "status": int}` (or
+`{"error": "version"}` when the versions differ).
 
 Start-up holds an exclusive `flock` on `<socket>.lock` for the server's whole life, so of two
 racing starts one serves and the other exits; only the holder removes a stale socket file. The
@@ -31,6 +33,7 @@ import time
 from pathlib import Path
 
 from supervisor import __version__
+from supervisor.hooks.budget import Budget
 
 ENV_IDLE = "SUPERVISOR_HOOKD_IDLE_S"
 DEFAULT_IDLE_S = 600.0
@@ -154,29 +157,11 @@ class HookServer:
         header = json.loads(head)
         if header.get("version") != __version__:
             return {"error": "version"}
-        timeout = float(header["timeout"])
-        return {"stdout": _step(data, Path(header["root"]), timeout, started), "status": 0,
-                "served_by": os.getpid()}
+        budget = Budget(float(header["timeout"]), started)
+        from supervisor.hooks.runtime import run_safely
 
-
-def _step(data: bytes, root: Path, timeout: float, started: float) -> str:
-    """One hook step with the in-process hook's fail-safe (`supervisor.cli.hook_cmd`): the
-    complaint goes to the log, a `supervisor_error` event to the session, nothing to the agent."""
-    from supervisor.guard.claude_code.hook import handle, record_error, session_of
-    from supervisor.guard.claude_code.payload import PayloadError
-
-    try:
-        return handle(data, root, timeout, started)
-    except PayloadError as exc:
-        _log(f"ignored a payload it cannot use: {exc}")
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        _log(f"the supervisor failed ({message}); this call goes on unsupervised")
-        try:
-            record_error(root, *session_of(root, data), message)
-        except Exception as more:
-            _log(f"could not record that: {type(more).__name__}: {more}")
-    return ""
+        text = run_safely(str(header["target"]), data, Path(header["root"]), budget, _log)
+        return {"stdout": text, "status": 0, "served_by": os.getpid()}
 
 
 def _read_all(conn: socket.socket) -> bytes:
@@ -204,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     """`--root DIR --socket PATH`: serve hook calls for that root on that socket."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="supervisor.guard.claude_code.server")
+    parser = argparse.ArgumentParser(prog="supervisor.hooks.server")
     parser.add_argument("--root", required=True)
     parser.add_argument("--socket", required=True)
     args = parser.parse_args(argv)

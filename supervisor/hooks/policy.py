@@ -1,6 +1,6 @@
-"""Which policy a Claude Code hook session runs under, and how long a hold may last.
+"""Which policy a hook session runs under, and how long a hold may last.
 
-Lookup, first match wins (docs/claude-code.md): the file named by `$SUPERVISOR_POLICY`, else
+Lookup, first match wins (docs/hooks.md): the file named by `$SUPERVISOR_POLICY`, else
 `<root>/policy.toml`, else the engine's `default` profile. The file is read with `tomllib` and
 built with `Policy.from_dict` (no pydantic: the hook starts once per tool call). The engine
 policy is read only when a session is created (afterwards it travels in the session's saved
@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.guard.settings import GuardSettings
+from supervisor.hooks.budget import Budget
 
 ENV_POLICY = "SUPERVISOR_POLICY"
 POLICY_FILE = "policy.toml"
 DEFAULT_HOLD_S = 600.0
 """Hold time used when the policy waits forever (`escalation_deadline_s = 0`): a hook cannot."""
-ANSWER_MARGIN_S = 10.0
-"""A hold ends this long before the hook's timeout, so the hook always answers by itself."""
 
 
 class PolicyError(ValueError):
@@ -86,11 +85,11 @@ def hold_seconds(policy: Any) -> float:
     return guard_settings(policy).escalation_deadline_s or DEFAULT_HOLD_S
 
 
-def hook_settings(table: dict[str, Any], budget_s: float) -> GuardSettings:
+def hook_settings(table: dict[str, Any], budget: Budget) -> GuardSettings:
     """The guard settings for one hook invocation (from the policy's `[guard]` table): the
-    escalation deadline shortened to fit in this hook's time budget, so the fallback answers
-    before Claude Code gives up on the hook."""
+    escalation deadline shortened to fit in this call's time budget, so the fallback answers
+    before the agent gives up on the hook."""
     settings = GuardSettings.from_dict(table)
-    fits = max(budget_s - ANSWER_MARGIN_S, 1.0)
+    fits = budget.hold_s()
     deadline = min(settings.escalation_deadline_s or fits, fits)
     return dataclasses.replace(settings, escalation_deadline_s=float(deadline))

@@ -1,11 +1,16 @@
-"""Merge the supervisor's hook entries into a Claude Code `settings.json`, and take them out again.
+"""Merge the supervisor's hook entries into an agent's JSON settings file, and take them out again.
+
+Claude Code (`settings.json`), Codex (`hooks.json`) and Gemini CLI (`settings.json`) keep their
+command hooks in one shape: `{"hooks": {EVENT: [{"matcher": "*", "hooks": [{"type": "command",
+"command": ..., "timeout": N}]}]}}`. A target describes its file with `Settings` (where it is,
+which events, the timeout unit); this module does the rest for every target.
 
 The user's settings are precious: unknown keys, other hooks and their order are kept; a file that
 is not valid JSON is refused with a clear error and never overwritten; every write keeps a backup
 of the previous content beside the file. Our entries are recognised by their command
-(`... supervisor hook claude-code ...`, `supervisor-hook claude-code`,
-`-m supervisor.hookclient claude-code`), so the installer is idempotent and `uninstall` removes
-exactly what `install` added. Claude Code validates its settings, so no extra marker keys are
+(`... supervisor hook TARGET ...`, `supervisor-hook TARGET`, `-m supervisor.hooks.client TARGET`,
+and the older `-m supervisor.hookclient TARGET`), so the installer is idempotent and `uninstall`
+removes exactly what `install` added. Agents validate their settings, so no extra marker keys are
 written into the hook objects.
 """
 
@@ -18,34 +23,47 @@ import shlex
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HOOK_EVENTS: tuple[tuple[str, bool], ...] = (
-    # (event name, takes a tool-name matcher)
-    ("SessionStart", False),
-    ("UserPromptSubmit", False),
-    ("PreToolUse", True),
-    ("PostToolUse", True),
-    ("PostToolUseFailure", True),
-    ("Stop", False),
-    ("SubagentStop", False),
-    ("Notification", False),
-    ("SessionEnd", False),
-)
 HOLD_MARGIN_S = 30
-"""Added to the policy's hold time for the PreToolUse entry's `timeout`: the hook answers by
-itself well before Claude Code would give up on it (a timed-out PreToolUse hook lets the call
-through)."""
+"""Added to the policy's hold time for the `timeout` of the entries that may hold a call for the
+operator: the hook answers by itself well before the agent would give up on it (a timed-out
+PreToolUse hook lets the call through)."""
 OTHER_TIMEOUT_S = 60
 """`timeout` of the entries for every other event; those hooks never wait for an operator."""
 BACKUP_INFIX = ".bak-"
 
-_OURS = re.compile(
-    r"(?:^|[\s/\\'\"])(?:supervisor(?:\.exe)?['\"]?\s+hook|supervisor-hook(?:\.exe)?['\"]?"
-    r"|-m\s+supervisor\.hookclient)\s+claude-code(?:\s|$)"
-)
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Where one agent keeps its hooks, and which entries the supervisor puts there."""
+
+    target: str
+    """The target's command-line name, written into (and recognised in) the hook command."""
+    user_path: Callable[[], Path]
+    project_path: Callable[[Path], Path]
+    events: tuple[tuple[str, bool], ...]
+    """(event name, takes a tool-name matcher), in the order they are written."""
+    held: frozenset[str] = frozenset({"PreToolUse"})
+    """Events whose hook may hold a call for the operator: their entry gets the long timeout."""
+    timeout_unit_s: float = 1.0
+    """Seconds per unit of the file's `timeout` (Gemini CLI counts milliseconds: 0.001)."""
+    notes: tuple[str, ...] = field(default=())
+    """Told to the user after an install (what the agent needs besides the file)."""
+
+    def is_ours(self, command: object) -> bool:
+        """True for a hook command that runs our hook for this target."""
+        return isinstance(command, str) and bool(_ours(self.target).search(command))
+
+
+def _ours(target: str) -> "re.Pattern[str]":
+    return re.compile(
+        r"(?:^|[\s/\\'\"])(?:supervisor(?:\.exe)?['\"]?\s+hook|supervisor-hook(?:\.exe)?['\"]?"
+        r"|-m\s+supervisor\.(?:hookclient|hooks\.client))\s+" + re.escape(target) + r"(?:\s|$)"
+    )
 
 
 class InstallError(Exception):
@@ -74,48 +92,28 @@ class Plan:
         )
 
 
-def user_settings_path() -> Path:
-    """`$CLAUDE_CONFIG_DIR/settings.json` if that is set, else `~/.claude/settings.json`."""
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(base).expanduser() if base else Path.home() / ".claude") / "settings.json"
-
-
-def project_settings_path(project: Path) -> Path:
-    """The shared project settings, `DIR/.claude/settings.json`."""
-    return Path(project).expanduser().resolve() / ".claude" / "settings.json"
-
-
-def hook_command(timeout_s: int, root: Path | None = None) -> str:
-    """The shell command Claude Code runs: an absolute path, so it works without PATH.
+def hook_command(target: str, timeout_s: int, root: Path | None = None) -> str:
+    """The shell command the agent runs: an absolute path, so it works without PATH.
 
     The `supervisor-hook` script installed beside this interpreter when there is one, else this
-    interpreter with `-m supervisor.hookclient`: both are the thin client of the resident hook
-    server (docs/claude-code.md). `--timeout` tells the hook its budget, so a hold answers
-    with the fallback before Claude Code gives up on it.
+    interpreter with `-m supervisor.hooks.client`: both are the thin client of the resident hook
+    server (docs/hooks.md). `--timeout` tells the hook its budget, so a hold answers with the
+    fallback before the agent gives up on it.
     """
     script = Path(sys.executable).with_name("supervisor-hook")
     if script.is_file() and os.access(script, os.X_OK):
         base = [str(script)]
     else:
-        base = [sys.executable, "-m", "supervisor.hookclient"]
-    parts = [*base, "claude-code", "--timeout", str(int(timeout_s))]
+        base = [sys.executable, "-m", "supervisor.hooks.client"]
+    parts = [*base, target, "--timeout", str(int(timeout_s))]
     if root is not None:
         parts += ["--root", str(root)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def is_our_command(command: object) -> bool:
-    """True for a hook command that runs our hook: `supervisor hook claude-code`,
-    `supervisor-hook claude-code` or `python -m supervisor.hookclient claude-code`."""
-    return isinstance(command, str) and bool(_OURS.search(command))
-
-
-def _is_our_hook(hook: object) -> bool:
-    return isinstance(hook, dict) and is_our_command(hook.get("command"))
-
-
-def plan_install(path: Path, command: str, pre_tool_timeout_s: int) -> Plan:
-    """The settings with our entries merged in (updated in place when already there)."""
+def plan_install(spec: Settings, path: Path, command: str, hold_timeout_s: int) -> Plan:
+    """The settings with our entries merged in (updated in place when already there).
+    `hold_timeout_s` is the timeout of the entries that may hold a call (`spec.held`)."""
     old_text = _read_text(path)
     data = _parse(path, old_text)
     hooks = data.setdefault("hooks", {})
@@ -123,26 +121,27 @@ def plan_install(path: Path, command: str, pre_tool_timeout_s: int) -> Plan:
         raise InstallError(
             f"{path}: 'hooks' is not an object; fix it by hand (file left untouched)"
         )
-    wanted = {name: matcher for name, matcher in HOOK_EVENTS}
+    wanted = {name: matcher for name, matcher in spec.events}
     for name in list(hooks):
         if name not in wanted:
-            _remove_ours(hooks, name)
-    for name, takes_matcher in HOOK_EVENTS:
-        timeout = pre_tool_timeout_s if name == "PreToolUse" else OTHER_TIMEOUT_S
+            _remove_ours(spec, hooks, name)
+    for name, takes_matcher in spec.events:
+        seconds = hold_timeout_s if name in spec.held else OTHER_TIMEOUT_S
+        timeout = round(seconds / spec.timeout_unit_s)
         entry = {"type": "command", "command": command, "timeout": timeout}
         groups = hooks.setdefault(name, [])
         if not isinstance(groups, list):
             raise InstallError(
                 f"{path}: hooks.{name} is not a list; fix it by hand (file left untouched)"
             )
-        if not _update_ours(groups, entry):
+        if not _update_ours(spec, groups, entry):
             group: dict[str, Any] = {"matcher": "*"} if takes_matcher else {}
             group["hooks"] = [entry]
             groups.append(group)
     return Plan(path, old_text, _dump(data))
 
 
-def plan_uninstall(path: Path) -> Plan:
+def plan_uninstall(spec: Settings, path: Path) -> Plan:
     """The settings without our entries; the exact original bytes when a backup matches."""
     old_text = _read_text(path)
     if old_text is None:
@@ -152,7 +151,7 @@ def plan_uninstall(path: Path) -> Plan:
     removed = False
     if isinstance(hooks, dict):
         for name in list(hooks):
-            removed |= _remove_ours(hooks, name)
+            removed |= _remove_ours(spec, hooks, name)
         if removed and not hooks:
             del data["hooks"]
     if not removed:
@@ -211,7 +210,7 @@ def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _update_ours(groups: list[Any], entry: dict[str, Any]) -> bool:
+def _update_ours(spec: Settings, groups: list[Any], entry: dict[str, Any]) -> bool:
     """Refresh our entry where it already is; drop duplicates of it. False if none was there."""
     found = False
     for group in groups:
@@ -219,7 +218,7 @@ def _update_ours(groups: list[Any], entry: dict[str, Any]) -> bool:
         if not isinstance(inner, list):
             continue
         for index, hook in enumerate(list(inner)):
-            if not _is_our_hook(hook):
+            if not _is_our_hook(spec, hook):
                 continue
             if found:
                 inner.remove(hook)
@@ -230,7 +229,11 @@ def _update_ours(groups: list[Any], entry: dict[str, Any]) -> bool:
     return found
 
 
-def _remove_ours(hooks: dict[str, Any], name: str) -> bool:
+def _is_our_hook(spec: Settings, hook: object) -> bool:
+    return isinstance(hook, dict) and spec.is_ours(hook.get("command"))
+
+
+def _remove_ours(spec: Settings, hooks: dict[str, Any], name: str) -> bool:
     """Remove our entries from one event; drop groups and the event emptied by that."""
     groups = hooks.get(name)
     if not isinstance(groups, list):
@@ -240,7 +243,7 @@ def _remove_ours(hooks: dict[str, Any], name: str) -> bool:
     for group in groups:
         inner = group.get("hooks") if isinstance(group, dict) else None
         if isinstance(inner, list):
-            kept = [h for h in inner if not _is_our_hook(h)]
+            kept = [h for h in inner if not _is_our_hook(spec, h)]
             if len(kept) != len(inner):
                 removed = True
                 if not kept:

@@ -1,0 +1,56 @@
+"""The Claude Code target: payloads (`payload`), answers (`respond`), the transcript reader
+(`transcript`) and where its hook settings live (below). See docs/claude-code.md.
+
+Only what the platform needs is imported here: the hook path starts once per tool call.
+"""
+
+import os
+from pathlib import Path
+
+from supervisor.hooks.claude_code.payload import map_payload
+from supervisor.hooks.claude_code.respond import ClaudeCodeAnswers
+from supervisor.hooks.claude_code.transcript import assistant_texts
+from supervisor.hooks.settings_file import Settings
+from supervisor.hooks.target import Target
+
+EVENTS: tuple[tuple[str, bool], ...] = (
+    # (event name, takes a tool-name matcher)
+    ("SessionStart", False),
+    ("UserPromptSubmit", False),
+    ("PreToolUse", True),
+    ("PostToolUse", True),
+    ("PostToolUseFailure", True),
+    ("PostToolBatch", False),
+    ("Stop", False),
+    ("SubagentStop", False),
+    ("Notification", False),
+    ("SessionEnd", False),
+)
+
+
+def user_settings_path() -> Path:
+    """`$CLAUDE_CONFIG_DIR/settings.json` if that is set, else `~/.claude/settings.json`."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".claude") / "settings.json"
+
+
+def project_settings_path(project: Path) -> Path:
+    """The shared project settings, `DIR/.claude/settings.json`."""
+    return Path(project).expanduser().resolve() / ".claude" / "settings.json"
+
+
+TARGET = Target(
+    name="claude-code",
+    label="Claude Code",
+    read=map_payload,
+    answers=ClaudeCodeAnswers(),
+    settings=Settings(
+        target="claude-code",
+        user_path=user_settings_path,
+        project_path=project_settings_path,
+        events=EVENTS,
+        # PostToolBatch holds a call Claude Code refused itself when it escalates
+        held=frozenset({"PreToolUse", "PostToolBatch"}),
+    ),
+    transcript=assistant_texts,
+)

@@ -1,0 +1,283 @@
+"""Map one Claude Code hook payload to a `Step`: pure functions (stdlib, xxhash).
+
+Decisions documented in docs/claude-code.md:
+- the session id is the sanitised `session_id`;
+- a payload from inside a subagent (`agent_id`) belongs to a child session
+  `<session>.sub-<agent_id>` whose `session_start` names its parent and agent type, so the
+  subagent's calls neither mix with nor hide the main agent's loops;
+- long texts (prompts, messages, argument values such as a whole file for Write) are cut, head
+  and tail kept, with the size and xxh3 hash of the whole; a tool's output is passed whole to
+  the guard, which records it cut with the size and hash of the whole;
+- a prompt that starts with `<task-notification>` is Claude Code telling the model that a
+  background task finished: a system message, not a person starting a new cycle;
+- PostToolBatch carries every call of a model turn, including those Claude Code refused before
+  PreToolUse (an Edit whose `old_string` is not in the file, a missing parameter, an unknown
+  tool): the runtime records the ones it has not seen.
+"""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from supervisor.hooks.step import (
+    BatchCall,
+    Call,
+    Result,
+    Step,
+    cut_args,
+    cut_text,
+    first_line,
+    number_or_none,
+    other_event,
+    session_ids,
+    stable_call_id,
+    text_or_none,
+    to_json,
+)
+
+AGENT = "claude-code"
+TASK_NOTIFICATION = "<task-notification>"
+_TOOL_ERROR = re.compile(r"^\s*<tool_use_error>(.*?)</tool_use_error>\s*$", re.DOTALL)
+
+_COMMON_KEYS = frozenset(
+    {"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name",
+     "agent_id", "agent_type"}
+)
+
+
+def map_payload(payload: dict[str, Any]) -> Step:
+    """The step a payload (as returned by `read_payload`) stands for. Never raises."""
+    event = payload.get("hook_event_name")
+    event = event if isinstance(event, str) and event else "unknown"
+    session_id, parent = session_ids(payload)
+    subagent = None
+    if parent:
+        subagent = {"agent_id": str(payload["agent_id"]),
+                    "agent_type": text_or_none(payload.get("agent_type")) or "subagent"}
+    step = Step(
+        kind="other",
+        hook_event=event,
+        session_id=session_id,
+        start=_session_start(payload, parent, subagent),
+        parent_session_id=parent,
+        subagent=subagent,
+        transcript=_transcript(payload, subagent),
+    )
+    _MAPPERS.get(event, _other)(payload, step)
+    return step
+
+
+def _transcript(payload: dict[str, Any], subagent: dict[str, str] | None) -> str | None:
+    """The transcript of the agent this payload comes from: the session's, or for a subagent
+    its own beside it (`<session>/subagents/agent-<agent_id>.jsonl`, as SubagentStop's
+    `agent_transcript_path` shows)."""
+    path = text_or_none(payload.get("agent_transcript_path") if subagent else None)
+    if path:
+        return path
+    main = text_or_none(payload.get("transcript_path"))
+    if not main or not subagent:
+        return main
+    base = Path(main)
+    return str(base.with_suffix("") / "subagents" / f"agent-{subagent['agent_id']}.jsonl")
+
+
+def output_text(response: Any) -> str:
+    """The text a tool response stands for, as the model saw it (best effort per tool)."""
+    if response is None:
+        return ""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, dict):
+        if "stdout" in response or "stderr" in response:
+            parts = [str(response.get("stdout") or ""), str(response.get("stderr") or "")]
+            return "\n".join(p for p in parts if p)
+        file = response.get("file")
+        if isinstance(file, dict) and isinstance(file.get("content"), str):
+            return file["content"]
+        content = response.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return _blocks_text(content)
+        response = {k: v for k, v in response.items() if not _NOISE_KEY.search(k)}
+    if isinstance(response, list):
+        return _blocks_text(response)
+    return json.dumps(response, ensure_ascii=False, sort_keys=True, default=str)
+
+
+_NOISE_KEY = re.compile(r"(?i)duration|^originalFile$")
+"""Keys left out of a structured response's text: timings differ on every run (an unchanged
+outcome would look new) and `originalFile` repeats a whole file Edit already had."""
+
+
+def _blocks_text(blocks: list[Any]) -> str:
+    texts = []
+    for block in blocks:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        else:
+            texts.append(json.dumps(block, ensure_ascii=False, sort_keys=True, default=str))
+    return "\n".join(texts)
+
+
+def _session_start(
+    payload: dict[str, Any], parent: str | None, subagent: dict[str, str] | None
+) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "type": "session_start",
+        "agent": f"{AGENT}:{subagent['agent_type']}" if subagent else AGENT,
+        "task": None,
+        "cwd": text_or_none(payload.get("cwd")),
+        "pid": None,
+        "policy": None,
+        "heartbeat_s": None,
+        "claude_session_id": payload["session_id"],
+        "transcript_path": text_or_none(payload.get("transcript_path")),
+        "permission_mode": text_or_none(payload.get("permission_mode")),
+    }
+    if subagent:
+        event["parent_session"] = parent
+        event["subagent"] = subagent
+    else:
+        source = text_or_none(payload.get("source"))
+        if source:
+            event["source"] = source
+    return event
+
+
+def _session_start_event(payload: dict[str, Any], step: Step) -> None:
+    """SessionStart: `session_start` for a new session (the handler decides); a resumed,
+    cleared or compacted session that already runs gets a system message saying so."""
+    source = text_or_none(payload.get("source")) or "startup"
+    step.kind = "start"
+    step.message = {"role": "system", "text": f"Claude Code session start ({source})"}
+
+
+def _user_prompt(payload: dict[str, Any], step: Step) -> None:
+    prompt = payload.get("prompt")
+    text = prompt if isinstance(prompt, str) else to_json(prompt)
+    role = "system" if text.lstrip().startswith(TASK_NOTIFICATION) else "user"
+    step.kind = "prompt"
+    step.message = {"role": role, "text": cut_text(text)}
+
+
+def _pre_tool(payload: dict[str, Any], step: Step) -> None:
+    step.kind = "call"
+    step.call = _call(payload)
+
+
+def _call(payload: dict[str, Any]) -> Call:
+    tool = text_or_none(payload.get("tool_name")) or "unknown"
+    args = _args(payload)
+    return {"call_id": _call_id(payload, tool, args), "tool": tool, "args": cut_args(args)}
+
+
+def _post_tool(payload: dict[str, Any], step: Step) -> None:
+    failed = payload.get("hook_event_name") == "PostToolUseFailure"
+    tool = text_or_none(payload.get("tool_name")) or "unknown"
+    response = payload.get("tool_response")
+    error = None
+    if failed:
+        error = payload.get("error")
+        error = error if isinstance(error, str) else (to_json(error) if error else None)
+        if payload.get("is_interrupt") is True:
+            error = f"interrupted by the user{': ' + error if error else ''}"
+        error = error or "the tool call failed"
+        output = output_text(response) if response is not None else error
+    else:
+        output = output_text(response)
+        if isinstance(response, dict) and (response.get("is_error") or response.get("interrupted")):
+            failed = True
+            error = "interrupted" if response.get("interrupted") else first_line(output)
+    step.kind = "result"
+    step.result = {
+        "call_id": _call_id(payload, tool, _args(payload)),
+        "tool": tool,
+        "output": output,
+        "ok": not failed,
+        "error": cut_text(error, 2048, 0) if error else None,
+        "duration_ms": number_or_none(payload.get("duration_ms")),
+    }
+
+
+def _batch(payload: dict[str, Any], step: Step) -> None:
+    """PostToolBatch: every call of the model's turn with its response (the runtime records
+    only those that never went through PreToolUse)."""
+    step.kind = "batch"
+    calls = payload.get("tool_calls")
+    for item in calls if isinstance(calls, list) else []:
+        if not isinstance(item, dict):
+            continue
+        call = _call(item)
+        step.batch.append(BatchCall(call=call, result=_batch_result(call, item)))
+
+
+def _batch_result(call: Call, item: dict[str, Any]) -> Result:
+    """A batched call's outcome: `<tool_use_error>...</tool_use_error>` is a call Claude Code
+    refused (its text without the tags is the error); anything else ran."""
+    response = item.get("tool_response")
+    output = output_text(response)
+    refused = _TOOL_ERROR.match(output)
+    error = None
+    if refused:
+        output = error = refused.group(1).strip() or "the tool call failed"
+    elif isinstance(response, dict) and response.get("is_error"):
+        error = first_line(output) or "the tool call failed"
+    return {"call_id": call["call_id"], "tool": call["tool"], "output": output,
+            "ok": error is None, "error": cut_text(error, 2048, 0) if error else None,
+            "duration_ms": None}
+
+
+def _stop(payload: dict[str, Any], step: Step) -> None:
+    step.kind = "stop"
+    text = payload.get("last_assistant_message")
+    if isinstance(text, str) and text:
+        step.message = {"role": "assistant", "text": cut_text(text)}
+    if step.hook_event == "SubagentStop" and step.subagent:
+        step.end = {"status": "completed", "reason": "subagent finished"}
+
+
+def _notification(payload: dict[str, Any], step: Step) -> None:
+    message = payload.get("message")
+    text = message if isinstance(message, str) else to_json(message)
+    kind = text_or_none(payload.get("notification_type"))
+    step.kind = "notification"
+    step.message = {"role": "system", "text": cut_text(f"[{kind}] {text}" if kind else text)}
+
+
+def _session_end(payload: dict[str, Any], step: Step) -> None:
+    reason = text_or_none(payload.get("reason")) or "other"
+    step.kind = "end"
+    step.end = {"status": "completed", "reason": f"Claude Code session ended ({reason})"}
+
+
+def _other(payload: dict[str, Any], step: Step) -> None:
+    """Anything else: recorded as it is (without the fields every payload carries)."""
+    other_event(payload, step, _COMMON_KEYS)
+
+
+_MAPPERS = {
+    "SessionStart": _session_start_event,
+    "UserPromptSubmit": _user_prompt,
+    "PreToolUse": _pre_tool,
+    "PostToolUse": _post_tool,
+    "PostToolUseFailure": _post_tool,
+    "PostToolBatch": _batch,
+    "Stop": _stop,
+    "SubagentStop": _stop,
+    "Notification": _notification,
+    "SessionEnd": _session_end,
+}
+
+
+def _args(payload: dict[str, Any]) -> dict[str, Any]:
+    args = payload.get("tool_input")
+    if isinstance(args, dict):
+        return args
+    return {} if args is None else {"input": args}
+
+
+def _call_id(payload: dict[str, Any], tool: str, args: dict[str, Any]) -> str:
+    """`tool_use_id`, or (older releases) a stable id from the tool and its arguments."""
+    return text_or_none(payload.get("tool_use_id")) or stable_call_id(tool, args)

@@ -1,0 +1,61 @@
+"""The assistant's text between tool calls, read from Claude Code's transcript.
+
+Claude Code gives hooks no assistant text except `last_assistant_message` at Stop, yet the
+engine's `consecutive_tool_calls` limit counts calls since the model last said something. The
+transcript (`transcript_path`, one JSON object per line) has that text: the runtime reads it
+incrementally, from the offset it remembered, at each tool call. Its format is internal and
+changes between releases, so this reader is tolerant: any line that is not a JSON object with an
+assistant message of text blocks is skipped, and only whole lines are consumed.
+"""
+
+import json
+import os
+from typing import Any
+
+READ_LIMIT_BYTES = 16 * 1024 * 1024
+"""At most this much of the transcript is read per call (the rest at the next call)."""
+
+
+def assistant_texts(path: str, offset: int) -> tuple[list[str], int]:
+    """(the assistant's texts in the whole lines after `offset`, the offset after them)."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < offset:  # rewritten from scratch: start over
+                offset = 0
+            handle.seek(offset)
+            data = handle.read(min(size - offset, READ_LIMIT_BYTES))
+    except OSError:
+        return [], offset
+    end = data.rfind(b"\n") + 1
+    texts = []
+    for line in data[:end].splitlines():
+        text = _assistant_text(line)
+        if text:
+            texts.append(text)
+    return texts, offset + end
+
+
+def _assistant_text(line: bytes) -> str | None:
+    if b'"assistant"' not in line:  # cheap: most lines are tool results and user turns
+        return None
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict):
+        return None
+    message: Any = entry.get("message")
+    if not isinstance(message, dict):
+        return None
+    if entry.get("type") != "assistant" and message.get("role") != "assistant":
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        return content.strip() or None
+    if not isinstance(content, list):
+        return None
+    parts = [block["text"] for block in content
+             if isinstance(block, dict) and block.get("type") == "text"
+             and isinstance(block.get("text"), str) and block["text"].strip()]
+    return "\n".join(parts).strip() or None

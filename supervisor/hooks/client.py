@@ -1,0 +1,165 @@
+"""`supervisor-hook TARGET [--timeout S] [--root DIR]`: the thin client every hook event runs.
+
+An agent CLI starts one process per hook event, and importing the guard costs far more than the
+step itself. So this client imports only `sys`, `os`, `time`, `_socket`, `json` and the target
+names (`supervisor.hooks.targets`, not the targets themselves) and hands the payload to the
+resident server of its root (`supervisor.hooks.server`) over a Unix socket in `<root>/run/`.
+With no server there, it starts one in the background and handles this call in-process through
+`supervisor.hooks.local.run_hook`, exactly as without a server. `SUPERVISOR_HOOK_DAEMON=0`
+always runs in-process. Like the hook, it never exits 2 (that would block the call): if the
+server dies after it got the payload, the client prints nothing and exits 0 (the call goes on).
+"""
+
+import _socket
+import json
+import os
+import sys
+import time
+
+from supervisor import __version__
+from supervisor.hooks.args import parse_args
+
+ENV_DAEMON = "SUPERVISOR_HOOK_DAEMON"
+REPLY_MARGIN_S = 5.0
+"""The socket waits this much longer than the hook's `--timeout` for the server's answer."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one hook call, through the resident server when possible; returns the exit status."""
+    started = time.monotonic()
+    args = list(sys.argv[1:] if argv is None else argv)
+    parsed = _parse(args)
+    if parsed is None or os.environ.get(ENV_DAEMON) == "0":
+        return _in_process(args, None, started)  # bad command lines get run_hook's message
+    target, timeout, root = parsed
+    data = sys.stdin.buffer.read()
+    path = socket_path(root)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout + REPLY_MARGIN_S)
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            return _in_process(args, data, started)
+        try:
+            # relative to the socket's directory: AF_UNIX paths are limited to ~100 bytes
+            os.chdir(os.path.dirname(path))
+            sock.connect(os.path.basename(path))
+        except OSError:
+            os.chdir(cwd)
+            _start_server(root, path)
+            return _in_process(args, data, started)
+        os.chdir(cwd)
+        try:
+            # the server's budget: what is left of the agent's timeout now
+            left = timeout - (time.monotonic() - started)
+            header = {"target": target, "cwd": cwd, "version": __version__, "root": root,
+                      "timeout": left}
+            sock.sendall(json.dumps(header).encode() + b"\n" + data)
+            sock.shutdown(_socket.SHUT_WR)
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+            reply = json.loads(b"".join(chunks))
+        except (OSError, ValueError):
+            return 0  # the server took the payload and died: let the call go on
+    finally:
+        sock.close()
+    if not isinstance(reply, dict) or reply.get("error") == "version":
+        return _in_process(args, data, started)
+    text = reply.get("stdout")
+    if isinstance(text, str) and text:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    status = reply.get("status")
+    return status if status in (0, 1) else 0
+
+
+def socket_path(root: str) -> str:
+    """`<root>/run/hook-<hash>.sock`: one server per policy setting, interpreter and version."""
+    return os.path.join(root, "run", f"hook-{server_key()}.sock")
+
+
+SHARED_ENV = ("HOME", "XDG_CONFIG_HOME", "PATH")
+"""Environment the hook step depends on besides `$SUPERVISOR_POLICY` (the home directory is
+never checkpointed; git, run for checkpoints, reads its configuration there and is found on
+PATH): a server serves only clients that agree on these."""
+
+
+def server_key() -> str:
+    """A short stable hash of what a server must share with its clients (FNV-1a, no hashlib):
+    the policy setting, the interpreter, the version and `SHARED_ENV`."""
+    shared = [os.environ.get(name, "") for name in SHARED_ENV]
+    text = "\0".join((_policy_env() or "", sys.executable, __version__, *shared))
+    value = 0xCBF29CE484222325
+    for byte in text.encode("utf-8", "surrogateescape"):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"[:12]
+
+
+def _policy_env() -> str | None:
+    """`$SUPERVISOR_POLICY` made absolute: the server resolves it from its own directory."""
+    value = os.environ.get("SUPERVISOR_POLICY")
+    return os.path.abspath(os.path.expanduser(value)) if value else None
+
+
+def _parse(args: list[str]) -> tuple[str, float, str] | None:
+    """(target, timeout, absolute root), or None when the call should run in-process (a
+    command line that is not plainly right gets `run_hook`'s own message there)."""
+    try:
+        target, timeout, root = parse_args(args)
+    except ValueError:
+        return None
+    root = root or os.environ.get("SUPERVISOR_HOME") or _default_root()
+    if not root:
+        return None
+    return target, timeout, os.path.abspath(os.path.expanduser(root))
+
+
+def _default_root() -> str | None:
+    """The store root `supervisor.store.paths.resolve_root` gives on Linux (platformdirs'
+    `user_state_dir("agent-supervisor")`), computed without importing it; None elsewhere (then
+    the call runs in-process, where `resolve_root` decides)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    base = os.environ.get("XDG_STATE_HOME", "").strip()
+    if not base:
+        base = os.path.expanduser("~/.local/state")
+    return os.path.join(base, "agent-supervisor")
+
+
+def _start_server(root: str, path: str) -> None:
+    """Start a detached server for `root`; its own lock makes racing starts end with one."""
+    try:
+        import subprocess
+
+        run = os.path.dirname(path)
+        os.makedirs(run, mode=0o700, exist_ok=True)
+        env = dict(os.environ)
+        policy = _policy_env()
+        if policy:
+            env["SUPERVISOR_POLICY"] = policy
+        fd = os.open(os.path.join(run, "hookd.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                     0o600)
+        try:
+            os.write(fd, f"client[{os.getpid()}] starting a server\n".encode())
+            subprocess.Popen(
+                [sys.executable, "-m", "supervisor.hooks.server",
+                 "--root", root, "--socket", path],
+                stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, cwd=run, env=env,
+                start_new_session=True, close_fds=True,
+            )
+        finally:
+            os.close(fd)
+    except Exception:  # no server this time: the call is still handled in-process
+        return
+
+
+def _in_process(args: list[str], data: bytes | None, started: float) -> int:
+    from supervisor.hooks.local import run_hook
+
+    return run_hook(args, data, started)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,442 @@
+"""What every hook target shares: one hook call from payload to answer.
+
+`run_safely` is the entry point of both the resident server and the in-process path: it never
+raises and never disturbs the agent because of the supervisor's own trouble (a bad payload, a
+corrupt state, a full disk): the complaint goes to the caller's `complain` (stderr or the
+server's log) and, when possible, to a `supervisor_error` event in the session, and the agent
+gets no answer, which lets its call go on.
+
+`handle` does the work: the target reads the payload into a `Step`; the runtime follows resumed
+sessions to their current run, opens the session's guard (recovering from a state it cannot
+load), applies the step, holds an escalated call for the operator within the call's `Budget`,
+and asks the target to phrase the answer. The cost stays flat as the session grows: the guard
+loads a bounded snapshot and nothing re-reads the event log. What each step does is in
+docs/hooks.md.
+"""
+
+import dataclasses
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from supervisor.guard.state import STATE_FILE
+from supervisor.hooks import memory as hook_memory
+from supervisor.hooks.budget import Budget
+from supervisor.hooks.policy import guard_table, hook_settings, load_policy
+from supervisor.hooks.step import PayloadError, Step, child_session_id, read_payload
+from supervisor.hooks.target import Target
+from supervisor.hooks.targets import load as load_target
+from supervisor.store.paths import (
+    ensure_session_dir,
+    resolve_root,
+    sanitize_session_id,
+    session_dir,
+    validate_session_id,
+)
+from supervisor.store.writer import LineWriter
+
+ERROR_EVENT = "supervisor_error"
+"""Event type (protocol extension) written when the supervisor itself failed in this session."""
+SUBAGENT_EVENT = "subagent_start"
+"""Event type (protocol extension) written in a parent session when a subagent's child session
+starts: `session` (the child's id), `agent_id`, `agent_type`."""
+RUN_POINTER = "hook.run"
+"""File in a session's directory naming its current run (after a resume)."""
+HEARTBEAT_S = 5.0
+"""While a call is held for the operator, a heartbeat is written this often."""
+STILL_WAITING = (
+    "This call is on hold: the supervisor asked the operator to review it and no answer has come "
+    "yet. It was not run. Do not retry it as it is; wait for guidance or choose another approach."
+)
+
+
+def run_safely(
+    target_name: str, data: bytes, root_arg: str | os.PathLike[str] | None, budget: Budget,
+    complain: Callable[[str], None],
+) -> str:
+    """One hook call with the fail-safe: the answer to print, or "" when the supervisor could
+    not decide (then `complain` got one line saying why, and the agent's call goes on)."""
+    root = None
+    target = None
+    try:
+        target = load_target(target_name)
+        root = resolve_root(root_arg)
+        return handle(target, data, root, budget)
+    except PayloadError as exc:
+        complain(f"ignored a payload it cannot use: {exc}")
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        complain(f"the supervisor failed ({message}); this call goes on unsupervised")
+        if root is not None and target is not None:
+            try:
+                record_error(root, *session_of(target, root, data), message)
+            except Exception as more:  # nothing more can be done without disturbing the agent
+                complain(f"could not record that: {type(more).__name__}: {more}")
+    return ""
+
+
+def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
+    """Apply one payload; return what to print on stdout (possibly nothing). Raises on the
+    supervisor's own failures (`run_safely` reports them and lets the agent work)."""
+    step = target.read(read_payload(data))
+    base = step.session_id
+    _follow_resumes(root, step)
+    guard, problems = _open_guard(root, step, budget)
+    if step.kind == "start" and guard.ended:
+        guard.close()
+        _start_new_run(root, step, base)
+        guard, more = _open_guard(root, step, budget)
+        problems += more
+    try:
+        new = not guard.started
+        if new:
+            guard.start(step.start["agent"], None, heartbeat_s=None, extra=_start_extra(step))
+            if step.parent_session_id:
+                _link_parent(root, step)
+        elif step.kind == "start" and step.message:
+            guard.message(step.message["role"], step.message["text"])
+        for problem in problems:
+            record_error(root, step.session_id, step.hook_event, problem)
+        call = _Call(target, guard, step, root, budget)
+        call.remember(new)
+        return _HANDLERS[step.kind](call)
+    finally:
+        guard.close()
+
+
+def session_of(target: Target, root: Path, data: bytes) -> tuple[str, str]:
+    """(the supervisor session, the hook event) a payload belongs to; raises like `handle`."""
+    step = target.read(read_payload(data))
+    _follow_resumes(root, step)
+    return step.session_id, step.hook_event
+
+
+def record_error(root: Path, session_id: str, hook_event: str | None, message: str) -> None:
+    """Write a `supervisor_error` event into the session, so the dashboard shows the problem.
+    Best effort: if even that fails (full disk), the caller's complaint is all there is."""
+    try:
+        directory = ensure_session_dir(root, session_id)
+        with LineWriter(directory / "events.jsonl") as writer:
+            writer.append({"type": ERROR_EVENT, "hook_event": hook_event, "message": message})
+    except Exception:  # the supervisor is already failing: never make it worse for the agent
+        return
+
+
+@dataclass(slots=True)
+class _Call:
+    """One hook call being handled: what every step handler gets."""
+
+    target: Target
+    guard: Any
+    step: Step
+    root: Path
+    budget: Budget
+
+    def remember(self, new_session: bool) -> None:
+        """Under the session's hook memory: mark a call as seen before it runs (PostToolBatch
+        records only calls that were not), and record the assistant's text written to the
+        agent's transcript since the last call (hooks are not given it, and
+        `consecutive_tool_calls` counts calls since the model last said something). A
+        transcript seen for the first time is read from its start only in a session that
+        starts now (not resumed): older text is not this run's."""
+        reader, path = self.target.transcript, self.step.transcript
+        reads = reader is not None and bool(path) and self.step.kind in _READS_TRANSCRIPT
+        if not reads and self.step.call is None:
+            return
+        with hook_memory.remembered(self.guard.dir) as memory:
+            if self.step.call is not None:
+                memory.see(self.step.call["call_id"])
+            if not reads or reader is None or path is None:
+                return
+            if memory.transcript != path:
+                resumed = self.step.start.get("source") == "resume" or "resumed_from" in (
+                    self.step.start)
+                memory.transcript = path
+                memory.offset = 0 if new_session and not resumed else _size(path)
+            texts, memory.offset = reader(path, memory.offset)
+            for text in texts:
+                self.assistant_said(text, memory)
+
+    def assistant_said(self, text: str, memory: hook_memory.Memory) -> None:
+        """Record an assistant message once (the transcript and Stop both carry the last)."""
+        digest = hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=12).hexdigest()
+        if memory.last_text == digest:
+            return
+        memory.last_text = digest
+        self.guard.message("assistant", text)
+
+    def hold(self, verdict: Any) -> Any:
+        """A `pause` verdict waits for the operator (or the escalation's deadline, which the
+        policy fitted to the budget) until just before the agent's timeout; any other verdict
+        is returned as it is."""
+        if verdict.action != "pause":
+            return verdict
+        return self.guard.wait(timeout=self.budget.wait_s(), heartbeat_s=HEARTBEAT_S)
+
+    def guidance(self) -> str | None:
+        """What the operator told the agent that it has not seen yet (from `Guard.poll`):
+        guidance, and a rollback (its files changed under it). Other outcomes (a fallback at
+        a deadline, a reset) are no reason to keep an agent working that is about to stop."""
+        texts = [n.message for n in self.guard.poll() if n.message and n.decision in _TOLD]
+        return "\n".join(dict.fromkeys(texts)) or None
+
+
+_READS_TRANSCRIPT = frozenset({"start", "call", "batch", "stop"})
+_TOLD = frozenset({"guidance", "rollback"})
+
+
+def _on_start(c: _Call) -> str:
+    return c.target.answers.context(c.step.hook_event, c.guidance())
+
+
+def _on_prompt(c: _Call) -> str:
+    message = c.step.message or {"role": "user", "text": ""}
+    if message["role"] == "user":
+        if not c.guard.state.get("tasks_started"):  # the session's task: its first prompt
+            c.guard.task_start(_title(message["text"]))
+        c.guard.message("user", message["text"])
+        c.guard.new_cycle()
+    else:  # a prompt no person wrote (a task notification): no new cycle, no counter reset
+        c.guard.message(message["role"], message["text"])
+    return c.target.answers.context(c.step.hook_event, c.guidance())
+
+
+def _on_call(c: _Call) -> str:
+    call = c.step.call
+    assert call is not None
+    verdict = c.hold(c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"]))
+    if verdict.action == "pause":  # the deadline did not pass in time (it always should)
+        verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
+    return c.target.answers.pre_tool(verdict)
+
+
+def _on_result(c: _Call) -> str:
+    r = c.step.result
+    assert r is not None
+    detections = c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
+                                   duration_ms=r["duration_ms"], tool=r["tool"])
+    return c.target.answers.context(c.step.hook_event, _hints(detections))
+
+
+def _on_batch(c: _Call) -> str:
+    """Record the calls of a batch that never went through PreToolUse (the agent refused them
+    before any hook ran), each as a call the engine checks and its failed result; answer with
+    the most severe verdict among them, held for the operator when one escalated."""
+    with hook_memory.remembered(c.guard.dir) as memory:
+        unseen = [item for item in c.step.batch if not memory.saw(item["call"]["call_id"])]
+        for item in unseen:
+            memory.see(item["call"]["call_id"])
+    worst, hints = None, []
+    for item in unseen:
+        call, r = item["call"], item["result"]
+        verdict = c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"])
+        hints += c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
+                                   duration_ms=r["duration_ms"], tool=r["tool"])
+        if worst is None or _SEVERITY[verdict.action] > _SEVERITY[worst.action]:
+            worst = verdict
+    if worst is None:
+        return ""
+    verdict = c.hold(worst)
+    if verdict.action == "pause":
+        verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
+    if verdict.action == "allow" and not verdict.message:
+        verdict = dataclasses.replace(verdict, message=_hints(hints))
+    return c.target.answers.batch(c.step.hook_event, verdict)
+
+
+_SEVERITY = {"allow": 0, "nudge": 1, "skip": 2, "block": 3, "pause": 4, "stop": 5}
+
+
+def _on_stop(c: _Call) -> str:
+    if c.step.message:
+        with hook_memory.remembered(c.guard.dir) as memory:
+            c.assistant_said(c.step.message["text"], memory)
+    guidance = c.guidance()
+    if c.step.end and not guidance:  # a subagent kept working by guidance has not ended
+        c.guard.end(c.step.end["status"], c.step.end["reason"])
+    return c.target.answers.stop(c.step.hook_event, guidance)
+
+
+def _on_message(c: _Call) -> str:
+    if c.step.message:
+        c.guard.message(c.step.message["role"], c.step.message["text"])
+    return ""
+
+
+def _on_end(c: _Call) -> str:
+    end = c.step.end or {"status": "completed", "reason": None}
+    c.guard.end(end["status"], end["reason"])
+    return ""
+
+
+def _on_other(c: _Call) -> str:
+    with LineWriter(c.guard.dir / "events.jsonl") as writer:
+        writer.append(c.step.record or {})
+    return ""
+
+
+_HANDLERS: dict[str, Callable[[_Call], str]] = {
+    "start": _on_start,
+    "prompt": _on_prompt,
+    "call": _on_call,
+    "result": _on_result,
+    "batch": _on_batch,
+    "stop": _on_stop,
+    "notification": _on_message,
+    "end": _on_end,
+    "other": _on_other,
+}
+
+
+def _hints(detections: list[dict[str, Any]]) -> str | None:
+    return "\n".join(dict.fromkeys(d["message"] for d in detections if d.get("message"))) or None
+
+
+def _title(prompt: str, limit: int = 200) -> str:
+    line = " ".join(prompt.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _follow_resumes(root: Path, step: Step) -> None:
+    """Point the step at the current run of its agent session (see `_start_new_run`)."""
+    base = step.parent_session_id or step.session_id
+    current = _current_run(root, base)
+    if current == base:
+        return
+    if step.parent_session_id:
+        step.parent_session_id = current
+        step.start["parent_session"] = current
+        step.session_id = child_session_id(current, (step.subagent or {})["agent_id"])
+    else:
+        step.session_id = current
+
+
+def _start_new_run(root: Path, step: Step, base: str) -> None:
+    """A session that ended (SessionEnd, an abort, a hard limit) and is resumed in the agent
+    (`claude --resume`) continues as a new supervisor session `<id>.run<N>`: the ended one stays
+    as it was, and the new run is supervised afresh. The base session's directory keeps a
+    pointer to the current run, which every later hook invocation follows."""
+    pointer = session_dir(root, base) / RUN_POINTER
+    current = _current_run(root, base)
+    number = int(current.rsplit(".run", 1)[1]) + 1 if current != base else 2
+    previous = step.session_id
+    step.session_id = sanitize_session_id(f"{base[:100]}.run{number}")
+    step.start["resumed_from"] = previous
+    ensure_session_dir(root, base)
+    temp = pointer.with_name(f".{RUN_POINTER}.{os.getpid()}.tmp")
+    temp.write_text(step.session_id + "\n", encoding="utf-8")
+    os.replace(temp, pointer)
+
+
+def _current_run(root: Path, base: str) -> str:
+    try:
+        text = (session_dir(root, base) / RUN_POINTER).read_text(encoding="utf-8").strip()
+        int(text.rsplit(".run", 1)[1])
+        return validate_session_id(text)
+    except (OSError, ValueError, IndexError):
+        return base
+
+
+def _open_guard(root: Path, step: Step, budget: Budget) -> tuple[Any, list[str]]:
+    """The session's guard, and problems to record. A state the guard cannot restore is kept
+    aside (`state.json.corrupt-<time>`) and the session goes on from a fresh state."""
+    from supervisor.guard.core import Guard
+
+    problems: list[str] = []
+    directory = session_dir(root, step.session_id)
+    state = directory / STATE_FILE
+    bad = state.with_suffix(".json.bad")
+    bad_before = _mtime(bad)
+    kwargs: dict[str, Any] = {"cwd": step.start.get("cwd")}
+    fresh = not state.exists()
+    if fresh:
+        kwargs.update(_new_session_policy(root, problems))
+    kwargs["settings"] = _settings(root, budget, problems if fresh and not problems else [])
+    if _too_broad(step.start.get("cwd")):
+        kwargs["settings"] = dataclasses.replace(kwargs["settings"], checkpoints=False)
+    try:
+        guard = Guard.open(root, step.session_id, **kwargs)
+    except Exception as exc:
+        if not state.exists():
+            raise
+        aside = state.with_name(f"{STATE_FILE}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.replace(state, aside)
+        problems.append(
+            f"the session state could not be loaded ({type(exc).__name__}: {exc}); it was kept "
+            f"as {aside.name} and supervision restarted from a fresh state"
+        )
+        kwargs.update(_new_session_policy(root, problems))
+        guard = Guard.open(root, step.session_id, **kwargs)
+    if _mtime(bad) != bad_before:
+        problems.append(
+            "the session state was unreadable; it was kept as state.json.bad and supervision "
+            "restarted from a fresh state"
+        )
+    return guard, problems
+
+
+def _new_session_policy(root: Path, problems: list[str]) -> dict[str, Any]:
+    """The engine policy for a session being created (later steps restore it)."""
+    from supervisor.engine import Policy
+
+    try:
+        policy, _source = load_policy(root)
+    except ValueError as exc:
+        problems.append(f"{exc}; using the default profile")
+        policy = Policy.profile("default")
+    return {"policy": policy}
+
+
+def _settings(root: Path, budget: Budget, report: list[str]) -> Any:
+    """The guard settings for this invocation: the policy's `[guard]` table, its hold time
+    fitted to this call's budget. A bad table gives the defaults (reported once, at
+    creation)."""
+    try:
+        return hook_settings(guard_table(root), budget)
+    except ValueError as exc:
+        report.append(f"{exc}; using the default guard settings")
+        return hook_settings({}, budget)
+
+
+def _start_extra(step: Step) -> dict[str, Any]:
+    skip = {"type", "agent", "task", "cwd", "pid", "policy", "heartbeat_s"}
+    return {k: v for k, v in step.start.items() if k not in skip and v is not None}
+
+
+def _link_parent(root: Path, step: Step) -> None:
+    """Tell the parent session (if it exists) that a subagent's child session started."""
+    parent = session_dir(root, step.parent_session_id or "")
+    if not parent.is_dir():
+        return
+    with LineWriter(parent / "events.jsonl") as writer:
+        writer.append({"type": SUBAGENT_EVENT, "session": step.session_id, **(step.subagent or {})})
+
+
+def _too_broad(cwd: str | None) -> bool:
+    """A home directory or the file system root is no project to checkpoint: copying it into
+    git would hold up every hook call (the agent started in `~`)."""
+    if not cwd:
+        return False
+    try:
+        where = Path(cwd).resolve()
+        return where == Path(where.anchor) or where == Path.home().resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None

@@ -1,0 +1,199 @@
+"""What one hook call means for the supervisor, whatever the agent: the `Step` a target reads a
+payload into, and the payload helpers every target shares (parse, cut long texts, name
+sessions).
+
+A target's reader (`Target.read`) turns the agent's JSON payload into a `Step`: which supervisor
+session it belongs to, what kind of step it is and what to record; the runtime hands that to the
+guard, which writes the events, and asks the target to phrase the answer.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+import xxhash
+
+from supervisor.engine.fingerprint import output_hash
+from supervisor.store.paths import sanitize_session_id
+
+TEXT_LIMIT_BYTES = 64 * 1024
+"""Prompts, messages and argument values longer than this are recorded cut (head and tail)."""
+PAYLOAD_LIMIT_BYTES = 8 * 1024 * 1024
+"""A payload larger than this is refused (and the call left alone) rather than parsed."""
+HOOK_EVENT = "hook_event"
+"""Event type (protocol extension) for a hook event a target does not map: recorded as-is."""
+
+KINDS = ("start", "prompt", "call", "result", "batch", "stop", "notification", "end", "other")
+
+
+class PayloadError(ValueError):
+    """The payload cannot be used; the message is one line, fit for stderr."""
+
+
+class Call(TypedDict):
+    """A tool call about to run: recorded as `tool_call`, checked by the engine."""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+
+
+class Result(TypedDict):
+    """A tool's outcome: the whole output (the guard records it cut, with size and hash)."""
+
+    call_id: str
+    tool: str
+    output: str
+    ok: bool
+    error: str | None
+    duration_ms: float | None
+
+
+class BatchCall(TypedDict):
+    """One call of a batch the agent reports after the fact (Claude Code's PostToolBatch)."""
+
+    call: Call
+    result: Result
+
+
+class Message(TypedDict):
+    role: str
+    """`user`, `assistant` or `system` (a prompt no person wrote, e.g. a task notification)."""
+    text: str
+
+
+class End(TypedDict):
+    status: str
+    reason: str | None
+
+
+@dataclass(slots=True)
+class Step:
+    """What one hook invocation means for the supervisor.
+
+    `kind` is one of `KINDS`; the field of that kind says what to record.
+    """
+
+    kind: str
+    hook_event: str
+    session_id: str
+    start: dict[str, Any]
+    """The `session_start` event to record first if the session has no state yet."""
+    parent_session_id: str | None = None
+    subagent: dict[str, str] | None = None
+    call: Call | None = None
+    result: Result | None = None
+    batch: list[BatchCall] = field(default_factory=list)
+    message: Message | None = None
+    """prompt, stop, notification, start: a `message` to record."""
+    end: End | None = None
+    """end, and stop of a subagent: the `session_end` to record."""
+    record: dict[str, Any] | None = None
+    """other: the event to record as it is."""
+    transcript: str | None = None
+    """The agent's own transcript of this session (JSONL), where the runtime reads the
+    assistant's text between tool calls (hooks are not given it); None: not available."""
+
+
+def read_payload(data: bytes) -> dict[str, Any]:
+    """Parse the hook's stdin; raise `PayloadError` when it is not one JSON object with a
+    `session_id`."""
+    if len(data) > PAYLOAD_LIMIT_BYTES:
+        raise PayloadError(f"payload of {len(data)} bytes exceeds {PAYLOAD_LIMIT_BYTES}")
+    if not data.strip():
+        raise PayloadError("empty payload on stdin")
+    try:
+        value = json.loads(data, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PayloadError(f"payload is not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise PayloadError(f"payload is a JSON {type(value).__name__}, not an object")
+    if not isinstance(value.get("session_id"), str) or not value["session_id"].strip():
+        raise PayloadError("payload has no session_id")
+    return value
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def session_ids(payload: dict[str, Any]) -> tuple[str, str | None]:
+    """(the supervisor session, its parent or None): a payload from inside a subagent
+    (`agent_id`) belongs to a child session of the agent's session."""
+    parent = sanitize_session_id(payload["session_id"])
+    agent_id = text_or_none(payload.get("agent_id"))
+    if agent_id:
+        return child_session_id(parent, agent_id), parent
+    return parent, None
+
+
+def child_session_id(parent: str, agent_id: str) -> str:
+    """The session of a subagent: `<parent>.sub-<agent_id>`, always distinct from the parent
+    (a long parent id is shortened first, so the 128-character limit cannot cut the suffix)."""
+    return sanitize_session_id(f"{parent[:80]}.sub-{agent_id[:40]}")
+
+
+def cut_text(
+    text: str, head: int = TEXT_LIMIT_BYTES * 3 // 4, tail: int = TEXT_LIMIT_BYTES // 4
+) -> str:
+    """`text` if it fits in head + tail bytes, else its head and tail around a marker."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= head + tail:
+        return text
+    omitted = len(data) - head - tail
+    first = data[:head].decode("utf-8", "ignore")
+    last = data[-tail:].decode("utf-8", "ignore") if tail else ""
+    return f"{first}\n[… {omitted} bytes omitted by the supervisor …]\n{last}"
+
+
+def cut_args(args: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as recorded: long string values (a whole file for Write) cut, with size and
+    hash, so one event line stays far below the protocol's line limit."""
+    if len(to_json(args).encode("utf-8", "replace")) <= TEXT_LIMIT_BYTES:
+        return args
+    budget = TEXT_LIMIT_BYTES // max(len(args), 1)
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        text = value if isinstance(value, str) else to_json(value)
+        if len(text.encode("utf-8", "replace")) <= budget:
+            out[key] = value
+        else:
+            out[key] = cut_text(text, budget * 3 // 4, budget // 4)
+            out[f"{key}_bytes"] = len(text.encode("utf-8", "replace"))
+            out[f"{key}_hash"] = output_hash(text)
+    return out
+
+
+def stable_call_id(tool: str, args: dict[str, Any]) -> str:
+    """An id for a call the agent gave none: stable from the tool and its arguments, so the
+    call and its result still pair up."""
+    return "call-" + xxhash.xxh3_64_hexdigest(to_json({"tool": tool, "args": args}).encode())
+
+
+def other_event(payload: dict[str, Any], step: Step, common: frozenset[str]) -> None:
+    """Make `step` record a hook event nobody maps as it is (without the fields every payload
+    of this agent carries, `common`); over `TEXT_LIMIT_BYTES`, a preview."""
+    rest = {k: v for k, v in payload.items() if k not in common}
+    encoded = to_json(rest)
+    if len(encoded.encode("utf-8", "replace")) > TEXT_LIMIT_BYTES:
+        rest = {"truncated": True, "bytes": len(encoded), "preview": cut_text(encoded, 4096, 0)}
+    step.kind = "other"
+    step.record = {"type": HOOK_EVENT, "event": step.hook_event, "payload": rest}
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def first_line(text: str, limit: int = 500) -> str:
+    return (text.strip().splitlines() or [""])[0][:limit]
+
+
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def number_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if value == value and abs(value) != float("inf") else None

@@ -1,0 +1,61 @@
+"""What a hook target is: everything the platform needs to know about one agent CLI.
+
+A target is small (docs/hooks.md, "Adding a target"): it reads the agent's payload into a
+`Step`, phrases the supervisor's answers in the agent's own shape, says where the agent keeps
+its hook settings and which events to register (`settings_file.Settings`), and, when the agent
+keeps a transcript the runtime can read the assistant's text from, how to read it. The runtime
+does everything else.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from supervisor.hooks.settings_file import Settings
+from supervisor.hooks.step import Step
+
+if TYPE_CHECKING:
+    from supervisor.guard.core import Verdict
+
+
+class Answers(Protocol):
+    """The supervisor's answers in one agent's shape: each returns what the hook prints on
+    stdout ("" for nothing: the agent goes on as if there were no hook)."""
+
+    def pre_tool(self, verdict: "Verdict") -> str:
+        """Before a call runs: allow (nothing), nudge (a note for the model), skip or block
+        (refuse it with the message), stop (refuse it and end the session)."""
+        ...
+
+    def context(self, event: str, text: str | None) -> str:
+        """Text for the model after an event that cannot refuse anything (a tool's result, a
+        prompt, the session's start): the engine's hints, operator guidance."""
+        ...
+
+    def stop(self, event: str, guidance: str | None) -> str:
+        """The agent is about to stop: keep it working with guidance it has not seen."""
+        ...
+
+    def batch(self, event: str, verdict: "Verdict") -> str:
+        """After calls the agent reports only once they ran (Claude Code's PostToolBatch): a
+        nudge as context, a block or skip stops the turn with the message, a stop ends the
+        session."""
+        ...
+
+
+TranscriptReader = Callable[[str, int], tuple[list[str], int]]
+"""`(path, offset) -> (assistant texts after offset, the offset after them)`: reads only whole
+lines; a missing or unreadable file gives `([], offset)`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    name: str
+    """The command-line name: `supervisor hook NAME`, `supervisor install NAME`."""
+    label: str
+    """The agent's name for people, e.g. "Claude Code"."""
+    read: Callable[[dict[str, Any]], Step]
+    """A parsed payload (a JSON object with a `session_id`) to its step; never raises."""
+    answers: Answers
+    settings: Settings
+    transcript: TranscriptReader | None = None
