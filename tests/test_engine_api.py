@@ -190,9 +190,8 @@ def test_snapshot_is_bounded_by_the_window() -> None:
     assert len(json.dumps(engine.snapshot())) < size_400 * 1.1
 
 
-def test_apply_decision_replays_operator_effects() -> None:
-    from supervisor.engine import apply_decision
-
+def test_a_recorded_decision_without_an_effect_replays_the_effect_its_action_has() -> None:
+    """Recordings made before `effect` existed: the engine derives it from the action."""
     def paused() -> Engine:
         engine = Engine()
         for i in range(6):
@@ -200,28 +199,44 @@ def test_apply_decision_replays_operator_effects() -> None:
         assert engine.level == 3
         return engine
 
-    engine = paused()
-    apply_decision(engine, {"type": "decision_applied", "action": "approve"}, 2.0)
+    def decided(action: str) -> Engine:
+        engine = paused()
+        engine.observe({"type": "decision_applied", "escalation_id": "esc-1",
+                        "decision_id": "d", "action": action, "outcome": "x"}, 2.0)
+        return engine
+
+    engine = decided("approve")
     assert engine.level == 1 and engine.escalation is None
     assert _step(engine, 6)[0].action == "allow"  # one of the approved repeats
-    engine = paused()
-    apply_decision(engine, {"type": "decision_applied", "action": "skip"}, 2.0)
-    assert engine.level == 0
-    engine = paused()
-    apply_decision(engine, {"type": "decision_applied", "action": "guidance"}, 2.0)
-    assert engine.level == 0
-    engine = paused()
-    apply_decision(engine, {"type": "decision_applied", "action": "abort"}, 2.0)
+    assert decided("skip").level == 0
+    assert decided("guidance").level == 0
+    engine = decided("abort")
     assert engine.level == 4 and _step(engine, 6)[0].action == "stop"
-    engine = paused()
-    apply_decision(engine, {"type": "decision_applied", "action": "reset"}, 2.0)
-    assert engine.level == 0
-    engine = paused()
-    apply_decision(engine, {"type": "decision_applied", "action": "rollback"}, 2.0)
+    assert decided("reset").level == 0
+    engine = decided("rollback")
     assert engine.level == 1 and engine.escalation is None
-    assert _step(engine, 6)[0].action == "allow"  # a new workspace: the old repeats are gone
-    engine = paused()
-    apply_decision(engine, {"type": "decision_applied", "action": "bogus"}, 2.0)
+    assert decided("bogus").level == 3
+
+
+def test_a_recorded_effect_is_applied_as_recorded() -> None:
+    from supervisor.engine import Effect
+
+    engine = Engine()
+    for i in range(6):
+        _step(engine, i)
+    sig = engine.escalation.signature
+    effect = Effect("approve", True, 1, sig, None)
+    engine.observe({"type": "decision_applied", "escalation_id": "esc-1", "decision_id": "d",
+                    "action": "approve", "outcome": "x", "effect": effect.to_dict()}, 2.0)
+    assert engine.level == 1 and engine.escalation is None
+    assert _step(engine, 6)[0].action == "allow"  # the one recorded repeat
+    assert _step(engine, 7)[0].action != "allow"
+    # an effect that is not one is ignored, not guessed
+    engine = Engine()
+    for i in range(6):
+        _step(engine, i)
+    engine.observe({"type": "decision_applied", "decision_id": "d", "action": "approve",
+                    "outcome": "x", "effect": {"kind": "teleport"}}, 2.0)
     assert engine.level == 3
 
 

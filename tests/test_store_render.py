@@ -12,7 +12,7 @@ EXPECTED = {
     "session_start": "agent claude-code task 'fix the failing date parser test' in /home/dev/app",
     "task_start": "t1: make tests/test_dates.py pass",
     "task_end": "t1 done",
-    "tool_call": 'bash {"command":"pytest -q tests/test_dates.py"} [c1]',
+    "tool_call": 'bash {"command":"pytest -q tests/test_dates.py"} [c',
     "tool_result": "ERROR exit status 1 [c1]",
     "message": "assistant: The parser accepts",
     "usage": "12800 in / 310 out tokens, $0.0421",

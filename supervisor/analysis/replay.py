@@ -3,15 +3,16 @@
 The replay assumes the agent went on as recorded: a call the engine would have blocked still
 shows its recorded result, so later findings describe what the engine would have kept saying.
 The recorded run's own `detection`/`verdict`/`limit`/`escalation` events are ignored (they are
-recomputed); recorded `decision_applied` events are applied, so an approved loop replays as
-approved.
+recomputed); recorded `decision_applied` events apply their recorded effect when the engine
+observes them (`supervisor.engine.decisions`), so an approved loop replays as approved and the
+replay reaches the state the live engine had.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from supervisor.engine import Engine, Policy, apply_decision
+from supervisor.engine import Engine, Policy
 from supervisor.engine.types import Finding
 
 FIRST_ACTIONS = ("nudge", "block", "escalate", "stop")
@@ -94,9 +95,10 @@ def _first_key(action: str) -> str | None:
 
 
 def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session: str,
-                   source: str) -> RunReport:
-    """Replay `events` (protocol dicts, in file order) through a fresh engine."""
-    engine = Engine(policy)
+                   source: str, engine: Engine | None = None) -> RunReport:
+    """Replay `events` (protocol dicts, in file order) through a fresh engine (or `engine`,
+    fresh under `policy`, which the caller may inspect afterwards)."""
+    engine = engine if engine is not None else Engine(policy)
     report = RunReport(session=session, source=source)
     step_of_seq: dict[int, int] = {}
     step_cost: dict[int, float] = {}
@@ -134,7 +136,13 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             now = max(now, float(ts))
         seq = event.get("seq")
         seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
-        if kind == "tool_call":
+        if kind == "tool_call" and event.get("refused_by"):
+            # refused by an operator command before it ran: an attempt, never judged
+            if seq:
+                step_of_seq[seq] = report.steps
+            report.steps += 1
+            engine.observe(event, now)
+        elif kind == "tool_call":
             step = report.steps
             report.steps += 1
             if seq:
@@ -151,8 +159,6 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
                                      check.message or "", hit.action, step))
             record(found, seq, step)
             engine.observe({**event, "call_id": call["call_id"]}, now)
-        elif kind == "decision_applied":
-            apply_decision(engine, event, now)
         elif kind in _RECOMPUTED:
             continue
         else:

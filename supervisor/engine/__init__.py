@@ -35,12 +35,15 @@ Usage::
     # a hook process: Engine.restore(json.loads(text), copy=False) on start,
     # json.dumps(engine.snapshot(copy=False)) on exit (no copies)
 
-Operator decisions: `approve(signature, repeats)`, `reset(now)`, `new_cycle()`,
-`task_skipped()`; `apply_decision(engine, event, now)` replays a recorded `decision_applied`.
+Operator decisions have one meaning, defined in `supervisor.engine.decisions`: the guard builds
+an `Effect` with `effect_of(engine, action, answering=...)`, applies it with
+`engine.apply_effect(effect, now)` and records it in `decision_applied`; a replay applies the
+recorded effect when the engine observes that event. `reset_description(policy)` says in words
+what a reset clears. A user message starts a new cycle by itself (`new_cycle()`).
 """
 
 from supervisor.engine.core import Engine
-from supervisor.engine.decisions import apply_decision
+from supervisor.engine.decisions import Effect, effect_of, reset_description
 from supervisor.engine.policy import CATEGORIES, DETECTORS, LIMITS, PROFILES, Policy
 from supervisor.engine.types import Check, Escalation, Finding, Gauge, LimitHit
 
@@ -50,11 +53,13 @@ __all__ = [
     "LIMITS",
     "PROFILES",
     "Check",
+    "Effect",
     "Engine",
     "Escalation",
     "Finding",
     "Gauge",
     "LimitHit",
     "Policy",
-    "apply_decision",
+    "effect_of",
+    "reset_description",
 ]

@@ -11,6 +11,13 @@ from typing import Any
 from supervisor.engine import detectors as d
 from supervisor.engine import guidance as g
 from supervisor.engine.categories import classify, file_path, is_file_read
+from supervisor.engine.decisions import (
+    PER_CYCLE_LIMITS,
+    SESSION_LIMITS,
+    TASK_LIMITS,
+    Effect,
+    recorded_effect,
+)
 from supervisor.engine.fingerprint import (
     call_signature,
     canonical_args,
@@ -81,6 +88,17 @@ class Engine:
 
     def check(self, call: dict[str, Any], now: float) -> Check:
         """The verdict on a tool call about to run (`call` = {call_id, tool, args})."""
+        step = self._register(call, now)
+        check = self._decide(step, now)
+        check.step = step["i"]
+        if check.action in ("block", "skip", "pause", "stop"):
+            step["blk"] = check.findings[0].detector if check.findings else check.action
+        for f in check.findings:
+            f.step = step["i"]
+        return check
+
+    def _register(self, call: dict[str, Any], now: float) -> dict[str, Any]:
+        """Count a call as an attempt and keep it pending until its result arrives."""
         st = self.st
         self._touch(now)
         call = call if isinstance(call, dict) else {}
@@ -103,13 +121,8 @@ class Engine:
         self._add_pending(cid, step)
         st.last_checked = cid
         st.empty_replies = []
-        check = self._decide(step, now)
-        check.step = step["i"]
-        if check.action in ("block", "skip", "pause", "stop"):
-            step["blk"] = check.findings[0].detector if check.findings else check.action
-        for f in check.findings:
-            f.step = step["i"]
-        return check
+        st.fresh_cycle = False
+        return step
 
     def _decide(self, step: dict[str, Any], now: float) -> Check:
         st = self.st
@@ -313,9 +326,10 @@ class Engine:
     def observe(self, event: dict[str, Any], now: float) -> list[Finding]:
         """Feed any protocol event; returns the detections it caused (possibly none).
 
-        A `tool_call` already passed to `check` is not counted again. `decision_applied` events
-        are recorded by the guard after it called `approve`/`reset`/... and have no effect here
-        (replays use `apply_decision`).
+        A `tool_call` already passed to `check` is not counted again; one the operator refused
+        before it ran (`refused_by`) counts as an attempt without a verdict. A `decision_applied`
+        applies its recorded effect (see `decisions`): the live guard applies the effect itself
+        and never shows the engine its own `decision_applied`, a replay observes it.
         """
         if not isinstance(event, dict):
             return []
@@ -337,7 +351,15 @@ class Engine:
                 if step is not None and not step["seq"]:
                     step["seq"] = _int(event.get("seq"))
                 return []
+            if event.get("refused_by"):
+                self._register(event, now)["blk"] = "operator"
+                return []
             return self.check(event, now).findings
+        if kind == "decision_applied":
+            effect = recorded_effect(self, event)
+            if effect is not None:
+                self.apply_effect(effect, now)
+            return []
         if kind == "message":
             role = event.get("role")
             if role == "user":
@@ -462,6 +484,7 @@ class Engine:
         signature escalated within the cooldown is blocked instead)."""
         st = self.st
         st.progress_streak = 0
+        st.fresh_cycle = False
         now = st.last_ts or 0.0
         if f.level == 3 and self._cooling(f.signature, now):
             f.level, f.action = 2, "block"
@@ -554,58 +577,105 @@ class Engine:
 
     # --- operator effects and boundaries -------------------------------------------------------
 
-    def approve(self, signature: str | None = None, repeats: int | None = None) -> None:
-        """The operator approved: allow `repeats` further repeats of `signature` (or of the
-        escalated one), lower the level to 1, and grant a fresh allowance of a limit that
-        caused the escalation."""
+    def apply_effect(self, effect: Effect, now: float) -> None:
+        """Apply what an operator decision does to the engine (the table in `decisions`)."""
         st = self.st
-        esc = st.escalation or {}
-        sig = signature or esc.get("signature")
+        self._touch(now)
+        if effect.answers:
+            self._close_escalation(effect.limit)
+        kind = effect.kind
+        if kind == "approve":
+            if effect.signature and effect.repeats > 0:
+                st.approvals.pop(effect.signature, None)
+                st.approvals[effect.signature] = effect.repeats
+                while len(st.approvals) > 64:
+                    st.approvals.pop(next(iter(st.approvals)))
+            self._clear_detector_blocks()
+            self._lower_level(1)
+        elif kind == "guidance":
+            self.new_cycle()
+        elif kind == "rollback":
+            self._clear_detector_blocks()
+            self._lower_level(1)
+        elif kind == "skip":
+            self.task_skipped()
+        elif kind == "reset":
+            self.reset(now)
+        elif kind == "stop":
+            st.level = 4
+
+    def approve(self, signature: str | None = None, repeats: int | None = None) -> None:
+        """The operator's go-ahead, as the `approve` effect: allow `repeats` (default: the
+        policy's `approve_repeats`) further repeats of `signature` (default: the escalated one),
+        lower the level to 1, and answer the pending escalation if there is one."""
+        esc = self.st.escalation
         n = int(self.policy["approve_repeats"] if repeats is None else repeats)
-        if sig:
-            st.approvals[sig] = max(0, n)
-            while len(st.approvals) > 64:
-                st.approvals.pop(next(iter(st.approvals)))
-        limit = esc.get("limit")
+        effect = Effect("approve", esc is not None, max(0, n),
+                        signature or (esc or {}).get("signature"), (esc or {}).get("limit"))
+        self.apply_effect(effect, self.st.last_ts or 0.0)
+
+    def _close_escalation(self, limit: str | None) -> None:
+        """The operator (or the deadline) answered the pending escalation: close it; a limit
+        behind it starts a new episode from its current value."""
+        st = self.st
+        st.escalation = None
         if limit:
             st.baselines[limit] = self._limit_value(limit, st.last_ts or 0.0)
             st.limits_hit.pop(limit, None)
-        if limit == "iterations_per_cycle":
-            st.counters["cycle"] = 0
-            st.baselines.pop(limit, None)
-        self._clear_detector_blocks()
-        st.escalation = None
-        if st.level < 4:
-            st.level = min(st.level, 1)
+        self._lower_level(1)
 
-    def reset(self, now: float) -> bool:
-        """Clear the session's counters and detector memories (like a `/clear`), at most
-        `resets_per_conversation` times; returns whether the reset was allowed."""
+    def _lower_level(self, at_most: int) -> None:
+        if self.st.level < 4:
+            self.st.level = min(self.st.level, at_most)
+
+    def can_reset(self) -> bool:
+        """Whether a reset is allowed now (not stopped, `resets_per_conversation` not used up)."""
         st = self.st
         limit, _ = self.policy.limit("resets_per_conversation")
-        if limit is not None and st.counters["resets"] >= limit:
+        return st.level < 4 and (limit is None or st.counters["resets"] < limit)
+
+    def reset(self, now: float) -> bool:
+        """Clear what `decisions.RESET_CLEARS` says (like a `/clear`), at most
+        `resets_per_conversation` times; returns whether the reset was allowed.
+
+        Kept: the tool-call count, the workspace version, the per-task counter, and the
+        session-wide counters unless the policy's `reset_clears_session_limits` is true."""
+        if not self.can_reset():
             return False
-        if st.level >= 4:
-            return False
+        st = self.st
         fresh = State(st.sizes["window"], st.sizes["lookback"], st.sizes["text_lookback"])
         fresh.step_count = st.step_count
-        fresh.counters["resets"] = st.counters["resets"] + 1
         fresh.ws = st.ws + 1
-        fresh.start_ts = now
-        fresh.last_ts = now
         fresh.last_commit = st.last_commit
+        fresh.last_ts = now
+        fresh.counters["resets"] = st.counters["resets"] + 1
+        kept = list(TASK_LIMITS)
+        if self.policy["reset_clears_session_limits"]:
+            fresh.start_ts = now
+        else:
+            kept += SESSION_LIMITS
+            fresh.start_ts = st.start_ts
+        for name in kept:
+            counter = _LIMIT_COUNTERS.get(name)
+            if counter is not None:
+                fresh.counters[counter] = st.counters[counter]
+            if name in st.baselines:
+                fresh.baselines[name] = st.baselines[name]
         self.st = fresh
         return True
 
     def new_cycle(self) -> None:
         """A new conversation cycle (the user spoke): per-cycle counters restart, detectors see
-        a new context, and the level returns to normal unless the session is stopped."""
+        a new context, and the level returns to normal unless the session is stopped. Two
+        signals of a new cycle with no tool call in between are one cycle."""
         st = self.st
-        st.counters["cycle"] = 0
-        st.counters["consecutive"] = 0
-        st.baselines.pop("iterations_per_cycle", None)
-        st.baselines.pop("consecutive_tool_calls", None)
+        if st.fresh_cycle:
+            return
+        for name in PER_CYCLE_LIMITS:
+            st.counters[_LIMIT_COUNTERS[name]] = 0
+            st.baselines.pop(name, None)
         self._new_context()
+        st.fresh_cycle = True
 
     def task_skipped(self) -> None:
         """The operator skipped the current task: start the next one with a clean slate."""
@@ -625,8 +695,8 @@ class Engine:
         st.text_streak = []
         st.escalation = None
         st.limits_hit.clear()
-        if st.level < 4:
-            st.level = 0
+        st.fresh_cycle = False
+        self._lower_level(0)
 
     def _clear_detector_blocks(self) -> None:
         st = self.st

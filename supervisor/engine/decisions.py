@@ -1,28 +1,151 @@
-"""Apply a recorded `decision_applied` event to an engine (for replays such as `analyze`).
+"""What an operator decision does to the engine: defined once, recorded, replayed.
 
-The live guard calls `Engine.approve`/`reset`/`new_cycle`/`task_skipped` itself when it applies
-an operator decision; a replay of a recorded session calls this instead, so the engine sees the
-same effects in the same order.
+The guard decides *whether* a decision applies (is it for the pending escalation, is it late,
+can a rollback be done) and carries out what happens outside the engine (restoring files, ending
+the task or the session). What the decision then does to the engine is an `Effect`:
+
+1. `effect_of(engine, action, ...)` builds it from the decision and the engine's own state;
+2. the guard carries out the side effects (their events, e.g. `rollback` or `task_end`, are
+   observed by the engine as usual), then `Engine.apply_effect(effect, now)`;
+3. the guard records the effect in `decision_applied` (field `effect`, plus the `level` after it);
+4. every replay (`supervisor analyze`, `supervisor stats`, the dashboard) observes the same
+   events, and the engine applies a `decision_applied`'s recorded effect when it observes it.
+
+So the live engine and every replay of its event log reach the same state. A recording made
+before effects were recorded gets the effect its action had (`recorded_effect`).
+
+What each effect does (see also docs/engine.md, "Operator decisions"):
+
+- `approve`: allows `repeats` further repeats of the escalated `signature`; clears the
+  detectors' blocks; level at most 1.
+- `guidance`: a new conversation cycle, as a user message: per-cycle counters restart, blocks
+  cleared, level 0.
+- `rollback`: (the `rollback` event already changed the workspace) blocks cleared; level at
+  most 1.
+- `skip`: a task boundary: the per-task counter restarts, blocks cleared, level 0.
+- `reset`: `RESET_CLEARS` below (bounded by `resets_per_conversation`).
+- `stop`: level 4: every later call is refused.
+- `none`: nothing beyond `answers` (an approved operator pause, a failed rollback).
+
+Every effect with `answers` (the decision answered the engine's pending escalation, the
+deadline's fallback included) first closes that escalation: the level drops to at most 1, and a
+hard limit that caused it starts a new episode (its counter is measured from the current value
+again), so the next call does not escalate again at once.
 """
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
-from supervisor.engine.core import Engine
+if TYPE_CHECKING:
+    from supervisor.engine.core import Engine
+    from supervisor.engine.policy import Policy
+
+EffectKind = Literal["approve", "guidance", "rollback", "skip", "reset", "stop", "none"]
+EFFECT_KINDS: tuple[EffectKind, ...] = (
+    "approve", "guidance", "rollback", "skip", "reset", "stop", "none",
+)
+
+PER_CYCLE_LIMITS = ("consecutive_tool_calls", "iterations_per_cycle")
+"""Limits counted per conversation cycle: a user message, guidance and a reset restart them."""
+SESSION_LIMITS = ("iterations_per_session", "errors_per_session", "duration_s", "tokens",
+                  "cost_usd")
+"""Limits counted over the whole session: a reset keeps them unless the policy's
+`reset_clears_session_limits` is true."""
+TASK_LIMITS = ("actions_per_task",)
+"""Limits counted per task: a task boundary (or a skip) restarts them; a reset keeps them."""
+
+RESET_CLEARS = (
+    "the loop detectors' memory (repeated calls, outcomes, errors, cycles, polls)",
+    "the degradation level and any escalation",
+    "approvals granted earlier",
+    "the file cache (re-reads run again)",
+    "the per-cycle counters (" + ", ".join(PER_CYCLE_LIMITS) + ")",
+)
+"""What `reset` clears, in words (the engine's `reset` does exactly this)."""
 
 
-def apply_decision(engine: Engine, event: dict[str, Any], now: float) -> None:
-    """Apply the effect of one `decision_applied` event (unknown actions are ignored)."""
-    action = event.get("action")
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What one applied operator decision does to the engine (see the module docstring)."""
+
+    kind: EffectKind
+    answers: bool = False
+    """It answered the engine's pending escalation (closes it; a limit starts a new episode)."""
+    repeats: int = 0
+    """`approve`: further repeats of `signature` allowed."""
+    signature: str | None = None
+    """The escalated signature (`approve`), for the record and for `repeats`."""
+    limit: str | None = None
+    """The hard limit behind the answered escalation, if one caused it."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `effect` field of `decision_applied`."""
+        return {"kind": self.kind, "answers": self.answers, "repeats": self.repeats,
+                "signature": self.signature, "limit": self.limit}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "Effect | None":
+        """The effect recorded in a `decision_applied`, or None when it is not a valid one."""
+        if not isinstance(d, dict) or d.get("kind") not in EFFECT_KINDS:
+            return None
+        repeats = d.get("repeats")
+        repeats = repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else 0
+        signature, limit = d.get("signature"), d.get("limit")
+        return cls(d["kind"], bool(d.get("answers")), max(0, repeats),
+                   signature if isinstance(signature, str) else None,
+                   limit if isinstance(limit, str) else None)
+
+
+def effect_of(engine: "Engine", action: str, *, answering: bool, carried_out: bool = True
+              ) -> Effect:
+    """The effect of an operator decision `action` the guard is about to apply.
+
+    `answering`: the decision answers the pending escalation (an operator's answer or the
+    deadline's fallback). `carried_out`: the guard could do what it asks outside the engine
+    (False for a rollback that failed). Call it before carrying out the side effects: it reads
+    the engine's pending escalation, which a `task_end` would close.
+    """
+    esc = engine.st.escalation if answering else None
+    answers = esc is not None
+    signature = esc.get("signature") if esc else None
+    limit = esc.get("limit") if esc else None
     if action == "approve":
-        engine.approve(None)
-    elif action == "reset":
-        engine.reset(now)
-    elif action == "skip":
-        engine.task_skipped()
-    elif action == "guidance":
-        engine.new_cycle()
-    elif action == "rollback":
-        engine.observe({"type": "rollback"}, now)  # the workspace changed
-        engine.approve(None, 0)  # the escalation is answered; no extra repeats granted
-    elif action == "abort":
-        engine.st.level = 4
+        if not answers:
+            return Effect("none")  # an operator pause the engine never saw: just go on
+        return Effect("approve", True, int(engine.policy["approve_repeats"]), signature, limit)
+    if action == "abort":
+        return Effect("stop", answers, 0, signature, limit)
+    if action == "reset" and not engine.can_reset():
+        carried_out = False
+    if action in ("guidance", "rollback", "skip", "reset") and carried_out:
+        return Effect(action, answers, 0, signature, limit)  # type: ignore[arg-type]
+    return Effect("none", answers, 0, signature, limit)
+
+
+def recorded_effect(engine: "Engine", event: dict[str, Any]) -> Effect | None:
+    """The effect of a recorded `decision_applied`: its `effect` field, or for a recording made
+    before effects were recorded, the effect its action has (None: nothing to apply)."""
+    if event.get("effect") is not None:
+        return Effect.from_dict(event["effect"])
+    action = event.get("action")
+    if action not in ("approve", "guidance", "rollback", "skip", "reset", "abort"):
+        return None
+    return effect_of(engine, str(action), answering=event.get("escalation_id") is not None)
+
+
+def reset_description(policy: "Policy") -> str:
+    """What a reset clears and keeps under `policy`, in one short paragraph for the operator."""
+    clears = list(RESET_CLEARS)
+    keeps = list(TASK_LIMITS)
+    if policy["reset_clears_session_limits"]:
+        clears.append("the session's counters (" + ", ".join(SESSION_LIMITS) + ")")
+    else:
+        keeps = [*SESSION_LIMITS, *keeps]
+    limit, _ = policy.limit("resets_per_conversation")
+    bound = (f" At most {limit:g} reset(s) per conversation (resets_per_conversation)."
+             if limit is not None else "")
+    return f"Reset clears {_join(clears)}. Still counted: {_join(keeps)}.{bound}"
+
+
+def _join(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)

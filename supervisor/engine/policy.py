@@ -32,6 +32,7 @@ _DEFAULT: dict[str, Any] = {
     "approve_repeats": 3,
     "level_decay_steps": 2,
     "escalation_cooldown_s": 300.0,
+    "reset_clears_session_limits": False,
     "ignore_arg_keys": ["description", "timeout", "thought", "security_risk", "is_input"],
     "shell_tools": ["Bash", "bash", "execute_bash", "run", "shell", "shell_command",
                     "run_shell_command"],

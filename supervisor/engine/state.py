@@ -36,6 +36,8 @@ class State:
         """Workspace (and context) version: bumped by a successful mutating call, a changed
         checkpoint tree, a rollback, a user message or a task boundary."""
         self.level = 0
+        self.fresh_cycle = False
+        """A new conversation cycle started and no tool call or finding came since."""
         self.progress_streak = 0
         self.seen_out: dict[str, int] = {}
         """Output hashes of completed steps in the window, with their counts."""

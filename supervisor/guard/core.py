@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.fingerprint import output_hash
 from supervisor.guard import control
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
@@ -50,6 +51,7 @@ OUTPUT_KEEP = 8 * 1024
 """Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
 _CALLS_KEPT = 64
 _RESOLUTIONS_KEPT = 16
+_RESET_MESSAGE = "The operator reset the loop counters; continue."
 _SEVERITY = {"allow": 0, "nudge": 1, "skip": 2, "block": 3, "pause": 4, "stop": 5}
 
 
@@ -102,7 +104,7 @@ class Guard:
         self.save_every_s = save_every_s
         self._lock = SessionLock(self.dir)
         self._state_file = StateFile(self.dir)
-        self._events = LineWriter(self.files.events)
+        self._events = LineWriter(self.files.events, clock=clock)
         self._control_path = self.files.control
         self._policy_arg = policy
         self._settings_arg = settings
@@ -221,10 +223,11 @@ class Guard:
             self.state["actions"] += 1
             early = [n for n in notes if not n.proceed]
             if early:
-                # An operator command refuses this call (rollback, skip): recorded, not checked.
+                # An operator command refuses this call (rollback, skip): recorded as refused,
+                # counted by the engine as an attempt, not checked.
                 verdict = _merge(notes, early[0])
-                self._write({"type": "tool_call", "call_id": call_id, "tool": tool,
-                             "args": args or {}})
+                self._record({"type": "tool_call", "call_id": call_id, "tool": tool,
+                              "args": args or {}, "refused_by": "operator"})
                 self._write(_verdict_event(verdict, call_id))
                 return verdict
             self.state["since_checkpoint"] += 1
@@ -237,7 +240,7 @@ class Guard:
             calls[call_id] = call["seq"]
             if len(calls) > _CALLS_KEPT:
                 del calls[next(iter(calls))]
-            check = self.engine.check(call, now)
+            check = self.engine.check(call, call["ts"])
             verdict = _merge(notes, Verdict(check.action, check.level, check.message,
                                             check.reason, call_id,
                                             cached_output=check.cached_output))
@@ -465,7 +468,7 @@ class Guard:
     def _record(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         """Write an event and let the engine see it; write the detections it causes."""
         written = self._write(event)
-        findings = self.engine.observe(written, self.clock())
+        findings = self.engine.observe(written, written["ts"])
         detections = [f.to_event() for f in findings]
         if detections:
             self._write_many(detections)
@@ -623,10 +626,17 @@ class Guard:
     def _ignore(self, decision_id: str, reason: str) -> None:
         self._write({"type": "decision_ignored", "decision_id": decision_id, "reason": reason})
 
-    def _applied(self, esc_id: str | None, decision: dict[str, Any], outcome: str) -> None:
-        event = {"type": "decision_applied", "escalation_id": esc_id,
+    def _applied(self, esc_id: str | None, decision: dict[str, Any], outcome: str,
+                 effect: Effect) -> None:
+        """Apply `effect` to the engine and record it with the decision (`decision_applied`).
+
+        The engine is not shown this event: it already applied the effect, exactly as a replay
+        does when it observes the event (`supervisor.engine.decisions`)."""
+        now = self.clock()
+        self.engine.apply_effect(effect, now)
+        event = {"type": "decision_applied", "ts": now, "escalation_id": esc_id,
                  "decision_id": decision["decision_id"], "action": decision["action"],
-                 "outcome": outcome}
+                 "outcome": outcome, "effect": effect.to_dict(), "level": self.engine.level}
         if decision.get("operator"):
             event["operator"] = decision["operator"]
         self._write(event)
@@ -642,54 +652,47 @@ class Guard:
         call_id = call_id or pending.get("call_id")
         self.state["pending"] = None
         self.state["decided"][esc_id] = decision["decision_id"]
-        engine_escalation = pending.get("kind") != "pause"
-        signature = pending.get("signature")
+        # an operator pause is the guard's own escalation: the engine has none to answer
+        answering = pending.get("kind") != "pause"
+        effect = effect_of(self.engine, action, answering=answering)
         if action == "approve":
-            repeats = int(self.engine.policy["approve_repeats"])
-            if engine_escalation:
-                self.engine.approve(None, repeats)  # the engine's escalated signature
-            outcome = (f"approved: {repeats} more repeat(s) of the escalated call allowed"
-                       if signature else "approved: continue")
-            verdict = Verdict("allow", self.engine.level,
-                              "The operator approved; you may continue.", outcome, call_id)
+            outcome = (f"approved: {effect.repeats} more repeat(s) of the escalated call allowed"
+                       if effect.signature and effect.repeats else "approved: continue")
+            verdict = Verdict("allow", 0, "The operator approved; you may continue.", outcome,
+                              call_id)
         elif action == "guidance":
-            text = decision.get("text") or ""
-            self.engine.new_cycle()  # like a new user message (as `apply_decision` replays it)
             outcome = "guidance delivered to the agent"
-            verdict = Verdict("block", self.engine.level, f"Operator guidance: {text}",
+            verdict = Verdict("block", 0, f"Operator guidance: {decision.get('text') or ''}",
                               outcome, call_id)
         elif action == "rollback":
-            if engine_escalation:
-                self.engine.approve(signature, 0)
-            verdict, outcome = self._rollback(decision.get("checkpoint_id") or "", call_id)
+            verdict, outcome, done = self._rollback(decision.get("checkpoint_id") or "",
+                                                    call_id)
+            effect = effect_of(self.engine, action, answering=answering, carried_out=done)
         elif action == "skip":
             task = self.state["task"]
             if task is not None:
                 self._task_end("skipped")
                 outcome = f"task {task['task_id']} skipped"
             else:
-                self.engine.task_skipped()
                 outcome = "skipped: no task was open; the agent moves on"
             who = ("No operator answered before the deadline, so" if outcome_prefix
                    else "The operator skipped this task:")
-            verdict = Verdict("skip", self.engine.level,
+            verdict = Verdict("skip", 0,
                               f"{who} stop working on this task and move on to your next task.",
                               outcome, call_id)
-        elif action == "abort":
+        else:  # abort (reset and pause are never options of an escalation)
             outcome = "session aborted"
             text = ("No operator answered before the deadline; the session is aborted. Stop now."
                     if outcome_prefix else "The operator aborted the session. Stop now.")
             verdict = Verdict("stop", 4, text, outcome, call_id)
-        else:  # reset, as an escalation answer
-            got, outcome = self._reset(call_id)
-            verdict = got or Verdict("block", self.engine.level, outcome, outcome, call_id)
+        self._applied(esc_id, decision, outcome_prefix + outcome, effect)
+        verdict.level = self.engine.level
         verdict.escalation_id = esc_id
         verdict.decision = action
         resolutions = self.state["resolutions"]
         resolutions[esc_id] = _verdict_dict(verdict)
         while len(resolutions) > _RESOLUTIONS_KEPT:
             del resolutions[next(iter(resolutions))]
-        self._applied(esc_id, decision, outcome_prefix + outcome)
         self._write({"type": "verdict", "call_id": call_id or esc_id, "action": verdict.action,
                      "level": verdict.level, "reason": outcome, "message": verdict.message,
                      "escalation_id": esc_id})
@@ -709,12 +712,13 @@ class Guard:
             self._ignore(dec_id, f"{pending['escalation_id']} is pending: answer it first")
             return None
         if action == "pause":
-            self._applied(None, decision, "agent paused at its next tool call")
+            self._applied(None, decision, "agent paused at its next tool call", Effect("none"))
             self._escalate("pause", f"paused by {decision.get('operator') or 'the operator'}",
                            [], call_id, None, 3)
             return None
         if action == "guidance":
-            self._applied(None, decision, "guidance delivered to the agent")
+            self._applied(None, decision, "guidance delivered to the agent",
+                          effect_of(self.engine, action, answering=False))
             return Verdict("nudge", self.engine.level,
                            f"Operator guidance: {decision.get('text') or ''}", "guidance",
                            call_id, decision="guidance")
@@ -722,35 +726,42 @@ class Guard:
             if self.checkpoints is None:
                 self._ignore(dec_id, "checkpoints are off in this session")
                 return None
-            verdict, outcome = self._rollback(decision.get("checkpoint_id") or "", call_id)
-            self._applied(None, decision, outcome)
+            verdict, outcome, done = self._rollback(decision.get("checkpoint_id") or "",
+                                                    call_id)
+            self._applied(None, decision, outcome,
+                          effect_of(self.engine, action, answering=False, carried_out=done))
+            verdict.level = self.engine.level
             verdict.decision = "rollback"
             return verdict
         if action == "reset":
-            verdict, outcome = self._reset(call_id)
-            if verdict is None:
-                self._ignore(dec_id, outcome)
+            if not self.engine.can_reset():
+                self._ignore(dec_id, self._reset_outcome(False))
                 return None
-            self._applied(None, decision, outcome)
-            verdict.decision = "reset"
-            return verdict
+            outcome = self._reset_outcome(True)
+            self._applied(None, decision, outcome,
+                          effect_of(self.engine, action, answering=False))
+            return Verdict("nudge", self.engine.level, _RESET_MESSAGE, outcome, call_id,
+                           decision="reset")
         if action == "skip":
             task = self.state["task"]
             if task is None:
                 self._ignore(dec_id, "no task is open to skip")
                 return None
+            effect = effect_of(self.engine, action, answering=False)
             self._task_end("skipped")
-            self._applied(None, decision, f"task {task['task_id']} skipped")
+            self._applied(None, decision, f"task {task['task_id']} skipped", effect)
             return Verdict("skip", self.engine.level,
                            "The operator skipped this task. Stop working on it and move on to "
                            "your next task.", "skipped", call_id, decision="skip")
         # abort
-        self._applied(None, decision, "session aborted")
+        self._applied(None, decision, "session aborted",
+                      effect_of(self.engine, action, answering=False))
         self._end("aborted", f"aborted by {decision.get('operator') or 'the operator'}")
         return Verdict("stop", 4, "The operator aborted the session. Stop now.", "aborted",
                        call_id, decision="abort")
 
-    def _rollback(self, checkpoint_id: str, call_id: str | None) -> tuple[Verdict, str]:
+    def _rollback(self, checkpoint_id: str, call_id: str | None) -> tuple[Verdict, str, bool]:
+        """Restore a checkpoint: (verdict for the agent, outcome, whether it was restored)."""
         store = self.checkpoints
         try:
             if store is None:
@@ -760,7 +771,7 @@ class Guard:
             outcome = f"rollback failed: {exc}"
             return Verdict("block", self.engine.level,
                            f"The operator asked for a rollback, but it failed ({exc}). The call "
-                           "was not run; re-plan.", outcome, call_id), outcome
+                           "was not run; re-plan.", outcome, call_id), outcome, False
         safety = result.safety
         self._record({"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
                       "label": safety.label, "commit": safety.commit,
@@ -778,18 +789,19 @@ class Guard:
                    "not run; continue from the restored files.")
         verdict = Verdict("block", self.engine.level, message, outcome, call_id,
                           changed_files=result.changed_files)
-        return verdict, outcome
+        return verdict, outcome, True
 
-    def _reset(self, call_id: str | None) -> tuple[Verdict | None, str]:
+    def _reset_outcome(self, allowed: bool) -> str:
+        """The outcome text of a reset (counting it when `allowed`)."""
         limit, _ = self.engine.policy.limit("resets_per_conversation")
-        if not self.engine.reset(self.clock()):
-            return None, (f"reset refused: the limit of {limit:g} reset(s) "
-                          "(resets_per_conversation) is reached, or the session is stopped")
+        if not allowed:
+            if self.engine.level >= 4:
+                return "reset refused: the session is stopped"
+            return (f"reset refused: the limit of {limit:g} reset(s) "
+                    "(resets_per_conversation) is reached")
         self.state["resets"] += 1
         shown = f"{limit:g}" if limit is not None else "unlimited"
-        outcome = f"counters reset ({self.state['resets']} of {shown})"
-        return Verdict("nudge", self.engine.level,
-                       "The operator reset the loop counters; continue.", outcome, call_id), outcome
+        return f"counters reset ({self.state['resets']} of {shown})"
 
 
 class _Step:

@@ -77,7 +77,7 @@ class Usage:
 
 def session_usage(store: Store, session: str, now: float | None = None) -> Usage:
     """Usage of one session against every hard limit of its policy."""
-    from supervisor.engine import Engine, Policy
+    from supervisor.engine import Engine
 
     store.require(session)
     batch = store.read_all(session)
@@ -99,15 +99,17 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Usage
         engine = None
     if engine is None:
         source = "replay"
-        engine = _replay(batch.events, Policy)
+        engine = replay_engine(batch.events)
     gauges = [
         (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(now)
     ]
     return Usage(engine.level, gauges, source)
 
 
-def _replay(events: Iterable[Event], policy_cls: Any) -> Any:
-    from supervisor.engine import Engine
+def replay_engine(events: Iterable[Event]) -> Any:
+    """The engine a session's events lead to, under the policy its `session_start` recorded:
+    every event observed in order, operator decisions applied as recorded."""
+    from supervisor.engine import Engine, Policy
 
     engine = None
     for event in events:
@@ -116,7 +118,7 @@ def _replay(events: Iterable[Event], policy_cls: Any) -> Any:
             policy = None
             if data.get("type") == "session_start" and isinstance(data.get("policy"), dict):
                 try:
-                    policy = policy_cls.from_dict(data["policy"])
+                    policy = Policy.from_dict(data["policy"])
                 except ValueError:
                     policy = None
             engine = Engine(policy)

@@ -60,6 +60,9 @@ class ToolCall(Event):
     call_id: str
     tool: str
     args: dict[str, Any]
+    refused_by: str | None = None
+    """Extension: "operator" when an operator command (a rollback, a skip) refused the call
+    before it ran; the engine counts it as an attempt without judging it."""
 
 
 class ToolResult(Event):
@@ -141,6 +144,12 @@ class DecisionApplied(Event):
     decision_id: str
     action: str
     outcome: str
+    effect: dict[str, Any] | None = None
+    """Extension: what the decision did to the engine (`kind`, `answers`, `repeats`,
+    `signature`, `limit`; see `supervisor.engine.decisions`), so replays apply exactly that.
+    Null in recordings made before it existed."""
+    level: Level | None = None
+    """Extension: the degradation level right after the decision was applied."""
 
 
 class DecisionIgnored(Event):

@@ -115,7 +115,8 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "session_start": _session_start,
     "task_start": lambda e: f"{e.task_id}: {e.title}",
     "task_end": lambda e: f"{e.task_id} {e.status}",
-    "tool_call": lambda e: f"{e.tool} {_compact(e.args)} [{e.call_id}]",
+    "tool_call": lambda e: (f"{e.tool} {_compact(e.args)} [{e.call_id}]"
+                            + (f" refused by the {e.refused_by}" if e.refused_by else "")),
     "tool_result": _tool_result,
     "message": lambda e: f"{e.role}: {e.text}",
     "usage": _usage,

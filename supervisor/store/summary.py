@@ -105,6 +105,8 @@ def _escalation(s: SessionSummary, e: Any) -> None:
 def _decision_applied(s: SessionSummary, e: Any) -> None:
     if e.escalation_id:
         s.pending.pop(e.escalation_id, None)
+    if e.level is not None:  # the engine's level right after the decision
+        s.level = e.level
 
 
 def _session_end(s: SessionSummary, e: Any) -> None:
