@@ -9,13 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from supervisor.hooks.claude_code.payload import map_payload, output_text
-from supervisor.hooks.claude_code.respond import (
-    OUTPUT_LIMIT_CHARS,
-    context_output,
-    pre_tool_output,
-    render,
-)
+from supervisor.hooks.claude_code.respond import context_output, pre_tool_output
 from supervisor.hooks.step import HOOK_EVENT, PayloadError, read_payload
+from supervisor.hooks.wording import OUTPUT_LIMIT_CHARS, render
 from supervisor.protocol.codec import BadLine, parse_line
 from supervisor.protocol.lines import encode_line
 

@@ -9,7 +9,7 @@ guard, which writes the events, and asks the target to phrase the answer.
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import xxhash
 
@@ -60,6 +60,8 @@ class Message(TypedDict):
     role: str
     """`user`, `assistant` or `system` (a prompt no person wrote, e.g. a task notification)."""
     text: str
+    extra: NotRequired[dict[str, Any]]
+    """More fields for the `message` event (e.g. the agent's turn id and model)."""
 
 
 class End(TypedDict):
@@ -93,6 +95,10 @@ class Step:
     transcript: str | None = None
     """The agent's own transcript of this session (JSONL), where the runtime reads the
     assistant's text between tool calls (hooks are not given it); None: not available."""
+    pair: str | None = None
+    """call, result: the agent gives no call id (Gemini CLI), so the runtime pairs a call and
+    its result by order under this key (`stable_call_id` of the tool and its arguments) and
+    sets `call_id`."""
 
 
 def read_payload(data: bytes) -> dict[str, Any]:

@@ -6,6 +6,7 @@ ignored), `--dangerously-bypass-hook-trust` (headless runs cannot approve hooks)
 Codex's home is `$HOME/.codex`, inside the sandbox.
 """
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,3 +68,11 @@ class Codex(AgentRunner[CodexRun]):
             "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--json",
             *args, prompt,
         ]
+
+    def install_hooks(self, *extra: str) -> subprocess.CompletedProcess[str]:
+        """`supervisor install codex --root STORE EXTRA...` into the sandbox's user hooks
+        (`$HOME/.codex/hooks.json`: user hooks need no project trust); must succeed."""
+        done = self.sandbox.supervisor("install", "codex", "--root", str(self.sandbox.store),
+                                       *extra)
+        assert done.returncode == 0, done.stderr
+        return done

@@ -8,6 +8,7 @@ over them.
 """
 
 import json
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,9 +64,19 @@ class Gemini(AgentRunner[GeminiRun]):
         self.user_settings_path.write_text(json.dumps({**USER_SETTINGS, **extra}, indent=2))
 
     def agent_env(self) -> dict[str, str]:
+        # the work dir is trusted from the start, so its project settings (hooks) are read;
+        # --skip-trust alone trusts it only after the settings were loaded
         return self.sandbox.env(
-            GEMINI_API_KEY="fake-key-for-tests", GOOGLE_GEMINI_BASE_URL=self.server.url
+            GEMINI_API_KEY="fake-key-for-tests", GOOGLE_GEMINI_BASE_URL=self.server.url,
+            GEMINI_CLI_TRUST_WORKSPACE="true",
         )
+
+    def install_hooks(self, *extra: str) -> subprocess.CompletedProcess[str]:
+        """`supervisor install gemini --project WORK --root STORE EXTRA...`; must succeed."""
+        done = self.sandbox.supervisor("install", "gemini", "--project", str(self.sandbox.work),
+                                       "--root", str(self.sandbox.store), *extra)
+        assert done.returncode == 0, done.stderr
+        return done
 
     def command(self, prompt: str, args: tuple[str, ...]) -> list[str]:
         return [str(self.executable), "-p", prompt, "--skip-trust", "-y", "-o", "json", *args]

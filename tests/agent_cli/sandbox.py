@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,3 +121,18 @@ class Sandbox:
 
     def all_events(self) -> dict[str, list[dict[str, Any]]]:
         return {session: self.events(session) for session in self.sessions()}
+
+    def wait_for_event(
+        self, kind: str, timeout: float = 60.0, session: str | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """(session, event): the first event of type `kind` written in the store (in `session`
+        when given), polling until `timeout` seconds passed (then AssertionError)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for sid in [session] if session else self.sessions():
+                for event in self.events(sid):
+                    if event.get("type") == kind:
+                        return sid, event
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {kind} event within {timeout:.0f} s")
+            time.sleep(0.1)
