@@ -133,6 +133,42 @@ def session_ids(payload: dict[str, Any]) -> tuple[str, str | None]:
     return parent, None
 
 
+def tool_args(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(`tool_name`, `tool_input` as an object) of a tool payload, whatever it holds."""
+    tool = text_or_none(payload.get("tool_name")) or "unknown"
+    args = payload.get("tool_input")
+    return tool, args if isinstance(args, dict) else ({} if args is None else {"input": args})
+
+
+def as_start(step: Step, agent_label: str, source: Any) -> None:
+    """A session-start event: `start`, with a system message naming how it started."""
+    step.kind = "start"
+    step.message = {"role": "system",
+                    "text": f"{agent_label} session start ({text_or_none(source) or 'startup'})"}
+
+
+def as_prompt(step: Step, prompt: Any) -> None:
+    """A person's prompt."""
+    step.kind = "prompt"
+    step.message = {"role": "user",
+                    "text": cut_text(prompt if isinstance(prompt, str) else to_json(prompt))}
+
+
+def as_notification(step: Step, message: Any, kind: Any) -> None:
+    """A notification: a system message, prefixed with its kind."""
+    text = message if isinstance(message, str) else to_json(message)
+    kind = text_or_none(kind)
+    step.kind = "notification"
+    step.message = {"role": "system", "text": cut_text(f"[{kind}] {text}" if kind else text)}
+
+
+def as_end(step: Step, agent_label: str, reason: Any) -> None:
+    """The agent's session ended."""
+    step.kind = "end"
+    step.end = {"status": "completed",
+                "reason": f"{agent_label} session ended ({text_or_none(reason) or 'other'})"}
+
+
 def child_session_id(parent: str, agent_id: str) -> str:
     """The session of a subagent: `<parent>.sub-<agent_id>`, always distinct from the parent
     (a long parent id is shortened first, so the 128-character limit cannot cut the suffix)."""

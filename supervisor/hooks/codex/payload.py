@@ -18,6 +18,9 @@ from supervisor.hooks.codex.rollout import exit_code
 from supervisor.hooks.step import (
     Call,
     Step,
+    as_end,
+    as_prompt,
+    as_start,
     cut_args,
     cut_text,
     first_line,
@@ -25,10 +28,11 @@ from supervisor.hooks.step import (
     session_ids,
     stable_call_id,
     text_or_none,
-    to_json,
+    tool_args,
 )
 
 AGENT = "codex"
+LABEL = "Codex"
 _COMMON_KEYS = frozenset(
     {"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name", "model",
      "turn_id", "agent_id", "agent_type"}
@@ -76,18 +80,13 @@ def _session_start(
 
 
 def _start(payload: dict[str, Any], step: Step) -> None:
-    source = text_or_none(payload.get("source")) or "startup"
-    step.kind = "start"
-    step.message = {"role": "system", "text": f"Codex session start ({source})"}
+    as_start(step, LABEL, payload.get("source"))
 
 
 def _prompt(payload: dict[str, Any], step: Step) -> None:
-    prompt = payload.get("prompt")
-    step.kind = "prompt"
-    step.message = {"role": "user", "text": cut_text(prompt if isinstance(prompt, str)
-                                                     else to_json(prompt))}
+    as_prompt(step, payload.get("prompt"))
     turn = {k: payload[k] for k in ("turn_id", "model") if text_or_none(payload.get(k))}
-    if turn:
+    if turn and step.message is not None:
         step.message["extra"] = turn
 
 
@@ -131,9 +130,7 @@ def _interrupt(payload: dict[str, Any], step: Step) -> None:
 
 
 def _session_end(payload: dict[str, Any], step: Step) -> None:
-    reason = text_or_none(payload.get("reason")) or "other"
-    step.kind = "end"
-    step.end = {"status": "completed", "reason": f"Codex session ended ({reason})"}
+    as_end(step, LABEL, payload.get("reason"))
 
 
 def _other(payload: dict[str, Any], step: Step) -> None:
@@ -153,8 +150,6 @@ _MAPPERS = {
 
 
 def _call(payload: dict[str, Any]) -> Call:
-    tool = text_or_none(payload.get("tool_name")) or "unknown"
-    args = payload.get("tool_input")
-    args = args if isinstance(args, dict) else ({} if args is None else {"input": args})
+    tool, args = tool_args(payload)
     call_id = text_or_none(payload.get("tool_use_id")) or stable_call_id(tool, args)
     return {"call_id": call_id, "tool": tool, "args": cut_args(args)}

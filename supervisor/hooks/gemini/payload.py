@@ -21,6 +21,10 @@ from typing import Any
 
 from supervisor.hooks.step import (
     Step,
+    as_end,
+    as_notification,
+    as_prompt,
+    as_start,
     cut_args,
     cut_text,
     first_line,
@@ -28,10 +32,11 @@ from supervisor.hooks.step import (
     session_ids,
     stable_call_id,
     text_or_none,
-    to_json,
+    tool_args,
 )
 
 AGENT = "gemini"
+LABEL = "Gemini CLI"
 _COMMON_KEYS = frozenset(
     {"session_id", "transcript_path", "cwd", "hook_event_name", "timestamp"}
 )
@@ -66,33 +71,22 @@ def _session_start(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _start(payload: dict[str, Any], step: Step) -> None:
-    source = text_or_none(payload.get("source")) or "startup"
-    step.kind = "start"
-    step.message = {"role": "system", "text": f"Gemini CLI session start ({source})"}
+    as_start(step, LABEL, payload.get("source"))
 
 
 def _prompt(payload: dict[str, Any], step: Step) -> None:
-    prompt = payload.get("prompt")
-    step.kind = "prompt"
-    step.message = {"role": "user", "text": cut_text(prompt if isinstance(prompt, str)
-                                                     else to_json(prompt))}
-
-
-def _tool_call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    tool = text_or_none(payload.get("tool_name")) or "unknown"
-    args = payload.get("tool_input")
-    return tool, args if isinstance(args, dict) else ({} if args is None else {"input": args})
+    as_prompt(step, payload.get("prompt"))
 
 
 def _before_tool(payload: dict[str, Any], step: Step) -> None:
-    tool, args = _tool_call(payload)
+    tool, args = tool_args(payload)
     step.kind = "call"
     step.pair = stable_call_id(tool, args)
     step.call = {"call_id": step.pair, "tool": tool, "args": cut_args(args)}
 
 
 def _after_tool(payload: dict[str, Any], step: Step) -> None:
-    tool, args = _tool_call(payload)
+    tool, args = tool_args(payload)
     response = payload.get("tool_response")
     output, error = outcome(response)
     step.kind = "result"
@@ -158,17 +152,11 @@ def _stop(payload: dict[str, Any], step: Step) -> None:
 
 
 def _notification(payload: dict[str, Any], step: Step) -> None:
-    message = payload.get("message")
-    text = message if isinstance(message, str) else to_json(message)
-    kind = text_or_none(payload.get("notification_type"))
-    step.kind = "notification"
-    step.message = {"role": "system", "text": cut_text(f"[{kind}] {text}" if kind else text)}
+    as_notification(step, payload.get("message"), payload.get("notification_type"))
 
 
 def _session_end(payload: dict[str, Any], step: Step) -> None:
-    reason = text_or_none(payload.get("reason")) or "other"
-    step.kind = "end"
-    step.end = {"status": "completed", "reason": f"Gemini CLI session ended ({reason})"}
+    as_end(step, LABEL, payload.get("reason"))
 
 
 def _other(payload: dict[str, Any], step: Step) -> None:
