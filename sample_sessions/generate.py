@@ -367,8 +367,16 @@ RECORDINGS = (healthy, exact_repeat_approve, similar_guidance, cycle_rollback, s
               waiting)
 
 
+MARKER = ("RECORDINGS", "This folder holds recorded agent sessions. Agent Supervisor shows "
+          "them read-only and never writes into them.\n")
+"""The marker file of a recordings root (`supervisor.store.recordings`; stdlib only here)."""
+
+
 def write_recordings(root: Path) -> list[str]:
-    """Rewrite every recording under `root/sessions`; returns their ids."""
+    """Rewrite every recording under `root/sessions` and mark `root` as recordings (read-only
+    for every supervisor tool); returns their ids."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / MARKER[0]).write_text(MARKER[1])
     ids = []
     for i, build in enumerate(RECORDINGS):
         rec = build(BASE_TS + 3600 * i)

@@ -435,7 +435,8 @@ async def test_queue_is_oldest_first_and_e_opens_the_oldest(root: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
         await pilot.pause()
-        assert [e["escalation_id"] for _, e in app.model.queue()] == ["esc-early", "esc-late"]
+        queue = app.model.queue(FROZEN_NOW)
+        assert [e["escalation_id"] for _, e in queue] == ["esc-early", "esc-late"]
         text = screen_text(app)
         assert "Needs you: 2" in text
         assert text.index("early") < text.index("late  ")
@@ -506,7 +507,7 @@ async def test_live_follower_shows_sessions_appearing_while_running(root: Path) 
         write_events(root, "newcomer", [start(task="arrived later")])
         await until(lambda: "newcomer" in app.model.sessions, "the new session")
         write_events(root, "newcomer", [escalation("esc-live")])
-        await until(lambda: app.model.queue(), "the escalation")
+        await until(lambda: app.model.queue(FROZEN_NOW), "the escalation")
         await pilot.pause(0.4)  # one redraw tick
         text = screen_text(app)
         assert "newcomer" in text and "Needs you: 1" in text

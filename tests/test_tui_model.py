@@ -55,7 +55,7 @@ def test_fold_a_session(root: Path) -> None:
     assert st.tokens == 120 and st.cost_usd == 0.5
     calls, errors = st.rate_series(FROZEN_NOW)
     assert sum(calls) == 3 and sum(errors) == 2
-    assert [e["escalation_id"] for _, e in model.queue()] == ["esc-1"]
+    assert [e["escalation_id"] for _, e in model.queue(FROZEN_NOW)] == ["esc-1"]
 
 
 def test_decision_outcomes_are_matched_by_id(root: Path) -> None:
@@ -77,7 +77,7 @@ def test_decision_outcomes_are_matched_by_id(root: Path) -> None:
     changes = model.apply(follower.scan())
     assert changes.sessions == {"s1"} and not changes.new_escalations
     assert st.outcomes["d-1"].state == "applied" and st.outcomes["d-2"].detail == "duplicate"
-    assert model.queue() == []
+    assert model.queue(FROZEN_NOW) == []
 
 
 def test_new_escalations_appear_and_vanish(root: Path) -> None:
@@ -93,7 +93,7 @@ def test_new_escalations_appear_and_vanish(root: Path) -> None:
     shutil.rmtree(root / "sessions" / "s1")
     changes = model.apply(follower.scan())
     assert changes.vanished == ["s1"] and model.sessions["s1"].gone
-    assert model.queue() == []
+    assert model.queue(FROZEN_NOW) == []
 
 
 def test_truncated_file_resets_the_session(root: Path) -> None:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_support import REPO, load, make_app
+from tui_support import FROZEN_NOW, REPO, load, make_app
 
 from supervisor.engine.policy import Policy
 from supervisor.store.follower import Follower
@@ -50,7 +50,7 @@ def test_recordings_cover_every_detector_decision_and_ending() -> None:
     assert hard.summary.end_status == "terminated" and hard.summary.level == 4
     assert max(g.ratio for g in hard.gauges()) == 1.0
     assert len(model.sessions["malformed-lines"].bad_lines) == 5
-    assert model.queue() and model.queue()[0][0] == "waiting-for-operator"
+    assert model.queue(FROZEN_NOW) and model.queue(FROZEN_NOW)[0][0] == "waiting-for-operator"
 
 
 @pytest.mark.anyio

@@ -2,7 +2,6 @@
 or Redis)."""
 
 import argparse
-import os
 import sys
 
 from supervisor.cli.common import CliError, add_store_arguments, store_from
@@ -14,27 +13,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="theme name (default: supervisor-dark; see themes/ and "
                              "$SUPERVISOR_CONFIG/themes)")
     parser.add_argument("--session", metavar="ID",
-                        help="open this session's screen as soon as it is found")
+                        help="open this session's screen as soon as it is found (waits for it)")
     parser.add_argument("--read-only", action="store_true",
-                        help="never write decisions (automatic for the shipped recordings)")
+                        help="never write decisions (automatic for recordings: a root holding "
+                             "the marker file RECORDINGS, such as sample_sessions/)")
 
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.store.local import LocalStore
 
     store = store_from(args)
-    read_only = args.read_only
+    created = False
     if isinstance(store, LocalStore):
         root = store.root
         if root.exists() and not root.is_dir():
             raise CliError(f"--root {root} is not a directory")
-        read_only = read_only or _is_recordings(root)
+        created = not root.exists()
+        if created:  # made now so it can be watched; said on screen: a mistyped --root?
+            from supervisor.store.paths import ensure_private_dir
+
+            ensure_private_dir(root)
     if args.session:
         store.check_session_id(args.session)
     from supervisor.tui.app import SupervisorApp  # heavy: only for this command
 
-    app = SupervisorApp(store, theme=args.theme, read_only=read_only,
-                        open_session=args.session)
+    app = SupervisorApp(store, theme=args.theme, read_only=args.read_only,
+                        open_session=args.session, root_created=created)
     try:
         app.run()
     finally:
@@ -42,17 +46,3 @@ def run(args: argparse.Namespace) -> int:
     for message in app.startup_messages:
         print(f"supervisor: {message}", file=sys.stderr)
     return 0
-
-
-def _is_recordings(root: "os.PathLike[str]") -> bool:
-    """The shipped sample sessions are shown as recorded, never written to."""
-    from pathlib import Path
-
-    from supervisor.resources import data_dir
-
-    try:
-        samples = data_dir("sample_sessions").resolve()
-    except FileNotFoundError:
-        return False
-    resolved = Path(root).resolve()
-    return resolved == samples or samples in resolved.parents

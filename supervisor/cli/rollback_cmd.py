@@ -24,10 +24,12 @@ def run(args: argparse.Namespace) -> int:
     from supervisor.guard.state import SessionLock
     from supervisor.safetext import clean
     from supervisor.store.local import LocalStore
+    from supervisor.store.recordings import refuse_writes
     from supervisor.store.writer import event_writer
 
     local = LocalStore(root_from(args))
     local.require(args.session)
+    refuse_writes(local.root, args.session)
     summary = local.summary(args.session)
     alive, why = agent_alive(summary, time.time())
     if alive and not args.force:
@@ -39,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     store = checkpoint_store(local, args.session)
     files = local.local_files(args.session)
     assert files is not None  # checkpoint_store found them
+    # `by` marks both events as the operator's, not the agent's: no sign of life (liveness)
     lock = SessionLock(files.dir)
     try:
         with lock.held():
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
                     {"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
                      "label": safety.label, "commit": safety.commit,
                      "at_seq": summary.events, "files": safety.files,
-                     "changed": safety.changed},
+                     "changed": safety.changed, "by": "supervisor rollback"},
                     {"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
                      "restored_files": len(result.restored) + len(result.removed),
                      "safety_checkpoint_id": safety.checkpoint_id,

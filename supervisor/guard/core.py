@@ -44,6 +44,7 @@ from supervisor.guard import control
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
+from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
 from supervisor.store.writer import LineWriter
 
@@ -178,6 +179,8 @@ class Guard:
                 "pid": pid, "policy": self.engine_policy_dict(), "heartbeat_s": heartbeat_s,
                 **(extra or {}),
             }
+            if pid is not None:  # where the pid means something (see store.liveness)
+                event.setdefault("host", THIS_HOST)
             self._record(event)
             if task:
                 self._task_start(task, None)

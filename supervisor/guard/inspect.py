@@ -9,7 +9,6 @@ on this machine.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,46 +22,23 @@ if TYPE_CHECKING:
     from supervisor.store.base import Store
 
 
-def pid_alive(pid: int | None) -> bool:
-    """True when a process with this id exists on this machine."""
-    if not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
 def agent_alive(summary: SessionSummary, now: float) -> tuple[bool, str]:
     """Whether the session's agent may still be running, and why we think so.
 
-    Ended sessions are not alive. A session that recorded its process id is alive exactly while
-    that process exists; otherwise the agent counts as alive while its promised heartbeats keep
-    coming or (for hook-driven agents that promise none) while it was active within the last
-    minute."""
-    if summary.end_status is not None:
-        return False, f"the session ended ({summary.end_status})"
-    if summary.pid:
-        if pid_alive(summary.pid):
-            return True, f"its process {summary.pid} is running"
-        return False, f"its process {summary.pid} is gone"
-    last = summary.last_ts
+    The dashboard's judgement (`SessionSummary.liveness`: its process on this host, its
+    promised heartbeats); when that cannot tell (a hook-driven agent promises no heartbeats),
+    the agent counts as alive while it was active within the last minute, because an
+    operator's tool must not roll back the files of an agent that may be working on them."""
+    verdict = summary.liveness(now)
+    if verdict.alive is not None:
+        return verdict.alive, verdict.reason
+    last = summary.last_seen_ts
     if last is None:
         return False, "the session has no events"
     quiet = now - last
-    if summary.heartbeat_s:
-        if summary.status(now) != "dead":
-            return True, f"it wrote an event {quiet:.0f}s ago (heartbeats every "\
-                         f"{summary.heartbeat_s:g}s)"
-        return False, f"no heartbeat for {quiet:.0f}s"
     if quiet < IDLE_AFTER_S:
-        return True, f"it was active {quiet:.0f}s ago"
-    return False, f"no activity for {quiet:.0f}s"
+        return True, f"it was active {quiet:.0f} s ago"
+    return False, f"no activity for {quiet:.0f} s"
 
 
 @dataclass(slots=True)

@@ -41,6 +41,9 @@ class SessionStart(Event):
     heartbeat_s: float | None = None
     """Extension: the interval at which this agent promises heartbeats, or null for agents
     (such as hook-driven ones) that write nothing between tool calls and so cannot be 'dead'."""
+    host: str | None = None
+    """Extension: where `pid` can be looked up (host name and pid namespace); a reader on that
+    host judges the agent dead as soon as the process is gone."""
 
 
 class TaskStart(Event):

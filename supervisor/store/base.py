@@ -155,6 +155,11 @@ class Store(ABC):
         """Append one operator decision (already validated) to the session's control channel;
         return it as written."""
 
+    def is_recording(self, session_id: str | None = None) -> bool:
+        """True when the store (or that one session) holds recordings: shown as recorded, and
+        `append_decision` refuses to write there (`supervisor.store.recordings`)."""
+        return False
+
     def local_files(self, session_id: str) -> SessionFiles | None:
         """The session's files when they are on this machine (checkpoints, the guard's state),
         else None: what needs them (a checkpoint diff, a manual rollback) runs on the agent's

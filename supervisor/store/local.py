@@ -26,6 +26,7 @@ from supervisor.store.paths import (
     session_files,
     validate_session_id,
 )
+from supervisor.store.recordings import is_recording, refuse_writes
 from supervisor.store.tailer import TailBatch, Tailer
 
 _FILE_OF: dict[str, str] = {"events": EVENTS_FILE, "control": CONTROL_FILE}
@@ -103,8 +104,12 @@ class LocalStore(Store):
         from supervisor.store.writer import LineWriter
 
         directory = existing_session_dir(self.root, session_id)
+        refuse_writes(self.root, session_id)
         with LineWriter(directory / CONTROL_FILE) as writer:
             return writer.append(line)
+
+    def is_recording(self, session_id: str | None = None) -> bool:
+        return is_recording(self.root, session_id)
 
     def local_files(self, session_id: str) -> SessionFiles | None:
         files = session_files(self.root, session_id)

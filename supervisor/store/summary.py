@@ -1,22 +1,30 @@
 """Fold a session's events into the one-row summary that `supervisor sessions` and the
 dashboard's sessions table show: who, what, status, level, counts, last activity.
 
-Pure: events in, summary out, with `now` passed in for the time-dependent statuses.
+Events in, summary out, with `now` passed in for the time-dependent statuses; whether the
+agent's recorded process still exists is asked of the system (`supervisor.store.liveness`).
 """
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from supervisor.protocol.models import Event
+from supervisor.store.liveness import Liveness, judge
 
 IDLE_AFTER_S = 60.0
 """No activity (heartbeats aside) for this long: the session is idle."""
-DEAD_AFTER_HEARTBEATS = 3
-"""Missing this many promised heartbeats in a row: the agent is presumed dead."""
-DEAD_AFTER_MIN_S = 15.0
 
 STATUSES = ("running", "waiting", "paused", "idle", "ended", "dead")
 """`waiting` means waiting for you: an escalation is pending."""
+
+
+class Answer(NamedTuple):
+    """How an escalation was decided: the `decision_applied` the agent side recorded."""
+
+    action: str
+    operator: str | None
+    decision_id: str
+    outcome: str
 
 
 @dataclass(slots=True)
@@ -28,12 +36,17 @@ class SessionSummary:
     task: str | None = None
     cwd: str | None = None
     pid: int | None = None
+    host: str | None = None
+    """Where `pid` can be looked up (`supervisor.store.liveness.THIS_HOST` of the agent)."""
     heartbeat_s: float | None = None
     started_ts: float | None = None
     last_ts: float | None = None
     """Time of the latest event of any kind."""
+    last_seen_ts: float | None = None
+    """Time of the latest event the agent wrote itself (not one an operator's tool appended
+    on its behalf, which carries `by`): what liveness is judged from."""
     last_activity_ts: float | None = None
-    """Time of the latest event other than a heartbeat."""
+    """Time of the latest event of the agent's own other than a heartbeat."""
     events: int = 0
     tool_calls: int = 0
     errors: int = 0
@@ -43,6 +56,8 @@ class SessionSummary:
     end_reason: str | None = None
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
+    answers: dict[str, Answer] = field(default_factory=dict)
+    """How each decided escalation was decided, by id."""
 
     def apply(self, event: Event) -> None:
         """Fold one event in."""
@@ -50,32 +65,41 @@ class SessionSummary:
         kind = event.type
         ts = event.ts
         self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
-        if kind != "heartbeat":
-            self.last_activity_ts = (
-                ts if self.last_activity_ts is None else max(self.last_activity_ts, ts)
-            )
+        extra = event.__pydantic_extra__
+        if not extra or extra.get("by") is None:  # the agent's own event: a sign of life
+            self.last_seen_ts = ts if self.last_seen_ts is None else max(self.last_seen_ts, ts)
+            if kind != "heartbeat":
+                self.last_activity_ts = (
+                    ts if self.last_activity_ts is None else max(self.last_activity_ts, ts)
+                )
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, event)
 
-    def status(self, now: float) -> str:
-        """One of `STATUSES` at time `now`."""
+    def liveness(self, now: float) -> Liveness:
+        """Whether the agent is still there at time `now`, and why we think so."""
+        return judge(end_status=self.end_status, pid=self.pid, host=self.host,
+                     heartbeat_s=self.heartbeat_s, last_seen_ts=self.last_seen_ts, now=now)
+
+    def status(self, now: float, *, judge_liveness: bool = True) -> str:
+        """One of `STATUSES` at time `now`. `judge_liveness=False` shows a recording as it was
+        recorded: never `dead` or `idle` because its agent is long gone."""
         if self.end_status is not None:
             return "ended"
-        if self.heartbeat_s and self.last_ts is not None:
-            silent = now - self.last_ts
-            if silent > max(DEAD_AFTER_HEARTBEATS * self.heartbeat_s, DEAD_AFTER_MIN_S):
-                return "dead"
+        if judge_liveness and self.liveness(now).alive is False:
+            return "dead"
         if self.pending:
             first = next(iter(self.pending.values()))
             return "paused" if first.get("kind") == "pause" else "waiting"
-        if self.last_activity_ts is not None and now - self.last_activity_ts > IDLE_AFTER_S:
+        if (judge_liveness and self.last_activity_ts is not None
+                and now - self.last_activity_ts > IDLE_AFTER_S):
             return "idle"
         return "running"
 
 
 def _session_start(s: SessionSummary, e: Any) -> None:
     s.agent, s.task, s.cwd, s.pid = e.agent, e.task, e.cwd, e.pid
+    s.host = e.host
     s.heartbeat_s = e.heartbeat_s
     s.started_ts = e.ts
 
@@ -105,6 +129,10 @@ def _escalation(s: SessionSummary, e: Any) -> None:
 def _decision_applied(s: SessionSummary, e: Any) -> None:
     if e.escalation_id:
         s.pending.pop(e.escalation_id, None)
+        operator = getattr(e, "operator", None)
+        s.answers[e.escalation_id] = Answer(
+            e.action, operator if isinstance(operator, str) else None, e.decision_id, e.outcome
+        )
     if e.level is not None:  # the engine's level right after the decision
         s.level = e.level
 

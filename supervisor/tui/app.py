@@ -73,14 +73,19 @@ class SupervisorApp(App[None]):
         follower: Follow | None = None,
         open_session: str | None = None,
         table_tick: float = TABLE_TICK_S,
+        root_created: bool = False,
     ) -> None:
         super().__init__()
         self.store = as_store(store)
         self.clock = clock
         self.clock_format = clock_format
         self.live = live
-        self.read_only = read_only
-        self.model = DashboardModel(self.store)
+        self.recordings = self.store.is_recording()
+        """The store holds recordings: read-only, sessions shown as recorded."""
+        self.read_only = read_only or self.recordings
+        self.root_created = root_created
+        """The root did not exist: the dashboard made it (shown on the sessions screen)."""
+        self.model = DashboardModel(self.store, recordings=self.recordings)
         self.follower = follower or self.store.follower(chunk_bytes=LOAD_CHUNK_BYTES)
         self.table_tick = table_tick
         """Seconds between updates of the sessions table's cells (tests use 0)."""
@@ -113,6 +118,10 @@ class SupervisorApp(App[None]):
         self.push_screen(SessionsScreen())
         for message in self.startup_messages:
             self.notify(message, severity="error", timeout=10, markup=False)
+        if self.root_created:
+            self.notify(f"{clean(self.store.describe(), limit=200)} did not exist: created it, "
+                        "empty. A typo? Agents writing to another root do not show here.",
+                        severity="warning", timeout=15, markup=False)
         if self.live:
             self.run_worker(self._follow(), group="follower", exclusive=True)
         self.set_interval(TICK_S, self.refresh_screens)
@@ -142,14 +151,18 @@ class SupervisorApp(App[None]):
         self.ingested += sum(len(b.events) for b in batches)
         if self.on_ingest is not None:
             self.on_ingest(batches)
-        if self.initial_session is not None and self.initial_session in self.model.sessions:
-            self.open_session(self.initial_session)
-            self.initial_session = None
+        if self.initial_session is not None:
+            if self.initial_session in self.model.sessions:
+                self.open_session(self.initial_session)
+                self.initial_session = None
+            elif initial:
+                self.notify(f"no session {self.initial_session} yet: waiting for it to appear",
+                            markup=False)
         for sid in changes.vanished:
             self.notify(f"session {sid}: its folder vanished", severity="warning",
                         markup=False)
         if initial:
-            count = len(self.model.queue())
+            count = len(self.model.queue(self.clock()))
             if count:
                 self.notify(f"{count} escalation(s) need you (e: answer the oldest)",
                             severity="warning", timeout=8)
@@ -188,9 +201,12 @@ class SupervisorApp(App[None]):
         self.push_screen(EscalationScreen(session_id, esc))
 
     def action_next_escalation(self) -> None:
-        queue = self.model.queue()
+        now = self.clock()
+        queue = self.model.queue(now)
         if not queue:
-            self.notify("nothing needs you")
+            stale = len(self.model.stale(now))
+            self.notify("nothing needs you" + (
+                f" ({stale} stale escalation(s): their agents are not running)" if stale else ""))
             return
         sid, esc = queue[0]
         self.open_escalation(sid, str(esc.get("escalation_id")))

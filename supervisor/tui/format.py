@@ -4,6 +4,8 @@ Agent text becomes a `rich.text.Text` built from plain strings (Rich never parse
 them) after `safetext.clean` removed escape sequences and control characters.
 """
 
+from typing import Any
+
 from rich.text import Text
 
 from supervisor.protocol.names import LEVEL_NAMES
@@ -48,9 +50,31 @@ def countdown(deadline: float | None, now: float) -> Text:
     left = deadline - now
     if left <= 0:
         return Text("deadline passed: the fallback applies", style="bold red")
+    return Text(f"{_clock_left(left)} left", style=_urgency(left))
+
+
+def deadline_text(escalation: dict[str, Any], now: float) -> Text:
+    """What the deadline will do to a pending escalation: `skip in 1:48` (its fallback and the
+    time left), `deadline passed: skip applies`, or `no deadline`."""
+    deadline = escalation.get("deadline_ts")
+    fallback = clean(str(escalation.get("fallback") or "skip"), keep_newlines=False, limit=12)
+    if not isinstance(deadline, int | float):
+        return Text("no deadline", style="dim", end="")
+    left = deadline - now
+    if left <= 0:
+        return Text(f"deadline passed: {fallback} applies", style="bold red", end="")
+    return Text(f"{fallback} in {_clock_left(left)}", style=_urgency(left), end="")
+
+
+def _clock_left(left: float) -> str:
     minutes, seconds = divmod(int(left), 60)
-    style = "bold red" if left < 30 else "bold yellow" if left < 120 else "bold"
-    return Text(f"{minutes:d}:{seconds:02d} left", style=style)
+    if minutes >= 60:
+        return f"{minutes // 60:d}h{minutes % 60:02d}m"
+    return f"{minutes:d}:{seconds:02d}"
+
+
+def _urgency(left: float) -> str:
+    return "bold red" if left < 30 else "bold yellow" if left < 120 else "bold"
 
 
 def gauge_text(name: str, value: float | None, limit: float, action: str, width: int = 24) -> Text:

@@ -10,12 +10,13 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionBatch, Store
+from supervisor.store.liveness import Liveness
 from supervisor.store.open import as_store
 from supervisor.store.summary import SessionSummary
 from supervisor.tui.history import HistoryStore
@@ -333,13 +334,23 @@ class Changes:
     vanished: list[str] = field(default_factory=list)
 
 
+class QueueEntry(NamedTuple):
+    """One pending escalation of the "Needs you" queue (or of its stale group)."""
+
+    session_id: str
+    escalation: dict[str, Any]
+
+
 class DashboardModel:
     """Every session of one store, folded from its follower's batches."""
 
-    def __init__(self, store: Store | Path | None = None) -> None:
+    def __init__(self, store: Store | Path | None = None, *, recordings: bool = False) -> None:
         self.store = as_store(store) if store is not None else None
         """History rows are read back through it (None: rows kept in memory); a path is a
         local root."""
+        self.recordings = recordings
+        """The store holds recordings: sessions are shown as recorded (their agents are long
+        gone: never judged dead or idle)."""
         self.sessions: dict[str, SessionState] = {}
 
     def apply(self, batches: Iterable[SessionBatch]) -> Changes:
@@ -379,13 +390,37 @@ class DashboardModel:
             changes.sessions.add(sid)
         return changes
 
-    def queue(self) -> list[tuple[str, dict[str, Any]]]:
-        """Pending escalations across sessions, oldest first."""
-        items = [
-            (sid, esc)
-            for sid, st in self.sessions.items()
-            if not st.gone
-            for esc in st.summary.pending.values()
-        ]
-        items.sort(key=lambda item: (item[1].get("ts") or 0.0, item[0]))
+    def status(self, session_id: str, now: float) -> str:
+        """The session's status at `now` (`supervisor.store.summary.STATUSES`, or `vanished`)."""
+        st = self.sessions[session_id]
+        if st.gone:
+            return "vanished"
+        return st.summary.status(now, judge_liveness=not self.recordings)
+
+    def liveness(self, session_id: str, now: float) -> Liveness:
+        """Whether the session's agent is still there (recordings: as recorded)."""
+        summary = self.sessions[session_id].summary
+        if self.recordings and summary.end_status is None:
+            return Liveness(None, "a recording")
+        return summary.liveness(now)
+
+    def queue(self, now: float) -> list[QueueEntry]:
+        """Pending escalations that an answer can still reach, oldest first: their agents are
+        not dead (see `stale`)."""
+        return self._pending(now, stale=False)
+
+    def stale(self, now: float) -> list[QueueEntry]:
+        """Pending escalations whose agent is dead: no answer can apply; oldest first."""
+        return self._pending(now, stale=True)
+
+    def _pending(self, now: float, *, stale: bool) -> list[QueueEntry]:
+        items = []
+        for sid, st in self.sessions.items():
+            if st.gone or not st.summary.pending:
+                continue
+            life = self.liveness(sid, now)
+            if (life.alive is False) != stale:
+                continue
+            items.extend(QueueEntry(sid, esc) for esc in st.summary.pending.values())
+        items.sort(key=lambda item: (item.escalation.get("ts") or 0.0, item.session_id))
         return items

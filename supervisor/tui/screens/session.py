@@ -149,12 +149,13 @@ class SessionScreen(Screen[None]):
         head.append_text(safe(self.session_id, 40, "bold"))
         head.append("  ")
         head.append_text(
-            Text("folder vanished", style="bold red") if st.gone else status_text(s.status(now))
+            Text("folder vanished", style="bold red") if st.gone
+            else status_text(self.sv.model.status(self.session_id, now))
         )
         head.append("  level ")
         head.append_text(level_text(s.level))
         head.append(f"  events {s.events}  errors {s.errors}  bad lines {len(st.bad_lines)}")
-        head.append(f"  last {ago(s.last_ts, now)}", style="dim")
+        head.append(f"  last {ago(s.last_seen_ts, now)}", style="dim")
         second = Text(no_wrap=True, end="")
         second.append("agent ", style="dim")
         second.append_text(safe(s.agent or "-", 24))

@@ -12,11 +12,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, OptionList
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, Input, Label, OptionList, Static
 
 from supervisor.store.render import ago
 from supervisor.tui.format import level_text, safe, status_text
+from supervisor.tui.widgets.escalation_queue import EscalationQueue, split_key
 from supervisor.tui.widgets.session_table import SessionTable
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ class SessionsScreen(Screen[None]):
     #needs-title.-has { background: $warning; color: $background; }
     #queue { height: auto; max-height: 8; border: none; }
     #sessions-table { height: 1fr; }
+    #empty-help { height: auto; padding: 1 2; display: none; }
+    #empty-help.-shown { display: block; }
     #filter { dock: bottom; display: none; }
     #filter.-shown { display: block; }
     #root-line { height: 1; padding: 0 1; color: $text-muted; }
@@ -62,7 +64,6 @@ class SessionsScreen(Screen[None]):
         self.filter_text = ""
         self._shown: list[str] = []
         """Sessions shown in the table, in order."""
-        self._queue_keys: list[str] = []
         self._table_at = 0.0
         self._hidden = 0
 
@@ -73,36 +74,58 @@ class SessionsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Label("", id="root-line")
         yield Label("Needs you: 0", id="needs-title")
-        yield OptionList(id="queue")
+        yield EscalationQueue(id="queue")
         with Vertical():
+            yield Static(id="empty-help")
             yield SessionTable(COLUMNS, id="sessions-table")
         yield Input(placeholder="filter sessions (id, agent, task, status)…", id="filter")
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(SessionTable)
-        ro = "  (read-only recordings)" if self.sv.read_only else ""
-        store = self.sv.store
-        self.query_one("#root-line", Label).update(safe(f"{store.noun}: {store.describe()}{ro}"))
+        self._root_line()
+        self.query_one("#empty-help", Static).update(empty_help(self.sv.store.describe()))
         self.refresh_view()
         table.focus()
         self.ready = True
 
     # -- refresh by diff ---------------------------------------------------------------------
 
+    def _root_line(self) -> None:
+        """`root: DIR` (or `store: URL`), how it is used, and the session `--session` waits
+        for."""
+        notes = []
+        if self.sv.recordings:
+            notes.append("recordings, read-only")
+        elif self.sv.read_only:
+            notes.append("read-only")
+        if self.sv.root_created:
+            notes.append("created empty")
+        line = Text(no_wrap=True, end="")
+        store = self.sv.store
+        line.append_text(safe(f"{store.noun}: {store.describe()}"))
+        if notes:
+            line.append(f"  ({', '.join(notes)})")
+        waiting = self.sv.initial_session
+        if waiting is not None and waiting not in self.sv.model.sessions:
+            line.append("   waiting for session ", style="bold")
+            line.append_text(safe(waiting, 60, "bold"))
+            line.append(" to appear…", style="bold")
+        self.query_one("#root-line", Label).update(line)
+
     def _row_cells(self, sid: str, now: float) -> tuple[Text, ...]:
         st = self.sv.model.sessions[sid]
         s = st.summary
-        status = "gone" if st.gone else s.status(now)
         return (
             safe(sid, 24),
             safe(s.agent or "-", 12),
             safe(s.task or "-", 26),
-            Text("vanished", style="dim strike") if st.gone else status_text(status),
+            Text("vanished", style="dim strike") if st.gone
+            else status_text(self.sv.model.status(sid, now)),
             level_text(s.level),
             Text(str(s.events), justify="right"),
             Text(str(s.errors), style="red" if s.errors else "", justify="right"),
-            Text(ago(s.last_ts, now)),
+            Text(ago(s.last_seen_ts, now)),
         )
 
     def _matches(self, sid: str, now: float) -> bool:
@@ -111,7 +134,8 @@ class SessionsScreen(Screen[None]):
         st = self.sv.model.sessions[sid]
         s = st.summary
         hay = " ".join(
-            str(x) for x in (sid, s.agent, s.task, s.status(now), f"level{s.level}") if x
+            str(x) for x in (sid, s.agent, s.task, self.sv.model.status(sid, now),
+                             f"level{s.level}") if x
         ).lower()
         return all(word in hay for word in self.filter_text.lower().split())
 
@@ -131,6 +155,8 @@ class SessionsScreen(Screen[None]):
         wanted = [sid for sid in model.sessions if self._matches(sid, now)]
         self._hidden = len(model.sessions) - len(wanted)
         with self.app.batch_update():
+            self.query_one("#empty-help", Static).set_class(not model.sessions, "-shown")
+            self._root_line()
             if wanted[:len(self._shown)] != self._shown:
                 # rows left or the order changed: rebuild (rare; the common case is a diff)
                 table.set_rows([(sid, self._row_cells(sid, now)) for sid in wanted])
@@ -141,29 +167,18 @@ class SessionsScreen(Screen[None]):
             self._refresh_queue(now)
 
     def _refresh_queue(self, now: float) -> None:
-        queue = self.sv.model.queue()
+        """The count, and the entries with their ages and countdowns (they tick)."""
+        model = self.sv.model
+        queue, stale = model.queue(now), model.stale(now)
         title = self.query_one("#needs-title", Label)
-        title.update(f"Needs you: {len(queue)}" + ("  (e: answer the oldest)" if queue else ""))
+        text = f"Needs you: {len(queue)}" + ("  (e: answer the oldest)" if queue else "")
+        if stale:
+            text += f"   {len(stale)} stale: agent not running"
+        title.update(text)
         title.set_class(bool(queue), "-has")
-        keys = [f"{sid}\x00{esc.get('escalation_id')}" for sid, esc in queue]
-        options = self.query_one("#queue", OptionList)
-        if keys == self._queue_keys:
-            return
-        self._queue_keys = keys
-        highlighted = options.highlighted
-        options.clear_options()
-        for key, (sid, esc) in zip(keys, queue, strict=True):
-            line = Text(no_wrap=True, end="")
-            line.append(ago(esc.get("ts"), now) + "  ", style="dim")
-            line.append_text(safe(sid, 30, "bold"))
-            line.append("  ")
-            line.append_text(level_text(esc.get("level", 3)))
-            line.append("  ")
-            line.append_text(safe(esc.get("reason"), 80))
-            options.add_option(Option(line, id=key))
-        options.display = bool(keys)
-        if highlighted is not None and keys:
-            options.highlighted = min(highlighted, len(keys) - 1)
+        self.query_one(EscalationQueue).show(
+            queue, stale, now, lambda sid: model.liveness(sid, now).reason
+        )
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -174,7 +189,7 @@ class SessionsScreen(Screen[None]):
         self.sv.open_session(message.key)
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
-        sid, _, eid = (message.option.id or "").partition("\x00")
+        sid, eid = split_key(message.option.id or "")
         self.sv.open_escalation(sid, eid)
 
     def action_open(self) -> None:
@@ -216,3 +231,23 @@ class SessionsScreen(Screen[None]):
                 message.input.remove_class("-shown")
             self.query_one(SessionTable).focus()
 
+
+def empty_help(root: str) -> Text:
+    """What an empty dashboard says: how to get a session here."""
+    text = Text()
+    text.append("No sessions yet", style="bold")
+    text.append(" under ")
+    text.append_text(safe(root, 200))
+    text.append(". They appear here as soon as an agent starts. To start one:\n\n")
+    for command, what in (
+        ("supervisor demo", "scripted demo agents with a dashboard on them (no model needed)"),
+        ("supervisor install claude-code", "then use Claude Code as usual: every session "
+                                           "shows up here"),
+        ("from supervisor.guard import Session", "guard your own agent's tool calls (the SDK; "
+                                                 "see the README)"),
+    ):
+        text.append(f"  {command:<38}", style="bold")
+        text.append(f"{what}\n")
+    text.append("\nAgents write to $SUPERVISOR_HOME (else the user state directory) unless "
+                "given a root; open the same root here with --root DIR.", style="dim")
+    return text

@@ -1,0 +1,101 @@
+"""Read a workspace file for the engine, bounded: never whole when huge, never blocking.
+
+The guard sits on the agent's tool calls; when an edit fails it reads the file the edit was
+for and hands the text to the engine (which stays pure). A file the agent names can be
+anything: missing, a directory, a FIFO that would block an `open`, a 2 GB log, a binary, text
+in another encoding. `read_file` answers every case with a `FileRead` (the engine's value type)
+whose `status` says which, and reads at most `max_bytes + 1` bytes: the size is checked on the
+open descriptor first, so a huge file is refused before any of it is read, and one that grows
+while it is read is cut off at the bound.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import xxhash
+
+from supervisor.engine.filestate import FileRead
+
+MAX_BYTES = 1024 * 1024
+"""Files larger than this are not read (`too_large`)."""
+_CHUNK = 64 * 1024
+_SNIFF = 8192
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(
+    os, "O_NOCTTY", 0)
+
+
+def resolve(path: str, cwd: str | os.PathLike[str] | None) -> Path:
+    """`path` as the agent meant it: relative to its working directory when not absolute."""
+    candidate = Path(os.path.expanduser(path))
+    if not candidate.is_absolute() and cwd is not None:
+        candidate = Path(cwd) / candidate
+    return candidate
+
+
+def read_file(path: str, *, cwd: str | os.PathLike[str] | None = None,
+              max_bytes: int = MAX_BYTES) -> FileRead:
+    """Read `path` (relative to `cwd`) as UTF-8 text, at most `max_bytes`; never raises."""
+    where = resolve(path, cwd)
+    shown = str(where)
+    try:
+        fd = os.open(where, _FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return FileRead(shown, "missing", detail="no such file")
+    except IsADirectoryError:
+        return FileRead(shown, "not_a_file", detail="a directory")
+    except PermissionError:
+        return FileRead(shown, "unreadable", detail="permission denied")
+    except (OSError, ValueError) as exc:
+        return FileRead(shown, "unreadable", detail=_reason(exc))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            return FileRead(shown, "not_a_file", detail=kind)
+        if info.st_size > max_bytes:
+            return FileRead(shown, "too_large", size=info.st_size,
+                            detail=f"{_size(info.st_size)}, over the {_size(max_bytes)} read")
+        data = _read_at_most(fd, max_bytes + 1)
+    except OSError as exc:
+        return FileRead(shown, "unreadable", detail=_reason(exc))
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # it grew while we read it
+        return FileRead(shown, "too_large", size=len(data),
+                        detail=f"over the {_size(max_bytes)} read")
+    digest = xxhash.xxh3_64_hexdigest(data)
+    if b"\0" in data[:_SNIFF]:
+        return FileRead(shown, "binary", size=len(data), digest=digest,
+                        detail="binary (it holds NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return FileRead(shown, "binary", size=len(data), digest=digest, detail="not UTF-8 text")
+    return FileRead(shown, "ok", text, len(data), digest)
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    parts: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(_CHUNK, left))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _size(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / 1024 / 1024:.1f} MiB"
+    if n >= 1024:
+        return f"{n / 1024:.0f} KiB"
+    return f"{n} bytes"
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or type(exc).__name__

@@ -1,0 +1,93 @@
+"""Is a session's agent still there? Judged only from what the agent itself left behind.
+
+Two signs, each decisive when the session recorded it:
+
+- **its process**: the guard records the agent's `pid` and the `host` it runs on (the host name
+  and, on Linux, the process-id namespace, so two containers with one host name are told
+  apart). On that same host the agent is dead as soon as that process is gone. A pid recorded
+  elsewhere (or without a host, as in recordings) is never looked up here: it would name some
+  unrelated process of this machine.
+- **its heartbeats**: an agent that promised a heartbeat every `heartbeat_s` seconds is dead
+  after `DEAD_AFTER_HEARTBEATS` missed ones (at least `DEAD_AFTER_MIN_S`), counted from the
+  latest event the agent wrote itself. Events that an operator's tool appended on its behalf
+  (they carry `by`, e.g. an offline `supervisor rollback`) are no sign of life.
+
+Agents that promise neither (hook-driven agents write nothing between tool calls) can never be
+judged dead; they are `idle` when quiet.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+DEAD_AFTER_HEARTBEATS = 3
+"""Missing this many promised heartbeats in a row: the agent is presumed dead."""
+DEAD_AFTER_MIN_S = 15.0
+"""...but never sooner than this many seconds of silence (a loaded machine delays threads)."""
+
+
+def this_host() -> str:
+    """Where pids recorded here can be looked up: `hostname` plus, when the system says, the
+    pid namespace (`hostname/pid:[4026531836]`)."""
+    name = os.uname().nodename  # the host name, without importing socket on the hook path
+    try:
+        return f"{name}/{os.readlink('/proc/self/ns/pid')}"
+    except OSError:
+        return name
+
+
+THIS_HOST = this_host()
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True when a process with this id exists on this machine."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def dead_after(heartbeat_s: float) -> float:
+    """Seconds of silence after which an agent promising `heartbeat_s` is presumed dead."""
+    return max(DEAD_AFTER_HEARTBEATS * heartbeat_s, DEAD_AFTER_MIN_S)
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """The verdict on one agent: `alive` is True, False (dead, or ended) or None (no way to
+    tell: the agent promised no heartbeats and its process cannot be looked up here), and
+    `reason` says why in words an operator can check."""
+
+    alive: bool | None
+    reason: str
+
+
+def judge(
+    *, end_status: str | None, pid: int | None, host: str | None,
+    heartbeat_s: float | None, last_seen_ts: float | None, now: float,
+) -> Liveness:
+    """Liveness from a session's recorded facts at time `now` (see the module docstring)."""
+    if end_status is not None:
+        return Liveness(False, f"session ended: {end_status}")
+    if pid and host and host == THIS_HOST:
+        if not pid_alive(pid):
+            return Liveness(False, f"its process {pid} is gone")
+        if not heartbeat_s:
+            return Liveness(True, f"its process {pid} is running")
+    if heartbeat_s:
+        if last_seen_ts is None:
+            return Liveness(None, "it has written nothing yet")
+        silent = max(0.0, now - last_seen_ts)
+        if silent > dead_after(heartbeat_s):
+            return Liveness(False, f"no heartbeat for {silent:.0f} s")
+        return Liveness(True, f"heard from {silent:.0f} s ago (heartbeats every "
+                              f"{heartbeat_s:g} s)")
+    return Liveness(None, "it promised no heartbeats")

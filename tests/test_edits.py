@@ -1,0 +1,102 @@
+"""What an edit call asks for (supervisor.engine.edits), from each agent's own tool shape, and
+why an edit failed, from each tool's own words."""
+
+import pytest
+
+from supervisor.engine.edits import Edit, edit_failure, edits_of, search_texts
+
+
+def test_claude_code_edit_multiedit_write() -> None:
+    assert edits_of("Edit", {"file_path": "/w/foo.py", "old_string": "return a - b",
+                             "new_string": "return a + b", "replace_all": False}) == [
+        Edit("replace", "/w/foo.py", "return a + b", "return a - b")]
+    assert edits_of("MultiEdit", {"file_path": "f", "edits": [
+        {"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "d",
+                                                  "replace_all": True}, "junk"]}) == [
+        Edit("replace", "f", "b", "a"), Edit("replace", "f", "d", "c", replace_all=True)]
+    assert edits_of("Write", {"file_path": "f", "content": "x\n"}) == [Edit("write", "f", "x\n")]
+
+
+def test_str_replace_editor_commands() -> None:
+    base = {"path": "/w/m.c"}
+    assert edits_of("str_replace_editor", {**base, "command": "str_replace", "old_str": "a",
+                                           "new_str": "b"}) == [Edit("replace", "/w/m.c", "b", "a")]
+    assert edits_of("edit", {**base, "command": "insert", "insert_line": 317,
+                             "new_str": "x;"}) == [Edit("insert", "/w/m.c", "x;", line=317)]
+    assert edits_of("edit", {**base, "command": "create", "file_text": "t"}) == [
+        Edit("write", "/w/m.c", "t")]
+    assert edits_of("str_replace_editor", {**base, "command": "view"}) == []
+    # a str_replace without old_str (the ponyc runs have them) asks for nothing we can follow
+    assert edits_of("edit", {**base, "command": "str_replace", "old_str": None}) == []
+
+
+def test_swe_agent_edits() -> None:
+    assert edits_of("edit", {"start_line": "4", "end_line": 5, "replacement_text": "y\n",
+                             "path": "/r/a.py"}) == [Edit("lines", "/r/a.py", "y\n", line=4, end=5)]
+    # 1.x windowed edit works on the open file: the path is not in the arguments
+    assert edits_of("edit", {"search": "a", "replace": "b", "replace-all": False}) == [
+        Edit("replace", "", "b", "a")]
+
+
+def test_gemini_cli_replace_and_write_file() -> None:
+    assert search_texts("replace", {"file_path": "p", "old_string": "x", "new_string": "y"}) \
+        == [("p", "x")]
+    assert edits_of("write_file", {"file_path": "p", "content": ""}) == [Edit("write", "p", "")]
+
+
+def test_openhands_ipython_helpers() -> None:
+    code = ("edit_file_by_replace(\n'/w/App.tsx',\nto_replace=\"\"\"a\nb\"\"\",\n"
+            "new_content=\"\"\"c\"\"\"\n)\ncreate_file('/w/n.txt')")
+    assert edits_of("run_ipython", {"code": code}) == [
+        Edit("replace", "/w/App.tsx", "c", "a\nb"), Edit("write", "/w/n.txt", "")]
+    assert edits_of("run_ipython", {"code": "edit_file_by_replace(name, to_replace=x)"}) == []
+    assert edits_of("run_ipython", {"code": "edit_file_by_replace(("}) == []
+
+
+def test_codex_apply_patch() -> None:
+    patch = ("*** Begin Patch\n*** Update File: src/a.py\n@@ def f():\n     x = 1\n-    y = 2\n"
+             "+    y = 3\n@@\n-z = 0\n+z = 1\n*** Add File: new.txt\n+hello\n*** End Patch")
+    assert edits_of("apply_patch", {"input": patch}) == [
+        Edit("replace", "src/a.py", "    x = 1\n    y = 3", "    x = 1\n    y = 2"),
+        Edit("replace", "src/a.py", "z = 1", "z = 0"),
+        Edit("write", "new.txt", "hello\n"),
+    ]
+
+
+@pytest.mark.parametrize("tool,args", [
+    ("Bash", {"command": "sed -i s/a/b/ f"}), ("Edit", {"file_path": "f"}), ("Edit", None),
+    ("Read", {"file_path": "f"}), ("MultiEdit", {"file_path": "f", "edits": "x"}),
+])
+def test_calls_that_are_no_followable_edit(tool: str, args: object) -> None:
+    assert edits_of(tool, args) == []
+
+
+@pytest.mark.parametrize("output", [
+    # each tool's own words, as recorded in real runs or captured from the real binary
+    "<tool_use_error>String to replace not found in file.\nString: return a + c</tool_use_error>",
+    "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in /w/m.c.",
+    "[No exact match found in /workspace/src/PullRequestViewer.tsx for\n```\nimport",
+    "Failed to edit, 0 occurrences found for old_string in /w/a.py. No edits made.",
+    "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in a.ts",
+    "apply_patch verification failed: Failed to find expected lines in src/a.py:\n    y = 2",
+])
+def test_not_found_in_every_tools_words(output: str) -> None:
+    assert edit_failure(output) == "not_found"
+
+
+@pytest.mark.parametrize("output", [
+    "ERROR:\nNo replacement was performed. Multiple occurrences of old_str `return x;` in "
+    "lines [317, 449]. Please ensure it is unique.",
+    "<tool_use_error>Found 2 matches of the string to replace, but replace_all is false.",
+    "Failed to edit, expected 1 occurrence but found 3 for old_string in file: /w/a.py",
+])
+def test_ambiguous_in_every_tools_words(output: str) -> None:
+    assert edit_failure(output) == "ambiguous"
+
+
+@pytest.mark.parametrize("output", [
+    "", "Exit code 1\nTraceback ...", "ERROR:\nParameter `old_str` is required for command: "
+    "str_replace.", "grep: pattern not found", None,
+])
+def test_other_failures_are_neither(output: str | None) -> None:
+    assert edit_failure(output) is None
