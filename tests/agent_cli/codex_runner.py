@@ -6,11 +6,13 @@ ignored), `--dangerously-bypass-hook-trust` (headless runs cannot approve hooks)
 Codex's home is `$HOME/.codex`, inside the sandbox.
 """
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.agent_cli import clis
 from tests.agent_cli.openai_api import OpenAIServer
 from tests.agent_cli.runner import AgentRun, AgentRunner
 
@@ -55,7 +57,9 @@ class Codex(AgentRunner[CodexRun]):
         return self.sandbox.home / ".codex"
 
     def agent_env(self) -> dict[str, str]:
-        return self.sandbox.env(OPENAI_API_KEY="sk-fake-key-for-tests")
+        env = self.sandbox.env(OPENAI_API_KEY="sk-fake-key-for-tests")
+        env["PATH"] = clis.node_path(env.get("PATH", os.defpath))
+        return env
 
     def command(self, prompt: str, args: tuple[str, ...]) -> list[str]:
         provider = (

