@@ -413,7 +413,7 @@ class Guard:
             meta["settings"] = self._settings_arg.to_dict()
         self.settings = GuardSettings.from_dict(meta.get("settings") or {})
         if self.state["engine"] is not None:
-            self.engine = Engine.restore(self.state["engine"])
+            self.engine = Engine.resume(self.state["engine"])
         else:
             policy = self._policy_arg
             if policy is None:

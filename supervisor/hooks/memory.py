@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from supervisor.protocol.bounded import loads
+
 MEMORY_FILE = "hook.json"
 LOCK_FILE = "hook.lock"
 CALLS_KEPT = 512
@@ -58,7 +60,7 @@ class Memory:
         call_id = f"{key}-{self.numbered}"
         self.waiting.setdefault(key, []).append(call_id)
         while sum(len(ids) for ids in self.waiting.values()) > CALLS_KEPT:
-            oldest = min(self.waiting, key=lambda k: int(self.waiting[k][0].rsplit("-", 1)[1]))
+            oldest = min(self.waiting, key=lambda k: _number(self.waiting[k][0]))
             self.waiting[oldest].pop(0)
             if not self.waiting[oldest]:
                 del self.waiting[oldest]
@@ -91,6 +93,12 @@ class Memory:
             self.waiting.pop(key, None)
 
 
+def _number(call_id: str) -> int:
+    """The `<n>` of an id `<key>-<n>` (0 for anything else)."""
+    tail = call_id.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
 @contextlib.contextmanager
 def remembered(session_dir: Path) -> Iterator[Memory]:
     """The session's memory, held under its lock; saved (atomically) when the block ends
@@ -111,8 +119,8 @@ def remembered(session_dir: Path) -> Iterator[Memory]:
 
 def _load(path: Path) -> Memory:
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        data = loads(path.read_bytes())
+    except (OSError, ValueError):  # too deep included
         return Memory()  # none yet, or unreadable: start over (the worst is one text twice)
     if not isinstance(data, dict):
         return Memory()

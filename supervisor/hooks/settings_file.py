@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supervisor.protocol.bounded import JSONTooDeep, loads
+
 HOLD_MARGIN_S = 30
 """Added to the policy's hold time for the `timeout` of the entries that may hold a call for the
 operator: the hook answers by itself well before the agent would give up on it (a timed-out
@@ -199,7 +201,9 @@ def _parse(path: Path, text: str | None) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(text.removeprefix("\ufeff"))
+        data = loads(text.removeprefix("\ufeff"), constants=True)
+    except JSONTooDeep as exc:
+        raise InstallError(f"{path}: {exc}; file left untouched") from exc
     except json.JSONDecodeError as exc:
         raise InstallError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "

@@ -14,8 +14,9 @@ from supervisor.store.liveness import Liveness, judge
 IDLE_AFTER_S = 60.0
 """No activity (heartbeats aside) for this long: the session is idle."""
 
-STATUSES = ("running", "waiting", "paused", "idle", "ended", "dead")
-"""`waiting` means waiting for you: an escalation is pending."""
+STATUSES = ("running", "waiting", "paused", "idle", "ended", "dead", "broken")
+"""`waiting` means waiting for you: an escalation is pending. `broken`: the session's events
+could not be shown (a reader failed on them; `broken` on the summary says why)."""
 
 
 class Answer(NamedTuple):
@@ -58,6 +59,9 @@ class SessionSummary:
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
     answers: dict[str, Answer] = field(default_factory=dict)
     """How each decided escalation was decided, by id."""
+    broken: str | None = None
+    """Why this session's events could not be folded (set by a reader that failed on them),
+    or None. A broken session is shown as such; the others go on."""
 
     def apply(self, event: Event) -> None:
         """Fold one event in."""
@@ -84,6 +88,8 @@ class SessionSummary:
     def status(self, now: float, *, judge_liveness: bool = True) -> str:
         """One of `STATUSES` at time `now`. `judge_liveness=False` shows a recording as it was
         recorded: never `dead` or `idle` because its agent is long gone."""
+        if self.broken is not None:
+            return "broken"
         if self.end_status is not None:
             return "ended"
         if judge_liveness and self.liveness(now).alive is False:

@@ -19,6 +19,7 @@ STATUS_STYLES = {
     "idle": "dim",
     "ended": "dim",
     "dead": "bold white on red",
+    "broken": "bold white on dark_red",
 }
 STATUS_LABELS = {"waiting": "WAITING"}
 
@@ -80,6 +81,7 @@ def _urgency(left: float) -> str:
 def gauge_text(name: str, value: float | None, limit: float, action: str, width: int = 24) -> Text:
     """Two lines: `name  12/50 → stop` then a bar, coloured by closeness to the limit."""
     ratio = 0.0 if value is None or limit <= 0 else value / limit
+    ratio = min(ratio, 1e9) if ratio == ratio else 0.0  # inf (a tiny limit) or NaN: full or 0
     filled = max(0, min(width, round(ratio * width)))
     style = "green" if ratio < 0.6 else "yellow" if ratio < 0.85 else "bold red"
     text = Text(no_wrap=True, end="")

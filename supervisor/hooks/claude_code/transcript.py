@@ -8,10 +8,10 @@ changes between releases, so this reader is tolerant: any line that is not a JSO
 assistant message of text blocks is skipped, and only whole lines are consumed.
 """
 
-import json
 from typing import Any
 
 from supervisor.hooks.transcript import new_texts
+from supervisor.protocol.bounded import loads
 
 
 def assistant_texts(path: str, offset: int) -> tuple[list[str], int]:
@@ -23,8 +23,8 @@ def _assistant_text(line: bytes) -> str | None:
     if b'"assistant"' not in line:  # cheap: most lines are tool results and user turns
         return None
     try:
-        entry = json.loads(line)
-    except ValueError:
+        entry = loads(line)
+    except ValueError:  # not JSON, or nested too deeply to be a message
         return None
     if not isinstance(entry, dict):
         return None

@@ -12,6 +12,8 @@ None (the outcome is then unknown, and recorded as a success).
 import json
 import os
 
+from supervisor.protocol.bounded import loads
+
 TAIL_BYTES = 256 * 1024
 """How much of the rollout's end is searched for the call's item."""
 
@@ -37,8 +39,8 @@ def exit_code(path: str, call_id: str) -> int | None:
 
 def _item_exit_code(line: bytes, call_id: str) -> int | None:
     try:
-        entry = json.loads(line)
-    except ValueError:
+        entry = loads(line)
+    except ValueError:  # not JSON, or nested too deeply
         return None
     payload = entry.get("payload") if isinstance(entry, dict) else None
     item = payload.get("item") if isinstance(payload, dict) else None

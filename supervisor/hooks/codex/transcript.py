@@ -5,10 +5,10 @@ A rollout line `{"type": "response_item", "payload": {"type": "message", "role":
 skipped (the format is internal to Codex).
 """
 
-import json
 from typing import Any
 
 from supervisor.hooks.transcript import new_texts
+from supervisor.protocol.bounded import loads
 
 
 def assistant_texts(path: str, offset: int) -> tuple[list[str], int]:
@@ -20,8 +20,8 @@ def _assistant_text(line: bytes) -> str | None:
     if b'"assistant"' not in line or b'"response_item"' not in line:
         return None
     try:
-        entry = json.loads(line)
-    except ValueError:
+        entry = loads(line)
+    except ValueError:  # not JSON, or nested too deeply
         return None
     payload: Any = entry.get("payload") if isinstance(entry, dict) else None
     if entry.get("type") != "response_item" or not isinstance(payload, dict):

@@ -3,9 +3,9 @@
 is what the model said (an empty content is a turn of tool calls only); everything else is
 skipped (the format is internal to Gemini CLI)."""
 
-import json
 
 from supervisor.hooks.transcript import new_texts
+from supervisor.protocol.bounded import loads
 
 
 def assistant_texts(path: str, offset: int) -> tuple[list[str], int]:
@@ -17,8 +17,8 @@ def _assistant_text(line: bytes) -> str | None:
     if b'"gemini"' not in line:
         return None
     try:
-        entry = json.loads(line)
-    except ValueError:
+        entry = loads(line)
+    except ValueError:  # not JSON, or nested too deeply
         return None
     if not isinstance(entry, dict) or entry.get("type") != "gemini":
         return None
