@@ -26,6 +26,7 @@ EXPECTED = {
     "decision_applied": " for e1: ",
     "decision_ignored": "[d-7f3b] duplicate",
     "heartbeat": "heartbeat",
+    "hint": "failed_edit [toolu_7] The text is in app.py at lines 2-3",
     "session_end": "session_end      completed",
     "decision": "alice: guidance e1 [d-7f3a] text 'Stop editing",
     "thought": '{"text":"maybe the locale matters","tokens":12}',

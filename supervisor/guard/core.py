@@ -39,11 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.engine.decisions import Effect, effect_of
+from supervisor.engine.edit_hint import with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.guard import control
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
+from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
+from supervisor.protocol.names import HINT
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
 from supervisor.store.writer import LineWriter
@@ -243,10 +246,15 @@ class Guard:
             calls[call_id] = call["seq"]
             if len(calls) > _CALLS_KEPT:
                 del calls[next(iter(calls))]
+            edits = self._edit_guidance()
+            edits.on_call(call_id, call["seq"], tool, args or {})
             check = self.engine.check(call, call["ts"])
             verdict = _merge(notes, Verdict(check.action, check.level, check.message,
                                             check.reason, call_id,
                                             cached_output=check.cached_output))
+            if verdict.action == "block":  # a refused edit: where its text really is
+                verdict.message = with_hint(verdict.message,
+                                            edits.refused_edit_hint(tool, args or {}))
             events = [f.to_event() for f in check.findings]
             events += [hit.to_event() for hit in check.limits]
             events.append(_verdict_event(verdict, call_id, self.engine.gauges(now)))
@@ -279,7 +287,12 @@ class Guard:
             if tool is not None:
                 event["tool"] = tool
             self.state["calls"].pop(call_id, None)
-            return self._observe(event)
+            detections = self._observe(event)
+            hint = self._edit_guidance().on_result(call_id, bool(ok), text, error)
+            if hint:
+                detections.append(self._write({"type": HINT, "call_id": call_id,
+                                               "kind": "failed_edit", "message": hint}))
+            return detections
 
     def message(
         self, role: str, text: str, *, extra: dict[str, Any] | None = None
@@ -398,6 +411,9 @@ class Guard:
         return to_dict() if to_dict else None
 
     # -- internals: state ------------------------------------------------------------------
+
+    def _edit_guidance(self) -> EditGuidance:
+        return EditGuidance(self.state, self.files.reads, self.cwd, self.engine.policy)
 
     def _step(self) -> _Step:
         return _Step(self)

@@ -284,8 +284,9 @@ def _on_batch(c: _Call) -> str:
     verdict = c.hold(worst)
     if verdict.action == "pause":
         verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
-    if verdict.action == "allow" and not verdict.message:
-        verdict = dataclasses.replace(verdict, message=_hints(hints))
+    if verdict.action in ("allow", "nudge"):  # the calls ran: what their outcomes taught too
+        told = "\n".join(t for t in (verdict.message, _hints(hints)) if t)
+        verdict = dataclasses.replace(verdict, message=told or None)
     return c.target.answers.batch(c.step.hook_event, verdict)
 
 

@@ -22,6 +22,7 @@ milliseconds or nanoseconds is far above it, so it is refused rather than misrea
 EVENTS_FILE: Final = "events.jsonl"
 CONTROL_FILE: Final = "control.jsonl"
 CHECKPOINTS_DIR: Final = "checkpoints.git"
+READS_DIR: Final = "reads"
 
 # Event types written by the agent side (events.jsonl).
 SESSION_START: Final = "session_start"
@@ -41,6 +42,9 @@ DECISION_IGNORED: Final = "decision_ignored"
 ROLLBACK: Final = "rollback"
 HEARTBEAT: Final = "heartbeat"
 SESSION_END: Final = "session_end"
+HINT: Final = "hint"
+"""Extension: what the agent was told about a tool's outcome besides the engine's findings (a
+failed edit's closest match)."""
 
 # Line types written by operators (control.jsonl).
 DECISION: Final = "decision"

@@ -133,6 +133,7 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "rollback": lambda e: (f"to {e.checkpoint_id}, {e.restored_files} files restored "
                            f"(safety checkpoint {e.safety_checkpoint_id})"),
     "heartbeat": lambda e: "",
+    "hint": lambda e: f"{e.kind} [{e.call_id}] {e.message}",
     "session_end": lambda e: f"{e.status}{_opt(':', e.reason)}".replace(" :", ":"),
     "decision": _decision,
 }
