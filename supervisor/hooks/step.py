@@ -14,6 +14,7 @@ from typing import Any, NotRequired, TypedDict
 import xxhash
 
 from supervisor.engine.fingerprint import output_hash
+from supervisor.protocol.names import MAX_NUMBER
 from supervisor.store.paths import sanitize_session_id
 
 TEXT_LIMIT_BYTES = 64 * 1024
@@ -236,6 +237,7 @@ def text_or_none(value: Any) -> str | None:
 
 
 def number_or_none(value: Any) -> float | None:
+    """A number a protocol line can hold (finite, within `MAX_NUMBER`), else None."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if value == value and abs(value) != float("inf") else None
+    return float(value) if value == value and abs(value) <= MAX_NUMBER else None
