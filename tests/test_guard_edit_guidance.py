@@ -192,3 +192,15 @@ def test_the_hook_answers_a_failed_edit_batch_with_the_region(tmp_path: Path, ws
     assert "The text is in" in context and "indented differently" in context
     assert "  2 │     with open(path) as fh:" in context
     assert [e["kind"] for e in events(root, "s1") if e["type"] == "hint"] == ["failed_edit"]
+
+
+def test_an_edit_reported_ok_whose_output_says_it_failed(session: Session, ws: Path) -> None:
+    """Codex's PostToolUse carries no failure flag: the tool's words decide."""
+    patch = ("*** Begin Patch\n*** Update File: app.py\n@@\n-def load(name):\n"
+             "+def load(name, mode):\n*** End Patch")
+    verdict = session.before_call("apply_patch", {"input": patch})
+    hint = session.after_call(verdict, "apply_patch verification failed: Failed to find "
+                              "expected lines in app.py:\ndef load(name):", ok=True)
+    assert hint is not None
+    assert hint.startswith("The text you searched for is not in app.py. The closest text is "
+                           "at line 1")

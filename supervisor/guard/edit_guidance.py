@@ -78,14 +78,16 @@ class EditGuidance:
         call = self.mem["calls"].pop(call_id, None)
         if call is None:
             return None
-        if ok:
+        # an edit tool's own words say it failed even where the harness records no failure
+        # (Codex's PostToolUse has no failure flag)
+        failure = edit_failure(output, error) if call["searches"] else None
+        if ok and failure is None:
             for path in call["writes"]:
                 self._wrote(path, call["seq"], call["tool"])
             if call["read"]:
                 self._read(call["read"], call["seq"])
             return None
-        failure = edit_failure(output, error)
-        if failure is None or not call["searches"]:
+        if failure is None:
             return None
         path, search = _pick(call["searches"], output)
         return failed_edit_hint(path, search, failure, read_file(path, cwd=self.cwd),
