@@ -87,6 +87,9 @@ def _detail(cp: "CheckpointInfo", changed: list[str] | None, *, pending: bool = 
     detail = Text()
     detail.append(f"{cp.checkpoint_id}  commit {cp.commit[:12]}\n", style="bold")
     detail.append(f"{cp.label}\nat #{cp.at_seq}, {cp.files} files tracked\n")
+    if cp.nested:  # what a rollback to it will not touch
+        detail.append("not checkpointed (nested git repositories): ", style="dim")
+        detail.append(", ".join(cp.nested) + "\n")
     if pending:
         detail.append("files changed since: looking…", style="dim")
     elif changed is None:
