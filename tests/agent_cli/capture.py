@@ -48,13 +48,12 @@ CODEX_SCRIPT = Script(main=[
 ])
 
 GEMINI_EVENTS = (
-    "SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeModel", "AfterModel",
-    "BeforeToolSelection", "BeforeTool", "AfterTool", "PreCompress", "Notification",
+    "SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool",
+    "PreCompress", "Notification",
 )
+"""Gemini CLI's hook events but BeforeModel, AfterModel and BeforeToolSelection, which carry the
+whole model request (tens of KiB each turn) and are not ones the supervisor registers."""
 GEMINI_TOOL_EVENTS = ("BeforeTool", "AfterTool")
-GEMINI_KEPT = frozenset(GEMINI_EVENTS) - {"BeforeModel", "AfterModel", "BeforeToolSelection"}
-"""The model events carry the whole model request (tens of KiB each turn) and are not ones the
-supervisor registers: they are left out of the fixtures."""
 GEMINI_SCRIPT = Script(main=[
     turn(Text("Looking at foo.py."), ToolCall("read_file", {"file_path": "foo.py"})),
     turn(ToolCall("replace", {"file_path": "foo.py", "old_string": "return a * b",
@@ -146,8 +145,7 @@ def capture_gemini(executable: Path, sandbox: Sandbox) -> Capture:
         run = gemini.run(PROMPT)
         assert run.returncode == 0, run.describe()
         outputs = [r.text for r in server.function_responses()]
-    payloads = [c for c in read_captured(out) if c.event in GEMINI_KEPT]
-    return Capture(payloads, outputs, "")
+    return Capture(read_captured(out), outputs, "")
 
 
 CAPTURES = {"codex": (clis.CODEX, capture_codex), "gemini": (clis.GEMINI, capture_gemini)}
