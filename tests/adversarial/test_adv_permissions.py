@@ -3,7 +3,6 @@ test_adv_two_users.py): a store directory others may write to is refused everywh
 ours that others may read is made private, and every entry point creates the root 0700."""
 
 import json
-import os
 import stat
 from pathlib import Path
 
