@@ -42,7 +42,11 @@ from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.edit_hint import with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.guard import control
-from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
+from supervisor.guard.checkpoints import (
+    CheckpointError,
+    CheckpointStore,
+    checkpoint_changes,
+)
 from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
@@ -534,7 +538,7 @@ class Guard:
         self.state["since_checkpoint"] = 0
         self._record({"type": "checkpoint", "checkpoint_id": cp.checkpoint_id, "label": cp.label,
                       "commit": cp.commit, "at_seq": cp.at_seq, "files": cp.files,
-                      "changed": cp.changed})
+                      "changed": cp.changed, **checkpoint_changes(cp)})
         return cp
 
     # -- internals: escalations and decisions --------------------------------------------
@@ -795,7 +799,7 @@ class Guard:
         self._record({"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
                       "label": safety.label, "commit": safety.commit,
                       "at_seq": self.state["last_seq"], "files": safety.files,
-                      "changed": safety.changed})
+                      "changed": safety.changed, **checkpoint_changes(safety)})
         self._record({"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
                      "restored_files": len(result.restored) + len(result.removed),
                      "safety_checkpoint_id": safety.checkpoint_id,
