@@ -88,6 +88,8 @@ class CheckpointInfo:
     changed_files: list[str] | None = None
     """Files changed since the previous checkpoint, as the guard recorded them (None: the
     event does not say; at most `CHANGED_FILES_KEPT` of them, `diffstat.files` counts all)."""
+    nested: list[str] = field(default_factory=list)
+    """Nested git repositories the checkpoint left out (a rollback does not touch them)."""
     diffstat: Diffstat | None = None
 
 
@@ -321,11 +323,13 @@ def _verdict(st: SessionState, e: Any) -> None:
 def _checkpoint(st: SessionState, e: Any) -> None:
     extra = e.__pydantic_extra__ or {}
     changed = extra.get("changed_files")
+    nested = extra.get("nested")
     st.checkpoints.append(
         CheckpointInfo(
             _s(e.checkpoint_id, 80), _s(e.label, 120), _s(e.commit, 64), e.at_seq, e.files, e.ts,
             [_s(f, 200) for f in changed[:CHANGED_FILES_KEPT]]
             if isinstance(changed, list) else None,
+            [_s(n, 120) for n in nested[:20]] if isinstance(nested, list) else [],
             _diffstat(extra.get("diffstat")),
         )
     )

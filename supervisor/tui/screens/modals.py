@@ -104,7 +104,10 @@ class CheckpointPicker(ModalScreen[str | None]):
     def __init__(self, session_id: str, checkpoints: list[Any]) -> None:
         super().__init__()
         self.session_id = session_id
-        self.checkpoints = list(reversed(checkpoints))
+        # one option per id (options need unique ids): a later checkpoint with the same id
+        # (a hostile line, or the session's checkpoint repository made anew) is the one kept
+        unique = {cp.checkpoint_id: cp for cp in checkpoints}
+        self.checkpoints = list(reversed(unique.values()))
         """Newest first."""
 
     def compose(self) -> ComposeResult:

@@ -54,6 +54,9 @@ def detail_text(cp: CheckpointInfo, since: SinceCheckpoint | None) -> Text:
     text.append(f"{cp.checkpoint_id}", style="bold")
     text.append(f"  commit {cp.commit[:12]}  at #{cp.at_seq}  {count(cp.files)} files\n")
     text.append(f"{cp.label}\n", style="dim")
+    if cp.nested:  # what a rollback to it will not touch
+        text.append("not checkpointed (nested git repositories): ", style="dim")
+        text.append(", ".join(cp.nested) + "\n")  # cleaned by the model
     text.append_text(_changed(cp))
     text.append(f"\nA rollback to {cp.checkpoint_id} throws away ", style="bold")
     if since is None:
