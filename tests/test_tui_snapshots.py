@@ -8,7 +8,7 @@ SVGs by eye.
 
 
 import pytest
-from tui_support import REPO, load, make_app
+from tui_support import REPO, load, make_app, until
 
 SAMPLES = REPO / "sample_sessions"
 NOW = 1767225600.0 + 12 * 3600  # an hour after the last recording started
@@ -132,8 +132,30 @@ def test_wide_history(snap_compare, size, tmp_path) -> None:
         await pilot.pause()
         if size[0] >= NARROW_WIDTH:
             await pilot.press("w")
+        history = pilot.app.screen.query_one("#history-view")
+        await until(pilot, lambda: history.size.height > 0 and history.row_count > 0)
         await pilot.press("up", "up")
         await pilot.pause()
 
     app = make_app(_quiet_root(tmp_path))
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+def test_checkpoint_diff(snap_compare, size, tmp_path) -> None:
+    """What a rollback throws away, on a session the real guard wrote over real git."""
+    from test_tui_checkpoints import guarded_session
+
+    from supervisor.tui.screens.diff import DiffScreen
+
+    guarded_session(tmp_path / "store", tmp_path / "work").close()
+
+    async def run_before(pilot) -> None:
+        await load(pilot)
+        pilot.app.open_session("s1")
+        await pilot.pause()
+        pilot.app.push_screen(DiffScreen("s1", "cp-1"))
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(make_app(tmp_path / "store"), terminal_size=size, run_before=run_before)
