@@ -26,6 +26,7 @@ from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
+from supervisor.tui import terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.format import safe
@@ -85,6 +86,7 @@ class SupervisorApp(App[None]):
         alert_window: float = ALERT_WINDOW_S,
     ) -> None:
         super().__init__()
+        terminal_guard.install()
         self.store = as_store(store)
         self.clock = clock
         self.clock_format = clock_format
