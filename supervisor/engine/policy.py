@@ -57,7 +57,7 @@ _DEFAULT: dict[str, Any] = {
             "write_file", "apply_patch", "replace", "insert", "append",
         ],
         "run": [
-            "run_ipython", "execute_ipython_cell", "Task", "delegate", "mcp__*", "python",
+            "run_ipython", "execute_ipython_cell", "Agent", "Task", "delegate", "mcp__*", "python",
         ],
         "poll": ["BashOutput", "KillShell", "KillBash", "wait", "sleep"],
         "other": ["think", "finish", "submit", "TodoWrite", "TodoRead", "exit_plan_mode",

@@ -173,7 +173,12 @@ def _check_values(d: dict[str, Any], source: str) -> None:
 def dump_toml(policy: Policy) -> str:
     """The policy as TOML (what `supervisor policy show` prints); limits of 0 are off. Each
     detector's table is preceded by a comment saying when it fires (from the registry)."""
-    data = policy.to_dict()
+    return toml_text(policy.to_dict())
+
+
+def toml_text(data: dict[str, Any]) -> str:
+    """A policy as a plain dict, as TOML in `dump_toml`'s layout (the dashboard shows the
+    policy a session recorded this way, even one this version would not load)."""
     lines: list[str] = []
     scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}
     for key, value in scalars.items():

@@ -534,7 +534,7 @@ class Guard:
         self.state["since_checkpoint"] = 0
         self._record({"type": "checkpoint", "checkpoint_id": cp.checkpoint_id, "label": cp.label,
                       "commit": cp.commit, "at_seq": cp.at_seq, "files": cp.files,
-                      "changed": cp.changed})
+                      "changed": cp.changed, **_nested(cp)})
         return cp
 
     # -- internals: escalations and decisions --------------------------------------------
@@ -791,21 +791,17 @@ class Guard:
             return Verdict("block", self.engine.level,
                            f"The operator asked for a rollback, but it failed ({exc}). The call "
                            "was not run; re-plan.", outcome, call_id), outcome, False
-        safety = result.safety
-        self._record({"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
-                      "label": safety.label, "commit": safety.commit,
-                      "at_seq": self.state["last_seq"], "files": safety.files,
-                      "changed": safety.changed})
-        self._record({"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
-                     "restored_files": len(result.restored) + len(result.removed),
-                     "safety_checkpoint_id": safety.checkpoint_id,
-                     "files": result.changed_files[:100]})
+        for event in result.events(self.state["last_seq"]):
+            self._record(event)
         self.state["since_checkpoint"] = 0
         outcome = result.summary()
         message = (f"The operator rolled the workspace back to checkpoint "
                    f"{result.checkpoint.checkpoint_id} ({result.checkpoint.label}). "
                    f"Files changed: {', '.join(result.changed_files) or 'none'}. The call was "
                    "not run; continue from the restored files.")
+        if result.failed:
+            message += (" These files could not be restored and are as you left them: "
+                        + ", ".join(f"{p} ({why})" for p, why in result.failed[:20]) + ".")
         verdict = Verdict("block", self.engine.level, message, outcome, call_id,
                           changed_files=result.changed_files)
         return verdict, outcome, True
@@ -847,6 +843,12 @@ class _Step:
             self._guard._after_step()
         finally:
             self._cm.__exit__(None, None, None)
+
+
+def _nested(cp: Any) -> dict[str, Any]:
+    """The `nested` field of a checkpoint event: the nested git repositories it left out (so
+    the operator knows a rollback will not touch them), when there are any."""
+    return {"nested": list(cp.nested)} if cp.nested else {}
 
 
 def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:

@@ -85,6 +85,8 @@ def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
     step = target.read(read_payload(data))
     base = step.session_id
     _follow_resumes(root, step)
+    if step.kind == "batch" and _all_seen(root, step):
+        return ""  # the common case: every call went through PreToolUse; nothing to open
     guard, problems = _open_guard(root, step, budget)
     if step.kind == "start" and guard.ended:
         guard.close()
@@ -106,6 +108,15 @@ def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
         return _HANDLERS[step.kind](call)
     finally:
         guard.close()
+
+
+def _all_seen(root: Path, step: Step) -> bool:
+    """True when every call of a batch went through PreToolUse (cheap: the hook memory only)."""
+    directory = session_dir(root, step.session_id)
+    if not directory.is_dir():
+        return False
+    with hook_memory.remembered(directory) as memory:
+        return all(memory.saw(item["call"]["call_id"]) for item in step.batch)
 
 
 def session_of(target: Target, root: Path, data: bytes) -> tuple[str, str]:

@@ -72,6 +72,8 @@ class CheckpointInfo:
     ts: float
     changed_files: list[str] | None = None
     """Files changed since this checkpoint, when known (from the guard's checkpoint diffs)."""
+    nested: list[str] = field(default_factory=list)
+    """Nested git repositories the checkpoint left out (a rollback does not touch them)."""
 
 
 @dataclass(slots=True)
@@ -287,10 +289,12 @@ def _verdict(st: SessionState, e: Any) -> None:
 def _checkpoint(st: SessionState, e: Any) -> None:
     extra = e.__pydantic_extra__ or {}
     changed = extra.get("changed_files")
+    nested = extra.get("nested")
     st.checkpoints.append(
         CheckpointInfo(
             _s(e.checkpoint_id, 80), _s(e.label, 120), _s(e.commit, 64), e.at_seq, e.files, e.ts,
             [_s(f, 200) for f in changed] if isinstance(changed, list) else None,
+            [_s(n, 120) for n in nested[:20]] if isinstance(nested, list) else [],
         )
     )
 

@@ -133,7 +133,7 @@ class SessionsScreen(Screen[None]):
             safe(s.task or "-", 26),
             Text("vanished", style="dim strike") if st.gone
             else status_text(self.sv.model.status(sid, now)),
-            level_text(s.level),
+            level_text(s.level, ended=s.ended),
             Text(str(s.events), justify="right"),
             Text(str(s.errors), style="red" if s.errors else "", justify="right"),
             Text(ago(s.last_seen_ts, now)),
