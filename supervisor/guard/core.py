@@ -31,6 +31,7 @@ other decision gets `decision_ignored` with the reason. Commands not tied to an 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -41,7 +42,7 @@ from typing import Any
 from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.edit_hint import with_hint
 from supervisor.engine.fingerprint import output_hash
-from supervisor.guard import control
+from supervisor.guard import control, recovery
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
 from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.settings import GuardSettings
@@ -442,6 +443,45 @@ class Guard:
                     meta["settings"] = GuardSettings.from_dict(guard_table).to_dict()
                     self.settings = GuardSettings.from_dict(meta["settings"])
             self._dirty = True
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Learn from the event log what the state does not know (`supervisor.guard.recovery`):
+        the decisions already applied or ignored (never applied again), the escalation and task
+        numbers used, the end of the session. Past the state's `log_offset` there is normally
+        nothing of ours; a decision applied there was applied by a step killed before it saved
+        the state, so its recorded effect is applied to the engine now, exactly once."""
+        path = self.files.events
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return
+        start = self.state["log_offset"]
+        fresh = start is None or start > size  # never saved with a position, or log replaced
+        if not fresh and size <= start:
+            return
+        facts = recovery.scan(path, 0 if fresh else start)
+        state = self.state
+        seen, logged = set(state["seen_decisions"]), state["logged_decisions"]
+        new = [d for d in dict.fromkeys(facts.handled) if d not in seen and d not in logged]
+        logged.extend(new)
+        for event in facts.applied:
+            esc = event.get("escalation_id")
+            if isinstance(esc, str):
+                state["decided"].setdefault(esc, event["decision_id"])
+            if fresh or event["decision_id"] not in new:
+                continue  # a fresh state's engine starts over: old effects are not its own
+            ts = event.get("ts")
+            self.engine.observe(event, ts if isinstance(ts, int | float) else self.clock())
+            pending = state["pending"]
+            if pending is not None and pending.get("escalation_id") == esc:
+                state["pending"] = None
+        state["escalations"] = max(state["escalations"], facts.escalations)
+        state["tasks_started"] = max(state["tasks_started"], facts.tasks)
+        if facts.ended and not state["ended"]:
+            state["ended"], state["pending"] = facts.ended, None
+        state["log_offset"] = size
+        self._dirty = True
 
     def _refresh(self) -> None:
         if self._state_file.changed_since_ours():
@@ -449,6 +489,10 @@ class Guard:
 
     def _save(self) -> None:
         self.state["engine"] = self.engine.snapshot()
+        try:  # how far into the log this state is up to date (see `_catch_up`)
+            self.state["log_offset"] = os.stat(self.files.events).st_size
+        except OSError:
+            self.state["log_offset"] = None
         self._state_file.save(self.state)
         self._dirty = False
         self._must_save = False
@@ -589,23 +633,41 @@ class Guard:
             self._must_save = True
             self._dirty = True
             for line in lines:
-                note = self._decide(line, now, call_id)
+                try:
+                    note = self._decide(line, now, call_id)
+                except Exception as exc:  # never into the agent: recorded as ignored
+                    self._failed(line.decision_id, exc)
+                    continue
                 if note is not None:
                     notes.append(note)
         pending = self.pending
         deadline = pending.get("deadline_ts") if pending is not None else None
         if pending is not None and deadline is not None and now >= deadline:
             fallback = pending.get("fallback") or "skip"
-            note = self._apply(
-                {"decision_id": "fallback", "action": fallback, "text": None,
-                 "checkpoint_id": None, "operator": "guard"},
-                pending, call_id, outcome_prefix="deadline passed: ",
-            )
-            notes.append(note)
+            try:
+                note = self._apply(
+                    {"decision_id": "fallback", "action": fallback, "text": None,
+                     "checkpoint_id": None, "operator": "guard"},
+                    pending, call_id, outcome_prefix="deadline passed: ",
+                )
+                notes.append(note)
+            except Exception as exc:
+                self._failed("fallback", exc)
         return notes
+
+    def _failed(self, decision_id: str, exc: Exception) -> None:
+        """A decision whose application raised: recorded as `decision_ignored` with the reason
+        (best effort: if even that cannot be written, the agent still gets no exception)."""
+        with contextlib.suppress(Exception):  # the log itself fails (a full disk)
+            self._ignore(decision_id, f"failed: {type(exc).__name__}: {exc}")
 
     def _decide(self, line: control.ControlLine, now: float, call_id: str | None) -> Verdict | None:
         seen = self.state["seen_decisions"]
+        logged = self.state["logged_decisions"]
+        if line.decision_id in logged:  # its outcome is in the log already: never again
+            logged.remove(line.decision_id)
+            seen.append(line.decision_id)
+            return None
         decision = line.decision
         if decision is None:
             self._ignore(line.decision_id, f"malformed: {line.problem}")
@@ -786,7 +848,9 @@ class Guard:
             if store is None:
                 raise CheckpointError("checkpoints are off in this session")
             result = store.restore(checkpoint_id)
-        except CheckpointError as exc:
+        except Exception as exc:  # CheckpointError, or anything else: the rollback did not run
+            if not isinstance(exc, CheckpointError):
+                exc = CheckpointError(f"{type(exc).__name__}: {exc}")
             outcome = f"rollback failed: {exc}"
             return Verdict("block", self.engine.level,
                            f"The operator asked for a rollback, but it failed ({exc}). The call "
