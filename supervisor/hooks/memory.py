@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor.protocol.bounded import loads
+from supervisor.store.paths import write_private
 
 MEMORY_FILE = "hook.json"
 LOCK_FILE = "hook.lock"
@@ -87,8 +88,4 @@ def _dump(memory: Memory) -> str:
 
 
 def _save(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(temp, 0o600)
-    os.replace(temp, path)
+    write_private(path, text.encode("utf-8"))

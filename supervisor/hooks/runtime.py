@@ -36,6 +36,7 @@ from supervisor.store.paths import (
     sanitize_session_id,
     session_dir,
     validate_session_id,
+    write_private,
 )
 from supervisor.store.writer import LineWriter
 
@@ -339,9 +340,7 @@ def _start_new_run(root: Path, step: Step, base: str) -> None:
     step.session_id = sanitize_session_id(f"{base[:100]}.run{number}")
     step.start["resumed_from"] = previous
     ensure_session_dir(root, base)
-    temp = pointer.with_name(f".{RUN_POINTER}.{os.getpid()}.tmp")
-    temp.write_text(step.session_id + "\n", encoding="utf-8")
-    os.replace(temp, pointer)
+    write_private(pointer, (step.session_id + "\n").encode("utf-8"))
 
 
 def _current_run(root: Path, base: str) -> str:
