@@ -30,6 +30,7 @@ from supervisor.hooks.policy import guard_table, hook_settings, load_policy
 from supervisor.hooks.step import PayloadError, Step, child_session_id, read_payload
 from supervisor.hooks.target import Target
 from supervisor.hooks.targets import load as load_target
+from supervisor.hooks.wording import note
 from supervisor.store.paths import (
     ensure_session_dir,
     resolve_root,
@@ -157,9 +158,10 @@ class _Call:
         starts now (not resumed): older text is not this run's."""
         reader, path = self.target.transcript, self.step.transcript
         reads = reader is not None and bool(path) and self.step.kind in _READS_TRANSCRIPT
-        if not reads and self.step.call is None:
+        if not reads and self.step.call is None and self.step.pair is None:
             return
         with hook_memory.remembered(self.guard.dir) as memory:
+            self.pair(memory)
             if self.step.call is not None:
                 memory.see(self.step.call["call_id"])
             if not reads or reader is None or path is None:
@@ -172,6 +174,42 @@ class _Call:
             texts, memory.offset = reader(path, memory.offset)
             for text in texts:
                 self.assistant_said(text, memory)
+
+    def pair(self, memory: hook_memory.Memory) -> None:
+        """For an agent that gives calls no id: a call gets a new one, its result the one of
+        the oldest call with the same tool and arguments still waiting (`Step.pair`)."""
+        key = self.step.pair
+        if key is None:
+            return
+        if self.step.call is not None:
+            self.step.call["call_id"] = memory.pair_call(key)
+        elif self.step.result is not None:
+            self.step.result["call_id"] = memory.pair_result(key) or key
+
+    def decided(self, verdict: Any) -> Any:
+        """After the verdict on a call: a refused call gets no result, so it stops waiting for
+        one (`Step.pair`); a note on a call that runs waits for its result when the agent takes
+        no context before a call (`Target.context_before_call`), and is left out of the
+        verdict returned."""
+        call = self.step.call
+        runs = verdict.action in _RUNS
+        unpair = self.step.pair is not None and not runs
+        hold = runs and bool(verdict.message) and not self.target.context_before_call
+        if call is None or not (unpair or hold):
+            return verdict
+        with hook_memory.remembered(self.guard.dir) as memory:
+            if unpair and self.step.pair is not None:
+                memory.unpair(self.step.pair, call["call_id"])
+            if hold:
+                memory.hold_note(call["call_id"], verdict.message)
+        return dataclasses.replace(verdict, message=None) if hold else verdict
+
+    def held_note(self, call_id: str) -> str | None:
+        """The note held back for this call until its result (see `decided`)."""
+        if self.target.context_before_call:
+            return None
+        with hook_memory.remembered(self.guard.dir) as memory:
+            return memory.take_note(call_id)
 
     def assistant_said(self, text: str, memory: hook_memory.Memory) -> None:
         """Record an assistant message once (the transcript and Stop both carry the last)."""
@@ -198,6 +236,8 @@ class _Call:
 
 
 _READS_TRANSCRIPT = frozenset({"start", "call", "batch", "stop"})
+_RUNS = frozenset({"allow", "nudge"})
+"""Verdicts under which the call runs (and a result will come)."""
 _TOLD = frozenset({"guidance", "rollback"})
 
 
@@ -210,7 +250,7 @@ def _on_prompt(c: _Call) -> str:
     if message["role"] == "user":
         if not c.guard.state.get("tasks_started"):  # the session's task: its first prompt
             c.guard.task_start(_title(message["text"]))
-        c.guard.message("user", message["text"])
+        c.guard.message("user", message["text"], extra=message.get("extra"))
         c.guard.new_cycle()
     else:  # a prompt no person wrote (a task notification): no new cycle, no counter reset
         c.guard.message(message["role"], message["text"])
@@ -223,7 +263,7 @@ def _on_call(c: _Call) -> str:
     verdict = c.hold(c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"]))
     if verdict.action == "pause":  # the deadline did not pass in time (it always should)
         verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
-    return c.target.answers.pre_tool(verdict)
+    return c.target.answers.pre_tool(c.decided(verdict))
 
 
 def _on_result(c: _Call) -> str:
@@ -231,7 +271,8 @@ def _on_result(c: _Call) -> str:
     assert r is not None
     detections = c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
                                    duration_ms=r["duration_ms"], tool=r["tool"])
-    return c.target.answers.context(c.step.hook_event, _hints(detections))
+    texts = [t for t in (note(c.held_note(r["call_id"])), _hints(detections)) if t]
+    return c.target.answers.context(c.step.hook_event, "\n".join(texts) or None)
 
 
 def _on_batch(c: _Call) -> str:
