@@ -36,6 +36,7 @@ from supervisor.store.paths import (
     resolve_root,
     sanitize_session_id,
     session_dir,
+    session_files,
     validate_session_id,
     write_private,
 )
@@ -132,8 +133,8 @@ def record_error(root: Path, session_id: str, hook_event: str | None, message: s
     """Write a `supervisor_error` event into the session, so the dashboard shows the problem.
     Best effort: if even that fails (full disk), the caller's complaint is all there is."""
     try:
-        directory = ensure_session_dir(root, session_id)
-        with LineWriter(directory / "events.jsonl") as writer:
+        ensure_session_dir(root, session_id)
+        with LineWriter(session_files(root, session_id).events) as writer:
             writer.append({"type": ERROR_EVENT, "hook_event": hook_event, "message": message})
     except Exception:  # the supervisor is already failing: never make it worse for the agent
         return
@@ -329,7 +330,7 @@ def _on_end(c: _Call) -> str:
 
 
 def _on_other(c: _Call) -> str:
-    with LineWriter(c.guard.dir / "events.jsonl") as writer:
+    with LineWriter(c.guard.files.events) as writer:
         writer.append(c.step.record or {})
     return ""
 
@@ -462,10 +463,10 @@ def _start_extra(step: Step) -> dict[str, Any]:
 
 def _link_parent(root: Path, step: Step) -> None:
     """Tell the parent session (if it exists) that a subagent's child session started."""
-    parent = session_dir(root, step.parent_session_id or "")
-    if not parent.is_dir():
+    parent = session_files(root, step.parent_session_id or "")
+    if not parent.dir.is_dir():
         return
-    with LineWriter(parent / "events.jsonl") as writer:
+    with LineWriter(parent.events) as writer:
         writer.append({"type": SUBAGENT_EVENT, "session": step.session_id, **(step.subagent or {})})
 
 
