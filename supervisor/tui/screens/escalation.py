@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
 
 RECENT_STEPS = 8
+"""Steps shown before the escalation (heartbeats left out)."""
+RECENT_SCAN_ROWS = 4096
+"""How far back the prompt looks for them: a long wait writes many heartbeats in between."""
 
 
 class EscalationScreen(ModalScreen[None]):
@@ -57,6 +60,8 @@ class EscalationScreen(ModalScreen[None]):
         self.escalation_id: str = str(escalation.get("escalation_id"))
         self.decision_id: str | None = None
         self.sent_action: str | None = None
+        self.is_pause = escalation.get("kind") == "pause"
+        """An operator's pause: `a` resumes it, and it may have no deadline at all."""
 
     @property
     def sv(self) -> "SupervisorApp":
@@ -76,7 +81,7 @@ class EscalationScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         esc = self.escalation
         title = Text(no_wrap=False)
-        title.append("Escalation ", style="bold red")
+        title.append("Paused " if self.is_pause else "Escalation ", style="bold red")
         title.append_text(safe(self.escalation_id, 60, "bold"))
         title.append("  session ")
         title.append_text(safe(self.session_id, 60, "bold"))
@@ -96,9 +101,11 @@ class EscalationScreen(ModalScreen[None]):
                             ("s", "skip"), ("x", "abort")):
             style = "bold" if action in allowed else "dim strike"
             options.append(f" {key} ", style="reverse " + style)
-            options.append(f" {action}   ", style=style)
-        options.append("\nfallback when the deadline passes: ", style="dim")
-        options.append_text(safe(esc.get("fallback") or "-", 20))
+            shown = "resume" if action == "approve" and self.is_pause else action
+            options.append(f" {shown}   ", style=style)
+        if esc.get("deadline_ts") is not None:  # else the deadline line says it holds
+            options.append("\nfallback when the deadline passes: ", style="dim")
+            options.append_text(safe(esc.get("fallback") or "-", 20))
         self.query_one("#esc-options", Static).update(options)
         self.refresh_view()
         self.ready = True
@@ -110,7 +117,11 @@ class EscalationScreen(ModalScreen[None]):
         history = st.history
         evidence = Text(no_wrap=True, overflow="ellipsis")
         seqs = [int(n) for n in (self.escalation.get("evidence") or []) if isinstance(n, int)]
-        evidence.append(f"Evidence ({len(seqs)} steps)\n", style="bold")
+        if not seqs and self.is_pause:
+            evidence.append("Evidence: none, an operator paused it (the steps before it are "
+                            "below)\n", style="bold")
+        else:
+            evidence.append(f"Evidence ({len(seqs)} steps)\n", style="bold")
         for seq in seqs[:20]:
             index = history.index_of_seq(seq)
             if index is None:
@@ -119,10 +130,8 @@ class EscalationScreen(ModalScreen[None]):
             evidence.append_text(self._row_text(history.row(index)))
         self.query_one("#esc-evidence", Static).update(evidence)
         recent = Text(no_wrap=True, overflow="ellipsis")
-        recent.append("Recent steps\n", style="bold")
-        rows = [row for row in history.rows(len(history) - 4 * RECENT_STEPS, len(history))
-                if row.type != "heartbeat"][-RECENT_STEPS:]
-        for row in rows:
+        recent.append("Recent steps before it\n", style="bold")
+        for row in recent_rows(history, self.escalation.get("seq")):
             recent.append_text(self._row_text(row))
         self.query_one("#esc-recent", Static).update(recent)
 
@@ -141,6 +150,9 @@ class EscalationScreen(ModalScreen[None]):
         deadline = Text("Deadline: ", style="bold")
         if st is not None and self.escalation_id not in st.summary.pending:
             deadline.append("answered", style="bold")
+        elif self.escalation.get("deadline_ts") is None:
+            deadline.append("none: it holds until " + (
+                "you resume it (a) or decide" if self.is_pause else "someone decides"))
         else:
             deadline.append_text(countdown(self.escalation.get("deadline_ts"), now))
         self.query_one("#esc-deadline", Static).update(deadline)
@@ -216,3 +228,20 @@ class EscalationScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def recent_rows(history: Any, before_seq: object) -> list[Any]:
+    """The last `RECENT_STEPS` rows before the row of seq `before_seq` (the end of the history
+    when it is unknown), heartbeats left out, looking back at most `RECENT_SCAN_ROWS` rows."""
+    end = len(history)
+    if isinstance(before_seq, int):
+        found = history.index_of_seq(before_seq)
+        if found is not None:
+            end = found
+    picked = []
+    index = end - 1
+    while index >= 0 and index >= end - RECENT_SCAN_ROWS and len(picked) < RECENT_STEPS:
+        if history.type_of(index) != "heartbeat":
+            picked.append(index)
+        index -= 1
+    return [history.row(i) for i in reversed(picked)]
