@@ -15,7 +15,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from supervisor.tui.format import countdown, level_text, safe
+from supervisor.store.summary import Answer
+from supervisor.tui.followup import FollowUp, follow_state
+from supervisor.tui.format import countdown, level_text, safe, safe_block
 from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
 
 if TYPE_CHECKING:
@@ -58,10 +60,17 @@ class EscalationScreen(ModalScreen[None]):
         self.session_id = session_id
         self.escalation = escalation
         self.escalation_id: str = str(escalation.get("escalation_id"))
-        self.decision_id: str | None = None
-        self.sent_action: str | None = None
+        self.follow: FollowUp | None = None
+        """The decision sent from here, followed until the agent records it."""
+        self.refused: str | None = None
+        """Why the last answer tried here could not apply (nothing was written)."""
         self.is_pause = escalation.get("kind") == "pause"
         """An operator's pause: `a` resumes it, and it may have no deadline at all."""
+
+    @property
+    def decision_id(self) -> str | None:
+        """The id of the decision sent from here, if any."""
+        return self.follow.decision_id if self.follow is not None else None
 
     @property
     def sv(self) -> "SupervisorApp":
@@ -159,48 +168,52 @@ class EscalationScreen(ModalScreen[None]):
         box = self.query_one("#esc-outcome", Static)
         if st is None:
             return
-        if self.decision_id is not None:
-            outcome = st.outcomes.get(self.decision_id)
-            if outcome is None or outcome.state == "sent":
-                box.update(Text(f"sent {self.sent_action} ({self.decision_id}); waiting for "
-                                "the agent to apply it…", style="bold"))
-            elif outcome.state == "applied":
-                box.set_class(True, "-applied")
-                text = Text(f"applied: {self.sent_action}. ", style="bold")
-                text.append_text(safe(outcome.detail, 300))
+        if self.follow is not None:
+            state, message = follow_state(st, self.follow, now)
+            text = safe_block(message, 600, "bold")
+            first = st.summary.answers.get(self.escalation_id)
+            if state == "ignored" and first is not None and \
+                    first.decision_id != self.follow.decision_id:
+                text.append("  — another operator answered first: ", style="dim")
+                text.append_text(safe(f"{first.operator or first.decision_id}: {first.action}",
+                                      80, "dim"))
+            if state != "sent":
                 text.append("   (escape closes)", style="dim")
-                box.update(text)
-            else:
-                box.set_class(True, "-ignored")
-                text = Text("ignored: ", style="bold")
-                text.append_text(safe(outcome.detail, 300))
-                text.append("  — another operator may have answered first. (escape closes)",
-                            style="dim")
-                box.update(text)
-        elif self.escalation_id not in st.summary.pending:
+            box.set_class(state == "applied", "-applied")
+            box.set_class(state in ("ignored", "ended", "late"), "-ignored")
+            box.update(text)
+        elif self.refused is not None:
             box.set_class(True, "-ignored")
-            answer = next(
-                (o for o in st.outcomes.values()
-                 if o.escalation_id == self.escalation_id and o.state == "applied"), None,
-            )
-            text = Text("already answered", style="bold")
-            if answer is not None:
-                text.append(f": {answer.action} ({answer.decision_id}) ")
-                text.append_text(safe(answer.detail, 200))
+            text = Text("refused: ", style="bold")
+            text.append_text(safe_block(self.refused, 400))
             text.append("   (escape closes)", style="dim")
             box.update(text)
+        elif self.escalation_id not in st.summary.pending:
+            box.set_class(True, "-ignored")
+            box.update(answered_text(st.summary.answers.get(self.escalation_id)))
 
     # -- answers -----------------------------------------------------------------------------
 
     def action_decide(self, action: str) -> None:
-        if self.decision_id is not None:
+        if self.follow is not None:
             self.notify("a decision was already sent from here", severity="warning")
             return
         allowed = self.escalation.get("options")
         if allowed and action not in allowed:
             self.notify(f"{action} is not offered for this escalation", severity="warning")
             return
+        if self._refuse(action):  # before asking for a text that could not be used
+            return
         self._decide(action)
+
+    def _refuse(self, action: str) -> bool:
+        """Show why `action` cannot apply now, if it cannot; True when refused."""
+        self.refused = self.sv.refusal(self.session_id, action, self.escalation_id)
+        if self.refused is None:
+            return False
+        self.notify(f"{action} refused: {self.refused}", severity="warning", markup=False)
+        self.refresh_view()
+        return True
 
     @work(exclusive=True, group="escalation-decision")
     async def _decide(self, action: str) -> None:
@@ -219,11 +232,13 @@ class EscalationScreen(ModalScreen[None]):
             question.append("? The agent stops for good.")
             if not await self.app.push_screen_wait(ConfirmScreen(question)):
                 return
+        if self._refuse(action):  # things may have changed while the operator typed
+            return
         sent = self.sv.send(self.session_id, action, escalation_id=self.escalation_id,
                             text=text, checkpoint_id=checkpoint)
         if sent is not None:
-            self.decision_id = sent["decision_id"]
-            self.sent_action = action
+            self.follow = FollowUp(self.session_id, sent["decision_id"], action,
+                                   self.sv.clock(), agent_waits=True)
             self.refresh_view()
 
     def action_close(self) -> None:
@@ -245,3 +260,24 @@ def recent_rows(history: Any, before_seq: object) -> list[Any]:
             picked.append(index)
         index -= 1
     return [history.row(i) for i in reversed(picked)]
+
+
+def answered_text(answer: Answer | None) -> Text:
+    """`already answered by alice: skip (d-…) task t1 skipped`, or the deadline's fallback."""
+    text = Text("", style="bold")
+    if answer is None:
+        text.append("already answered")
+    elif answer.decision_id == "fallback":
+        text.append(f"the deadline passed: the fallback ({answer.action}) applied. ")
+        text.append_text(safe(answer.outcome, 200))
+    else:
+        text.append("already answered")
+        if answer.operator:
+            text.append(" by ")
+            text.append_text(safe(answer.operator, 40))
+        text.append(f": {answer.action} (")
+        text.append_text(safe(answer.decision_id, 40))
+        text.append(") ")
+        text.append_text(safe(answer.outcome, 200))
+    text.append("   (escape closes)", style="dim")
+    return text
