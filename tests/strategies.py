@@ -7,6 +7,9 @@ from hypothesis import strategies as st
 from supervisor.protocol.names import (
     AGENT_EVENT_TYPES,
     DECISION_ACTIONS,
+    MAX_INT,
+    MAX_NUMBER,
+    MAX_TS,
     MESSAGE_ROLES,
     SESSION_END_STATUSES,
     TASK_STATUSES,
@@ -15,9 +18,11 @@ from supervisor.protocol.names import (
 
 text = st.text(max_size=30)
 opt_text = st.none() | text
-ints = st.integers(min_value=0, max_value=2**53)
-numbers = st.floats(allow_nan=False, allow_infinity=False, width=64)
+ints = st.integers(min_value=0, max_value=MAX_INT)
+numbers = st.floats(min_value=-MAX_NUMBER, max_value=MAX_NUMBER, width=64)
 opt_numbers = st.none() | numbers
+timestamps = st.floats(min_value=0, max_value=MAX_TS)
+pids = st.integers(min_value=0, max_value=2**31 - 1)
 level = st.integers(min_value=0, max_value=4)
 seqs = st.lists(st.integers(min_value=1, max_value=10**9), max_size=5)
 json_values = st.recursive(
@@ -30,7 +35,7 @@ decision_action = st.sampled_from(DECISION_ACTIONS)
 
 FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "session_start": {"agent": text, "task": opt_text, "cwd": opt_text,
-                      "pid": st.none() | ints, "policy": st.none() | json_objects,
+                      "pid": st.none() | pids, "policy": st.none() | json_objects,
                       "heartbeat_s": opt_numbers},
     "task_start": {"task_id": text, "title": text},
     "task_end": {"task_id": text, "status": st.sampled_from(TASK_STATUSES)},
@@ -48,7 +53,7 @@ FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
                    "files": ints},
     "escalation": {"escalation_id": text, "level": level, "reason": text, "evidence": seqs,
                    "options": st.lists(decision_action, max_size=4),
-                   "deadline_ts": opt_numbers, "fallback": decision_action,
+                   "deadline_ts": st.none() | timestamps, "fallback": decision_action,
                    "kind": st.none() | st.sampled_from(["detection", "limit", "cycle", "pause"])},
     "decision_applied": {"escalation_id": opt_text, "decision_id": text, "action": text,
                          "outcome": text},
@@ -57,17 +62,19 @@ FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "heartbeat": {},
     "session_end": {"status": st.sampled_from(SESSION_END_STATUSES), "reason": opt_text},
 }
+name = st.text(min_size=1, max_size=30)
 CONTROL_FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "decision_id": text, "escalation_id": opt_text, "action": decision_action, "text": opt_text,
-    "checkpoint_id": opt_text, "operator": text,
+    "decision_id": name, "escalation_id": opt_text, "action": decision_action, "text": opt_text,
+    "checkpoint_id": opt_text, "operator": name,
 }
+"""A decision line's fields; `control_events` adds what its action needs (the guard's rules)."""
 assert set(FIELDS) == AGENT_EVENT_TYPES, "a new event type needs a strategy here"
 
 
 def common() -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({
         "v": st.just(1),
-        "seq": st.integers(min_value=1, max_value=2**53),
+        "seq": st.integers(min_value=1, max_value=MAX_INT),
         "ts": st.floats(min_value=0, max_value=4e9),
     })
 
@@ -87,4 +94,8 @@ def control_events(draw: st.DrawFn) -> dict[str, Any]:
     event = draw(common())
     event["type"] = "decision"
     event.update(draw(st.fixed_dictionaries(CONTROL_FIELDS)))
+    if event["action"] == "guidance" and not (event["text"] or "").strip():
+        event["text"] = "read the file first"
+    if event["action"] == "rollback" and not event["checkpoint_id"]:
+        event["checkpoint_id"] = "cp-1"
     return event

@@ -65,7 +65,7 @@ def test_sessions_table_and_json(root: Path) -> None:
     alpha = next(r for r in rows if r.startswith("alpha"))
     beta = next(r for r in rows if r.startswith("beta"))
     assert "waiting" in alpha and "1 !" in alpha and " 3 " in alpha
-    assert "ended" in beta and "+1 bad" in beta
+    assert "completed" in beta and "+1 bad" in beta
     assert not ESCAPE_BYTES.search(table.stdout)
 
     listed = run_cli("sessions", "--json")
@@ -74,7 +74,7 @@ def test_sessions_table_and_json(root: Path) -> None:
     rows = {r["session"]: r for r in map(json.loads, listed.stdout.splitlines())}
     assert rows["alpha"]["status"] == "waiting" and rows["alpha"]["pending_escalations"] == ["e1"]
     assert rows["alpha"]["errors"] == 1 and rows["alpha"]["task"] == HOSTILE
-    assert rows["beta"]["status"] == "ended" and rows["beta"]["bad_lines"] == 1
+    assert rows["beta"]["status"] == "completed" and rows["beta"]["bad_lines"] == 1
 
 
 def test_sessions_with_explicit_root(tmp_path: Path) -> None:

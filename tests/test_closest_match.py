@@ -199,3 +199,14 @@ def test_an_empty_file() -> None:
 def test_odd_search_texts_give_a_match(search: str) -> None:
     got = closest_match(SOURCE + "}\n" * 30, search)
     assert got.kind in ("found", "ambiguous", "changed", "none", "whitespace")
+
+
+def test_a_distinctive_line_is_tried_even_when_common_lines_outvote_it() -> None:
+    names = [f"rule{i:02d}" for i in range(40)]
+    names[25] = "thistype"
+    text = "".join(f"DEF({n});\n  TOKEN(NULL, TK_{n.upper()});\n  DONE();\n\n// {n}\n"
+                   for n in names)
+    m = closest_match(text, "  DONE();\n\nDEF(thistype);")  # the comment line left out
+    assert m.kind == "changed"
+    assert "DEF(thistype);" in m.region_text
+    assert [d.file_text for d in m.differences] == ["// rule24"]

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from supervisor.analysis.closest_quality import measure_events, measure_paths
+from supervisor.analysis.closest_quality import (
+    PERTURBATIONS,
+    measure_events,
+    measure_paths,
+    perturb,
+    robustness,
+)
 from supervisor.analysis.seen_files import SeenFiles
 from tests.importer_helpers import CORPUS
 
@@ -157,3 +163,22 @@ def test_measure_paths_skips_files_of_no_run_format(tmp_path: Path) -> None:
     (tmp_path / "notes.json").write_text('{"a": 1}')
     quality = measure_paths([tmp_path])
     assert (quality.runs, quality.cases, quality.share) == (0, [], None)
+
+
+def test_each_mistake_as_agents_make_it() -> None:
+    span = ["def f(a):", "    b = a + 1", "    c = b * 2", "    return c"]
+    got = {kind: perturb(kind, span, 7) for kind in PERTURBATIONS}
+    assert got["indentation"] == "  def f(a):\n  b = a + 1\n  c = b * 2\n  return c"
+    assert got["whitespace"] == "def f(a):  \n    b = a + 1  \n    c = b * 2  \n    return c  "
+    assert got["line_numbers"].split("\n")[1] == "     8\t    b = a + 1"
+    assert got["escaped"] == "def f(a):\\n    b = a + 1\\n    c = b * 2\\n    return c"
+    assert got["changed_line"].split("\n")[2] == "    c = X * 2"
+    assert got["missing_line"] == "def f(a):\n    b = a + 1\n    return c"
+
+
+@pytest.mark.skipif(not (CORPUS.is_dir() and LABELLED.is_dir()), reason="no corpora")
+def test_on_spans_of_real_files_every_mistake_is_found() -> None:
+    result = robustness([LABELLED, CORPUS])
+    assert sum(result.tried.values()) >= 500
+    assert result.share is not None and result.share >= 0.95
+    assert all(result.hits[k] >= 0.9 * result.tried[k] for k in PERTURBATIONS)

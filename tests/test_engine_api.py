@@ -1,8 +1,9 @@
 """The engine's public API: verdicts, events, levels, limits, operator effects, isolation."""
-
 import json
 import subprocess
 import sys
+
+import pytest
 
 from supervisor.engine import Check, Engine, Finding, LimitHit, Policy
 from tests.conftest import cli_env
@@ -280,3 +281,15 @@ def test_seed_strict_stops_at_the_third_failure_with_the_same_error() -> None:
         engine.observe({"type": "tool_result", "call_id": f"e{i}", "ok": False,
                         "output": "String to replace not found in file."}, 1.0)
     assert actions == ["allow", "allow", "stop"] and engine.level == 4
+
+
+def test_a_snapshot_of_an_older_engine_resumes_fresh_under_its_policy() -> None:
+    old = {"v": 1, "policy": {"profile": "seed-strict", "detectors": {"gone_detector": {}}},
+           "state": {"sizes": {"window": 10, "lookback": 5, "text_lookback": 3}}}
+    engine = Engine.resume(old)
+    assert engine.policy.name == "seed-strict" and engine.steps == 0
+    with pytest.raises(ValueError):
+        Engine.restore(old)
+    current = Engine(Policy.profile("seed-strict"))
+    _step(current, 0)
+    assert Engine.resume(current.snapshot()).snapshot() == current.snapshot()

@@ -49,7 +49,7 @@ def test_truncated_file_is_read_again_from_the_start(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("raw", "problem"),
     [
-        (b"{not json", "not valid JSON"),
+        (b"{not json", "invalid JSON"),
         (b"[1, 2]", "not a JSON object"),
         (line(type="verdict"), "type must be 'decision'"),
         (line(seq=...), "missing field 'seq'"),

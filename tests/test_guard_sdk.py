@@ -216,7 +216,7 @@ def test_why_decisions_are_ignored(root: Path, work: Path) -> None:
     state = json.loads((root / "sessions" / "s1" / "state.json").read_text())
     assert state["control_offset"] == control.stat().st_size
     reasons = [d["reason"] for d in of_type(events(root, "s1"), "decision_ignored")]
-    assert reasons[0].startswith("malformed: not valid JSON")
+    assert reasons[0].startswith("malformed: invalid JSON")
     assert reasons[1:] == [
         "no pending escalation to approve",
         "unknown escalation: esc-9",

@@ -94,7 +94,8 @@ def test_a_batch_never_records_a_call_twice(hook: Hook) -> None:
     hook("PostToolUse", tool_name="Read", tool_input={"file_path": "/w/a.py"},
          tool_use_id="toolu_r", tool_response={"file": {"content": "x = 1\n"}})
     batch = _batch(("toolu_r", "Read", {"file_path": "/w/a.py"}, "x = 1\n"), _refused("toolu_e"))
-    assert hook("PostToolBatch", **batch) is None  # one failure: nothing to say yet
+    told = hook("PostToolBatch", **batch)  # one failure: where the edit's text is
+    assert "/w/parser.py does not exist" in told["hookSpecificOutput"]["additionalContext"]
     assert hook("PostToolBatch", **batch) is None  # delivered again: nothing new
     assert [c["call_id"] for c in hook.events("tool_call")] == ["toolu_r", "toolu_e"]
     assert [(r["call_id"], r["ok"]) for r in hook.events("tool_result")] == [
@@ -110,7 +111,7 @@ def test_an_escalation_from_a_batch_is_held_and_answered_by_the_fallback(hook: H
     assert hook.events("escalation"), [v["action"] for v in hook.events("verdict")]
     applied = hook.events("decision_applied")
     assert applied and applied[0]["decision_id"] == "fallback"
-    last = [a for a in answers if a][-1]
+    last = [a for a in answers if a and "decision" in a][-1]
     assert last["decision"] == "block" and last["reason"].startswith("Agent Supervisor: ")
 
 

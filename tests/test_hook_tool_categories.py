@@ -21,6 +21,10 @@ CASES = [
     ("Bash", {"command": "echo ok > out.txt"}, "mutate"),
     ("BashOutput", {"bash_id": "b1"}, "poll"),
     ("KillShell", {"shell_id": "b1"}, "poll"),
+    # the subagent tool: `Agent` since Claude Code 2.1 (a new subagent each time: a run, never
+    # a read whose repeat could be skipped), `Task` in older releases
+    ("Agent", {"description": "explore", "prompt": "find the parser",
+               "subagent_type": "general-purpose"}, "run"),
     ("Task", {"description": "explore", "prompt": "find the parser", "subagent_type": "Explore"},
      "run"),
     ("TodoWrite", {"todos": []}, "other"),

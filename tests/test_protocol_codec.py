@@ -115,7 +115,7 @@ OK = b'{"v":1,"seq":1,"ts":1.0,"type":"message","role":"user","text":"hi"}'
          b'"evidence":[],"message":"m"}', "field 'level'"),
         (b'{"v":1,"seq":1,"ts":1,"type":"message","role":"user","text":"\xff\xfe"}',
          "invalid UTF-8 at byte 61"),
-        (b"[" * 100_000, "invalid JSON"),
+        (b"[" * 100_000, "nested deeper than 64 levels"),
     ],
 )
 def test_bad_lines_say_why(raw: bytes, reason: str) -> None:

@@ -49,4 +49,32 @@ def test_dead_only_for_agents_that_promise_heartbeats() -> None:
 def test_ended_and_level() -> None:
     s = fold(start(), escalation("e1"), {"type": "session_end", "status": "aborted",
                                          "reason": "operator"})
-    assert s.status(101) == "ended" and s.level == 4 and not s.pending
+    assert s.status(101) == "aborted" and s.level == 4 and not s.pending
+    assert s.ended and s.ended_as() == "aborted"
+
+
+def test_how_a_session_ended_is_its_status() -> None:
+    for status in ("completed", "aborted", "failed", "terminated"):
+        assert fold(start(), {"type": "session_end", "status": status}).status(101) == status
+    stopped = fold(start(), {"type": "limit", "name": "iterations_per_session", "value": 40,
+                             "limit": 40, "action": "stop"},
+                   {"type": "session_end", "status": "terminated", "reason": "hard limit"})
+    assert stopped.status(101) == "limit"
+    paused = fold(start(), {"type": "limit", "name": "errors_per_session", "value": 5,
+                            "limit": 5, "action": "pause"},
+                  {"type": "session_end", "status": "terminated", "reason": "killed"})
+    assert paused.status(101) == "terminated"  # a limit that paused did not end it
+
+
+def test_broken_empty_and_recorded() -> None:
+    assert SessionSummary("s").status(100) == "empty"
+    no_start = fold({"type": "tool_call", "call_id": "c", "tool": "x", "args": {}})
+    assert no_start.status(101) == "broken"
+    only_bad = SessionSummary("s")
+    only_bad.bad_lines = 1
+    assert only_bad.status(100) == "broken"
+    imported = fold({**start(), "imported": {"format": "swe-agent", "source": "run.traj"}})
+    assert imported.status(10_000) == "recorded"  # not idle, not running: a recording
+    ended = fold({**start(), "imported": {"format": "swe-agent"}},
+                 {"type": "session_end", "status": "completed"})
+    assert ended.status(10_000) == "completed"

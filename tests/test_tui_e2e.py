@@ -140,3 +140,37 @@ def test_demo_starts_agents_and_cleans_up_on_quit(tmp_path: Path, env, terminals
     assert not demo_root.parent.exists()
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(demo_root) not in ps  # every demo agent was stopped
+
+
+def test_detail_view_shows_the_whole_output_of_a_failing_call(root: Path, tmp_path: Path, env,
+                                                              terminals) -> None:
+    """An operator opens a session, puts the cursor on a failing result and reads all of it."""
+    from tui_support import start, write_events
+
+    output = "\n".join(f"E   assert compute({n}) == {n * 2}" for n in range(120))
+    output += "\nFAILED tests/test_compute.py::test_all - the last line of the output"
+    write_events(root, "failing", [
+        start(task="Make the tests pass"),
+        {"type": "tool_call", "call_id": "c1", "tool": "bash", "args": {"cmd": "pytest -q"}},
+        {"type": "tool_result", "call_id": "c1", "ok": False, "output": output,
+         "output_bytes": len(output), "output_hash": "sha256:0", "error": "exit 1"},
+        {"type": "message", "role": "assistant", "text": "The tests fail; let me look."},
+    ])
+    term = Terminal("detail", [sys.executable, "-m", "supervisor", "dashboard", "--root",
+                               str(root), "--session", "failing"], env, tmp_path)
+    terminals.append(term)
+    term.wait_for(lambda s: "Make the tests pass" in s, "the session screen")
+    term.keys("Up", "Enter")  # the cursor on the failing result, then the event in full
+    screen = term.wait_for(lambda s: "Arguments" in s, "the detail view")
+    assert '"cmd": "pytest -q"' in screen and "ERROR exit 1" in screen
+    assert "the last line of the output" not in screen  # below the fold, for now
+    term.keys("End")
+    screen = term.wait_for(lambda s: "the last line of the output" in s, "the end of the output")
+    assert "compute(119)" in screen
+    term.keys("/")
+    term.type("compute(77)")
+    term.keys("Enter")
+    screen = term.wait_for(lambda s: "match 1/1" in s, "the search in the output")
+    assert "assert compute(77) == 154" in screen
+    term.keys("Escape", "q")
+    term.wait_for(lambda s: "EXITED 0" in s, "the dashboard to quit")

@@ -473,7 +473,7 @@ async def test_palette_lists_every_action(root: Path) -> None:
         app.open_session("s1")
         await pilot.pause()
         session_titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert {"Search history", "Filter history", "Problems: bad lines", "Show detections",
+        assert {"Search history", "Filter history", "Show problems", "Show detections",
                 "Answer this session's escalation"} <= set(session_titles)
         await pilot.press("escape")
         await pilot.pause()

@@ -187,9 +187,13 @@ def test_gauges_use_the_values_the_guard_reported(root: Path) -> None:
          "policy": {"limits": {"consecutive_tool_calls": {"limit": 150, "action": "pause"},
                                "errors_per_session": {"limit": 200, "action": "pause"}}}},
         {"type": "verdict", "call_id": "c1", "action": "allow", "level": 0,
-         "gauges": {"consecutive_tool_calls": 7, "errors_per_session": 2, "bogus": "x"}},
+         "gauges": {"consecutive_tool_calls": 7, "errors_per_session": 2}},
+        {"type": "verdict", "call_id": "c2", "action": "allow", "level": 0,
+         "gauges": {"consecutive_tool_calls": 8, "bogus": "x"}},
     ])
     model, _ = _model(root)
     gauges = {g.name: g for g in model.sessions["g1"].gauges()}
     assert gauges["consecutive_tool_calls"].value == 7.0
     assert gauges["errors_per_session"].value == 2.0
+    # a gauge that is no number makes its verdict a bad line, shown with the reason
+    assert "gauges.bogus" in model.sessions["g1"].bad_lines[0].reason

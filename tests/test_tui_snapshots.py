@@ -69,3 +69,71 @@ def test_sessions_screen_small_terminal(snap_compare) -> None:
 
 
 
+
+
+# -- the views of reading: each at 80x24 and 160x45 -----------------------------------------
+
+SIZES = {"80x24": (80, 24), "160x45": (160, 45)}
+
+
+@pytest.fixture(params=sorted(SIZES))
+def size(request: pytest.FixtureRequest) -> tuple[int, int]:
+    return SIZES[request.param]
+
+
+def test_event_detail(snap_compare, size) -> None:
+    async def run_before(pilot) -> None:
+        await _loaded(pilot)
+        pilot.app.open_session("waiting-for-operator")
+        await pilot.pause()
+        pilot.app.screen.query_one("#history-view").jump_to_seq(11)
+        await pilot.press("enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(_frozen_app(), terminal_size=size, run_before=run_before)
+
+
+def _quiet_root(tmp_path) -> object:
+    from tui_support import call, start, write_events
+
+    root = tmp_path / "store"
+    events = [start(), *call(1), *call(2)]
+    events += [{"type": "verdict", "call_id": "c2", "action": "allow", "level": 0,
+                "reason": None, "message": None}]
+    events += [{"type": "heartbeat"} for _ in range(30)]
+    events += [*call(3, cmd="pytest -x tests/test_a_rather_long_test_module_name.py::test_case"),
+               {"type": "verdict", "call_id": "c3", "action": "allow", "level": 0,
+                "reason": None, "message": None}]
+    write_events(root, "quiet", events)
+    return root
+
+
+def test_quiet_filtered_history(snap_compare, size, tmp_path) -> None:
+    async def run_before(pilot) -> None:
+        await load(pilot)
+        pilot.app.open_session("quiet")
+        await pilot.pause()
+        await pilot.press("f", *"-verdict allow", "enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    app = make_app(_quiet_root(tmp_path))
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+def test_wide_history(snap_compare, size, tmp_path) -> None:
+    """The side bar hidden: by `w`, or by itself on a narrow terminal."""
+    from supervisor.tui.screens.session import NARROW_WIDTH
+
+    async def run_before(pilot) -> None:
+        await load(pilot)
+        pilot.app.open_session("quiet")
+        await pilot.pause()
+        if size[0] >= NARROW_WIDTH:
+            await pilot.press("w")
+        await pilot.press("up", "up")
+        await pilot.pause()
+
+    app = make_app(_quiet_root(tmp_path))
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -274,3 +274,102 @@ def _files(paths: list[Path]) -> list[Path]:
         elif path.is_file():
             out.append(path)
     return out
+
+
+# -- robustness on real files: agents' typical mistakes, applied to real text ------------------
+
+PERTURBATIONS = ("indentation", "whitespace", "line_numbers", "escaped", "changed_line",
+                 "missing_line")
+"""The mistakes agents make in a search text (seen in the corpora: ponyc runs), applied to spans
+of real files the runs showed."""
+_SPAN_LINES = 4
+_SPAN_STRIDE = 25
+_SPANS_PER_FILE = 20
+
+
+@dataclass(slots=True)
+class Robustness:
+    """Per mistake: spans whose perturbed text still led the closest match to a region that
+    holds the original span, and spans tried."""
+
+    hits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PERTURBATIONS, 0))
+    tried: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PERTURBATIONS, 0))
+
+    @property
+    def share(self) -> float | None:
+        tried = sum(self.tried.values())
+        return sum(self.hits.values()) / tried if tried else None
+
+
+def perturb(kind: str, lines: list[str], first: int) -> str | None:
+    """A span of `lines` (starting at line `first`) with one typical mistake; None when the
+    mistake does not apply to it."""
+    if kind == "indentation":
+        return "\n".join(line[2:] if line.startswith("  ") else "  " + line for line in lines)
+    if kind == "whitespace":
+        out = [line.rstrip() + "  " for line in lines]
+        return "\n".join(out) if out != lines else None
+    if kind == "line_numbers":
+        return "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(lines))
+    if kind == "escaped":
+        return "\\n".join(lines) if len(lines) > 1 else None
+    middle = len(lines) // 2
+    if kind == "changed_line":
+        line = lines[middle]
+        if len(line.strip()) < 4:
+            return None
+        at = len(line) - len(line.lstrip()) + len(line.strip()) // 2
+        changed = line[:at] + ("X" if line[at] != "X" else "Y") + line[at + 1:]
+        return "\n".join([*lines[:middle], changed, *lines[middle + 1:]])
+    if kind == "missing_line" and len(lines) >= 3 and lines[middle].strip():
+        return "\n".join([*lines[:middle], *lines[middle + 1:]])
+    return None
+
+
+def robustness(paths: list[Path]) -> Robustness:
+    """Spans of every file the runs under `paths` showed (4 lines, every 25th line, at most 20
+    a file, unique in their block), each with every mistake of `PERTURBATIONS`: does the region
+    shown hold the original span?"""
+    from supervisor.importers import FormatError, load_runs
+
+    out = Robustness()
+    for path in _files(paths):
+        try:
+            runs = load_runs(path)
+        except FormatError:
+            continue
+        for imported in runs:
+            seen = SeenFiles()
+            calls: dict[str, dict[str, Any]] = {}
+            for event in imported.events:
+                if event.get("type") == "tool_call":
+                    calls[str(event.get("call_id"))] = event
+                elif event.get("type") == "tool_result":
+                    call = calls.pop(str(event.get("call_id")), None)
+                    if call is not None:
+                        seen.observe(call, event)
+            for known in seen.files.values():
+                _spans(known.blocks(), out)
+    return out
+
+
+def _spans(blocks: list[tuple[int, list[str]]], out: Robustness) -> None:
+    taken = 0
+    for first, lines in blocks:
+        text = "\n".join(lines)
+        for start in range(0, len(lines) - _SPAN_LINES + 1, _SPAN_STRIDE):
+            span = lines[start:start + _SPAN_LINES]
+            original = "\n".join(span)
+            if not (span[0].strip() and span[-1].strip()) or text.count(original) != 1:
+                continue  # an edit's search text starts and ends with content
+            taken += 1
+            if taken > _SPANS_PER_FILE:
+                return
+            for kind in PERTURBATIONS:
+                search = perturb(kind, span, first + start)
+                if search is None or search in text:
+                    continue
+                out.tried[kind] += 1
+                match = closest_match(text, search, first_line=first)
+                if original in match.region_text:
+                    out.hits[kind] += 1

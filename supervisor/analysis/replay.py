@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from supervisor.engine import Engine, Policy
+from supervisor.engine.detectors import LOOP_DETECTORS
 from supervisor.engine.types import Finding
 
 FIRST_ACTIONS = ("nudge", "block", "escalate", "stop")
 """The reactions `first` reports, in rising order (`pause` is reported as `escalate`)."""
-_LOOP_DETECTORS = frozenset({"exact_repeat", "similar_calls", "cycle", "same_error",
-                             "error_rate", "no_progress", "repeated_text", "polling"})
 _RECOMPUTED = frozenset({"detection", "verdict", "limit", "escalation", "decision_ignored"})
 
 
@@ -117,7 +116,7 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             key = _first_key(f.action)
             if key and report.first[key] is None:
                 report.first[key] = step
-            if f.detector in _LOOP_DETECTORS:
+            if f.detector in LOOP_DETECTORS:
                 covered = {step_of_seq[s] for s in f.evidence if s in step_of_seq}
                 if f.level >= 2 or f.detector != "no_progress":
                     covered.add(step)
@@ -166,7 +165,7 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
                 cid = event.get("call_id")
                 pending = engine.st.pending.get(str(cid)) if cid is not None else None
                 if pending is not None and seq:
-                    step_of_seq[seq] = pending["i"]
+                    step_of_seq[seq] = pending["index"]
             elif kind == "usage":
                 report.tokens += _int(event.get("input_tokens")) + _int(event.get("output_tokens"))
                 cost = event.get("cost_usd")

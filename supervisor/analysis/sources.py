@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.protocol.codec import BadLine, parse_line
-from supervisor.protocol.names import AGENT_EVENT_TYPES, EVENTS_FILE
+from supervisor.protocol.linereader import bounded_lines
+from supervisor.protocol.names import AGENT_EVENT_TYPES, EVENTS_FILE, MAX_LINE_BYTES
 
 
 @dataclass(slots=True)
@@ -63,18 +64,29 @@ def bad_lines(*, clear: bool = False) -> list[str]:
     return got
 
 
+def skipped(*, clear: bool = False) -> list[str]:
+    """Paths found in a directory and skipped because they are not regular files (a FIFO named
+    `*.jsonl` would block the reader forever), with the reason; with `clear`, forget them."""
+    got = list(_skipped)
+    if clear:
+        _skipped.clear()
+    return got
+
+
+_skipped: list[str] = []
+
+
 def read_protocol(path: Path) -> Iterator[dict[str, Any]]:
-    """The valid events of a protocol JSONL file as dicts; bad lines are skipped and noted."""
-    offset = 0
+    """The valid events of a protocol JSONL file as dicts; bad lines are skipped and noted.
+
+    Streams with the protocol's line limit: an oversized line is skipped without being held."""
     with path.open("rb") as fh:
-        for raw in fh:
-            start = offset
-            offset += len(raw)
-            if not raw.strip():
-                continue
-            parsed = parse_line(raw.rstrip(b"\r\n"))
+        for line in bounded_lines(fh):
+            raw = line.data.rstrip(b"\r")
+            parsed = (BadLine(f"line exceeds {MAX_LINE_BYTES} bytes", b"", size=line.size)
+                      if line.oversized else parse_line(raw))
             if isinstance(parsed, BadLine):
-                _bad_lines.append(f"{path}:{start}: {parsed.reason}")
+                _bad_lines.append(f"{path}:{line.offset}: {parsed.reason}")
                 del _bad_lines[:-_MAX_BAD_LINES]
                 continue
             yield json.loads(raw)
@@ -84,10 +96,9 @@ def is_protocol_file(path: Path) -> bool:
     """True when the first non-empty line of `path` is a protocol event."""
     try:
         with path.open("rb") as fh:
-            for raw in fh:
-                if raw.strip():
-                    parsed = parse_line(raw.rstrip(b"\r\n"))
-                    return not isinstance(parsed, BadLine) and parsed.type in AGENT_EVENT_TYPES
+            for line in bounded_lines(fh):
+                parsed = parse_line(line.data.rstrip(b"\r"))
+                return not isinstance(parsed, BadLine) and parsed.type in AGENT_EVENT_TYPES
     except OSError:
         return False
     return False
@@ -103,6 +114,8 @@ def load_runs(path: Path) -> list[Run]:
     of files, or a file of a registered format); raises `SourceError` when there is none."""
     if not path.exists():
         raise SourceError(f"no such file or directory: {path}")
+    if not path.is_dir() and not path.is_file():
+        raise SourceError(f"{path}: not a regular file (a FIFO, socket or device)")
     runs = _load(path, depth=0)
     if runs is None:
         raise SourceError(f"{path}: not a protocol file, session directory or known run format")
@@ -129,6 +142,9 @@ def _load(path: Path, depth: int) -> list[Run] | None:
                 any_found = True
                 runs.extend(got)
         return runs if any_found else None
+    if not path.is_file():  # reading a FIFO or a device could block forever
+        _skipped.append(f"{path}: not a regular file")
+        return None
     if path.suffix == ".jsonl" and is_protocol_file(path):
         return [_protocol_run(path)]
     return _foreign(path)

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.analysis.replay import analyze_events
-    from supervisor.analysis.sources import SourceError, bad_lines, load_runs
+    from supervisor.analysis.sources import SourceError, bad_lines, load_runs, skipped
     from supervisor.engine.policy_file import PolicyError, load_policy
 
     try:
@@ -103,7 +103,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.json and len(lines) > 1:
         print_summary(lines, out)
     for line in bad_lines(clear=True):
-        print(f"supervisor: warning: skipped bad line {line}", file=sys.stderr)
+        print(clean(f"supervisor: warning: skipped bad line {line}", keep_newlines=False),
+              file=sys.stderr)
+    for line in skipped(clear=True):
+        print(clean(f"supervisor: warning: skipped {line}", keep_newlines=False),
+              file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({"checkpoint_id": cp.checkpoint_id, "label": cp.label,
                               "commit": cp.commit, "ts": cp.ts, "files": cp.files,
                               "added": cp.added, "modified": cp.modified,
-                              "deleted": cp.deleted, "at_seq": cp.at_seq}))
+                              "deleted": cp.deleted, "at_seq": cp.at_seq,
+                              "work_tree": cp.work_tree, "nested": list(cp.nested)}))
         return 0
     if not checkpoints:
         print(f"no checkpoints in session '{args.session}'")
@@ -66,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    nested = checkpoints[-1].nested
+    if nested:  # what a rollback will not touch
+        shown = ", ".join(clean(n, keep_newlines=False, limit=80) for n in nested)
+        print(f"not checkpointed (nested git repositories, their own history keeps them): "
+              f"{shown}")
     return 0
 
 

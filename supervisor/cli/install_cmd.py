@@ -31,6 +31,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "resolves $SUPERVISOR_HOME or the user state directory at run time)",
     )
     parser.add_argument(
+        "--transport", choices=("command", "http"), default="command",
+        help="(install) how the agent reaches the supervisor for every tool call: a command "
+        "(the default: it starts the resident server when it is down) or HTTP to the resident "
+        "server on 127.0.0.1 (faster; calls made while the server is down go unsupervised)",
+    )
+    parser.add_argument(
+        "--port", type=int, metavar="PORT",
+        help="(install --transport http) the server's port on 127.0.0.1 (default: the one "
+        "already configured for the root, else a free one)",
+    )
+    parser.add_argument(
         "--timeout", type=int, metavar="SECONDS",
         help="(install) the timeout of the hooks that may hold a call for the operator "
         "(default: the policy's hold time plus a margin)",
@@ -51,8 +62,13 @@ def run(args: argparse.Namespace) -> int:
             if timeout < 10:
                 raise CliError("--timeout must be at least 10 seconds")
             root = Path(args.root).expanduser().resolve() if args.root else None
-            command = installer.hook_command(target.name, timeout, root)
-            plan = installer.plan_install(spec, path, command, timeout)
+            http = None
+            if args.transport == "http":
+                root, http = _http(args, target)
+            def command(seconds: int, root: Path | None = root) -> str:
+                return installer.hook_command(target.name, seconds, root)
+
+            plan = installer.plan_install(spec, path, command, timeout, http)
         else:
             plan = installer.plan_uninstall(spec, path)
         if args.dry_run:
@@ -67,6 +83,30 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
     _report(args.command, target, path, plan, backup)
     return 0
+
+
+def _http(args: argparse.Namespace, target: Any) -> tuple[Path, Any]:
+    """(the store root, its HTTP configuration, made now if needed). The root is baked into
+    the command entries too: the server they start must be the one the HTTP entries reach."""
+    from supervisor.hooks.http_transport import ensure_config
+    from supervisor.store.paths import resolve_root
+
+    if not target.settings.http_events:
+        raise CliError(f"{target.label} has no HTTP hooks; use --transport command")
+    if args.port is not None and not 0 < args.port < 65536:
+        raise CliError("--port must be between 1 and 65535")
+    root = resolve_root(args.root)
+    if args.dry_run:
+        from supervisor.hooks.http_transport import HttpConfig, load_config
+
+        current = load_config(root)
+        if current is not None and args.port in (None, current.port):
+            return root, current
+        print(f"(a real install picks {'the port and ' if args.port is None else ''}a new "
+              f"secret token and writes them to {root}/hooks-http.json)")
+        token = current.token if current else "<a new secret token>"
+        return root, HttpConfig(args.port or 0, token)
+    return root, ensure_config(root, args.port)
 
 
 def _default_timeout(args: argparse.Namespace) -> int:

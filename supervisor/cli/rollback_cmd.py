@@ -47,17 +47,7 @@ def run(args: argparse.Namespace) -> int:
         with lock.held():
             result = store.restore(args.checkpoint)
             with event_writer(local.root, args.session) as writer:
-                safety = result.safety
-                writer.append_many([
-                    {"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
-                     "label": safety.label, "commit": safety.commit,
-                     "at_seq": summary.events, "files": safety.files,
-                     "changed": safety.changed, "by": "supervisor rollback"},
-                    {"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
-                     "restored_files": len(result.restored) + len(result.removed),
-                     "safety_checkpoint_id": safety.checkpoint_id,
-                     "files": result.changed_files[:100], "by": "supervisor rollback"},
-                ])
+                writer.append_many(result.events(summary.events, by="supervisor rollback"))
     except CheckpointError as exc:
         raise CliError(str(exc)) from exc
     finally:
@@ -65,4 +55,4 @@ def run(args: argparse.Namespace) -> int:
     print(clean(result.summary(limit=50), keep_newlines=False))
     print(f"undo with: supervisor rollback {args.session} {result.safety.checkpoint_id}"
           + (" --force" if args.force else ""))
-    return 0
+    return 0 if result.complete else 1

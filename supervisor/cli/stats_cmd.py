@@ -16,6 +16,7 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from supervisor.guard.inspect import session_usage
+    from supervisor.store.units import human, unit_of
 
     store = store_from(args)
     store.require(args.session)
@@ -35,10 +36,12 @@ def run(args: argparse.Namespace) -> int:
           f"{summary.tool_calls} tool calls, {summary.errors} errors")
     rows = [["LIMIT", "USED", "LIMIT", "%", "THEN"]]
     for name, value, limit, action in usage.gauges:
+        unit = unit_of(name)
         if limit is None:
-            rows.append([name, _num(value), "off", "-", "-"])
+            rows.append([name, human(value, unit), "off", "-", "-"])
         else:
-            rows.append([name, _num(value), _num(limit), f"{100 * value / limit:.0f}%", action])
+            rows.append([name, human(value, unit), human(limit, unit),
+                         f"{100 * value / limit:.0f}%", action])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
@@ -46,8 +49,3 @@ def run(args: argparse.Namespace) -> int:
         print("(no saved guard state: figures come from replaying the event log)")
     return 0
 
-
-def _num(value: float) -> str:
-    if float(value).is_integer():
-        return f"{int(value)}"
-    return f"{value:.2f}"

@@ -70,6 +70,7 @@ _VOTE_CUTOFF = 55
 _VOTE_LINES = 16
 _HITS_PER_LINE = 64
 _OFFSETS_TRIED = 6
+_DISTINCT_TRIED = 3
 
 _PREFIX = re.compile(r"^ *(\d{1,7})(?:\t|→)|^(\d{1,7})[|:]")
 """A line-number prefix of a file view: `cat -n` (`   316\\t`), Claude Code's Read (`316→`),
@@ -337,15 +338,21 @@ class _Doc:
         f_norm = self.norm
         s_norm = [_norm(line) for line in s_lines]
         votes: dict[int, float] = {}
+        rare: list[tuple[int, int]] = []  # (how many lines it is like, offset of its best)
         for i in _vote_lines(s_norm):
             hits = process.extract(s_norm[i], f_norm, scorer=fuzz.ratio, limit=_HITS_PER_LINE,
                                    score_cutoff=_VOTE_CUTOFF)
             for _choice, score, j in hits:
                 votes[j - i] = votes.get(j - i, 0.0) + score
+            if hits:
+                rare.append((len(hits), hits[0][2] - i))
         if not votes:
             return Match("none", len(self.lines))
         best: tuple[float, list[tuple[int, int, float]]] | None = None
         tried = sorted(votes, key=lambda o: (-votes[o], o))[:_OFFSETS_TRIED]
+        # where the most distinctive lines match best is always tried: common lines (`}`,
+        # `DONE();`) outvote it when a line of the search text is missing
+        tried += [o for _, o in sorted(rare)[:_DISTINCT_TRIED] if o not in tried]
         for offset in tried:
             got = _align(s_norm, f_norm, offset, fuzz.ratio)
             if got and (best is None or got[0] > best[0]):

@@ -8,8 +8,6 @@ save it. See the package docstring for a usage example and docs/engine.md for th
 from copy import deepcopy as _deepcopy
 from typing import Any
 
-from supervisor.engine import detectors as d
-from supervisor.engine import guidance as g
 from supervisor.engine.categories import classify, file_path, is_file_read
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
@@ -18,15 +16,17 @@ from supervisor.engine.decisions import (
     Effect,
     recorded_effect,
 )
+from supervisor.engine.detectors import REGISTRY, Detector
+from supervisor.engine.detectors.stale_read import StaleRead
 from supervisor.engine.fingerprint import (
     call_signature,
     canonical_args,
     error_class,
     outcome,
 )
-from supervisor.engine.policy import Policy
+from supervisor.engine.policy import PROFILES, Policy
 from supervisor.engine.state import SNAPSHOT_VERSION, State
-from supervisor.engine.text import repeated_text
+from supervisor.engine.step import Step, new_step
 from supervisor.engine.types import (
     ACTION_BY_LEVEL,
     Check,
@@ -36,7 +36,7 @@ from supervisor.engine.types import (
     LimitHit,
 )
 
-_CANON_KEEP = 400
+_ARGS_KEPT = 400
 """Characters of canonical arguments kept per step (similarity and messages)."""
 _MAX_PENDING = 64
 _LIMIT_COUNTERS = {
@@ -44,6 +44,10 @@ _LIMIT_COUNTERS = {
     "errors_per_session": "errors", "iterations_per_cycle": "cycle", "tokens": "tokens",
     "cost_usd": "cost_usd", "actions_per_task": "task",
 }
+_FILE_CACHE = next(d for d in REGISTRY if isinstance(d, StaleRead))
+_DETECTORS = {d.name: d for d in REGISTRY}
+_SKIPPERS = tuple(d for d in REGISTRY if d.skips)
+_REFUSERS = tuple(d for d in REGISTRY if not d.skips)
 
 
 class Engine:
@@ -55,8 +59,14 @@ class Engine:
         self._ignore = frozenset(pol["ignore_arg_keys"])
         self._limits = [(name, *pol.limit(name)) for name in pol["limits"]
                         if name != "resets_per_conversation"]
-        self.st = State(pol["window"], min(pol["lookback"], pol["window"]),
-                        pol["detectors"]["repeated_text"]["lookback"])
+        self.st = self._fresh_state()
+
+    def _fresh_state(self) -> State:
+        pol = self.policy
+        st = State(pol["window"], min(pol["lookback"], pol["window"]),
+                   int(pol["file_cache_bytes"]))
+        st.memory = {d.name: d.memory() for d in REGISTRY}
+        return st
 
     # --- public properties -------------------------------------------------------------------
 
@@ -90,14 +100,14 @@ class Engine:
         """The verdict on a tool call about to run (`call` = {call_id, tool, args})."""
         step = self._register(call, now)
         check = self._decide(step, now)
-        check.step = step["i"]
+        check.step = step["index"]
         if check.action in ("block", "skip", "pause", "stop"):
-            step["blk"] = check.findings[0].detector if check.findings else check.action
+            step["refused"] = check.findings[0].detector if check.findings else check.action
         for f in check.findings:
-            f.step = step["i"]
+            f.step = step["index"]
         return check
 
-    def _register(self, call: dict[str, Any], now: float) -> dict[str, Any]:
+    def _register(self, call: dict[str, Any], now: float) -> Step:
         """Count a call as an attempt and keep it pending until its result arrives."""
         st = self.st
         self._touch(now)
@@ -105,28 +115,25 @@ class Engine:
         tool = str(call.get("tool") or "?")
         args = call.get("args")
         args = args if isinstance(args, dict) else {}
-        cid = str(call.get("call_id") or f"step-{st.step_count}")
+        call_id = str(call.get("call_id") or f"step-{st.step_count}")
         canon = canonical_args(args, self._ignore)
-        sig = call_signature(tool, canon)
-        cat = classify(tool, args, self.policy)
-        step = {
-            "i": st.step_count, "seq": _int(call.get("seq")), "cid": cid, "tool": tool,
-            "cat": cat, "sig": sig, "canon": canon[:_CANON_KEEP], "ws": st.ws, "ok": None,
-            "out": None, "err": "", "novel": False, "path": file_path(tool, args, self.policy),
-            "blk": None, "read": is_file_read(tool, args, self.policy), "t": now,
-        }
+        step = new_step(
+            st.step_count, _int(call.get("seq")), call_id, tool,
+            classify(tool, args, self.policy), call_signature(tool, canon), canon[:_ARGS_KEPT],
+            st.ws, file_path(tool, args, self.policy), is_file_read(tool, args, self.policy),
+            now,
+        )
         st.step_count += 1
         for key in ("iterations", "consecutive", "cycle", "task"):
             st.counters[key] += 1
-        self._add_pending(cid, step)
-        st.last_checked = cid
-        st.empty_replies = []
+        self._add_pending(call_id, step)
+        st.last_checked = call_id
         st.fresh_cycle = False
         return step
 
-    def _decide(self, step: dict[str, Any], now: float) -> Check:
+    def _decide(self, step: Step, now: float) -> Check:
         st = self.st
-        sig = step["sig"]
+        sig = step["signature"]
         if st.level >= 4:
             return Check("stop", 4, "session stopped", "The session was stopped.", sig)
         hits = self._limit_hits(now)
@@ -136,127 +143,29 @@ class Engine:
             esc = Escalation.from_dict(st.escalation)
             return Check("pause", 3, "waiting for the operator", esc.reason, sig,
                          escalation=esc)
-        p = self.policy.params(step["tool"], step["cat"])
-        cached = self._stale_read(step, p)
-        if cached is not None:
-            return cached
+        p = self.policy.params(step["tool"], step["category"])
+        for det in _SKIPPERS:  # the file cache answers a re-read, approved or not
+            f = self._refusal(det, step, p)
+            if f is not None:
+                return Check("skip", st.level, "stale read", f.message, sig, [f],
+                             cached_output=f.cached_output)
         if st.approvals.get(sig, 0) > 0:
             st.approvals[sig] -= 1
             left = st.approvals[sig]
             return Check("allow", st.level, f"approved repeat ({left} left)", None, sig)
-        for blocker in (self._block_exact, self._block_cycle, self._block_similar,
-                        self._block_same_error, self._block_polling):
-            got = blocker(step, p)
-            if got is not None:
-                return self._apply(got, sig, now)
+        for det in _REFUSERS:  # the first detector to refuse the call wins
+            f = self._refusal(det, step, p)
+            if f is not None:
+                return self._apply(f, sig, now)
         return Check("allow", st.level, "", None, sig)
 
-    def _stale_read(self, step: dict[str, Any], p: dict[str, Any]) -> Check | None:
-        if not step["read"] or not p["stale_read"]["enabled"]:
-            return None
-        entry = self.st.cache.get(step["sig"])
-        if entry is None:
-            return None
-        msg = g.stale_read(entry["path"], entry["step"])
-        f = d.finding("stale_read", 0, step["sig"], [entry["seq"]], msg, step["i"], "skip")
-        return Check("skip", self.st.level, "stale read", msg, step["sig"], [f],
-                     cached_output=entry["output"])
-
-    def _block_exact(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
-        q = p["exact_repeat"]
-        if not q["enabled"]:
-            return None
-        pending = sum(1 for s in self.st.pending.values()
-                      if s["blk"] == "exact_repeat" and s["sig"] == step["sig"]
-                      and s["ws"] == step["ws"])
-        got = d.blocks_exact(self.st, step["sig"], step["ws"], q, self.policy["lookback"], pending)
-        if got is None:
-            return None
-        level, run = got
-        steps = sorted(s["i"] for s in run)
-        ok, err = run[0]["ok"], run[0]["err"]
-        verb = {2: "Blocked", 3: "Paused", 4: "Stopped"}[level]
-        msg = (
-            f"{verb}: this exact call ({g.short_call(step['tool'], step['canon'])}) already ran "
-            f"at {g.steps_text(steps)} with {g.outcome_text(ok, err)}, and nothing changed "
-            f"since. {g.advice(step['cat'], err).capitalize()}."
-        )
-        return d.finding("exact_repeat", level, step["sig"], sorted(s["seq"] for s in run), msg,
-                         step["i"])
-
-    def _block_cycle(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
-        q = p["cycle"]
-        if not q["enabled"]:
-            return None
-        got = d.blocks_cycle(self.st, step["sig"], step["ws"], q)
-        if got is None:
-            return None
-        level, c = got
-        c["blocked"] += 1
-        msg = (
-            f"{'Blocked' if level == 2 else 'Paused'}: this call continues a cycle of "
-            f"{c['period']} calls ({c.get('tools', '?')}) that repeated with identical results "
-            f"and no change at {g.steps_text(c.get('steps', []))}. "
-            f"{g.advice(step['cat']).capitalize()}."
-        )
-        return d.finding("cycle", level, d._cycle_signature(c["sigs"]), list(c.get("seqs", [])),
-                         msg, step["i"])
-
-    def _block_similar(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
-        q = p["similar_calls"]
-        if not q["enabled"] or not self.st.similar_flags:
-            return None
-        got = d.blocks_similar(self.st, step["tool"], step["canon"], step["ws"], q)
-        if got is None:
-            return None
-        level, flag = got
-        flag["blocked"] += 1
-        msg = (
-            f"{'Blocked' if level == 2 else 'Paused'}: {flag['n']} near-identical "
-            f"{step['tool']} calls at {g.steps_text(flag['steps'])} all gave "
-            f"{g.outcome_text(flag['ok'], flag['err'])}; this is one more variation. "
-            f"{g.advice(flag['cat'], flag['err']).capitalize()}."
-        )
-        return d.finding("similar_calls", level, step["sig"], flag["seqs"], msg, step["i"])
-
-    def _block_same_error(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
-        q = p["same_error"]
-        if not q["enabled"]:
-            return None
-        got = d.blocks_same_error(self.st, step["tool"], step["cat"], step["path"], q)
-        if got is None:
-            return None
-        level, se = got
-        se["blocked"] += 1
-        who = "edits" if se["tool"] == "mutate" else step["tool"]
-        verb = {2: "Blocked", 3: "Paused", 4: "Stopped"}[level]
-        msg = (
-            f"{verb}: {who} failed {se['n']} times in a row "
-            f"with {se['err']} at "
-            f"{g.steps_text(se['steps'])}. Do something else first: "
-            f"{g.advice(se['cat'], se['err'])}."
-        )
-        return d.finding("same_error", level, f"error:{se['tool']}:{se['err']}", se["seqs"],
-                         msg, step["i"])
-
-    def _block_polling(self, step: dict[str, Any], p: dict[str, Any]) -> Finding | None:
-        q = p["polling"]
-        if step["cat"] != "poll" or not q["enabled"]:
-            return None
-        got = d.blocks_polling(self.st, step["sig"], step["ws"], q)
-        if got is None:
-            return None
-        level, entry = got
-        entry["blocked"] += 1
-        msg = (
-            f"{'Blocked' if level == 2 else 'Paused'}: polling with "
-            f"{g.short_call(step['tool'], step['canon'])} has returned the same output "
-            f"{entry['n']} times. {g.STRATEGY['poll'].capitalize()}."
-        )
-        return d.finding("polling", level, step["sig"], entry["seqs"], msg, step["i"])
+    def _refusal(self, det: Detector, step: Step, p: dict[str, dict[str, Any]]
+                 ) -> Finding | None:
+        q = p[det.name]
+        return det.refuse(self.st, step, self.st.memory[det.name], q) if q["enabled"] else None
 
     def _apply(self, f: Finding, sig: str, now: float) -> Check:
-        """Turn a blocking finding into a check; raise the level, open an escalation."""
+        """Turn a refusing finding into a check; raise the level, open an escalation."""
         st = self.st
         level = f.level
         if level == 3 and self._cooling(f.signature, now):
@@ -352,7 +261,7 @@ class Engine:
                     step["seq"] = _int(event.get("seq"))
                 return []
             if event.get("refused_by"):
-                self._register(event, now)["blk"] = "operator"
+                self._register(event, now)["refused"] = "operator"
                 return []
             return self.check(event, now).findings
         if kind == "decision_applied":
@@ -361,19 +270,7 @@ class Engine:
                 self.apply_effect(effect, now)
             return []
         if kind == "message":
-            role = event.get("role")
-            if role == "user":
-                self.new_cycle()
-                return []
-            if role == "assistant":
-                st.counters["consecutive"] = 0
-                p = self.policy["detectors"]["repeated_text"]
-                if p["enabled"]:
-                    f = repeated_text(st, event, p)
-                    if f is not None:
-                        self._raise(f)
-                        return [f]
-            return []
+            return self._message(event)
         if kind == "usage":
             st.counters["tokens"] += _int(event.get("input_tokens")) + _int(
                 event.get("output_tokens"))
@@ -386,10 +283,7 @@ class Engine:
             st.start_ts = float(ts) if isinstance(ts, int | float) and ts else now
             return []
         if kind in ("task_start", "task_end"):
-            if kind == "task_end" and event.get("status") == "skipped":
-                self.task_skipped()
-            else:
-                self._task_boundary()
+            self._task_boundary()
             return []
         if kind == "checkpoint":
             commit = event.get("commit")
@@ -403,6 +297,25 @@ class Engine:
             return []
         return []
 
+    def _message(self, event: dict[str, Any]) -> list[Finding]:
+        st = self.st
+        role = event.get("role")
+        if role == "user":
+            self.new_cycle()
+            return []
+        if role != "assistant":
+            return []
+        st.counters["consecutive"] = 0
+        found = []
+        for det in REGISTRY:
+            p = self.policy["detectors"][det.name]
+            if p["enabled"]:
+                f = det.message(st, event, st.memory[det.name], p)
+                if f is not None:
+                    self._raise(f)
+                    found.append(f)
+        return found
+
     def _result(self, event: dict[str, Any]) -> list[Finding]:
         st = self.st
         cid = str(event.get("call_id") or "")
@@ -414,70 +327,63 @@ class Engine:
         output = output if isinstance(output, str) else ""
         err = event.get("error")
         step["ok"] = ok
-        step["out"], step["empty"] = outcome(ok, output)
-        step["err"] = error_class(ok, err if isinstance(err, str) else None, output)
-        step["rseq"] = _int(event.get("seq"))
+        step["outcome"], step["empty"] = outcome(ok, output)
+        step["error"] = error_class(ok, err if isinstance(err, str) else None, output)
+        step["result_seq"] = _int(event.get("seq"))
         if not step["seq"]:
-            step["seq"] = step["rseq"]
-        blk = step["blk"]
-        if blk == "skip":
+            step["seq"] = step["result_seq"]
+        refused = step["refused"]
+        if refused == "skip":
             return []  # a skipped re-read whose cached content was handed back
-        self._unblock(step)
+        if refused in st.memory:  # refused, but it ran anyway (a replay)
+            _DETECTORS[refused].undo(step, st.memory[refused])
         if not ok:
             st.counters["errors"] += 1
         ws_before = st.ws
-        if ok and step["cat"] == "mutate":
-            self._workspace_changed(step["path"])
-        elif step["cat"] == "mutate" and step["path"]:
-            self._forget_cache(step["path"])  # a failed edit: let the agent re-read the file
-            if step["err"] == "read_first":
-                st.read_first = [*st.read_first, step["path"]][-16:]
-        elif step["cat"] in ("run", "mutate") and not step["read"]:
-            self._forget_cache(step["path"] if step["cat"] == "mutate" else None)
-        if ok and step["cat"] == "read" and step["path"] in st.read_first:
+        category, path = step["category"], step["path"]
+        if ok and category == "mutate":
+            self._workspace_changed(path)
+        elif category == "mutate" and path:
+            self._files_changed(path)  # a failed edit: let the agent re-read the file
+            if step["error"] == "read_first":
+                st.read_first = [*st.read_first, path][-16:]
+        elif category in ("run", "mutate") and not step["is_read"]:
+            self._files_changed(path if category == "mutate" else None)
+        if ok and category == "read" and path in st.read_first:
             # the tool wanted this file read before an edit: the same edit may now succeed
-            st.read_first = [p for p in st.read_first if p != step["path"]]
+            st.read_first = [p for p in st.read_first if p != path]
             st.ws += 1
-        novel = step["out"] not in st.seen_out
+        novel = step["outcome"] not in st.seen_out
         step["novel"] = novel
         st.novel_count += novel
+        step["progress"] = st.ws != ws_before or novel
         self._push(step)
-        if ok and step["read"] and step["path"]:
-            self._cache(step, output)
-        progress = st.ws != ws_before or novel
-        return self._detect(step, progress)
+        if ok and step["is_read"] and path:
+            _FILE_CACHE.keep(st, step, st.memory[_FILE_CACHE.name], output)
+        return self._detect(step)
 
-    def _detect(self, step: dict[str, Any], progress: bool) -> list[Finding]:
+    def _detect(self, step: Step) -> list[Finding]:
         st = self.st
-        p = self.policy.params(step["tool"], step["cat"])
-        found: list[Finding] = []
-        lookback = self.policy["lookback"]
-        if p["exact_repeat"]["enabled"]:
-            found.append(d.exact_repeat(st, step, p["exact_repeat"], lookback))  # type: ignore[arg-type]
-        if p["cycle"]["enabled"]:
-            found.append(d.cycle(st, step, p["cycle"]))  # type: ignore[arg-type]
-        if p["similar_calls"]["enabled"]:
-            found.append(d.similar_calls(st, step, p["similar_calls"]))  # type: ignore[arg-type]
-        if p["same_error"]["enabled"]:
-            found.append(d.same_error(st, step, p["same_error"]))  # type: ignore[arg-type]
-        if p["error_rate"]["enabled"]:
-            found.append(d.error_rate(st, step, p["error_rate"]))  # type: ignore[arg-type]
-        if step["cat"] == "poll":
-            if p["polling"]["enabled"]:
-                found.append(d.polling(st, step, p["polling"]))  # type: ignore[arg-type]
-        elif step["cat"] != "other" and p["no_progress"]["enabled"]:
-            found.append(d.no_progress(st, step, progress, p["no_progress"]))  # type: ignore[arg-type]
-        result = [f for f in found if f is not None]
-        for f in result:
+        p = self.policy.params(step["tool"], step["category"])
+        for det in REGISTRY:
+            det.record(st, step, st.memory[det.name])
+        found = []
+        for det in REGISTRY:
+            q = p[det.name]
+            if q["enabled"]:
+                f = det.observe(st, step, st.memory[det.name], q)
+                if f is not None:
+                    found.append(f)
+        for f in found:
             self._raise(f)
-        if progress and not result:
+        if step["progress"] and not found:
             st.progress_streak += 1
             if st.progress_streak >= self.policy["level_decay_steps"] and st.level in (1, 2):
                 st.level -= 1
                 st.progress_streak = 0
-        elif not progress:
+        elif not step["progress"]:
             st.progress_streak = 0
-        return result
+        return found
 
     def _raise(self, f: Finding) -> None:
         """Raise the level to an observe-time finding's; open an escalation for level 3 (a
@@ -505,24 +411,7 @@ class Engine:
         while len(marks) > 64:
             marks.pop(next(iter(marks)))
 
-    def _unblock(self, step: dict[str, Any]) -> None:
-        """A blocked call ran anyway (a replay): its result counts, not its block."""
-        st = self.st
-        blk = step["blk"]
-        if blk == "cycle" and st.cycle:
-            st.cycle["blocked"] = max(0, st.cycle["blocked"] - 1)
-        elif blk == "similar_calls":
-            for flag in st.similar_flags:
-                if flag["tool"] == step["tool"] and flag["blocked"]:
-                    flag["blocked"] -= 1
-                    break
-        elif blk == "same_error" and st.same_error:
-            st.same_error["blocked"] = max(0, st.same_error["blocked"] - 1)
-        elif blk == "polling" and step["sig"] in st.polls:
-            entry = st.polls[step["sig"]]
-            entry["blocked"] = max(0, entry["blocked"] - 1)
-
-    def _push(self, step: dict[str, Any]) -> None:
+    def _push(self, step: Step) -> None:
         st = self.st
         if len(st.outs) == st.outs.maxlen:
             old = st.outs[0]
@@ -531,49 +420,29 @@ class Engine:
                 st.seen_out[old] = n
             else:
                 st.seen_out.pop(old, None)
-        st.outs.append(step["out"])
+        out = step["outcome"] or ""
+        st.outs.append(out)
         st.hist.append(step)
-        st.seen_out[step["out"]] = st.seen_out.get(step["out"], 0) + 1
-        st.keys.append(f"{step['sig']}:{step['out']}:{step['ws']}")
-        if st.cycle and st.cycle["ws"] == step["ws"] and step["sig"] in st.cycle["sigs"]:
-            st.cycle["pos"] = st.cycle["sigs"].index(step["sig"]) + 1
+        st.seen_out[out] = st.seen_out.get(out, 0) + 1
 
-    def _add_pending(self, cid: str, step: dict[str, Any]) -> None:
+    def _add_pending(self, cid: str, step: Step) -> None:
         pending = self.st.pending
         pending.pop(cid, None)
         pending[cid] = step
         while len(pending) > _MAX_PENDING:
             pending.pop(next(iter(pending)))
 
-    # --- workspace and file cache ------------------------------------------------------------
+    # --- workspace -----------------------------------------------------------------------------
 
     def _workspace_changed(self, path: str | None) -> None:
+        """A new workspace version: `path` (None: anything) changed."""
         self.st.ws += 1
-        self._forget_cache(path)
+        self._files_changed(path)
 
-    def _forget_cache(self, path: str | None) -> None:
-        st = self.st
-        if path is None:
-            st.cache.clear()
-            st.cache_bytes = 0
-            return
-        for key in [k for k, e in st.cache.items() if e["path"] == path]:
-            st.cache_bytes -= st.cache.pop(key)["bytes"]
-
-    def _cache(self, step: dict[str, Any], output: str) -> None:
-        st = self.st
-        budget = int(self.policy["file_cache_bytes"])
-        size = len(output.encode("utf-8", "replace"))
-        if size > budget:
-            return
-        old = st.cache.pop(step["sig"], None)
-        if old:
-            st.cache_bytes -= old["bytes"]
-        st.cache[step["sig"]] = {"path": step["path"], "output": output, "step": step["i"],
-                                 "seq": step["seq"], "bytes": size}
-        st.cache_bytes += size
-        while st.cache_bytes > budget and st.cache:
-            st.cache_bytes -= st.cache.pop(next(iter(st.cache)))["bytes"]
+    def _files_changed(self, path: str | None) -> None:
+        """`path` (None: any file) may differ from what was read: tell the detectors."""
+        for det in REGISTRY:
+            det.workspace_changed(self.st.memory[det.name], path)
 
     # --- operator effects and boundaries -------------------------------------------------------
 
@@ -643,7 +512,7 @@ class Engine:
         if not self.can_reset():
             return False
         st = self.st
-        fresh = State(st.sizes["window"], st.sizes["lookback"], st.sizes["text_lookback"])
+        fresh = self._fresh_state()
         fresh.step_count = st.step_count
         fresh.ws = st.ws + 1
         fresh.last_commit = st.last_commit
@@ -690,20 +559,16 @@ class Engine:
         st = self.st
         st.ws += 1
         self._clear_detector_blocks()
-        st.no_progress = 0
-        st.no_progress_fired = 0
-        st.text_streak = []
+        for det in REGISTRY:
+            det.new_context(st.memory[det.name])
         st.escalation = None
         st.limits_hit.clear()
         st.fresh_cycle = False
         self._lower_level(0)
 
     def _clear_detector_blocks(self) -> None:
-        st = self.st
-        st.cycle = None
-        st.similar_flags = []
-        st.same_error = None
-        st.error_rate = {"fired": 0, "cooldown": 0}
+        for det in REGISTRY:
+            det.clear(self.st.memory[det.name])
 
     def _touch(self, now: float) -> None:
         st = self.st
@@ -736,6 +601,22 @@ class Engine:
         engine = cls(Policy(snapshot["policy"] if not copy else _deepcopy(snapshot["policy"])))
         engine.st = State.from_dict(_deepcopy(state) if copy else state)
         return engine
+
+    @classmethod
+    def resume(cls, snapshot: Any) -> "Engine":
+        """`restore`, or, for a snapshot an older version of the engine saved (the package was
+        upgraded in the middle of a session), a fresh engine under the policy it recorded: its
+        memories, levels and counters start over. Anything else raises `ValueError`."""
+        version = snapshot.get("v") if isinstance(snapshot, dict) else None
+        recorded = snapshot.get("policy") if isinstance(snapshot, dict) else None
+        if not (isinstance(version, int) and 0 < version < SNAPSHOT_VERSION
+                and isinstance(recorded, dict)):
+            return cls.restore(snapshot)  # this version's, or not a snapshot (ValueError)
+        try:
+            return cls(Policy.from_dict(recorded))
+        except ValueError:  # a key this version no longer knows
+            name = recorded.get("profile")
+            return cls(Policy.profile(name if name in PROFILES else "default"))
 
 
 def _int(value: Any) -> int:

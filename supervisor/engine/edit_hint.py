@@ -10,7 +10,6 @@ text says what is known and no more. Bounded: `HINT_CHARS` in all, the file regi
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 
@@ -53,6 +52,13 @@ def failed_edit_hint(
     return _fit(f"{note}\n{body}".strip() if note else body, budget)
 
 
+def with_hint(message: str | None, hint: str | None) -> str | None:
+    """A refusal's message followed by the edit hint (each bounded on its own)."""
+    if not hint:
+        return message
+    return f"{message}\n{hint}" if message else hint
+
+
 def change_note(
     path: str, now: FileRead, read: FileVersion | None, writes: tuple[FileVersion, ...] = (),
     *, budget: int = HINT_CHARS // 4,
@@ -88,6 +94,8 @@ def change_note(
 
 def changed_lines(before: str, after: str, limit: int = _CHANGED_LINES) -> list[str]:
     """The lines that differ between two versions, numbered as in `after`, at most `limit`."""
+    import difflib  # lazy: only a changed file needs it, not every hook call
+
     old, new = before.split("\n"), after.split("\n")
     out: list[str] = []
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)

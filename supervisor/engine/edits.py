@@ -23,7 +23,6 @@ Pure and cheap: a dict in, a list of `Edit` out; unknown tools give none.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -219,6 +218,8 @@ def _ipython(code: str) -> list[Edit]:
         return []
     if len(code) > MAX_CODE_CHARS:
         return []
+    import ast  # lazy: only IPython cells need it
+
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -240,7 +241,10 @@ def _ipython(code: str) -> list[Edit]:
     return out
 
 
-def _literal_args(node: ast.Call, names: tuple[str, ...]) -> dict[str, Any] | None:
+def _literal_args(node: Any, names: tuple[str, ...]) -> dict[str, Any] | None:
+    """The literal arguments of an `ast.Call`, by name (None if one is not a literal)."""
+    import ast
+
     out: dict[str, Any] = {}
     try:
         for name, arg in zip(names, node.args, strict=False):

@@ -1,8 +1,11 @@
 """What the agent is told: what repeated (steps, signature, outcome) and what to do instead.
 
-A strategy per tool category and advice per known error class; detectors compose their
-messages from these so every nudge, block and escalation is specific.
+A strategy per tool category and advice per known error class; every detector's message is
+built here (the functions at the end), from what its finding saw, so every nudge, block and
+escalation is specific and the texts can be extended in one place.
 """
+
+from typing import Any
 
 ERROR_ADVICE: dict[str, str] = {
     "search_string_not_found": (
@@ -91,3 +94,128 @@ def stale_read(path: str, step: int) -> str:
         f"SKIP: File '{path}' was already opened in this session and has not changed since "
         f"step {step}. Use the content you already have."
     )
+
+
+# --- the detectors' messages (one place, driven by what each finding saw) -------------------
+
+_VERB = {2: "Blocked", 3: "Paused", 4: "Stopped"}
+
+
+def exact_repeat_nudge(step: Any, steps: list[int]) -> str:
+    return (
+        f"Loop: you ran the identical call {short_call(step['tool'], step['args'])} at "
+        f"{steps_text(steps)} with {outcome_text(step['ok'], step['error'])} and nothing "
+        f"changed in between. Do not repeat it: {advice(step['category'], step['error'])}."
+    )
+
+
+def exact_repeat_block(level: int, step: Any, run: list[Any]) -> str:
+    steps = sorted(s["index"] for s in run)
+    ok, err = run[0]["ok"], run[0]["error"]
+    return (
+        f"{_VERB[level]}: this exact call ({short_call(step['tool'], step['args'])}) already "
+        f"ran at {steps_text(steps)} with {outcome_text(ok, err)}, and nothing changed "
+        f"since. {advice(step['category'], err).capitalize()}."
+    )
+
+
+def similar_calls_nudge(step: Any, n: int, threshold: float, steps: list[int]) -> str:
+    return (
+        f"Loop: {n} near-identical {step['tool']} calls (arguments ≥ {threshold:.0%} alike) "
+        f"at {steps_text(steps)} all gave {outcome_text(step['ok'], step['error'])}. "
+        f"Small variations will not help: {advice(step['category'], step['error'])}."
+    )
+
+
+def similar_calls_block(level: int, step: Any, flag: dict[str, Any]) -> str:
+    return (
+        f"{'Blocked' if level == 2 else 'Paused'}: {flag['size']} near-identical "
+        f"{step['tool']} calls at {steps_text(flag['steps'])} all gave "
+        f"{outcome_text(flag['ok'], flag['error'])}; this is one more variation. "
+        f"{advice(flag['category'], flag['error']).capitalize()}."
+    )
+
+
+def cycle_nudge(step: Any, period: int, tools: str, length: int, steps: list[int]) -> str:
+    return (
+        f"Loop: the same {period} calls ({tools}) repeat with identical results "
+        f"{length // period} times over {steps_text(steps)} and nothing "
+        f"changed. Break the cycle: {advice(step['category'], step['error'])}."
+    )
+
+
+def cycle_block(level: int, step: Any, cycle: dict[str, Any]) -> str:
+    return (
+        f"{'Blocked' if level == 2 else 'Paused'}: this call continues a cycle of "
+        f"{cycle['period']} calls ({cycle.get('tools', '?')}) that repeated with identical "
+        f"results and no change at {steps_text(cycle.get('steps', []))}. "
+        f"{advice(step['category']).capitalize()}."
+    )
+
+
+def same_error_nudge(step: Any, group: str, n: int, steps: list[int]) -> str:
+    who = "edits" if group == "mutate" else step["tool"]
+    return (
+        f"Loop: {who} failed with the same error ({step['error']}) {n} times with "
+        f"different arguments at {steps_text(steps)}. Varying the arguments "
+        f"does not fix it: {advice(step['category'], step['error'])}."
+    )
+
+
+def same_error_block(level: int, step: Any, streak: dict[str, Any]) -> str:
+    who = "edits" if streak["tool"] == "mutate" else step["tool"]
+    return (
+        f"{_VERB[level]}: {who} failed {streak['size']} times in a row "
+        f"with {streak['error']} at {steps_text(streak['steps'])}. Do something else first: "
+        f"{advice(streak['category'], streak['error'])}."
+    )
+
+
+def error_rate_nudge(errors: list[Any], window: int) -> str:
+    classes = sorted({s["error"] for s in errors})
+    return (
+        f"{len(errors)} of the last {window} calls failed ({', '.join(classes[:4])}). "
+        f"Stop and re-plan: read the errors, check your assumptions about the environment, "
+        f"and try a different approach."
+    )
+
+
+def no_progress_nudge(n: int, since: int) -> str:
+    return (
+        f"No progress for {n} steps (since step {since}): nothing changed in the "
+        f"workspace and no call returned anything new. Summarise what you know, then change "
+        f"strategy or ask for help."
+    )
+
+
+def polling_nudge(step: Any, n: int, waited: float, steps: list[int]) -> str:
+    return (
+        f"Polling stuck: {short_call(step['tool'], step['args'])} returned the same output "
+        f"{n} times in a row over {waited:.0f} s ({steps_text(steps)}). "
+        f"{STRATEGY['poll'].capitalize()}; if it is still working, wait longer between "
+        f"checks."
+    )
+
+
+def polling_block(level: int, step: Any, n: int) -> str:
+    return (
+        f"{'Blocked' if level == 2 else 'Paused'}: polling with "
+        f"{short_call(step['tool'], step['args'])} has returned the same output "
+        f"{n} times. {STRATEGY['poll'].capitalize()}."
+    )
+
+
+def empty_replies_nudge(n: int) -> str:
+    return (f"Your last {n} replies were empty and no tool was called. "
+            "State the next concrete step and take it, or say what blocks you.")
+
+
+def repeated_sentence_nudge(times: int) -> str:
+    return (f"Your message repeats the same sentence {times} times. "
+            "Stop generating, state the next concrete step, and take it.")
+
+
+def repeated_text_nudge(n: int) -> str:
+    return (f"You have written essentially the same message {n} times and nothing changed in "
+            "between. Do not restate the plan again: take a different concrete step, or say "
+            "what blocks you.")

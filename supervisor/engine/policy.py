@@ -5,20 +5,21 @@ from JSON without pydantic. Partial dicts are merged onto a profile (`default` u
 names another), so a policy file only lists what it changes. Validation with clear messages for
 files lives in `policy_file.py`; this module only guards against wrong shapes with `ValueError`.
 
-Every default below is documented in docs/policy.md; keep the two in step.
+Every default below, and every detector's (beside it in its module under `detectors/`), is
+documented in docs/policy.md; a test keeps the two in step.
 """
 
 import copy
 import fnmatch
 from typing import Any
 
+from supervisor.engine.detectors import NAMES, REGISTRY
+
 CATEGORIES = ("read", "mutate", "run", "poll", "other")
 """Tool categories: read-only, mutating (a success changes the workspace), test/run, polling."""
 
-DETECTORS = (
-    "exact_repeat", "similar_calls", "cycle", "same_error", "error_rate", "no_progress",
-    "repeated_text", "polling", "stale_read",
-)
+DETECTORS = NAMES
+"""Every detector, in the order the engine asks them (from the registry)."""
 LIMITS = (
     "consecutive_tool_calls", "iterations_per_session", "errors_per_session",
     "iterations_per_cycle", "duration_s", "tokens", "cost_usd", "actions_per_task",
@@ -56,30 +57,13 @@ _DEFAULT: dict[str, Any] = {
             "write_file", "apply_patch", "replace", "insert", "append",
         ],
         "run": [
-            "run_ipython", "execute_ipython_cell", "Task", "delegate", "mcp__*", "python",
+            "run_ipython", "execute_ipython_cell", "Agent", "Task", "delegate", "mcp__*", "python",
         ],
         "poll": ["BashOutput", "KillShell", "KillBash", "wait", "sleep"],
         "other": ["think", "finish", "submit", "TodoWrite", "TodoRead", "exit_plan_mode",
                   "ExitPlanMode", "AskUserQuestion", "save_memory", "update_plan"],
     },
-    "detectors": {
-        "exact_repeat": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6,
-                         "error_nudge": 2, "error_block": 3, "stop": 0},
-        "similar_calls": {"enabled": True, "threshold": 0.85, "nudge": 5, "block": 7,
-                          "escalate": 9, "lookback": 20, "max_chars": 400},
-        "cycle": {"enabled": True, "min_period": 2, "max_period": 6, "min_steps": 4,
-                  "block_periods": 1, "escalate_periods": 2},
-        "same_error": {"enabled": True, "nudge": 3, "block": 4, "escalate": 6, "lookback": 20,
-                       "stop": 0},
-        "error_rate": {"enabled": True, "window": 12, "ratio": 0.75, "min_steps": 8,
-                       "escalate_after": 3},
-        "no_progress": {"enabled": True, "nudge": 10, "escalate": 30},
-        "repeated_text": {"enabled": True, "nudge": 3, "escalate": 5, "min_chars": 40,
-                          "overlap": 0.7, "chunk_chars": 200, "chunk_repeats": 10,
-                          "lookback": 20, "empty_replies": 3},
-        "polling": {"enabled": True, "nudge": 8, "block": 12, "escalate": 16},
-        "stale_read": {"enabled": True},
-    },
+    "detectors": {d.name: dict(d.defaults) for d in REGISTRY},
     "category_overrides": {
         "poll": {"exact_repeat": {"enabled": False}, "similar_calls": {"enabled": False},
                  "cycle": {"enabled": False}, "no_progress": {"enabled": False}},

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from supervisor.engine.detectors import REGISTRY
 from supervisor.engine.policy import _DEFAULT, CATEGORIES, DETECTORS, LIMITS, PROFILES, Policy
 
 
@@ -170,14 +171,23 @@ def _check_values(d: dict[str, Any], source: str) -> None:
 
 
 def dump_toml(policy: Policy) -> str:
-    """The policy as TOML (what `supervisor policy show` prints); limits of 0 are off."""
-    data = policy.to_dict()
+    """The policy as TOML (what `supervisor policy show` prints); limits of 0 are off. Each
+    detector's table is preceded by a comment saying when it fires (from the registry)."""
+    return toml_text(policy.to_dict())
+
+
+def toml_text(data: dict[str, Any]) -> str:
+    """A policy as a plain dict, as TOML in `dump_toml`'s layout (the dashboard shows the
+    policy a session recorded this way, even one this version would not load)."""
     lines: list[str] = []
     scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}
     for key, value in scalars.items():
         lines.append(f"{_key(key)} = {_value(value)}")
     _tables(lines, [], {k: v for k, v in data.items() if isinstance(v, dict)})
     return "\n".join(lines) + "\n"
+
+
+_COMMENTS = {("detectors", d.name): d.summary for d in REGISTRY}
 
 
 def _tables(lines: list[str], path: list[str], tables: dict[str, Any]) -> None:
@@ -187,6 +197,9 @@ def _tables(lines: list[str], path: list[str], tables: dict[str, Any]) -> None:
         nested = {k: v for k, v in value.items() if isinstance(v, dict)}
         if flat or not nested:
             lines.append("")
+            comment = _COMMENTS.get(tuple(here))
+            if comment:
+                lines.append(f"# {comment}")
             lines.append(f"[{'.'.join(_key(p) for p in here)}]")
             for k, v in flat.items():
                 lines.append(f"{_key(k)} = {_value(v)}")

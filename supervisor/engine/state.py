@@ -2,34 +2,34 @@
 
 Everything lives in plain dicts, lists and deques of dicts so `snapshot()` is a shallow walk and
 `restore()` rebuilds an identical state (dict insertion order included, which keeps iteration,
-and therefore every later verdict, the same).
+and therefore every later verdict, the same). What each detector remembers is its own named
+part, `memory[<detector name>]`.
 """
 
 from collections import deque
 from typing import Any
 
-SNAPSHOT_VERSION = 1
+from supervisor.engine.step import Step
 
-_DEQUES = {"hist": "lookback", "outs": "window", "keys": "lookback", "texts": "text_lookback"}
-"""Deque fields and the policy size that bounds each."""
+SNAPSHOT_VERSION = 2
+
+_DEQUES = {"hist": "lookback", "outs": "window"}
+"""Deque fields and the size that bounds each."""
 
 
 class State:
     """Counters, step history and detector memories of one session."""
 
-    def __init__(self, window: int, lookback: int, text_lookback: int) -> None:
-        self.sizes = {"window": window, "lookback": lookback, "text_lookback": text_lookback}
+    def __init__(self, window: int, lookback: int, file_cache_bytes: int = 262_144) -> None:
+        self.sizes = {"window": window, "lookback": lookback,
+                      "file_cache_bytes": file_cache_bytes}
         self.step_count = 0
         """Tool calls seen so far (the next call's 0-based step index)."""
-        self.hist: deque[dict[str, Any]] = deque(maxlen=lookback)
+        self.hist: deque[Step] = deque(maxlen=lookback)
         """Completed steps in completion order, the detectors' look-back."""
         self.outs: deque[str] = deque(maxlen=window)
         """Output hashes of the completed steps in the window (what counts as seen before)."""
-        self.keys: deque[str] = deque(maxlen=lookback)
-        """Cycle keys (call, outcome, workspace) of completed steps."""
-        self.texts: deque[list[str]] = deque(maxlen=text_lookback)
-        """Chunk hashes of recent assistant messages."""
-        self.pending: dict[str, dict[str, Any]] = {}
+        self.pending: dict[str, Step] = {}
         """Steps whose result has not arrived (call_id -> step), oldest first."""
         self.last_checked: str | None = None
         self.ws = 0
@@ -41,6 +41,8 @@ class State:
         self.progress_streak = 0
         self.seen_out: dict[str, int] = {}
         """Output hashes of completed steps in the window, with their counts."""
+        self.novel_count = 0
+        """Completed steps whose output had not been seen before (ever growing)."""
         self.counters: dict[str, float] = {
             "iterations": 0, "errors": 0, "consecutive": 0, "cycle": 0, "task": 0,
             "resets": 0, "tokens": 0, "cost_usd": 0.0,
@@ -48,32 +50,16 @@ class State:
         self.start_ts: float | None = None
         self.last_ts: float | None = None
         self.baselines: dict[str, float] = {}
-        """Per-limit offsets granted by operator approvals of a limit escalation."""
+        """Per-limit offsets: a limit's episode starts again from its value when answered."""
         self.limits_hit: dict[str, bool] = {}
         self.approvals: dict[str, int] = {}
         self.escalation: dict[str, Any] | None = None
         self.escalated_at: dict[str, float] = {}
-        self.cycle: dict[str, Any] | None = None
-        self.cycle_runs: dict[str, int] = {}
-        self.similar_flags: list[dict[str, Any]] = []
-        self.same_error: dict[str, Any] | None = None
-        self.error_rate: dict[str, int] = {"fired": 0, "cooldown": 0}
-        self.no_progress = 0
-        self.no_progress_fired = 0
-        self.text_streak: list[int] = []
-        self.empty_replies: list[int] = []
-        """Seqs of empty assistant messages since the last tool call or real message."""
-        self.text_mark = ""
-        """Workspace version and new-output count when the text streak started."""
-        self.novel_count = 0
-        """Completed steps whose output had not been seen before (ever growing)."""
-        self.polls: dict[str, dict[str, Any]] = {}
-        self.cache: dict[str, dict[str, Any]] = {}
-        """File cache: read-call signature -> {path, output, step, seq, bytes}."""
-        self.cache_bytes = 0
         self.last_commit: str | None = None
         self.read_first: list[str] = []
         """Paths whose edit failed because the tool wants them read first."""
+        self.memory: dict[str, dict[str, Any]] = {}
+        """Each detector's own memory, by detector name (see `detectors.base`)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -84,7 +70,7 @@ class State:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "State":
         sizes = d["sizes"]
-        state = cls(sizes["window"], sizes["lookback"], sizes["text_lookback"])
+        state = cls(sizes["window"], sizes["lookback"], sizes["file_cache_bytes"])
         for name, value in d.items():
             if name in _DEQUES:
                 getattr(state, name).extend(value)

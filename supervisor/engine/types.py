@@ -26,6 +26,8 @@ class Finding:
     action: Action
     step: int = -1
     """0-based index of the tool call this finding belongs to (-1: not tied to a call)."""
+    cached_output: str | None = None
+    """For a `skip`: the content handed back instead of running the call (not recorded)."""
 
     def to_event(self) -> dict[str, Any]:
         """The protocol `detection` event (without `seq`/`ts`); `action` is an extension field."""

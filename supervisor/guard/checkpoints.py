@@ -11,7 +11,19 @@ honoured through our own `core.excludesFile`.
 
 What a checkpoint holds: every file of the work tree that is not ignored (the work tree's
 `.gitignore` files, the agent repository's `info/exclude`, the user's global excludes file),
-not in a build or cache folder (`DEFAULT_EXCLUDES`) and not over `max_file_bytes`.
+not in a build or cache folder (`DEFAULT_EXCLUDES`), not over `max_file_bytes`, not unreadable,
+and not inside a nested git repository (`git init sub` in the work tree). Nested repositories are
+left out explicitly: the checkpoint names them (`Checkpoint.nested`), so the operator knows a
+rollback will not touch them. Each checkpoint also records its work tree and what it left out
+(`untracked`: ignored, oversized, unreadable entries and nested repositories present when it was
+taken), because a restore must never delete what the checkpoint did not track.
+
+What a restore may touch (docs/security.md): only paths inside the checkpoint's own work tree
+(a restore into any other directory is refused; no path is written or removed through a
+symlinked directory leading out); it writes back the files the checkpoint holds that changed
+since, and removes files created since, but never a file the checkpoint did not track (an ignored
+`.env` whose ignore rule the agent deleted stays). A file it cannot write or remove is reported
+(`RestoreResult.failed`), never raised.
 
     store = CheckpointStore(session_dir / "checkpoints.git", workdir)
     first = store.create("session start")
@@ -29,6 +41,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -37,6 +50,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, overload
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this (10 MiB) are left out of checkpoints, and so never restored over."""
@@ -96,6 +110,10 @@ class Checkpoint:
     """Changes since the previous checkpoint."""
     at_seq: int | None = None
     """The session event `seq` the checkpoint was taken at, when the guard knew it."""
+    work_tree: str | None = None
+    """The directory it is a checkpoint of (None for checkpoints of older versions)."""
+    nested: tuple[str, ...] = ()
+    """Nested git repositories left out of it (their own history keeps them)."""
 
     @property
     def changed(self) -> int:
@@ -121,18 +139,46 @@ class Changes:
 @dataclass(slots=True)
 class RestoreResult:
     """What a restore did. `restored`: files brought back (modified or deleted since);
-    `removed`: files created since, deleted; `kept`: paths left alone because the work tree
-    now holds an ignored or oversized file there."""
+    `removed`: files created since, deleted; `kept`: paths left alone because the checkpoint did
+    not track them (ignored, oversized or unreadable then, or in a nested repository), or the
+    work tree now holds an ignored or oversized file there; `failed`: (path, why) of files it
+    could not write or remove (the rest of the restore went on)."""
 
     checkpoint: Checkpoint
     safety: Checkpoint
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def changed_files(self) -> list[str]:
         return sorted(self.restored + self.removed)
+
+    @property
+    def complete(self) -> bool:
+        """True when every file the restore meant to change was changed."""
+        return not self.failed
+
+    def events(self, at_seq: int, **extra: object) -> list[dict[str, object]]:
+        """The `checkpoint` (of the safety checkpoint) and `rollback` events that record this
+        restore, with `extra` fields on both (who did it)."""
+        safety = self.safety
+        rollback: dict[str, object] = {
+            "type": "rollback", "checkpoint_id": self.checkpoint.checkpoint_id,
+            "restored_files": len(self.restored) + len(self.removed),
+            "safety_checkpoint_id": safety.checkpoint_id, "files": self.changed_files[:100],
+            **extra,
+        }
+        if self.failed:
+            rollback["failed"] = [{"path": p, "reason": why} for p, why in self.failed[:100]]
+        checkpoint: dict[str, object] = {
+            "type": "checkpoint", "checkpoint_id": safety.checkpoint_id, "label": safety.label,
+            "commit": safety.commit, "at_seq": at_seq, "files": safety.files,
+            "changed": safety.changed, **extra}
+        if safety.nested:
+            checkpoint["nested"] = list(safety.nested)
+        return [checkpoint, rollback]
 
     def summary(self, limit: int = 10) -> str:
         """One readable sentence naming the files (at most `limit` of them)."""
@@ -140,14 +186,35 @@ class RestoreResult:
         if self.removed:
             parts.append(f"removed {len(self.removed)} created since")
         if self.kept:
-            parts.append(f"kept {len(self.kept)} excluded")
+            parts.append(f"kept {len(self.kept)} not tracked by the checkpoint")
+        if self.failed:
+            parts.append(f"FAILED on {len(self.failed)}")
         names = self.changed_files
         text = ", ".join(parts) + f" (checkpoint {self.checkpoint.checkpoint_id}"
         text += f", safety checkpoint {self.safety.checkpoint_id})"
         if names:
             shown = ", ".join(names[:limit]) + (" ..." if len(names) > limit else "")
             text += f": {shown}"
+        if self.failed:
+            shown = "; ".join(f"{path} ({why})" for path, why in self.failed[:limit])
+            more = " ..." if len(self.failed) > limit else ""
+            text += f"; not restored: {shown}{more}"
         return text
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    """What `_stage` made: the tree, the nested repositories it left out, and every entry it
+    did not track (`complete` is False when the list was too long to keep whole)."""
+
+    tree: str
+    nested: list[str]
+    untracked: list[str]
+    truncated: bool = False
+
+
+_UNTRACKED_KEPT = 20_000
+"""Entries of `untracked` a checkpoint records (ignored directories count once)."""
 
 
 class CheckpointStore:
@@ -216,6 +283,7 @@ class CheckpointStore:
         Compares against the work tree as it is now (through a temporary index, so the
         shadow repository's own state is not changed)."""
         cp = self.get(checkpoint_id)
+        self._check_work_tree(cp)  # a diff against another directory would be nonsense
         with self._locked():
             tree = self._snapshot_tree()
         return self._diff_trees(cp.commit, tree)
@@ -223,20 +291,33 @@ class CheckpointStore:
     def restore(self, checkpoint_id: str) -> RestoreResult:
         """Bring the work tree back to the checkpoint.
 
-        Takes a safety checkpoint first (so the restore itself can be undone), writes back
-        the files modified or deleted since, and removes the files created since. Ignored
-        and excluded files are never touched, nor anything outside the work tree."""
+        Refused (`CheckpointError`) when the checkpoint is of another directory. Takes a safety
+        checkpoint first (so the restore itself can be undone), writes back the files modified
+        or deleted since, and removes the files created since. Never touched: ignored and
+        excluded files, anything the checkpoint did not track (see the module's docstring),
+        nested repositories, anything outside the work tree. A file that cannot be written or
+        removed is listed in `failed`; the others are restored all the same."""
         target = self.get(checkpoint_id)
+        self._check_work_tree(target)
         with self._locked():
+            untracked = self._untracked_of(target.commit)
             safety = self._create(f"safety before restoring {target.checkpoint_id}", None)
             changes = self._diff_trees(target.commit, safety.commit)
             result = RestoreResult(checkpoint=target, safety=safety)
             for rel in changes.added:
                 path = self._inside(rel)
-                if path is not None and (path.is_symlink() or path.is_file()):
+                if path is None or not (path.is_symlink() or path.is_file()):
+                    continue
+                if _covered(rel, untracked):  # there, untracked, when the checkpoint was taken
+                    result.kept.append(rel)
+                    continue
+                try:
                     path.unlink()
-                    result.removed.append(rel)
-                    self._prune_empty_dirs(path.parent)
+                except OSError as exc:
+                    result.failed.append((rel, exc.strerror or str(exc)))
+                    continue
+                result.removed.append(rel)
+                self._prune_empty_dirs(path.parent)
             bring_back = []
             for rel in changes.deleted:
                 # Deleted since: absent from the safety checkpoint. If something is there now,
@@ -249,20 +330,69 @@ class CheckpointStore:
                 else:
                     bring_back.append(rel)
             bring_back += [rel for rel in changes.modified if self._inside(rel) is not None]
-            if bring_back:
-                self._git(
-                    "checkout", target.commit, "--pathspec-from-file=-", "--pathspec-file-nul",
-                    input="".join(f":(literal){rel}\0" for rel in bring_back),
-                )
-                result.restored.extend(sorted(bring_back))
+            restored, failed = self._checkout(target.commit, bring_back)
+            result.restored.extend(sorted(restored))
+            result.failed.extend(failed)
             result.removed.sort()
+            result.kept.sort()
             return result
+
+    def _untracked_of(self, commit: str) -> set[str] | None:
+        """What the checkpoint did not track (None: not all of it is known, so nothing created
+        since may be deleted). Checkpoints of older versions recorded nothing: for them the set
+        is empty (the former behaviour)."""
+        body = self._git("cat-file", "commit", commit).split("\n\n", 1)[-1]
+        meta = _meta_of(body)
+        if "untracked" not in meta:
+            return set()
+        if not meta.get("untracked_complete", True):
+            return None
+        return {str(p) for p in meta.get("untracked") or [] if isinstance(p, str)}
+
+    def _check_work_tree(self, checkpoint: Checkpoint) -> None:
+        """Refuse a checkpoint of another directory (a session restarted elsewhere: its old
+        checkpoints must never be written over this one)."""
+        recorded = checkpoint.work_tree or self._repo_work_tree()
+        if recorded is not None and Path(recorded) != self.work_tree:
+            raise CheckpointError(
+                f"checkpoint {checkpoint.checkpoint_id} is of {recorded}, not of "
+                f"{self.work_tree}: a rollback into another directory is refused")
+
+    def _repo_work_tree(self) -> str | None:
+        """The work tree the shadow repository was made for (None: made by an older
+        version, which did not record it)."""
+        out = self._git("config", "--get", "supervisor.workTree", check=False).strip()
+        return out or None
+
+    def _checkout(self, commit: str, paths: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+        """Write `paths` back from `commit`: (restored, [(path, why)] of those that failed).
+        One git call; only when it fails, one per path, to tell which."""
+        if not paths:
+            return [], []
+        try:
+            self._checkout_paths(commit, paths)
+            return paths, []
+        except CheckpointError:
+            pass
+        restored, failed = [], []
+        for rel in paths:
+            try:
+                self._checkout_paths(commit, [rel])
+                restored.append(rel)
+            except CheckpointError as exc:
+                failed.append((rel, str(exc).removeprefix("git checkout failed: ")))
+        return restored, failed
+
+    def _checkout_paths(self, commit: str, paths: list[str]) -> None:
+        self._git("checkout", commit, "--pathspec-from-file=-", "--pathspec-file-nul",
+                  input="".join(f":(literal){rel}\0" for rel in paths))
 
     # -- internals ------------------------------------------------------------------------
 
     def _create(self, label: str, at_seq: int | None) -> Checkpoint:
         self._ensure_repo()
-        tree = self._stage()
+        staged = self._stage()
+        tree = staged.tree
         parent, previous, number = self._chain()
         changes = self._diff_trees(parent or _EMPTY_TREE, tree)
         cp_id = f"cp-{number}"
@@ -271,6 +401,8 @@ class CheckpointStore:
             "id": cp_id, "ts": now, "files": previous + len(changes.added) - len(changes.deleted),
             "added": len(changes.added), "modified": len(changes.modified),
             "deleted": len(changes.deleted), "at_seq": at_seq,
+            "work_tree": str(self.work_tree), "nested": staged.nested,
+            "untracked": staged.untracked, "untracked_complete": not staged.truncated,
         }
         message = f"{_one_line(label)}\n\n{json.dumps(meta, sort_keys=True)}\n"
         args = ["commit-tree", tree, "-F", "-"]
@@ -281,38 +413,55 @@ class CheckpointStore:
                   input=f"update {_HEAD_REF} {commit}\nupdate {_REF_PREFIX + cp_id} {commit}\n")
         return Checkpoint(
             cp_id, _one_line(label), commit, now, meta["files"], meta["added"],
-            meta["modified"], meta["deleted"], at_seq,
+            meta["modified"], meta["deleted"], at_seq, str(self.work_tree),
+            tuple(staged.nested),
         )
 
-    def _stage(self, index_env: dict[str, str] | None = None) -> str:
-        """Bring the index in line with the work tree (minus exclusions); return its tree."""
+    def _stage(self, index_env: dict[str, str] | None = None) -> _Staged:
+        """Bring the index in line with the work tree (minus exclusions); return its tree and
+        what was left out."""
         self._refresh_excludes()
         listed = self._git(
             "ls-files", "-z", "--cached", "--others", "--exclude-standard", env=index_env
         )
-        ignored_cached = self._git(
-            "ls-files", "-z", "--cached", "--ignored", "--exclude-standard", env=index_env
-        )
-        oversized = []
+        # ignored entries in one call: `H` tracked until now (dropped below), `?` untracked
+        # (directories once, by `--directory`)
+        tagged = self._git("ls-files", "-z", "-t", "--cached", "--others", "--ignored",
+                           "--exclude-standard", "--directory", env=index_env)
+        ignored_cached, ignored = set(), set()
+        for entry in filter(None, tagged.split("\0")):
+            (ignored if entry.startswith("?") else ignored_cached).add(entry[2:])
+        oversized, nested = [], []
         for rel in filter(None, listed.split("\0")):
+            if rel.endswith("/") or os.path.lexists(self.work_tree / rel / ".git"):
+                nested.append(rel.rstrip("/"))  # a nested repository (git lists it so)
+                continue
             try:
                 st = os.lstat(self.work_tree / rel)
             except OSError:
                 continue
             if st.st_size > self.max_file_bytes and not stat.S_ISLNK(st.st_mode):
                 oversized.append(rel)
-        drop = set(filter(None, ignored_cached.split("\0"))) | set(oversized)
+        drop = ignored_cached | set(oversized) | set(nested)
         if drop:
             self._git(
                 "update-index", "--force-remove", "-z", "--stdin",
                 input="".join(f"{p}\0" for p in sorted(drop)), env=index_env,
             )
         specs = ["."] + [f":(exclude,literal){p}" for p in oversized]
-        self._git(
-            "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
-            input="".join(s + "\0" for s in specs), env=index_env,
+        specs += [f":(exclude,literal){p}/" for p in nested]
+        added = self._git(
+            "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+            input="".join(s + "\0" for s in specs), env=index_env, check=False, full=True,
         )
-        return self._git("write-tree", env=index_env).strip()
+        unreadable = _unreadable(added)
+        if added.returncode not in (0, 1) or (added.returncode == 1 and not unreadable):
+            raise CheckpointError(f"git add failed: {_last_line(added)}")
+        untracked = sorted(ignored | ignored_cached | set(oversized)
+                           | {p + "/" for p in nested} | set(unreadable))
+        tree = self._git("write-tree", env=index_env).strip()
+        return _Staged(tree, sorted(nested), untracked[:_UNTRACKED_KEPT],
+                       len(untracked) > _UNTRACKED_KEPT)
 
     def _snapshot_tree(self) -> str:
         """A tree of the work tree as it is now, staged in a throwaway copy of the index."""
@@ -322,7 +471,7 @@ class CheckpointStore:
         try:
             if index.exists():
                 shutil.copy2(index, temp)  # keeps the mtime, so git's racy-entry check holds
-            return self._stage({"GIT_INDEX_FILE": str(temp)})
+            return self._stage({"GIT_INDEX_FILE": str(temp)}).tree
         finally:
             temp.unlink(missing_ok=True)
 
@@ -367,6 +516,7 @@ class CheckpointStore:
             _run(["git", "init", "-q", "--bare", str(self.git_dir)], self._env)
             os.chmod(self.git_dir, 0o700)
             for key, value in (
+                ("supervisor.workTree", str(self.work_tree)),
                 ("core.bare", "false"),
                 ("core.autocrlf", "false"),
                 ("core.fsmonitor", "false"),
@@ -451,19 +601,30 @@ class CheckpointStore:
             with suppress(OSError):
                 path.unlink()
 
+    @overload
+    def _git(self, *args: str, input: str | None = ..., check: bool = ...,
+             env: dict[str, str] | None = ..., full: Literal[False] = ...) -> str: ...
+
+    @overload
+    def _git(self, *args: str, input: str | None = ..., check: bool = ...,
+             env: dict[str, str] | None = ..., full: Literal[True]
+             ) -> subprocess.CompletedProcess[str]: ...
+
     def _git(
         self, *args: str, input: str | None = None, check: bool = True,
-        env: dict[str, str] | None = None,
-    ) -> str:
+        env: dict[str, str] | None = None, full: bool = False,
+    ) -> str | subprocess.CompletedProcess[str]:
+        """Run git on the shadow repository; its stdout (`full`: the whole process)."""
         cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}", *args]
         full_env = self._env if not env else {**self._env, **env}
-        return _run(cmd, full_env, input=input, check=check, cwd=self.work_tree)
+        proc = _run(cmd, full_env, input=input, check=check, cwd=self.work_tree)
+        return proc if full else proc.stdout
 
 
 def _run(
     cmd: list[str], env: dict[str, str], *, input: str | None = None, check: bool = True,
     cwd: Path | None = None,
-) -> str:
+) -> subprocess.CompletedProcess[str]:
     try:
         proc = subprocess.run(
             cmd, input=input, capture_output=True, text=True, env=env, cwd=cwd,
@@ -471,13 +632,36 @@ def _run(
         )
     except FileNotFoundError as exc:
         raise CheckpointError("git is not installed (checkpoints need it)") from exc
+    except OSError as exc:  # the work tree vanished, too many processes, ...
+        raise CheckpointError(f"git could not run: {exc.strerror or exc}") from exc
     if check and proc.returncode != 0:
-        detail = (proc.stderr or proc.stdout).strip().splitlines()
         raise CheckpointError(
-            f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} failed: "
-            f"{detail[-1] if detail else f'exit {proc.returncode}'}"
-        )
-    return proc.stdout
+            f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} failed: {_last_line(proc)}")
+    return proc
+
+
+def _last_line(proc: subprocess.CompletedProcess[str]) -> str:
+    detail = (proc.stderr or proc.stdout).strip().splitlines()
+    return detail[-1] if detail else f"exit {proc.returncode}"
+
+
+_UNREADABLE = re.compile(r"^error: open\(\"(.*)\"\): (.*)$", re.M)
+
+
+def _unreadable(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    """Files `git add --ignore-errors` could not read (it names each on stderr)."""
+    return [match.group(1) for match in _UNREADABLE.finditer(proc.stderr or "")]
+
+
+def _covered(rel: str, untracked: set[str] | None) -> bool:
+    """True when `rel` was not tracked by a checkpoint that left out `untracked` (an entry
+    ending in `/` covers everything below it). Unknown (None) covers everything."""
+    if untracked is None:
+        return True
+    if rel in untracked:
+        return True
+    parts = rel.split("/")
+    return any("/".join(parts[:n]) + "/" in untracked for n in range(1, len(parts)))
 
 
 def _clean_env() -> dict[str, str]:
@@ -513,10 +697,13 @@ def _parse_record(record: str) -> Checkpoint:
     name, commit, body = record.split("\0", 2)
     meta = _meta_of(body)
     label = body.split("\n", 1)[0]
+    work_tree = meta.get("work_tree")
+    nested = meta.get("nested")
     return Checkpoint(
         name, label, commit, float(meta.get("ts", 0.0)), int(meta.get("files", 0)),
         int(meta.get("added", 0)), int(meta.get("modified", 0)), int(meta.get("deleted", 0)),
-        meta.get("at_seq"),
+        meta.get("at_seq"), work_tree if isinstance(work_tree, str) else None,
+        tuple(str(n) for n in nested) if isinstance(nested, list) else (),
     )
 
 

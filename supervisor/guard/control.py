@@ -18,13 +18,12 @@ core's business (`supervisor.guard.core`), which does it under the session lock.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from supervisor.protocol.names import DECISION, DECISION_ACTIONS, MAX_LINE_BYTES
+from supervisor.protocol.decisions import read_decision
 
 _READ_CHUNK = 256 * 1024
 
@@ -98,44 +97,10 @@ def read_from(path: Path, offset: int) -> tuple[list[ControlLine], int]:
 
 
 def parse_control_line(raw: bytes, offset: int = 0) -> ControlLine:
-    """Validate one line as a `decision`; never raises."""
-    if len(raw) > MAX_LINE_BYTES:
-        return ControlLine(offset, None, f"line exceeds {MAX_LINE_BYTES} bytes")
-    try:
-        value = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return ControlLine(offset, None, f"not valid JSON ({exc})")
-    problem = decision_problem(value)
+    """Validate one line as a `decision` (with `protocol.decisions`, as every reader does);
+    never raises."""
+    value, problem = read_decision(raw)
     if problem:
         return ControlLine(offset, None, problem)
     return ControlLine(offset, value)
 
-
-def decision_problem(value: Any) -> str | None:
-    """Why `value` is not a valid decision line, or None when it is one."""
-    if not isinstance(value, dict):
-        return "not a JSON object"
-    if value.get("type") != DECISION:
-        return f"type must be 'decision', not {_show(value.get('type'))}"
-    for name in ("v", "seq", "ts"):
-        if name not in value:
-            return f"missing field '{name}'"
-    for name in ("decision_id", "action", "operator"):
-        if name not in value:
-            return f"missing field '{name}'"
-        if not isinstance(value[name], str) or not value[name]:
-            return f"field '{name}' must be a non-empty string"
-    if value["action"] not in DECISION_ACTIONS:
-        return f"unknown action {_show(value['action'])} (one of {', '.join(DECISION_ACTIONS)})"
-    for name in ("escalation_id", "text", "checkpoint_id"):
-        if value.get(name) is not None and not isinstance(value[name], str):
-            return f"field '{name}' must be a string or null"
-    if value["action"] == "guidance" and not (value.get("text") or "").strip():
-        return "guidance needs a non-empty 'text'"
-    if value["action"] == "rollback" and not value.get("checkpoint_id"):
-        return "rollback needs a 'checkpoint_id'"
-    return None
-
-
-def _show(value: Any) -> str:
-    return json.dumps(value)[:40]

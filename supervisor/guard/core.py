@@ -31,6 +31,7 @@ other decision gets `decision_ignored` with the reason. Commands not tied to an 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -39,11 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.engine.decisions import Effect, effect_of
+from supervisor.engine.edit_hint import with_hint
 from supervisor.engine.fingerprint import output_hash
-from supervisor.guard import control
+from supervisor.guard import control, recovery
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
+from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
+from supervisor.protocol.names import HINT
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
 from supervisor.store.writer import LineWriter
@@ -243,10 +247,15 @@ class Guard:
             calls[call_id] = call["seq"]
             if len(calls) > _CALLS_KEPT:
                 del calls[next(iter(calls))]
+            edits = self._edit_guidance()
+            edits.on_call(call_id, call["seq"], tool, args or {})
             check = self.engine.check(call, call["ts"])
             verdict = _merge(notes, Verdict(check.action, check.level, check.message,
                                             check.reason, call_id,
                                             cached_output=check.cached_output))
+            if verdict.action == "block":  # a refused edit: where its text really is
+                verdict.message = with_hint(verdict.message,
+                                            edits.refused_edit_hint(tool, args or {}))
             events = [f.to_event() for f in check.findings]
             events += [hit.to_event() for hit in check.limits]
             events.append(_verdict_event(verdict, call_id, self.engine.gauges(now)))
@@ -279,7 +288,12 @@ class Guard:
             if tool is not None:
                 event["tool"] = tool
             self.state["calls"].pop(call_id, None)
-            return self._observe(event)
+            detections = self._observe(event)
+            hint = self._edit_guidance().on_result(call_id, bool(ok), text, error)
+            if hint:
+                detections.append(self._write({"type": HINT, "call_id": call_id,
+                                               "kind": "failed_edit", "message": hint}))
+            return detections
 
     def message(self, role: str, text: str) -> list[dict[str, Any]]:
         """Record a message of the conversation (`assistant`, `user` or `system`)."""
@@ -396,6 +410,9 @@ class Guard:
 
     # -- internals: state ------------------------------------------------------------------
 
+    def _edit_guidance(self) -> EditGuidance:
+        return EditGuidance(self.state, self.files.reads, self.cwd, self.engine.policy)
+
     def _step(self) -> _Step:
         return _Step(self)
 
@@ -410,7 +427,7 @@ class Guard:
             meta["settings"] = self._settings_arg.to_dict()
         self.settings = GuardSettings.from_dict(meta.get("settings") or {})
         if self.state["engine"] is not None:
-            self.engine = Engine.restore(self.state["engine"])
+            self.engine = Engine.resume(self.state["engine"])
         else:
             policy = self._policy_arg
             if policy is None:
@@ -426,6 +443,45 @@ class Guard:
                     meta["settings"] = GuardSettings.from_dict(guard_table).to_dict()
                     self.settings = GuardSettings.from_dict(meta["settings"])
             self._dirty = True
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Learn from the event log what the state does not know (`supervisor.guard.recovery`):
+        the decisions already applied or ignored (never applied again), the escalation and task
+        numbers used, the end of the session. Past the state's `log_offset` there is normally
+        nothing of ours; a decision applied there was applied by a step killed before it saved
+        the state, so its recorded effect is applied to the engine now, exactly once."""
+        path = self.files.events
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return
+        start = self.state["log_offset"]
+        fresh = start is None or start > size  # never saved with a position, or log replaced
+        if not fresh and size <= start:
+            return
+        facts = recovery.scan(path, 0 if fresh else start)
+        state = self.state
+        seen, logged = set(state["seen_decisions"]), state["logged_decisions"]
+        new = [d for d in dict.fromkeys(facts.handled) if d not in seen and d not in logged]
+        logged.extend(new)
+        for event in facts.applied:
+            esc = event.get("escalation_id")
+            if isinstance(esc, str):
+                state["decided"].setdefault(esc, event["decision_id"])
+            if fresh or event["decision_id"] not in new:
+                continue  # a fresh state's engine starts over: old effects are not its own
+            ts = event.get("ts")
+            self.engine.observe(event, ts if isinstance(ts, int | float) else self.clock())
+            pending = state["pending"]
+            if pending is not None and pending.get("escalation_id") == esc:
+                state["pending"] = None
+        state["escalations"] = max(state["escalations"], facts.escalations)
+        state["tasks_started"] = max(state["tasks_started"], facts.tasks)
+        if facts.ended and not state["ended"]:
+            state["ended"], state["pending"] = facts.ended, None
+        state["log_offset"] = size
+        self._dirty = True
 
     def _refresh(self) -> None:
         if self._state_file.changed_since_ours():
@@ -433,6 +489,10 @@ class Guard:
 
     def _save(self) -> None:
         self.state["engine"] = self.engine.snapshot()
+        try:  # how far into the log this state is up to date (see `_catch_up`)
+            self.state["log_offset"] = os.stat(self.files.events).st_size
+        except OSError:
+            self.state["log_offset"] = None
         self._state_file.save(self.state)
         self._dirty = False
         self._must_save = False
@@ -518,7 +578,7 @@ class Guard:
         self.state["since_checkpoint"] = 0
         self._record({"type": "checkpoint", "checkpoint_id": cp.checkpoint_id, "label": cp.label,
                       "commit": cp.commit, "at_seq": cp.at_seq, "files": cp.files,
-                      "changed": cp.changed})
+                      "changed": cp.changed, **_nested(cp)})
         return cp
 
     # -- internals: escalations and decisions --------------------------------------------
@@ -574,23 +634,41 @@ class Guard:
             self._must_save = True
             self._dirty = True
             for line in lines:
-                note = self._decide(line, now, call_id)
+                try:
+                    note = self._decide(line, now, call_id)
+                except Exception as exc:  # never into the agent: recorded as ignored
+                    self._failed(line.decision_id, exc)
+                    continue
                 if note is not None:
                     notes.append(note)
         pending = self.pending
         deadline = pending.get("deadline_ts") if pending is not None else None
         if pending is not None and deadline is not None and now >= deadline:
             fallback = pending.get("fallback") or "skip"
-            note = self._apply(
-                {"decision_id": "fallback", "action": fallback, "text": None,
-                 "checkpoint_id": None, "operator": "guard"},
-                pending, call_id, outcome_prefix="deadline passed: ",
-            )
-            notes.append(note)
+            try:
+                note = self._apply(
+                    {"decision_id": "fallback", "action": fallback, "text": None,
+                     "checkpoint_id": None, "operator": "guard"},
+                    pending, call_id, outcome_prefix="deadline passed: ",
+                )
+                notes.append(note)
+            except Exception as exc:
+                self._failed("fallback", exc)
         return notes
+
+    def _failed(self, decision_id: str, exc: Exception) -> None:
+        """A decision whose application raised: recorded as `decision_ignored` with the reason
+        (best effort: if even that cannot be written, the agent still gets no exception)."""
+        with contextlib.suppress(Exception):  # the log itself fails (a full disk)
+            self._ignore(decision_id, f"failed: {type(exc).__name__}: {exc}")
 
     def _decide(self, line: control.ControlLine, now: float, call_id: str | None) -> Verdict | None:
         seen = self.state["seen_decisions"]
+        logged = self.state["logged_decisions"]
+        if line.decision_id in logged:  # its outcome is in the log already: never again
+            logged.remove(line.decision_id)
+            seen.append(line.decision_id)
+            return None
         decision = line.decision
         if decision is None:
             self._ignore(line.decision_id, f"malformed: {line.problem}")
@@ -771,26 +849,24 @@ class Guard:
             if store is None:
                 raise CheckpointError("checkpoints are off in this session")
             result = store.restore(checkpoint_id)
-        except CheckpointError as exc:
+        except Exception as exc:  # CheckpointError, or anything else: the rollback did not run
+            if not isinstance(exc, CheckpointError):
+                exc = CheckpointError(f"{type(exc).__name__}: {exc}")
             outcome = f"rollback failed: {exc}"
             return Verdict("block", self.engine.level,
                            f"The operator asked for a rollback, but it failed ({exc}). The call "
                            "was not run; re-plan.", outcome, call_id), outcome, False
-        safety = result.safety
-        self._record({"type": "checkpoint", "checkpoint_id": safety.checkpoint_id,
-                      "label": safety.label, "commit": safety.commit,
-                      "at_seq": self.state["last_seq"], "files": safety.files,
-                      "changed": safety.changed})
-        self._record({"type": "rollback", "checkpoint_id": result.checkpoint.checkpoint_id,
-                     "restored_files": len(result.restored) + len(result.removed),
-                     "safety_checkpoint_id": safety.checkpoint_id,
-                     "files": result.changed_files[:100]})
+        for event in result.events(self.state["last_seq"]):
+            self._record(event)
         self.state["since_checkpoint"] = 0
         outcome = result.summary()
         message = (f"The operator rolled the workspace back to checkpoint "
                    f"{result.checkpoint.checkpoint_id} ({result.checkpoint.label}). "
                    f"Files changed: {', '.join(result.changed_files) or 'none'}. The call was "
                    "not run; continue from the restored files.")
+        if result.failed:
+            message += (" These files could not be restored and are as you left them: "
+                        + ", ".join(f"{p} ({why})" for p, why in result.failed[:20]) + ".")
         verdict = Verdict("block", self.engine.level, message, outcome, call_id,
                           changed_files=result.changed_files)
         return verdict, outcome, True
@@ -832,6 +908,12 @@ class _Step:
             self._guard._after_step()
         finally:
             self._cm.__exit__(None, None, None)
+
+
+def _nested(cp: Any) -> dict[str, Any]:
+    """The `nested` field of a checkpoint event: the nested git repositories it left out (so
+    the operator knows a rollback will not touch them), when there are any."""
+    return {"nested": list(cp.nested)} if cp.nested else {}
 
 
 def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:

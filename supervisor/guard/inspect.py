@@ -8,13 +8,14 @@ on this machine.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from supervisor.guard.state import STATE_FILE
+from supervisor.protocol.bounded import loads
+from supervisor.protocol.names import MAX_JSON_DEPTH
 from supervisor.store.summary import IDLE_AFTER_S, SessionSummary
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Usage
     files = store.local_files(session)
     try:
         if files is not None:
-            state = json.loads((files.dir / STATE_FILE).read_bytes())
+            state = loads((files.dir / STATE_FILE).read_bytes(), max_depth=2 * MAX_JSON_DEPTH)
             if isinstance(state, dict) and state.get("engine"):
                 engine = Engine.restore(state["engine"])
     except (OSError, ValueError, KeyError, TypeError):

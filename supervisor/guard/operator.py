@@ -6,10 +6,11 @@ is built and checked in one place:
     decision_id = send_decision(store, "s1", "guidance", escalation_id="esc-2",
                                 text="Read the file before editing it again", operator="ana")
 
-The line is validated with the same rules the agent side applies (`control.decision_problem`)
-before it is written, so a decision the guard would reject as malformed never reaches the
-channel. `store` is any `supervisor.store.base.Store` (a local root's path is taken as its
-local store); what became of the decision is `store.wait_outcome(...)`.
+The line is validated with the one validator of decision lines the agent side and every reader
+apply (`protocol.decisions.decision_problem`) before it is written, so a decision the guard would
+reject as malformed never reaches the channel. `store` is any `supervisor.store.base.Store` (a
+local root's path is taken as its local store); what became of the decision is
+`store.wait_outcome(...)`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 import uuid
 from typing import TYPE_CHECKING
 
-from supervisor.guard.control import decision_problem
+from supervisor.protocol.decisions import decision_problem
 from supervisor.protocol.names import DECISION, DECISION_ACTIONS
 from supervisor.store.open import as_store
 

@@ -17,9 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from supervisor.protocol.bounded import loads
+from supervisor.protocol.names import MAX_JSON_DEPTH
+
 STATE_FILE = "state.json"
 LOCK_FILE = "guard.lock"
 STATE_VERSION = 1
+_STATE_DEPTH = 2 * MAX_JSON_DEPTH
+"""The state holds recorded values (a pending call's arguments) a few levels down."""
 
 
 def new_state() -> dict[str, Any]:
@@ -28,7 +33,9 @@ def new_state() -> dict[str, Any]:
         "v": STATE_VERSION,
         "engine": None,
         "control_offset": 0,
+        "log_offset": None,
         "seen_decisions": [],
+        "logged_decisions": [],
         "decided": {},
         "resolutions": {},
         "pending": None,
@@ -94,10 +101,10 @@ class StateFile:
             self._stamp = None
             return new_state()
         try:
-            state = json.loads(raw)
+            state = loads(raw, max_depth=_STATE_DEPTH)
             if not isinstance(state, dict) or state.get("v") != STATE_VERSION:
                 raise ValueError("not a state of this version")
-        except ValueError:
+        except ValueError:  # bad JSON, too deep, not UTF-8, another version
             os.replace(self.path, self.path.with_suffix(".json.bad"))
             self._stamp = None
             return new_state()
@@ -107,7 +114,8 @@ class StateFile:
         return fresh
 
     def save(self, state: dict[str, Any]) -> None:
-        data = json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        # ASCII: any text the agent sent (lone surrogates included) is kept exactly, as escapes
+        data = json.dumps(state, separators=(",", ":")).encode("ascii")
         temp = self.path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:

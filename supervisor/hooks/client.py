@@ -22,6 +22,10 @@ from supervisor.hooks.args import parse_args
 ENV_DAEMON = "SUPERVISOR_HOOK_DAEMON"
 REPLY_MARGIN_S = 5.0
 """The socket waits this much longer than the hook's `--timeout` for the server's answer."""
+HTTP_CONFIG = "hooks-http.json"
+"""The root's HTTP hook configuration (`supervisor.hooks.http_transport.CONFIG_FILE`)."""
+HTTP_START_WAIT_S = 3.0
+"""With HTTP hooks configured, a client that starts the server waits this long for it."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,6 +155,11 @@ def _start_server(root: str, path: str) -> None:
             )
         finally:
             os.close(fd)
+        if os.path.exists(os.path.join(root, HTTP_CONFIG)):
+            # the agent's HTTP hooks reach only a running server: let it come up first
+            deadline = time.monotonic() + HTTP_START_WAIT_S
+            while not os.path.exists(path) and time.monotonic() < deadline:
+                time.sleep(0.02)
     except Exception:  # no server this time: the call is still handled in-process
         return
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from supervisor.protocol.bounded import loads
+
 MEMORY_FILE = "hook.json"
 LOCK_FILE = "hook.lock"
 CALLS_KEPT = 512
@@ -62,8 +64,8 @@ def remembered(session_dir: Path) -> Iterator[Memory]:
 
 def _load(path: Path) -> Memory:
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        data = loads(path.read_bytes())
+    except (OSError, ValueError):  # too deep included
         return Memory()  # none yet, or unreadable: start over (the worst is one text twice)
     if not isinstance(data, dict):
         return Memory()

@@ -85,6 +85,8 @@ def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
     step = target.read(read_payload(data))
     base = step.session_id
     _follow_resumes(root, step)
+    if step.kind == "batch" and _all_seen(root, step):
+        return ""  # the common case: every call went through PreToolUse; nothing to open
     guard, problems = _open_guard(root, step, budget)
     if step.kind == "start" and guard.ended:
         guard.close()
@@ -106,6 +108,15 @@ def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
         return _HANDLERS[step.kind](call)
     finally:
         guard.close()
+
+
+def _all_seen(root: Path, step: Step) -> bool:
+    """True when every call of a batch went through PreToolUse (cheap: the hook memory only)."""
+    directory = session_dir(root, step.session_id)
+    if not directory.is_dir():
+        return False
+    with hook_memory.remembered(directory) as memory:
+        return all(memory.saw(item["call"]["call_id"]) for item in step.batch)
 
 
 def session_of(target: Target, root: Path, data: bytes) -> tuple[str, str]:
@@ -243,8 +254,9 @@ def _on_batch(c: _Call) -> str:
     verdict = c.hold(worst)
     if verdict.action == "pause":
         verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
-    if verdict.action == "allow" and not verdict.message:
-        verdict = dataclasses.replace(verdict, message=_hints(hints))
+    if verdict.action in ("allow", "nudge"):  # the calls ran: what their outcomes taught too
+        told = "\n".join(t for t in (verdict.message, _hints(hints)) if t)
+        verdict = dataclasses.replace(verdict, message=told or None)
     return c.target.answers.batch(c.step.hook_event, verdict)
 
 

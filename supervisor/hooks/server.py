@@ -30,7 +30,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from supervisor import __version__
 from supervisor.hooks.budget import Budget
@@ -47,6 +49,7 @@ class HookServer:
 
     def __init__(self, root: Path, path: Path, idle_s: float) -> None:
         self.root = root
+        self._http: Any = None
         self.path = path
         self.idle_s = idle_s
         self.stop = threading.Event()
@@ -78,6 +81,7 @@ class HookServer:
             listener.settimeout(POLL_S)
             Path(f"{self.path}.pid").write_text(f"{os.getpid()}\n")
             _log(f"serving on {self.path} (pid {os.getpid()}, idle exit {self.idle_s:g}s)")
+            self._http = self._serve_http()
             try:
                 self._loop(listener)
             finally:
@@ -104,6 +108,40 @@ class HookServer:
                 continue
             self._spawn(conn)
 
+    def _serve_http(self) -> Any:
+        """Also answer HTTP hooks when the root has an HTTP configuration (http_transport)."""
+        from supervisor.hooks.http_transport import HttpListener, load_config
+
+        config = load_config(self.root)
+        if config is None:
+            return None
+        try:
+            listener = HttpListener(config, self._run, self._tracked, _log)
+        except OSError as exc:
+            _log(f"HTTP hooks not served: 127.0.0.1:{config.port}: {exc.strerror or exc}")
+            return None
+        listener.start()
+        _log(f"serving HTTP hooks on 127.0.0.1:{config.port}")
+        return listener
+
+    def _run(self, target: str, data: bytes, budget: Budget) -> str:
+        from supervisor.hooks.runtime import run_safely
+
+        return run_safely(target, data, self.root, budget, _log)
+
+    @contextlib.contextmanager
+    def _tracked(self) -> Iterator[None]:
+        """One call in flight (an HTTP request): counted for the idle exit and the shutdown."""
+        with self._lock:
+            self._active += 1
+            self._last = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active -= 1
+                self._last = time.monotonic()
+
     def _spawn(self, conn: socket.socket) -> None:
         with self._lock:
             self._active += 1
@@ -115,6 +153,8 @@ class HookServer:
         and wait for the calls in flight."""
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
+        if self._http is not None:
+            self._http.close()
         listener.setblocking(False)
         while True:
             try:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from supervisor.protocol.bounded import JSONTooDeep, loads
+
 HOLD_MARGIN_S = 30
 """Added to the policy's hold time for the `timeout` of the entries that may hold a call for the
 operator: the hook answers by itself well before the agent would give up on it (a timed-out
@@ -53,10 +55,22 @@ class Settings:
     """Seconds per unit of the file's `timeout` (Gemini CLI counts milliseconds: 0.001)."""
     notes: tuple[str, ...] = field(default=())
     """Told to the user after an install (what the agent needs besides the file)."""
+    http_events: frozenset[str] = frozenset()
+    """Events the agent can send to an HTTP hook (`--transport http`); none: command only."""
 
     def is_ours(self, command: object) -> bool:
         """True for a hook command that runs our hook for this target."""
         return isinstance(command, str) and bool(_ours(self.target).search(command))
+
+    def is_our_hook(self, hook: object) -> bool:
+        """True for a hook entry of ours: our command, or an HTTP hook to our server."""
+        if not isinstance(hook, dict):
+            return False
+        if hook.get("type") == "http":
+            from supervisor.hooks.http_transport import is_our_url
+
+            return is_our_url(hook.get("url"), self.target)
+        return self.is_ours(hook.get("command"))
 
 
 def _ours(target: str) -> "re.Pattern[str]":
@@ -111,9 +125,16 @@ def hook_command(target: str, timeout_s: int, root: Path | None = None) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def plan_install(spec: Settings, path: Path, command: str, hold_timeout_s: int) -> Plan:
+def plan_install(
+    spec: Settings, path: Path, command: Callable[[int], str], hold_timeout_s: int,
+    http: Any = None,
+) -> Plan:
     """The settings with our entries merged in (updated in place when already there).
-    `hold_timeout_s` is the timeout of the entries that may hold a call (`spec.held`)."""
+    `command(timeout_s)` is the hook command for an entry with that timeout (it tells the hook
+    its budget); `hold_timeout_s` is the timeout of the entries that may hold a call
+    (`spec.held`), `OTHER_TIMEOUT_S` that of the others. With
+    `http` (an `http_transport.HttpConfig`), the events of `spec.http_events` get HTTP entries
+    to the resident server instead of the command."""
     old_text = _read_text(path)
     data = _parse(path, old_text)
     hooks = data.setdefault("hooks", {})
@@ -128,7 +149,13 @@ def plan_install(spec: Settings, path: Path, command: str, hold_timeout_s: int) 
     for name, takes_matcher in spec.events:
         seconds = hold_timeout_s if name in spec.held else OTHER_TIMEOUT_S
         timeout = round(seconds / spec.timeout_unit_s)
-        entry = {"type": "command", "command": command, "timeout": timeout}
+        entry: dict[str, Any] = {"type": "command", "command": command(seconds),
+                                 "timeout": timeout}
+        if http is not None and name in spec.http_events:
+            from supervisor.hooks.http_transport import TOKEN_HEADER
+
+            entry = {"type": "http", "url": http.url(spec.target, seconds), "timeout": timeout,
+                     "headers": {TOKEN_HEADER: http.token}}
         groups = hooks.setdefault(name, [])
         if not isinstance(groups, list):
             raise InstallError(
@@ -194,7 +221,9 @@ def _parse(path: Path, text: str | None) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(text.removeprefix("\ufeff"))
+        data = loads(text.removeprefix("\ufeff"), constants=True)
+    except JSONTooDeep as exc:
+        raise InstallError(f"{path}: {exc}; file left untouched") from exc
     except json.JSONDecodeError as exc:
         raise InstallError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
@@ -218,19 +247,16 @@ def _update_ours(spec: Settings, groups: list[Any], entry: dict[str, Any]) -> bo
         if not isinstance(inner, list):
             continue
         for index, hook in enumerate(list(inner)):
-            if not _is_our_hook(spec, hook):
+            if not spec.is_our_hook(hook):
                 continue
             if found:
                 inner.remove(hook)
-            else:
-                inner[index] = {**hook, **entry}
+            else:  # the user's own keys stay, unless the transport changed
+                same = hook.get("type", "command") == entry["type"]
+                inner[index] = {**hook, **entry} if same else entry
                 found = True
     groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
     return found
-
-
-def _is_our_hook(spec: Settings, hook: object) -> bool:
-    return isinstance(hook, dict) and spec.is_ours(hook.get("command"))
 
 
 def _remove_ours(spec: Settings, hooks: dict[str, Any], name: str) -> bool:
@@ -243,7 +269,7 @@ def _remove_ours(spec: Settings, hooks: dict[str, Any], name: str) -> bool:
     for group in groups:
         inner = group.get("hooks") if isinstance(group, dict) else None
         if isinstance(inner, list):
-            kept = [h for h in inner if not _is_our_hook(spec, h)]
+            kept = [h for h in inner if not spec.is_our_hook(h)]
             if len(kept) != len(inner):
                 removed = True
                 if not kept:

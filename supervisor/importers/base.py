@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.engine.fingerprint import output_hash
-from supervisor.protocol.lines import encode_line
+from supervisor.protocol.bounded import loads
+from supervisor.protocol.lines import fit_line
 from supervisor.protocol.names import (
     MAX_LINE_BYTES,
+    MAX_NUMBER,
+    MAX_TS,
     MESSAGE,
     SESSION_END,
     SESSION_START,
@@ -32,7 +35,7 @@ OUTPUT_LIMIT = 64 * 1024
 TEXT_LIMIT = 64 * 1024
 """Bytes kept of one message text (prompts can be huge; the analysis needs their start)."""
 LINE_BUDGET = MAX_LINE_BYTES - 4096
-"""An event whose line would exceed this has its longest strings cut until it fits."""
+"""An event whose line would exceed this is cut until it fits (`protocol.lines.fit_line`)."""
 SYNTHETIC_STEP = 0.001
 """Seconds between consecutive events when the format records no time at all."""
 TASK_LIMIT = 200
@@ -167,7 +170,7 @@ def parse_json_args(raw: Any) -> dict[str, Any]:
         return raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
+            value = loads(raw, constants=True)
         except ValueError:
             return {"raw_arguments": raw}
         return value if isinstance(value, dict) else {"raw_arguments": raw}
@@ -177,7 +180,8 @@ def parse_json_args(raw: Any) -> dict[str, Any]:
 def iso_ts(value: Any) -> float | None:
     """Unix seconds of a time stamp: ISO 8601 (naive ones are taken as UTC) or a number.
 
-    None for anything else, and for times not after 1970 (no recorded run is that old)."""
+    None for anything else, for times not after 1970 (no recorded run is that old) and for
+    times past the protocol's `MAX_TS` (milliseconds or nanoseconds, or garbage)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         seconds = number(value)
     elif isinstance(value, str) and value:
@@ -193,14 +197,17 @@ def iso_ts(value: Any) -> float | None:
             return None
     else:
         return None
-    return seconds if seconds is not None and seconds > 0 else None
+    return seconds if seconds is not None and 0 < seconds <= MAX_TS else None
 
 
 def number(value: Any) -> float | None:
-    """A finite number or None (booleans and strings are not numbers here)."""
+    """A finite number within the protocol's bounds (`MAX_NUMBER`), or None (booleans and
+    strings are not numbers here, and a 400-digit count is no count)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if value == value and abs(value) != float("inf") else None
+    if isinstance(value, int):
+        return float(value) if abs(value) <= MAX_NUMBER else None
+    return value if value == value and abs(value) <= MAX_NUMBER else None
 
 
 class RunBuilder:
@@ -327,22 +334,14 @@ def _mtime(path: Path) -> float:
 
 
 def _fit(event: dict[str, Any]) -> dict[str, Any]:
-    """Cut the longest strings of an event until its line fits the protocol's line size."""
+    """The event as one protocol line holds it: cut to `LINE_BUDGET` by the writers' bounded
+    encoder (values JSON cannot carry, such as NaN in recorded arguments, become null)."""
     if _surely_fits(event, LINE_BUDGET):
         return event
     try:
-        size = len(encode_line(event))
-    except (TypeError, ValueError):  # NaN or infinities in recorded arguments
-        event = _finite(event)
-        size = len(encode_line(event))
-    while size > LINE_BUDGET:
-        holder, key, text = _longest_string(event)
-        if holder is None or len(text) < 64:
-            break
-        holder[key] = text[: len(text) // 2]
-        event["truncated"] = True
-        size = len(encode_line(event))
-    return event
+        return fit_line(event, max_bytes=LINE_BUDGET)[1]
+    except (TypeError, ValueError):
+        return fit_line(_finite(event), max_bytes=LINE_BUDGET)[1]
 
 
 def _surely_fits(event: dict[str, Any], budget: int) -> bool:
@@ -370,18 +369,3 @@ def _finite(value: Any) -> Any:
     if value is None or isinstance(value, str | int | bool):
         return value
     return str(value)
-
-
-def _longest_string(value: Any) -> tuple[Any, Any, str]:
-    best: tuple[Any, Any, str] = (None, None, "")
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        items = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, item in items:
-            if isinstance(item, str):
-                if len(item) > len(best[2]):
-                    best = (node, key, item)
-            elif isinstance(item, dict | list):
-                stack.append(item)
-    return best

@@ -11,7 +11,6 @@ lines repeat what the response items say and are skipped. A rollout records no e
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -27,6 +26,7 @@ from supervisor.importers.base import (
     run_name,
 )
 from supervisor.importers.errortext import task_line
+from supervisor.protocol.bounded import loads
 
 AGENT = "codex"
 _LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg",
@@ -113,7 +113,7 @@ def _output(raw: Any) -> tuple[str, int | None]:
     text = raw if isinstance(raw, str) else as_text(raw)
     if isinstance(raw, str) and raw.startswith("{"):
         try:
-            value = json.loads(raw)
+            value = loads(raw, constants=True)
         except ValueError:
             value = None
         if isinstance(value, dict) and "output" in value:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.importers.base import FormatError
+from supervisor.protocol.bounded import JSONTooDeep, loads
 
 MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024
 """Files above this are refused rather than read into memory."""
@@ -51,9 +52,9 @@ def read_document(path: Path) -> Document:
     if not text.strip():
         raise FormatError("empty file")
     try:
-        return Document(path, "json", json.loads(text))
-    except RecursionError:
-        raise FormatError("JSON nested too deeply") from None
+        return Document(path, "json", loads(text, constants=True))
+    except JSONTooDeep as exc:
+        raise FormatError(str(exc)) from None
     except json.JSONDecodeError as whole:
         return _json_lines(path, text, whole)
 
@@ -64,12 +65,13 @@ def _json_lines(path: Path, text: str, whole: json.JSONDecodeError) -> Document:
         if not line.strip():
             continue
         try:
-            values.append(json.loads(line))
-        except (json.JSONDecodeError, RecursionError) as exc:
-            if not values:  # not JSON Lines either: report the error of the whole document
+            values.append(loads(line, constants=True))
+        except ValueError as exc:
+            if not values and not isinstance(exc, JSONTooDeep):
+                # not JSON Lines either: report the error of the whole document
                 raise FormatError(
                     f"invalid JSON: {whole.msg} at line {whole.lineno} column {whole.colno}"
                 ) from None
-            msg = getattr(exc, "msg", "nested too deeply")
+            msg = getattr(exc, "msg", None) or str(exc)
             raise FormatError(f"invalid JSON Lines: line {number}: {msg}") from None
     return Document(path, "jsonl", values)

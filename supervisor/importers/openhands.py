@@ -21,7 +21,6 @@ fails when its exit code is not 0, an `error` observation always fails, others f
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -39,6 +38,7 @@ from supervisor.importers.base import (
     run_name,
 )
 from supervisor.importers.errortext import known_error, task_line
+from supervisor.protocol.bounded import loads
 
 AGENT = "openhands"
 
@@ -122,8 +122,8 @@ def load_event_dir(path: Path) -> list[ImportedRun]:
     events = []
     for file in files:
         try:
-            events.append(json.loads(file.read_bytes()))
-        except (OSError, ValueError, RecursionError) as exc:
+            events.append(loads(file.read_bytes(), constants=True))
+        except (OSError, ValueError) as exc:
             raise FormatError(f"{file.name}: not a JSON event ({exc})") from None
     if not matches(events):
         raise FormatError("not an OpenHands event directory (its files are not events)")

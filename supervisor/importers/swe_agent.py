@@ -20,6 +20,7 @@ from typing import Any
 
 from supervisor.importers.base import FormatError, ImportedRun, RunBuilder, number, run_name
 from supervisor.importers.errortext import known_error, task_line
+from supervisor.protocol.bounded import loads
 
 AGENT = "swe-agent"
 
@@ -203,7 +204,7 @@ def _function_calls(history: list[Any]) -> list[tuple[str, str, dict[str, Any]]]
         args = function.get("arguments")
         if isinstance(args, str):
             try:
-                args = json.loads(args)
+                args = loads(args, constants=True)
             except ValueError:
                 args = {"raw_arguments": args}
         action = message.get("action") if isinstance(message.get("action"), str) else ""
@@ -228,7 +229,7 @@ def _state(raw: Any) -> dict[str, Any]:
         return raw
     if isinstance(raw, str) and raw.strip():
         try:
-            value = json.loads(raw)
+            value = loads(raw, constants=True)
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}

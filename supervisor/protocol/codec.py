@@ -9,15 +9,21 @@ protocol allows (a lone UTF-16 surrogate escape such as `"\\udcff"`, which Pytho
 `json.dumps` writes for undecodable tool output: it becomes U+FFFD).
 """
 
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
+from supervisor.protocol import bounded
+from supervisor.protocol.decisions import common_problem, read_decision
 from supervisor.protocol.lines import as_dict, encode_line
 from supervisor.protocol.models import AgentEvent, Decision, Event, GenericEvent
-from supervisor.protocol.names import AGENT_EVENT_TYPES, CONTROL_TYPES, MAX_LINE_BYTES
+from supervisor.protocol.names import (
+    AGENT_EVENT_TYPES,
+    CONTROL_TYPES,
+    MAX_JSON_DEPTH,
+    MAX_LINE_BYTES,
+)
 
 LineKind = Literal["events", "control"]
 
@@ -29,7 +35,6 @@ _agent_adapter: TypeAdapter[Any] = TypeAdapter(AgentEvent)
 _control_adapter: TypeAdapter[Any] = TypeAdapter(Decision)
 _generic_adapter: TypeAdapter[Any] = TypeAdapter(GenericEvent)
 _agent_fast = _agent_adapter.validator.validate_json
-_control_fast = _control_adapter.validator.validate_json
 _REQUIRED_SET = frozenset(_REQUIRED_COMMON)
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number",
                bool: "boolean", type(None): "null"}
@@ -66,6 +71,10 @@ def parse_line(
     try:
         if len(raw) > max_bytes:
             return BadLine(f"line exceeds {max_bytes} bytes", raw[:_RAW_KEEP], size=len(raw))
+        if kind == "control":
+            return _parse_control(raw)
+        if bounded.too_deep(raw, MAX_JSON_DEPTH):
+            return BadLine(f"nested deeper than {MAX_JSON_DEPTH} levels", raw)
         if b"NaN" in raw or b"Infinity" in raw:
             # pydantic-core's parser takes these non-JSON constants; the slow path refuses them
             # (a string that merely contains the word is fine there).
@@ -73,7 +82,7 @@ def parse_line(
         else:
             try:
                 # The fast path: straight into pydantic-core's validator (no Python wrapper).
-                event = (_agent_fast if kind == "events" else _control_fast)(raw, strict=True)
+                event = _agent_fast(raw, strict=True)
             except ValidationError as exc:
                 if _is_json_error(exc):
                     event = _validate(_loads(raw), kind, from_json=False)
@@ -93,6 +102,22 @@ def parse_line(
         return BadLine(_explain(exc), raw)
     except Exception as exc:  # parsing must never raise, whatever the bytes
         return BadLine(f"unreadable line: {type(exc).__name__}", raw)
+
+
+def _parse_control(raw: bytes) -> Event | BadLine:
+    """A line of `control.jsonl`: a decision is checked by the one validator the guard applies
+    too (`protocol.decisions`), so a reader shows as a decision exactly what the guard would
+    apply, and refuses the rest with the guard's reason. Other types are shown as they are."""
+    value, problem = read_decision(raw)
+    if isinstance(value, dict) and isinstance(value.get("type"), str) \
+            and value["type"] not in CONTROL_TYPES:
+        problem = common_problem(value)
+        if problem:
+            return BadLine(problem, raw)
+        return _generic_adapter.validate_python(_scrub(value), strict=True)
+    if problem:
+        return BadLine(problem, raw)
+    return _control_adapter.validate_python(_scrub(value), strict=True)
 
 
 def dump_event(event: Event | dict[str, Any]) -> bytes:
@@ -126,16 +151,12 @@ def _loads(raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as err:
         raise _Refused(f"invalid UTF-8 at byte {err.start}") from None
     try:
-        value = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as err:
+        value = bounded.loads(text)
+    except ValueError as err:
         raise _Refused(f"invalid JSON: {getattr(err, 'msg', None) or err}") from None
     if not isinstance(value, dict):
         raise _Refused(f"not a JSON object but {_JSON_TYPES.get(type(value), 'a value')}")
     return _scrub(value)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _scrub(value: Any) -> Any:

@@ -5,13 +5,28 @@ a newer writer added. Unknown event types become `GenericEvent`. The common fiel
 `ts` have defaults only so writers can build an event before the store assigns them; the parser
 in `codec` still requires them on every line it reads. Non-finite numbers (NaN, infinities) are
 refused: JSON cannot carry them, so such an event could never be written back.
+
+Every number is bounded (`names.MAX_INT`, `MAX_NUMBER`, `MAX_TS`): a line that passes validation
+must be safe for every reader to store and compute with (a `seq` of 2**64 overflows the
+dashboard's arrays, a time stamp in nanoseconds its clock), so such a line is a bad line with
+the reason, not a crash later.
 """
 
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from supervisor.protocol.names import MAX_INT, MAX_NUMBER, MAX_TS
+
 Level = Annotated[int, Field(ge=0, le=4)]
+Count = Annotated[int, Field(ge=0, le=MAX_INT)]
+"""A non-negative integer: a `seq`, a size, a number of tokens or files."""
+Timestamp = Annotated[float, Field(ge=0, le=MAX_TS)]
+"""Unix seconds, up to the end of year 9999."""
+Number = Annotated[float, Field(ge=-MAX_NUMBER, le=MAX_NUMBER)]
+"""A finite float of sensible magnitude (a cost, a limit, a duration)."""
+Pid = Annotated[int, Field(ge=0, le=2**31 - 1)]
+"""A process id (what `os.kill` accepts)."""
 VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
 DecisionAction = Literal["approve", "guidance", "rollback", "skip", "abort", "pause", "reset"]
 
@@ -21,9 +36,9 @@ class Event(BaseModel):
 
     model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
-    v: int = 1
-    seq: int = Field(default=0, ge=0)
-    ts: float = 0.0
+    v: int = Field(default=1, ge=0, le=MAX_INT)
+    seq: Count = 0
+    ts: Timestamp = 0.0
     type: str
 
 
@@ -36,9 +51,9 @@ class SessionStart(Event):
     agent: str
     task: str | None = None
     cwd: str | None = None
-    pid: int | None = None
+    pid: Pid | None = None
     policy: dict[str, Any] | None = None
-    heartbeat_s: float | None = None
+    heartbeat_s: Number | None = None
     """Extension: the interval at which this agent promises heartbeats, or null for agents
     (such as hook-driven ones) that write nothing between tool calls and so cannot be 'dead'."""
     host: str | None = None
@@ -73,10 +88,10 @@ class ToolResult(Event):
     call_id: str
     ok: bool
     output: str
-    output_bytes: int = Field(ge=0)
+    output_bytes: Count
     output_hash: str
     error: str | None = None
-    duration_ms: float | None = None
+    duration_ms: Number | None = None
 
 
 class Message(Event):
@@ -87,9 +102,9 @@ class Message(Event):
 
 class Usage(Event):
     type: Literal["usage"] = "usage"
-    input_tokens: int = Field(ge=0)
-    output_tokens: int = Field(ge=0)
-    cost_usd: float | None = None
+    input_tokens: Count
+    output_tokens: Count
+    cost_usd: Number | None = None
 
 
 class Detection(Event):
@@ -97,7 +112,7 @@ class Detection(Event):
     detector: str
     level: Level
     signature: str
-    evidence: list[int]
+    evidence: list[Count]
     message: str
 
 
@@ -108,13 +123,16 @@ class Verdict(Event):
     level: Level
     reason: str | None = None
     message: str | None = None
+    gauges: dict[str, Number] | None = None
+    """Extension: every limit's current value when the verdict was given (the dashboard's
+    gauges); bounded like every protocol number."""
 
 
 class Limit(Event):
     type: Literal["limit"] = "limit"
     name: str
-    value: float
-    limit: float
+    value: Number
+    limit: Number
     action: str
 
 
@@ -123,8 +141,8 @@ class Checkpoint(Event):
     checkpoint_id: str
     label: str
     commit: str
-    at_seq: int
-    files: int
+    at_seq: Count
+    files: Count
 
 
 class Escalation(Event):
@@ -132,9 +150,9 @@ class Escalation(Event):
     escalation_id: str
     level: Level
     reason: str
-    evidence: list[int]
+    evidence: list[Count]
     options: list[DecisionAction]
-    deadline_ts: float | None = None
+    deadline_ts: Timestamp | None = None
     fallback: DecisionAction
     kind: str | None = None
     """Extension: why it escalated: "detection", "limit", "cycle", or "pause" (an operator
@@ -164,7 +182,7 @@ class DecisionIgnored(Event):
 class Rollback(Event):
     type: Literal["rollback"] = "rollback"
     checkpoint_id: str
-    restored_files: int
+    restored_files: Count
     safety_checkpoint_id: str
 
 

@@ -8,10 +8,21 @@ from typing import Final
 PROTOCOL_VERSION: Final = 1
 MAX_LINE_BYTES: Final = 1024 * 1024
 """Default maximum size of one line, newline included; longer lines are bad lines."""
+MAX_JSON_DEPTH: Final = 64
+"""Deepest nesting of arrays and objects in one line (the line itself is level 1); deeper lines
+are bad lines, refused before parsing, and writers flatten deeper values into text."""
+MAX_INT: Final = 2**53 - 1
+"""Largest integer a protocol field holds (exact in a double, so in every JSON reader)."""
+MAX_NUMBER: Final = 1e15
+"""Largest magnitude of a protocol float (costs, limits, durations)."""
+MAX_TS: Final = 253402300799.0
+"""Latest time stamp a line may carry: the end of year 9999, in Unix seconds (a time in
+milliseconds or nanoseconds is far above it, so it is refused rather than misread)."""
 
 EVENTS_FILE: Final = "events.jsonl"
 CONTROL_FILE: Final = "control.jsonl"
 CHECKPOINTS_DIR: Final = "checkpoints.git"
+READS_DIR: Final = "reads"
 
 # Event types written by the agent side (events.jsonl).
 SESSION_START: Final = "session_start"
@@ -31,6 +42,9 @@ DECISION_IGNORED: Final = "decision_ignored"
 ROLLBACK: Final = "rollback"
 HEARTBEAT: Final = "heartbeat"
 SESSION_END: Final = "session_end"
+HINT: Final = "hint"
+"""Extension: what the agent was told about a tool's outcome besides the engine's findings (a
+failed edit's closest match)."""
 
 # Line types written by operators (control.jsonl).
 DECISION: Final = "decision"

@@ -8,13 +8,13 @@ built here and in `paths`, nowhere above the store.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from supervisor.protocol.bounded import loads
 from supervisor.protocol.codec import LineKind
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE
 from supervisor.store.base import Cursor, SessionBatch, Store
@@ -184,8 +184,8 @@ def _line_at(fd: int, offset: int) -> dict[str, Any] | str:
     if offset < 0:
         return "no line behind this row"
     try:
-        value = json.loads(_read_line(fd, offset))
-    except (OSError, ValueError, RecursionError):
+        value = loads(_read_line(fd, offset))
+    except (OSError, ValueError):  # gone, changed, or hostile (too deep): never raised
         return "the file changed"
     return value if isinstance(value, dict) else {"value": value}
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE
+from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE, READS_DIR
 from supervisor.store.errors import InvalidSessionId, SessionNotFound
 
 APP_NAME = "agent-supervisor"
@@ -77,6 +77,12 @@ class SessionFiles:
     def checkpoints(self) -> Path:
         """The shadow git repository of the session's checkpoints."""
         return self.dir / CHECKPOINTS_DIR
+
+    @property
+    def reads(self) -> Path:
+        """Copies of files as the agent last read them (the guard's edit guidance shows the
+        lines that changed since)."""
+        return self.dir / READS_DIR
 
 
 def session_files(root: Path, session_id: str) -> SessionFiles:

@@ -38,8 +38,9 @@ def ago(ts: float | None, now: float) -> str:
     return f"{delta:.0f}s ago"
 
 
-def describe_event(event: Event, width: int = _WIDTH) -> str:
-    """`seq time type summary` on one line, with every agent-provided string cleaned."""
+def describe_event(event: Event, width: int | None = _WIDTH) -> str:
+    """`seq time type summary` on one line, with every agent-provided string cleaned (cut at
+    `width` characters; None: not cut)."""
     render = _RENDERERS.get(event.type, _generic)
     try:
         summary = render(event)
@@ -47,6 +48,37 @@ def describe_event(event: Event, width: int = _WIDTH) -> str:
         summary = _generic(event)
     return clean(f"{event.seq:>6} {clock(event.ts)} {event.type:<16} {summary}".rstrip(),
                  keep_newlines=False, limit=width)
+
+
+def describe_full(event: Event) -> list[str]:
+    """The event in full: its `describe_event` line, uncut, then what that line shortens (a
+    call's arguments as indented JSON, a result's whole output, a message's whole text, any
+    other event's fields), indented by four spaces. Agent text is cleaned, newlines kept."""
+    lines = [describe_event(event, width=None)]
+    data = event.model_dump(mode="json", exclude={"v", "seq", "ts", "type"})
+    if event.type == "tool_call":
+        body = json.dumps(data.get("args"), indent=2, ensure_ascii=False, default=str)
+    elif event.type == "tool_result":
+        body = data.get("output") or ""
+        kept = len(body.encode("utf-8", "replace"))
+        if isinstance(data.get("output_bytes"), int) and data["output_bytes"] > kept:
+            body += (f"\n[the log keeps the first {kept:,} of {data['output_bytes']:,} bytes; "
+                     f"hash of the whole output {data.get('output_hash')}]")
+    elif event.type == "message":
+        body = data.get("text") or ""
+    elif event.type == "heartbeat":
+        return lines
+    else:
+        body = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    lines += ["    " + line for line in clean(str(body)).split("\n")]
+    return lines
+
+
+def heartbeat_run(count: int, first_ts: float, last_ts: float) -> str:
+    """The one row a run of heartbeats is folded into: `… 42 heartbeats, 3 min`."""
+    from supervisor.store.units import duration
+
+    return f"… {count} heartbeats, {duration(max(0.0, last_ts - first_ts))}"
 
 
 def describe_bad_line(bad: BadLine) -> str:
@@ -133,6 +165,7 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "rollback": lambda e: (f"to {e.checkpoint_id}, {e.restored_files} files restored "
                            f"(safety checkpoint {e.safety_checkpoint_id})"),
     "heartbeat": lambda e: "",
+    "hint": lambda e: f"{e.kind} [{e.call_id}] {e.message}",
     "session_end": lambda e: f"{e.status}{_opt(':', e.reason)}".replace(" :", ":"),
     "decision": _decision,
 }

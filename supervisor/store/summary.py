@@ -14,8 +14,15 @@ from supervisor.store.liveness import Liveness, judge
 IDLE_AFTER_S = 60.0
 """No activity (heartbeats aside) for this long: the session is idle."""
 
-STATUSES = ("running", "waiting", "paused", "idle", "ended", "dead")
+LIVE_STATUSES = ("running", "waiting", "paused", "idle", "dead")
 """`waiting` means waiting for you: an escalation is pending."""
+ENDED_STATUSES = ("completed", "aborted", "failed", "terminated", "limit")
+"""How a session ended: its `session_end` status, or `limit` when a hard limit stopped it."""
+OTHER_STATUSES = ("recorded", "broken", "empty")
+"""`recorded`: an imported run that has no end (it is not running, it was recorded);
+`broken`: no valid `session_start`, or the session's events could not be shown (a reader failed
+on them; `broken` on the summary says why); `empty`: nothing written yet."""
+STATUSES = LIVE_STATUSES + ENDED_STATUSES + OTHER_STATUSES
 
 
 class Answer(NamedTuple):
@@ -54,6 +61,10 @@ class SessionSummary:
     level: int = 0
     end_status: str | None = None
     end_reason: str | None = None
+    limit_stop: bool = False
+    """A `limit` event said the session stops (its end is shown as `limit`)."""
+    imported: bool = False
+    """The `session_start` says the run was imported from another framework's recording."""
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
     answers: dict[str, Answer] = field(default_factory=dict)
@@ -64,6 +75,9 @@ class SessionSummary:
     """Resets applied so far."""
     reset_limit: float | None = None
     """The policy's `resets_per_conversation` (None: unlimited or not reported)."""
+    broken: str | None = None
+    """Why this session's events could not be folded (set by a reader that failed on them),
+    or None. A broken session is shown as such; the others go on."""
 
     def apply(self, event: Event) -> None:
         """Fold one event in."""
@@ -82,6 +96,18 @@ class SessionSummary:
         if handler is not None:
             handler(self, event)
 
+    @property
+    def ended(self) -> bool:
+        return self.end_status is not None
+
+    def ended_as(self) -> str | None:
+        """How the session ended (one of `ENDED_STATUSES`), None while it has not."""
+        if self.end_status is None:
+            return None
+        if self.end_status == "terminated" and self.limit_stop:
+            return "limit"
+        return self.end_status
+
     def liveness(self, now: float) -> Liveness:
         """Whether the agent is still there at time `now`, and why we think so."""
         return judge(end_status=self.end_status, pid=self.pid, host=self.host,
@@ -90,8 +116,15 @@ class SessionSummary:
     def status(self, now: float, *, judge_liveness: bool = True) -> str:
         """One of `STATUSES` at time `now`. `judge_liveness=False` shows a recording as it was
         recorded: never `dead` or `idle` because its agent is long gone."""
-        if self.end_status is not None:
-            return "ended"
+        if self.broken is not None:
+            return "broken"
+        ended = self.ended_as()
+        if ended is not None:
+            return ended
+        if self.started_ts is None:
+            return "broken" if self.events or self.bad_lines else "empty"
+        if self.imported:
+            return "recorded"
         if judge_liveness and self.liveness(now).alive is False:
             return "dead"
         if self.pending:
@@ -109,6 +142,7 @@ def _session_start(s: SessionSummary, e: Any) -> None:
     s.host = e.host
     s.heartbeat_s = e.heartbeat_s
     s.started_ts = e.ts
+    s.imported = bool((e.__pydantic_extra__ or {}).get("imported"))
 
 
 def _task_start(s: SessionSummary, e: Any) -> None:
@@ -147,6 +181,11 @@ def _decision_applied(s: SessionSummary, e: Any) -> None:
         s.level = e.level
 
 
+def _limit(s: SessionSummary, e: Any) -> None:
+    if e.action == "stop":
+        s.limit_stop = True
+
+
 def _session_end(s: SessionSummary, e: Any) -> None:
     s.end_status, s.end_reason = e.status, e.reason
     s.pending.clear()
@@ -179,5 +218,6 @@ _HANDLERS = {
     "escalation": _escalation,
     "decision_applied": _decision_applied,
     "decision_ignored": _decision_ignored,
+    "limit": _limit,
     "session_end": _session_end,
 }

@@ -10,7 +10,6 @@ caller was not told about.
 
 import contextlib
 import fcntl
-import json
 import os
 import threading
 import time
@@ -18,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from supervisor.protocol.lines import as_dict, encode_line
-from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE, PROTOCOL_VERSION
+from supervisor.protocol.bounded import loads
+from supervisor.protocol.lines import as_dict, fit_line
+from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE, MAX_INT, PROTOCOL_VERSION
 from supervisor.store.errors import StoreError
 from supervisor.store.paths import ensure_private_dir, ensure_session_dir
 
@@ -44,7 +44,8 @@ class LineWriter:
         """flock excludes other open files; this excludes other threads sharing this writer."""
 
     def append(self, event: Mapping[str, Any] | Any) -> dict[str, Any]:
-        """Append one event (dict or model); return it as written, with `v`, `seq` and `ts`."""
+        """Append one event (dict or model); return it as written, with `v`, `seq` and `ts`
+        (and cut to the protocol's limits, if it had to be: see `protocol.lines.fit_line`)."""
         return self.append_many([event])[0]
 
     def append_many(self, events: Iterable[Mapping[str, Any] | Any]) -> list[dict[str, Any]]:
@@ -69,12 +70,12 @@ class LineWriter:
                 self._last_seq += 1
                 line = {"v": PROTOCOL_VERSION, "seq": self._last_seq, "ts": item.get("ts") or now}
                 line.update((k, v) for k, v in item.items() if k not in _COMMON)
-                items[index] = line
                 try:
-                    chunks.append(encode_line(line))
+                    data, items[index] = fit_line(line)
                 except (TypeError, ValueError) as exc:
                     self._known_size = -1
                     raise StoreError(f"event cannot be written as JSON: {exc}") from exc
+                chunks.append(data)
             data = b"".join(chunks)
             self._write_all(fd, data, size)
             self._known_size = size + len(data)
@@ -168,14 +169,17 @@ def _last_seq(fd: int, size: int) -> int:
 
 
 def _seq_of(line: bytes) -> int | None:
+    """The line's `seq` if it is a valid one (a hostile line can neither crash the writer nor
+    push every later `seq` out of the protocol's bounds)."""
     if not line.strip():
         return None
     try:
-        value = json.loads(line)
+        value = loads(line)
     except ValueError:
         return None
     seq = value.get("seq") if isinstance(value, dict) else None
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+    valid = isinstance(seq, int) and not isinstance(seq, bool) and 1 <= seq < MAX_INT
+    return seq if valid else None
 
 
 def event_writer(root: Path, session_id: str) -> LineWriter:

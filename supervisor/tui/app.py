@@ -31,13 +31,14 @@ from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
 from supervisor.tui.screens.escalation import EscalationScreen
+from supervisor.tui.screens.event import EventScreen
 from supervisor.tui.screens.modals import (
     CheckpointPicker,
     ConfirmScreen,
     GuidanceScreen,
     HelpScreen,
 )
-from supervisor.tui.screens.session import SessionScreen
+from supervisor.tui.screens.session import SessionScreen, panel_commands
 from supervisor.tui.screens.sessions import TABLE_TICK_S, SessionsScreen
 from supervisor.tui.themes import DEFAULT_THEME, default_folders, load_themes
 from supervisor.tui.widgets.history_view import HistoryView, format_clock
@@ -363,21 +364,21 @@ class SupervisorApp(App[None]):
         if isinstance(screen, SessionScreen):
             yield SystemCommand("Search history", "Find text in this session's history",
                                 screen.action_search)
-            yield SystemCommand("Filter history", "Show only matching history lines",
+            yield SystemCommand("Filter history", "Show or hide matching history lines",
                                 screen.action_filter)
-            yield SystemCommand("Problems: bad lines", "Show this session's bad lines",
-                                lambda: screen.action_tab("problems"))
+            yield SystemCommand("Heartbeats: fold or show", "Fold runs of heartbeats into one "
+                                "row, or show each", screen.action_toggle_quiet)
+            yield SystemCommand("Wide history", "Hide or show the side bar",
+                                screen.action_toggle_side)
             yield SystemCommand("Follow live", "Jump to the end of the history",
                                 screen.action_follow)
+            for title, help_text, callback in panel_commands(screen):
+                yield SystemCommand(title, help_text, callback)
+            yield SystemCommand("Answer this session's escalation", "Open the prompt",
+                                screen.action_escalation)
         if isinstance(screen, SessionsScreen):
             yield SystemCommand("Filter sessions", "Show only matching sessions",
                                 screen.action_filter)
-        if isinstance(screen, SessionScreen):
-            for tab in ("overview", "detections", "checkpoints"):
-                yield SystemCommand(f"Show {tab}", f"The {tab} tab of this session",
-                                    lambda t=tab: screen.action_tab(t))
-            yield SystemCommand("Answer this session's escalation", "Open the prompt",
-                                screen.action_escalation)
         if isinstance(screen, EscalationScreen):
             for action in ("approve", "guidance", "rollback", "skip", "abort"):
                 yield SystemCommand(f"Decide: {action}", "Answer this escalation",
@@ -459,6 +460,7 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Everywhere", SupervisorApp), ("Sessions", SessionsScreen),
         ("Sessions table", SessionTable),
         ("Session", SessionScreen), ("History (session)", HistoryView),
+        ("Event in full", EventScreen),
         ("Escalation prompt", EscalationScreen), ("Guidance box", GuidanceScreen),
         ("Checkpoint picker", CheckpointPicker), ("Confirmation", ConfirmScreen),
     ):

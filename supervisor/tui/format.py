@@ -10,6 +10,7 @@ from rich.text import Text
 
 from supervisor.protocol.names import LEVEL_NAMES
 from supervisor.safetext import clean
+from supervisor.store import units
 
 LEVEL_STYLES = ("green", "yellow", "dark_orange", "bold red", "bold white on red")
 STATUS_STYLES = {
@@ -17,8 +18,15 @@ STATUS_STYLES = {
     "waiting": "bold black on yellow",
     "paused": "bold yellow",
     "idle": "dim",
-    "ended": "dim",
     "dead": "bold white on red",
+    "completed": "dim green",
+    "aborted": "dim red",
+    "failed": "red",
+    "terminated": "dim red",
+    "limit": "dim red",
+    "recorded": "dim",
+    "broken": "bold white on dark_red",
+    "empty": "dim",
 }
 STATUS_LABELS = {"waiting": "WAITING"}
 
@@ -34,9 +42,11 @@ def safe_block(value: object, limit: int | None = 4000, style: str = "") -> Text
     return Text(clean("" if value is None else str(value), limit=limit), style=style)
 
 
-def level_text(level: int) -> Text:
+def level_text(level: int, *, ended: bool = False) -> Text:
+    """`3 escalate` in the level's colour; dimmed once the session ended (it is history)."""
     level = max(0, min(int(level), 4))
-    return Text(f"{level} {LEVEL_NAMES[level]}", style=LEVEL_STYLES[level], end="")
+    style = "dim" if ended else LEVEL_STYLES[level]
+    return Text(f"{level} {LEVEL_NAMES[level]}", style=style, end="")
 
 
 def status_text(status: str) -> Text:
@@ -78,14 +88,15 @@ def _urgency(left: float) -> str:
 
 
 def gauge_text(name: str, value: float | None, limit: float, action: str, width: int = 24) -> Text:
-    """Two lines: `name  12/50 → stop` then a bar, coloured by closeness to the limit."""
+    """Two lines: `name  12 / 50 → stop` (in the limit's unit: `16 s / 8 h`, `$0.002 / $100`)
+    then a bar, coloured by closeness to the limit."""
     ratio = 0.0 if value is None or limit <= 0 else value / limit
+    ratio = min(ratio, 1e9) if ratio == ratio else 0.0  # inf (a tiny limit) or NaN: full or 0
     filled = max(0, min(width, round(ratio * width)))
     style = "green" if ratio < 0.6 else "yellow" if ratio < 0.85 else "bold red"
     text = Text(no_wrap=True, end="")
     text.append(clean(name, keep_newlines=False, limit=24), style="bold")
-    shown = "?" if value is None else f"{value:g}"
-    text.append(f"  {shown}/{limit:g}", style=style)
+    text.append(f"  {units.gauge(name, value, limit)}", style=style)
     if action:
         text.append(f" → {clean(action, keep_newlines=False, limit=20)}", style="dim")
     text.append("\n")

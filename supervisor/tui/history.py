@@ -136,6 +136,16 @@ class HistoryStore:
     def type_of(self, index: int) -> str:
         return TYPE_NAMES[self._codes[index]]
 
+    def code_of(self, index: int) -> int:
+        """The type code of row `index` (see `type_code`)."""
+        return self._codes[index]
+
+    def seq_of(self, index: int) -> int:
+        return self._seqs[index]
+
+    def ts_of(self, index: int) -> float:
+        return self._ts[index]
+
     def row(self, index: int) -> HistoryRow:
         return HistoryRow(index, self._seqs[index], self._ts[index], self.type_of(index),
                           self.text(index))
@@ -158,12 +168,35 @@ class HistoryStore:
 
     def event(self, index: int) -> dict[str, Any] | str:
         """The whole event of row `index` as stored (a JSON dict, untrusted: clean before
-        showing), or why it cannot be read."""
+        showing), or why it cannot be read (the log changed or vanished since)."""
         if self.log is None or self._cursors[index] < 0:
             return "no log behind this row"
-        return self.log.lines_at([self._cursors[index]])[0]
+        value = self.log.lines_at([self._cursors[index]])[0]
+        if isinstance(value, dict) and value.get("seq") != self._seqs[index]:
+            return "the log changed since this row was read"
+        return value
+
+    def events_mentioning(self, text: str, start: int, stop: int
+                          ) -> list[tuple[int, dict[str, Any]]]:
+        """Rows in `start..stop` whose stored event contains `text` (any case), read back;
+        for finding a call's result, its verdicts and its call by the call id."""
+        hits = self._raw_candidates([text], start, min(stop, len(self._seqs))).get(text, set())
+        rows = sorted(hits)
+        if not rows or self.log is None:
+            return []
+        lines = self.log.lines_at([self._cursors[i] for i in rows])
+        return [(i, line) for i, line in zip(rows, lines, strict=True)
+                if isinstance(line, dict) and line.get("seq") == self._seqs[i]]
 
     def _load(self, indices: list[int]) -> dict[int, str]:
+        """Read back, summarise and clean the events of `indices`, and cache them."""
+        out = self._summarize(indices)
+        self._cache.update(out)
+        while len(self._cache) > CACHE_ROWS:
+            self._cache.popitem(last=False)
+        return out
+
+    def _summarize(self, indices: list[int]) -> dict[int, str]:
         """Read back, summarise and clean the events of `indices` (one request to the log)."""
         if self.log is None:
             lines: list[dict[str, Any] | str] = ["no log behind this row"] * len(indices)
@@ -178,9 +211,7 @@ class HistoryStore:
                     text = clean(summarize(line), keep_newlines=False, limit=SUMMARY_LIMIT)
                 except RecursionError:
                     text = "(line no longer readable: nested too deeply)"
-            out[index] = self._cache[index] = text
-        while len(self._cache) > CACHE_ROWS:
-            self._cache.popitem(last=False)
+            out[index] = text
         return out
 
     def prefetch(self, indices: Iterable[int]) -> None:
@@ -203,34 +234,65 @@ class HistoryStore:
         return lo if lo < len(self._seqs) and self._seqs[lo] == seq else None
 
     def matches(self, needle: str, start: int = 0, stop: int | None = None) -> list[int]:
-        """Indices in `start..stop` whose type or summary contains `needle` (any case).
+        """Indices in `start..stop` whose `type summary` contains the phrase `needle` (any case).
 
         Candidates are found by the log in the stored events (locally one sequential read of
-        the file), then confirmed on their summaries, so a filter over 100,000 rows does not
-        summarise them all."""
+        the file; a row is a candidate when each word of the phrase is in its event or its
+        type), then confirmed on their summaries, so a filter over 100,000 rows does not
+        summarise them all. Reads only: safe to call from a worker thread while the UI
+        appends rows."""
         stop = len(self._seqs) if stop is None else min(stop, len(self._seqs))
         needle = needle.lower()
         if not needle:
             return list(range(start, stop))
-        type_hits = {c for c, name in enumerate(TYPE_NAMES) if needle in name}
-        candidates = set(self._raw_candidates(needle, start, stop))
-        candidates.update(i for i in range(start, stop) if i in self._fixed)
-        out = []
-        for i in range(start, stop):
-            if self._codes[i] in type_hits or (i in candidates and needle in self.text(i).lower()):
-                out.append(i)
+        words = [w for w in needle.split() if any(c.isalnum() for c in w)] or [needle.strip()]
+        raw = self._raw_candidates(words, start, stop)
+        codes = self._codes
+        candidates: set[int] | None = None
+        for word in words:
+            types = {c for c, name in enumerate(TYPE_NAMES) if word in name}
+            hits = raw.get(word, set())
+            if types:
+                hits = hits | {i for i in range(start, stop) if codes[i] in types}
+            candidates = hits if candidates is None else candidates & hits
+        wanted = sorted(set(candidates or ()) | {i for i in self._fixed if start <= i < stop})
+        texts = self.summaries(wanted)
+        return [i for i in wanted if needle in f"{TYPE_NAMES[codes[i]]} {texts[i]}".lower()]
+
+    def summaries(self, indices: list[int]) -> dict[int, str]:
+        """The cleaned summaries of these rows, from the cache or the log, without changing
+        the cache (so a worker thread may call it)."""
+        out: dict[int, str] = {}
+        missing = []
+        for i in indices:
+            text = self._fixed.get(i)
+            if text is None:
+                text = self._cache.get(i)
+            if text is None:
+                missing.append(i)
+            else:
+                out[i] = text
+        if missing:
+            out.update(self._summarize(missing))
         return out
 
-    def _raw_candidates(self, needle: str, start: int, stop: int) -> list[int]:
-        """Rows in `start..stop` whose stored event contains `needle` (found by the log)."""
+    def _raw_candidates(self, words: list[str], start: int, stop: int) -> dict[str, set[int]]:
+        """For each word, the rows in `start..stop` whose stored event contains it (any case;
+        found by the log)."""
+        found: dict[str, set[int]] = {}
         if self.log is None or start >= stop:
-            return []
-        hits: list[int] = []
-        for cursor in self.log.find(needle, max(self._cursors[start], 0)):
-            i = bisect.bisect_right(self._cursors, cursor, start, stop) - 1
-            if i >= start and (not hits or hits[-1] != i):
-                hits.append(i)
-        return hits
+            return found
+        first = max(self._cursors[start], 0)
+        end = self._cursors[stop] if stop < len(self._cursors) else None
+        for word in words:
+            hits = found.setdefault(word, set())
+            for cursor in self.log.find(word, first):
+                if end is not None and cursor >= end:
+                    break  # cursors come in order: the rest lies past `stop`
+                i = bisect.bisect_right(self._cursors, cursor, start, stop) - 1
+                if i >= start:
+                    hits.add(i)
+        return found
 
     def search(self, needle: str, start: int = 0, *, backwards: bool = False) -> int | None:
         """Index of the next row (from `start`, wrapping) whose type or text contains `needle`."""

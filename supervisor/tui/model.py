@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from supervisor.guard.refusals import UnreadDecision
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
+from supervisor.protocol.names import MAX_NUMBER
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionBatch, Store
 from supervisor.store.liveness import Liveness
@@ -72,6 +73,8 @@ class CheckpointInfo:
     ts: float
     changed_files: list[str] | None = None
     """Files changed since this checkpoint, when known (from the guard's checkpoint diffs)."""
+    nested: list[str] = field(default_factory=list)
+    """Nested git repositories the checkpoint left out (a rollback does not touch them)."""
 
 
 @dataclass(slots=True)
@@ -92,6 +95,17 @@ class DecisionOutcome:
     state: str = "sent"
     detail: str = ""
     operator: str | None = None
+
+
+def _finite(value: Any) -> float | None:
+    """A policy value as a float the views can compute with, or None (not a number, or one
+    beyond `MAX_NUMBER`: the effective policy is recorded as the agent side sent it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and abs(value) > MAX_NUMBER:
+        return None
+    number = float(value)
+    return number if abs(number) <= MAX_NUMBER else None
 
 
 def _s(value: Any, limit: int = 400) -> str:
@@ -188,9 +202,10 @@ class SessionState:
                 bound, action = spec, ""
                 if isinstance(spec, dict):  # the engine's shape: {"limit": N, "action": "..."}
                     bound, action = spec.get("limit"), str(spec.get("action") or "")
-                if name in gauges or not isinstance(bound, (int, float)) or bound <= 0:
+                bound = _finite(bound)
+                if name in gauges or bound is None or bound <= 0:
                     continue
-                gauges[name] = Gauge(_s(name, 40), self._known_value(name), float(bound),
+                gauges[name] = Gauge(_s(name, 40), self._known_value(name), bound,
                                      _s(action, 20))
         return list(gauges.values())
 
@@ -280,22 +295,19 @@ def _limit(st: SessionState, e: Any) -> None:
 
 
 def _verdict(st: SessionState, e: Any) -> None:
-    gauges = (e.__pydantic_extra__ or {}).get("gauges")
-    if isinstance(gauges, dict):
-        st.reported.update(
-            (name, float(value)) for name, value in gauges.items()
-            if isinstance(name, str) and isinstance(value, int | float)
-            and not isinstance(value, bool)
-        )
+    if e.gauges:  # validated: names are strings, values bounded floats
+        st.reported.update(e.gauges)
 
 
 def _checkpoint(st: SessionState, e: Any) -> None:
     extra = e.__pydantic_extra__ or {}
     changed = extra.get("changed_files")
+    nested = extra.get("nested")
     st.checkpoints.append(
         CheckpointInfo(
             _s(e.checkpoint_id, 80), _s(e.label, 120), _s(e.commit, 64), e.at_seq, e.files, e.ts,
             [_s(f, 200) for f in changed] if isinstance(changed, list) else None,
+            [_s(n, 120) for n in nested[:20]] if isinstance(nested, list) else [],
         )
     )
 
@@ -367,41 +379,55 @@ class DashboardModel:
         self.sessions: dict[str, SessionState] = {}
 
     def apply(self, batches: Iterable[SessionBatch]) -> Changes:
+        """Fold batches in. A session whose events make folding fail is marked broken (shown as
+        such, with the reason) and folds nothing more until its file starts over; the other
+        sessions are not affected."""
         changes = Changes()
         for batch in batches:
-            sid = batch.session_id
-            state = self.sessions.get(sid)
-            if batch.gone:
-                if state is not None and not state.gone:
-                    state.gone = True
+            try:
+                self._apply_one(batch, changes)
+            except Exception as exc:  # one bad session must not take the dashboard down
+                state = self.sessions.get(batch.session_id)
+                if state is not None:
+                    state.summary.broken = _s(f"{type(exc).__name__}: {exc}", 200)
                     state.version += 1
-                    changes.vanished.append(sid)
-                    changes.sessions.add(sid)
-                continue
-            if state is None or state.gone:
-                if state is None:
-                    log = self.store.log(sid) if self.store is not None else None
-                    state = self.sessions[sid] = SessionState(sid, history=HistoryStore(log))
-                    changes.appeared.append(sid)
-                state.gone = False
-            before = set(state.summary.pending)
-            if batch.kind == "events":
-                if batch.reset:
-                    state.reset_events()
-                    before = set()
+                changes.sessions.add(batch.session_id)
+        return changes
+
+    def _apply_one(self, batch: SessionBatch, changes: Changes) -> None:
+        sid = batch.session_id
+        state = self.sessions.get(sid)
+        if batch.gone:
+            if state is not None and not state.gone:
+                state.gone = True
+                state.version += 1
+                changes.vanished.append(sid)
+                changes.sessions.add(sid)
+            return
+        if state is None or state.gone:
+            if state is None:
+                log = self.store.log(sid) if self.store is not None else None
+                state = self.sessions[sid] = SessionState(sid, history=HistoryStore(log))
+                changes.appeared.append(sid)
+            state.gone = False
+        before = set(state.summary.pending)
+        if batch.kind == "events":
+            if batch.reset:
+                state.reset_events()
+                before = set()
+            if state.summary.broken is None:
                 state.apply_events(batch.events, batch.cursors, batch.bad_lines,
                                    "events.jsonl")
-            else:
-                if batch.reset:
-                    state.version += 1
-                state.apply_control(batch.events)
-                if batch.bad_lines:
-                    state.apply_events((), (), batch.bad_lines, "control.jsonl")
-            for eid, esc in state.summary.pending.items():
-                if eid not in before:
-                    changes.new_escalations.append((sid, esc))
-            changes.sessions.add(sid)
-        return changes
+        else:
+            if batch.reset:
+                state.version += 1
+            state.apply_control(batch.events)
+            if batch.bad_lines:
+                state.apply_events((), (), batch.bad_lines, "control.jsonl")
+        for eid, esc in state.summary.pending.items():
+            if eid not in before:
+                changes.new_escalations.append((sid, esc))
+        changes.sessions.add(sid)
 
     def status(self, session_id: str, now: float) -> str:
         """The session's status at `now` (`supervisor.store.summary.STATUSES`, or `vanished`)."""

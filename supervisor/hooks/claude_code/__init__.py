@@ -51,6 +51,9 @@ TARGET = Target(
         events=EVENTS,
         # PostToolBatch holds a call Claude Code refused itself when it escalates
         held=frozenset({"PreToolUse", "PostToolBatch"}),
+        # the per-call events: the ones where HTTP saves the client's start-up
+        http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
+                               "PostToolBatch"}),
     ),
     transcript=assistant_texts,
 )

@@ -8,9 +8,10 @@ changes between releases, so this reader is tolerant: any line that is not a JSO
 assistant message of text blocks is skipped, and only whole lines are consumed.
 """
 
-import json
 import os
 from typing import Any
+
+from supervisor.protocol.bounded import loads
 
 READ_LIMIT_BYTES = 16 * 1024 * 1024
 """At most this much of the transcript is read per call (the rest at the next call)."""
@@ -40,8 +41,8 @@ def _assistant_text(line: bytes) -> str | None:
     if b'"assistant"' not in line:  # cheap: most lines are tool results and user turns
         return None
     try:
-        entry = json.loads(line)
-    except ValueError:
+        entry = loads(line)
+    except ValueError:  # not JSON, or nested too deeply to be a message
         return None
     if not isinstance(entry, dict):
         return None

@@ -100,7 +100,9 @@ class CheckpointPicker(ModalScreen[str | None]):
                  changed: dict[str, list[str] | None]) -> None:
         super().__init__()
         self.session_id = session_id
-        self.checkpoints = checkpoints
+        # one option per id (options need unique ids): a later checkpoint with the same id
+        # (a hostile line, or the session's checkpoint repository made anew) is the one kept
+        self.checkpoints = list({cp.checkpoint_id: cp for cp in checkpoints}.values())
         self.changed = changed
 
     def compose(self) -> ComposeResult:

@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, OptionList, Static
 
+from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.widgets.escalation_queue import EscalationQueue, split_key
@@ -114,6 +115,16 @@ class SessionsScreen(Screen[None]):
         self.query_one("#root-line", Label).update(line)
 
     def _row_cells(self, sid: str, now: float) -> tuple[Text, ...]:
+        try:
+            return self._cells(sid, now)
+        except Exception as exc:  # a row that cannot be drawn: that session shows as broken
+            summary = self.sv.model.sessions[sid].summary
+            summary.broken = clean(f"{type(exc).__name__}: {exc}", keep_newlines=False,
+                                   limit=200)
+            return (safe(sid, 24), Text("-"), Text("-"), status_text("broken"), Text("-"),
+                    Text("-"), Text("-"), Text("-"))
+
+    def _cells(self, sid: str, now: float) -> tuple[Text, ...]:
         st = self.sv.model.sessions[sid]
         s = st.summary
         return (
@@ -122,7 +133,7 @@ class SessionsScreen(Screen[None]):
             safe(s.task or "-", 26),
             Text("vanished", style="dim strike") if st.gone
             else status_text(self.sv.model.status(sid, now)),
-            level_text(s.level),
+            level_text(s.level, ended=s.ended),
             Text(str(s.events), justify="right"),
             Text(str(s.errors), style="red" if s.errors else "", justify="right"),
             Text(ago(s.last_seen_ts, now)),

@@ -1,11 +1,14 @@
 """The history of one session as a Line API `ScrollView`: only the visible lines are rendered.
 
-Rows come from a `HistoryStore` (compact arrays, already cleaned), so a session with 100,000+
-events scrolls as smoothly as one with ten. The view follows new events live unless the operator
-scrolled up (scrolling back to the end, or `end`, resumes following). A filter narrows the rows
-to those matching a text; evidence rows of the selected detection are highlighted.
+Rows come from a `HistoryStore` (compact arrays, already cleaned) through a `HistoryLayout`
+(heartbeat runs folded, a filter applied), so a session with 100,000+ events scrolls as smoothly
+as one with ten. The view follows new events live unless the operator scrolled up (scrolling back
+to the end, or `end`, resumes following). A row cut at the pane's edge ends with `…`; `enter`
+asks for the row's event in full (`OpenEvent`). A new filter over a big session is applied in a
+worker thread; evidence rows of the selected detection are highlighted.
 """
 
+import bisect
 import time
 from collections.abc import Callable
 from typing import ClassVar
@@ -13,13 +16,17 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import work
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from supervisor.store.units import duration
 from supervisor.tui.history import HistoryStore
+from supervisor.tui.history_layout import HistoryFilter, HistoryLayout
 
 _TYPE_CLASSES = {
     "tool_call": "history--call",
@@ -76,7 +83,18 @@ class HistoryView(ScrollView, can_focus=True):
         Binding("pagedown", "cursor(20)", "Page down", show=False),
         Binding("home", "first", "First", show=False),
         Binding("end", "follow", "Follow", show=False),
+        Binding("enter", "open", "Event in full", show=False),
     ]
+
+    class OpenEvent(Message):
+        """The operator asked for the event of store row `index` in full."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    class LayoutChanged(Message):
+        """The shown rows changed (a filter applied, heartbeats folded or not)."""
 
     follow: reactive[bool] = reactive(True)
     cursor: reactive[int] = reactive(-1)
@@ -89,10 +107,14 @@ class HistoryView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.store = store
         self.clock_format = clock_format
-        self._filter: str = ""
-        self._rows: list[int] | None = None
-        """Store indices shown when a filter is set (None: all rows)."""
-        self._filtered_upto = 0
+        self.rows = HistoryLayout(store)
+        self.rows.extend()
+        self.filter: HistoryFilter | None = None
+        self.pending_filter: HistoryFilter | None = None
+        """A filter being applied in a worker (None: none is)."""
+        self._generation = 0
+        self.match: tuple[int, int] | None = None
+        """(n, of) of the latest search: the cursor is on match n of `of`; None: no search."""
         self.evidence: set[int] = set()
         self._known = -1
 
@@ -100,43 +122,91 @@ class HistoryView(ScrollView, can_focus=True):
 
     @property
     def row_count(self) -> int:
-        return len(self.store) if self._rows is None else len(self._rows)
+        return len(self.rows)
+
+    @property
+    def quiet(self) -> bool:
+        return self.rows.quiet
+
+    @property
+    def filtering(self) -> bool:
+        """A new filter is being applied (in a worker)."""
+        return self.pending_filter is not None
 
     def store_index(self, row: int) -> int:
-        return row if self._rows is None else self._rows[row]
+        return self.rows.index(row)
+
+    def current_index(self) -> int | None:
+        """Store index of the highlighted row, else of the last row shown (None: no rows)."""
+        if not self.row_count:
+            return None
+        return self.store_index(self.cursor if self.cursor >= 0 else self.row_count - 1)
 
     def set_store(self, store: HistoryStore) -> None:
+        """The events file was reset: show the new store, same filter and folding."""
         self.store = store
-        self._known = -1
-        self.set_filter(self._filter)
+        self._relayout(self.rows.quiet, self.filter)
 
     def set_filter(self, text: str) -> None:
-        """Show only rows whose type or text contains `text` (empty: all rows)."""
-        self._filter = text.strip()
-        self._rows = self.store.matches(self._filter) if self._filter else None
-        self._filtered_upto = len(self.store)
+        """Show only rows the filter lets through (see `HistoryFilter`; empty: all rows)."""
+        self._relayout(self.rows.quiet, HistoryFilter.parse(text))
+
+    def set_quiet(self, quiet: bool) -> None:
+        """Fold runs of heartbeats into one row, or show each of them."""
+        keep = self.current_index() if self.cursor >= 0 else None
+        self._relayout(quiet, self.filter, keep)
+
+    def _relayout(self, quiet: bool, filter: HistoryFilter | None,
+                  keep: int | None = None) -> None:
+        self._generation += 1
+        if filter is None:  # type codes only: cheap even for 100,000 rows
+            layout = HistoryLayout(self.store, quiet=quiet)
+            layout.extend()
+            self.pending_filter = None
+            self._install(layout, None, self._generation, keep)
+        else:
+            self.pending_filter = filter
+            self._build(self.store, quiet, filter, self._generation)
+            self.post_message(self.LayoutChanged())
+
+    @work(thread=True, exclusive=True, group="history-layout")
+    def _build(self, store: HistoryStore, quiet: bool, filter: HistoryFilter,
+               generation: int) -> None:
+        """Apply a filter in a thread: it reads the rows' lines back from the file."""
+        layout = HistoryLayout(store, quiet=quiet, filter=filter)
+        layout.extend(len(store))
+        self.app.call_from_thread(self._install, layout, filter, generation, None)
+
+    def _install(self, layout: HistoryLayout, filter: HistoryFilter | None, generation: int,
+                 keep: int | None) -> None:
+        if generation != self._generation or layout.store is not self.store:
+            return  # a newer filter (or a reset file) came after this one
+        self.rows = layout
+        self.filter = filter
+        self.pending_filter = None
+        layout.extend()  # rows that arrived while the worker ran
         self.cursor = -1
         self.follow = True
         self._known = -1
         self.sync()
+        row = layout.row_of(keep) if keep is not None else None
+        if row is not None:
+            self._move_cursor(row)
+        self.post_message(self.LayoutChanged())
 
     def sync(self) -> None:
         """Take in rows appended since the last call (called on the app's refresh tick)."""
-        size = len(self.store)
-        if self._rows is not None and size > self._filtered_upto:
-            self._rows.extend(self.store.matches(self._filter, self._filtered_upto, size))
-            self._filtered_upto = size
-        elif self._rows is not None and size < self._filtered_upto:
-            self.set_filter(self._filter)
-            return
+        changed = self.rows.extend()
         count = self.row_count
-        if count == self._known:
+        if count == self._known and not changed:
             return
+        grew = count != self._known
         self._known = count
-        self.virtual_size = Size(self.size.width, count)
-        if self.follow:
-            self.scroll_end(animate=False, immediate=True)
-            self.call_after_refresh(self._stay_at_end)
+        if grew:
+            self.virtual_size = Size(self.size.width, count)
+            if self.follow:
+                self.scroll_end(animate=False, immediate=True)
+                self.call_after_refresh(self._stay_at_end)
         self.refresh()
 
     def _stay_at_end(self) -> None:
@@ -152,23 +222,35 @@ class HistoryView(ScrollView, can_focus=True):
         index = self.store.index_of_seq(seq)
         if index is None:
             return False
-        if self._rows is not None and index not in self._rows:
-            self.set_filter("")
-        row = index if self._rows is None else self._rows.index(index)
+        return self._go_to_index(index)
+
+    def _go_to_index(self, index: int) -> bool:
+        row = self.rows.row_of(index)
+        if row is None and self.filter is not None:
+            self._relayout(self.rows.quiet, None)
+            row = self.rows.row_of(index)
+        if row is None:
+            return False
         self._move_cursor(row)
         return True
 
     def search(self, needle: str, *, backwards: bool = False) -> bool:
-        """Move the cursor to the next row matching `needle`; False when none matches."""
-        start = self.store_index(self.cursor) if self.cursor >= 0 else 0
-        start = start - 1 if backwards else start + 1
-        index = self.store.search(needle, max(0, min(start, len(self.store) - 1)),
-                                  backwards=backwards)
-        if index is None:
+        """Move the cursor to the next row matching `needle` (wrapping); False when none does.
+
+        Sets `match` to (n, of): the cursor's match among all matching rows."""
+        found = self.store.matches(needle) if needle else []
+        if not found:
+            self.match = None
             return False
-        if self._rows is not None and index not in self._rows:
-            self.set_filter("")
-        self._move_cursor(index if self._rows is None else self._rows.index(index))
+        here = self.current_index() if self.cursor >= 0 else -1
+        if backwards:
+            pos = bisect.bisect_left(found, here if here >= 0 else len(self.store)) - 1
+            pos = pos if pos >= 0 else len(found) - 1
+        else:
+            pos = bisect.bisect_right(found, here)
+            pos = pos if pos < len(found) else 0
+        self.match = (pos + 1, len(found))
+        self._go_to_index(found[pos])
         return True
 
     def _move_cursor(self, row: int) -> None:
@@ -181,7 +263,8 @@ class HistoryView(ScrollView, can_focus=True):
     def action_cursor(self, delta: int) -> None:
         if not self.row_count:
             return
-        start = self.cursor if self.cursor >= 0 else int(self.scroll_y) + self.size.height - 1
+        last_shown = min(int(self.scroll_y) + self.size.height, self.row_count) - 1
+        start = self.cursor if self.cursor >= 0 else last_shown  # from the last row shown
         self.follow = False
         self.cursor = max(0, min(start + delta, self.row_count - 1))
         if self.cursor < self.scroll_y:
@@ -200,6 +283,18 @@ class HistoryView(ScrollView, can_focus=True):
         self.scroll_end(animate=False, immediate=True)
         self.refresh()
 
+    def action_open(self) -> None:
+        """The highlighted row in full; on a folded run of heartbeats, show each of them."""
+        if not self.row_count:
+            return
+        row = self.cursor if self.cursor >= 0 else self.row_count - 1
+        entry = self.rows.entry(row)
+        if entry.folded:
+            self.set_quiet(False)
+            self._go_to_index(entry.index)
+            return
+        self.post_message(self.OpenEvent(entry.index))
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value < old_value and new_value < self.max_scroll_y:
@@ -215,7 +310,7 @@ class HistoryView(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         row = int(self.scroll_y) + y
-        width = self.size.width
+        width = self.scrollable_content_region.width
         base = self.rich_style
         if row >= self.row_count:
             return Strip.blank(width, base)
@@ -223,8 +318,14 @@ class HistoryView(ScrollView, can_focus=True):
             top = int(self.scroll_y)
             last = min(top + self.size.height, self.row_count)
             self.store.prefetch(self.store_index(r) for r in range(top, last))
-        item = self.store.row(self.store_index(row))
-        text = self._line_text(item.seq, item.ts, item.type, item.text)
+        entry = self.rows.entry(row)
+        item = self.store.row(entry.index)
+        if entry.folded:
+            span = self.store.ts_of(entry.last) - item.ts
+            text = self._line_text(item.seq, item.ts, "heartbeat",
+                                   f"… {entry.count} heartbeats, {duration(span)}")
+        else:
+            text = self._line_text(item.seq, item.ts, item.type, item.text)
         line_style = base
         if row == self.cursor:
             line_style = base + self.get_component_rich_style("history--cursor")
@@ -243,7 +344,7 @@ class HistoryView(ScrollView, can_focus=True):
         cls = _TYPE_CLASSES.get(kind, "history--text")
         if kind == "tool_result" and summary.startswith("ERROR"):
             cls = "history--error"
-        text = Text(no_wrap=True, end="")
+        text = Text(no_wrap=True, end="", overflow="ellipsis")
         text.append(f"{seq:>7} ", style("history--seq"))
         text.append(f"{self.clock_format(ts)} ", style("history--time"))
         text.append(f"{kind[:16]:<16} ", style(cls))

@@ -1,0 +1,47 @@
+"""No progress: many steps without a workspace change or any new output.
+
+Poll and `other` calls (waiting, todo lists) neither count nor reset.
+"""
+
+from typing import ClassVar
+
+from supervisor.engine import guidance as g
+from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
+from supervisor.engine.state import State
+from supervisor.engine.step import Step
+from supervisor.engine.types import Finding
+
+
+class NoProgress(Detector):
+    name = "no_progress"
+    summary = "many steps without a workspace change or an output not seen before"
+    defaults: ClassVar[Params] = {
+        "enabled": True, "nudge": 10, "escalate": 30,
+    }
+
+    def memory(self) -> Memory:
+        # steps without progress so far, and the level it last reported at
+        return {"steps": 0, "fired": 0}
+
+    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+        if step["category"] in ("poll", "other"):
+            return None
+        if step["progress"]:
+            mem.update(steps=0, fired=0)
+            return None
+        mem["steps"] += 1
+        n = mem["steps"]
+        if n >= p["escalate"] and mem["fired"] < 3:
+            level = 3
+        elif n >= p["nudge"] and mem["fired"] == 0:
+            level = 1
+        else:
+            return None
+        mem["fired"] = level
+        steps = list(recent(st, n))
+        msg = g.no_progress_nudge(n, steps[-1]["index"])
+        return finding(self.name, level, "no_progress", sorted(s["seq"] for s in steps), msg,
+                       step["index"])
+
+    def new_context(self, mem: Memory) -> None:
+        mem.update(steps=0, fired=0)

@@ -1,0 +1,90 @@
+"""What the event log says the guard already did, for a state that does not know it.
+
+The guard's state (`state.json`) is saved at the end of each step, after the step's events were
+written. Two things can leave the state behind the log:
+
+- the state is lost or reset (unreadable, another version): a fresh state would read
+  `control.jsonl` from the start and apply every earlier operator decision again (an old
+  rollback run a second time deletes newer work);
+- the process is killed between writing `decision_applied` and saving: the next step would read
+  the same decision again and apply it twice.
+
+So the state records how far into `events.jsonl` it is up to date (`log_offset`), and each load
+scans what lies past it (nothing, normally: a few lines of other writers) for what only the
+guard writes: `decision_applied`/`decision_ignored` (by decision id), `escalation`, `task_start`
+and `session_end`. A fresh state scans the whole log once. Stdlib only: the hook runs this.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from supervisor.protocol.bounded import loads
+from supervisor.protocol.linereader import bounded_lines
+
+_WANTED = (b'"decision_applied"', b'"decision_ignored"', b'"escalation"', b'"task_start"',
+           b'"session_end"')
+_NUMBERED = re.compile(r"(?:esc-|t)(\d{1,9})")
+
+
+@dataclass(slots=True)
+class LogFacts:
+    """What a stretch of the event log says the guard did."""
+
+    handled: list[str] = field(default_factory=list)
+    """Decision ids with a recorded outcome (applied or ignored), in order."""
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    """The `decision_applied` events, in order."""
+    escalations: int = 0
+    """The highest `esc-N` number used."""
+    tasks: int = 0
+    """The highest `tN` task number used."""
+    ended: str | None = None
+    """The status of the last `session_end`, if the session ended."""
+
+
+def scan(path: Path, start: int = 0) -> LogFacts:
+    """The facts recorded in `path` from byte `start` on (a missing file: none)."""
+    facts = LogFacts()
+    try:
+        stream = path.open("rb")
+    except OSError:
+        return facts
+    with stream:
+        stream.seek(start)
+        for line in bounded_lines(stream):
+            if line.oversized or not any(marker in line.data for marker in _WANTED):
+                continue
+            try:
+                event = loads(line.data)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                _note(facts, event)
+    return facts
+
+
+def _note(facts: LogFacts, event: dict[str, Any]) -> None:
+    kind = event.get("type")
+    if kind in ("decision_applied", "decision_ignored"):
+        decision_id = event.get("decision_id")
+        if isinstance(decision_id, str):
+            facts.handled.append(decision_id)
+            if kind == "decision_applied":
+                facts.applied.append(event)
+    elif kind == "escalation":
+        facts.escalations = max(facts.escalations, _number(event.get("escalation_id"), "esc-"))
+    elif kind == "task_start":
+        facts.tasks = max(facts.tasks, _number(event.get("task_id"), "t"))
+    elif kind == "session_end" and isinstance(event.get("status"), str):
+        facts.ended = event["status"]
+
+
+def _number(value: Any, prefix: str) -> int:
+    if not isinstance(value, str) or not value.startswith(prefix):
+        return 0
+    match = _NUMBERED.fullmatch(value)
+    return int(match.group(1)) if match else 0

@@ -1,0 +1,13 @@
+"""The session screen's panels, listed once: tabs, keys, palette and help all come from here."""
+
+from supervisor.tui.panels.base import Panel
+from supervisor.tui.panels.checkpoints import CheckpointsPanel
+from supervisor.tui.panels.detections import DetectionsPanel
+from supervisor.tui.panels.overview import OverviewPanel
+from supervisor.tui.panels.problems import ProblemsPanel
+
+PANELS: tuple[type[Panel], ...] = (OverviewPanel, DetectionsPanel, CheckpointsPanel,
+                                   ProblemsPanel)
+"""In tab order; the first is shown when a session opens."""
+
+__all__ = ["PANELS", "Panel"]

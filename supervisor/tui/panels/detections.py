@@ -1,0 +1,79 @@
+"""Detections: each finding of the engine with its evidence; `enter` shows the evidence in the
+history (the rows highlighted)."""
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from supervisor.tui.format import level_text
+from supervisor.tui.panels.base import Panel
+
+if TYPE_CHECKING:
+    from supervisor.tui.model import DetectionInfo, SessionState
+
+
+class DetectionsPanel(Panel):
+    ID = "detections"
+    TITLE = "Detections"
+    KEY = "d"
+    HELP = "What the engine found, with its evidence (enter: show it in the history)"
+    DEFAULT_CSS: ClassVar[str] = """
+    DetectionsPanel OptionList { height: 1fr; }
+    DetectionsPanel #detection-detail { height: auto; max-height: 12; padding: 0 1;
+        border-top: solid $panel; }
+    """
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self._detections: list[DetectionInfo] = []
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(id="detections")
+        yield Static(id="detection-detail")
+
+    def focus_target(self) -> OptionList:
+        return self.query_one(OptionList)
+
+    def update(self, state: "SessionState", now: float) -> None:
+        options = self.query_one(OptionList)
+        self._detections = state.detections
+        if options.option_count > len(state.detections):  # the events file was reset
+            options.clear_options()
+        if options.option_count == len(state.detections):
+            return
+        new = []
+        for d in state.detections[options.option_count:]:
+            line = Text(no_wrap=True, end="", overflow="ellipsis")
+            line.append(f"#{d.seq:<6} ", style="dim")
+            line.append_text(level_text(d.level))
+            line.append("  ")
+            line.append(d.detector, style="bold")
+            line.append("  ")
+            line.append(d.message)  # cleaned by the model
+            new.append(Option(line))
+        options.add_options(new)
+        if options.highlighted is None and options.option_count:
+            options.highlighted = 0
+
+    def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
+        message.stop()
+        d = self._detections[message.option_index]
+        detail = Text()
+        detail.append(d.detector, style="bold")
+        detail.append(f"  level {d.level}  #{d.seq}\n")
+        detail.append("signature ", style="dim")
+        detail.append(d.signature + "\n")
+        detail.append("evidence  ", style="dim")
+        detail.append(" ".join(f"#{n}" for n in d.evidence) + "\n")
+        detail.append(d.message)
+        detail.append("\nenter: show the evidence in the history", style="dim")
+        self.query_one("#detection-detail", Static).update(detail)
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        message.stop()
+        d = self._detections[message.option_index]
+        target = min(d.evidence) if d.evidence else d.seq
+        self.post_message(self.ShowInHistory(target, set(d.evidence) | {d.seq}))

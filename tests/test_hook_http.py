@@ -1,0 +1,202 @@
+"""The HTTP hook transport: the installer's entries, and the resident server answering HTTP hook
+calls (token checked, same answers and holds as the command transport), in real processes."""
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from supervisor.guard.operator import send_decision
+from supervisor.hooks import client
+from supervisor.hooks.http_transport import CONFIG_FILE, TOKEN_HEADER, is_our_url, load_config
+from tests.conftest import cli_env, run_cli
+from tests.hook_helpers import events, payload
+from tests.hookd_helpers import stop_servers
+
+PER_CALL = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch")
+
+
+def _install(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return run_cli("install", "claude-code", *args, HOME=str(home), CLAUDE_CONFIG_DIR="",
+                   SUPERVISOR_HOME=str(tmp_path / "store"))
+
+
+def _settings(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+
+
+def test_install_http_writes_http_entries_for_the_per_call_events(tmp_path: Path) -> None:
+    done = _install(tmp_path, "--transport", "http", "--timeout", "120")
+    assert done.returncode == 0, done.stderr
+    config = load_config(tmp_path / "store")
+    assert config is not None and len(config.token) >= 32
+    assert oct((tmp_path / "store" / CONFIG_FILE).stat().st_mode & 0o777) == "0o600"
+    hooks = _settings(tmp_path)["hooks"]
+    for event, groups in hooks.items():
+        [entry] = groups[0]["hooks"]
+        if event in PER_CALL:
+            assert entry["type"] == "http" and is_our_url(entry["url"], "claude-code")
+            assert entry["url"].startswith(f"http://127.0.0.1:{config.port}/hooks/claude-code")
+            assert entry["headers"] == {TOKEN_HEADER: config.token}
+            held = event in ("PreToolUse", "PostToolBatch")
+            assert entry["timeout"] == (120 if held else 60)
+            assert entry["url"].endswith(f"?timeout={entry['timeout']}")
+        else:  # these start the server when it is down, for the root the HTTP entries reach
+            assert entry["type"] == "command"
+            assert entry["command"].endswith(
+                f"claude-code --timeout 60 --root {tmp_path / 'store'}")
+    # idempotent: the same port and token, nothing changed
+    again = _install(tmp_path, "--transport", "http", "--timeout", "120")
+    assert "nothing changed" in again.stdout and load_config(tmp_path / "store") == config
+
+
+def test_switching_transports_and_uninstall_give_the_file_back(tmp_path: Path) -> None:
+    path = tmp_path / "home" / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    original = '{"model": "opus",\n "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": ' \
+               '[{"type": "command", "command": "~/bin/check"}]}]}}\n'
+    path.write_text(original)
+    assert _install(tmp_path, "--transport", "http").returncode == 0
+    assert _install(tmp_path).returncode == 0  # back to command entries, replaced in place
+    hooks = _settings(tmp_path)["hooks"]
+    ours = [h for g in hooks["PreToolUse"] for h in g["hooks"] if h["command" if "command" in h
+                                                                     else "url"] != "~/bin/check"]
+    assert [h["type"] for h in ours] == ["command"] and "url" not in ours[0]
+    assert _install(tmp_path, "--transport", "http").returncode == 0
+    home = {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": ""}
+    done = run_cli("uninstall", "claude-code", **home)
+    assert done.returncode == 0, done.stderr
+    assert path.read_text() == original
+
+
+def test_http_needs_a_target_with_http_hooks_and_a_sane_port(tmp_path: Path) -> None:
+    done = _install(tmp_path, "--transport", "http", "--port", "70000")
+    assert done.returncode == 2 and "supervisor: error: --port must be" in done.stderr
+    dry = _install(tmp_path, "--transport", "http", "--dry-run")
+    assert dry.returncode == 0 and "a new secret token" in dry.stdout
+    assert not (tmp_path / "store" / CONFIG_FILE).exists()  # a dry run writes nothing
+
+
+def test_the_client_knows_the_config_file_name() -> None:
+    assert client.HTTP_CONFIG == CONFIG_FILE  # the client is stdlib only: no import of it
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    """A root with an HTTP configuration and its resident server running."""
+    assert _install(tmp_path, "--transport", "http").returncode == 0
+    root = tmp_path / "store"
+    socket_path = root / "run" / "hook-test.sock"
+    socket_path.parent.mkdir(mode=0o700, parents=True)
+    with (root / "run" / "hookd.log").open("ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "supervisor.hooks.server", "--root", str(root), "--socket",
+             str(socket_path)], env=cli_env(SUPERVISOR_HOME=str(root)),
+            stdout=log, stderr=log)
+    config = load_config(root)
+    assert config is not None
+    end = time.monotonic() + 30
+    while "serving HTTP hooks" not in _log(root):
+        assert time.monotonic() < end and proc.poll() is None, _log(root)
+        time.sleep(0.05)
+    yield root, config
+    proc.terminate()
+    proc.wait(timeout=30)
+    stop_servers(root)
+
+
+def _log(root: Path) -> str:
+    log = root / "run" / "hookd.log"
+    return log.read_text() if log.exists() else ""
+
+
+def _post(config, body: dict, token: str | None = None, target: str = "claude-code",
+          timeout: int = 60) -> tuple[int, str]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{config.port}/hooks/{target}?timeout={timeout}",
+        data=json.dumps(body).encode(), method="POST",
+        headers={"Content-Type": "application/json",
+                 **({TOKEN_HEADER: token} if token is not None else {})})
+    try:
+        with urllib.request.urlopen(request, timeout=90) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _read(ws: Path, i: int) -> dict:
+    return payload("PreToolUse", cwd=ws, tool_name="Read", tool_input={"file_path": f"/w/{i}"},
+                   tool_use_id=f"toolu_{i}")
+
+
+@pytest.mark.slow
+def test_the_server_answers_http_hooks_only_with_the_token(served, tmp_path: Path) -> None:
+    root, config = served
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert _post(config, _read(ws, 0))[0] == 403
+    assert _post(config, _read(ws, 0), token="x" * 43)[0] == 403
+    assert events(root, "loop-1") == []  # nothing refused reached the store
+    assert "refused an HTTP hook call without the right token" in _log(root)
+    assert _post(config, _read(ws, 0), token=config.token, target="nobody")[0] == 404
+    assert _post(config, _read(ws, 1), token=config.token) == (200, "")  # allowed: no answer
+    assert [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"] == [
+        "toolu_1"]
+    send_decision(root, "loop-1", "abort", operator="ana")
+    status, text = _post(config, _read(ws, 2), token=config.token)
+    assert status == 200
+    answer = json.loads(text)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert answer["continue"] is False
+
+
+@pytest.mark.slow
+def test_an_http_hook_call_is_held_and_answered_like_a_command_one(
+    served, tmp_path: Path
+) -> None:
+    root, config = served
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert _post(config, _read(ws, 0), token=config.token)[0] == 200
+    send_decision(root, "loop-1", "pause", operator="ana")
+    import threading
+
+    got: list[tuple[int, str]] = []
+    held = threading.Thread(target=lambda: got.append(_post(config, _read(ws, 1),
+                                                            token=config.token)))
+    held.start()
+    end = time.monotonic() + 30
+    while not [e for e in events(root, "loop-1") if e["type"] == "escalation"]:
+        assert time.monotonic() < end, "no escalation"
+        time.sleep(0.05)
+    assert held.is_alive()
+    done = run_cli("answer", "loop-1", "--guidance", "Read the README first.", "--operator",
+                   "ana", SUPERVISOR_HOME=str(root))
+    assert done.returncode == 0, done.stderr
+    held.join(timeout=30)
+    [(status, text)] = got
+    reason = json.loads(text)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert status == 200 and "Read the README first." in reason
+
+
+@pytest.mark.slow
+def test_an_http_hold_answers_within_the_entry_timeout(served, tmp_path: Path) -> None:
+    root, config = served
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert _post(config, _read(ws, 0), token=config.token)[0] == 200
+    send_decision(root, "loop-1", "pause", operator="ana")
+    started = time.monotonic()
+    status, text = _post(config, _read(ws, 1), token=config.token, timeout=13)
+    took = time.monotonic() - started
+    assert status == 200 and took < 13 - 2
+    assert json.loads(text)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert [e for e in events(root, "loop-1") if e["type"] == "decision_applied"][-1][
+        "decision_id"] == "fallback"

@@ -1,0 +1,302 @@
+"""Pilot tests of reading a session: the event in full, quiet history, filter and search, the
+side bar, the panels as listed components, numbers for people and how a session ended."""
+
+import json
+from pathlib import Path
+
+import pytest
+from tui_support import call, load, make_app, screen_text, start, write_events
+
+from supervisor.tui.app import help_sections
+from supervisor.tui.panels import PANELS
+from supervisor.tui.screens.event import EventScreen
+from supervisor.tui.screens.session import SessionScreen
+from supervisor.tui.widgets.history_view import HistoryView
+from supervisor.tui.widgets.text_pager import TextPager
+
+SIZE = (120, 40)
+pytestmark = pytest.mark.anyio
+
+LONG_OUTPUT = "\n".join(f"FAILED tests/test_mod.py::test_case_{n} - AssertionError: {n} != 0"
+                        for n in range(60)) + "\nfinal line: 60 failed"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def failing_session(root: Path, sid: str = "s1", heartbeats: int = 0) -> None:
+    """A call whose result fails with a long output, its verdict and a detection naming it."""
+    events = [start(), *call(1), *call(2)]  # seqs 2-5
+    events += [
+        {"type": "tool_call", "call_id": "c9", "tool": "bash",
+         "args": {"cmd": "pytest -x", "env": {"CI": "1"}}},                         # seq 6
+        {"type": "verdict", "call_id": "c9", "action": "nudge", "level": 1,
+         "reason": "same error 3 times", "message": "Read the failing test first."},  # 7
+        {"type": "tool_result", "call_id": "c9", "ok": False, "output": LONG_OUTPUT,
+         "output_bytes": len(LONG_OUTPUT) + 5000, "output_hash": "sha256:abc",
+         "error": "exit 1", "duration_ms": 812.0},                                  # 8
+        {"type": "detection", "detector": "same_error", "level": 1, "signature": "err:x",
+         "evidence": [3, 6], "message": "pytest fails the same way"},               # 9
+    ]
+    events += [{"type": "heartbeat"} for _ in range(heartbeats)]
+    events += [{"type": "verdict", "call_id": "c10", "action": "allow", "level": 0,
+                "reason": None, "message": None}]
+    write_events(root, sid, events)
+
+
+async def _open(app, pilot, sid: str = "s1") -> SessionScreen:
+    await load(pilot, initial=True)
+    app.open_session(sid)
+    await pilot.pause()
+    assert isinstance(app.screen, SessionScreen)
+    return app.screen
+
+
+async def _settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def test_enter_opens_a_failing_call_in_full(root: Path) -> None:
+    failing_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        history = screen.query_one(HistoryView)
+        assert history.jump_to_seq(8)  # the failing result
+        await pilot.press("enter")
+        await _settle(pilot)
+        assert isinstance(app.screen, EventScreen)
+        pager = app.screen.query_one(TextPager)
+        text = pager.plain_text()
+        # the call with its arguments as pretty JSON, paired with this result
+        assert "Tool call  #6" in text and '"cmd": "pytest -x"' in text and '"CI": "1"' in text
+        # the whole output, not the history's 240-character summary
+        assert "test_case_0 " in text and "final line: 60 failed" in text
+        assert "ERROR exit 1" in text and "812 ms" in text
+        assert "the log keeps the first" in text  # says honestly that the guard cut it
+        assert "Verdict  #7" in text and "Read the failing test first." in text
+        assert "same_error (level 1)" in text  # the detection whose evidence names the call
+        await pilot.press("slash", *"test_case_5", "enter")
+        await pilot.pause()
+        assert "match 1/11" in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert "match 2/11" in screen_text(app)
+        await pilot.press("slash", "ctrl+u", *"no such text", "enter")
+        await pilot.pause()
+        assert "no match" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen)
+
+
+async def test_detail_view_steps_through_the_history(root: Path) -> None:
+    failing_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        screen.query_one(HistoryView).jump_to_seq(2)
+        await pilot.press("enter")
+        await _settle(pilot)
+        assert "Tool call  #2" in app.screen.query_one(TextPager).plain_text()
+        await pilot.press("right")
+        await _settle(pilot)
+        event_screen = app.screen
+        assert isinstance(event_screen, EventScreen) and event_screen.index == 2
+        assert "Result  #3" in event_screen.query_one(TextPager).plain_text()
+        await pilot.press("left", "left")
+        await _settle(pilot)
+        text = event_screen.query_one(TextPager).plain_text()
+        assert event_screen.index == 0 and '"agent": "demo-agent"' in text
+
+
+async def test_heartbeats_fold_into_one_row_and_unfold(root: Path) -> None:
+    failing_session(root, heartbeats=42)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        history = screen.query_one(HistoryView)
+        total = len(app.model.sessions["s1"].history)
+        assert history.row_count == total - 41
+        text = screen_text(app)
+        assert "… 42 heartbeats, 1.4 min" in text
+        assert "42 heartbeats folded (h)" in text
+        await pilot.press("h")
+        await _settle(pilot)
+        assert history.row_count == total
+        assert "every heartbeat shown (h)" in screen_text(app)
+        await pilot.press("h")
+        await _settle(pilot)
+        assert history.row_count == total - 41
+        # enter on the folded row shows each heartbeat instead of opening one
+        history.jump_to_seq(10)
+        await pilot.press("enter")
+        await _settle(pilot)
+        assert isinstance(app.screen, SessionScreen) and history.row_count == total
+        # a heartbeat arriving live joins the run
+        await pilot.press("h")
+        await _settle(pilot)
+        write_events(root, "s1", [{"type": "heartbeat"}, {"type": "heartbeat"}])
+        await load(pilot)
+        assert history.row_count == total - 41 + 1  # one new run of two
+
+
+async def test_filter_excludes_and_says_what_it_hides(root: Path) -> None:
+    failing_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        history = screen.query_one(HistoryView)
+        total = history.row_count
+        await pilot.press("f", *"-verdict allow", "enter")
+        await _settle(pilot)
+        assert history.row_count == total - 1
+        assert 'filter "-verdict allow" hides 1' in screen_text(app)
+        shown = [history.store.type_of(history.store_index(r)) for r in range(history.row_count)]
+        assert shown.count("verdict") == 1  # the nudge stays
+        await pilot.press("f", "ctrl+u", *"bash, -result", "enter")
+        await _settle(pilot)
+        kinds = {history.store.type_of(history.store_index(r)) for r in range(history.row_count)}
+        assert kinds == {"tool_call"}
+        # new rows go through the filter too
+        write_events(root, "s1", [*call(5, cmd="bash again")])
+        await load(pilot)
+        assert history.row_count == 4
+        await pilot.press("f", "ctrl+u", "enter")  # empty: every row again
+        await _settle(pilot)
+        assert "hidden" not in screen_text(app) and history.row_count == total + 2
+
+
+async def test_search_counts_matches(root: Path) -> None:
+    failing_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(app, pilot)
+        await pilot.press("slash", *"make", "enter")
+        await pilot.pause()
+        assert '"make": match 1/2' in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert '"make": match 2/2' in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert '"make": match 1/2' in screen_text(app)  # wraps around
+        await pilot.press("slash", *"zebra", "enter")
+        await pilot.pause()
+        assert '"zebra": no match' in screen_text(app)
+
+
+async def test_rows_cut_at_the_edge_end_with_an_ellipsis_and_w_widens(root: Path) -> None:
+    long_cmd = "echo " + "x" * 150 + " END-OF-COMMAND"
+    write_events(root, "s1", [start(), *call(1, cmd=long_cmd)])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        row = next(line for line in screen_text(app).splitlines() if "echo xxx" in line)
+        assert "…" in row and "END-OF-COMMAND" not in row
+        history = screen.query_one(HistoryView)
+        narrow = history.size.width
+        await pilot.press("w")
+        await pilot.pause()
+        assert history.size.width > narrow and history.size.width >= SIZE[0] - 2
+        assert "Overview" not in screen_text(app)
+        await pilot.press("c")  # a panel's key brings the side bar back
+        await pilot.pause()
+        assert "Checkpoints" in screen_text(app) and history.size.width == narrow
+
+
+async def test_each_panel_is_listed_once_with_its_key_palette_and_help(root: Path) -> None:
+    failing_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        titles = {c.title for c in app.get_system_commands(screen)}
+        helped = dict(next(keys for title, keys in help_sections() if title == "Session"))
+        for panel in PANELS:
+            assert f"Show {panel.TITLE.lower()}" in titles
+            assert helped[panel.KEY] == panel.TITLE
+            await pilot.press(panel.KEY)
+            await pilot.pause()
+            assert screen.query_one("#side").active == f"tab-{panel.ID}"
+            shown = screen.query_one(f"#panel-{panel.ID}")
+            assert app.focused is shown.focus_target()
+
+
+async def test_gauges_show_numbers_for_people_and_the_policy_as_toml(root: Path) -> None:
+    policy = {"limits": {"duration_s": {"limit": 28800, "action": "pause"},
+                         "tokens": {"limit": 50_000_000, "action": "pause"},
+                         "cost_usd": {"limit": 100.0, "action": "pause"},
+                         "iterations_per_session": {"limit": 200, "action": "stop"}},
+              "window": 1000}
+    write_events(root, "s1", [
+        start(policy=policy), *call(1),
+        {"type": "usage", "input_tokens": 1000, "output_tokens": 300, "cost_usd": 0.002},
+    ], step=4.0)
+    app = make_app(root)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _open(app, pilot)
+        text = screen_text(app)
+        assert "12 s / 8 h" in text
+        assert "1.3k / 50M tokens" in text
+        assert "$0.002 / $100" in text
+        assert "1 / 200" in text
+        assert "[limits.duration_s]" in text and "limit = 28800" in text
+        assert "window = 1000" in text
+
+
+async def test_how_each_session_ended_in_the_table_and_the_header(root: Path) -> None:
+    write_events(root, "done", [start(), {"type": "session_end", "status": "completed"}])
+    write_events(root, "stopped", [
+        start(), {"type": "limit", "name": "iterations_per_session", "value": 10, "limit": 10,
+                  "action": "stop"},
+        {"type": "session_end", "status": "terminated", "reason": "hard limit: 10 calls"}])
+    write_events(root, "killed", [start(), {"type": "session_end", "status": "aborted",
+                                            "reason": "operator abort"}])
+    folder = root / "sessions" / "nostart"
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_text('{"v":1,"seq":1,"ts":1.0,"type":"heartbeat"}\n')
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        rows = {line.split()[0]: line for line in screen_text(app).splitlines()
+                if line.split() and line.split()[0] in ("done", "stopped", "killed", "nostart")}
+        assert "completed" in rows["done"] and "limit" in rows["stopped"]
+        assert "aborted" in rows["killed"] and "broken" in rows["nostart"]
+        assert "running" not in rows["nostart"]
+        app.open_session("stopped")
+        await pilot.pause()
+        head = screen_text(app).splitlines()[0]
+        assert "limit: hard limit: 10 calls" in head
+
+
+def test_detail_pairs_the_nearest_call_when_ids_repeat(root: Path) -> None:
+    from supervisor.store.follower import Follower
+    from supervisor.tui.event_detail import load_detail
+    from supervisor.tui.model import DashboardModel
+
+    write_events(root, "s1", [start(), *call(1), *call(1), *call(1)])  # c1 three times
+    model = DashboardModel(root)
+    model.apply(Follower(root).scan())
+    store = model.sessions["s1"].history
+    detail = load_detail(store, store.index_of_seq(5), [], [])  # the second result
+    assert detail.call is not None and detail.call.event["seq"] == 4
+    assert detail.result is not None and detail.result.event["seq"] == 5
+    detail = load_detail(store, store.index_of_seq(6), [], [])  # the third call
+    assert detail.result is not None and detail.result.event["seq"] == 7
+    path = root / "sessions" / "s1" / "events.jsonl"
+    path.write_text("")  # the file changed under the view: said, not raised
+    detail = load_detail(store, 1, [], [])
+    assert detail.event is None and "changed" in (detail.error or "")
+
+
+def test_policy_text_is_the_policy_show_layout() -> None:
+    from supervisor.engine import Policy
+    from supervisor.engine.policy_file import dump_toml, toml_text
+
+    policy = Policy.profile("default")
+    assert toml_text(policy.to_dict()) == dump_toml(policy)
+    assert json.loads(json.dumps(policy.to_dict()))  # what the guard records is JSON
