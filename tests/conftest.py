@@ -44,11 +44,29 @@ def _stop_hook_servers(tmp_path: Path):
     stop_servers(tmp_path)
 
 
-@pytest.fixture(params=["local"])
-def store_world(request: pytest.FixtureRequest, root: Path):
-    """Agents write into a local root; the test reads through each store backend."""
-    from tests.store_worlds import LocalWorld
+@pytest.fixture
+def redis_server(tmp_path: Path):
+    """A private redis-server on a free loopback port (AOF on), stopped after the test."""
+    from tests.redis_helpers import RedisServer
 
-    world = LocalWorld(root)
-    yield world
-    world.close()
+    server = RedisServer(tmp_path / "redis").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["local", "redis"])
+def store_world(request: pytest.FixtureRequest, root: Path, tmp_path: Path):
+    """Agents write into a local root; the test reads through each store backend."""
+    from tests.store_worlds import LocalWorld, RedisWorld
+
+    if request.param == "local":
+        world = LocalWorld(root)
+        yield world
+        world.close()
+        return
+    server = request.getfixturevalue("redis_server")
+    world = RedisWorld(root, server)
+    try:
+        yield world
+    finally:
+        world.close()

@@ -51,3 +51,43 @@ class LocalWorld:
 
     def close(self) -> None:
         self.store.close()
+
+
+class RedisWorld(LocalWorld):
+    """The agents' root is host `h1`, relayed by a real `Relay` to a private redis-server; the
+    store is Redis."""
+
+    HOST = "h1"
+
+    def __init__(self, root: Path, server: Any) -> None:
+        from supervisor.store.open import open_store
+        from tests.redis_helpers import RelayThread
+
+        super().__init__(root)
+        self.server = server
+        self.store = open_store(server.url())
+        self.relay = RelayThread(root, server.url(), self.HOST)
+
+    def name(self, sid: str) -> str:
+        return f"{self.HOST}/{sid}"
+
+    def sync(self, timeout: float = 30.0) -> None:
+        """Wait until Redis has every complete line of every local session."""
+        from supervisor.store.paths import list_session_ids
+        from tests.redis_helpers import wait_for
+
+        def shipped() -> bool:
+            with self.server.admin() as admin:
+                positions = admin.hgetall(f"sv:host:{self.HOST}")
+            for sid in list_session_ids(self.root):
+                data = session_files(self.root, sid).events.read_bytes()
+                raw = positions.get(sid.encode())
+                if raw is None or int(raw.split()[1]) != data.rfind(b"\n") + 1:
+                    return False
+            return True
+
+        wait_for(shipped, timeout, "the relay to ship every line")
+
+    def close(self) -> None:
+        self.relay.stop()
+        self.store.close()

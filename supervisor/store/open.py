@@ -1,5 +1,6 @@
 """Open a store from a URL: the registry of store backends.
 
+    open_store("redis://relay-a@redis.example:6379/0")   # Redis Streams (supervisor.store.redis)
     open_store("/var/lib/agent-supervisor")               # a local root (also file:///...)
     open_store(None)                                      # $SUPERVISOR_STORE, else the local root
 
@@ -21,6 +22,8 @@ ENV_STORE = "SUPERVISOR_STORE"
 BACKENDS: dict[str, str] = {
     # URL scheme: the module whose `open_url(url, options)` opens it
     "file": "supervisor.store.local",
+    "redis": "supervisor.store.redis.backend",
+    "rediss": "supervisor.store.redis.backend",
 }
 
 

@@ -25,7 +25,9 @@ class TailBatch:
 
     events: list[Event] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
-    """Byte offset of each event's line, parallel to `events`."""
+    """Byte offset of each event's line, parallel to `events` (to `raw` for a `RawTailer`)."""
+    raw: list[bytes] = field(default_factory=list)
+    """The lines themselves, unparsed (a `RawTailer`'s batches)."""
     bad_lines: list[BadLine] = field(default_factory=list)
     reset: bool = False
     missing: bool = False
@@ -34,7 +36,7 @@ class TailBatch:
     """The poll stopped at its byte budget; poll again for the rest."""
 
     def __bool__(self) -> bool:
-        return bool(self.events or self.bad_lines or self.reset)
+        return bool(self.events or self.raw or self.bad_lines or self.reset)
 
 
 class Tailer:
@@ -60,6 +62,11 @@ class Tailer:
         self._skip_head = b""
         self.bad_count = 0
         self._open_error: str | None = None
+
+    @property
+    def inode(self) -> int | None:
+        """The inode of the file as last opened (None before the first poll, or when gone)."""
+        return self._ino
 
     @property
     def read_position(self) -> int:
@@ -187,3 +194,17 @@ class Tailer:
         else:
             batch.events.append(result)  # type: ignore[arg-type]
             batch.offsets.append(line_start)
+
+
+class RawTailer(Tailer):
+    """A tailer that hands out complete lines as bytes, unparsed (in `raw`, with `offsets`);
+    only oversized lines come back as `BadLine`s. For a relay, which ships lines as they are
+    and leaves parsing to whoever reads them."""
+
+    def _emit(self, line: bytes, line_start: int, batch: TailBatch) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line or line.isspace():
+            return
+        batch.raw.append(line)
+        batch.offsets.append(line_start)

@@ -97,6 +97,8 @@ class SupervisorApp(App[None]):
         self.commands: dict[str, FollowUp] = {}
         """Operator commands sent from here whose outcome is still to be reported."""
         self.startup_messages: list[str] = []
+        self._store_problem: str | None = None
+        """What the follower last said was wrong with the store (shown once, when it changes)."""
         self._first_delivery = True
         self._stop = asyncio.Event()
         self.ingested = 0
@@ -182,14 +184,29 @@ class SupervisorApp(App[None]):
                 )
 
     def refresh_screens(self) -> None:
-        """The tick: every screen in the stack that shows model data redraws by diff, and the
-        outcomes of operator commands sent from here are reported."""
+        """The tick: every screen in the stack that shows model data redraws by diff; the
+        outcomes of operator commands sent from here and the store's problems are reported."""
+        self._report_store_problem()
         self.follow_commands(self.clock())
         for screen in self.screen_stack:
             refresh = getattr(screen, "refresh_view", None)
             if refresh is not None and getattr(screen, "ready", False):
                 with contextlib.suppress(NoMatches):  # being composed or torn down: next tick
                     refresh()
+
+    def _report_store_problem(self) -> None:
+        """A store that cannot be read (Redis down, a network cut) is said once, and so is its
+        return; the follower retries meanwhile and what it shows stays as it was."""
+        problem = getattr(self.follower, "problem", None)
+        if problem == self._store_problem:
+            return
+        if problem:
+            self.notify(f"cannot read the store: {clean(problem, keep_newlines=False)}; "
+                        "retrying (what you see may be out of date)", title="Store",
+                        severity="error", timeout=30, markup=False)
+        else:
+            self.notify("the store can be read again", title="Store", markup=False)
+        self._store_problem = problem
 
     # -- navigation --------------------------------------------------------------------------
 

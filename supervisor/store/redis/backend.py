@@ -1,0 +1,392 @@
+"""The Redis store: the store interface over the streams the relays fill (see `layout`).
+
+Sessions are named `host/id`. A reader is an XRANGE from a cursor (a packed stream id), then
+XREAD BLOCK while it waits; the follower does one blocking XREAD of the activity stream and then
+reads the sessions it names from their cursors (one pipelined round trip), with a re-scan of the
+registry every few seconds (new, vanished and quiet sessions, trimmed activity). Decisions are
+appended to a session's control stream by a script that refuses unknown sessions; the relay of
+the session's host brings them into its `control.jsonl`.
+
+Every client error becomes a `StoreError` with one line for people (never the password).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from supervisor.protocol.codec import BadLine, LineKind, parse_line
+from supervisor.store.base import Consumer, Cursor, SessionBatch, Store
+from supervisor.store.errors import SessionNotFound, StoreError
+from supervisor.store.redis import scripts
+from supervisor.store.redis.connect import RedisTarget, parse_url, store_error
+from supervisor.store.redis.layout import (
+    ACTIVITY_MAXLEN,
+    Layout,
+    pack,
+    session_name,
+    split_name,
+    unpack,
+)
+
+READ_COUNT = 5000
+"""Entries per XRANGE: a long session arrives in several batches."""
+BLOCK_MS = 500
+"""Longest a blocking read waits before looking at its stop flag again."""
+RESCAN_S = 5.0
+"""How often the follower re-reads the registry and every session's stream end."""
+
+
+class RedisStore(Store):
+    """Sessions of every host, in Redis. See the module docstring."""
+
+    def __init__(self, target: RedisTarget) -> None:
+        self.target = target
+        self.layout = Layout(target.prefix)
+        self.client = target.client()
+        self._decide = self.client.register_script(scripts.DECIDE)
+
+    def describe(self) -> str:
+        return self.target.describe()
+
+    @contextlib.contextmanager
+    def errors(self) -> Iterator[None]:
+        """Client errors as `StoreError`s (one line, no password)."""
+        import redis
+
+        try:
+            yield
+        except redis.RedisError as exc:
+            raise store_error(self.target, exc) from None
+
+    def check_session_id(self, session_id: str) -> str:
+        split_name(session_id)
+        return session_id
+
+    def session_ids(self) -> list[str]:
+        with self.errors():
+            hosts = sorted(h.decode() for h in self.client.smembers(self.layout.hosts))
+            pipe = self.client.pipeline(transaction=False)
+            for host in hosts:
+                pipe.hkeys(self.layout.host(host))
+            found = pipe.execute()
+        return sorted(session_name(host, sid.decode())
+                      for host, sids in zip(hosts, found, strict=True) for sid in sids)
+
+    def exists(self, session_id: str) -> bool:
+        host, sid = split_name(session_id)
+        with self.errors():
+            return bool(self.client.hexists(self.layout.host(host), sid))
+
+    def require(self, session_id: str) -> str:
+        if not self.exists(session_id):
+            raise SessionNotFound(f"no session '{session_id}' in {self.describe()}")
+        return session_id
+
+    def reader(self, session_id: str, kind: LineKind = "events",
+               start: Cursor | None = None) -> RedisReader:
+        split_name(session_id)
+        return RedisReader(self, session_id, kind, start)
+
+    def follower(self, *, chunk_bytes: int | None = None) -> RedisFollower:
+        return RedisFollower(self)
+
+    def log(self, session_id: str) -> RedisLog:
+        split_name(session_id)
+        return RedisLog(self, self.layout.events(session_id))
+
+    def end_cursor(self, session_id: str) -> Cursor:
+        """One past the last entry's id: a reader started there sees only news."""
+        split_name(session_id)
+        with self.errors():
+            last = self.client.xrevrange(self.layout.events(session_id), "+", "-", count=1)
+        return pack(last[0][0]) + 1 if last else 0
+
+    def append_decision(self, session_id: str, line: dict[str, Any]) -> dict[str, Any]:
+        import redis
+
+        host, sid = split_name(session_id)
+        fields = {k: v for k, v in line.items() if k not in ("v", "seq", "ts")}
+        tail = "".join(f",{json.dumps(k)}:{json.dumps(v, ensure_ascii=False)}"
+                       for k, v in fields.items())
+        ts = line.get("ts") or time.time()
+        try:
+            _, written = self._decide(
+                keys=[self.layout.control(session_id), self.layout.activity],
+                args=[self.layout.host(host), sid, session_id, repr(float(ts)), tail,
+                      ACTIVITY_MAXLEN])
+        except redis.ResponseError as exc:
+            if "NOSESSION" in str(exc):
+                raise SessionNotFound(f"no session '{session_id}' in {self.describe()}") \
+                    from None
+            raise store_error(self.target, exc) from None
+        except redis.RedisError as exc:
+            raise store_error(self.target, exc) from None
+        return json.loads(written)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class RedisReader:
+    """A `SessionReader` over one stream: XRANGE from the cursor on, XREAD BLOCK to wait."""
+
+    def __init__(self, store: RedisStore, name: str, kind: LineKind,
+                 start: Cursor | None, count: int = READ_COUNT) -> None:
+        self.store = store
+        self.name = name
+        self.kind: LineKind = kind
+        self.key = (store.layout.events if kind == "events" else store.layout.control)(name)
+        self.after: str | None = unpack(start - 1) if start else None
+        """The id of the last entry read (an exclusive lower bound); None: from the start."""
+        self.count = count
+        self.more = False
+        """The last poll stopped at `count` entries: poll again for the rest."""
+
+    def poll(self, timeout: float = 0.0) -> SessionBatch:
+        client = self.store.client
+        with self.store.errors():
+            low = f"({self.after}" if self.after else "-"
+            pipe = client.pipeline(transaction=False)
+            pipe.xrange(self.key, low, "+", count=self.count)
+            pipe.exists(self.key)
+            entries, exists = pipe.execute()
+            if not entries and timeout > 0:
+                got = client.xread({self.key: self.after or "0-0"}, count=self.count,
+                                   block=max(1, int(timeout * 1000)))
+                entries = got[0][1] if got else []
+                exists = exists or bool(entries)
+        batch = decode(self.name, self.kind, entries)
+        batch.missing = not exists
+        self.more = len(entries) >= self.count
+        if entries:
+            self.after = entries[-1][0].decode()
+        return batch
+
+    def close(self) -> None:
+        """The store's connection pool outlives its readers."""
+
+
+def decode(name: str, kind: LineKind, entries: list[Any]) -> SessionBatch:
+    """Stream entries as a batch: lines parsed as the local tailer parses them, unusable lines
+    as bad lines with their place in the agent's file, a generation mark as a reset."""
+    batch = SessionBatch(name, kind)
+    for entry_id, fields in entries:
+        cursor = pack(entry_id)
+        if b"r" in fields:  # the file was truncated or replaced: what came before is gone
+            batch.events.clear()
+            batch.cursors.clear()
+            batch.bad_lines.clear()
+            batch.bad_cursors.clear()
+            batch.reset = True
+            continue
+        raw = fields.get(b"l", b"")
+        offset = int(fields[b"o"]) if b"o" in fields else None
+        reason = fields.get(b"b")
+        if reason is not None:
+            bad = BadLine(reason.decode("utf-8", "replace"), raw, offset,
+                          int(fields.get(b"z") or 0) or None)
+        else:
+            parsed = parse_line(raw, kind)
+            if type(parsed) is not BadLine:
+                batch.events.append(parsed)  # type: ignore[arg-type]
+                batch.cursors.append(cursor)
+                continue
+            bad = BadLine(parsed.reason, parsed.raw, offset, parsed.size)
+        batch.bad_lines.append(bad)
+        batch.bad_cursors.append(cursor)
+    return batch
+
+
+class RedisLog:
+    """Random access to one event stream by cursor (stream id)."""
+
+    def __init__(self, store: RedisStore, key: str) -> None:
+        self.store = store
+        self.key = key
+
+    def lines_at(self, cursors: Sequence[Cursor]) -> list[dict[str, Any] | str]:
+        """One pipelined round trip for all of them."""
+        if not cursors:
+            return []
+        try:
+            with self.store.errors():
+                pipe = self.store.client.pipeline(transaction=False)
+                for cursor in cursors:
+                    entry_id = unpack(cursor)
+                    pipe.xrange(self.key, entry_id, entry_id, count=1)
+                found = pipe.execute()
+        except StoreError as exc:
+            return [f"the store is unreachable ({exc})"] * len(cursors)
+        return [_line(entries) for entries in found]
+
+    def find(self, needle: str, start: Cursor) -> list[Cursor]:
+        """A scan of the stream from `start`, a page at a time."""
+        raw = needle.lower().encode("utf-8")
+        hits: list[Cursor] = []
+        low = unpack(max(start, 0))
+        while True:
+            try:
+                with self.store.errors():
+                    page = self.store.client.xrange(self.key, low, "+", count=READ_COUNT)
+            except StoreError:
+                return hits
+            for entry_id, fields in page:
+                if raw and raw in fields.get(b"l", b"").lower():
+                    hits.append(pack(entry_id))
+            if len(page) < READ_COUNT:
+                return hits
+            low = "(" + page[-1][0].decode()
+
+
+def _line(entries: list[Any]) -> dict[str, Any] | str:
+    if not entries:
+        return "the entry is gone from the stream"
+    fields = entries[0][1]
+    if b"b" in fields:
+        return f"an unusable line ({fields[b'b'].decode('utf-8', 'replace')})"
+    try:
+        value = json.loads(fields.get(b"l", b""))
+    except (ValueError, RecursionError):
+        return "not JSON"
+    return value if isinstance(value, dict) else {"value": value}
+
+
+class RedisFollower:
+    """Follows every session of a Redis store (the store interface's `Follow`)."""
+
+    def __init__(self, store: RedisStore, *, rescan_interval: float = RESCAN_S,
+                 block_ms: int = BLOCK_MS, count: int = READ_COUNT) -> None:
+        self.store = store
+        self.rescan_interval = rescan_interval
+        self.block_ms = block_ms
+        self.count = count
+        self._readers: dict[tuple[str, LineKind], RedisReader] = {}
+        self._known: set[str] = set()
+        self._behind: set[str] = set()
+        self._activity: str | None = None
+        """The id of the last activity entry seen."""
+        self.problem: str | None = None
+        """Why the store cannot be read right now (None while it can): for the dashboard."""
+
+    def scan(self) -> list[SessionBatch]:
+        """Read the registry and every session's news once, synchronously."""
+        client = self.store.client
+        if self._activity is None:
+            with self.store.errors():
+                last = client.xrevrange(self.store.layout.activity, "+", "-", count=1)
+            self._activity = last[0][0].decode() if last else "0-0"
+        current = set(self.store.session_ids())
+        batches = [self._forget(name) for name in sorted(self._known - current)]
+        batches += self.poll(sorted(current))
+        return batches
+
+    def poll(self, names: Sequence[str]) -> list[SessionBatch]:
+        """What is new in these sessions' streams (one pipelined round trip)."""
+        readers = []
+        for name in names:
+            self._known.add(name)
+            self._behind.discard(name)
+            for kind in ("events", "control"):
+                reader = self._readers.get((name, kind))
+                if reader is None:
+                    reader = self._readers[(name, kind)] = RedisReader(
+                        self.store, name, kind, None, self.count)  # type: ignore[arg-type]
+                readers.append(reader)
+        if not readers:
+            return []
+        with self.store.errors():
+            pipe = self.store.client.pipeline(transaction=False)
+            for reader in readers:
+                low = f"({reader.after}" if reader.after else "-"
+                pipe.xrange(reader.key, low, "+", count=reader.count)
+            found = pipe.execute()
+        out = []
+        for reader, entries in zip(readers, found, strict=True):
+            if entries:
+                reader.after = entries[-1][0].decode()
+                if len(entries) >= reader.count:
+                    self._behind.add(reader.name)
+                batch = decode(reader.name, reader.kind, entries)
+                if batch:
+                    out.append(batch)
+        return out
+
+    def _forget(self, name: str) -> SessionBatch:
+        self._known.discard(name)
+        self._behind.discard(name)
+        self._readers.pop((name, "events"), None)
+        self._readers.pop((name, "control"), None)
+        return SessionBatch(name, "events", gone=True)
+
+    def _wait(self) -> tuple[set[str], set[str]]:
+        """Block on the activity stream; the sessions it names as moved, and as gone."""
+        with self.store.errors():
+            got = self.store.client.xread({self.store.layout.activity: self._activity or "0-0"},
+                                          count=10_000, block=self.block_ms)
+        moved: set[str] = set()
+        gone: set[str] = set()
+        for _, entries in got or []:
+            for entry_id, fields in entries:
+                self._activity = entry_id.decode()
+                name = fields.get(b"s", b"").decode("utf-8", "replace")
+                (gone if fields.get(b"k") == b"g" else moved).add(name)
+        return moved, gone
+
+    def _step(self, rescan: bool) -> list[SessionBatch]:
+        """One round: wait for activity (or rescan), then read what moved."""
+        if rescan:
+            return self.scan()
+        moved, gone = self._wait()
+        batches = [self._forget(n) for n in sorted(gone & self._known)]
+        moved -= gone
+        valid = [n for n in sorted(moved) if _valid(n)]
+        batches += self.poll(valid)
+        if self._behind:
+            batches += self.poll(sorted(self._behind - moved))
+        return batches
+
+    async def run(self, consumer: Consumer, stop_event: asyncio.Event | None = None) -> None:
+        """Deliver batches until `stop_event` is set; a store that cannot be reached is retried
+        with backoff (and said so in `problem`), never raised."""
+        stop = stop_event or asyncio.Event()
+        last_scan = 0.0
+        backoff = 0.2
+        while not stop.is_set():
+            rescan = time.monotonic() - last_scan >= self.rescan_interval or bool(self.problem)
+            try:
+                batches = await asyncio.to_thread(self._step, rescan)
+            except StoreError as exc:
+                self.problem = str(exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            self.problem = None
+            backoff = 0.2
+            if rescan:
+                last_scan = time.monotonic()
+            if batches:
+                await consumer(batches)
+
+
+def _valid(name: str) -> bool:
+    try:
+        split_name(name)
+    except ValueError:
+        return False
+    return True
+
+
+def open_url(url: str, options: Any) -> RedisStore:
+    """`redis://` and `rediss://` (the registry entry of `supervisor.store.open`)."""
+    try:
+        import redis  # noqa: F401 - a clear message when the client is missing
+    except ImportError:
+        raise StoreError("the Redis store needs the 'redis' package (pip install redis)") \
+            from None
+    return RedisStore(parse_url(url, options))

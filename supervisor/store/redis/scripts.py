@@ -1,0 +1,97 @@
+"""The Lua scripts that make a relay's shipping and an operator's decision atomic in Redis.
+
+`SHIP` appends a run of lines of one session's file to its event stream, exactly once: it skips
+lines before the session's position (`next`, a byte offset of generation `gen`) and refuses a
+run that starts after it (a gap: the relay must go back), so a relay that crashed, restarted,
+lost its state or found Redis restarted with less than it had shipped converges on one copy of
+every line, in order. Keys only written or read by the role that runs the script are declared;
+a key the role may only read (the control stream, for a relay; the position hash, for an
+operator) is passed as an argument, so the script needs no more rights than the ACL of
+`layout.Layout.acl_rules` gives. The `#!lua` line makes Redis refuse a script as a whole when it
+is out of memory, instead of failing half-way through one.
+"""
+
+SHIP = r"""#!lua
+-- KEYS: 1 event stream, 2 host's position hash, 3 activity stream, 4 hosts set
+-- ARGV: 1 host, 2 session id, 3 control stream key, 4 generation, 5 from, 6 to,
+--       7 activity maxlen, then per line: offset, seq ('' if none), reason ('' if the line
+--       is whole), bytes, size
+local pos = redis.call('HGET', KEYS[2], ARGV[2])
+local gen = tonumber(ARGV[4])
+local first, upto = tonumber(ARGV[5]), tonumber(ARGV[6])
+local sgen, nxt, seq, ctl0
+local moved = false
+if pos then
+  local g, n, s, c = string.match(pos, '^(%d+) (%d+) (%d+) (%S+)$')
+  sgen, nxt, seq, ctl0 = tonumber(g), tonumber(n), tonumber(s), c
+else
+  -- registration: decisions already in the control stream were for an earlier session
+  local last = redis.call('XREVRANGE', ARGV[3], '+', '-', 'COUNT', 1)
+  ctl0 = (#last > 0) and last[1][1] or '0-0'
+  redis.call('SADD', KEYS[4], ARGV[1])
+  sgen, nxt, seq = gen, 0, 0
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    redis.call('XADD', KEYS[1], '*', 'r', gen)
+    moved = true
+  end
+end
+if gen < sgen then
+  return {'gen', sgen, nxt, 0, ctl0}
+end
+if gen > sgen then
+  redis.call('XADD', KEYS[1], '*', 'r', gen)
+  sgen, nxt, seq, moved = gen, 0, 0, true
+end
+if first > nxt then
+  redis.call('HSET', KEYS[2], ARGV[2], sgen .. ' ' .. nxt .. ' ' .. seq .. ' ' .. ctl0)
+  return {'gap', sgen, nxt, 0, ctl0}
+end
+local shipped = 0
+for i = 8, #ARGV, 5 do
+  local off = tonumber(ARGV[i])
+  if off >= nxt then
+    if ARGV[i + 2] == '' then
+      redis.call('XADD', KEYS[1], '*', 'o', off, 'l', ARGV[i + 3])
+    else
+      redis.call('XADD', KEYS[1], '*', 'o', off, 'b', ARGV[i + 2], 'l', ARGV[i + 3],
+                 'z', ARGV[i + 4])
+    end
+    if ARGV[i + 1] ~= '' then seq = tonumber(ARGV[i + 1]) end
+    shipped = shipped + 1
+  end
+end
+if upto > nxt then nxt = upto end
+redis.call('HSET', KEYS[2], ARGV[2], sgen .. ' ' .. nxt .. ' ' .. seq .. ' ' .. ctl0)
+if shipped > 0 or moved then
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[7], '*', 's', ARGV[1] .. '/' .. ARGV[2],
+             'k', 'e')
+end
+return {'ok', sgen, nxt, shipped, ctl0}
+"""
+
+FORGET = r"""#!lua
+-- The session's directory vanished on its host: drop its stream and position, say so.
+-- KEYS: 1 event stream, 2 host's position hash, 3 activity stream
+-- ARGV: 1 host, 2 session id, 3 activity maxlen
+redis.call('DEL', KEYS[1])
+if redis.call('HDEL', KEYS[2], ARGV[2]) == 1 then
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', 's', ARGV[1] .. '/' .. ARGV[2],
+             'k', 'g')
+end
+return 1
+"""
+
+DECIDE = r"""#!lua
+-- An operator's decision for a registered session, numbered in its control stream.
+-- KEYS: 1 control stream, 2 activity stream
+-- ARGV: 1 host's position hash, 2 session id, 3 session name, 4 ts, 5 the decision's JSON
+--       fields after the common ones (starting with a comma), 6 activity maxlen
+if redis.call('HEXISTS', ARGV[1], ARGV[2]) == 0 then
+  return redis.error_reply('NOSESSION no such session')
+end
+local n = redis.call('XLEN', KEYS[1]) + 1
+local line = '{"v":1,"seq":' .. n .. ',"ts":' .. ARGV[4] .. ARGV[5] .. '}'
+local id = redis.call('XADD', KEYS[1], '*', 'l', line)
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 's', ARGV[3], 'k', 'c')
+return {id, line}
+"""
