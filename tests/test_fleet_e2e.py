@@ -188,3 +188,23 @@ def test_redis_down_while_an_agent_loops(tmp_path: Path) -> None:
     finally:
         stop_all(procs)
         server.stop()
+
+
+async def test_an_empty_or_unreachable_store_says_what_to_do(redis_server: RedisServer) -> None:
+    for url in (redis_server.url(), "redis://127.0.0.1:1/0"):  # empty; nothing listening
+        store = open_store(url)
+        app = SupervisorApp(store, theme="supervisor-dark", theme_folders=[REPO / "themes"])
+        async with app.run_test(size=(140, 30)) as pilot:
+            shown = pilot.app
+            await until(pilot, lambda a=shown: "as soon as a relay ships them" in screen_text(a),
+                        "the empty store's help")
+            assert "supervisor relay --store URL --host NAME" in screen_text(shown)
+            said = [str(n.message) for n in shown._notifications]
+            if url.endswith(":1/0"):
+                said = await until(pilot, lambda a=shown: [
+                    m for n in a._notifications if "cannot read the store" in (m := str(n.message))
+                ], "the unreachable store said")
+                assert "cannot reach the server" in said[0]
+            else:
+                assert not any("cannot read the store" in m for m in said)
+        store.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from supervisor.guard.operator import send_decision
+from supervisor.hooks.targets import names
 from tests.conftest import run_cli
 from tests.hook_helpers import events as session_events
 from tests.hook_helpers import payload, run_hook, start_hook
@@ -262,7 +263,8 @@ def test_a_wrong_command_line_is_a_non_blocking_error(
     done = subprocess.run([sys.executable, "-m", "supervisor", "hook", *argv], input=b"{}",
                           capture_output=True, env=cli_env(SUPERVISOR_HOME=str(tmp_path)))
     assert done.returncode == status  # never 2: that would block the agent's call
-    assert b"usage: supervisor hook {claude-code}" in done.stderr
+    usage = f"usage: supervisor hook {{{','.join(names())}}}"
+    assert usage.encode() in done.stderr
 
 
 def test_no_checkpoints_of_a_home_directory(tmp_path: Path) -> None:

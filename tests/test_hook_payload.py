@@ -9,13 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from supervisor.hooks.claude_code.payload import map_payload, output_text
-from supervisor.hooks.claude_code.respond import (
-    OUTPUT_LIMIT_CHARS,
-    context_output,
-    pre_tool_output,
-    render,
-)
+from supervisor.hooks.claude_code.respond import context_output, pre_tool_output
 from supervisor.hooks.step import HOOK_EVENT, PayloadError, read_payload
+from supervisor.hooks.wording import OUTPUT_LIMIT_CHARS, render
 from supervisor.protocol.codec import BadLine, parse_line
 from supervisor.protocol.lines import encode_line
 
@@ -243,3 +239,13 @@ def test_render_fits_claude_codes_output_limit() -> None:
     assert data["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert data["hookSpecificOutput"]["permissionDecisionReason"].startswith(
         "Agent Supervisor: why why")
+
+
+@pytest.mark.parametrize("duration", [1e16, -1e16, float("inf"), float("nan"), True, "9"])
+def test_a_duration_no_protocol_line_can_hold_is_left_out(duration: object) -> None:
+    """Found by the property test above: a finite but huge `duration_ms` made an invalid
+    `tool_result` (the protocol caps numbers at 1e15)."""
+    step = map_payload({**fixture("post_tool_use"), "duration_ms": duration})
+    assert step.result is not None and step.result["duration_ms"] is None
+    kept = map_payload({**fixture("post_tool_use"), "duration_ms": 12}).result
+    assert kept is not None and kept["duration_ms"] == 12.0

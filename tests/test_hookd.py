@@ -279,7 +279,7 @@ def test_hook_command_line_errors_are_one_line() -> None:
 
     assert parse_args(["claude-code", "--timeout=90", "--root", "/r"]) == (
         "claude-code", 90.0, "/r")
-    for bad, reason in ((["codex"], "unknown hook target"),
+    for bad, reason in ((["cursor"], "unknown hook target"),
                         (["claude-code", "--x"], "unknown option"),
                         (["claude-code", "--timeout"], "needs a value"),
                         (["claude-code", "--timeout", "nan"], "positive"),

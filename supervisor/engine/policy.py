@@ -51,6 +51,7 @@ _DEFAULT: dict[str, Any] = {
             "glob", "grep", "search", "view", "mcp__*__get*", "mcp__*__list*", "mcp__*__read*",
             "mcp__*__search*", "mcp__*__find*", "mcp__*__fetch*", "search_file_content",
             "list_directory", "read_many_files", "web_fetch", "google_web_search",
+            "grep_search",
         ],
         "mutate": [
             "Edit", "MultiEdit", "Write", "NotebookEdit", "write", "edit", "create",
@@ -59,9 +60,11 @@ _DEFAULT: dict[str, Any] = {
         "run": [
             "run_ipython", "execute_ipython_cell", "Agent", "Task", "delegate", "mcp__*", "python",
         ],
-        "poll": ["BashOutput", "KillShell", "KillBash", "wait", "sleep"],
+        "poll": ["BashOutput", "KillShell", "KillBash", "wait", "sleep",
+                 "read_background_output", "list_background_processes"],
         "other": ["think", "finish", "submit", "TodoWrite", "TodoRead", "exit_plan_mode",
-                  "ExitPlanMode", "AskUserQuestion", "save_memory", "update_plan"],
+                  "ExitPlanMode", "AskUserQuestion", "save_memory", "update_plan",
+                  "write_todos", "update_topic", "enter_plan_mode", "activate_skill"],
     },
     "detectors": {d.name: dict(d.defaults) for d in REGISTRY},
     "category_overrides": {

@@ -52,6 +52,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, overload
 
+from supervisor.store.paths import write_private
+
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this (10 MiB) are left out of checkpoints, and so never restored over."""
 
@@ -513,7 +515,8 @@ class CheckpointStore:
             return
         if not (self.git_dir / "HEAD").exists():
             self.git_dir.parent.mkdir(parents=True, exist_ok=True)
-            _run(["git", "init", "-q", "--bare", str(self.git_dir)], self._env)
+            # --shared=0600: every file git makes in it is private, directories 0700
+            _run(["git", "init", "-q", "--bare", "--shared=0600", str(self.git_dir)], self._env)
             os.chmod(self.git_dir, 0o700)
             for key, value in (
                 ("supervisor.workTree", str(self.work_tree)),
@@ -552,7 +555,7 @@ class CheckpointStore:
                 return
         except OSError:
             pass
-        target.write_text(text, encoding="utf-8")
+        write_private(target, text.encode("utf-8"))
 
     def _inside(self, rel: str) -> Path | None:
         """The absolute path of `rel` if it really lies inside the work tree (no `..`, no

@@ -295,10 +295,13 @@ class Guard:
                                                "kind": "failed_edit", "message": hint}))
             return detections
 
-    def message(self, role: str, text: str) -> list[dict[str, Any]]:
-        """Record a message of the conversation (`assistant`, `user` or `system`)."""
+    def message(
+        self, role: str, text: str, *, extra: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """Record a message of the conversation (`assistant`, `user` or `system`); `extra`
+        adds fields of the agent's own (e.g. its turn id)."""
         with self._step():
-            return self._observe({"type": "message", "role": role, "text": text})
+            return self._observe({**(extra or {}), "type": "message", "role": role, "text": text})
 
     def usage(
         self, input_tokens: int, output_tokens: int, cost_usd: float | None = None,

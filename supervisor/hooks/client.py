@@ -3,7 +3,9 @@
 An agent CLI starts one process per hook event, and importing the guard costs far more than the
 step itself. So this client imports only `sys`, `os`, `time`, `_socket`, `json` and the target
 names (`supervisor.hooks.targets`, not the targets themselves) and hands the payload to the
-resident server of its root (`supervisor.hooks.server`) over a Unix socket in `<root>/run/`.
+resident server of its root (`supervisor.hooks.server`) over a Unix socket in `<root>/run/`. It
+trusts only a server that runs as the same user (its socket's peer credentials) behind a
+directory no one else may write to; it creates the root and `run/` 0700.
 With no server there, it starts one in the background and handles this call in-process through
 `supervisor.hooks.local.run_hook`, exactly as without a server. `SUPERVISOR_HOOK_DAEMON=0`
 always runs in-process. Like the hook, it never exits 2 (that would block the call): if the
@@ -13,6 +15,7 @@ server dies after it got the payload, the client prints nothing and exits 0 (the
 import _socket
 import json
 import os
+import stat as _stat
 import sys
 import time
 
@@ -54,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
             _start_server(root, path)
             return _in_process(args, data, started)
         os.chdir(cwd)
+        if not _trusted(sock, path):
+            # not our own server: never trust its answers (the in-process step refuses a root
+            # another user controls, with the reason)
+            return _in_process(args, data, started)
         try:
             # the server's budget: what is left of the agent's timeout now
             left = timeout - (time.monotonic() - started)
@@ -77,6 +84,24 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
     status = reply.get("status")
     return status if status in (0, 1) else 0
+
+
+def _trusted(sock: "_socket.socket", path: str) -> bool:
+    """True when the server on the other end runs as this user (its peer credentials) and its
+    socket lies in a directory nobody else may write to (so it cannot be swapped)."""
+    me = os.geteuid()
+    try:
+        run = os.lstat(os.path.dirname(path))
+        if run.st_uid != me or run.st_mode & 0o022 or not _stat.S_ISDIR(run.st_mode):
+            return False
+        peer_option = getattr(_socket, "SO_PEERCRED", None)
+        if peer_option is None:  # no peer credentials here: the socket file's owner
+            return os.lstat(path).st_uid == me
+        raw = sock.getsockopt(_socket.SOL_SOCKET, peer_option, 12)
+        _pid, uid, _gid = (int.from_bytes(raw[i:i + 4], sys.byteorder) for i in (0, 4, 8))
+        return uid == me
+    except OSError:
+        return False
 
 
 def socket_path(root: str) -> str:
@@ -134,11 +159,13 @@ def _default_root() -> str | None:
 
 def _start_server(root: str, path: str) -> None:
     """Start a detached server for `root`; its own lock makes racing starts end with one."""
+    if not _private_root(root):
+        return  # another user's root: create nothing there (in-process refuses it, saying why)
     try:
         import subprocess
 
         run = os.path.dirname(path)
-        os.makedirs(run, mode=0o700, exist_ok=True)
+        _private_dirs(run)
         env = dict(os.environ)
         policy = _policy_env()
         if policy:
@@ -162,6 +189,39 @@ def _start_server(root: str, path: str) -> None:
                 time.sleep(0.02)
     except Exception:  # no server this time: the call is still handled in-process
         return
+
+
+def _private_root(root: str) -> bool:
+    """`store.paths.require_private`'s rule without importing it: the root (if it exists; the
+    link and what it points to) belongs to this user or to root, and nobody else may write to
+    it."""
+    me = os.geteuid()
+    try:
+        found = [os.lstat(root), os.stat(root)]
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return all(st.st_uid in (me, 0) and (_stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o022)
+               for st in found)
+
+
+def _private_dirs(path: str) -> None:
+    """Make `path` and every missing parent 0700, one level at a time (`os.makedirs` would
+    give the parents, the store root among them, the umask's 0755)."""
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(directory, 0o700)
 
 
 def _in_process(args: list[str], data: bytes | None, started: float) -> int:

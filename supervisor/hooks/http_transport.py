@@ -23,7 +23,6 @@ not running.
 import contextlib
 import hmac
 import json
-import os
 import secrets
 import socket
 import threading
@@ -38,6 +37,7 @@ from supervisor.hooks.args import DEFAULT_TIMEOUT_S
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.step import PAYLOAD_LIMIT_BYTES
 from supervisor.hooks.targets import TARGETS
+from supervisor.store.paths import ensure_private_dir, write_private
 
 CONFIG_FILE = "hooks-http.json"
 TOKEN_HEADER = "X-Supervisor-Token"
@@ -80,12 +80,8 @@ def ensure_config(root: Path, port: int | None = None) -> HttpConfig:
     config = HttpConfig(port or (current.port if current else _free_port()),
                         current.token if current else secrets.token_urlsafe(32))
     path = config_path(root)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"port": config.port, "token": config.token}, handle)
-    os.replace(temp, path)
+    ensure_private_dir(path.parent)  # the token is a secret: a root of ours, 0700
+    write_private(path, json.dumps({"port": config.port, "token": config.token}).encode())
     return config
 
 

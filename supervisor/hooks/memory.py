@@ -3,8 +3,11 @@
 `<session>/hook.json`, read and written under `<session>/hook.lock` (an `flock`; several hook
 calls of one session run at once): where the runtime stopped reading the agent's transcript,
 the last assistant text it recorded (Stop's `last_assistant_message` repeats the transcript's),
-and the recent calls that went through PreToolUse (so PostToolBatch records only the others,
-never a call twice). Bounded: the call ids kept are the last `CALLS_KEPT`.
+the recent calls that went through PreToolUse (so PostToolBatch records only the others,
+never a call twice), and, for agents that give a call no id (Gemini CLI), the ids given to calls
+still waiting for their result, per tool and arguments, oldest first (`pair_call`,
+`pair_result`), and notes held back until a call's result for agents that take no context
+before a call (`hold_note`). Bounded: the call ids kept are the last `CALLS_KEPT`.
 """
 
 import contextlib
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor.protocol.bounded import loads
+from supervisor.store.paths import write_private
 
 MEMORY_FILE = "hook.json"
 LOCK_FILE = "hook.lock"
@@ -34,6 +38,14 @@ class Memory:
     """Call ids that went through PreToolUse, oldest first."""
     fresh: bool = True
     """True until the memory was saved once: the session is new to the hook platform."""
+    waiting: dict[str, list[str]] = field(default_factory=dict)
+    """Calls without an id of their own that await their result: pairing key -> ids, oldest
+    first."""
+    numbered: int = 0
+    """Ids given so far (they are `<key>-<n>`, unique in the session)."""
+    notes: dict[str, str] = field(default_factory=dict)
+    """call id -> a note for the model held back until the call's result, for agents that
+    take no context before a call runs (`Target.context_before_call`)."""
 
     def saw(self, call_id: str) -> bool:
         return call_id in self.seen
@@ -42,6 +54,50 @@ class Memory:
         if call_id not in self.seen:
             self.seen.append(call_id)
             del self.seen[:-CALLS_KEPT]
+
+    def pair_call(self, key: str) -> str:
+        """A new id for a call the agent gave none, waiting for its result under `key`."""
+        self.numbered += 1
+        call_id = f"{key}-{self.numbered}"
+        self.waiting.setdefault(key, []).append(call_id)
+        while sum(len(ids) for ids in self.waiting.values()) > CALLS_KEPT:
+            oldest = min(self.waiting, key=lambda k: _number(self.waiting[k][0]))
+            self.waiting[oldest].pop(0)
+            if not self.waiting[oldest]:
+                del self.waiting[oldest]
+        return call_id
+
+    def pair_result(self, key: str) -> str | None:
+        """The id of the oldest call under `key` still waiting for its result (None: none)."""
+        ids = self.waiting.get(key)
+        if not ids:
+            return None
+        call_id = ids.pop(0)
+        if not ids:
+            del self.waiting[key]
+        return call_id
+
+    def hold_note(self, call_id: str, text: str) -> None:
+        self.notes[call_id] = text
+        while len(self.notes) > CALLS_KEPT:
+            del self.notes[next(iter(self.notes))]
+
+    def take_note(self, call_id: str) -> str | None:
+        return self.notes.pop(call_id, None)
+
+    def unpair(self, key: str, call_id: str) -> None:
+        """A call that will get no result (it was refused before it ran)."""
+        ids = self.waiting.get(key, [])
+        if call_id in ids:
+            ids.remove(call_id)
+        if not ids:
+            self.waiting.pop(key, None)
+
+
+def _number(call_id: str) -> int:
+    """The `<n>` of an id `<key>-<n>` (0 for anything else)."""
+    tail = call_id.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 @contextlib.contextmanager
@@ -71,6 +127,9 @@ def _load(path: Path) -> Memory:
         return Memory()
     seen = data.get("seen")
     offset = data.get("offset")
+    waiting = data.get("waiting")
+    numbered = data.get("numbered")
+    notes = data.get("notes")
     return Memory(
         transcript=data.get("transcript") if isinstance(data.get("transcript"), str) else None,
         offset=offset if isinstance(offset, int) and offset >= 0 else 0,
@@ -78,17 +137,20 @@ def _load(path: Path) -> Memory:
         seen=[s for s in seen if isinstance(s, str)][-CALLS_KEPT:] if isinstance(seen, list)
         else [],
         fresh=False,
+        waiting={k: [i for i in v if isinstance(i, str)] for k, v in waiting.items()
+                 if isinstance(v, list)} if isinstance(waiting, dict) else {},
+        numbered=numbered if isinstance(numbered, int) and numbered >= 0 else 0,
+        notes={k: v for k, v in notes.items() if isinstance(v, str)}
+        if isinstance(notes, dict) else {},
     )
 
 
 def _dump(memory: Memory) -> str:
     return json.dumps({"transcript": memory.transcript, "offset": memory.offset,
-                       "last_text": memory.last_text, "seen": memory.seen}, sort_keys=True)
+                       "last_text": memory.last_text, "seen": memory.seen,
+                       "waiting": memory.waiting, "numbered": memory.numbered,
+                       "notes": memory.notes}, sort_keys=True)
 
 
 def _save(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(temp, 0o600)
-    os.replace(temp, path)
+    write_private(path, text.encode("utf-8"))

@@ -30,12 +30,15 @@ from supervisor.hooks.policy import guard_table, hook_settings, load_policy
 from supervisor.hooks.step import PayloadError, Step, child_session_id, read_payload
 from supervisor.hooks.target import Target
 from supervisor.hooks.targets import load as load_target
+from supervisor.hooks.wording import note
 from supervisor.store.paths import (
     ensure_session_dir,
     resolve_root,
     sanitize_session_id,
     session_dir,
+    session_files,
     validate_session_id,
+    write_private,
 )
 from supervisor.store.writer import LineWriter
 
@@ -130,8 +133,8 @@ def record_error(root: Path, session_id: str, hook_event: str | None, message: s
     """Write a `supervisor_error` event into the session, so the dashboard shows the problem.
     Best effort: if even that fails (full disk), the caller's complaint is all there is."""
     try:
-        directory = ensure_session_dir(root, session_id)
-        with LineWriter(directory / "events.jsonl") as writer:
+        ensure_session_dir(root, session_id)
+        with LineWriter(session_files(root, session_id).events) as writer:
             writer.append({"type": ERROR_EVENT, "hook_event": hook_event, "message": message})
     except Exception:  # the supervisor is already failing: never make it worse for the agent
         return
@@ -156,9 +159,10 @@ class _Call:
         starts now (not resumed): older text is not this run's."""
         reader, path = self.target.transcript, self.step.transcript
         reads = reader is not None and bool(path) and self.step.kind in _READS_TRANSCRIPT
-        if not reads and self.step.call is None:
+        if not reads and self.step.call is None and self.step.pair is None:
             return
         with hook_memory.remembered(self.guard.dir) as memory:
+            self.pair(memory)
             if self.step.call is not None:
                 memory.see(self.step.call["call_id"])
             if not reads or reader is None or path is None:
@@ -171,6 +175,42 @@ class _Call:
             texts, memory.offset = reader(path, memory.offset)
             for text in texts:
                 self.assistant_said(text, memory)
+
+    def pair(self, memory: hook_memory.Memory) -> None:
+        """For an agent that gives calls no id: a call gets a new one, its result the one of
+        the oldest call with the same tool and arguments still waiting (`Step.pair`)."""
+        key = self.step.pair
+        if key is None:
+            return
+        if self.step.call is not None:
+            self.step.call["call_id"] = memory.pair_call(key)
+        elif self.step.result is not None:
+            self.step.result["call_id"] = memory.pair_result(key) or key
+
+    def decided(self, verdict: Any) -> Any:
+        """After the verdict on a call: a refused call gets no result, so it stops waiting for
+        one (`Step.pair`); a note on a call that runs waits for its result when the agent takes
+        no context before a call (`Target.context_before_call`), and is left out of the
+        verdict returned."""
+        call = self.step.call
+        runs = verdict.action in _RUNS
+        unpair = self.step.pair is not None and not runs
+        hold = runs and bool(verdict.message) and not self.target.context_before_call
+        if call is None or not (unpair or hold):
+            return verdict
+        with hook_memory.remembered(self.guard.dir) as memory:
+            if unpair and self.step.pair is not None:
+                memory.unpair(self.step.pair, call["call_id"])
+            if hold:
+                memory.hold_note(call["call_id"], verdict.message)
+        return dataclasses.replace(verdict, message=None) if hold else verdict
+
+    def held_note(self, call_id: str) -> str | None:
+        """The note held back for this call until its result (see `decided`)."""
+        if self.target.context_before_call:
+            return None
+        with hook_memory.remembered(self.guard.dir) as memory:
+            return memory.take_note(call_id)
 
     def assistant_said(self, text: str, memory: hook_memory.Memory) -> None:
         """Record an assistant message once (the transcript and Stop both carry the last)."""
@@ -197,6 +237,8 @@ class _Call:
 
 
 _READS_TRANSCRIPT = frozenset({"start", "call", "batch", "stop"})
+_RUNS = frozenset({"allow", "nudge"})
+"""Verdicts under which the call runs (and a result will come)."""
 _TOLD = frozenset({"guidance", "rollback"})
 
 
@@ -209,7 +251,7 @@ def _on_prompt(c: _Call) -> str:
     if message["role"] == "user":
         if not c.guard.state.get("tasks_started"):  # the session's task: its first prompt
             c.guard.task_start(_title(message["text"]))
-        c.guard.message("user", message["text"])
+        c.guard.message("user", message["text"], extra=message.get("extra"))
         c.guard.new_cycle()
     else:  # a prompt no person wrote (a task notification): no new cycle, no counter reset
         c.guard.message(message["role"], message["text"])
@@ -222,7 +264,7 @@ def _on_call(c: _Call) -> str:
     verdict = c.hold(c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"]))
     if verdict.action == "pause":  # the deadline did not pass in time (it always should)
         verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
-    return c.target.answers.pre_tool(verdict)
+    return c.target.answers.pre_tool(c.decided(verdict))
 
 
 def _on_result(c: _Call) -> str:
@@ -230,7 +272,8 @@ def _on_result(c: _Call) -> str:
     assert r is not None
     detections = c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
                                    duration_ms=r["duration_ms"], tool=r["tool"])
-    return c.target.answers.context(c.step.hook_event, _hints(detections))
+    texts = [t for t in (note(c.held_note(r["call_id"])), _hints(detections)) if t]
+    return c.target.answers.context(c.step.hook_event, "\n".join(texts) or None)
 
 
 def _on_batch(c: _Call) -> str:
@@ -286,7 +329,7 @@ def _on_end(c: _Call) -> str:
 
 
 def _on_other(c: _Call) -> str:
-    with LineWriter(c.guard.dir / "events.jsonl") as writer:
+    with LineWriter(c.guard.files.events) as writer:
         writer.append(c.step.record or {})
     return ""
 
@@ -339,9 +382,7 @@ def _start_new_run(root: Path, step: Step, base: str) -> None:
     step.session_id = sanitize_session_id(f"{base[:100]}.run{number}")
     step.start["resumed_from"] = previous
     ensure_session_dir(root, base)
-    temp = pointer.with_name(f".{RUN_POINTER}.{os.getpid()}.tmp")
-    temp.write_text(step.session_id + "\n", encoding="utf-8")
-    os.replace(temp, pointer)
+    write_private(pointer, (step.session_id + "\n").encode("utf-8"))
 
 
 def _current_run(root: Path, base: str) -> str:
@@ -421,10 +462,10 @@ def _start_extra(step: Step) -> dict[str, Any]:
 
 def _link_parent(root: Path, step: Step) -> None:
     """Tell the parent session (if it exists) that a subagent's child session started."""
-    parent = session_dir(root, step.parent_session_id or "")
-    if not parent.is_dir():
+    parent = session_files(root, step.parent_session_id or "")
+    if not parent.dir.is_dir():
         return
-    with LineWriter(parent / "events.jsonl") as writer:
+    with LineWriter(parent.events) as writer:
         writer.append({"type": SUBAGENT_EVENT, "session": step.session_id, **(step.subagent or {})})
 
 

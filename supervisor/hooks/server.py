@@ -60,10 +60,13 @@ class HookServer:
 
     def serve(self) -> int:
         """Take the start-up lock, bind, serve; 0 when done, 0 too when another server runs."""
+        from supervisor.store.paths import ensure_private_dir, require_private
+
         run = self.path.parent
-        run.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(run, 0o700)
-        lock_fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        ensure_private_dir(self.root)  # refused when another user owns or may write to it
+        ensure_private_dir(run)
+        lock_fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        require_private(Path(f"{self.path}.lock"), "hook server lock")
         self._lock_fd = lock_fd
         try:
             try:
@@ -79,7 +82,7 @@ class HookServer:
             os.chmod(self.path, 0o600)
             listener.listen(64)
             listener.settimeout(POLL_S)
-            Path(f"{self.path}.pid").write_text(f"{os.getpid()}\n")
+            _write_private(Path(f"{self.path}.pid"), f"{os.getpid()}\n")
             _log(f"serving on {self.path} (pid {os.getpid()}, idle exit {self.idle_s:g}s)")
             self._http = self._serve_http()
             try:
@@ -209,6 +212,14 @@ def _read_all(conn: socket.socket) -> bytes:
     while chunk := conn.recv(65536):
         buffer.write(chunk)
     return buffer.getvalue()
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
 
 
 def _log(message: str) -> None:

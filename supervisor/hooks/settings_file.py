@@ -55,6 +55,10 @@ class Settings:
     """Seconds per unit of the file's `timeout` (Gemini CLI counts milliseconds: 0.001)."""
     notes: tuple[str, ...] = field(default=())
     """Told to the user after an install (what the agent needs besides the file)."""
+    timeout_caps_s: tuple[tuple[str, float], ...] = ()
+    """(event, seconds): events whose hook timeout the agent caps (Codex: SessionEnd and
+    Interrupt at 3 s); their entries are written with the cap, so the agent has nothing to warn
+    about."""
     http_events: frozenset[str] = frozenset()
     """Events the agent can send to an HTTP hook (`--transport http`); none: command only."""
 
@@ -148,6 +152,7 @@ def plan_install(
             _remove_ours(spec, hooks, name)
     for name, takes_matcher in spec.events:
         seconds = hold_timeout_s if name in spec.held else OTHER_TIMEOUT_S
+        seconds = min(seconds, dict(spec.timeout_caps_s).get(name, seconds))
         timeout = round(seconds / spec.timeout_unit_s)
         entry: dict[str, Any] = {"type": "command", "command": command(seconds),
                                  "timeout": timeout}

@@ -9,11 +9,12 @@ guard, which writes the events, and asks the target to phrase the answer.
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import xxhash
 
 from supervisor.engine.fingerprint import output_hash
+from supervisor.protocol.names import MAX_NUMBER
 from supervisor.store.paths import sanitize_session_id
 
 TEXT_LIMIT_BYTES = 64 * 1024
@@ -60,6 +61,8 @@ class Message(TypedDict):
     role: str
     """`user`, `assistant` or `system` (a prompt no person wrote, e.g. a task notification)."""
     text: str
+    extra: NotRequired[dict[str, Any]]
+    """More fields for the `message` event (e.g. the agent's turn id and model)."""
 
 
 class End(TypedDict):
@@ -93,6 +96,10 @@ class Step:
     transcript: str | None = None
     """The agent's own transcript of this session (JSONL), where the runtime reads the
     assistant's text between tool calls (hooks are not given it); None: not available."""
+    pair: str | None = None
+    """call, result: the agent gives no call id (Gemini CLI), so the runtime pairs a call and
+    its result by order under this key (`stable_call_id` of the tool and its arguments) and
+    sets `call_id`."""
 
 
 def read_payload(data: bytes) -> dict[str, Any]:
@@ -125,6 +132,42 @@ def session_ids(payload: dict[str, Any]) -> tuple[str, str | None]:
     if agent_id:
         return child_session_id(parent, agent_id), parent
     return parent, None
+
+
+def tool_args(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(`tool_name`, `tool_input` as an object) of a tool payload, whatever it holds."""
+    tool = text_or_none(payload.get("tool_name")) or "unknown"
+    args = payload.get("tool_input")
+    return tool, args if isinstance(args, dict) else ({} if args is None else {"input": args})
+
+
+def as_start(step: Step, agent_label: str, source: Any) -> None:
+    """A session-start event: `start`, with a system message naming how it started."""
+    step.kind = "start"
+    step.message = {"role": "system",
+                    "text": f"{agent_label} session start ({text_or_none(source) or 'startup'})"}
+
+
+def as_prompt(step: Step, prompt: Any) -> None:
+    """A person's prompt."""
+    step.kind = "prompt"
+    step.message = {"role": "user",
+                    "text": cut_text(prompt if isinstance(prompt, str) else to_json(prompt))}
+
+
+def as_notification(step: Step, message: Any, kind: Any) -> None:
+    """A notification: a system message, prefixed with its kind."""
+    text = message if isinstance(message, str) else to_json(message)
+    kind = text_or_none(kind)
+    step.kind = "notification"
+    step.message = {"role": "system", "text": cut_text(f"[{kind}] {text}" if kind else text)}
+
+
+def as_end(step: Step, agent_label: str, reason: Any) -> None:
+    """The agent's session ended."""
+    step.kind = "end"
+    step.end = {"status": "completed",
+                "reason": f"{agent_label} session ended ({text_or_none(reason) or 'other'})"}
 
 
 def child_session_id(parent: str, agent_id: str) -> str:
@@ -194,6 +237,7 @@ def text_or_none(value: Any) -> str | None:
 
 
 def number_or_none(value: Any) -> float | None:
+    """A number a protocol line can hold (finite, within `MAX_NUMBER`), else None."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if value == value and abs(value) != float("inf") else None
+    return float(value) if value == value and abs(value) <= MAX_NUMBER else None

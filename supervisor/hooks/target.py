@@ -59,3 +59,7 @@ class Target:
     answers: Answers
     settings: Settings
     transcript: TranscriptReader | None = None
+    context_before_call: bool = True
+    """False when the agent takes no added context before a call runs (Gemini CLI ignores it
+    at BeforeTool): a note on a call that runs (a nudge, an approval) is then given with the
+    call's result instead."""

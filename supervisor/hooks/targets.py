@@ -9,6 +9,8 @@ in-process path import the one target a call names (`load`). Adding an agent: a 
 TARGETS = {
     # command-line name: the module whose `TARGET` is a `supervisor.hooks.target.Target`
     "claude-code": "supervisor.hooks.claude_code",
+    "codex": "supervisor.hooks.codex",
+    "gemini": "supervisor.hooks.gemini",
 }
 
 

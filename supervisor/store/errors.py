@@ -11,3 +11,8 @@ class InvalidSessionId(StoreError, ValueError):
 
 class SessionNotFound(StoreError, LookupError):
     """No directory for this session under the root."""
+
+
+class UnsafeStore(StoreError, PermissionError):
+    """A store directory (or socket, or lock) another local user owns or may write to: using it
+    would let that user read the sessions, forge operator decisions or answer for the hook."""

@@ -22,8 +22,10 @@ from supervisor.store.paths import (
     SessionFiles,
     existing_session_dir,
     list_session_ids,
+    require_private,
     session_dir,
     session_files,
+    sessions_dir,
     validate_session_id,
 )
 from supervisor.store.recordings import is_recording, refuse_writes
@@ -43,6 +45,11 @@ class LocalStore(Store):
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        if self.root.is_dir() and not is_recording(self.root):
+            # another user's root: never read its "sessions" nor write decisions into it
+            require_private(self.root, "store root")
+            if sessions_dir(self.root).is_dir():
+                require_private(sessions_dir(self.root))
 
     def describe(self) -> str:
         """The root as the operator would type it: relative to the working directory (only

