@@ -389,3 +389,52 @@ def test_verdicts_report_every_limit_gauge(root: Path, work: Path) -> None:
     assert last["errors_per_session"] == 1
     assert last["tokens"] == 1200
     assert verdicts[0]["gauges"]["iterations_per_session"] == 1
+
+
+def test_checkpoint_events_say_what_changed_since_the_previous_one(root: Path,
+                                                                   work: Path) -> None:
+    """The guard records `changed_files` and a `diffstat`: live sessions need no git to list
+    what a checkpoint changed, and "changed" means since the previous checkpoint."""
+    (work / "old.txt").write_text("one\ntwo\n")
+    with session(root, work) as s:
+        (work / "app.py").write_text("x = 2\ny = 3\n")
+        (work / "new.py").write_text("n = 1\n")
+        (work / "old.txt").unlink()
+        s.checkpoint("after edits")
+        s.checkpoint("nothing new")
+    first, second, third = of_type(events(root, "s1"), "checkpoint")
+    assert first["diffstat"]["since"] is None and first["diffstat"]["added"] == 2
+    assert first["diffstat"]["insertions"] is None  # the first one counts no lines
+    assert second["changed_files"] == ["app.py", "new.py", "old.txt"]
+    assert second["diffstat"] == {"since": "cp-1", "files": 3, "added": 1, "modified": 1,
+                                  "deleted": 1, "insertions": 3, "deletions": 3}
+    assert third["changed_files"] == [] and third["diffstat"]["files"] == 0
+    listed = run_cli("checkpoints", "s1", "--root", str(root))
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if line.startswith("cp-2"))
+    assert "+1 ~1 -1 since cp-1" in row and "+3 -3" in row
+    assert "CHANGED SINCE PREVIOUS" in listed.stdout
+    rows = [json.loads(x) for x in run_cli("checkpoints", "s1", "--root", str(root),
+                                           "--json").stdout.splitlines()]
+    assert rows[1]["since"] == "cp-1" and rows[1]["insertions"] == 3
+
+
+def test_checkpoints_cli_patch_is_what_a_rollback_throws_away(root: Path, work: Path,
+                                                              tmp_path: Path) -> None:
+    with session(root, work):
+        (work / "app.py").write_text("x = 1\nz = 'after the checkpoint'\n")
+        (work / "evil.txt").write_text("\x1b]0;title\x07line\n")
+    patch = run_cli("checkpoints", "s1", "--root", str(root), "--patch", "cp-1")
+    assert patch.returncode == 0, patch.stderr
+    assert "+z = 'after the checkpoint'" in patch.stdout and "new file mode" in patch.stdout
+    # through a pipe the patch is exact: it reverses the work since the checkpoint
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "app.py").write_text("x = 1\nz = 'after the checkpoint'\n")
+    (copy / "evil.txt").write_text("\x1b]0;title\x07line\n")
+    applied = subprocess.run(["git", "apply", "-R", "-"], input=patch.stdout, text=True,
+                             cwd=copy, capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    assert (copy / "app.py").read_text() == "x = 1\n" and not (copy / "evil.txt").exists()
+    none = run_cli("checkpoints", "s1", "--root", str(root), "--patch", "cp-2")
+    assert none.returncode == 2 and "no checkpoint 'cp-2'" in none.stderr

@@ -16,6 +16,7 @@ from tui_support import (
     make_app,
     screen_text,
     start,
+    until,
     write_events,
 )
 
@@ -23,6 +24,7 @@ from supervisor.tui.screens.escalation import EscalationScreen
 from supervisor.tui.screens.modals import CheckpointPicker, ConfirmScreen, GuidanceScreen
 from supervisor.tui.screens.session import SessionScreen
 from supervisor.tui.screens.sessions import SessionsScreen
+from supervisor.tui.widgets.checkpoint_detail import CheckpointDetail
 from supervisor.tui.widgets.history_view import HistoryView
 from supervisor.tui.widgets.session_table import SessionTable
 
@@ -96,20 +98,27 @@ async def test_abort_needs_confirmation(root: Path) -> None:
         assert control_lines(root, "s1") == []
 
 
-async def test_rollback_picker_shows_files_changed_since_each_checkpoint(root: Path) -> None:
-    escalated_session(root)
+async def test_rollback_picker_shows_what_each_checkpoint_changed_and_undoes(root: Path
+                                                                           ) -> None:
+    escalated_session(root)  # recorded checkpoints, no repository: the events say it all
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await _open_escalation(app, pilot)
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(app.screen, CheckpointPicker)
+        detail = app.screen.query_one(CheckpointDetail)
+        await until(pilot, lambda: detail.since is not None)
         text = screen_text(app)
-        assert "cp-2" in text and "1 file(s) changed since" in text and "b.py" in text
+        assert "cp-2" in text and "Changed since the previous checkpoint: 1 file(s)" in text
+        assert "A rollback to cp-2 throws away (at least what the later" in text
         await pilot.press("down")
-        await pilot.pause()
+        await until(pilot, lambda: detail.since is not None and detail.checkpoint is not None
+                    and detail.checkpoint.checkpoint_id == "cp-1")
         text = screen_text(app)
-        assert "2 file(s) changed since this checkpoint" in text and "a.py" in text
+        assert "Changed since the previous checkpoint: 2 file(s)" in text and "a.py" in text
+        assert "throws away (at least what the later checkpoints changed" in text
+        assert "~ b.py" in text  # cp-2 changed b.py after cp-1
         await pilot.press("escape")
         await pilot.pause()
         assert control_lines(root, "s1") == []

@@ -160,10 +160,10 @@ def test_checkpoint_without_changed_files_is_unknown(root: Path) -> None:
     assert model.sessions["s1"].checkpoint_files("cp-1") is None
 
 
-def test_files_changed_since_a_checkpoint_come_from_the_guards_repository(root: Path,
-                                                                          tmp_path: Path) -> None:
+def test_what_a_rollback_throws_away_comes_from_the_guards_repository(root: Path,
+                                                                      tmp_path: Path) -> None:
     from supervisor.guard.checkpoints import CheckpointStore
-    from supervisor.tui.app import checkpoint_diff
+    from supervisor.tui.checkpoint_changes import files_since, patch_since
 
     work = tmp_path / "work"
     work.mkdir()
@@ -172,13 +172,38 @@ def test_files_changed_since_a_checkpoint_come_from_the_guards_repository(root: 
     write_events(root, "s1", [start(cwd=str(work))])
     git_dir = root / "sessions" / "s1" / "checkpoints.git"
     cp = CheckpointStore(git_dir, work, exclude_paths=[root]).create("before")
+    write_events(root, "s1", [checkpoint(cp.checkpoint_id, 1)])
     (work / "a.py").write_text("a = 2\n")
     (work / "new.py").write_text("n = 1\n")
     (work / "gone.py").unlink()
-    assert checkpoint_diff(LocalStore(root), "s1", str(work), cp.checkpoint_id) == [
-        "+ new.py", "~ a.py", "- gone.py"]
-    assert checkpoint_diff(LocalStore(root), "s1", str(work), "no-such-checkpoint") is None
-    assert checkpoint_diff(LocalStore(root), "s2", str(work), cp.checkpoint_id) is None
+    model, _ = _model(root)
+    st = model.sessions["s1"]
+    since = files_since(LocalStore(root), st, cp.checkpoint_id)
+    assert since.exact and since.files == ["+ new.py", "~ a.py", "- gone.py"]
+    patch = patch_since(LocalStore(root), st, cp.checkpoint_id)
+    assert patch.text is not None and "-a = 1\n+a = 2" in patch.text
+    assert "+n = 1" in patch.text and "-x = 1" in patch.text
+    missing = files_since(LocalStore(root), st, "no-such-checkpoint")
+    assert not missing.exact and missing.files is None
+    assert patch_since(LocalStore(root), st, "cp-9").text is None
+
+
+def test_without_a_repository_later_checkpoints_say_what_a_rollback_undoes(root: Path) -> None:
+    from supervisor.tui.checkpoint_changes import files_since, patch_since
+
+    write_events(root, "s1", [start(cwd="/nowhere"), checkpoint("cp-1", 1, ["a.py"]),
+                              checkpoint("cp-2", 2, ["b.py", "a.py"]),
+                              checkpoint("cp-3", 3, ["c.py"])])
+    model, _ = _model(root)
+    st = model.sessions["s1"]
+    since = files_since(LocalStore(root), st, "cp-1")
+    assert not since.exact and since.files == ["~ a.py", "~ b.py", "~ c.py"]
+    assert files_since(LocalStore(root), st, "cp-3").files == []
+    write_events(root, "s1", [checkpoint("cp-4", 4)])  # says nothing: unknown from cp-1 on
+    model, _ = _model(root)
+    assert files_since(LocalStore(root), model.sessions["s1"], "cp-1").files is None
+    patch = patch_since(LocalStore(root), model.sessions["s1"], "cp-1")
+    assert patch.text is None and "no checkpoint repository" in patch.reason
 
 
 def test_gauges_use_the_values_the_guard_reported(root: Path) -> None:

@@ -137,3 +137,23 @@ def test_wide_history(snap_compare, size, tmp_path) -> None:
 
     app = make_app(_quiet_root(tmp_path))
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+def test_checkpoint_diff(snap_compare, size, tmp_path) -> None:
+    """What a rollback throws away, on a session the real guard wrote over real git."""
+    from test_tui_checkpoints import guarded_session
+
+    from supervisor.tui.screens.diff import DiffScreen
+
+    guarded_session(tmp_path / "store", tmp_path / "work").close()
+
+    async def run_before(pilot) -> None:
+        await load(pilot)
+        pilot.app.open_session("s1")
+        await pilot.pause()
+        pilot.app.push_screen(DiffScreen("s1", "cp-1"))
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(make_app(tmp_path / "store"), terminal_size=size, run_before=run_before)

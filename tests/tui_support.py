@@ -117,6 +117,21 @@ def screen_text(app: SupervisorApp) -> str:
     console = Console(record=True, width=app.size.width, file=open("/dev/null", "w"),  # noqa: SIM115
                       color_system=None)
     screen = app.screen
-    lines = screen._compositor.render_update(full=True)
+    lines = screen._compositor.render_update(full=True,
+                                             screen_stack=list(app._background_screens))
     console.print(lines)
     return console.export_text()
+
+
+async def until(pilot: Any, predicate: Any, timeout: float = 20.0) -> None:
+    """Pause until `predicate()` holds (a worker thread's result arrived), or fail."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError("timed out waiting for the condition")
+        await pilot.pause(0.02)
+    await pilot.pause()
+    await pilot.pause()  # the result is drawn

@@ -1,5 +1,10 @@
-"""`supervisor checkpoints SESSION [--diff CHECKPOINT]`: a session's checkpoints with the files
-each one changed, or the files changed in the work tree since one of them."""
+"""`supervisor checkpoints SESSION [--diff CP | --patch CP]`: a session's checkpoints with what
+each one changed since the previous checkpoint, or what a rollback to one of them would throw
+away (the files, or the unified diff, from it to the work tree now).
+
+"Changed" means one thing here and in the dashboard: relative to the previous checkpoint (the
+guard records it in the `checkpoint` event). What differs between a checkpoint and the work
+tree now is always said as such ("since CP, in the work tree now")."""
 
 import argparse
 from typing import TYPE_CHECKING
@@ -7,15 +12,20 @@ from typing import TYPE_CHECKING
 from supervisor.cli.common import CliError, add_root_argument, root_from
 
 if TYPE_CHECKING:
-    from supervisor.guard.checkpoints import CheckpointStore
+    from supervisor.guard.checkpoints import Checkpoint, CheckpointStore
     from supervisor.store.base import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_root_argument(parser)
     parser.add_argument("session", help="session id")
-    parser.add_argument("--diff", metavar="CHECKPOINT",
-                        help="list the files added, modified and deleted since this checkpoint")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--diff", metavar="CP",
+                       help="the files added, modified and deleted in the work tree since CP "
+                            "(what a rollback to CP throws away)")
+    shown.add_argument("--patch", metavar="CP",
+                       help="the unified diff from CP to the work tree now (what a rollback to "
+                            "CP throws away); escaped on a terminal, exact through a pipe")
     parser.add_argument("--json", action="store_true", help="one JSON object per checkpoint")
 
 
@@ -29,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
     store = checkpoint_store(LocalStore(root_from(args)), args.session)
     try:
+        if args.patch:
+            _print_patch(store.patch(args.patch))
+            return 0
         if args.diff:
             changes = store.diff(args.diff)
             if args.json:
@@ -36,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
                                   "deleted": changes.deleted}))
                 return 0
             if not changes:
-                print(f"no changes since {args.diff}")
+                print(f"no changes in the work tree since {args.diff}")
             for mark, paths in (("A", changes.added), ("M", changes.modified),
                                 ("D", changes.deleted)):
                 for path in paths:
@@ -49,18 +62,18 @@ def run(args: argparse.Namespace) -> int:
         for cp in checkpoints:
             print(json.dumps({"checkpoint_id": cp.checkpoint_id, "label": cp.label,
                               "commit": cp.commit, "ts": cp.ts, "files": cp.files,
-                              "added": cp.added, "modified": cp.modified,
-                              "deleted": cp.deleted, "at_seq": cp.at_seq,
+                              "at_seq": cp.at_seq, **cp.diffstat(),
                               "work_tree": cp.work_tree, "nested": list(cp.nested)}))
         return 0
     if not checkpoints:
         print(f"no checkpoints in session '{args.session}'")
         return 0
-    rows = [["ID", "TIME", "FILES", "CHANGED", "AT SEQ", "LABEL"]]
+    rows = [["ID", "TIME", "FILES", "CHANGED SINCE PREVIOUS", "LINES", "AT SEQ", "LABEL"]]
     for cp in checkpoints:
         rows.append([
             cp.checkpoint_id, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cp.ts)),
-            str(cp.files), f"+{cp.added} ~{cp.modified} -{cp.deleted}",
+            str(cp.files), changed_text(cp),
+            "-" if cp.insertions is None else f"+{cp.insertions} -{cp.deletions}",
             "-" if cp.at_seq is None else str(cp.at_seq),
             clean(cp.label, keep_newlines=False, limit=60),
         ])
@@ -72,7 +85,35 @@ def run(args: argparse.Namespace) -> int:
         shown = ", ".join(clean(n, keep_newlines=False, limit=80) for n in nested)
         print(f"not checkpointed (nested git repositories, their own history keeps them): "
               f"{shown}")
+    print("(what a rollback to CP throws away: --diff CP lists the files, --patch CP the diff)")
     return 0
+
+
+def changed_text(cp: "Checkpoint") -> str:
+    """`+1 ~2 -0 since cp-2`, or `first: 12 files` for the first checkpoint."""
+    if cp.since is None and cp.modified == cp.deleted == 0:
+        return f"first: {cp.added} files"
+    since = f" since {cp.since}" if cp.since else ""
+    return f"+{cp.added} ~{cp.modified} -{cp.deleted}{since}"
+
+
+def _print_patch(text: str) -> None:
+    """The diff exactly as git wrote it through a pipe (`| git apply -R` works), cleaned of
+    control sequences on a terminal (a file's content is the agent's, so untrusted)."""
+    import sys
+
+    if not text:
+        print("no changes in the work tree since this checkpoint")
+        return
+    raw = text.encode("utf-8", "surrogateescape")  # git's bytes, undecodable ones too
+    if sys.stdout.isatty():
+        from supervisor.safetext import clean
+
+        sys.stdout.write(clean(raw.decode("utf-8", "replace")).rstrip("\n") + "\n")
+        return
+    sys.stdout.flush()
+    sys.stdout.buffer.write(raw)
+    sys.stdout.buffer.flush()
 
 
 def checkpoint_store(store: "Store", session: str) -> "CheckpointStore":

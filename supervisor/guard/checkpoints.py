@@ -92,6 +92,17 @@ _IDENTITY = {
 }
 
 
+CHANGED_FILES_KEPT = 200
+"""Paths a `checkpoint` event lists in `changed_files` at most (its `diffstat` counts them all)."""
+
+
+def checkpoint_changes(cp: Checkpoint) -> dict[str, object]:
+    """The `changed_files` and `diffstat` fields of a `checkpoint` event: what changed since
+    the previous checkpoint, so a reader needs no git to list it (see docs/protocol.md)."""
+    return {"changed_files": list(cp.changed_paths[:CHANGED_FILES_KEPT]),
+            "diffstat": cp.diffstat()}
+
+
 class CheckpointError(Exception):
     """A checkpoint operation failed; the message says what (fit for one line)."""
 
@@ -116,10 +127,26 @@ class Checkpoint:
     """The directory it is a checkpoint of (None for checkpoints of older versions)."""
     nested: tuple[str, ...] = ()
     """Nested git repositories left out of it (their own history keeps them)."""
+    since: str | None = None
+    """The previous checkpoint, which the changes are counted from (None: the first one,
+    counted from an empty work tree)."""
+    insertions: int | None = None
+    deletions: int | None = None
+    """Lines added and removed since the previous checkpoint (None: not counted, for the
+    first checkpoint)."""
+    changed_paths: tuple[str, ...] = ()
+    """The paths changed since the previous checkpoint, sorted (on a checkpoint just taken;
+    `list()` does not read them back)."""
 
     @property
     def changed(self) -> int:
         return self.added + self.modified + self.deleted
+
+    def diffstat(self) -> dict[str, object]:
+        """The `diffstat` of the `checkpoint` event: what changed since the previous one."""
+        return {"since": self.since, "files": self.changed, "added": self.added,
+                "modified": self.modified, "deleted": self.deleted,
+                "insertions": self.insertions, "deletions": self.deletions}
 
 
 @dataclass(slots=True)
@@ -129,9 +156,16 @@ class Changes:
     added: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    insertions: int | None = None
+    deletions: int | None = None
+    """Lines added and removed (binary files count none), when asked for."""
 
     def __bool__(self) -> bool:
         return bool(self.added or self.modified or self.deleted)
+
+    def paths(self) -> list[str]:
+        """Every changed path, sorted."""
+        return sorted(self.added + self.modified + self.deleted)
 
     @property
     def count(self) -> int:
@@ -177,7 +211,7 @@ class RestoreResult:
         checkpoint: dict[str, object] = {
             "type": "checkpoint", "checkpoint_id": safety.checkpoint_id, "label": safety.label,
             "commit": safety.commit, "at_seq": at_seq, "files": safety.files,
-            "changed": safety.changed, **extra}
+            "changed": safety.changed, **checkpoint_changes(safety), **extra}
         if safety.nested:
             checkpoint["nested"] = list(safety.nested)
         return [checkpoint, rollback]
@@ -290,6 +324,15 @@ class CheckpointStore:
             tree = self._snapshot_tree()
         return self._diff_trees(cp.commit, tree)
 
+    def patch(self, checkpoint_id: str) -> str:
+        """The unified diff from the checkpoint to the work tree now: what a rollback to it
+        would throw away (binary files as "Binary files ... differ"). Read-only, like `diff`."""
+        cp = self.get(checkpoint_id)
+        with self._locked():
+            tree = self._snapshot_tree()
+        return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+                         cp.commit, tree)
+
     def restore(self, checkpoint_id: str) -> RestoreResult:
         """Bring the work tree back to the checkpoint.
 
@@ -395,14 +438,17 @@ class CheckpointStore:
         self._ensure_repo()
         staged = self._stage()
         tree = staged.tree
-        parent, previous, number = self._chain()
-        changes = self._diff_trees(parent or _EMPTY_TREE, tree)
+        parent, previous, number, since = self._chain()
+        # lines are counted against the previous checkpoint only: against an empty tree
+        # (the first checkpoint) it would read every file of the work tree once more
+        changes = self._diff_trees(parent or _EMPTY_TREE, tree, lines=parent is not None)
         cp_id = f"cp-{number}"
         now = time.time()
         meta = {
             "id": cp_id, "ts": now, "files": previous + len(changes.added) - len(changes.deleted),
             "added": len(changes.added), "modified": len(changes.modified),
-            "deleted": len(changes.deleted), "at_seq": at_seq,
+            "deleted": len(changes.deleted), "at_seq": at_seq, "since": since,
+            "insertions": changes.insertions, "deletions": changes.deletions,
             "work_tree": str(self.work_tree), "nested": staged.nested,
             "untracked": staged.untracked, "untracked_complete": not staged.truncated,
         }
@@ -416,7 +462,8 @@ class CheckpointStore:
         return Checkpoint(
             cp_id, _one_line(label), commit, now, meta["files"], meta["added"],
             meta["modified"], meta["deleted"], at_seq, str(self.work_tree),
-            tuple(staged.nested),
+            tuple(staged.nested), since, changes.insertions, changes.deletions,
+            tuple(changes.paths()),
         )
 
     def _stage(self, index_env: dict[str, str] | None = None) -> _Staged:
@@ -477,11 +524,33 @@ class CheckpointStore:
         finally:
             temp.unlink(missing_ok=True)
 
-    def _diff_trees(self, old: str, new: str) -> Changes:
-        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
+    def _diff_trees(self, old: str, new: str, *, lines: bool = False) -> Changes:
+        """The paths that differ between two trees; with `lines`, the lines added and removed
+        too (the same git call: `--raw` records, then `--numstat` ones)."""
+        if not lines:
+            out = self._git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
+            records = out.split("\0")
+            pairs = zip(records[0::2], records[1::2], strict=False)
+        else:
+            out = self._git("diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat",
+                            old, new)
+            records = out.split("\0")
+            pairs = []
+            insertions = deletions = 0
+            i = 0
+            while i < len(records):
+                record = records[i]
+                if record.startswith(":") and i + 1 < len(records):
+                    pairs.append((record.rsplit(" ", 1)[-1], records[i + 1]))
+                    i += 2
+                    continue
+                numbers = record.split("\t", 2)
+                if len(numbers) == 3 and numbers[0].isdigit() and numbers[1].isdigit():
+                    insertions += int(numbers[0])  # "-" for a binary file: no lines
+                    deletions += int(numbers[1])
+                i += 1
         changes = Changes()
-        fields = out.split("\0")
-        for status, path in zip(fields[0::2], fields[1::2], strict=False):
+        for status, path in pairs:
             kind = status[:1]
             if kind == "A":
                 changes.added.append(path)
@@ -489,26 +558,29 @@ class CheckpointStore:
                 changes.deleted.append(path)
             elif kind in ("M", "T"):
                 changes.modified.append(path)
+        if lines:
+            changes.insertions, changes.deletions = insertions, deletions
         return changes
 
-    def _chain(self) -> tuple[str | None, int, int]:
-        """The latest checkpoint commit (None at first), its file count, and the next number,
-        in one git call."""
+    def _chain(self) -> tuple[str | None, int, int, str | None]:
+        """The latest checkpoint commit (None at first), its file count, the next number and
+        the latest checkpoint's id, in one git call."""
         out = self._git(
             "for-each-ref", "--format=%(refname)%00%(objectname)%00%(contents)%1e",
             _HEAD_REF, _REF_PREFIX,
         )
-        head, files, highest = None, 0, 0
+        head, files, highest, head_id = None, 0, 0, None
         for record in out.split("\x1e"):
             record = record.strip("\n")
             if not record:
                 continue
             ref, commit, body = record.split("\0", 2)
             if ref == _HEAD_REF:
-                head, files = commit, int(_meta_of(body).get("files", 0))
+                meta = _meta_of(body)
+                head, files, head_id = commit, int(meta.get("files", 0)), meta.get("id")
             else:
                 highest = max(highest, _number(ref.rsplit("/", 1)[-1]))
-        return head, files, highest + 1
+        return head, files, highest + 1, head_id
 
     def _ensure_repo(self) -> None:
         if self._ready:
@@ -707,7 +779,17 @@ def _parse_record(record: str) -> Checkpoint:
         int(meta.get("added", 0)), int(meta.get("modified", 0)), int(meta.get("deleted", 0)),
         meta.get("at_seq"), work_tree if isinstance(work_tree, str) else None,
         tuple(str(n) for n in nested) if isinstance(nested, list) else (),
+        _str_or_none(meta.get("since")), _int_or_none(meta.get("insertions")),
+        _int_or_none(meta.get("deletions")),
     )
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _meta_of(body: str) -> dict:

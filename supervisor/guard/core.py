@@ -43,7 +43,11 @@ from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.edit_hint import with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.guard import control, recovery
-from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
+from supervisor.guard.checkpoints import (
+    CheckpointError,
+    CheckpointStore,
+    checkpoint_changes,
+)
 from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
@@ -581,7 +585,7 @@ class Guard:
         self.state["since_checkpoint"] = 0
         self._record({"type": "checkpoint", "checkpoint_id": cp.checkpoint_id, "label": cp.label,
                       "commit": cp.commit, "at_seq": cp.at_seq, "files": cp.files,
-                      "changed": cp.changed, **_nested(cp)})
+                      "changed": cp.changed, **checkpoint_changes(cp), **_nested(cp)})
         return cp
 
     # -- internals: escalations and decisions --------------------------------------------

@@ -124,6 +124,21 @@ def _evidence(seqs: list[int]) -> str:
     return f" (evidence seq {shown})"
 
 
+def _changes(e: Any) -> str:
+    """` (+1 ~2 -0 since cp3)`: what a checkpoint changed since the previous one (its
+    `diffstat`), when it says."""
+    stat = (e.__pydantic_extra__ or {}).get("diffstat")
+    if not isinstance(stat, dict):
+        return ""
+    counts = [stat.get(k) for k in ("added", "modified", "deleted")]
+    if not all(isinstance(n, int) for n in counts):
+        return ""
+    since = stat.get("since")
+    if not since:
+        return f" (first: {counts[0]} files)"
+    return f" (+{counts[0]} ~{counts[1]} -{counts[2]} since {since})"
+
+
 def _escalation(e: Any) -> str:
     kind = f" [{e.kind}]" if e.kind else ""
     deadline = f", fallback {e.fallback} at {clock(e.deadline_ts)}" if e.deadline_ts else ""
@@ -157,7 +172,7 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "verdict": _verdict,
     "limit": lambda e: f"{e.name} {e.value:g} of {e.limit:g} -> {e.action}",
     "checkpoint": lambda e: (f"{e.checkpoint_id} {e.label!r} commit {e.commit[:12]} "
-                             f"at seq {e.at_seq}, {e.files} files"),
+                             f"at seq {e.at_seq}, {e.files} files{_changes(e)}"),
     "escalation": _escalation,
     "decision_applied": lambda e: (f"{e.action} [{e.decision_id}] for "
                                    f"{e.escalation_id or '(no escalation)'}: {e.outcome}"),

@@ -30,6 +30,8 @@ from supervisor.store.open import as_store
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
+from supervisor.tui.panels import PANELS
+from supervisor.tui.screens.diff import DiffScreen
 from supervisor.tui.screens.escalation import EscalationScreen
 from supervisor.tui.screens.event import EventScreen
 from supervisor.tui.screens.modals import (
@@ -352,21 +354,7 @@ class SupervisorApp(App[None]):
         if not st.checkpoints:
             self.notify("this session has no checkpoints", severity="warning")
             return None
-        ids = [cp.checkpoint_id for cp in st.checkpoints]
-        changed = await asyncio.to_thread(
-            lambda: {cid: self.changed_files(session_id, cid) for cid in ids}
-        )
-        return await self.push_screen_wait(CheckpointPicker(session_id, st.checkpoints, changed))
-
-    def changed_files(self, session_id: str, checkpoint_id: str) -> list[str] | None:
-        """Files changed since a checkpoint: from the session's checkpoint repository when it
-        has one (the guard's diff against the work tree now), else as the checkpoint event
-        reported them (recordings), else None (unknown)."""
-        st = self.model.sessions.get(session_id)
-        if st is None:
-            return None
-        diff = checkpoint_diff(self.store, session_id, st.summary.cwd, checkpoint_id)
-        return diff if diff is not None else st.checkpoint_files(checkpoint_id)
+        return await self.push_screen_wait(CheckpointPicker(session_id, st.checkpoints))
 
     # -- command palette ---------------------------------------------------------------------
 
@@ -413,26 +401,6 @@ class SupervisorApp(App[None]):
                     )
 
 
-def checkpoint_diff(store: Store, session_id: str, cwd: str | None, checkpoint_id: str
-                    ) -> list[str] | None:
-    """`+ added`, `~ modified`, `- deleted` files of the work tree since the checkpoint, via
-    the guard's shadow repository; None when the session has none here (a remote session:
-    its checkpoint events say what changed) or git fails."""
-    from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
-
-    files = store.local_files(session_id)
-    if files is None or not cwd or not (files.checkpoints / "HEAD").exists() \
-            or not Path(cwd).is_dir():
-        return None
-    try:
-        changes = CheckpointStore(files.checkpoints, Path(cwd),
-                                  exclude_paths=[files.root]).diff(checkpoint_id)
-    except (CheckpointError, OSError, ValueError):
-        return None
-    return ([f"+ {p}" for p in changes.added] + [f"~ {p}" for p in changes.modified]
-            + [f"- {p}" for p in changes.deleted])
-
-
 class _DecisionView:
     """A written decision line seen as an event, to mark it 'sent' before it is read back."""
 
@@ -472,23 +440,33 @@ def sent_note(st: Any, action: str, agent_waits: bool) -> str:
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every key of every screen, from the bindings themselves (the help can't go stale)."""
-    sections = []
-    for title, cls in (
+    screens: list[tuple[str, type]] = [
         ("Everywhere", SupervisorApp), ("Sessions", SessionsScreen),
         ("Sessions table", SessionTable),
         ("Session", SessionScreen), ("History (session)", HistoryView),
-        ("Event in full", EventScreen),
+        *((f"{panel.TITLE} tab", panel) for panel in PANELS),
+        ("Event in full", EventScreen), ("Diff since a checkpoint", DiffScreen),
         ("Escalation prompt", EscalationScreen), ("Guidance box", GuidanceScreen),
         ("Checkpoint picker", CheckpointPicker), ("Confirmation", ConfirmScreen),
-    ):
-        keys = []
-        for b in cls.BINDINGS:
+    ]
+    sections = [(title, _keys(cls)) for title, cls in screens]
+    sections = [(title, keys) for title, keys in sections if keys]
+    sections[0][1].append(("ctrl+p", "command palette: every action, themes, sessions"))
+    dict(sections)["Checkpoint picker"].append(
+        ("enter", "Roll back to the highlighted checkpoint"))
+    return sections
+
+
+def _keys(cls: type) -> list[tuple[str, str]]:
+    """The (key, description) of a class's bindings, its bases' of ours included."""
+    keys = []
+    for klass in reversed(cls.__mro__):
+        if not klass.__module__.startswith("supervisor."):
+            continue
+        for b in klass.__dict__.get("BINDINGS", ()):
             if isinstance(b, Binding):
                 keys.append((_key_name(b.key), b.description))
-        sections.append((title, keys))
-    sections[0][1].append(("ctrl+p", "command palette: every action, themes, sessions"))
-    sections[-2][1].append(("enter", "Roll back to the highlighted checkpoint"))
-    return sections
+    return keys
 
 
 def _key_name(key: str) -> str:

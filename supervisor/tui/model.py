@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from supervisor.guard.checkpoints import CHANGED_FILES_KEPT
 from supervisor.guard.refusals import UnreadDecision
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
@@ -64,6 +65,20 @@ class DetectionInfo:
 
 
 @dataclass(slots=True)
+class Diffstat:
+    """What a checkpoint changed since the previous one (the `diffstat` of its event)."""
+
+    since: str | None
+    """The previous checkpoint (None: the first, counted from an empty work tree)."""
+    files: int
+    added: int
+    modified: int
+    deleted: int
+    insertions: int | None = None
+    deletions: int | None = None
+
+
+@dataclass(slots=True)
 class CheckpointInfo:
     checkpoint_id: str
     label: str
@@ -72,9 +87,11 @@ class CheckpointInfo:
     files: int
     ts: float
     changed_files: list[str] | None = None
-    """Files changed since this checkpoint, when known (from the guard's checkpoint diffs)."""
+    """Files changed since the previous checkpoint, as the guard recorded them (None: the
+    event does not say; at most `CHANGED_FILES_KEPT` of them, `diffstat.files` counts all)."""
     nested: list[str] = field(default_factory=list)
     """Nested git repositories the checkpoint left out (a rollback does not touch them)."""
+    diffstat: Diffstat | None = None
 
 
 @dataclass(slots=True)
@@ -242,10 +259,27 @@ class SessionState:
         return list(self.summary.pending.values())
 
     def checkpoint_files(self, checkpoint_id: str) -> list[str] | None:
+        """The files checkpoint `checkpoint_id` changed since the previous one (None: unknown)."""
         for cp in self.checkpoints:
             if cp.checkpoint_id == checkpoint_id:
                 return cp.changed_files
         return None
+
+    def changed_in_later_checkpoints(self, checkpoint_id: str) -> list[str] | None:
+        """The files the checkpoints after `checkpoint_id` changed, from their events: what a
+        rollback to it would undo up to the latest checkpoint (the work tree since then is
+        only known to git). None when a later checkpoint does not say."""
+        ids = [cp.checkpoint_id for cp in self.checkpoints]
+        if checkpoint_id not in ids:
+            return None
+        later = self.checkpoints[ids.index(checkpoint_id) + 1:]
+        files: set[str] = set()
+        for cp in later:
+            if cp.changed_files is None or (cp.diffstat is not None
+                                            and cp.diffstat.files > len(cp.changed_files)):
+                return None
+            files.update(cp.changed_files)
+        return sorted(files)
 
     def _count(self, ts: float, calls: int, errors: int) -> None:
         minute = int(ts // 60)
@@ -306,10 +340,30 @@ def _checkpoint(st: SessionState, e: Any) -> None:
     st.checkpoints.append(
         CheckpointInfo(
             _s(e.checkpoint_id, 80), _s(e.label, 120), _s(e.commit, 64), e.at_seq, e.files, e.ts,
-            [_s(f, 200) for f in changed] if isinstance(changed, list) else None,
+            [_s(f, 200) for f in changed[:CHANGED_FILES_KEPT]]
+            if isinstance(changed, list) else None,
             [_s(n, 120) for n in nested[:20]] if isinstance(nested, list) else [],
+            _diffstat(extra.get("diffstat")),
         )
     )
+
+
+def _diffstat(value: Any) -> Diffstat | None:
+    """The event's `diffstat`, if it has the shape the guard writes (else None: unknown)."""
+    if not isinstance(value, dict):
+        return None
+
+    def count(key: str) -> int | None:
+        n = value.get(key)
+        return n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_NUMBER \
+            else None
+
+    counts = [count(k) for k in ("files", "added", "modified", "deleted")]
+    if None in counts:
+        return None
+    since = value.get("since")
+    return Diffstat(_s(since, 80) if isinstance(since, str) else None,
+                    *counts, count("insertions"), count("deletions"))  # type: ignore[arg-type]
 
 
 def _escalation(st: SessionState, e: Any) -> None:

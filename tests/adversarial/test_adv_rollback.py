@@ -243,7 +243,8 @@ async def test_duplicate_checkpoint_ids_do_not_crash_the_picker(root: Path) -> N
             if isinstance(app.screen, CheckpointPicker):
                 break
         assert isinstance(app.screen, CheckpointPicker)
-        assert [cp.checkpoint_id for cp in app.screen.checkpoints] == ["cp-1", "cp-2"]
+        # one option per id, newest first as the picker lists them
+        assert [cp.checkpoint_id for cp in app.screen.checkpoints] == ["cp-2", "cp-1"]
 
 
 @pytest.fixture

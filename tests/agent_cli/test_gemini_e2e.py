@@ -103,9 +103,11 @@ def test_a_healthy_session_is_never_denied_nor_told_anything(gemini: Gemini) -> 
     _session, events = only_session(gemini.sandbox)
     assert {v["action"] for v in of_type(events, "verdict")} == {"allow"}
     pairs = results_by_call(events)
-    assert [c["tool"] for c, _ in pairs] == [
-        "read_file", "run_shell_command", "replace", "run_shell_command", "run_shell_command",
-        "glob", "grep_search"]
+    tools = [c["tool"] for c, _ in pairs]
+    # calls of one turn run in parallel: their order within the turn is Gemini's to choose
+    assert tools[:3] == ["read_file", "run_shell_command", "replace"]
+    assert tools[3:5] == ["run_shell_command", "run_shell_command"]
+    assert sorted(tools[5:]) == ["glob", "grep_search"]
     assert all(r is not None for _, r in pairs), "a call lost its result"
     outcomes = [r["ok"] for _, r in pairs]
     assert outcomes == [True, False, True, True, True, True, True]

@@ -1,44 +1,64 @@
-"""Checkpoints: the workspace snapshots the guard took, what each one changed since the
-previous one, and what a rollback to it would throw away (computed off the UI thread: it runs
-git over the workspace)."""
+"""Checkpoints: the workspace snapshots the guard took, what each changed since the previous
+one (from its event), what a rollback to it would throw away (git, in a worker), and `d` for
+the diff of that."""
 
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from supervisor.tui.format import safe
 from supervisor.tui.panels.base import Panel
+from supervisor.tui.widgets.checkpoint_detail import CheckpointDetail
 
 if TYPE_CHECKING:
     from supervisor.tui.model import CheckpointInfo, SessionState
+
+
+def checkpoint_line(cp: "CheckpointInfo") -> Text:
+    """`cp-3  #42  +1 ~2 -0  label`: what the checkpoint changed since the previous one."""
+    line = Text(no_wrap=True, end="", overflow="ellipsis")
+    line.append(cp.checkpoint_id, style="bold")
+    line.append(f"  #{cp.at_seq}  ")
+    stat = cp.diffstat
+    if stat is not None and stat.since is None:
+        line.append(f"first, {stat.added} files", style="dim")
+    elif stat is not None:
+        line.append(f"+{stat.added} ~{stat.modified} -{stat.deleted}", style="dim")
+    elif cp.changed_files is not None:
+        line.append(f"{len(cp.changed_files)} changed", style="dim")
+    else:
+        line.append(f"{cp.files} files", style="dim")
+    line.append("  ")
+    line.append(cp.label)  # cleaned by the model
+    return line
 
 
 class CheckpointsPanel(Panel):
     ID = "checkpoints"
     TITLE = "Checkpoints"
     KEY = "c"
-    HELP = "Workspace checkpoints and what a rollback to each would undo"
+    HELP = "Workspace checkpoints: what each changed, what a rollback to it throws away (d: diff)"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("d", "diff", "Diff since", show=True),
+    ]
     DEFAULT_CSS: ClassVar[str] = """
-    CheckpointsPanel OptionList { height: 1fr; }
-    CheckpointsPanel #checkpoint-scroll { height: auto; max-height: 14;
-        border-top: solid $panel; }
-    CheckpointsPanel #checkpoint-detail { height: auto; padding: 0 1; }
+    CheckpointsPanel OptionList { height: auto; max-height: 40%; }
+    CheckpointsPanel #checkpoint-scroll { height: 1fr; border-top: solid $panel; }
+    CheckpointsPanel CheckpointDetail { height: auto; padding: 0 1; }
     """
 
     def __init__(self, session_id: str) -> None:
         super().__init__(session_id)
         self._checkpoints: list[CheckpointInfo] = []
-        self._shown: str | None = None
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="checkpoints-list")
         with VerticalScroll(id="checkpoint-scroll"):
-            yield Static(id="checkpoint-detail")
+            yield CheckpointDetail(self.session_id)
 
     def focus_target(self) -> OptionList:
         return self.query_one(OptionList)
@@ -50,54 +70,23 @@ class CheckpointsPanel(Panel):
             options.clear_options()
         if options.option_count == len(state.checkpoints):
             return
-        new = []
-        for cp in state.checkpoints[options.option_count:]:
-            line = Text(no_wrap=True, end="", overflow="ellipsis")
-            line.append(cp.checkpoint_id, style="bold")
-            line.append(f"  at #{cp.at_seq}  {cp.files} files  ")
-            line.append(cp.label)
-            new.append(Option(line))
-        options.add_options(new)
+        options.add_options(
+            Option(checkpoint_line(cp)) for cp in state.checkpoints[options.option_count:]
+        )
         if options.highlighted is None and options.option_count:
             options.highlighted = 0
 
     def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
         message.stop()
-        cp = self._checkpoints[message.option_index]
-        self._shown = cp.checkpoint_id
-        self.query_one("#checkpoint-detail", Static).update(_detail(cp, None, pending=True))
-        self._since(cp)
-
-    @work(thread=True, exclusive=True, group="checkpoint-files")
-    def _since(self, cp: "CheckpointInfo") -> None:
-        """Files changed since `cp` (git over the workspace: never on the UI thread)."""
-        changed = self.app.changed_files(self.session_id, cp.checkpoint_id)  # type: ignore[attr-defined]
-        self.app.call_from_thread(self._show_since, cp, changed)
-
-    def _show_since(self, cp: "CheckpointInfo", changed: list[str] | None) -> None:
-        if cp.checkpoint_id == self._shown:
-            self.query_one("#checkpoint-detail", Static).update(_detail(cp, changed))
+        self.query_one(CheckpointDetail).show(self._checkpoints[message.option_index])
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
         self.post_message(self.ShowInHistory(self._checkpoints[message.option_index].at_seq))
 
+    def action_diff(self) -> None:
+        from supervisor.tui.screens.diff import DiffScreen
 
-def _detail(cp: "CheckpointInfo", changed: list[str] | None, *, pending: bool = False) -> Text:
-    detail = Text()
-    detail.append(f"{cp.checkpoint_id}  commit {cp.commit[:12]}\n", style="bold")
-    detail.append(f"{cp.label}\nat #{cp.at_seq}, {cp.files} files tracked\n")
-    if cp.nested:  # what a rollback to it will not touch
-        detail.append("not checkpointed (nested git repositories): ", style="dim")
-        detail.append(", ".join(cp.nested) + "\n")
-    if pending:
-        detail.append("files changed since: looking…", style="dim")
-    elif changed is None:
-        detail.append("files changed since: unknown", style="dim")
-    else:
-        detail.append(f"{len(changed)} file(s) changed since:\n", style="bold")
-        for name in changed[:200]:
-            detail.append("  ")
-            detail.append_text(safe(name, 200))
-            detail.append("\n")
-    return detail
+        shown = self.query_one(CheckpointDetail).checkpoint
+        if shown is not None:
+            self.app.push_screen(DiffScreen(self.session_id, shown.checkpoint_id))

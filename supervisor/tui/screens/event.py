@@ -10,70 +10,41 @@ drawn.
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, Static
 
 from supervisor.safetext import clean
 from supervisor.store.units import count
 from supervisor.tui.event_detail import EventDetail, Related, load_detail
 from supervisor.tui.format import safe
 from supervisor.tui.history_layout import HistoryLayout
-from supervisor.tui.widgets.text_pager import TextPager
-
-if TYPE_CHECKING:
-    from supervisor.tui.app import SupervisorApp
+from supervisor.tui.screens.pager import PagerScreen
 
 _TITLES = {"tool_call": "Tool call", "tool_result": "Result", "verdict": "Verdict"}
 
 
-class EventScreen(Screen[None]):
+class EventScreen(PagerScreen):
     """One history row in full."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back", show=True),
-        Binding("slash", "search", "Search", show=True),
-        Binding("n", "next_match", "Next match", show=True),
-        Binding("N", "previous_match", "Prev match", show=False),
         Binding("left", "step(-1)", "Previous event", show=True),
         Binding("right", "step(1)", "Next event", show=True),
     ]
-    DEFAULT_CSS = """
-    EventScreen { layout: vertical; }
-    #event-head { height: 1; padding: 0 1; background: $panel; text-style: bold; }
-    #event-body { height: 1fr; padding: 0 1; }
-    #event-state { height: 1; padding: 0 1; color: $text-muted; }
-    #event-find { dock: bottom; display: none; }
-    #event-find.-shown { display: block; }
-    """
+    HINTS = "/ search  ←/→ previous/next event  esc back"
 
-    def __init__(self, session_id: str, index: int, layout: HistoryLayout) -> None:
+    def __init__(self, session_id: str, index: int, rows: HistoryLayout) -> None:
         super().__init__()
         self.session_id = session_id
         self.index = index
-        self.rows = layout
+        self.rows = rows
         """The history rows as the session screen shows them, for `left`/`right`."""
         self.detail: EventDetail | None = None
-        self._needle = ""
-
-    @property
-    def sv(self) -> "SupervisorApp":
-        return self.app  # type: ignore[return-value]
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="event-head")
-        yield TextPager(id="event-body")
-        yield Label("", id="event-state")
-        yield Input(id="event-find", placeholder="search this event (enter: next match)…")
-        yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(TextPager).focus()
+        super().on_mount()
         self._open(self.index)
 
     def _open(self, index: int) -> None:
@@ -82,18 +53,18 @@ class EventScreen(Screen[None]):
         if st is None:
             return
         store = st.history
-        head = Text(no_wrap=True, overflow="ellipsis")
+        head = Text()
         head.append_text(safe(self.session_id, 40))
         head.append(f"  #{store.seq_of(index)} {store.type_of(index)} "
                     f"{self.sv.clock_format(store.ts_of(index))}")
-        self.query_one("#event-head", Static).update(head)
-        self.query_one("#event-state", Label).update("reading the event…")
+        self.set_head(head)
+        self.show_state("reading the event…")
         self._load(store, index, list(st.detections), list(st.escalations.values()))
 
     @work(thread=True, exclusive=True, group="event-detail")
     def _load(self, store: Any, index: int, detections: list[Any],
               escalations: list[dict[str, Any]]) -> None:
-        """Read the line and its related events off the UI thread (the file may be huge)."""
+        """Read the event and its related events off the UI thread (the log may be huge)."""
         detail = load_detail(store, index, detections, escalations)
         self.app.call_from_thread(self._show, detail)
 
@@ -101,56 +72,7 @@ class EventScreen(Screen[None]):
         if detail.index != self.index:
             return  # the operator moved on meanwhile
         self.detail = detail
-        pager = self.query_one(TextPager)
-        pager.set_lines(detail_lines(detail, self.sv.clock_format))
-        if self._needle:
-            pager.search(self._needle)
-        self._state()
-
-    def _state(self) -> None:
-        pager = self.query_one(TextPager)
-        parts = [f"{count(len(pager.lines))} lines"]
-        match = pager.match
-        if match is not None:
-            shown = clean(self._needle, keep_newlines=False, limit=40)
-            parts.append(f'"{shown}": ' + (f"match {match[0]}/{match[1]}" if match[1]
-                                            else "no match"))
-        parts.append("/ search  ←/→ previous/next event  esc back")
-        self.query_one("#event-state", Label).update(Text("  ·  ".join(parts)))
-
-    # -- keys --------------------------------------------------------------------------------
-
-    def action_back(self) -> None:
-        box = self.query_one("#event-find", Input)
-        if box.has_class("-shown"):
-            box.remove_class("-shown")
-            self.query_one(TextPager).focus()
-            return
-        self.app.pop_screen()
-
-    def action_search(self) -> None:
-        box = self.query_one("#event-find", Input)
-        box.value = self._needle
-        box.add_class("-shown")
-        box.focus()
-
-    def on_input_submitted(self, message: Input.Submitted) -> None:
-        message.input.remove_class("-shown")
-        pager = self.query_one(TextPager)
-        pager.focus()
-        self._needle = message.value
-        pager.search(message.value)
-        self._state()
-
-    def action_next_match(self) -> None:
-        if self._needle:
-            self.query_one(TextPager).search(self._needle)
-            self._state()
-
-    def action_previous_match(self) -> None:
-        if self._needle:
-            self.query_one(TextPager).search(self._needle, backwards=True)
-            self._state()
+        self.set_text(detail_lines(detail, self.sv.clock_format))
 
     def action_step(self, delta: int) -> None:
         self.rows.extend()

@@ -12,6 +12,7 @@ from textual.widgets import Button, Footer, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from supervisor.tui.format import safe
+from supervisor.tui.widgets.checkpoint_detail import CheckpointDetail
 
 _MODAL_CSS = """
 {name} {{ align: center middle; }}
@@ -88,44 +89,39 @@ class GuidanceScreen(ModalScreen[str | None]):
 
 
 class CheckpointPicker(ModalScreen[str | None]):
-    """Pick a checkpoint to roll back to; shows the files changed since each one."""
+    """Pick a checkpoint to roll back to; shows what each changed and what a rollback to it
+    throws away (git in a worker, per highlight), `d` the diff of that."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", show=True)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", show=True),
+        Binding("d", "diff", "Diff since", show=True),
+    ]
     DEFAULT_CSS = _MODAL_CSS.format(name="CheckpointPicker") + """
     CheckpointPicker OptionList { height: auto; max-height: 10; }
-    #changed { height: auto; max-height: 14; }
+    #changed { height: auto; max-height: 16; }
     """
 
-    def __init__(self, session_id: str, checkpoints: list[Any],
-                 changed: dict[str, list[str] | None]) -> None:
+    def __init__(self, session_id: str, checkpoints: list[Any]) -> None:
         super().__init__()
         self.session_id = session_id
         # one option per id (options need unique ids): a later checkpoint with the same id
         # (a hostile line, or the session's checkpoint repository made anew) is the one kept
-        self.checkpoints = list({cp.checkpoint_id: cp for cp in checkpoints}.values())
-        self.changed = changed
+        unique = {cp.checkpoint_id: cp for cp in checkpoints}
+        self.checkpoints = list(reversed(unique.values()))
+        """Newest first."""
 
     def compose(self) -> ComposeResult:
+        from supervisor.tui.panels.checkpoints import checkpoint_line
+
         with Vertical():
             title = Text("Roll back ", style="bold")
             title.append_text(safe(self.session_id, 60, "bold"))
             title.append(" to which checkpoint? (enter picks)")
             yield Static(title)
-            options = []
-            for cp in reversed(self.checkpoints):
-                line = Text(no_wrap=True, end="")
-                line.append(cp.checkpoint_id, style="bold")
-                line.append(f"  at #{cp.at_seq}  ")
-                line.append(cp.label)
-                files = self.changed.get(cp.checkpoint_id)
-                line.append(
-                    "  (changes since: unknown)" if files is None
-                    else f"  ({len(files)} file(s) changed since)", style="dim",
-                )
-                options.append(Option(line, id=cp.checkpoint_id))
-            yield OptionList(*options, id="checkpoint-options")
+            yield OptionList(*(Option(checkpoint_line(cp), id=cp.checkpoint_id)
+                               for cp in self.checkpoints), id="checkpoint-options")
             with VerticalScroll(id="changed"):
-                yield Static(id="changed-files")
+                yield CheckpointDetail(self.session_id, id="changed-files")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -135,19 +131,17 @@ class CheckpointPicker(ModalScreen[str | None]):
             options.highlighted = 0
 
     def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
-        files = self.changed.get(message.option.id or "")
-        text = Text()
-        if files is None:
-            text.append("files changed since this checkpoint: unknown", style="dim")
-        else:
-            text.append(f"{len(files)} file(s) changed since this checkpoint:\n", style="bold")
-            for name in files[:200]:
-                text.append_text(safe(name, 200))
-                text.append("\n")
-        self.query_one("#changed-files", Static).update(text)
+        self.query_one(CheckpointDetail).show(self.checkpoints[message.option_index])
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         self.dismiss(message.option.id)
+
+    def action_diff(self) -> None:
+        from supervisor.tui.screens.diff import DiffScreen
+
+        shown = self.query_one(CheckpointDetail).checkpoint
+        if shown is not None:
+            self.app.push_screen(DiffScreen(self.session_id, shown.checkpoint_id))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
