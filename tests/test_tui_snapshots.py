@@ -8,7 +8,7 @@ SVGs by eye.
 
 
 import pytest
-from tui_support import REPO, load, make_app
+from tui_support import REPO, load, make_app, until
 
 SAMPLES = REPO / "sample_sessions"
 NOW = 1767225600.0 + 12 * 3600  # an hour after the last recording started
@@ -132,6 +132,8 @@ def test_wide_history(snap_compare, size, tmp_path) -> None:
         await pilot.pause()
         if size[0] >= NARROW_WIDTH:
             await pilot.press("w")
+        history = pilot.app.screen.query_one("#history-view")
+        await until(pilot, lambda: history.size.height > 0 and history.row_count > 0)
         await pilot.press("up", "up")
         await pilot.pause()
 

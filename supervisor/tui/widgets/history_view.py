@@ -263,7 +263,8 @@ class HistoryView(ScrollView, can_focus=True):
     def action_cursor(self, delta: int) -> None:
         if not self.row_count:
             return
-        last_shown = min(int(self.scroll_y) + self.size.height, self.row_count) - 1
+        height = self.size.height or self.row_count  # not laid out yet: the last row
+        last_shown = min(int(self.scroll_y) + height, self.row_count) - 1
         start = self.cursor if self.cursor >= 0 else last_shown  # from the last row shown
         self.follow = False
         self.cursor = max(0, min(start + delta, self.row_count - 1))
