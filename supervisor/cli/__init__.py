@@ -67,6 +67,17 @@ def main(argv: "Sequence[str] | None" = None) -> int:
         from supervisor.hooks.client import main as hook_main
 
         return hook_main(args_list[1:])
+    from supervisor.cli.common import SafeOutput
+
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeOutput(stdout), SafeOutput(stderr)
+    try:
+        return _run(args_list)
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _run(args_list: list[str]) -> int:
     from supervisor.cli.common import CliError, report_error
 
     try:

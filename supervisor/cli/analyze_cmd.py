@@ -12,7 +12,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from supervisor.cli.common import CliError
 
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         lines.append(run_line(report, counter.costed))
         if args.json:
-            out.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+            out.write(json.dumps(_visible(report.to_json()), ensure_ascii=False) + "\n")
         else:
             _print_table(report, out)
     if not args.json and len(lines) > 1:
@@ -133,6 +133,19 @@ def _store_runs(args: argparse.Namespace) -> tuple[list["Run"], int]:
             events = [e.model_dump(mode="json") for e in batch.events]
             runs.append(Run(name, f"{store.describe()}#{name}", events))
     return runs, failed
+
+
+def _visible(report: dict[str, Any]) -> dict[str, Any]:
+    """The report with the text people read (where the run came from, what was found) passed
+    through the sanitiser, as in the table: a run's name and messages are the agent's text."""
+    from supervisor.safetext import clean
+
+    report["session"] = clean(report["session"], keep_newlines=False)
+    report["source"] = clean(report["source"], keep_newlines=False)
+    for finding in report["findings"]:
+        finding["message"] = clean(finding["message"], keep_newlines=False)
+        finding["detector"] = clean(finding["detector"], keep_newlines=False)
+    return report
 
 
 def _print_table(report: "RunReport", out: TextIO) -> None:

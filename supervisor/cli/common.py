@@ -3,12 +3,33 @@
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from supervisor.safetext import clean
+from supervisor.safetext import clean, strip_unsafe
 
 if TYPE_CHECKING:
     from supervisor.store.base import Store
+
+
+class SafeOutput:
+    """A text stream that passes everything written through `safetext.strip_unsafe`: the CLI's
+    stdout and stderr, so no command can put a control sequence, a bidi override or an invisible
+    character on the terminal, even with a string it forgot to `clean` (which remains the way to
+    show agent text well: sequences removed whole, one line, a length limit)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(strip_unsafe(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, buffer, encoding, ...
+        return getattr(self._stream, name)
 
 
 class CliError(Exception):

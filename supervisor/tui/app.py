@@ -27,6 +27,7 @@ from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
+from supervisor.tui import terminal_guard
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
@@ -81,6 +82,7 @@ class SupervisorApp(App[None]):
         root_created: bool = False,
     ) -> None:
         super().__init__()
+        terminal_guard.install()
         self.store = as_store(store)
         self.clock = clock
         self.clock_format = clock_format
