@@ -30,10 +30,13 @@ from supervisor.guard import GuardSettings
 from supervisor.guard.core import Guard
 from supervisor.guard.operator import send_decision
 from supervisor.store.liveness import THIS_HOST
+from supervisor.store.open import open_store
 from supervisor.tui.followup import RESPONSE_WAIT_S
 from supervisor.tui.screens.modals import ConfirmScreen
 from tests.conftest import cli_env, run_cli
 from tests.guard_helpers import events, of_type, wait_for
+from tests.redis_helpers import relay_process
+from tests.redis_helpers import wait_for as poll
 
 SIZE = (120, 40)
 
@@ -244,3 +247,45 @@ def test_cli_says_when_the_session_ends_before_the_agent_reads_it(root: Path,
             waiting.kill()
     assert waiting.returncode == 1, err
     assert "the session ended (completed) before the agent read it" in out
+
+
+@pytest.mark.slow
+def test_cli_commands_drive_an_agent_on_another_host_through_a_redis_store(
+        tmp_path: Path, redis_server) -> None:
+    """`--store URL` (the helper `answer` uses): the decision goes through a real redis-server,
+    the relay carries it to the agent's host, the agent applies it, and its outcome comes back."""
+    root, url = tmp_path / "h1", redis_server.url()
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "supervisor.demo.agent", "--root", str(root), "--session",
+         "demo", "--scenario", "limit", "--workdir", str(tmp_path / "w"), "--pace", "0.3",
+         "--deadline", "0.5"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=cli_env())
+    relay = relay_process(root, url, "h1", log=tmp_path / "relay.log")
+    store = open_store(url)
+    try:
+        poll(lambda: store.exists("h1/demo") and store.summary("h1/demo").started_ts, 90,
+             "the session on the store")
+        out = run_cli("pause", "h1/demo", "--store", url, "--wait", "60")
+        assert out.returncode == 0, out.stderr
+        assert "applied: agent paused at its next tool call" in out.stdout
+        poll(lambda: store.summary("h1/demo").pending, 30, "the pause on the store")
+        again = run_cli("pause", "h1/demo", "--store", url)
+        assert again.returncode == 2 and "already paused (esc-1)" in again.stderr
+        out = run_cli("resume", "h1/demo", "--store", url, "--wait", "60")
+        assert out.returncode == 0 and "applied: approved: continue" in out.stdout, out
+        out = run_cli("abort", "h1/demo", "--store", url, "--wait", "60")
+        assert out.returncode == 0 and "applied:" in out.stdout, out
+        assert agent.wait(timeout=60) == 2
+    finally:
+        store.close()
+        for proc in (agent, relay):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+    evs = events(root, "demo")
+    assert [d["action"] for d in of_type(evs, "decision_applied")] == ["pause", "approve",
+                                                                        "abort"]
