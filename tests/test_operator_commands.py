@@ -166,6 +166,20 @@ def test_a_reset_keeps_the_session_wide_hard_limit(root: Path, tmp_path: Path) -
     assert of_type(evs, "session_end")[0]["status"] == "terminated"
 
 
+def test_reset_from_the_cli_says_what_it_clears_and_keeps(root: Path, tmp_path: Path) -> None:
+    policy = {"limits": {"iterations_per_session": {"limit": 12, "action": "stop"},
+                         "resets_per_conversation": {"limit": 2, "action": "stop"}}}
+    with Guard.open(root, "s1", cwd=tmp_path, policy=policy,
+                    settings=GuardSettings(checkpoints=False)) as guard:
+        guard.start("agent", "t")
+        out = run_cli("reset", "s1", "--root", str(root), "--no-wait")
+    assert out.returncode == 0, out.stderr
+    said = reset_description(Policy.from_dict(policy))
+    assert "Still counted: iterations_per_session" in said and "At most 2 reset(s)" in said
+    assert out.stdout.splitlines()[0] == said
+    assert out.stdout.splitlines()[1].startswith("decision d-")
+
+
 def test_reset_from_the_cli_is_refused_while_an_escalation_waits(root: Path,
                                                                 tmp_path: Path) -> None:
     with Guard.open(root, "s1", cwd=tmp_path,

@@ -1,11 +1,15 @@
 """`supervisor reset SESSION`: clear the session's loop counters (the seeds' `/clear`), bounded
-by the policy's `resets_per_conversation`; what a reset clears and keeps is the engine's
-`reset_description` (docs/engine.md)."""
+by the policy's `resets_per_conversation`; it says what a reset clears and keeps under the
+session's recorded policy, in the engine's words (`reset_description`, docs/engine.md)."""
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from supervisor.cli.common import CliError, add_store_arguments, store_from
 from supervisor.cli.followup import add_follow_arguments, refuse, send_and_follow
+
+if TYPE_CHECKING:
+    from supervisor.store.base import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,4 +30,19 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"session '{args.session}' has not started")
         refuse(args.session, command_refusal(summary, "reset", time.time(),
                                              unread_decisions(store, args.session, summary)))
+        from supervisor.guard.operator import reset_text
+
+        print(reset_text(recorded_policy(store, args.session)))
         return send_and_follow(store, args.session, "reset", args)
+
+
+def recorded_policy(store: "Store", session: str) -> dict[str, Any] | None:
+    """The policy the session's `session_start` recorded (None when it recorded none)."""
+    reader = store.reader(session)
+    try:
+        batch = reader.poll()
+    finally:
+        reader.close()
+    start = next((e for e in batch.events if e.type == "session_start"), None)
+    policy = getattr(start, "policy", None)
+    return policy if isinstance(policy, dict) else None

@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
+from supervisor.guard.operator import reset_text
 from supervisor.guard.refusals import answer_refusal, command_refusal
 from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
@@ -411,19 +412,6 @@ class _DecisionView:
         self.action = line["action"]
         self.escalation_id = line.get("escalation_id")
         self.operator = line.get("operator")
-
-
-def reset_text(policy: dict[str, Any] | None) -> str:
-    """What a reset clears and keeps under the session's recorded policy (the engine's words),
-    for the confirmation."""
-    from supervisor.engine.decisions import reset_description
-    from supervisor.engine.policy import Policy
-
-    try:
-        return reset_description(Policy.from_dict(policy or {}))
-    except (ValueError, TypeError, KeyError):
-        return ("Its loop counters are cleared as its policy says (the policy it recorded "
-                "could not be read).")
 
 
 def sent_note(st: Any, action: str, agent_waits: bool) -> str:
