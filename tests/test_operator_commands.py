@@ -1,4 +1,4 @@
-"""Operator commands follow through (issue 15, items 5, 6 and 9).
+"""Operator commands follow through (issue 15, items 5, 6 and 9; and item 10 on the CLI).
 
 The dashboard's `P` `G` `B` `R` `X` report applied / ignored / ended-before-reading / not picked
 up, and refuse what cannot apply (a reset while an escalation waits) before writing; the reset
@@ -191,6 +191,16 @@ def test_reset_from_the_cli_is_refused_while_an_escalation_waits(root: Path,
     assert out.stderr == ("supervisor: error: session 's1': esc-1 is pending: answer it first "
                           "(a reset cannot apply while the agent waits); nothing was written\n")
     assert not (root / "sessions" / "s1" / "control.jsonl").exists()
+
+
+def test_sessions_on_a_mistyped_root_says_it_does_not_exist(tmp_path: Path) -> None:
+    typo = tmp_path / "typo"
+    out = run_cli("sessions", "--root", str(typo))
+    assert out.returncode == 0 and out.stdout.endswith("typo (it does not exist)\n"), out
+    assert not typo.exists()
+    typo.mkdir()
+    out = run_cli("sessions", "--root", str(typo))
+    assert "does not exist" not in out.stdout and "no sessions in root" in out.stdout
 
 
 # -- supervisor pause | resume | guide | abort on a real agent (item 6) --------------------------
