@@ -25,6 +25,10 @@ from supervisor.hooks.step import (
     Call,
     Result,
     Step,
+    as_end,
+    as_notification,
+    as_prompt,
+    as_start,
     cut_args,
     cut_text,
     first_line,
@@ -34,9 +38,11 @@ from supervisor.hooks.step import (
     stable_call_id,
     text_or_none,
     to_json,
+    tool_args,
 )
 
 AGENT = "claude-code"
+LABEL = "Claude Code"
 TASK_NOTIFICATION = "<task-notification>"
 _TOOL_ERROR = re.compile(r"^\s*<tool_use_error>(.*?)</tool_use_error>\s*$", re.DOTALL)
 
@@ -149,17 +155,13 @@ def _session_start(
 def _session_start_event(payload: dict[str, Any], step: Step) -> None:
     """SessionStart: `session_start` for a new session (the handler decides); a resumed,
     cleared or compacted session that already runs gets a system message saying so."""
-    source = text_or_none(payload.get("source")) or "startup"
-    step.kind = "start"
-    step.message = {"role": "system", "text": f"Claude Code session start ({source})"}
+    as_start(step, LABEL, payload.get("source"))
 
 
 def _user_prompt(payload: dict[str, Any], step: Step) -> None:
-    prompt = payload.get("prompt")
-    text = prompt if isinstance(prompt, str) else to_json(prompt)
-    role = "system" if text.lstrip().startswith(TASK_NOTIFICATION) else "user"
-    step.kind = "prompt"
-    step.message = {"role": role, "text": cut_text(text)}
+    as_prompt(step, payload.get("prompt"))
+    if step.message is not None and step.message["text"].lstrip().startswith(TASK_NOTIFICATION):
+        step.message["role"] = "system"
 
 
 def _pre_tool(payload: dict[str, Any], step: Step) -> None:
@@ -168,14 +170,13 @@ def _pre_tool(payload: dict[str, Any], step: Step) -> None:
 
 
 def _call(payload: dict[str, Any]) -> Call:
-    tool = text_or_none(payload.get("tool_name")) or "unknown"
-    args = _args(payload)
+    tool, args = tool_args(payload)
     return {"call_id": _call_id(payload, tool, args), "tool": tool, "args": cut_args(args)}
 
 
 def _post_tool(payload: dict[str, Any], step: Step) -> None:
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
-    tool = text_or_none(payload.get("tool_name")) or "unknown"
+    tool, args = tool_args(payload)
     response = payload.get("tool_response")
     error = None
     if failed:
@@ -192,7 +193,7 @@ def _post_tool(payload: dict[str, Any], step: Step) -> None:
             error = "interrupted" if response.get("interrupted") else first_line(output)
     step.kind = "result"
     step.result = {
-        "call_id": _call_id(payload, tool, _args(payload)),
+        "call_id": _call_id(payload, tool, args),
         "tool": tool,
         "output": output,
         "ok": not failed,
@@ -239,17 +240,11 @@ def _stop(payload: dict[str, Any], step: Step) -> None:
 
 
 def _notification(payload: dict[str, Any], step: Step) -> None:
-    message = payload.get("message")
-    text = message if isinstance(message, str) else to_json(message)
-    kind = text_or_none(payload.get("notification_type"))
-    step.kind = "notification"
-    step.message = {"role": "system", "text": cut_text(f"[{kind}] {text}" if kind else text)}
+    as_notification(step, payload.get("message"), payload.get("notification_type"))
 
 
 def _session_end(payload: dict[str, Any], step: Step) -> None:
-    reason = text_or_none(payload.get("reason")) or "other"
-    step.kind = "end"
-    step.end = {"status": "completed", "reason": f"Claude Code session ended ({reason})"}
+    as_end(step, LABEL, payload.get("reason"))
 
 
 def _other(payload: dict[str, Any], step: Step) -> None:
@@ -269,13 +264,6 @@ _MAPPERS = {
     "Notification": _notification,
     "SessionEnd": _session_end,
 }
-
-
-def _args(payload: dict[str, Any]) -> dict[str, Any]:
-    args = payload.get("tool_input")
-    if isinstance(args, dict):
-        return args
-    return {} if args is None else {"input": args}
 
 
 def _call_id(payload: dict[str, Any], tool: str, args: dict[str, Any]) -> str:
