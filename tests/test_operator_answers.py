@@ -117,9 +117,11 @@ async def test_refused_when_the_deadline_passed_before_the_fallback_is_recorded(
     app.clock = lambda: now[0]
     async with app.run_test(size=SIZE) as pilot:
         await open_prompt(app, pilot)
+        assert "fallback when the deadline passes: abort" in await press_and_read(app, pilot)
         now[0] += 130
         text = await press_and_read(app, pilot, "a")
         assert "the deadline passed 5 s ago: the fallback (abort) applies" in text
+        assert "fallback when the deadline passes" not in text
     assert control_lines(root, "s1") == []
 
 

@@ -140,8 +140,8 @@ class EscalationScreen(ModalScreen[None]):
 
     def _show_options(self, still_open: bool) -> None:
         """The answers offered, and what the deadline will do; once the escalation is answered
-        (here or elsewhere) or its fallback applied, the answers are dimmed and no fallback is
-        announced: it will not apply any more."""
+        (here or elsewhere) or its deadline passed (the fallback applies), the answers are
+        dimmed and no fallback is announced: nothing pressed here can apply any more."""
         if still_open == self._options_open:
             return
         self._options_open = still_open
@@ -171,8 +171,10 @@ class EscalationScreen(ModalScreen[None]):
         """Countdown and the outcome of our decision (called on the app's tick)."""
         now = self.sv.clock()
         st = self.sv.model.sessions.get(self.session_id)
+        deadline_ts = self.escalation.get("deadline_ts")
         self._show_options(self.follow is None and (
-            st is None or self.escalation_id in st.summary.pending))
+            st is None or self.escalation_id in st.summary.pending) and not (
+            isinstance(deadline_ts, int | float) and now >= deadline_ts))
         deadline = Text("Deadline: ", style="bold")
         if st is not None and self.escalation_id not in st.summary.pending:
             deadline.append("answered", style="bold")
