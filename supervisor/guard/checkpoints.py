@@ -38,7 +38,6 @@ Checkpoint ids are `cp-1`, `cp-2`, ... in creation order; each is a ref
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, overload
 
+from supervisor.store import waits
 from supervisor.store.paths import write_private
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -655,7 +655,7 @@ class CheckpointStore:
         lock_path = self.git_dir.parent / "checkpoints.lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            waits.flock(fd, "the session's checkpoints")
             self._clear_stale_locks()
             yield
         finally:
@@ -703,8 +703,12 @@ def _run(
     try:
         proc = subprocess.run(
             cmd, input=input, capture_output=True, text=True, env=env, cwd=cwd,
-            encoding="utf-8", errors="surrogateescape",
+            encoding="utf-8", errors="surrogateescape", timeout=waits.remaining(),
         )
+    except subprocess.TimeoutExpired as exc:  # killed: a hook call must answer in time
+        raise CheckpointError(
+            f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} did not finish within the hook's time "
+            "budget") from exc
     except FileNotFoundError as exc:
         raise CheckpointError("git is not installed (checkpoints need it)") from exc
     except OSError as exc:  # the work tree vanished, too many processes, ...
@@ -758,11 +762,11 @@ def _user_excludes_file() -> str | None:
     try:
         proc = subprocess.run(
             ["git", "config", "--global", "--path", "--get", "core.excludesFile"],
-            capture_output=True, text=True, env=env,
+            capture_output=True, text=True, env=env, timeout=waits.remaining(),
         )
         if proc.returncode == 0 and proc.stdout.strip():
             return proc.stdout.strip()
-    except OSError:
+    except (OSError, subprocess.TimeoutExpired):
         pass
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return os.path.join(base, "git", "ignore")

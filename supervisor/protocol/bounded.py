@@ -19,6 +19,7 @@ The module is light on purpose: the hook imports it on every tool call.
 """
 
 import json
+import math
 import re
 from typing import Any
 
@@ -144,6 +145,35 @@ def escape_surrogates(value: Any) -> Any:
             return value
         return [escape_surrogates(v) for v in value]
     return value
+
+
+def writable(value: Any) -> Any:
+    """`value` (parsed JSON, or what a program passed) made fit for a protocol line without
+    losing what it said: lone surrogates escaped (`escape_text`), non-finite floats as their
+    text (`"NaN"`, `"Infinity"`), keys as strings. The same object when nothing had to change.
+    Used where text enters the supervisor (the hook's payload, the guard's public methods), so
+    nothing downstream (hashes, the engine, the state file) meets such values."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        return value
+    except (UnicodeEncodeError, ValueError, TypeError):
+        return _writable(value)
+    except RecursionError:
+        return _writable(shrink(value, 1 << 62))
+
+
+def _writable(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, dict):
+        return {escape_text(str(k)): _writable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_writable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return escape_text(str(value))
 
 
 def _has_surrogates(value: Any) -> bool:
