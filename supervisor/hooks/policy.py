@@ -42,12 +42,12 @@ def load_policy(root: Path) -> tuple[Any, str]:
     never silently ignored. It imports pydantic, which the hook otherwise avoids: this runs
     only when a session is created (and for `install`), not on every call."""
     from supervisor.engine import Policy
-    from supervisor.engine.policy_file import validate_policy_dict
 
     path = policy_path(root)
     if path is None:
         return Policy.profile("default"), "default profile"
     data = _read(path)
+    from supervisor.engine.policy_file import validate_policy_dict  # pydantic: only for a file
     try:
         policy = validate_policy_dict(data, source=f"policy file {path}")
     except ValueError as exc:  # it names the file and the key
