@@ -3,7 +3,7 @@ why an edit failed, from each tool's own words."""
 
 import pytest
 
-from supervisor.engine.edits import Edit, edit_failure, edits_of, search_texts
+from supervisor.engine.edits import Edit, edit_failure, edits_of
 
 
 def test_claude_code_edit_multiedit_write() -> None:
@@ -39,8 +39,8 @@ def test_swe_agent_edits() -> None:
 
 
 def test_gemini_cli_replace_and_write_file() -> None:
-    assert search_texts("replace", {"file_path": "p", "old_string": "x", "new_string": "y"}) \
-        == [("p", "x")]
+    assert edits_of("replace", {"file_path": "p", "old_string": "x", "new_string": "y"}) \
+        == [Edit("replace", "p", "y", "x")]
     assert edits_of("write_file", {"file_path": "p", "content": ""}) == [Edit("write", "p", "")]
 
 
@@ -57,10 +57,20 @@ def test_codex_apply_patch() -> None:
     patch = ("*** Begin Patch\n*** Update File: src/a.py\n@@ def f():\n     x = 1\n-    y = 2\n"
              "+    y = 3\n@@\n-z = 0\n+z = 1\n*** Add File: new.txt\n+hello\n*** End Patch")
     assert edits_of("apply_patch", {"input": patch}) == [
-        Edit("replace", "src/a.py", "    x = 1\n    y = 3", "    x = 1\n    y = 2"),
-        Edit("replace", "src/a.py", "z = 1", "z = 0"),
+        Edit("replace", "src/a.py", "    x = 1\n    y = 3", "    x = 1\n    y = 2", patch=True),
+        Edit("replace", "src/a.py", "z = 1", "z = 0", patch=True),
         Edit("write", "new.txt", "hello\n"),
     ]
+
+
+def test_codex_apply_patch_as_the_shell_runs_it() -> None:
+    patch = "*** Begin Patch\n*** Update File: p.py\n@@\n-a = 1\n+a = 2\n*** End Patch\n"
+    want = [Edit("replace", "p.py", "a = 2", "a = 1", patch=True)]
+    assert edits_of("Bash", {"command": f"apply_patch <<'EOF'\n{patch}EOF"}) == want
+    assert edits_of("exec_command", {"cmd": f'apply_patch <<"PATCH"\n{patch}PATCH\n'}) == want
+    assert edits_of("Bash", {"command": f"apply_patch '{patch}'"}) == want
+    assert edits_of("Bash", {"command": "echo apply_patch"}) == []
+    assert edits_of("Bash", {"command": "apply_patch 'unclosed"}) == []
 
 
 @pytest.mark.parametrize("tool,args", [
@@ -77,6 +87,9 @@ def test_calls_that_are_no_followable_edit(tool: str, args: object) -> None:
     "ERROR:\nNo replacement was performed, old_str `x` did not appear verbatim in /w/m.c.",
     "[No exact match found in /workspace/src/PullRequestViewer.tsx for\n```\nimport",
     "Failed to edit, 0 occurrences found for old_string in /w/a.py. No edits made.",
+    # Gemini CLI 0.61's replace, captured from the real binary
+    "Could not find an exact match for 'old_string' in 'parser.py'. If previous edits "
+    "modified the file or you are modifying",
     "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in a.ts",
     "apply_patch verification failed: Failed to find expected lines in src/a.py:\n    y = 2",
 ])

@@ -194,13 +194,37 @@ def test_the_hook_answers_a_failed_edit_batch_with_the_region(tmp_path: Path, ws
     assert [e["kind"] for e in events(root, "s1") if e["type"] == "hint"] == ["failed_edit"]
 
 
+def test_a_patch_that_cannot_apply_is_told_before_it_runs(session: Session, ws: Path) -> None:
+    """Codex runs apply_patch as a shell command and runs no hook after it: the guard checks
+    the patch's lines before it runs, as apply_patch looks for them."""
+    patch = ("*** Begin Patch\n*** Update File: app.py\n@@\n-def load(name):\n"
+             "+def load(name, mode):\n*** End Patch\n")
+    verdict = session.before_call("Bash", {"command": f"apply_patch <<'EOF'\n{patch}EOF"})
+    assert verdict.action == "nudge"
+    assert (verdict.message or "").startswith(
+        "The text you searched for is not in app.py. The closest text is at line 1")
+    # the result, if the agent reports one, does not repeat it
+    assert session.after_call(verdict, "apply_patch verification failed: Failed to find "
+                              "expected lines in app.py", ok=False) is None
+
+
+def test_a_patch_apply_patch_finds_despite_whitespace_is_not_told(session: Session,
+                                                                   ws: Path) -> None:
+    patch = ("*** Begin Patch\n*** Update File: app.py\n@@\n-  with open(path) as fh:  \n"
+             "+    with open(path, 'rb') as fh:\n*** End Patch\n")
+    verdict = session.before_call("Bash", {"command": f"apply_patch <<'EOF'\n{patch}EOF"})
+    assert (verdict.action, verdict.message) == ("allow", None)
+
+
 def test_an_edit_reported_ok_whose_output_says_it_failed(session: Session, ws: Path) -> None:
     """Codex's PostToolUse carries no failure flag: the tool's words decide."""
-    patch = ("*** Begin Patch\n*** Update File: app.py\n@@\n-def load(name):\n"
-             "+def load(name, mode):\n*** End Patch")
+    patch = ("*** Begin Patch\n*** Update File: app.py\n@@\n-def load(path):\n"
+             "+def load(path, mode):\n*** End Patch")
     verdict = session.before_call("apply_patch", {"input": patch})
+    assert verdict.action == "allow"  # the lines are there now
+    (ws / "app.py").write_text(APP.replace("path", "name"))  # not when the tool runs
     hint = session.after_call(verdict, "apply_patch verification failed: Failed to find "
-                              "expected lines in app.py:\ndef load(name):", ok=True)
+                              "expected lines in app.py:\ndef load(path):", ok=True)
     assert hint is not None
     assert hint.startswith("The text you searched for is not in app.py. The closest text is "
                            "at line 1")

@@ -129,6 +129,20 @@ def test_answers_in_gemini_shape() -> None:
     assert context_output("BeforeTool", "hint") is None
 
 
+def test_a_hint_on_a_tools_own_failure_replaces_the_error_the_model_reads() -> None:
+    """Gemini drops added context from a result carrying the tool's error (measured with the
+    real binary: tests/agent_cli/test_gemini_edit_guidance.py); a shell command's failure is
+    an ordinary result, where added context is shown."""
+    answers = TARGET.answers
+    failed = json.loads(answers.context("AfterTool", "where the text is",
+                                        failure="Could not find an exact match"))
+    assert failed == {"decision": "deny", "reason": "Could not find an exact match\n\n"
+                                                    "Agent Supervisor: where the text is"}
+    shell = json.loads(answers.context("AfterTool", "a nudge", failure="Exit code 2\nls: x"))
+    assert shell["hookSpecificOutput"]["additionalContext"] == "a nudge"
+    assert answers.context("AfterTool", None, failure="Could not find") == ""
+
+
 @pytest.mark.parametrize(("tool", "args", "category"), [
     ("read_file", {"file_path": "a.py"}, "read"),
     ("read_many_files", {"paths": ["a.py"]}, "read"),

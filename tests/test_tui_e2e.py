@@ -98,11 +98,17 @@ def test_dashboard_answers_a_live_demo_agent(root: Path, tmp_path: Path, env, te
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
+        alerted = tmp_path / "alerted.txt"
+        hook = f'echo "$SUPERVISOR_SESSION $SUPERVISOR_LEVEL $SUPERVISOR_REASON" >> {alerted}'
         term = Terminal("dash", [sys.executable, "-m", "supervisor", "dashboard", "--root",
-                                 str(root)], env, tmp_path)
+                                 str(root), "--on-escalation", hook], env, tmp_path)
         terminals.append(term)
         term.wait_for(lambda s: "looper" in s, "the session row")
         term.wait_for(lambda s: "Needs you: 1" in s, "the escalation in the queue", 60)
+        deadline = time.monotonic() + 20
+        while not alerted.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert alerted.read_text().startswith("looper 3 ")  # --on-escalation ran, once
         term.keys("e")
         screen = term.wait_for(lambda s: "Escalation esc-" in s, "the escalation prompt")
         assert "Deadline:" in screen and "left" in screen and "Evidence" in screen

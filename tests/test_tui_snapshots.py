@@ -40,7 +40,7 @@ def test_sessions_screen(snap_compare) -> None:
 def test_session_screen(snap_compare) -> None:
     async def run_before(pilot) -> None:
         await _loaded(pilot)
-        await pilot.press("down", "enter")
+        pilot.app.open_session("exact-repeat-approve")
         await pilot.pause()
 
     assert snap_compare(_frozen_app(), terminal_size=SIZE, run_before=run_before)
@@ -49,7 +49,9 @@ def test_session_screen(snap_compare) -> None:
 def test_session_detections_tab(snap_compare) -> None:
     async def run_before(pilot) -> None:
         await _loaded(pilot)
-        await pilot.press("down", "enter", "d")
+        pilot.app.open_session("exact-repeat-approve")
+        await pilot.pause()
+        await pilot.press("d")
         await pilot.pause()
 
     assert snap_compare(_frozen_app(), terminal_size=SIZE, run_before=run_before)

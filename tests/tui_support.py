@@ -83,6 +83,7 @@ def escalated_session(root: Path, sid: str = "s1") -> None:
 def make_app(root: Path, **kwargs: Any) -> SupervisorApp:
     kwargs.setdefault("theme", "supervisor-dark")
     kwargs.setdefault("theme_folders", [REPO / "themes"])
+    kwargs.setdefault("alert_window", 0.0)  # announce arrivals at the next redraw
     return SupervisorApp(root, live=False, clock=lambda: FROZEN_NOW, clock_format=utc_clock,
                          table_tick=0.0, **kwargs)
 

@@ -14,6 +14,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "$SUPERVISOR_CONFIG/themes)")
     parser.add_argument("--session", metavar="ID",
                         help="open this session's screen as soon as it is found (waits for it)")
+    parser.add_argument("--notify", action="store_true",
+                        help="a desktop notification when escalations arrive (notify-send)")
+    parser.add_argument("--on-escalation", metavar="CMD",
+                        help="run CMD (with /bin/sh) for each escalation that arrives; the "
+                             "session, escalation, level, reason, kind and deadline are in its "
+                             "environment as SUPERVISOR_SESSION, SUPERVISOR_ESCALATION, "
+                             "SUPERVISOR_LEVEL, SUPERVISOR_REASON, SUPERVISOR_KIND, "
+                             "SUPERVISOR_DEADLINE (never in the command line)")
     parser.add_argument("--read-only", action="store_true",
                         help="never write decisions (automatic for recordings: a root holding "
                              "the marker file RECORDINGS, such as sample_sessions/)")
@@ -35,10 +43,14 @@ def run(args: argparse.Namespace) -> int:
             ensure_private_dir(root)
     if args.session:
         store.check_session_id(args.session)
+    from supervisor.tui.alerts import Alerts
     from supervisor.tui.app import SupervisorApp  # heavy: only for this command
 
+    if args.on_escalation is not None and not args.on_escalation.strip():
+        raise CliError("--on-escalation needs a command")
+    alerts = Alerts(desktop=args.notify, command=args.on_escalation, store=store.describe())
     app = SupervisorApp(store, theme=args.theme, read_only=args.read_only,
-                        open_session=args.session, root_created=created)
+                        open_session=args.session, root_created=created, alerts=alerts)
     try:
         app.run()
     finally:

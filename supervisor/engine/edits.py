@@ -16,7 +16,8 @@ arguments, as the agent recorded them:
 - OpenHands `run_ipython`: `edit_file_by_replace(file_name, to_replace, new_content)` and
   `create_file(filename)` calls with literal arguments in `code`;
 - Codex `apply_patch`: `*** Update File:` hunks (context and `-` lines are the search text,
-  context and `+` lines the new text), `*** Add File:`.
+  context and `+` lines the new text), `*** Add File:`; as a tool, or as the shell command
+  Codex runs it as (`apply_patch <<'EOF' ... EOF`).
 
 Pure and cheap: a dict in, a list of `Edit` out; unknown tools give none.
 """
@@ -39,7 +40,9 @@ class Edit:
 
     `replace`: `search` is replaced by `text` (every occurrence when `replace_all`);
     `insert`: `text` goes after line `line` (0: at the top); `lines`: lines `line` to `end`
-    are replaced by `text`; `write`: `text` is the whole file."""
+    are replaced by `text`; `write`: `text` is the whole file. `patch`: a hunk of Codex's
+    `apply_patch`, which finds its lines ignoring the whitespace around them and reports no
+    result to hooks when run as a shell command (so the guard checks it before it runs)."""
 
     kind: EditKind
     path: str
@@ -48,6 +51,7 @@ class Edit:
     line: int | None = None
     replace_all: bool = False
     end: int | None = None
+    patch: bool = False
 
 
 _EDITOR_TOOLS = frozenset({"str_replace_editor", "edit", "str_replace_based_edit_tool",
@@ -55,6 +59,9 @@ _EDITOR_TOOLS = frozenset({"str_replace_editor", "edit", "str_replace_based_edit
 _REPLACE_TOOLS = frozenset({"Edit", "replace", "edit_file_by_replace"})
 _WRITE_TOOLS = frozenset({"Write", "write_file", "create_file"})
 _PATCH_TOOLS = frozenset({"apply_patch", "applypatch"})
+_SHELL_TOOLS = frozenset({"Bash", "bash", "exec_command", "shell", "shell_command",
+                          "execute_bash", "run_shell_command", "run"})
+_HEREDOC = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?apply_patch\s*<<-?\s*(['\"]?)(\w+)\1[^\n]*\n")
 
 
 def edits_of(tool: str, args: Any) -> list[Edit]:
@@ -74,15 +81,12 @@ def edits_of(tool: str, args: Any) -> list[Edit]:
             return _patch(_text(args.get("input")) or _text(args.get("patch")) or "")
         if tool == "run_ipython":
             return _ipython(_text(args.get("code")) or "")
+        if tool in _SHELL_TOOLS:
+            return _patch(_shell_patch(_text(args.get("command")) or _text(args.get("cmd"))
+                                       or ""))
     except (TypeError, ValueError, RecursionError):
         return []
     return []
-
-
-def search_texts(tool: str, args: Any) -> list[tuple[str, str]]:
-    """(path, search text) of every replacement the call asks for."""
-    return [(e.path, e.search) for e in edits_of(tool, args)
-            if e.kind == "replace" and e.search]
 
 
 def _text(value: Any) -> str | None:
@@ -170,6 +174,27 @@ def _editor(args: dict[str, Any]) -> list[Edit]:
     return []
 
 
+def _shell_patch(command: str) -> str:
+    """The patch of a shell command that runs `apply_patch` (Codex applies its patches so:
+    `apply_patch <<'EOF' ... EOF`, or the patch as one quoted argument); "" for any other."""
+    if "apply_patch" not in command[:200]:
+        return ""
+    heredoc = _HEREDOC.match(command)
+    if heredoc:
+        body = command[heredoc.end():]
+        end = re.search(rf"^{re.escape(heredoc.group(2))}\s*$", body, re.M)
+        return body[: end.start()] if end else body
+    import shlex  # lazy: a quoted patch argument is rare
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return ""
+    if len(words) == 2 and words[0] == "apply_patch":
+        return words[1]
+    return ""
+
+
 _PATCH_FILE = re.compile(r"^\*\*\* (Update|Add) File: (.+?)\s*$")
 
 
@@ -184,7 +209,7 @@ def _patch(patch: str) -> list[Edit]:
 
     def flush() -> None:
         if path and mode == "Update" and old:
-            out.append(Edit("replace", path, "\n".join(new), "\n".join(old)))
+            out.append(Edit("replace", path, "\n".join(new), "\n".join(old), patch=True))
         elif path and mode == "Add":
             out.append(Edit("write", path, "\n".join(new) + ("\n" if new else "")))
         old.clear()
@@ -262,6 +287,7 @@ EditFailure = Literal["not_found", "ambiguous"]
 _NOT_FOUND = re.compile(
     r"did not appear verbatim|string to replace not found|no exact match found|"
     r"search string not found|could not find .{0,80}to replace|\b0 occurrences found|"
+    r"could not find an? (?:exact )?match for .{0,20}old_str|"
     r"failed to (?:exactly )?match|SearchReplaceNoExactMatch|failed to find expected lines|"
     r"old_str(?:ing)?.{0,40}(?:was )?not found", re.I | re.S)
 _AMBIGUOUS = re.compile(

@@ -267,6 +267,11 @@ class Guard:
             if verdict.action == "block":  # a refused edit: where its text really is
                 verdict.message = with_hint(verdict.message,
                                             edits.refused_edit_hint(tool, args or {}))
+            elif verdict.proceed:  # an edit that will fail: where its text is, with the call
+                hint = edits.before_run_hint(call_id)
+                if hint:
+                    verdict.message = with_hint(verdict.message, hint)
+                    verdict.action = "nudge"  # run it, and tell the agent
             events = [f.to_event() for f in check.findings]
             events += [hit.to_event() for hit in check.limits]
             events.append(_verdict_event(verdict, call_id, self.engine.gauges(now)))

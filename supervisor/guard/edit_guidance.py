@@ -10,8 +10,10 @@ disk and passes in what it read. For that it keeps, per session:
   session's own successful edits left (`#seq`, tool, digest): who changed the file since.
 
 `on_call` and `on_result` are called by `Guard.pre_call` / `Guard.post_call`; `on_result`
-returns the hint for an edit whose search text was not found (or occurs more than once), and
-`refused_edit_hint` the same for an edit the engine refuses before it runs. Bounded: the
+returns the hint for an edit whose search text was not found (or occurs more than once),
+`before_run_hint` the same for a patch about to run that cannot apply (Codex reports no
+result for patches; given once: before the call, or with its result), and `refused_edit_hint`
+for an edit the engine refuses before it runs. Bounded: the
 calls in flight kept are the last 16, the files followed the last 64, the copies of read files
 at most 256 KiB each and 8 MiB in all (the oldest go first); every read of the workspace goes
 through `fileread.read_file` (never whole when huge, never blocking).
@@ -58,8 +60,8 @@ class EditGuidance:
     def on_call(self, call_id: str, seq: int, tool: str, args: dict[str, Any]) -> None:
         """Remember what the call reads, writes and searches for, until its result."""
         edits = edits_of(tool, args)
-        searches = [[e.path, e.search[:MAX_SEARCH_CHARS]] for e in edits
-                    if e.kind == "replace" and e.search and e.path]
+        replaces = [e for e in edits if e.kind == "replace" and e.search and e.path]
+        searches = [[e.path, (e.search or "")[:MAX_SEARCH_CHARS]] for e in replaces]
         writes = list(dict.fromkeys(e.path for e in edits if e.path))
         path = file_path(tool, args, self.policy)
         if path and not writes and classify(tool, args, self.policy) == "mutate":
@@ -69,7 +71,7 @@ class EditGuidance:
             return
         calls = self.mem["calls"]
         calls[call_id] = {"seq": seq, "tool": tool, "read": read, "writes": writes,
-                          "searches": searches}
+                          "searches": searches, "patch": any(e.patch for e in replaces)}
         while len(calls) > CALLS_KEPT:
             del calls[next(iter(calls))]
 
@@ -87,11 +89,36 @@ class EditGuidance:
             if call["read"]:
                 self._read(call["read"], call["seq"])
             return None
-        if failure is None:
-            return None
+        if failure is None or call.get("hinted"):
+            return None  # not an edit's failure, or the hint was given before the call ran
         path, search = _pick(call["searches"], output)
         return failed_edit_hint(path, search, failure, read_file(path, cwd=self.cwd),
                                 **self._history(path))
+
+    def before_run_hint(self, call_id: str) -> str | None:
+        """For a patch about to run (Codex's `apply_patch`, remembered by `on_call`) that
+        cannot apply: the hint, now, once. Codex runs no hook after a patch, so this is the
+        only moment the agent can be told; the result, if one comes, adds nothing. A patch
+        cannot apply when its lines are in the file neither as written nor apart from the
+        whitespace around each line (how `apply_patch` looks for them). Other edit tools are
+        answered with their result: some of them correct a near miss themselves. Nothing
+        while another call of the session that writes the file is in flight (parallel calls:
+        it may put the lines there first)."""
+        call = self.mem["calls"].get(call_id)
+        if call is None or not call.get("patch"):
+            return None
+        key = self._key(call["searches"][0][0])
+        for other_id, other in self.mem["calls"].items():
+            if other_id != call_id and any(self._key(w) == key for w in other["writes"]):
+                return None
+        for path, search in call["searches"]:
+            file = read_file(path, cwd=self.cwd)
+            if not file.ok:  # missing, binary, ...: the tool says so itself
+                return None
+            if not _lines_found(file.text or "", search):
+                call["hinted"] = True
+                return failed_edit_hint(path, search, "not_found", file, **self._history(path))
+        return None
 
     def refused_edit_hint(self, tool: str, args: dict[str, Any]) -> str | None:
         """For an edit the engine refuses before it runs: where its search text is now."""
@@ -185,6 +212,16 @@ class EditGuidance:
             total -= size
             with contextlib.suppress(OSError):
                 os.unlink(path)
+
+
+def _lines_found(text: str, search: str) -> bool:
+    """True when `search`'s lines are consecutive lines of `text`, each equal apart from the
+    whitespace around it (as `apply_patch` matches a hunk)."""
+    want = [line.strip() for line in search.split("\n")]
+    have = [line.strip() for line in text.split("\n")]
+    n = len(want)
+    first = want[0]
+    return any(have[i] == first and have[i:i + n] == want for i in range(len(have) - n + 1))
 
 
 def _pick(searches: list[list[str]], output: str) -> tuple[str, str]:

@@ -283,7 +283,8 @@ def _on_result(c: _Call) -> str:
     detections = c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
                                    duration_ms=r["duration_ms"], tool=r["tool"])
     texts = [t for t in (note(c.held_note(r["call_id"])), _hints(detections)) if t]
-    return c.target.answers.context(c.step.hook_event, "\n".join(texts) or None)
+    return c.target.answers.context(c.step.hook_event, "\n".join(texts) or None,
+                                    failure=None if r["ok"] else r["error"] or "")
 
 
 def _on_batch(c: _Call) -> str:

@@ -27,9 +27,12 @@ class Answers(Protocol):
         (refuse it with the message), stop (refuse it and end the session)."""
         ...
 
-    def context(self, event: str, text: str | None) -> str:
+    def context(self, event: str, text: str | None, failure: str | None = None) -> str:
         """Text for the model after an event that cannot refuse anything (a tool's result, a
-        prompt, the session's start): the engine's hints, operator guidance."""
+        prompt, the session's start): the engine's hints, operator guidance. `failure` is the
+        error recorded for the result of a failed call (the target's own wording of it): an
+        agent that drops added context from some failures carries the text in the failure
+        instead."""
         ...
 
     def stop(self, event: str, guidance: str | None) -> str:

@@ -27,6 +27,8 @@ from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
 from supervisor.tui import terminal_guard
+from supervisor.tui.alerts import Alerts, Arrival
+from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
 from supervisor.tui.panels import PANELS
@@ -47,6 +49,8 @@ from supervisor.tui.widgets.session_table import SessionTable
 
 TICK_S = 0.25
 """How often the screens redraw from the model."""
+ALERT_WINDOW_S = 1.0
+"""Escalations arriving within this long of the first are announced together (one toast)."""
 LOAD_CHUNK_BYTES = 2 * 1024 * 1024
 """Bytes read per file per delivery: a huge session is shown after its first chunk and fills
 in while the operator already looks at it, instead of freezing until all of it is parsed."""
@@ -78,6 +82,8 @@ class SupervisorApp(App[None]):
         open_session: str | None = None,
         table_tick: float = TABLE_TICK_S,
         root_created: bool = False,
+        alerts: Alerts | None = None,
+        alert_window: float = ALERT_WINDOW_S,
     ) -> None:
         super().__init__()
         terminal_guard.install()
@@ -104,6 +110,13 @@ class SupervisorApp(App[None]):
         self.ingested = 0
         """Events folded so far (the benchmark reads it)."""
         self.on_ingest: Callable[[list[SessionBatch]], None] | None = None
+        self.alerts = alerts or Alerts()
+        """Desktop notifications and the operator's command (`--notify`, `--on-escalation`)."""
+        self.startup_messages += self.alerts.problems
+        self.alert_window = alert_window
+        self._arrivals: list[Arrival] = []
+        """Escalations that arrived and were not announced yet (one toast per burst)."""
+        self._arrivals_at = 0.0
         loaded = load_themes(*(default_folders() if theme_folders is None else theme_folders))
         self.startup_messages += loaded.errors
         for t in loaded.themes.values():
@@ -150,6 +163,7 @@ class SupervisorApp(App[None]):
 
     async def action_quit(self) -> None:
         self._stop.set()
+        self.alerts.close()
         self.exit()
 
     def ingest(self, batches: list[SessionBatch], *, initial: bool = False) -> None:
@@ -175,17 +189,42 @@ class SupervisorApp(App[None]):
                             severity="warning", timeout=8)
             return
         if changes.new_escalations:
-            self.bell()
-            for sid, esc in changes.new_escalations:
-                self.notify(
-                    f"{clean(sid, limit=40)} needs you: "
-                    f"{clean(str(esc.get('reason')), keep_newlines=False, limit=120)}",
-                    title="Escalation", severity="error", timeout=10, markup=False,
-                )
+            if not self._arrivals:
+                self.bell()
+                self._arrivals_at = time.monotonic()
+            self._arrivals += [Arrival(sid, esc) for sid, esc in changes.new_escalations]
+
+    def announce_arrivals(self, *, force: bool = False) -> None:
+        """One notification for the escalations of a burst (those that arrived within
+        `alert_window` seconds of the first), and the alerts outside the terminal."""
+        if not self._arrivals or (
+                not force and time.monotonic() - self._arrivals_at < self.alert_window):
+            return
+        arrivals, self._arrivals = self._arrivals, []
+        if len(arrivals) == 1:
+            one = arrivals[0]
+            self.notify(
+                f"{clean(one.session_id, limit=40)} needs you: "
+                f"{clean(str(one.escalation.get('reason')), keep_newlines=False, limit=120)}",
+                title="Escalation", severity="error", timeout=10, markup=False,
+            )
+        else:
+            title, names = alert_summary(arrivals)
+            self.notify(f"{names} (e: answer the oldest)", title=title, severity="error",
+                        timeout=10, markup=False)
+        if self.alerts.active:
+            self.run_worker(lambda: self._send_alerts(arrivals), thread=True,
+                            group="alerts")
+
+    def _send_alerts(self, arrivals: list[Arrival]) -> None:
+        """In a worker thread: starting processes must not hold the screen."""
+        for failure in self.alerts.send(arrivals, time.monotonic()):
+            self.call_from_thread(self.notify, failure, severity="warning", markup=False)
 
     def refresh_screens(self) -> None:
         """The tick: every screen in the stack that shows model data redraws by diff."""
         self._report_store_problem()
+        self.announce_arrivals()
         for screen in self.screen_stack:
             refresh = getattr(screen, "refresh_view", None)
             if refresh is not None and getattr(screen, "ready", False):

@@ -28,8 +28,8 @@ class ClaudeCodeAnswers:
         return render(pre_tool_output(verdict.action, verdict.message,
                                       cached_output=verdict.cached_output))
 
-    def context(self, event: str, text: str | None) -> str:
-        return render(context_output(event, text))
+    def context(self, event: str, text: str | None, failure: str | None = None) -> str:
+        return render(context_output(event, text))  # added context reaches it either way
 
     def stop(self, event: str, guidance: str | None) -> str:
         return render(context_output(event, guidance))

@@ -26,8 +26,8 @@ class CodexAnswers:
     def pre_tool(self, verdict: Any) -> str:
         return render(pre_tool_output(verdict.action, verdict.message, verdict.cached_output))
 
-    def context(self, event: str, text: str | None) -> str:
-        return render(context_output(event, text))
+    def context(self, event: str, text: str | None, failure: str | None = None) -> str:
+        return render(context_output(event, text))  # added context reaches it either way
 
     def stop(self, event: str, guidance: str | None) -> str:
         return render(stop_output(guidance))

@@ -33,6 +33,7 @@ class EscalationScreen(ModalScreen[None]):
         Binding("r", "decide('rollback')", "Rollback", show=True),
         Binding("s", "decide('skip')", "Skip task", show=True),
         Binding("x", "decide('abort')", "Abort", show=True),
+        Binding("n", "next_pending", "Next pending", show=True),
         Binding("escape", "close", "Close", show=True),
     ]
     DEFAULT_CSS = """
@@ -46,6 +47,8 @@ class EscalationScreen(ModalScreen[None]):
     #esc-outcome { height: auto; padding: 0 1; }
     #esc-outcome.-applied { background: $success 30%; }
     #esc-outcome.-ignored { background: $warning 30%; }
+    #esc-next { height: auto; padding: 0 1; display: none; }
+    #esc-next.-shown { display: block; }
     """
 
     def __init__(self, session_id: str, escalation: dict[str, Any]) -> None:
@@ -68,6 +71,7 @@ class EscalationScreen(ModalScreen[None]):
             yield Static(id="esc-deadline")
             yield Static(id="esc-options")
             yield Static("", id="esc-outcome")
+            yield Static("", id="esc-next")
             with VerticalScroll(id="esc-body"):  # the choices stay visible on small terminals
                 yield Static(id="esc-evidence")
                 yield Static(id="esc-recent")
@@ -145,6 +149,7 @@ class EscalationScreen(ModalScreen[None]):
             deadline.append_text(countdown(self.escalation.get("deadline_ts"), now))
         self.query_one("#esc-deadline", Static).update(deadline)
         box = self.query_one("#esc-outcome", Static)
+        self._offer_next(st, now)
         if st is None:
             return
         if self.decision_id is not None:
@@ -177,6 +182,59 @@ class EscalationScreen(ModalScreen[None]):
                 text.append_text(safe(answer.detail, 200))
             text.append("   (escape closes)", style="dim")
             box.update(text)
+
+    def _others(self, now: float) -> list[tuple[str, dict[str, Any]]]:
+        """The other pending escalations of the queue, oldest first."""
+        return [(sid, esc) for sid, esc in self.sv.model.queue(now)
+                if (sid, str(esc.get("escalation_id"))) != (self.session_id, self.escalation_id)]
+
+    def next_pending(self, now: float) -> tuple[str, dict[str, Any]] | None:
+        """The escalation to answer after this one: the oldest other one in the queue."""
+        others = self._others(now)
+        return others[0] if others else None
+
+    def _answered(self, st: Any) -> bool:
+        return self.decision_id is not None or (
+            st is not None and self.escalation_id not in st.summary.pending)
+
+    def _offer_next(self, st: Any, now: float) -> None:
+        """Once this one is answered: the next pending escalation, offered on `n`."""
+        offer = self.query_one("#esc-next", Static)
+        others = self._others(now) if self._answered(st) else []
+        if offer.has_class("-shown") != bool(others):
+            offer.set_class(bool(others), "-shown")
+            self.refresh_bindings()  # `n` shows in the footer only when it has something
+        if not others:
+            return
+        sid, esc = others[0]
+        text = Text(" n ", style="reverse bold")
+        text.append(" next: ", style="bold")
+        text.append_text(safe(sid, 40, "bold"))
+        text.append("  ")
+        text.append_text(level_text(esc.get("level", 3)))
+        text.append("  ")
+        text.append_text(safe(esc.get("reason"), 80))
+        text.append(f"   ({len(others)} waiting)", style="dim")
+        offer.update(text)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_pending":
+            shown = self.query("#esc-next")
+            return bool(shown) and shown.first().has_class("-shown")
+        return True
+
+    def action_next_pending(self) -> None:
+        upcoming = self.next_pending(self.sv.clock())
+        if upcoming is None:
+            self.notify("nothing else needs you")
+            return
+        if not self._answered(self.sv.model.sessions.get(self.session_id)):
+            self.notify("answer this escalation first (or escape to leave it)",
+                        severity="warning")
+            return
+        sid, esc = upcoming
+        self.dismiss(None)
+        self.sv.open_escalation(sid, str(esc.get("escalation_id")))
 
     # -- answers -----------------------------------------------------------------------------
 

@@ -1,7 +1,10 @@
 """The Sessions screen: one row per session, and the "needs you" queue of escalations.
 
 The table is updated by diff on the app's refresh tick, never per event: `SessionTable` renders
-again only the rows whose cells changed.
+again only the rows whose cells changed. Rows are sorted as the operator chose (`s` cycles the
+sort column, `S` reverses it, a click on a header sorts by that column): by default the sessions
+waiting for an answer first, the oldest escalation first, then the most recently active. `tab`
+moves the focus between the table and the queue.
 """
 
 import time
@@ -17,8 +20,9 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.tui.format import level_text, safe, status_text
+from supervisor.tui.session_order import Sort, order
 from supervisor.tui.widgets.escalation_queue import EscalationQueue, split_key
-from supervisor.tui.widgets.session_table import SessionTable
+from supervisor.tui.widgets.session_table import Column, SessionTable
 
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
@@ -27,7 +31,20 @@ TABLE_TICK_S = 1.0
 """The table's cells are compared and updated at most this often (the rows' "last activity" is
 shown in seconds, and with 50 busy sessions every row changes at each update). The queue and the
 "Needs you" count follow every app tick."""
-COLUMNS = ("session", "agent", "task", "status", "level", "events", "errors", "last activity")
+COLUMNS = (
+    Column("session", min=16, flex=2),
+    Column("agent", min=8, flex=1, drop=4),
+    Column("task", min=12, flex=4, drop=2),
+    Column("status"),
+    Column("level"),
+    Column("events", drop=5),
+    Column("errors", drop=3),
+    Column("last activity", drop=1),
+)
+"""The table's columns; on a narrow screen `events` gives way first, then `agent`, `errors`,
+`task` and `last activity`; the session, its status and level always stay."""
+CELL_LIMIT = 200
+"""Characters of agent text a cell holds at most (the column's width cuts it with `…`)."""
 
 
 class SessionsScreen(Screen[None]):
@@ -37,7 +54,9 @@ class SessionsScreen(Screen[None]):
         Binding("enter", "open", "Open", show=True),
         Binding("slash", "filter", "Filter", show=True),
         Binding("e", "next_escalation", "Answer oldest", show=True),
-        Binding("tab", "focus_next", "Table/queue", show=False),
+        Binding("tab,shift+tab", "switch_focus", "Table/queue", show=False),
+        Binding("s", "cycle_sort", "Sort", show=True),
+        Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("P", "command('pause')", "Pause", show=True),
         Binding("G", "command('guidance')", "Guidance", show=True),
         Binding("B", "command('rollback')", "Rollback", show=False),
@@ -67,6 +86,8 @@ class SessionsScreen(Screen[None]):
         """Sessions shown in the table, in order."""
         self._table_at = 0.0
         self._hidden = 0
+        self.sort = Sort()
+        """The sort column and direction (`s`, `S`, a click on a header)."""
 
     @property
     def sv(self) -> "SupervisorApp":
@@ -123,16 +144,16 @@ class SessionsScreen(Screen[None]):
             summary = self.sv.model.sessions[sid].summary
             summary.broken = clean(f"{type(exc).__name__}: {exc}", keep_newlines=False,
                                    limit=200)
-            return (safe(sid, 24), Text("-"), Text("-"), status_text("broken"), Text("-"),
-                    Text("-"), Text("-"), Text("-"))
+            return (safe(sid, CELL_LIMIT), Text("-"), Text("-"), status_text("broken"),
+                    Text("-"), Text("-"), Text("-"), Text("-"))
 
     def _cells(self, sid: str, now: float) -> tuple[Text, ...]:
         st = self.sv.model.sessions[sid]
         s = st.summary
         return (
-            safe(sid, 24),
-            safe(s.agent or "-", 12),
-            safe(s.task or "-", 26),
+            safe(sid, CELL_LIMIT),
+            safe(s.agent or "-", CELL_LIMIT),
+            safe(s.task or "-", CELL_LIMIT),
             Text("vanished", style="dim strike") if st.gone
             else status_text(self.sv.model.status(sid, now)),
             level_text(s.level, ended=s.ended),
@@ -164,14 +185,16 @@ class SessionsScreen(Screen[None]):
         self._table_at = tick
         table = self.query_one(SessionTable)
         model = self.sv.model
-        # rows keep the order in which sessions were found, so a live update never reorders
-        wanted = [sid for sid in model.sessions if self._matches(sid, now)]
+        # sorted at the table's tick (at most once a second): the cursor stays on its session
+        wanted = order(model, [sid for sid in model.sessions if self._matches(sid, now)], now,
+                       self.sort)
+        table.set_sort(self.sort.column, self.sort.reverse)
         self._hidden = len(model.sessions) - len(wanted)
         with self.app.batch_update():
             self.query_one("#empty-help", Static).set_class(not model.sessions, "-shown")
             self._root_line()
             if wanted[:len(self._shown)] != self._shown:
-                # rows left or the order changed: rebuild (rare; the common case is a diff)
+                # rows left or the order changed: rebuild (the common case is a diff)
                 table.set_rows([(sid, self._row_cells(sid, now)) for sid in wanted])
             else:
                 for sid in wanted:
@@ -200,6 +223,34 @@ class SessionsScreen(Screen[None]):
 
     def on_session_table_row_selected(self, message: SessionTable.RowSelected) -> None:
         self.sv.open_session(message.key)
+
+    def on_session_table_header_clicked(self, message: SessionTable.HeaderClicked) -> None:
+        self._sort_by(self.sort.clicked(message.column))
+
+    def action_cycle_sort(self) -> None:
+        self._sort_by(self.sort.cycled())
+
+    def action_reverse_sort(self) -> None:
+        self._sort_by(Sort(self.sort.column, not self.sort.reverse))
+
+    def _sort_by(self, sort: Sort) -> None:
+        self.sort = sort
+        self.refresh_view(force=True)
+        arrow = "reversed" if sort.reverse else "s: next column, S: reverse"
+        self.notify(f"sorted by {sort.column} ({arrow})", timeout=2)
+
+    def action_switch_focus(self) -> None:
+        """`tab`: from the table to the queue and back (the queue only when it has entries)."""
+        table, queue = self.query_one(SessionTable), self.query_one(EscalationQueue)
+        if self.focused is table:
+            if not queue.display or not queue.option_count:
+                self.notify("the queue is empty: nothing needs you", timeout=3)
+                return
+            queue.focus()
+            if queue.highlighted is None:
+                queue.action_first()
+        else:
+            table.focus()
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         sid, eid = split_key(message.option.id or "")

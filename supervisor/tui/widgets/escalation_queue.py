@@ -1,12 +1,15 @@
 """The "Needs you" queue: pending escalations oldest first, each with its age and the countdown
 to its deadline, then, set apart, the stale ones whose agent is dead (no answer can reach it).
 
-`EscalationQueue.show(live, stale, now)` is called on every app tick: ages and countdowns tick,
-so the entries' text changes every second. The options are rebuilt only when the entries
-themselves change; otherwise only the prompts whose text changed are replaced.
+One line per entry, in aligned columns: age, session, level, reason, deadline; the reason takes
+the width the others leave and ends with `…` when cut. `EscalationQueue.show(live, stale, now)`
+is called on every app tick: ages and countdowns tick, so the entries' text changes every
+second. The options are rebuilt only when the entries themselves change; otherwise only the
+prompts whose text changed are replaced.
 """
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -32,29 +35,66 @@ def split_key(key: str) -> tuple[str, str]:
     return sid, eid
 
 
-def live_line(session_id: str, esc: dict[str, Any], now: float) -> Text:
-    """`12s ago  s1  3 escalate  skip in 1:48  exact_repeat: ...`"""
+AGE_WIDTH = 8
+LEVEL_WIDTH = 10
+SESSION_MAX = 30
+DEADLINE_MAX = 32
+GAP = "  "
+
+
+@dataclass(frozen=True, slots=True)
+class Widths:
+    """The queue's column widths for one drawing (the reason takes what is left)."""
+
+    session: int
+    deadline: int
+    reason: int
+
+
+def widths(entries: Sequence[tuple[str, Text]], total: int) -> Widths:
+    """Columns fitted to the entries (session ids, deadline texts) and the queue's width."""
+    session = min(SESSION_MAX, max((len(safe(sid, SESSION_MAX).plain) for sid, _ in entries),
+                                   default=8))
+    deadline = min(DEADLINE_MAX, max((d.cell_len for _, d in entries), default=0))
+    used = AGE_WIDTH + session + LEVEL_WIDTH + deadline + 4 * len(GAP)
+    return Widths(session, deadline, max(10, total - used))
+
+
+def _cell(text: Text, width: int, *, right: bool = False) -> Text:
+    cell = text.copy()
+    cell.no_wrap, cell.end = True, ""
+    if cell.cell_len > width:
+        cell.truncate(width, overflow="ellipsis")
+    cell.align("right" if right else "left", width)
+    return cell
+
+
+def live_line(session_id: str, esc: dict[str, Any], now: float, w: Widths) -> Text:
+    """`  12s ago  s1        3 escalate  exact_repeat: make 5 times…  skip in 1:48`"""
     line = Text(no_wrap=True, end="")
-    line.append(f"{ago(esc.get('ts'), now):>8}  ", style="dim")
-    line.append_text(safe(session_id, 30, "bold"))
-    line.append("  ")
-    line.append_text(level_text(esc.get("level", 3)))
-    line.append("  ")
-    line.append_text(deadline_text(esc, now))
-    line.append("  ")
-    line.append_text(safe(esc.get("reason"), 80))
+    line.append_text(_cell(Text(ago(esc.get("ts"), now), style="dim"), AGE_WIDTH, right=True))
+    line.append(GAP)
+    line.append_text(_cell(safe(session_id, SESSION_MAX, "bold"), w.session))
+    line.append(GAP)
+    line.append_text(_cell(level_text(esc.get("level", 3)), LEVEL_WIDTH))
+    line.append(GAP)
+    line.append_text(_cell(safe(esc.get("reason"), 400), w.reason))
+    line.append(GAP)
+    line.append_text(_cell(deadline_text(esc, now), w.deadline))
     return line
 
 
-def stale_line(session_id: str, esc: dict[str, Any], now: float, why: str) -> Text:
-    """`5m ago  s2  dead: no heartbeat for 40 s  exact_repeat: ...`, dimmed."""
+def stale_line(session_id: str, esc: dict[str, Any], now: float, why: str, w: Widths) -> Text:
+    """`  5m ago  s2        dead: no heartbeat for 40 s  exact_repeat: ...`, dimmed."""
     line = Text(no_wrap=True, end="", style="dim")
-    line.append(f"{ago(esc.get('ts'), now):>8}  ")
-    line.append_text(safe(session_id, 30, "bold"))
-    line.append("  ")
-    line.append(f"dead: {why}", style="red")
-    line.append("  ")
-    line.append_text(safe(esc.get("reason"), 80))
+    line.append_text(_cell(Text(ago(esc.get("ts"), now)), AGE_WIDTH, right=True))
+    line.append(GAP)
+    line.append_text(_cell(safe(session_id, SESSION_MAX, "bold"), w.session))
+    line.append(GAP)
+    rest = Text(f"dead: {why}", style="red")
+    rest.append(GAP)
+    rest.append_text(safe(esc.get("reason"), 400))
+    line.append_text(_cell(rest, LEVEL_WIDTH + w.reason + w.deadline + 2 * len(GAP)))
     return line
 
 
@@ -65,6 +105,14 @@ class EscalationQueue(OptionList):
         super().__init__(**kwargs)
         self._keys: list[str] = []
         self._plain: list[str] = []
+        self._last: tuple[Any, ...] | None = None
+
+    def on_resize(self) -> None:
+        """The reason's column follows the width: draw the entries again."""
+        if self._last is not None:
+            self._plain = []
+            self._keys = []
+            self.show(*self._last)
 
     def show(
         self, live: Sequence[tuple[str, dict[str, Any]]],
@@ -72,18 +120,22 @@ class EscalationQueue(OptionList):
         why_stale: Callable[[str], str],
     ) -> None:
         """Bring the entries up to date; `why_stale(session_id)` says why its agent is dead."""
+        self._last = (live, stale, now, why_stale)
+        total = self.scrollable_content_region.width or self.size.width or 120
+        w = widths([(sid, deadline_text(esc, now)) for sid, esc in (*live, *stale)], total)
         keys: list[str] = []
         lines: list[Text] = []
         for sid, esc in live:
             keys.append(entry_key(sid, esc.get("escalation_id")))
-            lines.append(live_line(sid, esc, now))
+            lines.append(live_line(sid, esc, now, w))
         if stale:
             keys.append(STALE_HEADER)
             lines.append(Text(f"not running ({len(stale)}): their agents are gone, answers "
-                              "cannot reach them", style="bold dim", no_wrap=True, end=""))
+                              "cannot reach them", style="bold dim", no_wrap=True, end="",
+                              overflow="ellipsis"))
             for sid, esc in stale:
                 keys.append(entry_key(sid, esc.get("escalation_id")))
-                lines.append(stale_line(sid, esc, now, why_stale(sid)))
+                lines.append(stale_line(sid, esc, now, why_stale(sid), w))
         plain = [line.plain for line in lines]
         if keys != self._keys:
             highlighted = self.highlighted

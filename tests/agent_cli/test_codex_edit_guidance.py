@@ -1,0 +1,41 @@
+"""The real Codex CLI: a patch whose lines are not in the file. Codex applies patches as a
+shell command (`apply_patch <<'EOF'`) and runs no hook after it, so the guard checks the patch
+at PreToolUse and the model receives where the lines really are with the tool's failure."""
+
+from tests.agent_cli.codex_runner import Codex
+from tests.agent_cli.e2e import of_type, only_session
+from tests.agent_cli.script import Script, ToolCall, say, turn
+
+PARSER = """\
+def parse(text):
+    rows = []
+    for line in text.splitlines():
+        rows.append(line.split(","))
+    return rows
+"""
+PATCH = ("*** Begin Patch\n*** Update File: parser.py\n@@\n"
+         "-    for line in text.splitlines():\n-    rows.append(line.split(','))\n"
+         "+    pass\n*** End Patch\n")
+
+
+def test_a_failing_patch_reaches_the_model_with_the_region(codex: Codex) -> None:
+    codex.install_hooks()
+    codex.sandbox.write("parser.py", PARSER)
+    codex.sandbox.commit("add parser")
+    command = f"apply_patch <<'EOF'\n{PATCH}EOF"
+    codex.server.script = Script(main=[turn(ToolCall("exec_command", {"cmd": command})),
+                                       say("I will copy the lines as shown.")])
+
+    run = codex.run("tidy parser.py")
+
+    assert run.returncode == 0, run.describe()
+    (output,) = codex.server.call_outputs()
+    assert "Failed to find expected lines" in output.output  # the tool's own failure
+    told = [t for t in codex.server.user_texts() if "Agent Supervisor" in t]
+    assert len(told) == 1, codex.server.user_texts()
+    assert "The text you searched for is not in parser.py. The closest text is at lines 3-4" \
+        in told[0]
+    assert "  4 │         rows.append(line.split(\",\"))" in told[0]
+    _, events = only_session(codex.sandbox)
+    (verdict,) = of_type(events, "verdict")
+    assert verdict["action"] == "nudge" and verdict["message"] in told[0]

@@ -1,0 +1,246 @@
+"""Pilot tests of triage on the sessions screen: sorting as in htop/k9s, columns that use the
+width they get, the queue's aligned one-line entries, `tab` between table and queue, the next
+pending escalation after answering, one notification for a burst, alerts outside the terminal."""
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from tui_support import (
+    FROZEN_NOW,
+    call,
+    escalation,
+    load,
+    make_app,
+    screen_text,
+    start,
+    until,
+    write_events,
+)
+
+from supervisor.tui.alerts import Alerts
+from supervisor.tui.screens.escalation import EscalationScreen
+from supervisor.tui.screens.sessions import SessionsScreen
+from supervisor.tui.widgets.escalation_queue import EscalationQueue
+from supervisor.tui.widgets.session_table import SessionTable
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def fleet(root: Path) -> None:
+    """Five sessions: two waiting (the older escalation on `late-b`), one busy with errors,
+    one quiet, one ended."""
+    write_events(root, "busy", [start(agent="zeta"), *(e for n in range(1, 6) for e in call(n))],
+                 t0=FROZEN_NOW - 100, step=1.0)
+    write_events(root, "quiet", [start(agent="alpha"), *call(2)], t0=FROZEN_NOW - 900)
+    write_events(root, "early-a", [start(agent="mu"), *call(1),
+                                   escalation(reason="same_error: make fails 5 times")],
+                 t0=FROZEN_NOW - 300)
+    write_events(root, "late-b", [start(agent="mu"), *call(1),
+                                  escalation(reason="exact_repeat: pytest 7 times")],
+                 t0=FROZEN_NOW - 500)
+    write_events(root, "done", [start(agent="beta"), {"type": "session_end",
+                                                      "status": "completed"}],
+                 t0=FROZEN_NOW - 50)
+
+
+def rows(app) -> list[str]:
+    return app.screen.query_one(SessionTable).keys
+
+
+async def test_waiting_first_oldest_escalation_first_then_last_activity(root: Path) -> None:
+    fleet(root)
+    app = make_app(root)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await load(pilot, initial=True)
+        assert rows(app) == ["late-b", "early-a", "done", "busy", "quiet"]
+        assert "status ▼" in screen_text(app)
+        table = app.screen.query_one(SessionTable)
+        table.cursor_row = rows(app).index("busy")
+        await pilot.press("s")  # last activity
+        await pilot.pause()
+        assert rows(app) == ["done", "busy", "early-a", "late-b", "quiet"]
+        assert table.cursor_key == "busy"  # the cursor stays on its session
+        await pilot.press("s")  # errors: most first (busy has 3 failing results)
+        await pilot.pause()
+        assert rows(app)[0] == "busy" and "errors ▼" in screen_text(app)
+        await pilot.press("S")  # reversed
+        await pilot.pause()
+        assert rows(app)[-1] == "busy" and "errors ▲" in screen_text(app)
+        await pilot.press("s", "s")  # level, then agent: alphabetical
+        await pilot.pause()
+        assert [app.model.sessions[s].summary.agent for s in rows(app)] == [
+            "alpha", "beta", "mu", "mu", "zeta"]
+        await pilot.press("s")  # around to status again
+        await pilot.pause()
+        assert rows(app) == ["late-b", "early-a", "done", "busy", "quiet"]
+
+
+async def test_clicking_a_header_sorts_by_it_and_again_reverses(root: Path) -> None:
+    fleet(root)
+    app = make_app(root)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await load(pilot, initial=True)
+        table = app.screen.query_one(SessionTable)
+        header = screen_text(app).splitlines()[table.region.y]
+        x = header.index("agent") + 1
+        await pilot.click(SessionTable, offset=(x, 0))
+        await pilot.pause()
+        assert app.model.sessions[rows(app)[0]].summary.agent == "alpha"
+        await pilot.click(SessionTable, offset=(x, 0))
+        await pilot.pause()
+        assert app.model.sessions[rows(app)[0]].summary.agent == "zeta"
+        assert "agent ▲" in screen_text(app)
+
+
+async def test_columns_use_the_width_they_get_and_give_way_at_80(root: Path) -> None:
+    long_task = "Port the whole command line interface to click, keeping every flag " * 2
+    write_events(root, "a-session-with-a-long-name", [start(task=long_task), *call(1)])
+    wide = make_app(root)
+    async with wide.run_test(size=(300, 20)) as pilot:
+        await load(pilot, initial=True)
+        text = screen_text(wide)
+        assert long_task.strip()[:130] in text  # not cut at 27 characters
+        assert all(name in text for name in ("agent", "events", "errors", "last activity"))
+    narrow = make_app(root)
+    async with narrow.run_test(size=(80, 20)) as pilot:
+        await load(pilot, initial=True)
+        lines = screen_text(narrow).splitlines()
+        header = next(line for line in lines if "status" in line)
+        assert "events" not in header and "agent" not in header  # the least useful go first
+        assert all(name in header for name in ("session", "task", "status", "level"))
+        row = next(line for line in lines if "a-session" in line)
+        assert "…" in row and len(row.rstrip()) <= 80
+
+
+async def test_queue_entries_are_one_aligned_line_each(root: Path) -> None:
+    write_events(root, "s", [start(), escalation(
+        reason="exact_repeat: " + "a very long reason that goes on and on " * 6)])
+    write_events(root, "a-longer-session", [start(), escalation("esc-2",
+                                                                reason="same_error: short")])
+    app = make_app(root)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await load(pilot, initial=True)
+        queue = app.screen.query_one(EscalationQueue)
+        assert queue.option_count == 2
+        lines = [line for line in screen_text(app).splitlines() if "abort in" in line]
+        assert len(lines) == 2  # one line each, nothing wrapped
+        assert len({line.index("3 escalate") for line in lines}) == 1  # aligned columns
+        assert len({line.index("abort in") for line in lines}) == 1
+        long = next(line for line in lines if "exact_repeat" in line)
+        assert "…" in long  # the reason gives way, the deadline stays on the line
+
+
+async def test_tab_moves_focus_between_table_and_queue(root: Path) -> None:
+    write_events(root, "calm", [start()])
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await load(pilot, initial=True)
+        table = app.screen.query_one(SessionTable)
+        assert app.focused is table
+        await pilot.press("tab")  # nothing in the queue: the focus stays, and says why
+        assert app.focused is table
+        write_events(root, "calm", [escalation()])
+        await load(pilot)
+        await pilot.press("tab")
+        queue = app.screen.query_one(EscalationQueue)
+        assert app.focused is queue and queue.highlighted == 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, EscalationScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("tab")
+        assert app.focused is table
+        await pilot.press("shift+tab")
+        assert app.focused is queue
+
+
+async def test_after_answering_the_prompt_offers_the_next_pending(root: Path) -> None:
+    write_events(root, "first", [start(), escalation("esc-1", reason="same_error: one")],
+                 t0=FROZEN_NOW - 900)
+    write_events(root, "second", [start(), escalation("esc-9", reason="cycle: two")],
+                 t0=FROZEN_NOW - 600)
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("e")
+        await pilot.pause()
+        prompt = app.screen
+        assert isinstance(prompt, EscalationScreen) and prompt.session_id == "first"
+        assert "next:" not in screen_text(app)  # nothing offered before answering
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is prompt
+        await pilot.press("a")
+        await until(pilot, lambda: "next:" in screen_text(app))
+        assert "second" in screen_text(app) and "cycle: two" in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, EscalationScreen) and app.screen.session_id == "second"
+
+
+async def test_a_burst_of_arrivals_gives_one_notification(root: Path) -> None:
+    for n in range(3):
+        write_events(root, f"s{n}", [start()])
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await load(pilot, initial=True)
+        app.clear_notifications()
+        for n in range(3):
+            write_events(root, f"s{n}", [escalation()])
+        await load(pilot)
+        toasts = [n.message for n in app._notifications]
+        assert len(toasts) == 1 and toasts[0].startswith("s0, s1, s2")
+        assert [n.title for n in app._notifications] == ["3 escalations need you"]
+        write_events(root, "s0", [escalation("esc-2", reason="cycle: again")])
+        await load(pilot)
+        assert [n.message for n in app._notifications][-1] == "s0 needs you: cycle: again"
+
+
+def _recorder(folder: Path) -> tuple[Path, Path]:
+    """An executable that appends its arguments and the escalation it was given (from its
+    environment) to a JSON-lines file; returns (executable, file)."""
+    folder.mkdir(exist_ok=True)
+    out = folder / "calls.jsonl"
+    script = folder / "record.py"
+    script.write_text("#!/usr/bin/env python3\nimport json, os, sys\n"
+                      f"open({str(out)!r}, 'a').write(json.dumps({{'argv': sys.argv[1:], "
+                      "'session': os.environ.get('SUPERVISOR_SESSION'), "
+                      "'reason': os.environ.get('SUPERVISOR_REASON')}) + '\\n')\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, out
+
+
+async def test_alerts_run_for_live_arrivals_only(root: Path, tmp_path: Path) -> None:
+    command, commanded = _recorder(tmp_path / "command")
+    notify_send, notified = _recorder(tmp_path / "notify-send")
+    write_events(root, "old", [start(), escalation()])  # pending before the dashboard started
+    write_events(root, "new", [start()])
+    alerts = Alerts(desktop=True, command=str(command), which=lambda name: str(notify_send))
+    app = make_app(root, alerts=alerts)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await load(pilot, initial=True)
+        write_events(root, "new", [escalation(reason="same_error: `boom`; $(id)")])
+        await load(pilot)
+        await app.workers.wait_for_complete()
+    alerts.close()
+    sent = [json.loads(line) for line in commanded.read_text().splitlines()]
+    assert [(s["session"], s["reason"]) for s in sent] == [("new", "same_error: `boom`; $(id)")]
+    desktop = [json.loads(line) for line in notified.read_text().splitlines()]
+    assert len(desktop) == 1 and desktop[0]["argv"][-2:] == [
+        "new needs you", "same_error: `boom`; $(id)"]
+
+
+async def test_sessions_screen_keys_are_in_the_help(root: Path) -> None:
+    from supervisor.tui.app import help_sections
+
+    keys = dict(dict(help_sections())["Sessions"])
+    assert keys["s"] == "Sort" and keys["S"] == "Reverse sort" and keys["tab,shift+tab"]
+    assert isinstance(SessionsScreen(), SessionsScreen)
