@@ -80,24 +80,26 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Usage
     problem = None
     if engine is None:
         source = "replay"
-        engine, problem = replay_engine(batch.events)
+        problems: list[str] = []
+        engine = replay_engine(batch.events, problems)
+        problem = problems[0] if problems else None
     gauges = [
         (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(now)
     ]
     return Usage(engine.level, gauges, source, problem)
 
 
-def replay_engine(events: Iterable[Event]) -> tuple[Any, str | None]:
+def replay_engine(events: Iterable[Event], problems: list[str] | None = None) -> Any:
     """The engine a session's events lead to, under the policy its `session_start` recorded:
-    every event observed in order, operator decisions applied as recorded; and why that policy
-    could not be used, if it could not (the engine then runs the default profile).
+    every event observed in order, operator decisions applied as recorded. When that policy
+    cannot be used, the engine runs the default profile and `problems` gets the reason.
 
     The recorded policy is checked by the engine's one validator (`validate_policy_dict`, the
     one `policy show` uses): a malformed limit is a reason shown, not a traceback."""
     from supervisor.engine import Engine
     from supervisor.engine.policy_file import validate_policy_dict
 
-    engine, problem = None, None
+    engine = None
     for event in events:
         data = event.model_dump(mode="json")
         if engine is None:
@@ -106,7 +108,8 @@ def replay_engine(events: Iterable[Event]) -> tuple[Any, str | None]:
                 try:
                     policy = validate_policy_dict(data["policy"], source="recorded policy")
                 except ValueError as exc:
-                    problem = str(exc)
+                    if problems is not None:
+                        problems.append(str(exc))
             engine = Engine(policy)
         engine.observe(data, data.get("ts") or 0.0)
-    return engine or Engine(None), problem
+    return engine or Engine(None)
