@@ -35,7 +35,7 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -977,7 +977,7 @@ def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
     return out
 
 
-def _verdict_event(v: Verdict, call_id: str, gauges: list[Any] = ()) -> dict[str, Any]:
+def _verdict_event(v: Verdict, call_id: str, gauges: Sequence[Any] = ()) -> dict[str, Any]:
     """The `verdict` event; `gauges` (extension) carries every limit's current value, so the
     dashboard shows usage against each limit without running an engine of its own."""
     event = {"type": "verdict", "call_id": call_id, "action": v.action, "level": v.level,

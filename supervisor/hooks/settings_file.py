@@ -110,7 +110,7 @@ class Plan:
         )
 
 
-def hook_command(target: str, timeout_s: int, root: Path | None = None) -> str:
+def hook_command(target: str, timeout_s: float, root: Path | None = None) -> str:
     """The shell command the agent runs: an absolute path, so it works without PATH.
 
     The `supervisor-hook` script installed beside this interpreter when there is one, else this
@@ -130,7 +130,7 @@ def hook_command(target: str, timeout_s: int, root: Path | None = None) -> str:
 
 
 def plan_install(
-    spec: Settings, path: Path, command: Callable[[int], str], hold_timeout_s: int,
+    spec: Settings, path: Path, command: Callable[[float], str], hold_timeout_s: int,
     http: Any = None,
 ) -> Plan:
     """The settings with our entries merged in (updated in place when already there).
@@ -151,7 +151,7 @@ def plan_install(
         if name not in wanted:
             _remove_ours(spec, hooks, name)
     for name, takes_matcher in spec.events:
-        seconds = hold_timeout_s if name in spec.held else OTHER_TIMEOUT_S
+        seconds: float = hold_timeout_s if name in spec.held else OTHER_TIMEOUT_S
         seconds = min(seconds, dict(spec.timeout_caps_s).get(name, seconds))
         timeout = round(seconds / spec.timeout_unit_s)
         entry: dict[str, Any] = {"type": "command", "command": command(seconds),

@@ -21,6 +21,7 @@ The module is light on purpose: the hook imports it on every tool call.
 import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from supervisor.protocol.names import MAX_JSON_DEPTH
@@ -54,8 +55,9 @@ def too_deep(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
     if isinstance(data, str):
         if data.count("[") + data.count("{") <= limit:
             return False
-        rest = _NOT_BRACKET_S.sub("", _STRING_S.sub("", data))
-        pair, opener_runs = _PAIR_S, _OPENERS_S
+        rest: Any = _NOT_BRACKET_S.sub("", _STRING_S.sub("", data))
+        pair: Any = _PAIR_S
+        opener_runs: Any = _OPENERS_S
     else:
         if data.count(b"[") + data.count(b"{") <= limit:
             return False
@@ -93,6 +95,7 @@ def depth_of(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
     stack = [(value, 1)]
     while stack:
         node, level = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list | tuple):
@@ -243,7 +246,7 @@ def _shrink(value: Any, budget: int, depth: int, max_depth: int) -> Any:
     if fits_depth and json_size(value) <= budget:
         return value
     is_dict = isinstance(value, dict)
-    items = list(value.items()) if is_dict else list(enumerate(value))
+    items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
     room = max(budget - 2, 0)
     most = max(1, room // _ITEM_MIN)
     dropped = max(0, len(items) - most)
