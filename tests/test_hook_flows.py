@@ -253,7 +253,8 @@ def test_when_the_store_cannot_be_written_the_hook_says_so_and_lets_the_call_go(
 @pytest.mark.parametrize(
     ("argv", "status"),
     [(["claude-code", "--timeout", "x"], 1), (["cursor"], 1), ([], 1),
-     (["claude-code", "--bogus"], 1)],
+     (["claude-code", "--bogus"], 1), (["claude-code", "--timeout", "1e10"], 1),
+     (["claude-code", "--timeout", "inf"], 1)],
 )
 def test_a_wrong_command_line_is_a_non_blocking_error(
     tmp_path: Path, argv: list[str], status: int
@@ -268,6 +269,9 @@ def test_a_wrong_command_line_is_a_non_blocking_error(
     assert done.returncode == status  # never 2: that would block the agent's call
     usage = f"usage: supervisor hook {{{','.join(names())}}}"
     assert usage.encode() in done.stderr
+    assert b"Traceback" not in done.stderr
+    if "1e10" in argv:  # no clock waits that long: said so, not an OverflowError
+        assert b"--timeout must be at most 86400 seconds" in done.stderr
 
 
 def test_no_checkpoints_of_a_home_directory(tmp_path: Path) -> None:

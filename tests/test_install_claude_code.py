@@ -282,3 +282,39 @@ def test_a_held_call_answers_within_the_installed_entrys_timeout(tmp_path: Path)
     assert time.monotonic() - started < 14
     assert held.returncode == 0, held.stderr
     assert json.loads(held.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_install_and_uninstall_write_through_a_symlinked_settings_file(tmp_path: Path) -> None:
+    """A dotfile manager keeps settings.json as a link into its repository: install and
+    uninstall change the file it points to and leave the link a link (issue 18)."""
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude-settings.json"
+    real.write_text(EXISTING)
+    link = project / ".claude" / "settings.json"
+    link.symlink_to(real)
+
+    assert _install(tmp_path, "--project", str(project), "--timeout", "120").returncode == 0
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert _ours(json.loads(real.read_text()))  # the hooks went into the linked file
+    assert [p.name for p in dotfiles.iterdir()] == ["claude-settings.json"]  # no temp left there
+
+    done = _uninstall(tmp_path, "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and real.read_text() == EXISTING
+
+
+def test_a_link_to_a_file_the_installer_created_stays_a_link_on_uninstall(tmp_path: Path
+                                                                         ) -> None:
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    real = tmp_path / "dotfiles" / "settings.json"
+    link = project / ".claude" / "settings.json"
+    real.parent.mkdir()
+    link.symlink_to(real)  # dangling: the file does not exist yet
+    assert _install(tmp_path, "--project", str(project), "--timeout", "120").returncode == 0
+    assert link.is_symlink() and _ours(json.loads(real.read_text()))
+    assert _uninstall(tmp_path, "--project", str(project)).returncode == 0
+    assert link.is_symlink() and json.loads(real.read_text()) == {}

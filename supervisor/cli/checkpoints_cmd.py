@@ -119,6 +119,8 @@ def _print_patch(text: str) -> None:
 def checkpoint_store(store: "Store", session: str) -> "CheckpointStore":
     """The checkpoint store of a session whose files are on this machine (its work tree is the
     session's `cwd`)."""
+    from pathlib import Path
+
     from supervisor.guard.checkpoints import CheckpointStore
 
     store.require(session)
@@ -131,4 +133,4 @@ def checkpoint_store(store: "Store", session: str) -> "CheckpointStore":
     cwd = store.summary(session).cwd
     if not cwd:
         raise CliError(f"session '{session}' recorded no working directory")
-    return CheckpointStore(files.checkpoints, cwd, exclude_paths=[files.root])
+    return CheckpointStore(files.checkpoints, Path(cwd), exclude_paths=[files.root])

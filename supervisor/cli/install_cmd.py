@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             http = None
             if args.transport == "http":
                 root, http = _http(args, target)
-            def command(seconds: int, root: Path | None = root) -> str:
+            def command(seconds: float, root: Path | None = root) -> str:
                 return installer.hook_command(target.name, seconds, root)
 
             plan = installer.plan_install(spec, path, command, timeout, http)

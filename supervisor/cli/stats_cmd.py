@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
             "tool_calls": summary.tool_calls, "errors": summary.errors,
             "limits": [{"name": n, "value": v, "limit": lim, "action": a}
                        for n, v, lim, a in usage.gauges],
-            "source": usage.source,
+            "source": usage.source, "policy_problem": usage.problem,
         }))
         return 0
     print(f"session {args.session}: {summary.status(now)}, level {usage.level}, "
@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    if usage.problem:
+        print(f"(the session's {usage.problem}: the limits shown are the default profile's)")
     if usage.source == "replay":
         print("(no saved guard state: figures come from replaying the event log)")
     return 0

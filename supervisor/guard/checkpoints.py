@@ -38,7 +38,7 @@ Checkpoint ids are `cp-1`, `cp-2`, ... in creation order; each is a ref
 
 from __future__ import annotations
 
-import fcntl
+import builtins
 import json
 import os
 import re
@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, overload
 
+from supervisor.store import waits
 from supervisor.store.paths import write_private
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -409,7 +410,8 @@ class CheckpointStore:
         out = self._git("config", "--get", "supervisor.workTree", check=False).strip()
         return out or None
 
-    def _checkout(self, commit: str, paths: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    def _checkout(self, commit: str, paths: builtins.list[str]
+                  ) -> tuple[builtins.list[str], builtins.list[tuple[str, str]]]:
         """Write `paths` back from `commit`: (restored, [(path, why)] of those that failed).
         One git call; only when it fails, one per path, to tell which."""
         if not paths:
@@ -428,7 +430,7 @@ class CheckpointStore:
                 failed.append((rel, str(exc).removeprefix("git checkout failed: ")))
         return restored, failed
 
-    def _checkout_paths(self, commit: str, paths: list[str]) -> None:
+    def _checkout_paths(self, commit: str, paths: builtins.list[str]) -> None:
         self._git("checkout", commit, "--pathspec-from-file=-", "--pathspec-file-nul",
                   input="".join(f":(literal){rel}\0" for rel in paths))
 
@@ -444,10 +446,12 @@ class CheckpointStore:
         changes = self._diff_trees(parent or _EMPTY_TREE, tree, lines=parent is not None)
         cp_id = f"cp-{number}"
         now = time.time()
+        files = previous + len(changes.added) - len(changes.deleted)
+        added, modified, deleted = len(changes.added), len(changes.modified), len(changes.deleted)
         meta = {
-            "id": cp_id, "ts": now, "files": previous + len(changes.added) - len(changes.deleted),
-            "added": len(changes.added), "modified": len(changes.modified),
-            "deleted": len(changes.deleted), "at_seq": at_seq, "since": since,
+            "id": cp_id, "ts": now, "files": files,
+            "added": added, "modified": modified,
+            "deleted": deleted, "at_seq": at_seq, "since": since,
             "insertions": changes.insertions, "deletions": changes.deletions,
             "work_tree": str(self.work_tree), "nested": staged.nested,
             "untracked": staged.untracked, "untracked_complete": not staged.truncated,
@@ -460,8 +464,8 @@ class CheckpointStore:
         self._git("update-ref", "--stdin",
                   input=f"update {_HEAD_REF} {commit}\nupdate {_REF_PREFIX + cp_id} {commit}\n")
         return Checkpoint(
-            cp_id, _one_line(label), commit, now, meta["files"], meta["added"],
-            meta["modified"], meta["deleted"], at_seq, str(self.work_tree),
+            cp_id, _one_line(label), commit, now, files, added,
+            modified, deleted, at_seq, str(self.work_tree),
             tuple(staged.nested), since, changes.insertions, changes.deletions,
             tuple(changes.paths()),
         )
@@ -477,7 +481,8 @@ class CheckpointStore:
         # (directories once, by `--directory`)
         tagged = self._git("ls-files", "-z", "-t", "--cached", "--others", "--ignored",
                            "--exclude-standard", "--directory", env=index_env)
-        ignored_cached, ignored = set(), set()
+        ignored_cached: set[str] = set()
+        ignored: set[str] = set()
         for entry in filter(None, tagged.split("\0")):
             (ignored if entry.startswith("?") else ignored_cached).add(entry[2:])
         oversized, nested = [], []
@@ -530,7 +535,7 @@ class CheckpointStore:
         if not lines:
             out = self._git("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
             records = out.split("\0")
-            pairs = zip(records[0::2], records[1::2], strict=False)
+            pairs = builtins.list(zip(records[0::2], records[1::2], strict=False))
         else:
             out = self._git("diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat",
                             old, new)
@@ -655,7 +660,7 @@ class CheckpointStore:
         lock_path = self.git_dir.parent / "checkpoints.lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            waits.flock(fd, "the session's checkpoints")
             self._clear_stale_locks()
             yield
         finally:
@@ -703,8 +708,12 @@ def _run(
     try:
         proc = subprocess.run(
             cmd, input=input, capture_output=True, text=True, env=env, cwd=cwd,
-            encoding="utf-8", errors="surrogateescape",
+            encoding="utf-8", errors="surrogateescape", timeout=waits.remaining(),
         )
+    except subprocess.TimeoutExpired as exc:  # killed: a hook call must answer in time
+        raise CheckpointError(
+            f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} did not finish within the hook's time "
+            "budget") from exc
     except FileNotFoundError as exc:
         raise CheckpointError("git is not installed (checkpoints need it)") from exc
     except OSError as exc:  # the work tree vanished, too many processes, ...
@@ -758,11 +767,11 @@ def _user_excludes_file() -> str | None:
     try:
         proc = subprocess.run(
             ["git", "config", "--global", "--path", "--get", "core.excludesFile"],
-            capture_output=True, text=True, env=env,
+            capture_output=True, text=True, env=env, timeout=waits.remaining(),
         )
         if proc.returncode == 0 and proc.stdout.strip():
             return proc.stdout.strip()
-    except OSError:
+    except (OSError, subprocess.TimeoutExpired):
         pass
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return os.path.join(base, "git", "ignore")

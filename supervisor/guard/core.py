@@ -32,9 +32,10 @@ other decision gets `decision_ignored` with the reason. Commands not tied to an 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,9 @@ from supervisor.guard.checkpoints import (
 from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
+from supervisor.protocol.bounded import escape_text, writable
 from supervisor.protocol.names import HINT
+from supervisor.store import waits
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
 from supervisor.store.writer import LineWriter
@@ -121,6 +124,7 @@ class Guard:
         self._cwd_arg = str(Path(cwd).resolve()) if cwd is not None else None
         self._dirty = False
         self._must_save = False
+        self._abandoned = False
         self._last_save = 0.0
         self.state: dict[str, Any] = {}
         self.engine: Any = None
@@ -178,6 +182,7 @@ class Guard:
         heartbeat_s: float | None = None, extra: dict[str, Any] | None = None,
     ) -> None:
         """Write `session_start` (and `task_start` for `task`), take the first checkpoint."""
+        agent, task, extra = writable(agent), writable(task), writable(extra)
         with self._step():
             if self.state["started"]:
                 return
@@ -224,7 +229,9 @@ class Guard:
         when the engine counts repeats).
 
         Returns `pause` when the call escalated (or an escalation is still pending): the caller
-        then waits with `wait()`."""
+        then waits with `wait()`. Text that cannot be encoded (lone surrogates, from file names
+        that are not UTF-8) is kept as escapes, NaN as text: never an error (`writable`)."""
+        tool, args, call_id = writable(tool), writable(args), writable(call_id)
         with self._step():
             now = self.clock()
             call_id = call_id or f"c{self.state['actions'] + 1}"
@@ -290,8 +297,10 @@ class Guard:
         duration_ms: float | None = None, tool: str | None = None,
     ) -> list[dict[str, Any]]:
         """Record a tool's outcome; returns the detections it caused (as events)."""
+        text = escape_text(output if isinstance(output, str) else str(output))
+        call_id, error, tool = writable(call_id), writable(error), writable(tool)
+        duration_ms = duration_ms if duration_ms is None or math.isfinite(duration_ms) else None
         with self._step():
-            text = output if isinstance(output, str) else str(output)
             event = {
                 "type": "tool_result", "call_id": call_id, "ok": bool(ok),
                 "output": text[:OUTPUT_KEEP], "output_bytes": len(text.encode("utf-8",
@@ -318,6 +327,7 @@ class Guard:
     ) -> list[dict[str, Any]]:
         """Record a message of the conversation (`assistant`, `user` or `system`); `extra`
         adds fields of the agent's own (e.g. its turn id)."""
+        text, extra = escape_text(text), writable(extra)
         with self._step():
             return self._observe({**(extra or {}), "type": "message", "role": role, "text": text})
 
@@ -331,6 +341,7 @@ class Guard:
 
     def task_start(self, title: str, task_id: str | None = None) -> str:
         """Start a task (ending the current one as done); return its id."""
+        title, task_id = writable(title), writable(task_id)
         with self._step():
             if self.state["task"] is not None:
                 self._task_end("done")
@@ -505,8 +516,18 @@ class Guard:
         self._dirty = True
 
     def _refresh(self) -> None:
-        if self._state_file.changed_since_ours():
+        if self._abandoned or self._state_file.changed_since_ours():
+            self._abandoned = False
             self._load()
+
+    def _abandon(self) -> None:
+        """A step that ran out of its time budget (`waits.DeadlineExceeded`) stops as if it
+        had been killed: its half-done state is not saved (the next step reloads the saved one
+        and learns from the log what this one recorded, `_catch_up`), so an operator decision
+        it could not finish is applied by a later call, once."""
+        self._dirty = False
+        self._must_save = False
+        self._abandoned = True
 
     def _save(self) -> None:
         self.state["engine"] = self.engine.snapshot()
@@ -670,6 +691,8 @@ class Guard:
             for line in lines:
                 try:
                     note = self._decide(line, now, call_id)
+                except waits.DeadlineExceeded:
+                    raise  # no time left in this hook call: the next one applies it
                 except Exception as exc:  # never into the agent: recorded as ignored
                     self._failed(line.decision_id, exc)
                     continue
@@ -883,6 +906,8 @@ class Guard:
             if store is None:
                 raise CheckpointError("checkpoints are off in this session")
             result = store.restore(checkpoint_id)
+        except waits.DeadlineExceeded:
+            raise  # a lock not taken in time: nothing restored yet, the next call applies it
         except Exception as exc:  # CheckpointError, or anything else: the rollback did not run
             if not isinstance(exc, CheckpointError):
                 exc = CheckpointError(f"{type(exc).__name__}: {exc}")
@@ -937,9 +962,12 @@ class _Step:
             self._cm.__exit__(None, None, None)
             raise
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         try:
-            self._guard._after_step()
+            if kind is not None and issubclass(kind, waits.DeadlineExceeded):
+                self._guard._abandon()
+            else:
+                self._guard._after_step()
         finally:
             self._cm.__exit__(None, None, None)
 
@@ -971,7 +999,7 @@ def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
     return out
 
 
-def _verdict_event(v: Verdict, call_id: str, gauges: list[Any] = ()) -> dict[str, Any]:
+def _verdict_event(v: Verdict, call_id: str, gauges: Sequence[Any] = ()) -> dict[str, Any]:
     """The `verdict` event; `gauges` (extension) carries every limit's current value, so the
     dashboard shows usage against each limit without running an engine of its own."""
     event = {"type": "verdict", "call_id": call_id, "action": v.action, "level": v.level,

@@ -66,6 +66,9 @@ class Usage:
     gauges: list[tuple[str, float, float | None, str]]
     source: str
     """`state` (the guard's saved engine) or `replay` (the event log replayed)."""
+    problem: str | None = None
+    """Why the session's recorded policy could not be used (the default profile's limits are
+    shown instead), or None."""
 
 
 def session_usage(store: Store, session: str, now: float | None = None) -> Usage:
@@ -90,19 +93,27 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Usage
                 engine = Engine.restore(state["engine"])
     except (OSError, ValueError, KeyError, TypeError):
         engine = None
+    problem = None
     if engine is None:
         source = "replay"
-        engine = replay_engine(batch.events)
+        problems: list[str] = []
+        engine = replay_engine(batch.events, problems)
+        problem = problems[0] if problems else None
     gauges = [
         (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(now)
     ]
-    return Usage(engine.level, gauges, source)
+    return Usage(engine.level, gauges, source, problem)
 
 
-def replay_engine(events: Iterable[Event]) -> Any:
+def replay_engine(events: Iterable[Event], problems: list[str] | None = None) -> Any:
     """The engine a session's events lead to, under the policy its `session_start` recorded:
-    every event observed in order, operator decisions applied as recorded."""
-    from supervisor.engine import Engine, Policy
+    every event observed in order, operator decisions applied as recorded. When that policy
+    cannot be used, the engine runs the default profile and `problems` gets the reason.
+
+    The recorded policy is checked by the engine's one validator (`validate_policy_dict`, the
+    one `policy show` uses): a malformed limit is a reason shown, not a traceback."""
+    from supervisor.engine import Engine
+    from supervisor.engine.policy_file import validate_policy_dict
 
     engine = None
     for event in events:
@@ -111,9 +122,10 @@ def replay_engine(events: Iterable[Event]) -> Any:
             policy = None
             if data.get("type") == "session_start" and isinstance(data.get("policy"), dict):
                 try:
-                    policy = Policy.from_dict(data["policy"])
-                except ValueError:
-                    policy = None
+                    policy = validate_policy_dict(data["policy"], source="recorded policy")
+                except ValueError as exc:
+                    if problems is not None:
+                        problems.append(str(exc))
             engine = Engine(policy)
         engine.observe(data, data.get("ts") or 0.0)
     return engine or Engine(None)

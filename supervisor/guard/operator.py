@@ -75,7 +75,7 @@ def send_decision(
     target = as_store(store)
     target.require(session)
     target.append_decision(session, line)
-    return line["decision_id"]
+    return str(line["decision_id"])
 
 
 def reset_text(policy: dict[str, Any] | None) -> str:

@@ -106,6 +106,7 @@ def command_refusal(summary: SessionSummary, command: str, now: float,
                               unread)
     if command == "pause":
         if paused:
+            assert pending is not None
             return f"already paused ({pending.get('escalation_id')}): resume it or decide"
         if pending is not None:
             return (f"{pending.get('escalation_id')} already waits for an answer: answer it "

@@ -19,6 +19,7 @@ from typing import Any
 
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.names import MAX_JSON_DEPTH
+from supervisor.store import waits
 
 STATE_FILE = "state.json"
 LOCK_FILE = "guard.lock"
@@ -66,7 +67,7 @@ class SessionLock:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         if self._depth == 0:
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            waits.flock(self._fd, "the session (another process of it holds the lock)")
         self._depth += 1
         try:
             yield

@@ -5,6 +5,8 @@ Shared by the thin client and the in-process path, so both accept and refuse the
 
 from supervisor.hooks.targets import TARGETS
 
+MAX_TIMEOUT_S = 86400.0
+"""The longest `--timeout` taken: a day (a larger one is a mistake, and no clock waits it)."""
 DEFAULT_TIMEOUT_S = 60.0
 """Budget assumed without `--timeout`: the hook timeout of older Claude Code releases (newer ones
 give 600 s), so a hold never outlives the hook. `supervisor install` writes `--timeout`."""
@@ -39,4 +41,6 @@ def parse_args(args: list[str]) -> tuple[str, float, str | None]:
             raise ValueError(f"--timeout must be a number of seconds, not {value!r}") from None
         if not 0 < timeout < float("inf"):
             raise ValueError("--timeout must be a positive number of seconds")
+        if timeout > MAX_TIMEOUT_S:
+            raise ValueError(f"--timeout must be at most {MAX_TIMEOUT_S:g} seconds")
     return target, timeout, root

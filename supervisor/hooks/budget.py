@@ -16,6 +16,9 @@ by itself (with the policy's fallback) before the agent gives up on it."""
 LAST_RESORT_S = ANSWER_MARGIN_S / 2
 """A hook still waiting this long before the timeout answers that the call is on hold."""
 MIN_HOLD_S = 1.0
+WAIT_MARGIN_S = 1.0
+"""Every other wait (a lock, a git process, the server's reply) ends this long before the
+agent's timeout: time left to answer with the fail-safe."""
 
 
 class Budget:
@@ -38,6 +41,12 @@ class Budget:
         """The longest an escalation raised now may wait for the operator before its fallback
         applies: what is left, less `ANSWER_MARGIN_S` (at least `MIN_HOLD_S`)."""
         return max(self.remaining() - ANSWER_MARGIN_S, MIN_HOLD_S)
+
+    def deadline(self) -> float:
+        """The `time.monotonic()` by which every wait of this call must end
+        (`supervisor.store.waits.within`): `WAIT_MARGIN_S` before the agent's timeout (a
+        quarter of a timeout shorter than four margins)."""
+        return self.started + self.total_s - min(WAIT_MARGIN_S, self.total_s / 4)
 
     def wait_s(self) -> float:
         """How long a held call may still wait: until `LAST_RESORT_S` before the timeout (the

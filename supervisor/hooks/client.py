@@ -23,8 +23,10 @@ from supervisor import __version__
 from supervisor.hooks.args import parse_args
 
 ENV_DAEMON = "SUPERVISOR_HOOK_DAEMON"
-REPLY_MARGIN_S = 5.0
-"""The socket waits this much longer than the hook's `--timeout` for the server's answer."""
+REPLY_MARGIN_S = 0.5
+"""The socket gives up on the server's answer this long before the agent's timeout (the
+server answers a second before it at the latest): a wedged server gets the fail-safe answer,
+nothing, in time."""
 HTTP_CONFIG = "hooks-http.json"
 """The root's HTTP hook configuration (`supervisor.hooks.http_transport.CONFIG_FILE`)."""
 HTTP_START_WAIT_S = 3.0
@@ -43,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     path = socket_path(root)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.settimeout(timeout + REPLY_MARGIN_S)
+        sock.settimeout(max(timeout - (time.monotonic() - started) - REPLY_MARGIN_S, 0.05))
         try:
             cwd = os.getcwd()
         except OSError:
@@ -54,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             sock.connect(os.path.basename(path))
         except OSError:
             os.chdir(cwd)
-            _start_server(root, path)
+            _start_server(root, path, timeout - (time.monotonic() - started))
             return _in_process(args, data, started)
         os.chdir(cwd)
         if not _trusted(sock, path):
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                 chunks.append(chunk)
             reply = json.loads(b"".join(chunks))
         except (OSError, ValueError):
-            return 0  # the server took the payload and died: let the call go on
+            return 0  # the server died or wedged with the payload: the call goes on in time
     finally:
         sock.close()
     if not isinstance(reply, dict) or reply.get("error") == "version":
@@ -157,7 +159,7 @@ def _default_root() -> str | None:
     return os.path.join(base, "agent-supervisor")
 
 
-def _start_server(root: str, path: str) -> None:
+def _start_server(root: str, path: str, budget_left: float) -> None:
     """Start a detached server for `root`; its own lock makes racing starts end with one."""
     if not _private_root(root):
         return  # another user's root: create nothing there (in-process refuses it, saying why)
@@ -184,7 +186,7 @@ def _start_server(root: str, path: str) -> None:
             os.close(fd)
         if os.path.exists(os.path.join(root, HTTP_CONFIG)):
             # the agent's HTTP hooks reach only a running server: let it come up first
-            deadline = time.monotonic() + HTTP_START_WAIT_S
+            deadline = time.monotonic() + min(HTTP_START_WAIT_S, budget_left / 4)
             while not os.path.exists(path) and time.monotonic() < deadline:
                 time.sleep(0.02)
     except Exception:  # no server this time: the call is still handled in-process

@@ -11,7 +11,6 @@ before a call (`hold_note`). Bounded: the call ids kept are the last `CALLS_KEPT
 """
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor.protocol.bounded import loads
+from supervisor.store import waits
 from supervisor.store.paths import write_private
 
 MEMORY_FILE = "hook.json"
@@ -106,7 +106,7 @@ def remembered(session_dir: Path) -> Iterator[Memory]:
     without an exception."""
     fd = os.open(session_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        waits.flock(fd, "the session's hook memory")
         memory = _load(session_dir / MEMORY_FILE)
         before = _dump(memory)
         yield memory

@@ -2,7 +2,7 @@
 
 Lookup, first match wins (docs/hooks.md): the file named by `$SUPERVISOR_POLICY`, else
 `<root>/policy.toml`, else the engine's `default` profile. The file is read with `tomllib` and
-built with `Policy.from_dict` (no pydantic: the hook starts once per tool call). The engine
+checked by the engine's validator when a session is created. The engine
 policy is read only when a session is created (afterwards it travels in the session's saved
 engine state); the `[guard]` table (hold time, fallback, checkpoints) at every invocation.
 """
@@ -35,15 +35,24 @@ def policy_path(root: Path) -> Path | None:
 
 
 def load_policy(root: Path) -> tuple[Any, str]:
-    """(the effective `Policy`, where it came from). Raises `PolicyError` for a bad file."""
+    """(the effective `Policy`, where it came from). Raises `PolicyError` for a bad file.
+
+    The file is checked by the engine's one validator (`validate_policy_dict`, the one of
+    `policy show`, `analyze` and the SDK), so a mistyped key (`nuge = 2`) is an error here too,
+    never silently ignored. It imports pydantic, which the hook otherwise avoids: this runs
+    only when a session is created (and for `install`), not on every call."""
     from supervisor.engine import Policy
 
     path = policy_path(root)
     if path is None:
         return Policy.profile("default"), "default profile"
     data = _read(path)
+    from supervisor.engine.policy_file import validate_policy_dict  # pydantic: only for a file
     try:
-        policy = Policy.from_dict(data)
+        policy = validate_policy_dict(data, source=f"policy file {path}")
+    except ValueError as exc:  # it names the file and the key
+        raise PolicyError(str(exc)) from exc
+    try:
         guard_settings(policy)
     except (ValueError, TypeError, KeyError) as exc:
         raise PolicyError(f"policy file {path} is not valid: {exc}") from exc

@@ -31,6 +31,7 @@ from supervisor.hooks.step import PayloadError, Step, child_session_id, read_pay
 from supervisor.hooks.target import Target
 from supervisor.hooks.targets import load as load_target
 from supervisor.hooks.wording import note
+from supervisor.store import waits
 from supervisor.store.paths import (
     ensure_session_dir,
     resolve_root,
@@ -49,6 +50,8 @@ SUBAGENT_EVENT = "subagent_start"
 starts: `session` (the child's id), `agent_id`, `agent_type`."""
 RUN_POINTER = "hook.run"
 """File in a session's directory naming its current run (after a resume)."""
+LAST_WORD_S = 0.3
+"""Recording why a call failed (`record_error`) ends this long before the agent's timeout."""
 HEARTBEAT_S = 5.0
 """While a call is held for the operator, a heartbeat is written this often."""
 STILL_WAITING = (
@@ -68,7 +71,8 @@ def run_safely(
     try:
         target = load_target(target_name)
         root = resolve_root(root_arg)
-        return handle(target, data, root, budget)
+        with waits.within(budget.deadline()):  # every lock and git process of this call
+            return handle(target, data, root, budget)
     except PayloadError as exc:
         complain(f"ignored a payload it cannot use: {exc}")
     except Exception as exc:
@@ -76,7 +80,9 @@ def run_safely(
         complain(f"the supervisor failed ({message}); this call goes on unsupervised")
         if root is not None and target is not None:
             try:
-                record_error(root, *session_of(target, root, data), message)
+                # the log may be what is locked: this wait too ends before the agent's timeout
+                with waits.within(budget.started + budget.total_s - LAST_WORD_S):
+                    record_error(root, *session_of(target, root, data), message)
             except Exception as more:  # nothing more can be done without disturbing the agent
                 complain(f"could not record that: {type(more).__name__}: {more}")
     return ""
@@ -85,12 +91,16 @@ def run_safely(
 def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
     """Apply one payload; return what to print on stdout (possibly nothing). Raises on the
     supervisor's own failures (`run_safely` reports them and lets the agent work)."""
-    step = target.read(read_payload(data))
+    payload = read_payload(data)
+    step = target.read(payload)
     base = step.session_id
     _follow_resumes(root, step)
     if step.kind == "batch" and _all_seen(root, step):
         return ""  # the common case: every call went through PreToolUse; nothing to open
     guard, problems = _open_guard(root, step, budget)
+    if payload.get("supervisor_rescued"):
+        problems.append(f"{payload['supervisor_rescued']}: recorded from what could be read of "
+                        "it (session, event, tool, call id)")
     if step.kind == "start" and guard.ended:
         guard.close()
         _start_new_run(root, step, base)

@@ -110,7 +110,7 @@ class Plan:
         )
 
 
-def hook_command(target: str, timeout_s: int, root: Path | None = None) -> str:
+def hook_command(target: str, timeout_s: float, root: Path | None = None) -> str:
     """The shell command the agent runs: an absolute path, so it works without PATH.
 
     The `supervisor-hook` script installed beside this interpreter when there is one, else this
@@ -130,7 +130,7 @@ def hook_command(target: str, timeout_s: int, root: Path | None = None) -> str:
 
 
 def plan_install(
-    spec: Settings, path: Path, command: Callable[[int], str], hold_timeout_s: int,
+    spec: Settings, path: Path, command: Callable[[float], str], hold_timeout_s: int,
     http: Any = None,
 ) -> Plan:
     """The settings with our entries merged in (updated in place when already there).
@@ -151,7 +151,7 @@ def plan_install(
         if name not in wanted:
             _remove_ours(spec, hooks, name)
     for name, takes_matcher in spec.events:
-        seconds = hold_timeout_s if name in spec.held else OTHER_TIMEOUT_S
+        seconds: float = hold_timeout_s if name in spec.held else OTHER_TIMEOUT_S
         seconds = min(seconds, dict(spec.timeout_caps_s).get(name, seconds))
         timeout = round(seconds / spec.timeout_unit_s)
         entry: dict[str, Any] = {"type": "command", "command": command(seconds),
@@ -192,7 +192,11 @@ def plan_uninstall(spec: Settings, path: Path) -> Plan:
 
 
 def apply(plan: Plan) -> Path | None:
-    """Write the planned content atomically; return the backup of the previous content."""
+    """Write the planned content atomically; return the backup of the previous content.
+
+    A settings file that is a symbolic link (a dotfile manager's) is written through the link:
+    the file it points to gets the new content, the link stays a link. Backups lie beside the
+    link, where `_original_text` looks for them."""
     if not plan.changed:
         return None
     backup = None
@@ -201,11 +205,14 @@ def apply(plan: Plan) -> Path | None:
         mode = plan.path.stat().st_mode & 0o777
         backup = _backup_path(plan.path)
         _write_atomic(backup, plan.path.read_bytes(), mode)
-    if plan.new_text is None:
+    linked = plan.path.is_symlink()
+    if plan.new_text is None and not linked:
         plan.path.unlink()
         return backup
-    plan.path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(plan.path, plan.new_text.encode("utf-8"), mode)
+    target = Path(os.path.realpath(plan.path)) if linked else plan.path
+    text = plan.new_text if plan.new_text is not None else _dump({})  # a link is never removed
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(target, text.encode("utf-8"), mode)
     return backup
 
 

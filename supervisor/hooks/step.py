@@ -8,19 +8,27 @@ guard, which writes the events, and asks the target to phrase the answer.
 """
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
 import xxhash
 
 from supervisor.engine.fingerprint import output_hash
-from supervisor.protocol.names import MAX_NUMBER
+from supervisor.protocol.bounded import escape_text, loads, shrink, too_deep, writable
+from supervisor.protocol.names import MAX_JSON_DEPTH, MAX_NUMBER
 from supervisor.store.paths import sanitize_session_id
 
 TEXT_LIMIT_BYTES = 64 * 1024
 """Prompts, messages and argument values longer than this are recorded cut (head and tail)."""
 PAYLOAD_LIMIT_BYTES = 8 * 1024 * 1024
-"""A payload larger than this is refused (and the call left alone) rather than parsed."""
+"""A payload larger than this is not parsed: the call is recorded from what its bytes show
+(`rescue`), so it is still supervised (hard limits, repeats)."""
+PAYLOAD_DEPTH = 400
+"""Payloads nested up to this deep are parsed (and their deepest parts kept as text); deeper
+ones are rescued like unparsable ones."""
+CUT_KEYS = 64
+"""Arguments with more keys than this are cut as a whole (`cut_args`)."""
 HOOK_EVENT = "hook_event"
 """Event type (protocol extension) for a hook event a target does not map: recorded as-is."""
 
@@ -103,25 +111,57 @@ class Step:
 
 
 def read_payload(data: bytes) -> dict[str, Any]:
-    """Parse the hook's stdin; raise `PayloadError` when it is not one JSON object with a
-    `session_id`."""
-    if len(data) > PAYLOAD_LIMIT_BYTES:
-        raise PayloadError(f"payload of {len(data)} bytes exceeds {PAYLOAD_LIMIT_BYTES}")
+    """Parse the hook's stdin into a payload every later step can use: lone surrogates (an
+    undecodable file name) escaped, `NaN` as text, anything nested deeper than a protocol line
+    may hold turned into text (`protocol.bounded`).
+
+    A payload that cannot be parsed (too big, not JSON, nested too deeply to parse) is not
+    given up on when its session can still be found: it becomes a `rescued` payload with the
+    fields that can be read from its bytes (session, hook event, tool, call id, cwd) and
+    arguments that say why and how big it was, so the call is still recorded and the hard
+    limits still apply. `PayloadError` only when there is no session to record it in."""
     if not data.strip():
         raise PayloadError("empty payload on stdin")
+    if len(data) > PAYLOAD_LIMIT_BYTES:
+        return rescue(data, f"payload of {len(data)} bytes exceeds {PAYLOAD_LIMIT_BYTES}")
     try:
-        value = json.loads(data, parse_constant=_no_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise PayloadError(f"payload is not valid JSON ({exc})") from exc
+        # bytes that are not UTF-8 (a raw file name) are kept as escapes, not refused
+        text = data.decode("utf-8", "surrogateescape")
+        value = loads(text, max_depth=PAYLOAD_DEPTH, constants=True)
+    except ValueError as exc:  # not JSON, or nested past what can be parsed
+        return rescue(data, f"payload is not valid JSON ({exc})")
     if not isinstance(value, dict):
         raise PayloadError(f"payload is a JSON {type(value).__name__}, not an object")
+    if too_deep(data, MAX_JSON_DEPTH - 8):  # the event adds a few levels around the arguments
+        value = shrink(value, 1 << 62, max_depth=MAX_JSON_DEPTH - 8)
+    value = writable(value)
     if not isinstance(value.get("session_id"), str) or not value["session_id"].strip():
         raise PayloadError("payload has no session_id")
     return value
 
 
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
+_FIELD = re.compile(rb'"(session_id|hook_event_name|tool_name|tool_use_id|cwd|'
+                    rb'transcript_path|agent_id|agent_type)"\s*:\s*"((?:[^"\\]|\\.){0,4096})"')
+
+
+def rescue(data: bytes, reason: str) -> dict[str, Any]:
+    """The payload as far as it can be read from its bytes (see `read_payload`); raises
+    `PayloadError(reason)` when no `session_id` is found in them."""
+    found: dict[str, Any] = {}
+    for match in _FIELD.finditer(data):
+        name = match.group(1).decode()
+        if name not in found:
+            raw = match.group(2).decode("utf-8", "surrogateescape")
+            try:
+                found[name] = escape_text(json.loads(f'"{raw}"'))
+            except ValueError:
+                found[name] = escape_text(raw)
+    if not str(found.get("session_id") or "").strip():
+        raise PayloadError(reason)
+    found["tool_input"] = {"unreadable_payload": reason, "payload_bytes": len(data),
+                           "payload_hash": xxhash.xxh3_64_hexdigest(data)}
+    found["supervisor_rescued"] = reason
+    return found
 
 
 def session_ids(payload: dict[str, Any]) -> tuple[str, str | None]:
@@ -191,9 +231,14 @@ def cut_text(
 
 def cut_args(args: dict[str, Any]) -> dict[str, Any]:
     """Arguments as recorded: long string values (a whole file for Write) cut, with size and
-    hash, so one event line stays far below the protocol's line limit."""
+    hash, so one event line stays far below the protocol's line limit. Arguments with more keys
+    than `CUT_KEYS` are cut as a whole (`protocol.bounded.shrink`): a size and a hash per key
+    would inflate 150,000 small keys to megabytes."""
     if len(to_json(args).encode("utf-8", "replace")) <= TEXT_LIMIT_BYTES:
         return args
+    if len(args) > CUT_KEYS:
+        cut = shrink(args, TEXT_LIMIT_BYTES)
+        return cut if isinstance(cut, dict) else {"args": cut}
     budget = TEXT_LIMIT_BYTES // max(len(args), 1)
     out: dict[str, Any] = {}
     for key, value in args.items():
@@ -205,6 +250,7 @@ def cut_args(args: dict[str, Any]) -> dict[str, Any]:
             out[f"{key}_bytes"] = len(text.encode("utf-8", "replace"))
             out[f"{key}_hash"] = output_hash(text)
     return out
+
 
 
 def stable_call_id(tool: str, args: dict[str, Any]) -> str:
@@ -232,8 +278,21 @@ def first_line(text: str, limit: int = 500) -> str:
     return (text.strip().splitlines() or [""])[0][:limit]
 
 
+FIELD_LIMIT_CHARS = 4096
+"""The longest name, id or path a payload field is kept at (`text_or_none`): a longer one is
+no real file path (PATH_MAX) nor tool name, and each is repeated in events and the state."""
+
+
 def text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+    """A payload's short text field (a tool name, a call id, a path), or None when it is no
+    text. One longer than `FIELD_LIMIT_CHARS` keeps its head and a hash of the whole, so two
+    different ids stay different and the event line stays small."""
+    if not isinstance(value, str) or not value:
+        return None
+    if len(value) <= FIELD_LIMIT_CHARS:
+        return value
+    digest = xxhash.xxh3_64_hexdigest(value.encode("utf-8", "surrogateescape"))
+    return f"{value[:FIELD_LIMIT_CHARS - 64]}…[{len(value)} chars, xxh3 {digest}]"
 
 
 def number_or_none(value: Any) -> float | None:

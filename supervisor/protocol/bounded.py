@@ -19,7 +19,9 @@ The module is light on purpose: the hook imports it on every tool call.
 """
 
 import json
+import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from supervisor.protocol.names import MAX_JSON_DEPTH
@@ -53,8 +55,9 @@ def too_deep(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
     if isinstance(data, str):
         if data.count("[") + data.count("{") <= limit:
             return False
-        rest = _NOT_BRACKET_S.sub("", _STRING_S.sub("", data))
-        pair, opener_runs = _PAIR_S, _OPENERS_S
+        rest: Any = _NOT_BRACKET_S.sub("", _STRING_S.sub("", data))
+        pair: Any = _PAIR_S
+        opener_runs: Any = _OPENERS_S
     else:
         if data.count(b"[") + data.count(b"{") <= limit:
             return False
@@ -92,6 +95,7 @@ def depth_of(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
     stack = [(value, 1)]
     while stack:
         node, level = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list | tuple):
@@ -144,6 +148,35 @@ def escape_surrogates(value: Any) -> Any:
             return value
         return [escape_surrogates(v) for v in value]
     return value
+
+
+def writable(value: Any) -> Any:
+    """`value` (parsed JSON, or what a program passed) made fit for a protocol line without
+    losing what it said: lone surrogates escaped (`escape_text`), non-finite floats as their
+    text (`"NaN"`, `"Infinity"`), keys as strings. The same object when nothing had to change.
+    Used where text enters the supervisor (the hook's payload, the guard's public methods), so
+    nothing downstream (hashes, the engine, the state file) meets such values."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        return value
+    except (UnicodeEncodeError, ValueError, TypeError):
+        return _writable(value)
+    except RecursionError:
+        return _writable(shrink(value, 1 << 62))
+
+
+def _writable(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, dict):
+        return {escape_text(str(k)): _writable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_writable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return escape_text(str(value))
 
 
 def _has_surrogates(value: Any) -> bool:
@@ -213,7 +246,7 @@ def _shrink(value: Any, budget: int, depth: int, max_depth: int) -> Any:
     if fits_depth and json_size(value) <= budget:
         return value
     is_dict = isinstance(value, dict)
-    items = list(value.items()) if is_dict else list(enumerate(value))
+    items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
     room = max(budget - 2, 0)
     most = max(1, room // _ITEM_MIN)
     dropped = max(0, len(items) - most)

@@ -50,7 +50,7 @@ def pid_alive(pid: int | None) -> bool:
         return False
     except PermissionError:  # exists, owned by someone else
         return True
-    except OSError:
+    except (OSError, OverflowError):  # OverflowError: no pid is that large
         return False
     return True
 

@@ -20,6 +20,7 @@ from typing import Any
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.lines import as_dict, fit_line
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE, MAX_INT, PROTOCOL_VERSION
+from supervisor.store import waits
 from supervisor.store.errors import StoreError
 from supervisor.store.paths import ensure_private_dir, ensure_session_dir
 
@@ -107,7 +108,7 @@ class LineWriter:
 
     def _lock(self, fd: int) -> int:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            waits.flock(fd, str(self.path))
         except OSError as exc:
             raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
         return fd

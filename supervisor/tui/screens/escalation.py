@@ -326,7 +326,7 @@ def recent_rows(history: Any, before_seq: object) -> list[Any]:
         found = history.index_of_seq(before_seq)
         if found is not None:
             end = found
-    picked = []
+    picked: list[int] = []
     index = end - 1
     while index >= 0 and index >= end - RECENT_SCAN_ROWS and len(picked) < RECENT_STEPS:
         if history.type_of(index) != "heartbeat":
