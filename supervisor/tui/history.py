@@ -321,3 +321,24 @@ class HistoryStore:
             + sum(sys.getsizeof(t) for t in self._fixed.values())
         )
 
+
+
+STEP_TYPES = ("tool_call", "tool_result", "message")
+"""What the agent did and said: the rows "Recent steps" shows (not the engine's own verdict,
+detection and limit rows, nor heartbeats)."""
+RECENT_SCAN = 2000
+"""Rows looked at backwards for recent steps (a long run of heartbeats ends the search)."""
+
+
+def recent_steps(store: HistoryStore, count: int) -> list[HistoryRow]:
+    """The last `count` calls, results and messages of `store`, oldest first."""
+    codes = {type_code(name) for name in STEP_TYPES}
+    found: list[int] = []
+    for index in range(len(store) - 1, max(-1, len(store) - 1 - RECENT_SCAN), -1):
+        if store.code_of(index) in codes:
+            found.append(index)
+            if len(found) == count:
+                break
+    found.reverse()
+    store.prefetch(found)
+    return [store.row(i) for i in found]

@@ -15,13 +15,16 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from supervisor.tui.format import countdown, level_text, safe
+from supervisor.tui.event_detail import EvidenceStep, evidence_steps
+from supervisor.tui.format import countdown, evidence_lines, level_text, safe
+from supervisor.tui.history import HistoryStore, recent_steps
 from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
 
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
 
 RECENT_STEPS = 8
+"""Calls, results and messages shown under "Recent steps" (not the engine's own rows)."""
 
 
 class EscalationScreen(ModalScreen[None]):
@@ -112,29 +115,38 @@ class EscalationScreen(ModalScreen[None]):
         if st is None:
             return
         history = st.history
-        evidence = Text(no_wrap=True, overflow="ellipsis")
         seqs = [int(n) for n in (self.escalation.get("evidence") or []) if isinstance(n, int)]
-        evidence.append(f"Evidence ({len(seqs)} steps)\n", style="bold")
-        for seq in seqs[:20]:
-            index = history.index_of_seq(seq)
-            if index is None:
-                evidence.append(f"  #{seq} (not loaded)\n", style="dim")
-                continue
-            evidence.append_text(self._row_text(history.row(index)))
-        self.query_one("#esc-evidence", Static).update(evidence)
+        loading = Text(f"Evidence ({len(seqs)} steps)\n", style="bold", no_wrap=True)
+        loading.append("  reading the evidence calls and their results…", style="dim")
+        self.query_one("#esc-evidence", Static).update(loading)
+        self._load_evidence(history, seqs)
         recent = Text(no_wrap=True, overflow="ellipsis")
         recent.append("Recent steps\n", style="bold")
-        rows = [row for row in history.rows(len(history) - 4 * RECENT_STEPS, len(history))
-                if row.type != "heartbeat"][-RECENT_STEPS:]
-        for row in rows:
+        for row in recent_steps(history, RECENT_STEPS):
             recent.append_text(self._row_text(row))
         self.query_one("#esc-recent", Static).update(recent)
+
+    @work(thread=True, exclusive=True, group="escalation-evidence")
+    def _load_evidence(self, history: HistoryStore, seqs: list[int]) -> None:
+        """In a worker: each evidence call with its result is read back from the log."""
+        steps = evidence_steps(history, seqs)
+        self.app.call_from_thread(self._show_evidence, len(seqs), steps)
+
+    def _show_evidence(self, count: int, steps: list[EvidenceStep]) -> None:
+        evidence = Text(no_wrap=True, overflow="ellipsis")
+        evidence.append(f"Evidence ({count} steps, each call with its result)\n", style="bold")
+        for line in evidence_lines(steps):
+            evidence.append_text(line)
+            evidence.append("\n")
+        if count > len(steps):
+            evidence.append(f"  … {count - len(steps)} more\n", style="dim")
+        self.query_one("#esc-evidence", Static).update(evidence)
 
     def _row_text(self, row: Any) -> Text:
         line = Text()
         line.append(f"  #{row.seq:<6} {self.sv.clock_format(row.ts)} ", style="dim")
         line.append(f"{row.type:<16} ", style="bold")
-        line.append(row.text[:90])  # already cleaned by the history store
+        line.append(row.text[:200])  # already cleaned by the history store
         line.append("\n")
         return line
 
