@@ -172,7 +172,7 @@ def test_two_operators_at_once_exactly_one_applied(loop_agent) -> None:
         end = time.monotonic() + 20
         while time.monotonic() < end and (
             not control.exists() or control.read_bytes().count(b"\n") < 2
-        ):
+        ) and all(p.poll() is None for p in procs):  # (one may refuse: the other's is there)
             time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGCONT)
@@ -180,12 +180,18 @@ def test_two_operators_at_once_exactly_one_applied(loop_agent) -> None:
     finish(proc)
     evs = events(root, "s1")
     assert len(applied(evs)) == 1
-    ignored = of_type(evs, "decision_ignored")
-    assert len(ignored) == 1 and ignored[0]["reason"].startswith("late: esc-1 was already decided")
     texts = sorted(o[0] for o in outs)
     assert sum("applied:" in t for t in texts) == 1
-    assert sum("ignored: late" in t for t in texts) == 1
-    assert sorted(p.returncode for p in procs) == [0, 1]
+    ignored = of_type(evs, "decision_ignored")
+    if len(ignored) == 1:  # both read the channel before either wrote: the agent picks one
+        assert ignored[0]["reason"].startswith("late: esc-1 was already decided")
+        assert sum("ignored: late" in t for t in texts) == 1
+        assert sorted(p.returncode for p in procs) == [0, 1]
+    else:  # the second saw the first's answer on its way and refused before writing
+        assert ignored == [] and control.read_bytes().count(b"\n") == 1
+        assert sorted(p.returncode for p in procs) == [0, 2]
+        assert any("already answered by" in err and "nothing was written" in err
+                   for _, err in outs)
 
 
 def test_agent_killed_while_paused(loop_agent) -> None:

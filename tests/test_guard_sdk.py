@@ -352,7 +352,7 @@ def test_policy_from_a_toml_file(root: Path, work: Path, tmp_path: Path) -> None
 
 
 def test_abort_as_the_fallback(root: Path, work: Path) -> None:
-    settings = GuardSettings(escalation_deadline_s=0.2, fallback="abort")
+    settings = GuardSettings(pause_deadline_s=0.2, fallback="abort")
     with session(root, work, settings=settings) as s:
         s.guard.pause("test")
         v = s.before_call("bash", {"command": "ls"})

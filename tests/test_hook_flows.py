@@ -143,7 +143,7 @@ def test_an_approved_hold_lets_the_call_run(tmp_path: Path) -> None:
 def test_the_policy_fallback_answers_when_the_hold_time_passes(tmp_path: Path) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     root.mkdir()
-    (root / "policy.toml").write_text("[guard]\nescalation_deadline_s = 2\nfallback = 'skip'\n")
+    (root / "policy.toml").write_text("[guard]\npause_deadline_s = 2\nfallback = 'skip'\n")
     started = time.monotonic()
     proc, escalation = _hold(root, ws, "--timeout", "120")
     out, err = proc.communicate(timeout=30)
@@ -164,7 +164,7 @@ def test_a_hold_answers_before_the_hook_timeout_even_if_the_policy_waits_longer(
 ) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     root.mkdir()
-    (root / "policy.toml").write_text("[guard]\nescalation_deadline_s = 600\n")
+    (root / "policy.toml").write_text("[guard]\npause_deadline_s = 600\n")
     started = time.monotonic()
     proc, _escalation = _hold(root, ws, "--timeout", "13")
     out, err = proc.communicate(timeout=30)
@@ -294,7 +294,7 @@ def test_a_fallback_reached_while_the_agent_stops_does_not_keep_it_working(
 ) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     root.mkdir()
-    (root / "policy.toml").write_text("[guard]\nescalation_deadline_s = 1\n")
+    (root / "policy.toml").write_text("[guard]\npause_deadline_s = 1\n")
     proc, _escalation = _hold(root, ws, "--timeout", "120")
     proc.kill()  # the user interrupted the held call in Claude Code
     proc.wait(timeout=10)

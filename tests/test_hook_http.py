@@ -197,6 +197,9 @@ def test_an_http_hold_answers_within_the_entry_timeout(served, tmp_path: Path) -
     status, text = _post(config, _read(ws, 1), token=config.token, timeout=13)
     took = time.monotonic() - started
     assert status == 200 and took < 13 - 2
-    assert json.loads(text)["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert [e for e in events(root, "loop-1") if e["type"] == "decision_applied"][-1][
-        "decision_id"] == "fallback"
+    answer = json.loads(text)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny" and "on hold" in answer[
+        "permissionDecisionReason"]
+    # an operator's pause has no deadline: it still holds, no fallback applied
+    applied = [e for e in events(root, "loop-1") if e["type"] == "decision_applied"]
+    assert [e["action"] for e in applied] == ["pause"]

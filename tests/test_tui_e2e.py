@@ -135,8 +135,9 @@ def test_demo_starts_agents_and_cleans_up_on_quit(tmp_path: Path, env, terminals
                     tmp_path, size=(80, 24))
     terminals.append(term)
     screen = term.wait_for(
-        lambda s: all(n in s for n in ("demo-healthy", "demo-loop", "demo-polling",
-                                       "demo-limit")), "four demo sessions", 40)
+        lambda s: "root:" in s and all(n in s for n in ("demo-healthy", "demo-loop",
+                                                        "demo-polling", "demo-limit")),
+        "four demo sessions and the root line", 40)  # one capture may catch a frame mid-draw
     root_line = next(line for line in screen.splitlines() if "root:" in line)
     demo_root = Path(root_line.split("root:", 1)[1].split()[0])
     assert demo_root.is_dir()

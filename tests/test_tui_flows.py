@@ -252,7 +252,7 @@ async def test_commands_refused_on_ended_session_and_read_only(root: Path) -> No
         await pilot.press("P", "G")
         await pilot.pause()
         assert not isinstance(app.screen, GuidanceScreen)
-        assert any("has ended" in str(n.message) for n in app._notifications)
+        assert any("session ended: completed" in str(n.message) for n in app._notifications)
         assert control_lines(root, "done") == []
     app = make_app(root, read_only=True)
     async with app.run_test(size=SIZE) as pilot:

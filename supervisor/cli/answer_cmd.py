@@ -5,9 +5,10 @@ import argparse
 from typing import TYPE_CHECKING
 
 from supervisor.cli.common import CliError, add_store_arguments, store_from
+from supervisor.cli.followup import add_follow_arguments, refuse, send_and_follow
 
 if TYPE_CHECKING:
-    from supervisor.store.base import Cursor, Store
+    from supervisor.store.base import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--abort", action="store_true", help="end the session")
     parser.add_argument("--escalation", metavar="ID",
                         help="the escalation to answer (default: the pending one)")
-    parser.add_argument("--operator", metavar="NAME", help="your name (default: login name)")
-    parser.add_argument("--wait", type=float, default=3.0, metavar="SECONDS",
-                        help="how long to wait for the agent to apply it (default 3; 0: don't)")
+    add_follow_arguments(parser, default_wait=3.0)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _answer(store: "Store", args: argparse.Namespace) -> int:
-    from supervisor.guard.operator import DecisionError, send_decision
+    import time
+
+    from supervisor.guard.refusals import answer_refusal, unread_decisions
 
     store.require(args.session)
     summary = store.summary(args.session)
@@ -43,7 +44,7 @@ def _answer(store: "Store", args: argparse.Namespace) -> int:
                        "there is nothing to answer")
     pending = list(summary.pending)
     if args.escalation:
-        if args.escalation not in pending:
+        if args.escalation not in pending and args.escalation not in summary.answers:
             shown = ", ".join(pending) if pending else "none"
             raise CliError(f"escalation '{args.escalation}' is not pending in session "
                            f"'{args.session}' (pending: {shown})")
@@ -56,40 +57,12 @@ def _answer(store: "Store", args: argparse.Namespace) -> int:
     else:
         escalation = pending[0]
     action, text, checkpoint = _action(args)
-    options = summary.pending[escalation].get("options") or []
-    if options and action not in options:
-        raise CliError(f"'{action}' is not an option of {escalation} "
-                       f"(options: {', '.join(options)})")
+    refuse(args.session, answer_refusal(summary, escalation, action, time.time(),
+                                        unread_decisions(store, args.session, summary)))
     if checkpoint is not None:
         _check_checkpoint(store, args.session, checkpoint)
-    after = store.end_cursor(args.session)
-    try:
-        decision_id = send_decision(
-            store, args.session, action, escalation_id=escalation, text=text,
-            checkpoint_id=checkpoint, operator=args.operator,
-        )
-    except DecisionError as exc:
-        raise CliError(str(exc)) from exc
-    return report_outcome(store, args.session, decision_id, after, args.wait)
-
-
-def report_outcome(store: "Store", session: str, decision_id: str, after: "Cursor",
-                   wait: float) -> int:
-    """Print what became of a decision: applied (0), ignored (1), or not yet picked up (0)."""
-    from supervisor.safetext import clean
-
-    print(f"decision {decision_id} written")
-    if wait <= 0:
-        return 0
-    outcome = store.wait_outcome(session, decision_id, after, wait)
-    if outcome is None:
-        print("not picked up yet: the agent applies it at its next step")
-        return 0
-    if outcome["type"] == "decision_applied":
-        print(f"applied: {clean(str(outcome.get('outcome')), keep_newlines=False)}")
-        return 0
-    print(f"ignored: {clean(str(outcome.get('reason')), keep_newlines=False)}")
-    return 1
+    return send_and_follow(store, args.session, action, args, escalation_id=escalation,
+                           text=text, checkpoint_id=checkpoint, agent_waits=True)
 
 
 def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:

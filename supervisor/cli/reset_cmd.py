@@ -1,45 +1,48 @@
 """`supervisor reset SESSION`: clear the session's loop counters (the seeds' `/clear`), bounded
-by the policy's `resets_per_conversation`."""
+by the policy's `resets_per_conversation`; it says what a reset clears and keeps under the
+session's recorded policy, in the engine's words (`reset_description`, docs/engine.md)."""
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from supervisor.cli.common import CliError, add_store_arguments, store_from
+from supervisor.cli.followup import add_follow_arguments, refuse, send_and_follow
+
+if TYPE_CHECKING:
+    from supervisor.store.base import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument("session", help="session id")
-    parser.add_argument("--operator", metavar="NAME", help="your name (default: login name)")
-    parser.add_argument("--wait", type=float, default=3.0, metavar="SECONDS",
-                        help="how long to wait for the agent to apply it (default 3; 0: don't)")
+    add_follow_arguments(parser, default_wait=3.0)
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.cli.answer_cmd import report_outcome
-    from supervisor.guard.operator import send_decision
+    import time
 
-    store = store_from(args)
-    store.require(args.session)
-    events = [e.model_dump(mode="json") for e in store.read_all(args.session).events]
-    start = next((e for e in events if e.get("type") == "session_start"), None)
-    if start is None:
-        raise CliError(f"session '{args.session}' has not started")
-    if any(e.get("type") == "session_end" for e in events):
-        raise CliError(f"session '{args.session}' has ended; there is nothing to reset")
-    limit = _reset_limit(start.get("policy"))
-    done = sum(1 for e in events
-               if e.get("type") == "decision_applied" and e.get("action") == "reset")
-    if limit is not None and done >= limit:
-        raise CliError(f"session '{args.session}' already had {done} reset(s): the limit "
-                       f"(resets_per_conversation) is {limit:g}")
-    after = store.end_cursor(args.session)
-    decision_id = send_decision(store, args.session, "reset", operator=args.operator)
-    return report_outcome(store, args.session, decision_id, after, args.wait)
+    from supervisor.guard.refusals import command_refusal, unread_decisions
+
+    with store_from(args) as store:
+        store.require(args.session)
+        summary = store.summary(args.session)
+        if summary.started_ts is None:
+            raise CliError(f"session '{args.session}' has not started")
+        refuse(args.session, command_refusal(summary, "reset", time.time(),
+                                             unread_decisions(store, args.session, summary)))
+        from supervisor.guard.operator import reset_text
+
+        print(reset_text(recorded_policy(store, args.session)))
+        return send_and_follow(store, args.session, "reset", args)
 
 
-def _reset_limit(policy: object) -> float | None:
+def recorded_policy(store: "Store", session: str) -> dict[str, Any] | None:
+    """The policy the session's `session_start` recorded (None when it recorded none)."""
+    reader = store.reader(session)
     try:
-        value = policy["limits"]["resets_per_conversation"]["limit"]  # type: ignore[index]
-    except (TypeError, KeyError):
-        return None
-    return float(value) if isinstance(value, int | float) and value > 0 else None
+        batch = reader.poll()
+    finally:
+        reader.close()
+    start = next((e for e in batch.events if e.type == "session_start"), None)
+    policy = getattr(start, "policy", None)
+    return policy if isinstance(policy, dict) else None

@@ -32,7 +32,9 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(_row(s, now), ensure_ascii=True))
         return 0
     if not summaries:
-        print(f"no sessions in {store.noun} {store.describe()}")
+        root = getattr(store, "root", None)  # a local root: say when it is a mistyped one
+        missing = " (it does not exist)" if root is not None and not root.exists() else ""
+        print(f"no sessions in {store.noun} {store.describe()}{missing}")
         return 0
     headers = ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS", "ERRORS", "PENDING",
                "LAST ACTIVITY"]

@@ -297,6 +297,7 @@ def make_workspace(workdir: Path | None) -> Path:
 def run(args: argparse.Namespace) -> int:
     from supervisor.guard import GuardSettings, Session
     from supervisor.guard.sdk import SessionStopped
+    from supervisor.guard.signals import Terminated
 
     workdir = make_workspace(Path(args.workdir) if args.workdir else None)
 
@@ -328,8 +329,12 @@ def run(args: argparse.Namespace) -> int:
         say(f"stopping: {_first_line(str(exc))}")
         status, reason = ("aborted", str(exc)) if session.ended == "aborted" else (
             "terminated", str(exc))
+    except Terminated as exc:  # SIGTERM/SIGHUP (the guard's handler): end the session, exit
+        status, reason = "terminated", str(exc)
+        say(f"stopping: {exc}")
     except KeyboardInterrupt:
-        status, reason = "terminated", "interrupted"
+        status, reason = "terminated", "interrupted (Ctrl+C)"
+        say("stopping: interrupted (Ctrl+C)")
     except Exception as exc:
         status, reason = "failed", f"{type(exc).__name__}: {exc}"
         raise

@@ -185,7 +185,7 @@ class Guard:
             event = {
                 "type": "session_start", "agent": agent, "task": task, "cwd": self.cwd,
                 "pid": pid, "policy": self.engine_policy_dict(), "heartbeat_s": heartbeat_s,
-                **(extra or {}),
+                "guard": self.settings.to_dict(), **(extra or {}),
             }
             if pid is not None:  # where the pid means something (see store.liveness)
                 event.setdefault("host", THIS_HOST)
@@ -603,7 +603,8 @@ class Guard:
         self.state["escalations"] += 1
         esc_id = f"esc-{self.state['escalations']}"
         now = self.clock()
-        deadline_s = self.settings.escalation_deadline_s
+        deadline_s = (self.settings.pause_deadline_s if kind == "pause"
+                      else self.settings.escalation_deadline_s)
         options = ["approve", "guidance", "skip", "abort"]
         if self.checkpoints is not None:
             options.insert(2, "rollback")

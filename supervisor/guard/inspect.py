@@ -42,6 +42,22 @@ def agent_alive(summary: SessionSummary, now: float) -> tuple[bool, str]:
     return False, f"no activity for {quiet:.0f} s"
 
 
+def why_not_applied_yet(summary: SessionSummary, now: float, *, agent_waits: bool) -> str:
+    """Why a decision written a while ago has no outcome yet, and when it will have one.
+    `agent_waits`: the agent waits on an escalation (it reads decisions at once), rather than
+    picking commands up at its next tool call."""
+    if summary.end_status is not None:
+        return f"the session ended ({summary.end_status}) before the agent read it"
+    life = summary.liveness(now)
+    heard = summary.last_seen_ts
+    since = f"its last event was {now - heard:.0f} s ago" if heard is not None else "no events"
+    if life.alive is False:
+        return f"the agent is not running ({life.reason}); it applies if the agent comes back"
+    if agent_waits:
+        return f"the agent has not read it ({since}); it applies when it does"
+    return f"the agent applies it at its next tool call ({since})"
+
+
 @dataclass(slots=True)
 class Usage:
     """A session's standing: level, gauges (name, value, limit, action), and where it came from."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import getpass
 import os
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from supervisor.protocol.decisions import decision_problem
 from supervisor.protocol.names import DECISION, DECISION_ACTIONS
@@ -76,3 +76,16 @@ def send_decision(
     target.require(session)
     target.append_decision(session, line)
     return line["decision_id"]
+
+
+def reset_text(policy: dict[str, Any] | None) -> str:
+    """What a reset clears and keeps under a session's recorded policy, in the engine's words
+    (`reset_description`): the dashboard's reset confirmation and `supervisor reset` say it."""
+    from supervisor.engine.decisions import reset_description
+    from supervisor.engine.policy import Policy
+
+    try:
+        return reset_description(Policy.from_dict(policy or {}))
+    except (ValueError, TypeError, KeyError):
+        return ("Its loop counters are cleared as its policy says (the policy it recorded "
+                "could not be read).")

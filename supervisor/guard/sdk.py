@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from supervisor.guard import signals
 from supervisor.guard.core import Guard, Verdict
 from supervisor.guard.settings import GuardSettings
 from supervisor.store.paths import resolve_root, sanitize_session_id, validate_session_id
@@ -100,6 +101,7 @@ class Session:
         )
         self._guard.start(agent, task, pid=os.getpid(), heartbeat_s=heartbeat_s)
         self._closed = False
+        self._signals = signals.install()  # SIGTERM/SIGHUP end the session like Ctrl+C
         self._beats: _Heartbeats | None = None
         if heartbeat_s:
             self._beats = _Heartbeats(self._guard.files.events, heartbeat_s)
@@ -117,8 +119,10 @@ class Session:
         elif isinstance(exc, SessionStopped):
             self.close("aborted" if exc.verdict.decision == "abort" else "terminated",
                        str(exc))
+        elif isinstance(exc, signals.Terminated):
+            self.close("terminated", str(exc))
         elif isinstance(exc, KeyboardInterrupt):
-            self.close("terminated", "interrupted")
+            self.close("terminated", "interrupted (Ctrl+C)")
         else:
             self.close("failed", f"{type(exc).__name__}: {exc}")
 
@@ -206,12 +210,17 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        if self._beats is not None:
-            self._beats.stop()
         try:
-            self._guard.end(status, reason)
+            with signals.shielded():  # a second SIGTERM must not cut the ending short
+                if self._beats is not None:
+                    self._beats.stop()
+                try:
+                    self._guard.end(status, reason)
+                finally:
+                    self._guard.close()
         finally:
-            self._guard.close()
+            if self._signals:
+                signals.uninstall()
 
     def tool(self, fn: F | None = None, *, name: str | None = None) -> Any:
         """Guard a plain Python tool function: `read = session.tool(read_file)` or

@@ -27,6 +27,9 @@ class GuardSettings:
     checkpoint_max_file_bytes: int = 10 * 1024 * 1024
     escalation_deadline_s: float = 600.0
     """How long an escalation waits for the operator before the fallback applies (0: forever)."""
+    pause_deadline_s: float = 0.0
+    """How long an operator's pause holds before the fallback applies (0: until an operator
+    resumes the agent or decides): a pause is a person's choice, not a loop to cut short."""
     fallback: str = "skip"
     """What the deadline does: `skip` the task (the seeds' choice) or `abort` the session."""
 

@@ -3,6 +3,8 @@
 The guard waits on the session's `control.jsonl` while an escalation is pending. watchfiles
 wakes it as soon as an operator writes; on file systems where notifications do not work (or when
 watchfiles cannot start) a short `os.stat` polling loop does the same job a little later.
+Ctrl+C (and a SIGTERM while a `Session` is open, see `supervisor.guard.signals`) ends the wait
+at once: the interrupt propagates, and watchfiles logs nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import os
 import threading
 import time
 from pathlib import Path
+
+from supervisor.guard import signals
 
 POLL_S = 0.1
 
@@ -29,7 +33,7 @@ class ChangeWaiter:
 
                 self._watch = watch(
                     self.path.parent, stop_event=self._stop, rust_timeout=200,
-                    yield_on_timeout=True, debounce=20, step=10, raise_interrupt=False,
+                    yield_on_timeout=True, debounce=20, step=10, raise_interrupt=True,
                 )
             except Exception:  # no watchfiles, or no notifications here: poll instead
                 self._watch = None
@@ -49,6 +53,9 @@ class ChangeWaiter:
                 try:
                     next(self._watch)  # returns on a change in the directory, or after 200 ms
                     continue
+                except KeyboardInterrupt:  # Ctrl+C, or a SIGTERM that watchfiles turned into one
+                    signals.reraise_terminated()
+                    raise
                 except Exception:
                     self._watch = None
             time.sleep(min(POLL_S, left))

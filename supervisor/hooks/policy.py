@@ -92,4 +92,8 @@ def hook_settings(table: dict[str, Any], budget: Budget) -> GuardSettings:
     settings = GuardSettings.from_dict(table)
     fits = budget.hold_s()
     deadline = min(settings.escalation_deadline_s or fits, fits)
-    return dataclasses.replace(settings, escalation_deadline_s=float(deadline))
+    # an operator's pause without a deadline holds across calls (each held call is refused
+    # when the budget ends); one with a deadline of its own is bounded like the others
+    pause = min(settings.pause_deadline_s, fits) if settings.pause_deadline_s else 0.0
+    return dataclasses.replace(settings, escalation_deadline_s=float(deadline),
+                               pause_deadline_s=float(pause))

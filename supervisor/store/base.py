@@ -216,16 +216,18 @@ class Store(ABC):
     def wait_outcome(self, session_id: str, decision_id: str, after: Cursor,
                      timeout: float) -> dict[str, Any] | None:
         """Wait up to `timeout` s for the agent side to record `decision_applied` or
-        `decision_ignored` for `decision_id` after cursor `after`; that event as a dict, or
-        None when it did not come in time (the agent may pick it up later)."""
+        `decision_ignored` for `decision_id` after cursor `after`; that event as a dict, or the
+        `session_end` when the session ended first (the decision will never be read), or None
+        when neither came in time (the agent may pick it up later)."""
         reader = self.reader(session_id, "events", start=after)
         end = time.monotonic() + timeout
         try:
             while True:
                 batch = reader.poll(timeout=max(0.0, min(0.5, end - time.monotonic())))
                 for event in batch.events:
-                    if event.type in OUTCOME_TYPES and \
-                            getattr(event, "decision_id", None) == decision_id:
+                    if (event.type in OUTCOME_TYPES and
+                            getattr(event, "decision_id", None) == decision_id) or \
+                            event.type == "session_end":
                         return event.model_dump(mode="json")
                 if time.monotonic() >= end:
                     return None

@@ -69,6 +69,12 @@ class SessionSummary:
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
     answers: dict[str, Answer] = field(default_factory=dict)
     """How each decided escalation was decided, by id."""
+    handled: set[str] = field(default_factory=set)
+    """Ids of every decision the agent side applied or ignored (the others are still unread)."""
+    resets: int = 0
+    """Resets applied so far."""
+    reset_limit: float | None = None
+    """The policy's `resets_per_conversation` (None: unlimited or not reported)."""
     broken: str | None = None
     """Why this session's events could not be folded (set by a reader that failed on them),
     or None. A broken session is shown as such; the others go on."""
@@ -132,6 +138,7 @@ class SessionSummary:
 
 def _session_start(s: SessionSummary, e: Any) -> None:
     s.agent, s.task, s.cwd, s.pid = e.agent, e.task, e.cwd, e.pid
+    s.reset_limit = _reset_limit(e.policy)
     s.host = e.host
     s.heartbeat_s = e.heartbeat_s
     s.started_ts = e.ts
@@ -161,6 +168,9 @@ def _escalation(s: SessionSummary, e: Any) -> None:
 
 
 def _decision_applied(s: SessionSummary, e: Any) -> None:
+    s.handled.add(e.decision_id)
+    if e.action == "reset":
+        s.resets += 1
     if e.escalation_id:
         s.pending.pop(e.escalation_id, None)
         operator = getattr(e, "operator", None)
@@ -183,6 +193,21 @@ def _session_end(s: SessionSummary, e: Any) -> None:
         s.level = 4
 
 
+def _decision_ignored(s: SessionSummary, e: Any) -> None:
+    s.handled.add(e.decision_id)
+
+
+def _reset_limit(policy: Any) -> float | None:
+    """`limits.resets_per_conversation.limit` of a recorded policy, when it is a positive
+    number."""
+    try:
+        value = policy["limits"]["resets_per_conversation"]["limit"]
+    except (TypeError, KeyError):
+        return None
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    return float(value) if ok else None
+
+
 _HANDLERS = {
     "session_start": _session_start,
     "task_start": _task_start,
@@ -192,6 +217,7 @@ _HANDLERS = {
     "detection": _level,
     "escalation": _escalation,
     "decision_applied": _decision_applied,
+    "decision_ignored": _decision_ignored,
     "limit": _limit,
     "session_end": _session_end,
 }

@@ -22,6 +22,8 @@ from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
+from supervisor.guard.operator import reset_text
+from supervisor.guard.refusals import answer_refusal, command_refusal
 from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
@@ -29,6 +31,7 @@ from supervisor.store.open import as_store
 from supervisor.tui import terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
+from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
 from supervisor.tui.panels import PANELS
@@ -102,6 +105,8 @@ class SupervisorApp(App[None]):
         """Seconds between updates of the sessions table's cells (tests use 0)."""
         self.initial_session = open_session
         """A session to open as soon as it is found (`--session`)."""
+        self.commands: dict[str, FollowUp] = {}
+        """Operator commands sent from here whose outcome is still to be reported."""
         self.startup_messages: list[str] = []
         self._store_problem: str | None = None
         """What the follower last said was wrong with the store (shown once, when it changes)."""
@@ -222,8 +227,10 @@ class SupervisorApp(App[None]):
             self.call_from_thread(self.notify, failure, severity="warning", markup=False)
 
     def refresh_screens(self) -> None:
-        """The tick: every screen in the stack that shows model data redraws by diff."""
+        """The tick: every screen in the stack that shows model data redraws by diff; the
+        outcomes of operator commands sent from here and the store's problems are reported."""
         self._report_store_problem()
+        self.follow_commands(self.clock())
         self.announce_arrivals()
         for screen in self.screen_stack:
             refresh = getattr(screen, "refresh_view", None)
@@ -285,39 +292,54 @@ class SupervisorApp(App[None]):
 
     # -- decisions ---------------------------------------------------------------------------
 
-    def send(self, session_id: str, action: str, *, escalation_id: str | None = None,
-             text: str | None = None, checkpoint_id: str | None = None) -> dict[str, Any] | None:
-        """Write one decision; returns the written line, or None (with a message) if refused."""
-        st = self.model.sessions.get(session_id)
+    def refusal(self, session_id: str, action: str, escalation_id: str | None = None
+                ) -> str | None:
+        """Why `action` (an answer to `escalation_id`, or an operator command) cannot apply
+        now, or None: the same checks as the CLI's (`supervisor.guard.refusals`)."""
         if self.read_only:
-            self.notify("read-only: these are recordings, decisions are not written",
-                        severity="warning")
-            return None
+            return ("read-only: these are recordings, decisions are not written"
+                    if self.recordings else "read-only: decisions are not written")
+        st = self.model.sessions.get(session_id)
         if st is None or st.gone:
-            self.notify(f"session {session_id} is gone", severity="error", markup=False)
-            return None
-        from supervisor.guard.operator import send_decision
+            return f"session {session_id} is gone (its folder vanished)"
+        now = self.clock()
+        if escalation_id is not None:
+            return answer_refusal(st.summary, escalation_id, action, now, st.unread())
+        return command_refusal(st.summary, action, now, st.unread())
 
+    def send(self, session_id: str, action: str, *, escalation_id: str | None = None,
+             text: str | None = None, checkpoint_id: str | None = None,
+             command: str | None = None) -> dict[str, Any] | None:
+        """Write one decision; returns the written line, or None (with a message) if refused
+        (`command`: the operator command it carries out, as `refusal` knows it)."""
+        refused = self.refusal(session_id, command or action, escalation_id)
+        if refused:
+            self.notify(f"not sent: {refused}", severity="warning", markup=False)
+            return None
+        from supervisor.guard.operator import default_operator, send_decision
+
+        st = self.model.sessions[session_id]
+        operator = os.environ.get("SUPERVISOR_OPERATOR") or default_operator()
         try:
             decision_id = send_decision(
                 self.store, session_id, action, escalation_id=escalation_id, text=text,
-                checkpoint_id=checkpoint_id, operator=os.environ.get("SUPERVISOR_OPERATOR"),
+                checkpoint_id=checkpoint_id, operator=operator,
             )
         except (ValueError, StoreError, OSError) as exc:
             self.notify(f"decision not written: {exc}", severity="error", markup=False)
             return None
-        line = {"decision_id": decision_id, "action": action, "escalation_id": escalation_id}
+        line = {"decision_id": decision_id, "action": action, "escalation_id": escalation_id,
+                "operator": operator}
         st.apply_control([_DecisionView(line)])
-        self.notify(f"{action} sent to {session_id}", markup=False)
         return line
 
     def operator_command(self, session_id: str, action: str) -> None:
         """pause / guidance / rollback / reset / abort on a session, escalated or not."""
-        st = self.model.sessions.get(session_id)
-        if st is None:
+        if session_id not in self.model.sessions:
             return
-        if st.summary.end_status is not None:
-            self.notify(f"session {session_id} has ended", severity="warning", markup=False)
+        refused = self.refusal(session_id, action)
+        if refused:  # before asking for text or a checkpoint that could not be used
+            self.notify(f"{action}: {refused}", severity="warning", markup=False)
             return
         self._operator_command(session_id, action)
 
@@ -337,11 +359,37 @@ class SupervisorApp(App[None]):
             question.append_text(safe(session_id, 60, "bold"))
             question.append(
                 "? The agent stops for good." if action == "abort"
-                else "? Its counters are cleared."
+                else "?\n" + reset_text(self.model.sessions[session_id].policy)
             )
             if not await self.push_screen_wait(ConfirmScreen(question)):
                 return
-        self.send(session_id, action, text=text, checkpoint_id=checkpoint)
+        st = self.model.sessions[session_id]
+        waits = bool(st.summary.pending)  # then the command answers the pending escalation
+        line = self.send(session_id, action, text=text, checkpoint_id=checkpoint)
+        if line is None:
+            return
+        follow = FollowUp(session_id, line["decision_id"], action, self.clock(), waits)
+        self.commands[follow.decision_id] = follow
+        self.notify(f"{action} sent to {session_id}: " + sent_note(st, action, waits),
+                    markup=False)
+
+    def follow_commands(self, now: float) -> None:
+        """Tell the operator what became of each command sent from here (on the tick): applied,
+        ignored, the session ended first, or not responding; then stop following it."""
+        for decision_id, follow in list(self.commands.items()):
+            st = self.model.sessions.get(follow.session_id)
+            if st is None:
+                del self.commands[decision_id]
+                continue
+            state, text = follow_state(st, follow, now)
+            if state == follow.told:
+                continue
+            follow.told = state
+            if state != "late":
+                del self.commands[decision_id]
+            severity = "information" if state == "applied" else "warning"
+            self.notify(f"{follow.session_id}: {text}", severity=severity, markup=False,
+                        timeout=10)
 
     async def pick_checkpoint(self, session_id: str) -> str | None:
         st = self.model.sessions[session_id]
@@ -402,6 +450,21 @@ class _DecisionView:
         self.decision_id = line["decision_id"]
         self.action = line["action"]
         self.escalation_id = line.get("escalation_id")
+        self.operator = line.get("operator")
+
+
+def sent_note(st: Any, action: str, agent_waits: bool) -> str:
+    """What to expect after sending an operator command (said with the 'sent' notification)."""
+    if agent_waits:
+        return "it answers the pending escalation"
+    if action == "pause":
+        deadline = (st.guard or {}).get("pause_deadline_s")
+        fallback = (st.guard or {}).get("fallback") or "skip"
+        hold = (f"until you resume it, or {deadline:g} s, then the fallback ({fallback})"
+                if isinstance(deadline, int | float) and deadline > 0
+                else "until you resume it (a) or decide: no deadline")
+        return f"the agent holds at its next tool call, {hold}"
+    return "the agent applies it at its next tool call"
 
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from supervisor.guard.checkpoints import CHANGED_FILES_KEPT
+from supervisor.guard.refusals import UnreadDecision
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
 from supervisor.protocol.names import MAX_NUMBER
@@ -110,6 +111,7 @@ class DecisionOutcome:
     escalation_id: str | None
     state: str = "sent"
     detail: str = ""
+    operator: str | None = None
 
 
 def _finite(value: Any) -> float | None:
@@ -140,6 +142,8 @@ class SessionState:
     reported: dict[str, float] = field(default_factory=dict)
     """Every limit's value as the guard last reported it (the `gauges` of its verdicts)."""
     policy: dict[str, Any] | None = None
+    guard: dict[str, Any] | None = None
+    """The guard's settings as `session_start` recorded them (pause deadline, fallback)."""
     checkpoints: list[CheckpointInfo] = field(default_factory=list)
     bad_lines: list[BadLineInfo] = field(default_factory=list)
     outcomes: dict[str, DecisionOutcome] = field(default_factory=dict)
@@ -192,10 +196,17 @@ class SessionState:
             did = getattr(event, "decision_id", None)
             if did is None or did in self.outcomes:
                 continue
+            operator = getattr(event, "operator", None)
             self.outcomes[did] = DecisionOutcome(
-                did, getattr(event, "action", "?"), getattr(event, "escalation_id", None)
+                did, getattr(event, "action", "?"), getattr(event, "escalation_id", None),
+                operator=_s(operator, 60) if operator is not None else None,
             )
         self.version += 1
+
+    def unread(self) -> list[UnreadDecision]:
+        """Decisions written (by anyone) that the agent side has not applied or ignored yet."""
+        return [UnreadDecision(o.decision_id, o.action, o.escalation_id, o.operator)
+                for o in self.outcomes.values() if o.state == "sent"]
 
     # -- views -------------------------------------------------------------------------------
 
@@ -286,6 +297,8 @@ class SessionState:
 
 def _session_start(st: SessionState, e: Any) -> None:
     st.policy = e.policy if isinstance(e.policy, dict) else None
+    guard = (e.__pydantic_extra__ or {}).get("guard")
+    st.guard = guard if isinstance(guard, dict) else None
 
 
 def _tool_call(st: SessionState, e: Any) -> None:

@@ -198,7 +198,7 @@ def test_the_dashboard_in_a_real_terminal_shows_no_hostile_byte(hostile: Path, t
         keys(key)
         screens[f"panel {key}"] = capture()
     keys("e")
-    screens["escalation"] = wait_for("Escalation")
+    screens["escalation"] = wait_for("esc-1  session")  # "Escalation" or "Paused" (kind pause)
     keys("r")
     screens["picker"] = wait_for("Roll back")
     keys("Escape", "Escape", "Escape", "question")

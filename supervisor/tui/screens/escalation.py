@@ -15,8 +15,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from supervisor.store.summary import Answer
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
-from supervisor.tui.format import countdown, evidence_lines, level_text, safe
+from supervisor.tui.followup import FollowUp, follow_state
+from supervisor.tui.format import countdown, evidence_lines, level_text, safe, safe_block
 from supervisor.tui.history import HistoryStore, recent_steps
 from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
 
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
 
 RECENT_STEPS = 8
-"""Calls, results and messages shown under "Recent steps" (not the engine's own rows)."""
+"""Calls, results and messages shown before the escalation (not the engine's own verdict,
+detection and limit rows, nor heartbeats: `history.recent_steps`)."""
 
 
 class EscalationScreen(ModalScreen[None]):
@@ -61,8 +64,17 @@ class EscalationScreen(ModalScreen[None]):
         self.session_id = session_id
         self.escalation = escalation
         self.escalation_id: str = str(escalation.get("escalation_id"))
-        self.decision_id: str | None = None
-        self.sent_action: str | None = None
+        self.follow: FollowUp | None = None
+        """The decision sent from here, followed until the agent records it."""
+        self.refused: str | None = None
+        """Why the last answer tried here could not apply (nothing was written)."""
+        self.is_pause = escalation.get("kind") == "pause"
+        """An operator's pause: `a` resumes it, and it may have no deadline at all."""
+
+    @property
+    def decision_id(self) -> str | None:
+        """The id of the decision sent from here, if any."""
+        return self.follow.decision_id if self.follow is not None else None
 
     @property
     def sv(self) -> "SupervisorApp":
@@ -83,7 +95,7 @@ class EscalationScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         esc = self.escalation
         title = Text(no_wrap=False)
-        title.append("Escalation ", style="bold red")
+        title.append("Paused " if self.is_pause else "Escalation ", style="bold red")
         title.append_text(safe(self.escalation_id, 60, "bold"))
         title.append("  session ")
         title.append_text(safe(self.session_id, 60, "bold"))
@@ -103,9 +115,11 @@ class EscalationScreen(ModalScreen[None]):
                             ("s", "skip"), ("x", "abort")):
             style = "bold" if action in allowed else "dim strike"
             options.append(f" {key} ", style="reverse " + style)
-            options.append(f" {action}   ", style=style)
-        options.append("\nfallback when the deadline passes: ", style="dim")
-        options.append_text(safe(esc.get("fallback") or "-", 20))
+            shown = "resume" if action == "approve" and self.is_pause else action
+            options.append(f" {shown}   ", style=style)
+        if esc.get("deadline_ts") is not None:  # else the deadline line says it holds
+            options.append("\nfallback when the deadline passes: ", style="dim")
+            options.append_text(safe(esc.get("fallback") or "-", 20))
         self.query_one("#esc-options", Static).update(options)
         self.refresh_view()
         self.ready = True
@@ -116,13 +130,18 @@ class EscalationScreen(ModalScreen[None]):
             return
         history = st.history
         seqs = [int(n) for n in (self.escalation.get("evidence") or []) if isinstance(n, int)]
-        loading = Text(f"Evidence ({len(seqs)} steps)\n", style="bold", no_wrap=True)
-        loading.append("  reading the evidence calls and their results…", style="dim")
-        self.query_one("#esc-evidence", Static).update(loading)
-        self._load_evidence(history, seqs)
+        if not seqs and self.is_pause:
+            none = Text("Evidence: none, an operator paused it (the steps before it are "
+                        "below)\n", style="bold")
+            self.query_one("#esc-evidence", Static).update(none)
+        else:
+            loading = Text(f"Evidence ({len(seqs)} steps)\n", style="bold", no_wrap=True)
+            loading.append("  reading the evidence calls and their results…", style="dim")
+            self.query_one("#esc-evidence", Static).update(loading)
+            self._load_evidence(history, seqs)
         recent = Text(no_wrap=True, overflow="ellipsis")
-        recent.append("Recent steps\n", style="bold")
-        for row in recent_steps(history, RECENT_STEPS):
+        recent.append("Recent steps before it\n", style="bold")
+        for row in recent_steps(history, RECENT_STEPS, before_seq=self.escalation.get("seq")):
             recent.append_text(self._row_text(row))
         self.query_one("#esc-recent", Static).update(recent)
 
@@ -157,6 +176,9 @@ class EscalationScreen(ModalScreen[None]):
         deadline = Text("Deadline: ", style="bold")
         if st is not None and self.escalation_id not in st.summary.pending:
             deadline.append("answered", style="bold")
+        elif self.escalation.get("deadline_ts") is None:
+            deadline.append("none: it holds until " + (
+                "you resume it (a) or decide" if self.is_pause else "someone decides"))
         else:
             deadline.append_text(countdown(self.escalation.get("deadline_ts"), now))
         self.query_one("#esc-deadline", Static).update(deadline)
@@ -164,36 +186,29 @@ class EscalationScreen(ModalScreen[None]):
         self._offer_next(st, now)
         if st is None:
             return
-        if self.decision_id is not None:
-            outcome = st.outcomes.get(self.decision_id)
-            if outcome is None or outcome.state == "sent":
-                box.update(Text(f"sent {self.sent_action} ({self.decision_id}); waiting for "
-                                "the agent to apply it…", style="bold"))
-            elif outcome.state == "applied":
-                box.set_class(True, "-applied")
-                text = Text(f"applied: {self.sent_action}. ", style="bold")
-                text.append_text(safe(outcome.detail, 300))
+        if self.follow is not None:
+            state, message = follow_state(st, self.follow, now)
+            text = safe_block(message, 600, "bold")
+            first = st.summary.answers.get(self.escalation_id)
+            if state == "ignored" and first is not None and \
+                    first.decision_id != self.follow.decision_id:
+                text.append("  — another operator answered first: ", style="dim")
+                text.append_text(safe(f"{first.operator or first.decision_id}: {first.action}",
+                                      80, "dim"))
+            if state != "sent":
                 text.append("   (escape closes)", style="dim")
-                box.update(text)
-            else:
-                box.set_class(True, "-ignored")
-                text = Text("ignored: ", style="bold")
-                text.append_text(safe(outcome.detail, 300))
-                text.append("  — another operator may have answered first. (escape closes)",
-                            style="dim")
-                box.update(text)
-        elif self.escalation_id not in st.summary.pending:
+            box.set_class(state == "applied", "-applied")
+            box.set_class(state in ("ignored", "ended", "late"), "-ignored")
+            box.update(text)
+        elif self.refused is not None:
             box.set_class(True, "-ignored")
-            answer = next(
-                (o for o in st.outcomes.values()
-                 if o.escalation_id == self.escalation_id and o.state == "applied"), None,
-            )
-            text = Text("already answered", style="bold")
-            if answer is not None:
-                text.append(f": {answer.action} ({answer.decision_id}) ")
-                text.append_text(safe(answer.detail, 200))
+            text = Text("refused: ", style="bold")
+            text.append_text(safe_block(self.refused, 400))
             text.append("   (escape closes)", style="dim")
             box.update(text)
+        elif self.escalation_id not in st.summary.pending:
+            box.set_class(True, "-ignored")
+            box.update(answered_text(st.summary.answers.get(self.escalation_id)))
 
     def _others(self, now: float) -> list[tuple[str, dict[str, Any]]]:
         """The other pending escalations of the queue, oldest first."""
@@ -251,14 +266,25 @@ class EscalationScreen(ModalScreen[None]):
     # -- answers -----------------------------------------------------------------------------
 
     def action_decide(self, action: str) -> None:
-        if self.decision_id is not None:
+        if self.follow is not None:
             self.notify("a decision was already sent from here", severity="warning")
             return
         allowed = self.escalation.get("options")
         if allowed and action not in allowed:
             self.notify(f"{action} is not offered for this escalation", severity="warning")
             return
+        if self._refuse(action):  # before asking for a text that could not be used
+            return
         self._decide(action)
+
+    def _refuse(self, action: str) -> bool:
+        """Show why `action` cannot apply now, if it cannot; True when refused."""
+        self.refused = self.sv.refusal(self.session_id, action, self.escalation_id)
+        if self.refused is None:
+            return False
+        self.notify(f"{action} refused: {self.refused}", severity="warning", markup=False)
+        self.refresh_view()
+        return True
 
     @work(exclusive=True, group="escalation-decision")
     async def _decide(self, action: str) -> None:
@@ -277,12 +303,35 @@ class EscalationScreen(ModalScreen[None]):
             question.append("? The agent stops for good.")
             if not await self.app.push_screen_wait(ConfirmScreen(question)):
                 return
+        if self._refuse(action):  # things may have changed while the operator typed
+            return
         sent = self.sv.send(self.session_id, action, escalation_id=self.escalation_id,
                             text=text, checkpoint_id=checkpoint)
         if sent is not None:
-            self.decision_id = sent["decision_id"]
-            self.sent_action = action
+            self.follow = FollowUp(self.session_id, sent["decision_id"], action,
+                                   self.sv.clock(), agent_waits=True)
             self.refresh_view()
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def answered_text(answer: Answer | None) -> Text:
+    """`already answered by alice: skip (d-…) task t1 skipped`, or the deadline's fallback."""
+    text = Text("", style="bold")
+    if answer is None:
+        text.append("already answered")
+    elif answer.decision_id == "fallback":
+        text.append(f"the deadline passed: the fallback ({answer.action}) applied. ")
+        text.append_text(safe(answer.outcome, 200))
+    else:
+        text.append("already answered")
+        if answer.operator:
+            text.append(" by ")
+            text.append_text(safe(answer.operator, 40))
+        text.append(f": {answer.action} (")
+        text.append_text(safe(answer.decision_id, 40))
+        text.append(") ")
+        text.append_text(safe(answer.outcome, 200))
+    text.append("   (escape closes)", style="dim")
+    return text

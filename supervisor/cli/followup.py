@@ -1,0 +1,111 @@
+"""Send an operator's decision and follow it through, for every command that writes one
+(`answer`, `pause`, `resume`, `guide`, `abort`, `reset`).
+
+One path for all of them, through the store (so `--store URL` works alike): refuse what cannot
+apply before writing anything (`supervisor.guard.refusals`), write the decision, then wait for
+what the agent side made of it and say so:
+
+    applied: agent paused at its next tool call          exit 0
+    ignored: late: esc-1 was already decided (d-...)     exit 1
+    the session ended (completed) before the agent read it   exit 1
+    not picked up yet: ... (why, and when it will be)    exit 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING
+
+from supervisor.cli.common import CliError, store_from
+
+if TYPE_CHECKING:
+    from supervisor.store.base import Store
+
+
+def add_follow_arguments(parser: argparse.ArgumentParser, default_wait: float) -> None:
+    """`--operator NAME`, `--wait SECONDS` and `--no-wait`."""
+    parser.add_argument("--operator", metavar="NAME", help="your name (default: login name)")
+    parser.add_argument("--wait", type=float, default=default_wait, metavar="SECONDS",
+                        help="how long to wait for the agent to apply it (default "
+                             f"{default_wait:g}; 0: don't)")
+    parser.add_argument("--no-wait", dest="wait", action="store_const", const=0.0,
+                        help="write the decision and return at once")
+
+
+def send_and_follow(
+    store: Store, session: str, action: str, args: argparse.Namespace, *,
+    escalation_id: str | None = None, text: str | None = None,
+    checkpoint_id: str | None = None, agent_waits: bool = False,
+) -> int:
+    """Write the decision, then report its outcome (see the module docstring).
+    `agent_waits`: the agent is waiting on an escalation (it reads the decision at once),
+    rather than picking it up at its next tool call."""
+    from supervisor.guard.operator import DecisionError, send_decision
+
+    after = store.end_cursor(session)
+    try:
+        decision_id = send_decision(store, session, action, escalation_id=escalation_id,
+                                    text=text, checkpoint_id=checkpoint_id,
+                                    operator=args.operator)
+    except DecisionError as exc:
+        raise CliError(str(exc)) from exc
+    return report_outcome(store, session, decision_id, after, args.wait,
+                          agent_waits=agent_waits)
+
+
+def report_outcome(store: Store, session: str, decision_id: str, after: int, wait: float, *,
+                   agent_waits: bool = False) -> int:
+    """Print what became of a decision: applied (0), ignored (1), the session ended before it
+    was read (1), or not picked up yet (0)."""
+    from supervisor.safetext import clean
+
+    print(f"decision {decision_id} written")
+    if wait <= 0:
+        return 0
+    outcome = store.wait_outcome(session, decision_id, after, wait)
+    if outcome is None:
+        from supervisor.guard.inspect import why_not_applied_yet
+
+        summary = store.summary(session)
+        print("not picked up yet: "
+              f"{why_not_applied_yet(summary, time.time(), agent_waits=agent_waits)}")
+        return 0
+    if outcome["type"] == "decision_applied":
+        print(f"applied: {clean(str(outcome.get('outcome')), keep_newlines=False)}")
+        return 0
+    if outcome["type"] == "session_end":
+        print(f"the session ended ({clean(str(outcome.get('status')), keep_newlines=False)}) "
+              "before the agent read it")
+        return 1
+    print(f"ignored: {clean(str(outcome.get('reason')), keep_newlines=False)}")
+    return 1
+
+
+def refuse(session: str, reason: str | None) -> None:
+    """Raise the one-line error for a decision that cannot apply (nothing was written)."""
+    if reason:
+        raise CliError(f"session '{session}': {reason}; nothing was written")
+
+
+def run_command(args: argparse.Namespace, command: str, *, text: str | None = None) -> int:
+    """`supervisor pause|resume|guide|abort SESSION`: refuse what cannot apply, else write the
+    decision (`resume` answers the session's operator pause) and follow it through."""
+    from supervisor.guard.refusals import command_refusal, unread_decisions
+
+    with store_from(args) as store:
+        store.require(args.session)
+        summary = store.summary(args.session)
+        if summary.started_ts is None:
+            raise CliError(f"session '{args.session}' has not started")
+        refuse(args.session, command_refusal(summary, command, time.time(),
+                                             unread_decisions(store, args.session, summary)))
+        pending = next(iter(summary.pending.values()), None)
+        if command == "resume":
+            assert pending is not None  # command_refusal checked it
+            return send_and_follow(store, args.session, "approve", args,
+                                   escalation_id=str(pending["escalation_id"]),
+                                   agent_waits=True)
+        action = "guidance" if command == "guide" else command
+        return send_and_follow(store, args.session, action, args, text=text,
+                               agent_waits=pending is not None)

@@ -1,0 +1,16 @@
+"""`supervisor resume SESSION`: let a paused agent go on (approves its operator pause)."""
+
+import argparse
+
+from supervisor.cli.common import add_store_arguments
+from supervisor.cli.followup import add_follow_arguments, run_command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_store_arguments(parser)
+    parser.add_argument("session", help="session id")
+    add_follow_arguments(parser, default_wait=3.0)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_command(args, "resume")
