@@ -1,156 +1,24 @@
-"""Engine: detection quality on the labelled dev set, and the cost of one step.
+"""Engine: the cost of one step, flat as a session grows.
 
-Quality (tests/data/devset): recall, false-alarm rate and median delay of the `default`
-profile on the synthetic loops and traps, and on the labelled real runs of the corpus when
-/work/shared/corpus and the importers are present. The same runs are scored with the loop
-detectors of well-known agents (re-implemented from reference/loop-detection-anchors.md) for
-comparison.
-
-Cost: one step is `check` + `observe(tool_call)` + `observe(tool_result)`. A long loop-free
-session is replayed with a window of 1,000 steps; the mean cost of a step around step 10,000
-is compared with one around step 100 (target <= 1.2x), and with `json.dumps` of the same two
+One step is `check` + `observe(tool_call)` + `observe(tool_result)`. A long loop-free session
+is replayed with a window of 1,000 steps; the mean cost of a step around step 10,000 is
+compared with one around step 100 (target <= 1.2x), and with `json.dumps` of the same two
 events (reported, no target), and what a hook process spends per call (load the state, check,
-save it). Times are CPU time of this process (best of several interleaved
-runs), because the machine may be shared.
+save it). Times are CPU time of this process (best of several interleaved runs), because the
+machine may be shared. The detection quality is `bench_quality.py` (the labelled corpus).
 """
 
 import json
 import random
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from common import REPO, Figure
 
-from supervisor.analysis.evaluate import Score, evaluate, score_run
-from supervisor.analysis.replay import ReportFinding, RunReport
-from supervisor.analysis.sources import load_runs
 from supervisor.engine import Engine, Policy
-from supervisor.engine.fingerprint import canonical_args, normalise_output
 
 DEVSET = REPO / "tests" / "data" / "devset"
 MAX_STEP_RATIO = 1.2
-
-
-# --- quality ----------------------------------------------------------------------------------
-
-def _quality(name: str, score: Score) -> list[Figure]:
-    loops, clean = len(score.loops), len(score.clean)
-    missed = [r.name.rsplit("/", 1)[-1] for r in score.loops if not r.detected]
-    alarms = [r.name.rsplit("/", 1)[-1] for r in score.clean if r.false_alarm]
-    delay = score.median_delay
-    return [
-        Figure(f"{name}: recall", round(score.recall, 3), note=f"{loops} loop runs"),
-        Figure(f"{name}: missed loops (1 - recall)", round(1 - score.recall, 3), max_value=0.05,
-               note=", ".join(missed[:3])),
-        Figure(f"{name}: false-alarm rate", round(score.false_alarm_rate, 3), max_value=0.05,
-               note=f"{clean} loop-free runs " + ", ".join(alarms[:3])),
-        Figure(f"{name}: median delay", delay if delay is not None else -1.0, "steps",
-               max_value=2.0),
-    ]
-
-
-Anchor = Callable[[list[dict[str, Any]]], int | None]
-
-
-def _calls(events: list[dict[str, Any]]) -> list[tuple[str, str, bool | None]]:
-    """(call key, normalised output, ok) per tool call, in order."""
-    calls: list[list[Any]] = []
-    index: dict[str, int] = {}
-    for e in events:
-        if e.get("type") == "tool_call":
-            index[str(e.get("call_id"))] = len(calls)
-            calls.append([f"{e.get('tool')}:{canonical_args(e.get('args'))}", None, None])
-        elif e.get("type") == "tool_result" and str(e.get("call_id")) in index:
-            c = calls[index[str(e.get("call_id"))]]
-            c[1], c[2] = normalise_output(str(e.get("output") or "")), bool(e.get("ok"))
-    return [(a, b, c) for a, b, c in calls]
-
-
-def identical_consecutive(n: int) -> Anchor:
-    """Cline / Roo Code / OpenCode / Gemini CLI: n identical consecutive calls, outcome ignored."""
-    def detect(events: list[dict[str, Any]]) -> int | None:
-        run, last = 0, None
-        for i, (key, _, _) in enumerate(_calls(events)):
-            run = run + 1 if key == last else 1
-            last = key
-            if run >= n:
-                return i
-        return None
-    return detect
-
-
-def openhands_classic(events: list[dict[str, Any]]) -> int | None:
-    """OpenHands: 4 identical action+observation pairs; 3 identical actions each ending in an
-    error; A-B alternation over 6 pairs (command outcomes compared by exit status only)."""
-    calls = _calls(events)
-    for i in range(len(calls)):
-        last4 = calls[max(0, i - 3): i + 1]
-        if len(last4) == 4 and len({(k, o) for k, o, _ in last4}) == 1:
-            return i
-        last3 = calls[max(0, i - 2): i + 1]
-        if len(last3) == 3 and len({k for k, _, _ in last3}) == 1 and not any(
-                ok for _, _, ok in last3):
-            return i
-        last6 = calls[max(0, i - 5): i + 1]
-        if len(last6) == 6 and all(last6[j][:2] == last6[j % 2][:2] for j in range(6)) and (
-                last6[0][0] != last6[1][0]):
-            return i
-    return None
-
-
-ANCHORS: dict[str, Anchor] = {
-    "cline soft / opencode (3 identical)": identical_consecutive(3),
-    "roo code (4th identical blocked)": identical_consecutive(4),
-    "gemini cli (5 identical)": identical_consecutive(5),
-    "openhands classic": openhands_classic,
-}
-
-
-def _anchor_score(labels_file: Path, detect: Anchor) -> Score:
-    labels = json.loads(labels_file.read_text(encoding="utf-8"))
-    score = Score()
-    for rel, label in labels.items():
-        path, _, which = rel.partition("#")
-        for run in load_runs(labels_file.parent / path):
-            if which and run.session != which:
-                continue
-            step = detect(list(run.events))
-            report = RunReport(session=run.session, source=run.source)
-            if step is not None:
-                report.findings.append(ReportFinding(step, 0, "anchor", 1, "nudge", ""))
-            score.runs.append(score_run(rel, label, report))
-    return score
-
-
-def quality() -> list[Figure]:
-    figures: list[Figure] = []
-    sets = [("synthetic", DEVSET / "labels.json")]
-    corpus = DEVSET / "corpus-labels.json"
-    if Path("/work/shared/corpus").is_dir():
-        try:
-            from supervisor.importers import sources as foreign
-
-            foreign.register_with_analysis()
-            sets.append(("corpus", corpus))
-        except ImportError:
-            pass
-    for name, labels in sets:
-        ours = evaluate(labels, Policy.profile("default"))
-        figures += _quality(f"{name} default", ours)
-        strict = evaluate(labels, Policy.profile("seed-strict"))
-        figures.append(Figure(f"{name} seed-strict: recall / false alarms",
-                              round(strict.recall, 3),
-                              note=f"false alarms {strict.false_alarm_rate:.3f}"))
-        for anchor, detect in ANCHORS.items():
-            s = _anchor_score(labels, detect)
-            d = s.median_delay
-            figures.append(Figure(
-                f"{name} {anchor}: recall", round(s.recall, 3),
-                note=f"false alarms {s.false_alarm_rate:.3f}, median delay "
-                     f"{'-' if d is None else f'{d:g}'}"))
-    return figures
 
 
 # --- per-step cost ----------------------------------------------------------------------------
@@ -267,8 +135,5 @@ def _hook_cost(saved: str, block: list[tuple[dict[str, Any], dict[str, Any]]]) -
 
 
 def run(scale: float = 1.0) -> list[Figure]:
-    figures = step_cost(scale)
-    if scale >= 1.0:
-        figures = quality() + figures
-    return figures
+    return step_cost(scale)
 

@@ -218,11 +218,13 @@ def same_error_skip(t0: float) -> Recording:
         a, _ = r.call("bash", {"cmd": f"pip install dbdriver=={i + 2}.0"},
                       "ERROR: No matching distribution", ok=False, error="exit status 1")
         ev.append(a)
-    r.ev("detection", detector="same_error", level=2, signature="err:No matching distribution",
+    r.ev("detection", detector="recurring_error", level=2,
+         signature="err:No matching distribution",
          evidence=ev, message="the same error 6 times from different calls")
     r.ev("detection", detector="error_rate", level=2, signature="errors/10",
          evidence=ev, message="6 of the last 10 calls failed")
-    _escalate(r, "esc-1", "same_error: every install fails the same way", ev, "detection")
+    _escalate(r, "esc-1", "recurring_error: every install fails the same way", ev,
+              "detection")
     r.decide("skip", "d-skip-1", "esc-1")
     r.ev("decision_applied", escalation_id="esc-1", decision_id="d-skip-1", action="skip",
          outcome="task t1 skipped")
@@ -329,16 +331,24 @@ def two_operators(t0: float) -> Recording:
     r.start("demo-agent", "Rename the public API")
     ev = [r.call("bash", {"cmd": "pytest"}, "3 failed", ok=False, error="exit 1")[0]
           for _ in range(4)]
-    _escalate(r, "esc-1", "same_error: pytest fails the same way 4 times", ev, "detection")
+    _escalate(r, "esc-1", "recurring_error: pytest fails the same way 4 times", ev,
+              "detection")
     r.decide("guidance", "d-bob-1", "esc-1", text="Update the call sites first.", operator="bob")
     r.decide("approve", "d-alice-1", "esc-1", operator="alice")
     r.ev("decision_applied", escalation_id="esc-1", decision_id="d-bob-1", action="guidance",
          outcome="guidance delivered to the agent")
     r.ev("decision_ignored", decision_id="d-alice-1",
          reason="duplicate: escalation esc-1 was already answered by d-bob-1")
-    ev2 = [r.call("bash", {"cmd": "pytest -x"}, "1 failed", ok=False, error="exit 1")[0]
-           for _ in range(4)]
-    _escalate(r, "esc-2", "same_error: still failing", ev2, "detection", deadline=60.0)
+    ev2 = []
+    for k in range(4):
+        r.call("edit", {"path": "api.py", "old": f"name_{k}", "new": f"name_{k + 1}"}, "ok")
+        ev2.append(r.call("bash", {"cmd": "pytest -x"}, "1 failed", ok=False,
+                          error="exit 1")[0])
+    r.ev("detection", detector="ineffective_edits", level=1, signature="probe:pytest-x",
+         evidence=ev2[1:], message="3 rounds of edits to api.py left `pytest -x` unchanged")
+    r.ev("detection", detector="revert", level=1, signature="revert:api.py",
+         evidence=ev2[1:], message="api.py went back to content it had before 3 times")
+    _escalate(r, "esc-2", "ineffective_edits: still failing", ev2, "detection", deadline=60.0)
     r.ev("decision_applied", escalation_id="esc-2", decision_id="fallback", action="abort",
          outcome="deadline passed: fallback abort applied")
     r.ev("session_end", status="aborted", reason="deadline passed")
@@ -355,9 +365,9 @@ def waiting(t0: float) -> Recording:
         ev.append(a)
     r.ev("checkpoint", checkpoint_id="cp-1", label="before port", commit="deadbeef0001",
          at_seq=2, files=9, changed_files=["cli/__main__.py", "pyproject.toml"])
-    r.ev("detection", detector="same_error", level=3, signature="err:ImportError click",
+    r.ev("detection", detector="recurring_error", level=3, signature="err:ImportError click",
          evidence=ev, message="ImportError 5 times; install click or change plan")
-    _escalate(r, "esc-1", "same_error: ImportError: click, 5 times", ev, "detection",
+    _escalate(r, "esc-1", "recurring_error: ImportError: click, 5 times", ev, "detection",
               deadline=None)
     return r
 

@@ -27,7 +27,7 @@ def test_json_is_one_object_per_run_in_the_engine_shape() -> None:
     assert objects[1]["source"] == f"{pairs}#ProntoQA_1"
     assert objects[0]["steps"] == 6
     assert objects[0]["first"]["nudge"] is not None  # three identical failing edits
-    assert {f["detector"] for f in objects[0]["findings"]} & {"same_error", "exact_repeat"}
+    assert {f["detector"] for f in objects[0]["findings"]} & {"recurring_error", "exact_repeat"}
 
 
 def test_human_output_has_the_summary_over_runs() -> None:

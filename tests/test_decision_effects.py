@@ -90,8 +90,8 @@ def test_every_decision_kind_replays_to_the_live_state(root: Path, tmp_path: Pat
     clock = Clock()
     guard = _open(root, work, clock)
     guard.start("test-agent", task="first task")
-    # a guidance command after three identical failures (the example)
-    assert [_fail(guard, clock) for _ in range(3)] == ["allow", "allow", "block"]
+    # a guidance command after identical failures, the last one refused
+    assert [_fail(guard, clock) for _ in range(4)] == ["allow", "allow", "allow", "block"]
     assert guard.engine.level == 2
     _command(root, guard, clock, "guidance", text="look at the fixture")
     assert guard.engine.level == 0
@@ -138,7 +138,7 @@ def test_guidance_after_three_failures_leaves_one_level_everywhere(root: Path,
     clock = Clock()
     guard = _open(root, tmp_path, clock, settings=GuardSettings(checkpoints=False))
     guard.start("test-agent")
-    for _ in range(3):
+    for _ in range(4):
         _fail(guard, clock)
     _command(root, guard, clock, "guidance", text="read the error first")
     level = guard.engine.level

@@ -59,18 +59,20 @@ def test_a_tool_call_observed_without_check_is_counted_and_checked() -> None:
 
 def test_levels_rise_with_evidence_and_fall_with_progress() -> None:
     engine = Engine()
-    _, f0 = _step(engine, 0)
-    assert engine.level == 0 and f0 == []
-    _, f1 = _step(engine, 1)
-    assert [f.detector for f in f1] == ["exact_repeat"] and engine.level == 1
-    event = f1[0].to_event()
+    for i in range(2):  # one retry of a failure is legitimate (the rubric's 3 occurrences)
+        _, found = _step(engine, i)
+        assert engine.level == 0 and found == []
+    _, f2 = _step(engine, 2)
+    assert [f.detector for f in f2] == ["exact_repeat"] and engine.level == 1
+    event = f2[0].to_event()
     assert event == {"type": "detection", "detector": "exact_repeat", "level": 1,
-                     "signature": f1[0].signature, "evidence": [1, 3],
-                     "message": f1[0].message, "action": "nudge"}
-    check, _ = _step(engine, 2)
+                     "signature": f2[0].signature, "evidence": [1, 3, 5],
+                     "message": f2[0].message, "action": "nudge"}
+    assert "#1, #3 and #5" in f2[0].message  # steps are cited by their seq
+    check, _ = _step(engine, 3)
     assert check.action == "block" and check.level == 2 and engine.level == 2
-    assert check.to_verdict("c2")["action"] == "block"
-    for i in range(3, 7):  # real progress: new outputs from new successful calls
+    assert check.to_verdict("c3")["action"] == "block"
+    for i in range(4, 8):  # real progress: new outputs from new successful calls
         _step(engine, i, command=f"ls d{i}", ok=True, output=f"file{i}")
     assert engine.level == 0
 
@@ -78,7 +80,7 @@ def test_levels_rise_with_evidence_and_fall_with_progress() -> None:
 def test_escalation_pause_and_bounded_approval() -> None:
     engine = Engine()
     checks = [_step(engine, i)[0] for i in range(6)]
-    assert [c.action for c in checks] == ["allow", "allow", "block", "block", "block", "pause"]
+    assert [c.action for c in checks] == ["allow", "allow", "allow", "block", "block", "pause"]
     esc = checks[-1].escalation
     assert esc is not None and esc.kind == "detection" and esc.evidence
     assert engine.level == 3
@@ -154,12 +156,12 @@ def test_reset_is_bounded() -> None:
 
 def test_task_skipped_and_task_boundaries_clear_the_level() -> None:
     engine = Engine()
-    for i in range(3):
+    for i in range(4):
         _step(engine, i)
     assert engine.level == 2
     engine.observe({"type": "task_end", "task_id": "t1", "status": "skipped"}, 2.0)
     assert engine.level == 0
-    assert _step(engine, 3)[0].action == "allow"  # a new task: the old repeats do not count
+    assert _step(engine, 4)[0].action == "allow"  # a new task: the old repeats do not count
 
 
 def test_malformed_events_never_raise() -> None:
@@ -173,12 +175,12 @@ def test_malformed_events_never_raise() -> None:
 
 def test_snapshot_is_json_and_restores() -> None:
     engine = Engine()
-    for i in range(2):
+    for i in range(3):
         _step(engine, i)
     snap = json.loads(json.dumps(engine.snapshot()))
     other = Engine.restore(snap)
     assert other.level == engine.level == 1
-    assert _step(other, 2)[0].action == _step(engine, 2)[0].action == "block"
+    assert _step(other, 3)[0].action == _step(engine, 3)[0].action == "block"
 
 
 def test_snapshot_is_bounded_by_the_window() -> None:
@@ -257,17 +259,17 @@ def test_an_approved_escalation_is_not_asked_again_within_the_cooldown() -> None
              "output": "String to replace not found"}, now)
 
     escalated = []
-    for i in range(8):  # a look in between keeps the same-error block out of the way
+    for i in range(6):  # looks in between do not hide a recurring error
         escalated += [f for f in fail(i, 10.0 + i) if f.level == 3]
         engine.check({"call_id": f"r{i}", "tool": "Grep", "args": {"pattern": f"p{i}"}}, 10.0)
         engine.observe({"type": "tool_result", "call_id": f"r{i}", "ok": True,
                         "output": "No matches found"}, 10.0)
-    assert engine.level == 3 and [f.detector for f in escalated] == ["same_error"]
+    assert engine.level == 3 and [f.detector for f in escalated] == ["recurring_error"]
     engine.approve(None)
-    again = [f for f in fail(9, 30.0) if f.detector == "same_error"]
+    again = [f for f in fail(7, 30.0) if f.detector == "recurring_error"]
     assert again and again[0].level == 2 and again[0].action == "block"
     assert engine.level == 2
-    late = [f for f in fail(10, 30.0 + 301) if f.detector == "same_error"]
+    late = [f for f in fail(8, 30.0 + 301) if f.detector == "recurring_error"]
     assert late and late[0].level == 3 and engine.level == 3
 
 

@@ -23,9 +23,10 @@ def test_exact_repeat_of_a_failure_nudges_then_blocks_then_escalates() -> None:
     steps = [b.call("Bash", {"command": "cat missing.txt"}, NOT_FOUND, ok=False) for _ in range(6)]
     report = replay(b.end())
     got = alarms(report)
-    assert got[0] == (steps[1], "exact_repeat", "nudge")
-    assert (steps[2], "exact_repeat", "block") in got
-    assert report.first == {"nudge": steps[1], "block": steps[2], "escalate": steps[5],
+    # the rubric's three occurrences: one retry of a failure is not a loop
+    assert got[0] == (steps[2], "exact_repeat", "nudge")
+    assert (steps[3], "exact_repeat", "block") in got
+    assert report.first == {"nudge": steps[2], "block": steps[3], "escalate": steps[5],
                             "stop": None}
     assert "cat missing.txt" in report.findings[0].message
     assert "No such file" not in report.findings[0].message  # says the class, not raw output
@@ -46,12 +47,12 @@ def test_an_interleaved_call_does_not_hide_the_repeat() -> None:
     b = SessionBuilder()
     _work(b)
     first = []
-    for k in range(3):
+    for k in range(4):
         first.append(b.call("Bash", {"command": "make"}, "make: *** [all] Error 1", ok=False))
         b.call("Bash", {"command": f"ls dir{k}"}, f"file{k}.c")
     report = replay(b.end())
-    assert (first[1], "exact_repeat", "nudge") in alarms(report)
-    assert (first[2], "exact_repeat", "block") in alarms(report)
+    assert (first[2], "exact_repeat", "nudge") in alarms(report)
+    assert (first[3], "exact_repeat", "block") in alarms(report)
 
 
 def test_key_order_and_whitespace_do_not_make_a_call_new() -> None:
@@ -63,12 +64,13 @@ def test_key_order_and_whitespace_do_not_make_a_call_new() -> None:
 
 
 def test_repeat_after_a_workspace_change_is_not_a_loop() -> None:
-    """The trap: re-running the same failing test after each real edit."""
+    """The trap: re-running the same failing test after each real edit that changes what
+    it says (the same output after every edit is an ineffective-edits loop instead)."""
     b = SessionBuilder()
     for k in range(6):
         b.call("Edit", {"file_path": "/r/a.py", "old_string": f"{k}", "new_string": f"{k + 1}"},
                "The file has been updated.")
-        b.call("Bash", {"command": "pytest -q"}, "FAILED test_a - assert 1 == 2\n1 failed",
+        b.call("Bash", {"command": "pytest -q"}, f"FAILED test_a - assert {k} == 9\n1 failed",
                ok=False)
     assert detectors(replay(b.end())) == []
 
@@ -122,8 +124,8 @@ def test_cycles_of_several_calls_are_found(period: int) -> None:
     report = replay(b.end())
     found = [a for a in alarms(report) if a[1] == "cycle"]
     assert found, alarms(report)
-    need = max(2 * period, 4)
-    assert found[0][0] <= steps[need - 1]
+    need = max(2 * period + 1, 5)  # the cycle's third occurrence has begun
+    assert found[0][0] == steps[need - 1]
     assert found[0][2] == "nudge"
     # the next repetition is refused (period 2 is also an interleaved exact repeat)
     assert any(a[2] == "block" for a in alarms(report))
@@ -138,45 +140,111 @@ def test_alternating_edits_that_change_things_are_not_a_cycle() -> None:
     assert detectors(replay(b.end())) == []
 
 
-# --- same error -----------------------------------------------------------------------------
+# --- recurring error ------------------------------------------------------------------------
 
-def test_same_error_with_varying_arguments() -> None:
+def test_the_same_error_with_varying_arguments_recurs() -> None:
     b = SessionBuilder()
     _work(b)
     olds = ["def parse(self):", "    return tokens", "class Parser:", "import os, sys"]
-    steps = [b.call("str_replace_editor", {"command": "str_replace", "path": "/r/p.py",
-                                            "old_str": o, "new_str": o + "#"},
-                    f"No replacement was performed, old_str `{o}` did not appear verbatim.",
-                    ok=False) for o in olds]
+    steps = []
+    for o in olds:
+        steps.append(b.call("str_replace_editor", {"command": "str_replace", "path": "/r/p.py",
+                                                    "old_str": o, "new_str": o + "#"},
+                            f"No replacement was performed, old_str `{o}` did not appear "
+                            "verbatim in /r/p.py.", ok=False))
+        b.call("Bash", {"command": f"grep -n '{o[:5]}' /r/p.py"}, "")  # looks in between
     report = replay(b.end())
-    found = [f for f in report.findings if f.detector == "same_error"]
+    found = [f for f in report.findings if f.detector == "recurring_error"]
     assert found[0].step == steps[2] and found[0].action == "nudge"
-    assert "search_string_not_found" in found[0].message
+    assert "edits of r/p.py failed 3 times" in found[0].message
+    assert "No replacement was performed, old_str <arg> did not appear" in found[0].message
     assert "re-read the exact lines" in found[0].message
-    assert any(f.action == "block" for f in found)
+    assert (steps[3], "recurring_error", "block") in alarms(report)
 
 
-def test_same_error_block_lifts_after_a_re_read() -> None:
+def test_different_missing_modules_are_different_errors() -> None:
+    b = SessionBuilder()
+    for name in ("asgiref", "pytz", "sqlparse", "pymysql"):
+        b.call("Bash", {"command": f"pip install {name} -q"}, "", ok=True)
+        b.call("Bash", {"command": "python test_issue.py"},
+               f"Traceback (most recent call last):\nModuleNotFoundError: No module named "
+               f"'{name}'", ok=False)
+    assert "recurring_error" not in detectors(replay(b.end()))
+
+
+def test_one_program_is_one_tool_and_a_success_of_it_ends_the_episode() -> None:
+    b = SessionBuilder()
+    err = "make: *** No rule to make target 'build/release'.  Stop."
+    steps = [b.call("Bash", {"command": cmd}, err, ok=False)
+             for cmd in ("make", "make clean && make", "rm -rf build && make")]
+    report = replay(b.end())
+    assert (steps[2], "recurring_error", "nudge") in alarms(report)
+    b = SessionBuilder()
+    b.call("Bash", {"command": "make"}, err, ok=False)
+    b.call("Bash", {"command": "make -j2"}, err, ok=False)
+    b.call("Bash", {"command": "make docs"}, "built docs", ok=True)  # make works again
+    b.call("Bash", {"command": "make -k"}, err, ok=False)
+    assert "recurring_error" not in detectors(replay(b.end()))
+
+
+def test_new_scripts_reproducing_one_bug_are_investigation() -> None:
+    """Each script the agent writes is a program of its own: reproducing one error with
+    one new script after another is not a repetition of one attempt."""
+    b = SessionBuilder()
+    for k in range(4):
+        b.call("Bash", {"command": f"python debug_{k}.py"},
+               "Traceback (most recent call last):\nTypeError: argument of type 'property' "
+               "is not iterable", ok=False)
+    assert "recurring_error" not in detectors(replay(b.end()))
+
+
+def test_a_time_out_the_harness_reports_is_the_shell_tools_own() -> None:
+    b = SessionBuilder()
+    steps = []
+    for cmd in ("pip install numpy pandas", "pip install numpy", "conda install -y numpy"):
+        steps.append(b.call("Bash", {"command": cmd}, "Collecting numpy\n", ok=False,
+                            error=f"Command '['bash', '-c', '{cmd}']' timed out after 60 "
+                                  "seconds"))
+        b.call("Bash", {"command": "python -c 'import numpy'"}, "ModuleNotFoundError", ok=False)
+    assert (steps[2], "recurring_error", "nudge") in alarms(replay(b.end()))
+
+
+def test_a_batch_of_parallel_calls_counts_once() -> None:
+    b = SessionBuilder()
+    err = "Error: ENOENT: no such file or directory, open 'config.yml'"
+    for k in range(3):  # one model turn, three parallel reads that fail alike
+        b.call("Read", {"file_path": f"/r/config{k}.yml"}, err, ok=False, batch="turn-1")
+    assert "recurring_error" not in detectors(replay(b.end()))
+
+
+def test_failures_outside_the_window_do_not_add_up() -> None:
+    b = SessionBuilder()
+    for k in range(3):
+        b.call("Bash", {"command": f"npm run build -- --mode m{k}"}, "Error: Cannot find "
+               "module 'webpack'", ok=False)
+        _work(b, 25)  # a long stretch of other work in between
+    assert "recurring_error" not in detectors(replay(b.end()))
+
+
+def test_a_recurring_edit_error_blocks_the_next_edit_of_that_file_only() -> None:
     engine = Engine()
-    olds = ["a = 1", "b = 2", "c = 3"]
-    for i, o in enumerate(olds):
+    for i, o in enumerate(["a = 1", "b = 2", "c = 3"]):
         engine.check({"call_id": f"e{i}", "tool": "Edit",
                       "args": {"file_path": "/r/x.py", "old_string": o}}, 1.0)
         engine.observe({"type": "tool_result", "call_id": f"e{i}", "ok": False, "seq": i + 1,
                         "output": "String to replace not found in file."}, 1.0)
+    other = engine.check({"call_id": "o", "tool": "Edit",
+                          "args": {"file_path": "/r/y.py", "old_string": "d = 4"}}, 1.0)
+    assert other.action == "allow"
     blocked = engine.check({"call_id": "e9", "tool": "Edit",
                             "args": {"file_path": "/r/x.py", "old_string": "d = 4"}}, 1.0)
     assert blocked.action == "block" and "re-read" in (blocked.message or "")
-    engine.check({"call_id": "r1", "tool": "Read", "args": {"file_path": "/r/x.py"}}, 1.0)
-    engine.observe({"type": "tool_result", "call_id": "r1", "ok": True, "output": "x = 0"}, 1.0)
-    again = engine.check({"call_id": "e10", "tool": "Edit",
-                          "args": {"file_path": "/r/x.py", "old_string": "x = 0"}}, 1.0)
-    assert again.action == "allow"
+    assert blocked.findings[0].detector == "recurring_error"
 
 
 # --- error rate -----------------------------------------------------------------------------
 
-def test_error_rate_over_a_window() -> None:
+def test_error_rate_over_a_window_when_enabled() -> None:
     b = SessionBuilder()
     _work(b)
     errs = ["No rule to make target", "could not find Cargo.toml", "npm ERR! missing",
@@ -185,7 +253,10 @@ def test_error_rate_over_a_window() -> None:
             "configure: No such file"]
     for k, e in enumerate(errs):
         b.call("Bash", {"command": f"build-tool-{k}"}, e, ok=False)
-    assert "error_rate" in detectors(replay(b.end()))
+    events = b.end()
+    assert "error_rate" not in detectors(replay(events))  # off by default (docs/engine.md)
+    on = Policy.from_dict({"detectors": {"error_rate": {"enabled": True}}})
+    assert "error_rate" in detectors(replay(events, on))
 
 
 def test_a_few_failures_among_successes_are_fine() -> None:
@@ -281,11 +352,11 @@ def test_polling_with_changing_output_is_waiting() -> None:
 
 def test_polling_the_same_output_too_long_is_stuck() -> None:
     b = SessionBuilder()
-    steps = [b.call("BashOutput", {"bash_id": "b1"}, "waiting for changes...") for _ in range(14)]
+    steps = [b.call("BashOutput", {"bash_id": "b1"}, "waiting for changes...") for _ in range(18)]
     report = replay(b.end())
     got = [a for a in alarms(report) if a[1] == "polling"]
-    assert got[0] == (steps[7], "polling", "nudge")
-    assert (steps[11], "polling", "block") in got
+    assert got[0] == (steps[11], "polling", "nudge")  # 12 polls with the same output
+    assert (steps[15], "polling", "block") in got
 
 
 def test_a_short_wait_with_the_same_output_is_fine() -> None:
@@ -309,7 +380,7 @@ def test_rereading_an_unchanged_file_is_skipped_with_the_cached_content() -> Non
     again = engine.check({**call, "call_id": "r2"}, 3.0)
     assert again.action == "skip"
     assert again.message == ("SKIP: File '/r/a.py' was already opened in this session and has "
-                             "not changed since step 0. Use the content you already have.")
+                             "not changed since #3. Use the content you already have.")
     assert again.cached_output == "A = 1"
     assert again.findings[0].detector == "stale_read"
 
@@ -345,7 +416,7 @@ def test_a_different_range_of_the_same_file_is_not_stale() -> None:
 
 def test_detectors_can_be_switched_off_per_tool() -> None:
     policy = Policy.from_dict({"tools": {"Bash": {"exact_repeat": {"enabled": False},
-                                                  "same_error": {"enabled": False},
+                                                  "recurring_error": {"enabled": False},
                                                   "error_rate": {"enabled": False},
                                                   "no_progress": {"enabled": False}}}})
     b = SessionBuilder()
@@ -404,9 +475,9 @@ def test_failures_across_mutating_tools_are_one_streak() -> None:
     b.call("MultiEdit", {"file_path": "/r/t.ts", "edits": [1]}, err, ok=False)
     s = b.call("Write", {"file_path": "/r/t.ts", "content": "x"}, err, ok=False)
     report = replay(b.end())
-    found = [f for f in report.findings if f.detector == "same_error"]
-    assert found and found[0].step == s and "read_first" in found[0].message
-    assert "edits failed" in found[0].message
+    found = [f for f in report.findings if f.detector == "recurring_error"]
+    assert found and found[0].step == s and "edits of r/t.ts failed 3 times" in found[0].message
+    assert "read it with the read/open tool" in found[0].message
 
 
 def test_the_same_edit_after_the_read_the_tool_asked_for_is_allowed() -> None:

@@ -13,7 +13,7 @@ def test_every_detector_is_complete_and_named_once() -> None:
     assert len(BY_NAME) == len(REGISTRY)
     for det in REGISTRY:
         assert re.fullmatch(r"[a-z_]+", det.name)
-        assert det.summary and det.defaults["enabled"] is True
+        assert det.summary and isinstance(det.defaults["enabled"], bool)
         json.dumps(det.memory())  # a memory is JSON values only
         assert det.__module__ == f"supervisor.engine.detectors.{det.name}"  # one per module
     assert "stale_read" not in LOOP_DETECTORS and "exact_repeat" in LOOP_DETECTORS

@@ -128,7 +128,7 @@ def test_an_edit_refused_before_it_runs_says_where_the_text_is(session: Session,
                                                                ws: Path) -> None:
     app = ws / "app.py"
     old = "with open(path) as f:"
-    for _ in range(2):  # identical failing edits: the engine refuses the next one
+    for _ in range(3):  # identical failing edits: the engine refuses the next one
         edit(session, app, old, "with open(path, 'rb') as f:")
     refused = session.before_call("Edit", {"file_path": str(app), "old_string": old,
                                            "new_string": "with open(path, 'rb') as f:"})

@@ -42,10 +42,10 @@ def _wait_for(root: Path, kind: str, session: str = "loop-1", timeout: float = 2
     raise AssertionError(f"no {kind} event within {timeout} s")
 
 
-def test_a_replayed_failing_edit_loop_is_denied_at_the_third_attempt(tmp_path: Path) -> None:
+def test_a_replayed_failing_edit_loop_is_denied_at_the_fourth_attempt(tmp_path: Path) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     outputs = []
-    for step in range(3):
+    for step in range(4):
         pre = run_hook(payload("PreToolUse", cwd=ws, tool_name="Edit", tool_input=EDIT,
                                tool_use_id=f"toolu_{step}"), root)
         assert pre.returncode == 0 and pre.stderr == ""
@@ -59,16 +59,19 @@ def test_a_replayed_failing_edit_loop_is_denied_at_the_third_attempt(tmp_path: P
         assert hint["hookEventName"] == "PostToolUseFailure"
         # every failed edit is told where its text is (here: the file does not exist)
         assert "/w/parser.py does not exist" in hint["additionalContext"]
-        if step == 1:  # the second identical failure: the agent is nudged right away
-            assert "Edit" in hint["additionalContext"]
-    assert outputs[:2] == ["", ""]
-    deny = json.loads(outputs[2])["hookSpecificOutput"]
+        if step == 2:  # the third identical failure: the agent is nudged right away
+            assert "Loop:" in hint["additionalContext"]
+        else:
+            assert "Loop:" not in hint["additionalContext"]
+    assert outputs[:3] == ["", "", ""]
+    deny = json.loads(outputs[3])["hookSpecificOutput"]
     assert deny["permissionDecision"] == "deny"
-    verdict = _verdicts(root)["toolu_2"]
+    verdict = _verdicts(root)["toolu_3"]
     assert verdict["action"] == "block" and verdict["reason"] == "exact_repeat"
     assert deny["permissionDecisionReason"] == f"Agent Supervisor: {verdict['message']}"
     assert "Edit" in verdict["message"] and "/w/parser.py" in verdict["message"]
-    assert [v["action"] for v in _verdicts(root).values()] == ["allow", "allow", "block"]
+    assert [v["action"] for v in _verdicts(root).values()] == ["allow", "allow", "allow",
+                                                               "block"]
 
 
 def test_rerunning_tests_after_a_real_edit_is_not_a_loop(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """Replay one recorded run through the engine, as the guard would have, and report the result.
 
 The replay assumes the agent went on as recorded: a call the engine would have blocked still
-shows its recorded result, so later findings describe what the engine would have kept saying.
+shows its recorded result, so later findings describe what the engine would have kept saying;
+in a run recorded without a guard (no `escalation` events), each escalation is taken as
+answered at once with "go on", so a second loop later in the run is still found.
 The recorded run's own `detection`/`verdict`/`limit`/`escalation` events are ignored (they are
 recomputed); recorded `decision_applied` events apply their recorded effect when the engine
 observes them (`supervisor.engine.decisions`), so an approved loop replays as approved and the
@@ -98,6 +100,11 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
     """Replay `events` (protocol dicts, in file order) through a fresh engine (or `engine`,
     fresh under `policy`, which the caller may inspect afterwards)."""
     engine = engine if engine is not None else Engine(policy)
+    events = [e for e in events if isinstance(e, dict)]
+    # A run recorded without a guard (another framework's) has no operator: each escalation
+    # is taken as answered at once with "go on" (no extra repeats), so the loops that follow
+    # in the same run are still found; a recorded session replays its own decisions.
+    answer_escalations = not any(e.get("type") == "escalation" for e in events)
     report = RunReport(session=session, source=source)
     step_of_seq: dict[int, int] = {}
     step_cost: dict[int, float] = {}
@@ -127,8 +134,6 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
                 entry["steps"].update(covered)
 
     for event in events:
-        if not isinstance(event, dict):
-            continue
         kind = event.get("type")
         ts = event.get("ts")
         if isinstance(ts, int | float) and not isinstance(ts, bool):
@@ -149,8 +154,11 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             step_cost[step] = pending_cost
             pending_cost = 0.0
             call = {"call_id": event.get("call_id") or f"replay-{step}",
-                    "tool": event.get("tool"), "args": event.get("args"), "seq": seq}
+                    "tool": event.get("tool"), "args": event.get("args"), "seq": seq,
+                    "batch": event.get("batch")}
             check = engine.check(call, now)
+            if check.action == "pause" and answer_escalations:
+                engine.go_on(call["call_id"], now)
             found = list(check.findings)
             for hit in check.limits:
                 found.append(Finding(f"limit:{hit.name}", 4 if hit.action == "stop" else 3,

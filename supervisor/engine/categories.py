@@ -11,10 +11,11 @@ import re
 from typing import Any
 
 from supervisor.engine.policy import Policy
+from supervisor.engine.shell import commands
 
 _SPLIT = re.compile(r"&&|\|\||;|\n|(?<![|>])\|(?!\|)")
 _PIPE = re.compile(r"(?<![|])\|(?![|])")
-_REDIRECT = re.compile(r"(?<![0-9&<])>>?\s*(?!&|/dev/null)[^\s&|;>]")
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 
 _READ = frozenset({
@@ -126,7 +127,8 @@ def shell_category(command: str) -> str:
     """
     if not command.strip():
         return "other"
-    if _REDIRECT.search(command.replace("2>&1", "")):
+    if ">" in command and any(target not in _NOT_FILES and not target.startswith("&")
+                              for cmd in commands(command) for _, target in cmd.redirects):
         return "mutate"
     if _HEREDOC_SCRIPT.search(command) or (
         ("python" in command or "perl" in command) and _WRITES_FILE.search(command)

@@ -8,6 +8,7 @@ save it. See the package docstring for a usage example and docs/engine.md for th
 from copy import deepcopy as _deepcopy
 from typing import Any
 
+from supervisor.engine import workspace
 from supervisor.engine.categories import classify, file_path, is_file_read
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
@@ -18,13 +19,16 @@ from supervisor.engine.decisions import (
 )
 from supervisor.engine.detectors import REGISTRY, Detector
 from supervisor.engine.detectors.stale_read import StaleRead
+from supervisor.engine.failures import error_identity, error_source, failure_line
 from supervisor.engine.fingerprint import (
+    NO_RESULT,
     call_signature,
     canonical_args,
     error_class,
     outcome,
 )
 from supervisor.engine.policy import PROFILES, Policy
+from supervisor.engine.shell import commands, last_pipeline_head, probe_files, program
 from supervisor.engine.state import SNAPSHOT_VERSION, State
 from supervisor.engine.step import Step, new_step
 from supervisor.engine.types import (
@@ -57,6 +61,7 @@ class Engine:
         self.policy = policy or Policy.profile("default")
         pol = self.policy
         self._ignore = frozenset(pol["ignore_arg_keys"])
+        self._shell_tools = frozenset(pol["shell_tools"])
         self._limits = [(name, *pol.limit(name)) for name in pol["limits"]
                         if name != "resets_per_conversation"]
         self.st = self._fresh_state()
@@ -85,6 +90,33 @@ class Engine:
     def steps(self) -> int:
         """Tool calls seen so far."""
         return self.st.step_count
+
+    def read_path(self, tool: str, args: Any) -> str | None:
+        """The file a call reads that the file cache may answer (the guard reports its state
+        on disk with the call, as `file`), or None."""
+        args = args if isinstance(args, dict) else {}
+        if not is_file_read(tool, args, self.policy):
+            return None
+        return file_path(tool, args, self.policy)
+
+    def planned_paths(self, tool: str, args: Any) -> list[str]:
+        """The files a call may write, as it names them (the guard reports their digests
+        before the call as `files_before`, and after it as `tool_result.files`)."""
+        args = args if isinstance(args, dict) else {}
+        if classify(tool, args, self.policy) not in ("mutate", "run"):
+            return []
+        try:
+            planned = workspace.plan(tool, args, self._shell_tools)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+            return []
+        return workspace.written_paths(self.st.workspace, planned)
+
+    def touched_paths(self, call_id: str) -> list[str]:
+        """`planned_paths` of a call still waiting for its result."""
+        step = self.st.pending.get(call_id)
+        if step is None or not step["plan"]:
+            return []
+        return workspace.written_paths(self.st.workspace, step["plan"])
 
     def gauges(self, now: float) -> list[Gauge]:
         """The value of every hard limit, in policy order."""
@@ -117,12 +149,24 @@ class Engine:
         args = args if isinstance(args, dict) else {}
         call_id = str(call.get("call_id") or f"step-{st.step_count}")
         canon = canonical_args(args, self._ignore)
+        batch = call.get("batch")
         step = new_step(
             st.step_count, _int(call.get("seq")), call_id, tool,
             classify(tool, args, self.policy), call_signature(tool, canon), canon[:_ARGS_KEPT],
             st.ws, file_path(tool, args, self.policy), is_file_read(tool, args, self.policy),
-            now,
+            now, batch if isinstance(batch, str) and batch else None,
+            self._head(tool, args),
         )
+        try:
+            self._follow_files(step, tool, args)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+            step["plan"], step["touches"], step["views"] = [], [], None  # odd input: unknown
+        state = call.get("file")
+        step["file"] = state if isinstance(state, dict) else None
+        before = call.get("files_before")
+        if isinstance(before, dict):
+            workspace.meet(st.workspace, before)
+        self._settle_unanswered(step)
         st.step_count += 1
         for key in ("iterations", "consecutive", "cycle", "task"):
             st.counters[key] += 1
@@ -130,6 +174,44 @@ class Engine:
         st.last_checked = call_id
         st.fresh_cycle = False
         return step
+
+    def _follow_files(self, step: Step, tool: str, args: dict[str, Any]) -> None:
+        """What the call would write, which file it shows, which files a probe calls its own."""
+        st = self.st
+        if step["category"] in ("mutate", "run"):
+            step["plan"] = workspace.plan(tool, args, self._shell_tools)
+            step["touches"] = workspace.touched_keys(st.workspace, step["plan"])
+        elif step["category"] == "read":
+            step["views"] = workspace.viewed_path(tool, args, step["path"], self._shell_tools)
+        if step["category"] == "run":
+            line = args.get("command")
+            if isinstance(line, str):
+                step["probe"] = workspace.note_probe(st.workspace, probe_files(line))
+
+    def _head(self, tool: str, args: dict[str, Any]) -> str:
+        """The tool, and for a shell line the program of its last pipeline (whose status the
+        line reports), for an editor its sub-command (`str_replace`, `insert`)."""
+        line = args.get("command")
+        if tool in self._shell_tools and isinstance(line, str):
+            last = last_pipeline_head([c for c in commands(line) if c.words])
+            if last is not None:
+                return f"{tool}:{program(last)[:80]}"
+        elif isinstance(line, str) and line.isidentifier():  # an editor's sub-command
+            return f"{tool}:{line}"
+        return tool
+
+    def _settle_unanswered(self, step: Step) -> None:
+        """Earlier attempts of the same call whose result never came (the harness did not
+        report one) still count: they join the history with no outcome."""
+        st = self.st
+        for cid, old in list(st.pending.items()):
+            if (old["signature"] == step["signature"] and not old["refused"]
+                    and (old["batch"] is None or old["batch"] != step["batch"])):
+                del st.pending[cid]
+                old["outcome"], old["error"], old["plan"] = NO_RESULT, "no_result", []
+                self._push(old)
+                for det in REGISTRY:
+                    det.record(st, old, st.memory[det.name])
 
     def _decide(self, step: Step, now: float) -> Check:
         st = self.st
@@ -289,11 +371,11 @@ class Engine:
             commit = event.get("commit")
             if isinstance(commit, str) and commit != st.last_commit:
                 if st.last_commit is not None:
-                    self._workspace_changed(None)
+                    self._bump()
                 st.last_commit = commit
             return []
         if kind == "rollback":
-            self._workspace_changed(None)
+            self._bump()
             return []
         return []
 
@@ -322,13 +404,16 @@ class Engine:
         step = st.pending.pop(cid, None)
         if step is None:
             return []
-        ok = bool(event.get("ok"))
         output = event.get("output")
         output = output if isinstance(output, str) else ""
         err = event.get("error")
+        err = err if isinstance(err, str) else None
+        ok = bool(event.get("ok")) and failure_line(output) is None
         step["ok"] = ok
         step["outcome"], step["empty"] = outcome(ok, output)
-        step["error"] = error_class(ok, err if isinstance(err, str) else None, output)
+        step["error"] = error_class(ok, err, output)
+        step["error_id"] = error_identity(ok, err, output, step["args"])
+        step["error_source"] = error_source(ok, err, output)
         step["result_seq"] = _int(event.get("seq"))
         if not step["seq"]:
             step["seq"] = step["result_seq"]
@@ -339,24 +424,35 @@ class Engine:
             _DETECTORS[refused].undo(step, st.memory[refused])
         if not ok:
             st.counters["errors"] += 1
-        ws_before = st.ws
         category, path = step["category"], step["path"]
-        if ok and category == "mutate":
-            self._workspace_changed(path)
-        elif category == "mutate" and path:
+        digests = event.get("files")
+        changes = workspace.apply(
+            st.workspace, step["index"], step["plan"], ok,
+            digests if isinstance(digests, dict) else None, category == "mutate")
+        step["plan"] = []
+        if ok and step["views"]:
+            changes += workspace.observe_view(st.workspace, step["index"], step["views"],
+                                              step["signature"], step["outcome"] or "")
+        step["changed"] = [c["file"] for c in changes]
+        step["returned"] = [c["file"] for c in changes if c["returned"]]
+        for change in changes:
+            self._files_changed(None if change["file"] == workspace.UNKNOWN_FILE
+                                else change["file"])
+        if category == "mutate" and not ok and path:
             self._files_changed(path)  # a failed edit: let the agent re-read the file
             if step["error"] == "read_first":
                 st.read_first = [*st.read_first, path][-16:]
-        elif category in ("run", "mutate") and not step["is_read"]:
-            self._files_changed(path if category == "mutate" else None)
+        elif category == "run" and not step["is_read"]:
+            self._files_changed(None)  # a script may have written anything
         if ok and category == "read" and path in st.read_first:
             # the tool wanted this file read before an edit: the same edit may now succeed
             st.read_first = [p for p in st.read_first if p != path]
-            st.ws += 1
+            workspace.bump(st.workspace)
+        st.ws = workspace.version(st.workspace)
         novel = step["outcome"] not in st.seen_out
         step["novel"] = novel
         st.novel_count += novel
-        step["progress"] = st.ws != ws_before or novel
+        step["progress"] = workspace.is_new_version(st.workspace) or novel
         self._push(step)
         if ok and step["is_read"] and path:
             _FILE_CACHE.keep(st, step, st.memory[_FILE_CACHE.name], output)
@@ -434,13 +530,15 @@ class Engine:
 
     # --- workspace -----------------------------------------------------------------------------
 
-    def _workspace_changed(self, path: str | None) -> None:
-        """A new workspace version: `path` (None: anything) changed."""
-        self.st.ws += 1
-        self._files_changed(path)
+    def _bump(self) -> None:
+        """Something changed that nobody can see into: a new workspace version."""
+        workspace.bump(self.st.workspace)
+        self.st.ws = workspace.version(self.st.workspace)
+        self._files_changed(None)
 
     def _files_changed(self, path: str | None) -> None:
-        """`path` (None: any file) may differ from what was read: tell the detectors."""
+        """`path` (a path or a file key; None: any file) may differ from what was read: tell
+        the detectors."""
         for det in REGISTRY:
             det.workspace_changed(self.st.memory[det.name], path)
 
@@ -472,6 +570,17 @@ class Engine:
             self.reset(now)
         elif kind == "stop":
             st.level = 4
+
+    def go_on(self, call_id: str, now: float) -> None:
+        """The pending escalation is answered "go on" (no extra repeats) and the paused call
+        `call_id` runs: what a replay of a run without an operator assumes."""
+        esc = self.st.escalation
+        if esc is not None:
+            self.apply_effect(Effect("none", True, 0, esc.get("signature"), esc.get("limit")),
+                              now)
+        step = self.st.pending.get(call_id)
+        if step is not None and step["refused"] == "pause":
+            step["refused"] = None
 
     def approve(self, signature: str | None = None, repeats: int | None = None) -> None:
         """The operator's go-ahead, as the `approve` effect: allow `repeats` (default: the
@@ -514,7 +623,9 @@ class Engine:
         st = self.st
         fresh = self._fresh_state()
         fresh.step_count = st.step_count
-        fresh.ws = st.ws + 1
+        fresh.workspace = st.workspace
+        workspace.bump(fresh.workspace)
+        fresh.ws = workspace.version(fresh.workspace)
         fresh.last_commit = st.last_commit
         fresh.last_ts = now
         fresh.counters["resets"] = st.counters["resets"] + 1
@@ -557,7 +668,7 @@ class Engine:
 
     def _new_context(self) -> None:
         st = self.st
-        st.ws += 1
+        self._bump()
         self._clear_detector_blocks()
         for det in REGISTRY:
             det.new_context(st.memory[det.name])

@@ -81,6 +81,14 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
     (("--:--:--", "Dload"), _Lazy(
         r"^.*(?:% Total +% Received|Dload +Upload|--:--:--"
         r"|\d+:\d\d:\d\d +\d+:\d\d:\d\d).*$", re.M), ""),
+    # harness wrappers of an exit status ("<returncode>1</returncode>", "Exit code 1",
+    # "[The command completed with exit code 1]")
+    (("returncode", "xit code", "exit status"), _Lazy(
+        r"<returncode>\s*-?\d+\s*</returncode>\n?|</?output>|^\[?(?:The command completed "
+        r"with |Command finished with )?[Ee]xit (?:code|status):? ?-?\d+\]?\.?$\n?", re.M), ""),
+    # progress bars (pip, tqdm, curl) and "real 0m1.234s" timing lines
+    (("%", "━", "█", "eta"), _Lazy(r"^.*(?:\d+%\||━|█|\beta \d).*$\n?", re.M), ""),
+    (("real", "user", "sys"), _Lazy(r"^(?:real|user|sys)\s+\d+m[\d.]+s$\n?", re.M), ""),
     (("\x1b", "\r"), _Lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\r"),
      ""),
     ((":",), _Lazy(
@@ -99,6 +107,10 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
      r"\1\2<PID>"),
     (_DIGITS, _Lazy(
         r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"), "<DUR>"),
+    # traceback line numbers move with every edit of the file
+    (("line ",), _Lazy(r'(File "[^"\n]+", line )\d+'), r"\1<N>"),
+    # element numbers of a browser page state are renumbered on every read of the same page
+    (('"index"',), _Lazy(r'"index":\s*\d+'), '"index": <N>'),
     ((" \n", "\t\n"), _Lazy(r"[ \t]+$", re.M), ""),
 ]
 _MAX_NORMALISE = 64 * 1024
@@ -112,6 +124,10 @@ def normalise_output(text: str) -> str:
         if any(n in text for n in needles):
             text = pattern.get().sub(repl, text)
     return text.strip()
+
+
+NO_RESULT = "no-result"
+"""The outcome of a call whose result never came."""
 
 
 def outcome_hash(ok: bool | None, output: str) -> str:

@@ -1,4 +1,4 @@
-"""What the agent is told: what repeated (steps, signature, outcome) and what to do instead.
+"""What the agent is told: what repeated (where, as `#seq`), how, and what to do instead.
 
 A strategy per tool category and advice per known error class; every detector's message is
 built here (the functions at the end), from what its finding saw, so every nudge, block and
@@ -58,16 +58,16 @@ STRATEGY: dict[str, str] = {
 }
 
 
-def steps_text(steps: list[int]) -> str:
-    """'steps 3, 5 and 7' (0-based step numbers, as `supervisor analyze` reports them)."""
-    if not steps:
+def seqs_text(seqs: list[int]) -> str:
+    """'#12, #15 and #18': events by their `seq`, as every message cites them (the last six)."""
+    shown = [f"#{s}" for s in seqs[-6:] if s]
+    if not shown:
         return "earlier steps"
-    shown = [str(s) for s in steps[-6:]]
-    if len(steps) > 6:
+    if len([s for s in seqs if s]) > 6:
         shown.insert(0, "…")
     if len(shown) == 1:
-        return f"step {shown[0]}"
-    return "steps " + ", ".join(shown[:-1]) + " and " + shown[-1]
+        return shown[0]
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def outcome_text(ok: bool | None, error_class: str) -> str:
@@ -88,11 +88,11 @@ def short_call(tool: str, canon: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def stale_read(path: str, step: int) -> str:
+def stale_read(path: str, seq: int) -> str:
     """The exact SKIP message of a re-read of an unchanged file."""
     return (
         f"SKIP: File '{path}' was already opened in this session and has not changed since "
-        f"step {step}. Use the content you already have."
+        f"#{seq}. Use the content you already have."
     )
 
 
@@ -101,28 +101,31 @@ def stale_read(path: str, step: int) -> str:
 _VERB = {2: "Blocked", 3: "Paused", 4: "Stopped"}
 
 
-def exact_repeat_nudge(step: Any, steps: list[int]) -> str:
+def _seqs(steps: list[Any]) -> list[int]:
+    return sorted(s["seq"] for s in steps)
+
+
+def exact_repeat_nudge(step: Any, same: list[Any]) -> str:
     return (
         f"Loop: you ran the identical call {short_call(step['tool'], step['args'])} at "
-        f"{steps_text(steps)} with {outcome_text(step['ok'], step['error'])} and nothing "
+        f"{seqs_text(_seqs(same))} with {outcome_text(step['ok'], step['error'])} and nothing "
         f"changed in between. Do not repeat it: {advice(step['category'], step['error'])}."
     )
 
 
 def exact_repeat_block(level: int, step: Any, run: list[Any]) -> str:
-    steps = sorted(s["index"] for s in run)
     ok, err = run[0]["ok"], run[0]["error"]
     return (
         f"{_VERB[level]}: this exact call ({short_call(step['tool'], step['args'])}) already "
-        f"ran at {steps_text(steps)} with {outcome_text(ok, err)}, and nothing changed "
+        f"ran at {seqs_text(_seqs(run))} with {outcome_text(ok, err)}, and nothing changed "
         f"since. {advice(step['category'], err).capitalize()}."
     )
 
 
-def similar_calls_nudge(step: Any, n: int, threshold: float, steps: list[int]) -> str:
+def similar_calls_nudge(step: Any, n: int, threshold: float, seqs: list[int]) -> str:
     return (
         f"Loop: {n} near-identical {step['tool']} calls (arguments ≥ {threshold:.0%} alike) "
-        f"at {steps_text(steps)} all gave {outcome_text(step['ok'], step['error'])}. "
+        f"at {seqs_text(seqs)} all gave {outcome_text(step['ok'], step['error'])}. "
         f"Small variations will not help: {advice(step['category'], step['error'])}."
     )
 
@@ -130,16 +133,16 @@ def similar_calls_nudge(step: Any, n: int, threshold: float, steps: list[int]) -
 def similar_calls_block(level: int, step: Any, flag: dict[str, Any]) -> str:
     return (
         f"{'Blocked' if level == 2 else 'Paused'}: {flag['size']} near-identical "
-        f"{step['tool']} calls at {steps_text(flag['steps'])} all gave "
+        f"{step['tool']} calls at {seqs_text(flag['seqs'])} all gave "
         f"{outcome_text(flag['ok'], flag['error'])}; this is one more variation. "
         f"{advice(flag['category'], flag['error']).capitalize()}."
     )
 
 
-def cycle_nudge(step: Any, period: int, tools: str, length: int, steps: list[int]) -> str:
+def cycle_nudge(step: Any, period: int, tools: str, length: int, seqs: list[int]) -> str:
     return (
         f"Loop: the same {period} calls ({tools}) repeat with identical results "
-        f"{length // period} times over {steps_text(steps)} and nothing "
+        f"{length / period:.3g} times over {seqs_text(seqs)} and nothing "
         f"changed. Break the cycle: {advice(step['category'], step['error'])}."
     )
 
@@ -148,26 +151,67 @@ def cycle_block(level: int, step: Any, cycle: dict[str, Any]) -> str:
     return (
         f"{'Blocked' if level == 2 else 'Paused'}: this call continues a cycle of "
         f"{cycle['period']} calls ({cycle.get('tools', '?')}) that repeated with identical "
-        f"results and no change at {steps_text(cycle.get('steps', []))}. "
+        f"results and no change at {seqs_text(cycle.get('seqs', []))}. "
         f"{advice(step['category']).capitalize()}."
     )
 
 
-def same_error_nudge(step: Any, group: str, n: int, steps: list[int]) -> str:
-    who = "edits" if group == "mutate" else step["tool"]
+def _who(group: str) -> str:
+    return f"edits of {group[5:]}" if group.startswith("edit:") else group
+
+
+def recurring_error_nudge(step: Any, group: str, failures: list[Any]) -> str:
     return (
-        f"Loop: {who} failed with the same error ({step['error']}) {n} times with "
-        f"different arguments at {steps_text(steps)}. Varying the arguments "
-        f"does not fix it: {advice(step['category'], step['error'])}."
+        f"Loop: {_who(group)} failed {len(failures)} times with the same error "
+        f"({_quote(step['error_id'])}) at {seqs_text(_seqs(failures))}, with different "
+        f"arguments each time. Varying the arguments does not fix it: "
+        f"{advice(step['category'], step['error'])}."
     )
 
 
-def same_error_block(level: int, step: Any, streak: dict[str, Any]) -> str:
-    who = "edits" if streak["tool"] == "mutate" else step["tool"]
+def recurring_error_block(level: int, step: Any, episode: dict[str, Any]) -> str:
     return (
-        f"{_VERB[level]}: {who} failed {streak['size']} times in a row "
-        f"with {streak['error']} at {steps_text(streak['steps'])}. Do something else first: "
-        f"{advice(streak['category'], streak['error'])}."
+        f"{_VERB[level]}: {_who(episode['group'])} failed {episode['count']} times with "
+        f"{_quote(episode['error_id'])} at {seqs_text(episode['seqs'])}; this looks like one "
+        f"more variation of the same attempt. Do something else first: "
+        f"{advice(episode['category'], episode['error'])}."
+    )
+
+
+def ineffective_edits_nudge(step: Any, rounds: int, edited: list[str], seqs: list[int]) -> str:
+    return (
+        f"Loop: your last {rounds} rounds of edits ({_files(edited)}) did not change the "
+        f"output of {short_call(step['tool'], step['args'])} ({seqs_text(seqs)}): the code "
+        f"you edit may not be the code that runs. Check which file and function the failing "
+        f"path really goes through (a traceback, a print, `python -c 'import m; "
+        f"print(m.__file__)'`) before editing again."
+    )
+
+
+def ineffective_edits_block(level: int, step: Any, probe: dict[str, Any]) -> str:
+    return (
+        f"{_VERB[level]}: {probe['rounds']} rounds of edits ({_files(probe['edited'])}) left "
+        f"the output of {short_call(step['tool'], step['args'])} unchanged "
+        f"({seqs_text(probe['seqs'])}); running it again after one more such edit will not "
+        f"tell you anything new. Find out why your edits have no effect first."
+    )
+
+
+def revert_nudge(file: str, returns: list[int]) -> str:
+    return (
+        f"Loop: {file} went back to content it had before {len(returns)} times "
+        f"({seqs_text(returns)}): you are undoing and redoing the same changes. Stop and "
+        f"compare the versions you tried; decide what the change must do before writing it "
+        f"again."
+    )
+
+
+def revert_block(level: int, file: str, returns: list[int]) -> str:
+    return (
+        f"{_VERB[level]}: {file} has gone back and forth between versions "
+        f"{len(returns)} times ({seqs_text(returns)}); one more rewrite of it is refused. "
+        f"Explain what differs between the versions you tried and why the next one will "
+        f"work, then write it once."
     )
 
 
@@ -180,18 +224,18 @@ def error_rate_nudge(errors: list[Any], window: int) -> str:
     )
 
 
-def no_progress_nudge(n: int, since: int) -> str:
+def no_progress_nudge(n: int, since_seq: int) -> str:
     return (
-        f"No progress for {n} steps (since step {since}): nothing changed in the "
+        f"No progress for {n} steps (since #{since_seq}): nothing changed in the "
         f"workspace and no call returned anything new. Summarise what you know, then change "
         f"strategy or ask for help."
     )
 
 
-def polling_nudge(step: Any, n: int, waited: float, steps: list[int]) -> str:
+def polling_nudge(step: Any, n: int, waited: float, seqs: list[int]) -> str:
     return (
         f"Polling stuck: {short_call(step['tool'], step['args'])} returned the same output "
-        f"{n} times in a row over {waited:.0f} s ({steps_text(steps)}). "
+        f"{n} times in a row over {waited:.0f} s ({seqs_text(seqs)}). "
         f"{STRATEGY['poll'].capitalize()}; if it is still working, wait longer between "
         f"checks."
     )
@@ -219,3 +263,15 @@ def repeated_text_nudge(n: int) -> str:
     return (f"You have written essentially the same message {n} times and nothing changed in "
             "between. Do not restate the plan again: take a different concrete step, or say "
             "what blocks you.")
+
+
+def _quote(text: str, limit: int = 120) -> str:
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return f"“{text}”"
+
+
+def _files(keys: list[str]) -> str:
+    shown = [k for k in keys if k != "*"][:3]
+    if not shown:
+        return "changes the calls did not name"
+    return ", ".join(shown) + (" and others" if len(keys) > 3 else "")

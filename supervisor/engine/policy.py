@@ -51,7 +51,7 @@ _DEFAULT: dict[str, Any] = {
             "glob", "grep", "search", "view", "mcp__*__get*", "mcp__*__list*", "mcp__*__read*",
             "mcp__*__search*", "mcp__*__find*", "mcp__*__fetch*", "search_file_content",
             "list_directory", "read_many_files", "web_fetch", "google_web_search",
-            "grep_search",
+            "grep_search", "browser_get_*",
         ],
         "mutate": [
             "Edit", "MultiEdit", "Write", "NotebookEdit", "write", "edit", "create",
@@ -74,7 +74,14 @@ _DEFAULT: dict[str, Any] = {
         # searching for one name after another with no result is exploring, not a loop
         "read": {"similar_calls": {"nudge": 8, "block": 10, "escalate": 12}},
     },
-    "tools": {},
+    "tools": {
+        # an action on a browser page (a click, typing, going back) changes state outside the
+        # workspace and answers with an acknowledgement ("Clicked element 8"): the same
+        # acknowledgement again says nothing about progress; the page state read after it
+        # does (the cycle and repeat detectors see that read)
+        "browser_*": {"exact_repeat": {"enabled": False}},
+        "browser_get_*": {"exact_repeat": {"enabled": True}},
+    },
     "limits": {
         "consecutive_tool_calls": {"limit": 250, "action": "pause"},
         "iterations_per_session": {"limit": 2000, "action": "pause"},
@@ -92,11 +99,10 @@ _SEED_STRICT: dict[str, Any] = {
     "profile": "seed-strict",
     "detectors": {
         # the seeds: 3 identical actions stop, 3 identical failures stop
-        "exact_repeat": {"nudge": 2, "block": 3, "escalate": 3, "error_nudge": 2,
-                         "error_block": 3, "stop": 3},
+        "exact_repeat": {"nudge": 2, "block": 3, "escalate": 3, "stop": 3},
         "similar_calls": {"nudge": 3, "block": 4, "escalate": 5},
         "cycle": {"max_period": 5, "min_steps": 4},
-        "same_error": {"nudge": 2, "block": 3, "escalate": 3, "stop": 3},
+        "recurring_error": {"nudge": 2, "block": 3, "escalate": 3, "stop": 3},
     },
     "limits": {
         "consecutive_tool_calls": {"limit": 10, "action": "pause"},

@@ -9,6 +9,7 @@ part, `memory[<detector name>]`.
 from collections import deque
 from typing import Any
 
+from supervisor.engine import workspace
 from supervisor.engine.step import Step
 
 SNAPSHOT_VERSION = 2
@@ -32,9 +33,12 @@ class State:
         self.pending: dict[str, Step] = {}
         """Steps whose result has not arrived (call_id -> step), oldest first."""
         self.last_checked: str | None = None
-        self.ws = 0
-        """Workspace (and context) version: bumped by a successful mutating call, a changed
-        checkpoint tree, a rollback, a user message or a task boundary."""
+        self.workspace: dict[str, Any] = workspace.new_memory()
+        """What the files hold (see `workspace.py`)."""
+        self.ws = workspace.version(self.workspace)
+        """The workspace version: derived from the content of every file the session
+        touched, plus an epoch moved by what nobody can see into (a changed checkpoint tree,
+        a rollback, a user message, a task boundary, an unknown mutating command)."""
         self.level = 0
         self.fresh_cycle = False
         """A new conversation cycle started and no tool call or finding came since."""

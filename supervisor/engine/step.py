@@ -24,8 +24,27 @@ class Step(TypedDict):
     """xxhash of the tool and its canonical arguments: identical calls share it."""
     args: str
     """The canonical arguments (cut), for similarity and for messages."""
-    workspace: int
-    """The workspace version when the call was made (see `State.ws`)."""
+    head: str
+    """What the call runs: the tool, and for a shell line the program of its last command
+    (`bash:make`, `bash:pip install`, `bash:python reproduce.py`, `bash:python3 -c`): for
+    errors, each program is a tool of its own."""
+    workspace: str
+    """The workspace version when the call was made (see `workspace.version`): equal for two
+    calls exactly when every file the session touched had the same content."""
+    batch: str | None
+    """Calls issued together in one model turn share a batch (None: a batch of its own); a
+    batch counts once when repeats are counted."""
+    plan: list[list[list[object]]]
+    """What the call would do to files (see `workspace.plan`); emptied once applied."""
+    touches: list[str]
+    """Keys of the files the call may write (see `workspace.file_key`)."""
+    file: dict[str, object] | None
+    """What the guard found on disk for a file read, before it ran (`size`, `mtime`, `digest`,
+    or `status`): the file cache answers only while the file is still the one it cached."""
+    views: str | None
+    """The one file a read-only call shows (for noticing changes no call showed)."""
+    probe: list[str]
+    """Keys of the files a test or script run names as its own (`python reproduce.py`)."""
     path: str | None
     """The file the call reads or writes, when its arguments name one."""
     is_read: bool
@@ -39,7 +58,16 @@ class Step(TypedDict):
     outcome: str | None
     """Hash of the success flag and the normalised output (None before the result)."""
     error: str
-    """The error class of a failure ("" for a success)."""
+    """The error class of a failure ("" for a success), which selects the advice."""
+    error_id: str
+    """The error identity: the normalised line naming the error ("" for a success)."""
+    error_source: str
+    """Who named it: `output` (the program) or `harness` (the tool that ran it: a time-out,
+    a command that could not start), "" for a success."""
+    changed: list[str]
+    """Keys of the files whose content the call changed ("*": something unknown changed)."""
+    returned: list[str]
+    """Keys of the files it returned to content they had before (a revert)."""
     empty: bool
     """The output says nothing (blank, "No matches found"): agreeing on it is no evidence."""
     novel: bool
@@ -51,9 +79,12 @@ class Step(TypedDict):
 
 
 def new_step(index: int, seq: int, call_id: str, tool: str, category: str, signature: str,
-             args: str, workspace: int, path: str | None, is_read: bool, time: float) -> Step:
+             args: str, workspace: str, path: str | None, is_read: bool, time: float,
+             batch: str | None = None, head: str = "") -> Step:
     """A step that has been checked and has no result yet."""
     return Step(index=index, seq=seq, call_id=call_id, tool=tool, category=category,
-                signature=signature, args=args, workspace=workspace, path=path,
-                is_read=is_read, time=time, refused=None, ok=None, outcome=None, error="",
-                empty=False, novel=False, progress=False, result_seq=0)
+                signature=signature, args=args, head=head or tool, workspace=workspace,
+                batch=batch, plan=[],
+                touches=[], file=None, views=None, probe=[], path=path, is_read=is_read, time=time,
+                refused=None, ok=None, outcome=None, error="", error_id="", error_source="",
+                empty=False, novel=False, progress=False, changed=[], returned=[], result_seq=0)

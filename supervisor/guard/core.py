@@ -42,7 +42,7 @@ from typing import Any
 from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.edit_hint import with_hint
 from supervisor.engine.fingerprint import output_hash
-from supervisor.guard import control, recovery
+from supervisor.guard import control, disk, recovery
 from supervisor.guard.checkpoints import (
     CheckpointError,
     CheckpointStore,
@@ -216,8 +216,11 @@ class Guard:
 
     def pre_call(
         self, tool: str, args: dict[str, Any] | None = None, *, call_id: str | None = None,
+        batch: str | None = None,
     ) -> Verdict:
         """Record a tool call and decide on it, after applying any pending operator commands.
+        `batch`: calls issued together in one model turn share it (they count as one decision
+        when the engine counts repeats).
 
         Returns `pause` when the call escalated (or an escalation is still pending): the caller
         then waits with `wait()`."""
@@ -246,7 +249,7 @@ class Guard:
             if every and self.state["since_checkpoint"] >= every:
                 self._checkpoint(f"auto: every {every} actions")
             call = self._write({"type": "tool_call", "call_id": call_id, "tool": tool,
-                                "args": args or {}})
+                                "args": args or {}, **self._on_disk(tool, args or {}, batch)})
             calls = self.state["calls"]
             calls[call_id] = call["seq"]
             if len(calls) > _CALLS_KEPT:
@@ -296,6 +299,9 @@ class Guard:
             }
             if tool is not None:
                 event["tool"] = tool
+            written = self.engine.touched_paths(call_id)
+            if written:  # what the files it may have written hold now (see guard.disk)
+                event["files"] = disk.digests(written, self.cwd)
             self.state["calls"].pop(call_id, None)
             detections = self._observe(event)
             hint = self._edit_guidance().on_result(call_id, bool(ok), text, error)
@@ -570,6 +576,19 @@ class Guard:
         self.state["pending"] = None
         self._write({"type": "session_end", "status": status, "reason": reason})
         self._must_save = True
+
+    def _on_disk(self, tool: str, args: dict[str, Any], batch: str | None) -> dict[str, Any]:
+        """Extension fields of a `tool_call`: its batch, the state on disk of a file it reads
+        (for the file cache's freshness check) and the digests of the files it may write,
+        before it runs (so an undo is seen as one); see guard.disk."""
+        extra: dict[str, Any] = {"batch": batch} if batch else {}
+        read = self.engine.read_path(tool, args)
+        if read:
+            extra["file"] = disk.file_state(read, self.cwd)
+        written = self.engine.planned_paths(tool, args)
+        if written:
+            extra["files_before"] = disk.digests(written, self.cwd)
+        return extra
 
     def _stopped(self, call_id: str | None) -> Verdict:
         return Verdict("stop", 4, f"the session has ended ({self.ended})",

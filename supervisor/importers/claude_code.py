@@ -68,8 +68,9 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
         content = message.get("content")
         if kind == "assistant":
             model = model or message.get("model")
-            _assistant(builder, content, ts, mark, open_calls)
             key = message.get("id")
+            batch = {"batch": key} if isinstance(key, str) and key else {}
+            _assistant(builder, content, ts, {**mark, **batch}, open_calls)
             if isinstance(key, str) and key not in counted and key in last_usage:
                 counted.add(key)
                 usage = last_usage[key]
@@ -113,17 +114,20 @@ def _assistant(
     builder: RunBuilder, content: Any, ts: float | None, mark: dict[str, Any],
     open_calls: dict[str, str],
 ) -> None:
+    """An assistant message's blocks; `mark` may carry `batch` (the API message id: the tool
+    calls of one response share it, and count once when repeats are counted)."""
+    text_mark = {k: v for k, v in mark.items() if k != "batch"}
     if isinstance(content, str):
-        builder.message("assistant", content, ts, **mark)
+        builder.message("assistant", content, ts, **text_mark)
         return
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "text":
-            builder.message("assistant", block.get("text"), ts, **mark)
+            builder.message("assistant", block.get("text"), ts, **text_mark)
         elif kind == "thinking":
-            builder.message("assistant", block.get("thinking"), ts, thinking=True, **mark)
+            builder.message("assistant", block.get("thinking"), ts, thinking=True, **text_mark)
         elif kind == "tool_use" and isinstance(block.get("name"), str):
             args = block.get("input") if isinstance(block.get("input"), dict) else {}
             native = block.get("id")

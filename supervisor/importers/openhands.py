@@ -4,7 +4,9 @@
   `args` or `observation` + `cause` (the id of the action) + `content` + `extras`.
 - `output.jsonl` (one instance per line): `history` is a list of such events, in the flat form
   of older versions (action args inline, no `source`), or, in v1.5 files, `[action,
-  observation]` pairs.
+  observation]` pairs; or, from the software-agent SDK (V1) benchmarks, typed events
+  (`kind`: `ActionEvent`, `ObservationEvent`, `AgentErrorEvent`, `MessageEvent`, ...), where a
+  call is named by its `tool_name` and the calls of one model response share a `batch`.
 - LLM completion logs (`llm_completions/.../*.json`): `messages` (or `fncall_messages`, the
   history converted to tool-calling form) and `response` (or `fncall_response`); the last
   action of the run may only be in the response.
@@ -148,9 +150,10 @@ def _output_record(record: Any, path: Path, index: int) -> ImportedRun:
     costs = [number(c) for c in metrics.get("costs") or []] \
         if isinstance(metrics.get("costs"), list) else []
     builder = RunBuilder(AGENT, path)
-    stream = _Stream(builder)
+    sdk = is_sdk_history(events)
+    stream: _Stream | _SdkStream = _SdkStream(builder) if sdk else _Stream(builder)
     stream.feed_all(events)
-    if costs and None not in costs and len(costs) == stream.agent_actions:
+    if not sdk and costs and None not in costs and len(costs) == stream.agent_actions:
         # one cost per LLM call, and one LLM call per agent action: charge each to its action
         builder = RunBuilder(AGENT, path)
         stream = _Stream(builder, step_costs=costs)
@@ -177,7 +180,7 @@ def _output_record(record: Any, path: Path, index: int) -> ImportedRun:
         or issue_name
     llm = _dict(metadata.get("llm_config"))
     meta = {
-        "variant": "output-pairs" if pairs else "output-history",
+        "variant": "sdk-history" if sdk else "output-pairs" if pairs else "output-history",
         "instance_id": instance_id,
         "line": index,
         "model": metadata.get("model_name") or llm.get("model") or stream.model,
@@ -190,6 +193,109 @@ def _output_record(record: Any, path: Path, index: int) -> ImportedRun:
     }
     name = run_name(path, instance_id) if instance_id else f"{run_name(path)}-{index}"
     return builder.build(name, meta)
+
+
+def is_sdk_history(events: list[Any]) -> bool:
+    """The typed events of the OpenHands software-agent SDK (V1): `kind` = `ActionEvent`,
+    `ObservationEvent`, `MessageEvent`, ... instead of `action`/`observation` keys."""
+    return any(isinstance(e, dict) and e.get("kind") in _SDK_KINDS for e in events[:50])
+
+
+_SDK_KINDS = frozenset({"ActionEvent", "ObservationEvent", "MessageEvent", "AgentErrorEvent",
+                        "UserRejectObservation", "SystemPromptEvent"})
+
+
+class _SdkStream:
+    """Feeds the SDK's typed events into a builder: each `ActionEvent` is a tool call (named
+    by its `tool_name`, its arguments the action without `kind`; calls of one model response
+    share a `batch`), answered by the `ObservationEvent`, `AgentErrorEvent` or
+    `UserRejectObservation` with its `tool_call_id`."""
+
+    def __init__(self, builder: RunBuilder) -> None:
+        self.builder = builder
+        self.task: str | None = None
+        self.cwd: str | None = None
+        self.model: str | None = None
+        self.state: str | None = None
+        self.finished = False
+        self.usage_ids: set[str] = set()
+        self.step_costs = None
+        self.agent_actions = 0
+        self.calls: dict[str, str] = {}
+
+    def feed_all(self, events: list[Any]) -> None:
+        for event in events:
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("kind")
+            ts = iso_ts(event.get("timestamp"))
+            if kind == "ActionEvent":
+                self._action(event, ts)
+            elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
+                self._outcome(event, kind, ts)
+            elif kind == "MessageEvent":
+                message = _dict(event.get("llm_message"))
+                role = message.get("role") if message.get("role") in ("user", "assistant") \
+                    else "system"
+                text = as_text(message.get("content"))
+                if role == "user" and self.task is None:
+                    self.task = task_line(text) or first_line(text)
+                self.builder.message(role, text, ts)
+
+    def _action(self, event: dict[str, Any], ts: float | None) -> None:
+        action = _dict(event.get("action"))
+        tool = event.get("tool_name") or action.get("kind") or "action"
+        args = {k: v for k, v in action.items() if k != "kind"}
+        thought = as_text(event.get("thought")) or as_text(event.get("reasoning_content"))
+        self.builder.message("assistant", thought, ts)
+        self.agent_actions += 1
+        extra = {}
+        if isinstance(event.get("llm_response_id"), str):
+            extra["batch"] = event["llm_response_id"]
+        native = event.get("tool_call_id") or event.get("id")
+        call_id = self.builder.tool_call(str(tool), args, native, ts, **extra)
+        if native is not None:
+            self.calls[str(native)] = call_id
+        if action.get("kind") == "FinishAction":
+            self.finished = True
+
+    def _outcome(self, event: dict[str, Any], kind: str, ts: float | None) -> None:
+        call_id = self.calls.get(str(event.get("tool_call_id")))
+        if call_id is None or not self.builder.has_open_call(call_id):
+            return
+        if kind == "AgentErrorEvent":
+            text = as_text(event.get("error"))
+            self.builder.tool_result(call_id, False, text, error=first_line(text), ts=ts)
+            return
+        if kind == "UserRejectObservation":
+            text = as_text(event.get("rejection_reason")) or "rejected by the user"
+            self.builder.tool_result(call_id, False, text, error="rejected by the user", ts=ts)
+            return
+        obs = _dict(event.get("observation"))
+        output = obs.get("output") if "output" in obs else obs.get("content")
+        text = as_text(output)
+        metadata = _dict(obs.get("metadata"))
+        if self.cwd is None and isinstance(metadata.get("working_dir"), str):
+            self.cwd = metadata["working_dir"]
+        code = _int(metadata.get("exit_code"))
+        code = code if code is not None else _int(obs.get("exit_code"))
+        error: str | None = None
+        if obs.get("timeout") is True:
+            error = "timed out"
+        elif isinstance(obs.get("error"), str) and obs["error"]:
+            error = first_line(obs["error"])
+        elif obs.get("error") is True:
+            error = "error"
+        elif code not in (None, 0, -1):
+            error = f"exit code {code}"
+        extra = {"exit_code": code} if code is not None else {}
+        self.builder.tool_result(call_id, error is None, text, error=error, ts=ts, **extra)
+
+    def finish(self, error: str | None) -> None:
+        if error:
+            self.builder.session_end("failed", error)
+        elif self.finished:
+            self.builder.session_end("completed", "finish")
 
 
 class _Stream:

@@ -50,19 +50,20 @@ def test_a_repeated_failed_edit_is_refused_with_the_region(claude: ClaudeCode) -
     parser = sandbox.write("parser.py", PARSER)
     sandbox.commit("add parser")
     wrong = ToolCall("Edit", {"file_path": str(parser), "old_string": WRONG, "new_string": "x"})
-    claude.server.script = Script(main=[turn(wrong), turn(wrong), turn(wrong), say("Done.")])
+    claude.server.script = Script(main=[turn(wrong), turn(wrong), turn(wrong), turn(wrong),
+                                        say("Done.")])
 
     run = claude.run("tidy parser.py")
 
     assert run.returncode == 0, run.describe()
     events = sandbox.events(run.session_id)
     verdicts = [e for e in events if e["type"] == "verdict"]
-    assert [v["action"] for v in verdicts] == ["allow", "allow", "block"]
-    told = _contexts(claude)  # the first two failures: the region as added context
-    assert len(told) == 2, told
+    assert [v["action"] for v in verdicts] == ["allow", "allow", "allow", "block"]
+    told = _contexts(claude)  # the first three failures: the region as added context
+    assert len(told) == 3, told
     assert all("The closest text is at lines 3-4" in t for t in told)
-    assert "Loop: you ran the identical call" in told[1]
-    # the third is refused (PostToolBatch `decision: block` ends the turn): the reason has the
+    assert "Loop: you ran the identical call" in told[2]
+    # the fourth is refused (PostToolBatch `decision: block` ends the turn): the reason has the
     # engine's message and, after it, the region
     refused = verdicts[-1]["message"]
     assert refused.startswith("Blocked: this exact call")

@@ -132,11 +132,12 @@ def test_a_failing_bash_loop_is_denied_then_held_and_answered(
         running.kill()
 
     results = claude.server.tool_results()
-    # three real failures, then denials from the 3rd identical failure on
-    assert [r.is_error for r in results[:2]] == [True, True]
+    # three real failures (one retry of a failure is legitimate: the rubric's three
+    # occurrences), then denials from the 4th identical call on
+    assert [r.is_error for r in results[:3]] == [True, True, True]
     assert "AssertionError: -1" in results[0].text
-    assert _denied(results[2].text), results[2].text
-    assert all(_denied(r.text) for r in results[2:5]), [r.text[:120] for r in results]
+    assert not _denied(results[2].text), results[2].text
+    assert all(_denied(r.text) for r in results[3:5]), [r.text[:120] for r in results]
     if expected is None:
         assert len(results) == 5
         assert run.result.get("terminal_reason") == "hook_stopped", run.describe()
@@ -239,8 +240,6 @@ def test_two_hundred_and_sixty_healthy_calls_in_one_prompt_are_never_held(
 
 # -- the workspace and the engine ----------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="needs the engine workstream's file freshness check in "
-                   "the guard (issue 13 item 3): the second Read is skipped with stale content")
 def test_a_file_changed_outside_the_agent_is_read_anew(claude: ClaudeCode) -> None:
     foo = _project(claude)
     claude.server.script = Script(main=[
@@ -268,8 +267,6 @@ def test_a_file_changed_outside_the_agent_is_read_anew(claude: ClaudeCode) -> No
     assert verdicts == ["allow", "allow"]
 
 
-@pytest.mark.xfail(strict=True, reason="needs the engine workstream's revert detector "
-                   "(A->B->A->B, issue 13)")
 def test_an_edit_undone_and_redone_is_detected(claude: ClaudeCode) -> None:
     foo = _project(claude)
     a_to_b = {"file_path": str(foo), "old_string": "return a - b", "new_string": "return b - a"}
@@ -392,11 +389,11 @@ def test_over_http_a_failing_bash_loop_is_denied_held_and_answered(claude: Claud
 
     assert run.returncode == 0, run.describe()
     results = claude.server.tool_results()
-    assert "AssertionError: -1" in results[0].text and "AssertionError: -1" in results[1].text
-    assert all(_denied(r.text) for r in results[2:5]), [r.text[:120] for r in results]
+    assert all("AssertionError: -1" in r.text for r in results[:3])
+    assert all(_denied(r.text) for r in results[3:5]), [r.text[:120] for r in results]
     assert "Read foo.py first." in results[5].text
     verdicts = [v["action"] for v in _events(claude, session=session, kind="verdict")]
-    assert verdicts[:6] == ["allow", "allow", "block", "block", "block", "pause"]
+    assert verdicts[:6] == ["allow", "allow", "allow", "block", "block", "pause"]
     log = (claude.sandbox.store / "run" / "hookd.log").read_text()
     assert "serving HTTP hooks on 127.0.0.1:" in log
 

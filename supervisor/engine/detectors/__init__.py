@@ -11,10 +11,12 @@ from supervisor.engine.detectors.base import Detector
 from supervisor.engine.detectors.cycle import Cycle
 from supervisor.engine.detectors.error_rate import ErrorRate
 from supervisor.engine.detectors.exact_repeat import ExactRepeat
+from supervisor.engine.detectors.ineffective_edits import IneffectiveEdits
 from supervisor.engine.detectors.no_progress import NoProgress
 from supervisor.engine.detectors.polling import Polling
+from supervisor.engine.detectors.recurring_error import RecurringError
 from supervisor.engine.detectors.repeated_text import RepeatedText
-from supervisor.engine.detectors.same_error import SameError
+from supervisor.engine.detectors.revert import Revert
 from supervisor.engine.detectors.similar_calls import SimilarCalls
 from supervisor.engine.detectors.stale_read import StaleRead
 
@@ -23,7 +25,9 @@ REGISTRY: tuple[Detector, ...] = (
     ExactRepeat(),
     Cycle(),
     SimilarCalls(),
-    SameError(),
+    RecurringError(),
+    IneffectiveEdits(),
+    Revert(),
     ErrorRate(),
     NoProgress(),
     RepeatedText(),

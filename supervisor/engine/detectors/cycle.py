@@ -2,8 +2,9 @@
 
 Every completed step adds a key (call, outcome, workspace version); for each period from
 `min_period` to `max_period` the memory keeps how long the keys have repeated with that
-period. A cycle of two full periods (at least `min_steps` steps) is reported; the call that
-would continue it is refused.
+period. When the cycle's third occurrence begins (two full periods and the first call of a
+third, at least `min_steps` steps: the rubric's three occurrences) it is reported; the call
+that would continue it is refused.
 """
 
 from itertools import islice
@@ -27,7 +28,7 @@ class Cycle(Detector):
     summary = ("the last steps repeat with a period of 2-6 calls, calls and outcomes "
                "identical, workspace unchanged")
     defaults: ClassVar[Params] = {
-        "enabled": True, "min_period": 2, "max_period": 6, "min_steps": 4, "block_periods": 1,
+        "enabled": True, "min_period": 2, "max_period": 6, "min_steps": 5, "block_periods": 1,
         "escalate_periods": 2,
     }
 
@@ -54,7 +55,7 @@ class Cycle(Detector):
             mem["runs"][name] = run
             if best is None and run:
                 length = run + period
-                need = max(2 * period, p["min_steps"])
+                need = max(2 * period + 1, p["min_steps"])
                 if length >= need and len(set(keys[-period:])) > 1:
                     best = (period, length, need)
         c = mem["cycle"]
@@ -73,8 +74,7 @@ class Cycle(Detector):
         evidence = sorted(s["seq"] for s in steps)
         tools = " → ".join(g.short_call(s["tool"], s["args"], 48)
                            for s in reversed(steps[:period]))
-        c.update(length=length, sigs=sigs, pos=0, seqs=evidence[-20:], tools=tools,
-                 steps=sorted(s["index"] for s in steps)[-20:])
+        c.update(length=length, sigs=sigs, pos=0, seqs=evidence[-20:], tools=tools)
         level = 0
         if length >= need + p["escalate_periods"] * period and c["fired"] < 3:
             level = 3
@@ -83,7 +83,7 @@ class Cycle(Detector):
         if level == 0 or step["refused"]:
             return None
         c["fired"] = level
-        msg = g.cycle_nudge(step, period, tools, length, sorted(s["index"] for s in steps))
+        msg = g.cycle_nudge(step, period, tools, length, evidence)
         return finding(self.name, level, cycle_signature(sigs), evidence, msg, step["index"])
 
     def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:

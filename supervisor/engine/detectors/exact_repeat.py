@@ -1,14 +1,16 @@
 """Exact repeat: the same call with the same outcome in an unchanged workspace.
 
-Anywhere in the look-back (an interleaved call does not hide it). Failures are stricter than
-successes, except transient ones (a timeout may be retried once).
+Anywhere in the look-back (an interleaved call does not hide it), and across a revert (the
+workspace version is derived from content, so undoing an edit brings back the earlier one).
+The rubric's three occurrences: the 3rd is nudged, the 4th refused, the 6th escalated; a
+failing call is no exception (one retry of a failure is legitimate). Calls issued together in
+one model turn (a batch) count once; a call whose result never came counts as an attempt.
 """
 
 from typing import ClassVar
 
 from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
-from supervisor.engine.fingerprint import TRANSIENT_ERROR_CLASSES
 from supervisor.engine.state import State
 from supervisor.engine.step import Step
 from supervisor.engine.types import Finding
@@ -20,8 +22,9 @@ def same_call(st: State, step: Step) -> list[Step]:
             if s["signature"] == step["signature"] and s["workspace"] == step["workspace"]]
 
 
-def _strict(s: Step) -> bool:
-    return not s["ok"] and s["error"] not in TRANSIENT_ERROR_CLASSES
+def batches(steps: list[Step]) -> int:
+    """How many decisions the steps were: a batch of parallel calls is one."""
+    return len({s["batch"] or f"step:{s['index']}" for s in steps})
 
 
 class ExactRepeat(Detector):
@@ -29,43 +32,36 @@ class ExactRepeat(Detector):
     summary = ("the same call with the same outcome in the same workspace, anywhere in the "
                "look-back")
     defaults: ClassVar[Params] = {
-        "enabled": True, "nudge": 3, "block": 4, "escalate": 6, "error_nudge": 2, "error_block": 3,
-        "stop": 0,
+        "enabled": True, "nudge": 3, "block": 4, "escalate": 6, "stop": 0,
     }
 
     def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
-        prior = same_call(st, step)[1:]  # [0] is this step
-        same = [s for s in prior if s["outcome"] == step["outcome"]]
-        n = len(same) + 1
-        strict = _strict(step)
-        threshold = p["error_nudge"] if strict else p["nudge"]
-        block = p["error_block"] if strict else p["block"]
-        if n < threshold or n >= block or step["refused"]:
+        same = [s for s in same_call(st, step) if s["outcome"] == step["outcome"]]
+        n = batches(same)
+        if n < p["nudge"] or n >= p["block"] or step["refused"]:
             return None
-        steps = sorted([s["index"] for s in same] + [step["index"]])
-        msg = g.exact_repeat_nudge(step, steps)
-        evidence = sorted([*(s["seq"] for s in same), step["seq"]])
-        return finding(self.name, 1, step["signature"], evidence, msg, step["index"])
+        if batches([s for s in same if s["index"] != step["index"]]) == n:
+            return None  # this call is part of a batch already counted
+        return finding(self.name, 1, step["signature"], sorted(s["seq"] for s in same),
+                       g.exact_repeat_nudge(step, same), step["index"])
 
     def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
         prior = same_call(st, step)
         if not prior:
             return None
         run = [s for s in prior if s["outcome"] == prior[0]["outcome"]]
-        refused = sum(1 for s in st.pending.values()
-                      if s["refused"] == self.name and s["signature"] == step["signature"]
-                      and s["workspace"] == step["workspace"])
-        block = p["error_block"] if _strict(run[0]) else p["block"]
-        attempts = len(run) + refused + 1
+        refused = [s for s in st.pending.values()
+                   if s["refused"] == self.name and s["signature"] == step["signature"]
+                   and s["workspace"] == step["workspace"]]
+        attempts = batches(run + refused + [step])
         stop = p.get("stop")
         if stop and attempts >= stop:
             level = 4
-        elif attempts >= p["escalate"] and attempts >= block:
+        elif attempts >= p["escalate"]:
             level = 3
-        elif attempts >= block:
+        elif attempts >= p["block"]:
             level = 2
         else:
             return None
-        msg = g.exact_repeat_block(level, step, run)
-        return finding(self.name, level, step["signature"], sorted(s["seq"] for s in run), msg,
-                       step["index"])
+        return finding(self.name, level, step["signature"], sorted(s["seq"] for s in run),
+                       g.exact_repeat_block(level, step, run), step["index"])

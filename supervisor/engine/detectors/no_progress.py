@@ -39,7 +39,7 @@ class NoProgress(Detector):
             return None
         mem["fired"] = level
         steps = list(recent(st, n))
-        msg = g.no_progress_nudge(n, steps[-1]["index"])
+        msg = g.no_progress_nudge(n, steps[-1]["seq"])
         return finding(self.name, level, "no_progress", sorted(s["seq"] for s in steps), msg,
                        step["index"])
 

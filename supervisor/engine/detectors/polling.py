@@ -1,5 +1,9 @@
-"""Polling: a poll call (BashOutput, sleep, tail, status URLs, ...) returning the same output
-too many times in a row. A poll whose output keeps changing is waiting, not stuck.
+"""Polling: a poll call (BashOutput, sleep, tail, status URLs, ...) whose output stays the same.
+
+Waiting is not a loop while the output changes, or while the job plausibly runs: stuck means
+the same output over at least `nudge` polls in a row, or over `stuck_after_s` seconds (with at
+least three polls). A poll with growing sleeps is a different call each time, so it never
+counts as one repeating call.
 """
 
 from typing import ClassVar
@@ -11,13 +15,14 @@ from supervisor.engine.step import Step
 from supervisor.engine.types import Finding
 
 _POLLS_KEPT = 32
+_MIN_POLLS = 3
 
 
 class Polling(Detector):
     name = "polling"
-    summary = "a poll call returning the same output again and again"
+    summary = ("a poll call returning the same output over many polls or a long time")
     defaults: ClassVar[Params] = {
-        "enabled": True, "nudge": 8, "block": 12, "escalate": 16,
+        "enabled": True, "nudge": 12, "block": 16, "escalate": 24, "stuck_after_s": 900.0,
     }
 
     def memory(self) -> Memory:
@@ -32,31 +37,32 @@ class Polling(Detector):
         if (entry is None or entry["outcome"] != step["outcome"]
                 or entry["workspace"] != step["workspace"]):
             entry = {"outcome": step["outcome"], "workspace": step["workspace"], "count": 0,
-                     "refused": 0, "steps": [], "seqs": [], "since": step["time"]}
+                     "refused": 0, "seqs": [], "since": step["time"], "fired": 0}
         entry["count"] += 1
-        entry["steps"] = (entry["steps"] + [step["index"]])[-20:]
         entry["seqs"] = (entry["seqs"] + [step["seq"]])[-20:]
         polls[step["signature"]] = entry
         while len(polls) > _POLLS_KEPT:
             polls.pop(next(iter(polls)))
         n = entry["count"]
+        waited = max(0.0, float(step["time"]) - float(entry["since"]))
         if step["refused"]:
             return None
-        if n == p["escalate"]:
+        stuck = n >= p["nudge"] or (n >= _MIN_POLLS and waited >= p["stuck_after_s"])
+        if n >= p["escalate"] and entry["fired"] < 3:
             level = 3
-        elif n == p["nudge"]:
+        elif stuck and entry["fired"] == 0:
             level = 1
         else:
             return None
-        waited = max(0.0, float(step["time"]) - float(entry["since"]))
-        msg = g.polling_nudge(step, n, waited, entry["steps"])
-        return finding(self.name, level, step["signature"], entry["seqs"], msg, step["index"])
+        entry["fired"] = level
+        return finding(self.name, level, step["signature"], entry["seqs"],
+                       g.polling_nudge(step, n, waited, entry["seqs"]), step["index"])
 
     def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
         if step["category"] != "poll":
             return None
         entry = mem["polls"].get(step["signature"])
-        if not entry or entry["workspace"] != step["workspace"]:
+        if not entry or entry["workspace"] != step["workspace"] or not entry["fired"]:
             return None
         attempts = entry["count"] + entry["refused"] + 1
         if attempts >= p["escalate"]:
@@ -66,8 +72,8 @@ class Polling(Detector):
         else:
             return None
         entry["refused"] += 1
-        msg = g.polling_block(level, step, entry["count"])
-        return finding(self.name, level, step["signature"], entry["seqs"], msg, step["index"])
+        return finding(self.name, level, step["signature"], entry["seqs"],
+                       g.polling_block(level, step, entry["count"]), step["index"])
 
     def undo(self, step: Step, mem: Memory) -> None:
         entry = mem["polls"].get(step["signature"])

@@ -74,19 +74,18 @@ class SimilarCalls(Detector):
         if flag is None:
             flag = {"tool": step["tool"], "workspace": step["workspace"], "class": cls,
                     "size": 0, "refused": 0, "args": args, "error": step["error"],
-                    "ok": step["ok"], "category": step["category"], "steps": [], "seqs": []}
+                    "ok": step["ok"], "category": step["category"], "seqs": []}
             flags.append(flag)
             del flags[:-_FLAGS_KEPT]
         was = flag["size"]
         flag.update(size=max(n, was), args=args)
-        flag["steps"] = sorted({s["index"] for s in cluster} | {step["index"]})[-20:]
         flag["seqs"] = sorted({s["seq"] for s in cluster} | {step["seq"]})[-20:]
         if step["refused"]:
             return None
         level = 3 if n >= p["escalate"] else (1 if was < p["nudge"] else 0)
         if level == 0:
             return None
-        msg = g.similar_calls_nudge(step, n, p["threshold"], flag["steps"])
+        msg = g.similar_calls_nudge(step, n, p["threshold"], flag["seqs"])
         return finding(self.name, level, step["signature"], flag["seqs"], msg, step["index"])
 
     def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:

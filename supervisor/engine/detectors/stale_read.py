@@ -2,7 +2,10 @@
 
 A read with the same arguments as an earlier one, the file not written since and no shell
 command or script run since (it might have written it), is skipped: the agent gets the cached
-content with a note. Not a loop detector: it saves a call; nothing escalates.
+content with a note. Live, the guard reports with each read what the file holds on disk (size,
+modification time, digest: `Step.file`); the cache answers only while that is what it was when
+the content was cached, so a change by the user's editor or a background job lets the read
+run. Not a loop detector: it saves a call; nothing escalates.
 """
 
 from typing import Any, ClassVar
@@ -12,6 +15,7 @@ from supervisor.engine.detectors.base import Detector, Memory, Params, finding
 from supervisor.engine.state import State
 from supervisor.engine.step import Step
 from supervisor.engine.types import Finding
+from supervisor.engine.workspace import file_key
 
 
 class StaleRead(Detector):
@@ -33,8 +37,13 @@ class StaleRead(Detector):
         entry = mem["entries"].get(step["signature"])
         if entry is None:
             return None
+        if step["file"] is not None and step["file"] != entry.get("file"):
+            # the file on disk is not the one cached (size, mtime or content differ, or it
+            # is gone): the read runs, and its result is cached anew
+            mem["bytes"] -= mem["entries"].pop(step["signature"])["bytes"]
+            return None
         f = finding(self.name, 0, step["signature"], [entry["seq"]],
-                    g.stale_read(entry["path"], entry["step"]), step["index"], "skip")
+                    g.stale_read(entry["path"], entry["seq"]), step["index"], "skip")
         f.cached_output = entry["output"]
         return f
 
@@ -49,7 +58,8 @@ class StaleRead(Detector):
         if old:
             mem["bytes"] -= old["bytes"]
         entries[step["signature"]] = {"path": step["path"], "output": output,
-                                      "step": step["index"], "seq": step["seq"], "bytes": size}
+                                      "step": step["index"], "seq": step["seq"], "bytes": size,
+                                      "file": step["file"]}
         mem["bytes"] += size
         while mem["bytes"] > budget and entries:
             mem["bytes"] -= entries.pop(next(iter(entries)))["bytes"]
@@ -60,5 +70,6 @@ class StaleRead(Detector):
             entries.clear()
             mem["bytes"] = 0
             return
-        for key in [k for k, e in entries.items() if e["path"] == path]:
+        changed = file_key(path)
+        for key in [k for k, e in entries.items() if file_key(e["path"]) == changed]:
             mem["bytes"] -= entries.pop(key)["bytes"]

@@ -2,9 +2,9 @@
 
 Each scenario writes one protocol `events.jsonl`-style file and a label: whether it contains a
 loop, what kind, and `onset` — the 0-based tool-call step at which the loop becomes evident
-(the second repetition of the repeated thing). Loop-free scenarios are the traps the engine
-must stay quiet on. Run `python tests/data/devset/generate.py` to rewrite the files; the output
-is deterministic.
+(the second repetition of the repeated thing; the engine reacts at the third occurrence).
+Loop-free scenarios are the traps the engine must stay quiet on. Run
+`python tests/data/devset/generate.py` to rewrite the files; the output is deterministic.
 
 `SessionBuilder` is also used by the tests to build event sequences.
 """
@@ -37,13 +37,16 @@ class SessionBuilder:
         return event
 
     def call(self, tool: str, args: dict[str, Any], output: str = "", ok: bool = True,
-             error: str | None = None, cost: float | None = None) -> int:
-        """Add a tool call and its result; returns the call's 0-based step."""
+             error: str | None = None, cost: float | None = None,
+             batch: str | None = None) -> int:
+        """Add a tool call and its result; returns the call's 0-based step. `batch`: the
+        calls of one model turn share it."""
         if cost is not None:
             self._emit("usage", input_tokens=1000, output_tokens=100, cost_usd=cost)
         step = self.steps
         cid = f"call-{step}"
-        self._emit("tool_call", call_id=cid, tool=tool, args=args)
+        self._emit("tool_call", call_id=cid, tool=tool, args=args,
+                   **({"batch": batch} if batch else {}))
         data = output.encode()
         self._emit("tool_result", call_id=cid, ok=ok, output=output, output_bytes=len(data),
                    output_hash=hashlib.sha256(data).hexdigest()[:16],
@@ -193,7 +196,7 @@ def loop_cycle3(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
     return b.end(), onset  # type: ignore[return-value]
 
 
-def loop_same_error(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+def loop_recurring_error(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
     """The seeds' 'search string not found' ×N with quite different arguments."""
     b = SessionBuilder()
     normal_work(b, rng, rng.randint(4, 10))
@@ -205,6 +208,43 @@ def loop_same_error(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
                                           "old_str": old, "new_str": old + "  # fixed"},
                    f"No replacement was performed, old_str `{old}` did not appear verbatim "
                    f"in /repo/parser.py.", ok=False, error="search string not found")
+        onset = s if k == 1 else onset
+    return b.end(), onset  # type: ignore[return-value]
+
+
+def loop_ineffective_edits(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+    """Edit the source, re-run the same script, the same traceback, again and again."""
+    b = SessionBuilder()
+    normal_work(b, rng, rng.randint(3, 8))
+    b.call("Bash", {"command": "cat > reproduce.py << 'EOF'\nfrom app import total\n"
+                               "print(total([1, 2]))\nEOF"}, "")
+    fail = ("Traceback (most recent call last):\n  File \"reproduce.py\", line 2, in <module>"
+            "\nTypeError: unsupported operand type(s) for +: 'int' and 'str'")
+    onset = None
+    for k in range(rng.randint(4, 6)):
+        b.call("Edit", {"file_path": "/work/repo/app/core.py", "old_string": f"v{k}",
+                        "new_string": f"v{k + 1}"}, "The file has been updated.")
+        s = b.call("Bash", {"command": "python reproduce.py"}, fail, ok=False,
+                   error="exit code 1")
+        onset = s if k == 2 else onset  # the second round without effect
+    return b.end(), onset  # type: ignore[return-value]
+
+
+def loop_revert(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+    """Restore from a backup, try another rewrite, look, restore again: the edit/restore
+    cycle of scripted fixes."""
+    b = SessionBuilder()
+    normal_work(b, rng, rng.randint(3, 8))
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    onset = None
+    for k in range(rng.randint(4, 5)):
+        b.call("Bash", {"command": f"cat > fix{k}.py << 'EOF'\nsrc = open('pkg/mod.py').read()"
+                                   f"\nopen('pkg/mod.py', 'w').write(src.replace('a', 'b{k}'))"
+                                   f"\nEOF\npython fix{k}.py"}, f"patched {k}")
+        b.call("Bash", {"command": "python -c 'import pkg.mod'"},
+               f"  File \"pkg/mod.py\", line {40 + k}\nIndentationError: unexpected indent",
+               ok=False, error="exit code 1")
+        s = b.call("Bash", {"command": "cp pkg/mod.py.backup pkg/mod.py"}, "")
         onset = s if k == 1 else onset
     return b.end(), onset  # type: ignore[return-value]
 
@@ -360,7 +400,9 @@ def loop_codex_shell(rng: random.Random) -> tuple[list[dict[str, Any]], int]:
 LOOPS = {
     "exact_error": loop_exact_error, "exact_ok": loop_exact_ok, "interleaved": loop_interleaved,
     "similar_ok": loop_similar_ok, "similar_edit": loop_similar_edit, "cycle2": loop_cycle2,
-    "cycle3": loop_cycle3, "same_error": loop_same_error, "error_rate": loop_error_rate,
+    "cycle3": loop_cycle3, "recurring_error": loop_recurring_error,
+    "ineffective_edits": loop_ineffective_edits, "revert": loop_revert,
+    "error_rate": loop_error_rate,
     "no_progress": loop_no_progress, "repeated_text": loop_repeated_text,
     "polling_stuck": loop_polling_stuck, "parallel_identical": loop_parallel_identical,
     "scroll_end": loop_scroll_end, "mini_identical": loop_mini_identical,
@@ -388,11 +430,12 @@ def trap_polling_changing(rng: random.Random) -> list[dict[str, Any]]:
 def trap_tests_after_edits(rng: random.Random) -> list[dict[str, Any]]:
     b = SessionBuilder()
     normal_work(b, rng, rng.randint(3, 8))
-    fail = "F.\nFAILED tests/test_calc.py::test_add - assert 3 == 4\n1 failed, 1 passed in 0.08s"
-    for k in range(7):
+    for k in range(7):  # each real edit changes what the test says
         b.call("Edit", {"file_path": "/work/repo/calc.py", "old_string": f"return a + {k}",
                         "new_string": f"return a + {k + 1}"}, "The file has been updated.")
         ok = k == 6
+        fail = (f"F.\nFAILED tests/test_calc.py::test_add - assert {k + 1} == 7\n"
+                "1 failed, 1 passed in 0.08s")
         b.call("Bash", {"command": "python -m pytest tests/test_calc.py -q"},
                "..\n2 passed in 0.05s" if ok else fail, ok=ok,
                error=None if ok else "exit code 1")
@@ -516,15 +559,16 @@ def trap_grep_nomatch(rng: random.Random) -> list[dict[str, Any]]:
 
 
 def trap_guess_paths(rng: random.Random) -> list[dict[str, Any]]:
-    """Guessing a few paths, with searches in between that each find something new."""
+    """Guessing a path twice, with searches in between that each find something new (a third
+    wrong guess would be the same error three times: a recurring error)."""
     b = SessionBuilder()
     normal_work(b, rng, rng.randint(3, 6))
-    for k, guess in enumerate(["src/config.py", "lib/config.py", "app/config.py"]):
+    for k, guess in enumerate(["src/config.py", "lib/config.py"]):
         b.call("Read", {"file_path": f"/work/repo/{guess}"},
                f"<tool_use_error>File does not exist: /work/repo/{guess}</tool_use_error>",
                ok=False)
         b.call("Glob", {"pattern": f"**/*conf*{k}*"}, f"pkg/settings/conf_{k}.py")
-    b.call("Read", {"file_path": "/work/repo/pkg/settings/conf_2.py"}, _code(rng, "conf"))
+    b.call("Read", {"file_path": "/work/repo/pkg/settings/conf_1.py"}, _code(rng, "conf"))
     return b.end()
 
 

@@ -1,0 +1,122 @@
+"""Ineffective edits: the workspace keeps changing, the output of the probe does not.
+
+A test or script run (`run` category: `pytest ...`, `python reproduce.py`) is a probe. Between
+two runs of the same probe, if files other than the probe's own were edited and its normalised
+output is identical, that is one round without effect: "the code you edit may not be the code
+that runs". Edits of the probe's own files (the script, the test file) neither count nor reset
+the rounds; neither do new files (a backup, a scratch script) or the files of other probes. A
+changed output resets them, and a round does not count when the same edits changed another
+probe's output (verifying that a change leaves one output alone is not a loop). The rubric's
+three: nudge at 3 rounds; the probe's re-run after one more edit is refused at 4 and escalated
+at 6.
+"""
+
+from typing import Any, ClassVar
+
+from supervisor.engine import guidance as g
+from supervisor.engine import workspace
+from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.state import State
+from supervisor.engine.step import Step
+from supervisor.engine.types import Finding
+
+_PROBES_KEPT = 32
+
+
+def edits_since(st: State, since: int, step: Step) -> tuple[list[str], bool]:
+    """(files edited since step `since` that count, whether the probe's own files changed)."""
+    probes = st.workspace["probes"]
+    counted: list[str] = []
+    own = False
+    for index, key, kind in workspace.changed_since(st.workspace, since):
+        if index == step["index"]:
+            continue  # what the probe itself wrote
+        if any(workspace.same_file(key, p) for p in step["probe"]):
+            own = True
+        elif (kind != "create" and not workspace.is_backup(key)
+              and not any(workspace.same_file(key, p) for p in probes)):
+            counted.append(key)
+    return list(dict.fromkeys(counted)), own
+
+
+class IneffectiveEdits(Detector):
+    name = "ineffective_edits"
+    summary = ("edits between runs of the same test or script leave its output unchanged, "
+               "round after round")
+    defaults: ClassVar[Params] = {"enabled": True, "nudge": 3, "block": 4, "escalate": 6}
+
+    def memory(self) -> Memory:
+        # per probe (signature): its last run (step, output), rounds without effect so far,
+        # the files edited in them, their seqs, refusals since; and the last step at which
+        # edits did change some probe's output
+        return {"probes": {}, "effective_at": -1}
+
+    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+        if step["category"] != "run" or step["ok"] is None:
+            return None
+        probes: dict[str, Any] = mem["probes"]
+        prev = probes.pop(step["signature"], None)
+        probes[step["signature"]] = entry = prev or {
+            "index": step["index"], "outcome": step["outcome"], "rounds": 0, "edited": [],
+            "seqs": [step["seq"]], "refused": 0, "fired": 0}
+        while len(probes) > _PROBES_KEPT:
+            probes.pop(next(iter(probes)))
+        if prev is None:
+            return None
+        since = prev["index"]
+        edited, own = edits_since(st, since, step)
+        same = step["outcome"] == prev["outcome"]
+        entry["index"], entry["outcome"] = step["index"], step["outcome"]
+        if own or not edited:
+            return None  # the probe changed, or nothing it could reflect did: no round
+        if not same:
+            entry.update(rounds=0, edited=[], seqs=[step["seq"]], refused=0, fired=0)
+            mem["effective_at"] = step["index"]
+            return None
+        if mem["effective_at"] > since:
+            return None  # the same edits changed another probe's output: they do take effect
+        entry["rounds"] += 1
+        entry["edited"] = list(dict.fromkeys(entry["edited"] + edited))[-8:]
+        entry["seqs"] = (entry["seqs"] + [step["seq"]])[-20:]
+        n = entry["rounds"]
+        if step["refused"]:
+            return None
+        if n >= p["escalate"] and entry["fired"] < 3:
+            level = 3
+        elif n >= p["nudge"] and entry["fired"] == 0:
+            level = 1
+        else:
+            return None
+        entry["fired"] = level
+        return finding(self.name, level, f"probe:{step['signature']}", entry["seqs"],
+                       g.ineffective_edits_nudge(step, n, entry["edited"], entry["seqs"]),
+                       step["index"])
+
+    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+        if step["category"] != "run":
+            return None
+        entry = mem["probes"].get(step["signature"])
+        if not entry or entry["rounds"] < p["nudge"]:
+            return None
+        edited, own = edits_since(st, entry["index"], step)
+        if own or not edited:
+            return None  # nothing new to test: not one more round
+        attempts = entry["rounds"] + entry["refused"] + 1
+        if attempts >= p["escalate"]:
+            level = 3
+        elif attempts >= p["block"]:
+            level = 2
+        else:
+            return None
+        entry["refused"] += 1
+        return finding(self.name, level, f"probe:{step['signature']}", entry["seqs"],
+                       g.ineffective_edits_block(level, step, entry), step["index"])
+
+    def undo(self, step: Step, mem: Memory) -> None:
+        entry = mem["probes"].get(step["signature"])
+        if entry:
+            entry["refused"] = max(0, entry["refused"] - 1)
+
+    def clear(self, mem: Memory) -> None:
+        for entry in mem["probes"].values():
+            entry.update(rounds=0, edited=[], refused=0, fired=0)

@@ -1,0 +1,133 @@
+"""Recurring error: the same error again and again from one tool while the arguments vary.
+
+Errors are compared by identity (`failures.error_identity`: the normalised line that names the
+error), per tool: for a shell, per program (`make`, `pip install`, `python3 -c`; a script the
+agent runs is a program of its own, so reproducing a bug with one new script after another
+is investigation, not a repetition), and for edit tools per file. Occurrences count within a
+window of `window` steps, other calls in between allowed; a parallel batch counts once; a
+success of that tool (of an editor: of that sub-command, so a working insert does not excuse
+failing replacements) ends the episode. Identical calls failing identically in an unchanged
+workspace are exact repeats (another detector), so the occurrences must come from at least two
+different calls. The rubric's three occurrences: nudge at the 3rd; the next call of that tool
+(program, file) is refused at the 4th, escalated at the 6th.
+"""
+
+from typing import ClassVar
+
+from supervisor.engine import guidance as g
+from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.state import State
+from supervisor.engine.step import Step
+from supervisor.engine.types import Finding
+from supervisor.engine.workspace import file_key
+
+_GROUPS_KEPT = 16
+_KEPT = 20
+
+
+def group_of(step: Step) -> str:
+    """Failures are compared within one tool (for a shell: one program, see `Step.head`; but
+    an error only the harness names, such as a time-out, is the shell tool's own), and for an
+    edit tool within one file."""
+    if step["category"] == "mutate" and step["path"]:
+        return f"edit:{file_key(step['path'])}"
+    if step["error_source"] == "harness":
+        return step["tool"]
+    return step["head"]
+
+
+class RecurringError(Detector):
+    name = "recurring_error"
+    summary = ("the same error (its normalised message) from one tool, or from edits of one "
+               "file, within a window of steps while the arguments vary")
+    defaults: ClassVar[Params] = {
+        "enabled": True, "nudge": 3, "block": 4, "escalate": 6, "window": 20, "stop": 0,
+    }
+
+    def memory(self) -> Memory:
+        # per group: its recent failures (step, batch, signature, error identity, seq, head)
+        # and how many calls were refused since; the group's last reported size
+        return {"groups": {}}
+
+    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+        groups = mem["groups"]
+        key = group_of(step)
+        if step["ok"]:  # the tool (for an editor: that sub-command) works again
+            group = groups.get(key)
+            if group is not None:
+                group["failures"] = [f for f in group["failures"] if f["head"] != step["head"]]
+                if not group["failures"]:
+                    groups.pop(key)
+            return None
+        if step["ok"] is None or not step["error_id"]:
+            return None
+        group = groups.pop(key, None) or {"failures": [], "refused": 0, "fired": 0}
+        groups[key] = group
+        while len(groups) > _GROUPS_KEPT:
+            groups.pop(next(iter(groups)))
+        group["failures"] = [f for f in group["failures"]
+                             if step["index"] - f["index"] <= p["window"]][-_KEPT:]
+        group["failures"].append({
+            "index": step["index"], "batch": step["batch"] or f"step:{step['index']}",
+            "signature": step["signature"], "error_id": step["error_id"], "seq": step["seq"],
+            "head": step["head"],
+            "error": step["error"], "category": step["category"]})
+        same = [f for f in group["failures"] if f["error_id"] == step["error_id"]]
+        count = len({f["batch"] for f in same})
+        if len({f["signature"] for f in same}) < 2 or step["refused"]:
+            return None
+        stop = p.get("stop")
+        if stop and count >= stop:
+            level = 4
+        elif count >= p["escalate"] and group["fired"] < 3:
+            level = 3
+        elif count >= p["nudge"] and group["fired"] == 0:
+            level = 1
+        else:
+            return None
+        group["fired"] = level
+        return finding(self.name, level, f"error:{key}:{step['error_id'][:80]}",
+                       [f["seq"] for f in same], g.recurring_error_nudge(step, key, same),
+                       step["index"])
+
+    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+        key = group_of(step)
+        group = mem["groups"].get(key)
+        if not group or not group["failures"]:
+            return None
+        last = group["failures"][-1]
+        same = [f for f in group["failures"] if f["error_id"] == last["error_id"]
+                and step["index"] - f["index"] <= p["window"]]
+        if len({f["signature"] for f in same}) < 2:
+            return None
+        attempts = len({f["batch"] for f in same}) + group["refused"] + 1
+        stop = p.get("stop")
+        if stop and attempts >= stop:
+            level = 4
+        elif attempts >= p["escalate"]:
+            level = 3
+        elif attempts >= p["block"]:
+            level = 2
+        else:
+            return None
+        group["refused"] += 1
+        episode = {"group": key, "count": len(same), "error_id": last["error_id"],
+                   "seqs": [f["seq"] for f in same], "error": last["error"],
+                   "category": last["category"]}
+        return finding(self.name, level, f"error:{key}:{last['error_id'][:80]}",
+                       episode["seqs"], g.recurring_error_block(level, step, episode),
+                       step["index"])
+
+    def undo(self, step: Step, mem: Memory) -> None:
+        group = mem["groups"].get(group_of(step))
+        if group:
+            group["refused"] = max(0, group["refused"] - 1)
+
+    def clear(self, mem: Memory) -> None:
+        """An operator's answer lifts the refusals; the failures still count, so the same
+        error once more is reported again (within the cooldown: a block, not a question)."""
+        for group in mem["groups"].values():
+            group.update(refused=0, fired=0)
+
+    def new_context(self, mem: Memory) -> None:
+        mem["groups"] = {}

@@ -1,0 +1,149 @@
+"""Whether a call failed, by its output as well as its flag, and which error it was.
+
+Harnesses report success by exit status, and real agents hide failures from it: a script piped
+into `tail` exits 0 after a traceback, a tool prints `No replacement was performed` and reports
+success. So a call fails when the harness says so, or when its output says so in one of a few
+unmistakable ways (`failure_line`); when the output says nothing, the flag stands.
+
+The **error identity** of a failed call is the line that names the error (a traceback's last
+line, the first error line of a tool), normalised so that the same error is the same string
+whatever the call's arguments were: digits, hex ids and temp paths masked, and quoted text
+masked where it repeats the call's own arguments (or is long enough, 40 characters or a
+quotation the line does not close, to be the input echoed back), as is the text after the
+line's last colon ("String to replace not found: foo" and "...: bar" are one error; two
+different missing modules are two, and so are two different missing files named mid-line).
+"""
+
+import re
+
+_TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$")
+_ANYWHERE = re.compile(
+    r"No replacement was performed|<tool_use_error>|did not appear verbatim|"
+    r"Parameter `?\w+`? is required", re.I)
+_AT_THE_END = re.compile(
+    r"^E: .+|"                                            # apt
+    r"^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found$|"  # bash / sh
+    r"^.*\bcommand not found\b.*$|"
+    r"^(?!WARNING).*\btimed out\b.*$|"                    # not pip's retry warnings
+    r"^(?:error|fatal|ERROR|FATAL)(?:\[\w+\])?: .+$|"
+    r"^.*\bcannot stat\b.*$|"
+    r"^make(?:\[\d+\])?: \*\*\* .+$",
+)
+_ERRORISH = re.compile(r"error|cannot|can't|failed|not found|no such|denied|invalid|unable|"
+                       r"refused|not exist|timed out|traceback", re.I)
+_WARNING = re.compile(r"^\W*(?:warning|warn|deprecat|note|hint|info)\b", re.I)
+_BARE_STATUS = re.compile(r"(?:(?:exit(?:ed)? (?:with )?)?(?:code|status|return ?code)\s*:?\s*)?"
+                          r"-?\d+|error|failed|failure|command failed", re.I)
+_LAST_LINES = 3
+_HEAD = 4096
+
+
+def failure_line(output: str) -> str | None:
+    """The line of `output` that says the call failed, or None when it says no such thing.
+
+    A Python traceback counts when its exception line is among the last lines (a traceback
+    printed and survived is not a failure of the call); tool refusals (`No replacement was
+    performed`, `<tool_use_error>`) count anywhere in the first 4 KiB; `E:` lines of apt,
+    `command not found`, `timed out`, `error:`/`fatal:` lines, `cannot stat` and make's `***`
+    count when they are among the last lines, where a command's final status is printed.
+    """
+    if not output:
+        return None
+    head = output[:_HEAD]
+    found = _ANYWHERE.search(head)
+    if found:
+        return _line_at(head, found.start())
+    tail = [line.strip() for line in output[-_HEAD:].splitlines() if line.strip()]
+    last = tail[-_LAST_LINES:]
+    if _TRACEBACK in output:
+        for line in reversed(last):
+            if _EXCEPTION_LINE.match(line):
+                return line
+    for line in reversed(last):
+        if _AT_THE_END.match(line):
+            return line
+    return None
+
+
+def _line_at(text: str, index: int) -> str:
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    return text[start: end if end >= 0 else len(text)].strip()
+
+
+_QUOTED = re.compile(r"'([^'\n]{1,200})'|\"([^\"\n]{1,200})\"|`([^`\n]{1,200})`")
+_ARG_VALUE = re.compile(r'"((?:[^"\\]|\\.){8,2000})"(?!:)')
+"""A string value (not a key) of the canonical arguments (JSON), long enough (8 characters)
+not to be a common word when an error line repeats it."""
+_ECHO_MIN = 8
+_UNCLOSED_CHARS = 20
+_ECHO_CHARS = 40
+"""Quoted text this long in an error line is the call's input echoed back, whatever it is."""
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b")
+_TMP = re.compile(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+|"
+                  r"\btmp[A-Za-z0-9_]{6,}\b")
+_DIGITS = re.compile(r"\d+")
+_WS = re.compile(r"\s+")
+_IDENTITY_CHARS = 200
+
+
+def error_source(ok: bool | None, error: str | None, output: str) -> str:
+    """Who named the error: "output" (the program said it) or "harness" (only the harness's
+    error text did: the command timed out, could not run), "" for a success."""
+    if ok:
+        return ""
+    line = error_line(ok, error, output)
+    if line and error and line == error.strip().splitlines()[0] and line not in output:
+        return "harness"
+    return "output"
+
+
+def error_line(ok: bool | None, error: str | None, output: str) -> str:
+    """The raw line naming the error of a failed call: the output's failure line, else its
+    first line that reads like an error (not a warning), else the harness's error text; ""
+    for a success, and for a failure that says nothing but its exit status (that names no
+    error: `grep` finding nothing and a crashing build are not the same error)."""
+    if ok:
+        return ""
+    line = failure_line(output)
+    if line:
+        return line
+    lines = [x.strip() for x in output[-_HEAD:].splitlines() if x.strip()]
+    errorish = [x for x in lines if _ERRORISH.search(x) and not _WARNING.match(x)]
+    if errorish:
+        return errorish[0]
+    text = (error or "").strip()
+    if text and not _BARE_STATUS.fullmatch(text):
+        return text.splitlines()[0]
+    return ""
+
+
+def error_identity(ok: bool | None, error: str | None, output: str, args: str) -> str:
+    """The normalised error line of a failed call ("" for a success); `args` is the call's
+    canonical arguments, whose quoted parts are masked where the line repeats them."""
+    line = error_line(ok, error, output)
+    if not line:
+        return ""
+
+    def mask(match: re.Match[str]) -> str:
+        text = next(g for g in match.groups() if g is not None).strip()
+        echoed = text in args or len(text) >= _ECHO_CHARS
+        return "<arg>" if text and echoed else match.group(0)
+
+    line = _QUOTED.sub(mask, line[:1000])
+    for value in sorted(_ARG_VALUE.findall(args), key=len, reverse=True):
+        value = value.replace('\\"', '"').replace("\\n", "\n").strip()
+        if len(value) >= _ECHO_MIN and value in line:  # the call's own argument, echoed
+            line = line.replace(value, "<arg>")
+    for quote in "`'\"":  # a quotation the line does not close: a multi-line echo
+        if line.count(quote) % 2 and len(line) - line.rfind(quote) > _UNCLOSED_CHARS:
+            line = line[: line.rfind(quote)] + "<arg>"
+    head, sep, last = line.rpartition(": ")
+    if sep and last.strip() and last.strip() in args:  # "String to replace not found: foo"
+        line = f"{head}: <arg>"
+    line = _TMP.sub("<tmp>", line)
+    line = _HEX.sub("<hex>", line)
+    line = _DIGITS.sub("#", line)
+    return _WS.sub(" ", line).strip()[:_IDENTITY_CHARS]

@@ -1,0 +1,216 @@
+"""A shell command line as the simple commands it runs: words, redirections, here-documents.
+
+Enough of the shell grammar to say what a command line does to files (see `workspace.py`) and
+which files a test or script run names as its own (`probe_files`): here-documents are cut out
+first (`cat > fix.py << 'EOF' ... EOF`), the rest is split by `shlex` into simple commands at
+`&&`, `||`, `;`, `|` and newlines, with `VAR=x`, `sudo`, `timeout N`, `env` ... prefixes
+dropped and `cd DIR` remembered. Anything it cannot parse (unbalanced quotes) falls back to a
+split on white space: a wrong guess costs a missed detection, never an exception.
+"""
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "\n", "&", ";;", "(", ")", "|&"})
+_SEPARATOR_CHARS = frozenset(";&|\n()")
+_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PREFIX = frozenset({"sudo", "time", "nice", "nohup", "env", "command", "exec", "stdbuf",
+                     "unbuffer", "do", "then", "else", "elif", "while", "until", "if", "{",
+                     "!"})
+_MAX_CHARS = 200_000
+
+
+@dataclass(slots=True)
+class Command:
+    """One simple command: its words (prefixes dropped), the files its output is redirected
+    to (`>` or `>>`, target), the here-document fed to its input, the directory of a `cd`
+    before it in the same line, and whether it is piped into the next command."""
+
+    words: list[str]
+    redirects: list[tuple[str, str]] = field(default_factory=list)
+    stdin: str | None = None
+    cwd: str | None = None
+    piped: bool = False
+
+    @property
+    def name(self) -> str:
+        """The program's base name (`/usr/bin/python3` -> `python3`)."""
+        return self.words[0].rsplit("/", 1)[-1] if self.words else ""
+
+
+def commands(line: str) -> list[Command]:
+    """The simple commands of a command line, in order (see the module docstring)."""
+    if not isinstance(line, str) or not line.strip():
+        return []
+    text, docs = _cut_heredocs(line[:_MAX_CHARS])
+    tokens = _tokens(text)
+    out: list[Command] = []
+    current = Command([])
+    cwd: str | None = None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith("#"):  # a comment, to the end of its line
+            while i < len(tokens) and "\n" not in tokens[i]:
+                i += 1
+            continue
+        if tok in _SEPARATORS or (tok and set(tok) <= _SEPARATOR_CHARS and "\n" in tok):
+            if current.words or current.redirects:
+                current.piped = tok in ("|", "|&")
+                cwd = _after(current, cwd, out)
+            current = Command([])
+            i += 1
+            continue
+        if tok in _REDIRECTS or tok in ("<", "<<", "<<<", ">&", "<&"):
+            target = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if current.words and current.words[-1].isdigit() and tok in (">", ">>", ">&"):
+                current.words.pop()  # "2>" names a file descriptor, not an argument
+            if tok in _REDIRECTS and target and target not in _SEPARATORS:
+                current.redirects.append((">>" if tok.endswith(">>") else ">", target))
+            elif tok == "<<" and target in docs:
+                current.stdin = docs[target]
+            elif tok == "<<<":
+                current.stdin = target
+            i += 2
+            continue
+        if not current.words and (_ENV.match(tok) or tok in _PREFIX):
+            i += 1
+            while tok in _PREFIX and i < len(tokens) and tokens[i].startswith("-"):
+                i += 1  # the prefix's own options (sudo -E, env -i, nice -n ...)
+            continue
+        if not current.words and tok == "timeout":
+            i += 1
+            while i < len(tokens) and tokens[i].startswith("-"):
+                i += 1
+            if i < len(tokens) and tokens[i][:1].isdigit():
+                i += 1
+            continue
+        current.words.append(docs.get(tok, tok))
+        i += 1
+    if current.words or current.redirects:
+        _after(current, cwd, out)
+    return out
+
+
+def _after(cmd: Command, cwd: str | None, out: list[Command]) -> str | None:
+    """Record a finished command; return the working directory for the next one."""
+    if cmd.name == "cd":
+        target = cmd.words[1] if len(cmd.words) > 1 else None
+        if target and not target.startswith("-"):
+            return target if target.startswith("/") or cwd is None else f"{cwd}/{target}"
+        return cwd
+    cmd.cwd = cwd
+    out.append(cmd)
+    return cwd
+
+
+def _cut_heredocs(line: str) -> tuple[str, dict[str, str]]:
+    """The line with every here-document's body removed and its marker replaced by a token
+    naming it; the bodies by token."""
+    docs: dict[str, str] = {}
+    lines = line.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        matches = list(_HEREDOC.finditer(lines[i]))
+        pending = [(f"__heredoc_{len(docs) + n}__", m.group(3), m.group(1) == "-")
+                   for n, m in enumerate(matches)]
+        text = lines[i]
+        for match, (token, _, _) in reversed(list(zip(matches, pending, strict=True))):
+            text = f"{text[:match.start()]}<< {token}{text[match.end():]}"
+        out.append(text)
+        i += 1
+        for token, delimiter, strip_tabs in pending:
+            body: list[str] = []
+            while i < len(lines):
+                candidate = lines[i].lstrip("\t") if strip_tabs else lines[i]
+                i += 1
+                if candidate.strip() == delimiter:
+                    break
+                body.append(candidate)
+            docs[token] = "\n".join(body)
+    return "\n".join(out), docs
+
+
+def _tokens(text: str) -> list[str]:
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|<>()\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: a rough split is better than nothing
+        return re.findall(r"&&|\|\||[;|&\n<>()]|[^\s;|&<>()]+", text)
+
+
+_SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".ts", ".mjs", ".rb", ".pl", ".php", ".go", ".rs",
+                    ".java", ".c", ".cpp", ".r", ".jl", ".lua", ".bats")
+_INTERPRETERS = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*|node|deno|bun|ruby|perl|php|bash|sh|"
+                           r"zsh|Rscript|julia|lua|go|pytest|py\.test|tox|nox|jest|vitest|"
+                           r"mocha|bats|coverage)$")
+
+
+def last_pipeline_head(cmds: list[Command]) -> Command | None:
+    """The first command of the line's last pipeline: what `python t.py 2>&1 | tail -5` runs
+    (the filters after a pipe only shape its output)."""
+    head = None
+    for i, cmd in enumerate(cmds):
+        if i == 0 or not cmds[i - 1].piped:
+            head = cmd
+    return head
+
+
+def program(cmd: Command) -> str:
+    """What a command runs, as one name: the program (`make`, `pip install`, `git checkout`:
+    a sub-command is part of it), the script an interpreter runs (`python reproduce.py`), or
+    the interpreter with its inline code flag (`python3 -c`, `python -m pytest`)."""
+    words = cmd.words
+    if not words:
+        return ""
+    name = cmd.name
+    rest = words[1:]
+    if _INTERPRETERS.match(name):
+        for i, word in enumerate(rest):
+            if word in ("-c", "-e"):
+                return f"{name} {word}"
+            if word == "-m" and i + 1 < len(rest):
+                return f"{name} -m {rest[i + 1]}"
+            if not word.startswith("-"):
+                return f"{name} {word.rsplit('/', 1)[-1]}"
+        return name
+    sub = next((w for w in rest if not w.startswith("-")), "")
+    if sub and sub.isalpha() and name in _SUBCOMMANDS:
+        return f"{name} {sub}"
+    return name
+
+
+_SUBCOMMANDS = frozenset({"git", "pip", "pip3", "npm", "yarn", "pnpm", "cargo", "go", "apt",
+                          "apt-get", "conda", "docker", "kubectl", "uv", "poetry",
+                          "brew", "gem", "bundle", "dotnet", "mvn", "gradle"})
+
+
+def probe_files(line: str) -> list[str]:
+    """The files a test or script run names as its own: the script an interpreter runs
+    (`python reproduce.py`, `bash t.sh`, `./run.sh`), and the test files given to a runner
+    (`pytest tests/test_x.py::test_y`). Not the files the code under test lives in."""
+    found: list[str] = []
+    for cmd in commands(line):
+        words = cmd.words
+        if not words:
+            continue
+        if words[0].startswith("./") or words[0].endswith(_SCRIPT_SUFFIXES):
+            found.append(words[0])
+        if not _INTERPRETERS.match(cmd.name):
+            continue
+        for word in words[1:]:
+            if word.startswith("-"):
+                if word in ("-c", "-e"):
+                    break  # inline code: it has no file of its own
+                continue
+            path = word.split("::", 1)[0]
+            if path.endswith(_SCRIPT_SUFFIXES) or "/test" in path or path.startswith("test"):
+                found.append(path)
+    return list(dict.fromkeys(found))

@@ -1,0 +1,95 @@
+"""Failure from the output as well as the flag, the error identity, outcome normalisation."""
+
+import json
+
+import pytest
+
+from supervisor.engine import Engine
+from supervisor.engine.failures import error_identity, error_source, failure_line
+from supervisor.engine.fingerprint import normalise_output
+
+TRACE = ("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
+         "django.db.utils.IntegrityError: FOREIGN KEY constraint failed\n")
+
+
+@pytest.mark.parametrize(("output", "line"), [
+    (TRACE, "django.db.utils.IntegrityError: FOREIGN KEY constraint failed"),
+    ("Reading package lists...\nE: Unable to locate package foo", "E: Unable to locate "
+     "package foo"),
+    ("bash: foox: command not found", "bash: foox: command not found"),
+    ("No replacement was performed, old_str `x` did not appear verbatim in /a.py.",
+     "No replacement was performed, old_str `x` did not appear verbatim in /a.py."),
+    ("<tool_use_error>File has not been read yet.</tool_use_error>",
+     "<tool_use_error>File has not been read yet.</tool_use_error>"),
+    ("make: *** [Makefile:12: build] Error 2", "make: *** [Makefile:12: build] Error 2"),
+    ("compiling...\nCommand timed out after 60 seconds", "Command timed out after 60 seconds"),
+])
+def test_the_output_says_the_call_failed(output: str, line: str) -> None:
+    assert failure_line(output) == line
+
+
+@pytest.mark.parametrize("output", [
+    "all 12 tests passed",
+    "WARNING: Retrying (Retry(total=4)) after ... Read timed out.\nSuccessfully installed x",
+    TRACE + "\nrecovered, continuing\nstep 2 done\nall done",  # a traceback printed and survived
+    "",
+])
+def test_output_that_says_nothing_keeps_the_flag(output: str) -> None:
+    assert failure_line(output) is None
+
+
+def test_an_engine_marks_a_piped_traceback_failed() -> None:
+    engine = Engine()
+    engine.check({"call_id": "c", "tool": "Bash",
+                  "args": {"command": "python t.py 2>&1 | tail -5"}}, 1.0)
+    engine.observe({"type": "tool_result", "call_id": "c", "ok": True, "output": TRACE}, 1.0)
+    step = engine.st.hist[-1]
+    assert step["ok"] is False
+    assert step["error_id"] == "django.db.utils.IntegrityError: FOREIGN KEY constraint failed"
+
+
+def test_the_same_error_with_other_arguments_is_one_identity() -> None:
+    def ident(old: str) -> str:
+        args = json.dumps({"command": "str_replace", "old_str": old, "path": "/r/a.py"},
+                          separators=(",", ":"))
+        return error_identity(False, None, f"String to replace not found: {old}", args)
+
+    assert ident("foo = 1") == ident("bar = 2") == "String to replace not found: <arg>"
+    first = error_identity(False, "exit code 1", "ModuleNotFoundError: No module named 'pytz'",
+                           '{"command":"python t.py"}')
+    second = error_identity(False, "exit code 1", "ModuleNotFoundError: No module named "
+                            "'asgiref'", '{"command":"python t.py"}')
+    assert first != second  # two different missing modules are two errors
+    assert error_identity(False, "exit code 1", "", "{}") == ""  # an exit status names nothing
+    assert error_identity(True, None, "fine", "{}") == ""
+    masked = error_identity(False, None, "Error at 0x7f3a2b1c in /tmp/tmpab12cd34/x.py:123",
+                            "{}")
+    assert masked == "Error at <hex> in <tmp>:#"
+
+
+def test_a_time_out_named_only_by_the_harness() -> None:
+    error = "Command '['bash', '-c', 'pip install numpy pandas']' timed out after 60 seconds"
+    args = '{"command":"pip install numpy pandas"}'
+    assert error_source(False, error, "Collecting numpy\n") == "harness"
+    assert error_source(False, "exit code 1", TRACE) == "output"
+    assert "<arg>" in error_identity(False, error, "Collecting numpy\n", args)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("<returncode>1</returncode>\n<output>boom</output>", "boom"),
+    ("boom\n[The command completed with exit code 1]", "boom"),
+    ("Downloading x (16.9 MB)\n   ━━━━━━━━━━ 1.2/16.9 MB 3.1 MB/s eta 0:00:05\nok",
+     "Downloading x (16.9 MB)\nok"),
+    ('  File "a.py", line 12, in f\nValueError', '  File "a.py", line 40, in f\nValueError'),
+    ('{"url": "http://x/files", "elements": [{"index": 730, "text": "Files"}]}',
+     '{"url": "http://x/files", "elements": [{"index": 2080, "text": "Files"}]}'),
+    ("done\nreal\t0m1.234s\nuser\t0m0.9s\nsys\t0m0.1s", "done"),
+])
+def test_boilerplate_and_renumbering_are_normalised_away(a: str, b: str) -> None:
+    assert normalise_output(a) == normalise_output(b)
+
+
+def test_real_differences_in_a_browser_page_remain() -> None:
+    a = '{"url": "http://x/files?dir=%2F", "elements": [{"index": 1, "text": "Files"}]}'
+    b = '{"url": "http://x/files?dir=%2Fdocs", "elements": [{"index": 1, "text": "Files"}]}'
+    assert normalise_output(a) != normalise_output(b)

@@ -1,0 +1,164 @@
+"""The loops real agents make: ineffective edits, reverts, batches, calls without results,
+stuck polling by time, cycles at their third occurrence, and replays of runs without an
+operator (each detector on its loop and on the trap beside it)."""
+
+from supervisor.engine import Engine
+from tests.engine_helpers import SessionBuilder, alarms, detectors, replay
+
+FAIL = ("Traceback (most recent call last):\n  File \"reproduce.py\", line 2, in <module>\n"
+        "TypeError: unsupported operand type(s) for +: 'int' and 'str'")
+
+
+def _round(b: SessionBuilder, k: int, output: str = FAIL, path: str = "/r/app/core.py") -> int:
+    b.call("Edit", {"file_path": path, "old_string": f"v{k}", "new_string": f"v{k + 1}"},
+           "The file has been updated.")
+    return b.call("Bash", {"command": "python reproduce.py"}, output, ok=False)
+
+
+def test_edits_that_never_change_the_probes_output() -> None:
+    b = SessionBuilder()
+    b.call("Bash", {"command": "python reproduce.py"}, FAIL, ok=False)
+    runs = [_round(b, k) for k in range(6)]
+    report = replay(b.end())
+    found = [a for a in alarms(report) if a[1] == "ineffective_edits"]
+    assert found[0] == (runs[2], "ineffective_edits", "nudge")  # the 3rd round
+    assert (runs[3], "ineffective_edits", "block") in found
+    message = next(f.message for f in report.findings if f.detector == "ineffective_edits")
+    assert "app/core.py" in message and "may not be the code that runs" in message
+
+
+def test_edits_of_the_probe_itself_and_changing_outputs_are_not_rounds() -> None:
+    b = SessionBuilder()
+    b.call("Bash", {"command": "python reproduce.py"}, FAIL, ok=False)
+    for k in range(5):  # only the script is edited: not the code under test
+        _round(b, k, path="/r/reproduce.py")
+    assert "ineffective_edits" not in detectors(replay(b.end()))
+    b = SessionBuilder()
+    b.call("Bash", {"command": "python reproduce.py"}, FAIL, ok=False)
+    for k in range(5):  # every edit changes what the script says
+        _round(b, k, output=FAIL.replace("'str'", f"'str{k}'"))
+    assert "ineffective_edits" not in detectors(replay(b.end()))
+
+
+def test_the_same_edits_changing_another_probe_are_effective() -> None:
+    b = SessionBuilder()
+    b.call("Bash", {"command": "python reproduce.py"}, FAIL, ok=False)
+    for k in range(5):
+        _round(b, k)
+        b.call("Bash", {"command": "python -m pytest tests/test_core.py -q"},
+               f"{k} passed, {5 - k} failed", ok=False)
+    assert "ineffective_edits" not in detectors(replay(b.end()))
+
+
+def test_the_probes_rerun_is_refused_before_it_runs() -> None:
+    engine = Engine()
+
+    def step(i: int, tool: str, args: dict, output: str, ok: bool) -> str:
+        check = engine.check({"call_id": f"c{i}", "tool": tool, "args": args, "seq": i}, 1.0)
+        engine.observe({"type": "tool_result", "call_id": f"c{i}", "ok": ok, "output": output,
+                        "seq": i}, 1.0)
+        return check.action
+
+    probe = {"command": "python reproduce.py"}
+    i = 0
+    step(i, "Bash", probe, FAIL, False)
+    actions = []
+    for k in range(5):
+        i += 2
+        step(i, "Edit", {"file_path": "/r/core.py", "old_string": f"v{k}",
+                         "new_string": f"v{k + 1}"}, "The file has been updated.", True)
+        actions.append(step(i + 1, "Bash", probe, FAIL, False))
+    assert actions[:3] == ["allow", "allow", "allow"] and actions[3] == "block"
+    assert engine.level == 2
+
+
+def _restore_round(b: SessionBuilder, k: int) -> int:
+    b.call("Bash", {"command": f"cat > fix{k}.py << 'EOF'\nsrc = open('pkg/mod.py').read()\n"
+                               f"open('pkg/mod.py', 'w').write(src.replace('a', 'b{k}'))\n"
+                               f"EOF\npython fix{k}.py"}, f"patched {k}")
+    b.call("Bash", {"command": "python -c 'import pkg.mod'"},
+           f"IndentationError: unexpected indent (line {k})", ok=False)
+    return b.call("Bash", {"command": "cp pkg/mod.py.backup pkg/mod.py"}, "")
+
+
+def test_restoring_a_backup_again_and_again_is_a_revert_loop() -> None:
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    restores = [_restore_round(b, k) for k in range(4)]
+    report = replay(b.end())
+    found = [a for a in alarms(report) if a[1] == "revert"]
+    assert found[0] == (restores[2], "revert", "nudge")  # the third return
+    assert found[1][2] == "block" and found[1][0] == restores[2] + 1  # the next rewrite
+    assert "pkg/mod.py went back to content it had before 3 times" in report.findings[0].message
+
+
+def test_one_restore_and_retry_and_iterative_repair_are_not_loops() -> None:
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    for k in range(2):  # A→B→A→B: one restore and one re-apply
+        _restore_round(b, k)
+    assert "revert" not in detectors(replay(b.end()))
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    for k in range(5):  # each attempt makes the working test say something new
+        _restore_round(b, k)
+        b.call("Bash", {"command": "python test_issue.py"}, f"result {k}.0", ok=True)
+    assert "revert" not in detectors(replay(b.end()))
+
+
+def test_a_batch_of_identical_parallel_calls_is_one_decision() -> None:
+    b = SessionBuilder()
+    for _ in range(3):
+        b.call("Grep", {"pattern": "Config"}, "a.py:1:class Config:", batch="turn-1")
+    assert detectors(replay(b.end())) == []
+    last = [b.call("Grep", {"pattern": "Config"}, "a.py:1:class Config:", batch=f"turn-{k}")
+            for k in (2, 3)]
+    assert (last[1], "exact_repeat", "nudge") in alarms(replay(b.end()))
+
+
+def test_calls_whose_result_never_came_count_as_attempts() -> None:
+    engine = Engine()
+    call = {"tool": "Bash", "args": {"command": "curl -s http://svc/api"}}
+    for i in range(3):  # the harness never reported these
+        engine.check({**call, "call_id": f"c{i}", "seq": i + 1}, 1.0)
+    check = engine.check({**call, "call_id": "c3", "seq": 4}, 1.0)
+    assert check.action == "block" and check.findings[0].detector == "exact_repeat"
+    assert [s["outcome"] for s in engine.st.hist] == ["no-result"] * 3
+
+
+def test_polling_the_same_output_for_a_long_time_is_stuck_before_twelve_polls() -> None:
+    engine = Engine()
+    found = []
+    for i in range(5):
+        now = 1000.0 + i * 300.0  # a poll every 5 minutes, the same output for 20 minutes
+        engine.check({"call_id": f"p{i}", "tool": "BashOutput", "args": {"bash_id": "b1"}},
+                     now)
+        found += engine.observe({"type": "tool_result", "call_id": f"p{i}", "ok": True,
+                                 "output": "still waiting", "seq": i + 1}, now)
+    assert [f.detector for f in found] == ["polling"] and "900 s" in found[0].message
+
+
+def test_a_cycle_is_reported_when_its_third_occurrence_begins() -> None:
+    b = SessionBuilder()
+    steps = []
+    for _ in range(3):
+        steps.append(b.call("browser_click", {"index": 1232}, "Clicked element 1232"))
+        steps.append(b.call("browser_get_state", {}, '{"url": "http://x/files", "elements": '
+                            f'[{{"index": {len(steps) * 97}, "text": "Files"}}]}}'))
+    found = [a for a in alarms(replay(b.end())) if a[1] == "cycle"]
+    assert found[0] == (steps[4], "cycle", "nudge")  # click, state, click, state, click
+
+
+def test_a_replay_without_an_operator_goes_on_after_an_escalation() -> None:
+    """A run recorded by another framework has no operator: each escalation is taken as
+    answered, so a second loop later in the run is still found."""
+    b = SessionBuilder()
+    for _ in range(6):
+        b.call("Bash", {"command": "make"}, "make: *** [all] Error 1", ok=False)
+    for k in range(3):
+        b.call("Bash", {"command": f"ls d{k}"}, f"f{k}")
+    later = [b.call("Bash", {"command": "cat missing.txt"},
+                    "cat: missing.txt: No such file or directory", ok=False) for _ in range(3)]
+    report = replay(b.end())
+    assert report.first["escalate"] is not None
+    assert (later[2], "exact_repeat", "nudge") in alarms(report)
