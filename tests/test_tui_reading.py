@@ -385,3 +385,23 @@ async def test_detection_panel_and_detail_view_show_evidence_results(root: Path)
         detail = app.screen.query_one(TextPager).plain_text()
         assert "Evidence (2 steps)" in detail
         assert "#2      call    bash" in detail and "#3      result  failed (exit 1)" in detail
+
+
+async def test_a_long_output_line_is_wrapped_whole_beside_the_scrollbar(root: Path) -> None:
+    """Wrapped at the width the scrollbar leaves: no character hides under it."""
+    digits = "".join(f"{n:04d}" for n in range(500))  # 2000 characters, no space to break at
+    events = [start(), {"type": "tool_call", "call_id": "c1", "tool": "bash",
+                        "args": {"cmd": "seq"}},
+              {"type": "tool_result", "call_id": "c1", "ok": False, "output": digits,
+               "output_bytes": len(digits), "output_hash": "h", "error": "exit 1"}]
+    write_events(root, "s1", events)
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        screen.query_one(HistoryView).jump_to_seq(3)
+        await pilot.press("enter")
+        await _settle(pilot)
+        pager = app.screen.query_one(TextPager)
+        assert pager.virtual_size.height > pager.size.height  # it scrolls: a scrollbar shows
+        rows = "".join(pager.render_line(y).text.strip() for y in range(pager.size.height))
+        assert digits[:600] in rows
