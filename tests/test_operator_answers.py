@@ -66,6 +66,22 @@ async def test_refused_once_another_operator_answered(root: Path) -> None:
     assert control_lines(root, "s1") == []
 
 
+async def test_an_answered_escalation_announces_no_fallback_any_more(root: Path) -> None:
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_prompt(app, pilot)
+        text = await press_and_read(app, pilot)
+        assert "fallback when the deadline passes: abort" in text
+        write_events(root, "s1", [{"type": "decision_applied", "escalation_id": "esc-1",
+                                   "decision_id": "d-alice", "action": "approve",
+                                   "outcome": "approved: continue", "operator": "alice"}])
+        await load(pilot)
+        text = await press_and_read(app, pilot)
+        assert "Deadline: answered" in text and "already answered by alice: approve" in text
+        assert "fallback when the deadline passes" not in text
+
+
 async def test_refused_while_another_operators_answer_is_on_its_way(root: Path) -> None:
     escalated_session(root)
     send_decision(root, "s1", "skip", escalation_id="esc-1", operator="alice")

@@ -70,6 +70,8 @@ class EscalationScreen(ModalScreen[None]):
         """Why the last answer tried here could not apply (nothing was written)."""
         self.is_pause = escalation.get("kind") == "pause"
         """An operator's pause: `a` resumes it, and it may have no deadline at all."""
+        self._options_open: bool | None = None
+        """Whether the answers were last drawn as still offered (redrawn when that changes)."""
 
     @property
     def decision_id(self) -> str | None:
@@ -109,18 +111,6 @@ class EscalationScreen(ModalScreen[None]):
         title.append_text(safe(esc.get("reason"), 600))
         self.query_one("#esc-title", Static).update(title)
         self._fill_steps()
-        options = Text()
-        allowed = esc.get("options") or []
-        for key, action in (("a", "approve"), ("g", "guidance"), ("r", "rollback"),
-                            ("s", "skip"), ("x", "abort")):
-            style = "bold" if action in allowed else "dim strike"
-            options.append(f" {key} ", style="reverse " + style)
-            shown = "resume" if action == "approve" and self.is_pause else action
-            options.append(f" {shown}   ", style=style)
-        if esc.get("deadline_ts") is not None:  # else the deadline line says it holds
-            options.append("\nfallback when the deadline passes: ", style="dim")
-            options.append_text(safe(esc.get("fallback") or "-", 20))
-        self.query_one("#esc-options", Static).update(options)
         self.refresh_view()
         self.ready = True
 
@@ -161,6 +151,27 @@ class EscalationScreen(ModalScreen[None]):
             evidence.append(f"  … {count - len(steps)} more\n", style="dim")
         self.query_one("#esc-evidence", Static).update(evidence)
 
+    def _show_options(self, still_open: bool) -> None:
+        """The answers offered, and what the deadline will do; once the escalation is answered
+        (here or elsewhere) or its fallback applied, the answers are dimmed and no fallback is
+        announced: it will not apply any more."""
+        if still_open == self._options_open:
+            return
+        self._options_open = still_open
+        esc = self.escalation
+        options = Text()
+        allowed = esc.get("options") or []
+        for key, action in (("a", "approve"), ("g", "guidance"), ("r", "rollback"),
+                            ("s", "skip"), ("x", "abort")):
+            style = ("bold" if action in allowed else "dim strike") if still_open else "dim"
+            options.append(f" {key} ", style="reverse " + style)
+            shown = "resume" if action == "approve" and self.is_pause else action
+            options.append(f" {shown}   ", style=style)
+        if still_open and esc.get("deadline_ts") is not None:  # else: answered, or it holds
+            options.append("\nfallback when the deadline passes: ", style="dim")
+            options.append_text(safe(esc.get("fallback") or "-", 20))
+        self.query_one("#esc-options", Static).update(options)
+
     def _row_text(self, row: Any) -> Text:
         line = Text()
         line.append(f"  #{row.seq:<6} {self.sv.clock_format(row.ts)} ", style="dim")
@@ -173,6 +184,8 @@ class EscalationScreen(ModalScreen[None]):
         """Countdown and the outcome of our decision (called on the app's tick)."""
         now = self.sv.clock()
         st = self.sv.model.sessions.get(self.session_id)
+        self._show_options(self.follow is None and (
+            st is None or self.escalation_id in st.summary.pending))
         deadline = Text("Deadline: ", style="bold")
         if st is not None and self.escalation_id not in st.summary.pending:
             deadline.append("answered", style="bold")
