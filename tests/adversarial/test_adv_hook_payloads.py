@@ -50,7 +50,7 @@ def test_a_loop_on_a_file_whose_name_is_not_utf8_is_recorded_and_denied(
     root = tmp_path / "store"
     name = "/w/caf\udce9-\udcff.py"  # what Python makes of the bytes b"caf\xe9-\xff"
     edit = {"file_path": name, "old_string": "foo()", "new_string": "bar()"}
-    for step in range(3):
+    for step in range(4):  # the engine refuses the 4th identical failure (the rubric's 3)
         pre = payload("PreToolUse", "odd-1", tool_name="Edit\udcff", tool_input=edit,
                       tool_use_id=f"toolu_{step}")
         data = json.dumps(pre).encode()  # "\udce9": a lone surrogate, as JSON escapes it
@@ -66,11 +66,11 @@ def test_a_loop_on_a_file_whose_name_is_not_utf8_is_recorded_and_denied(
         assert run_hook(json.dumps(post).encode(), root).returncode == 0
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     calls = [e for e in _events(root, "odd-1") if e["type"] == "tool_call"]
-    assert len(calls) == 3
+    assert len(calls) == 4
     # kept, visibly: the undecodable bytes as escapes, not replaced nor dropped
     assert calls[0]["tool"] == "Edit\\xff"
     assert calls[0]["args"]["file_path"] == "/w/caf\\xe9-\\xff.py"
-    assert _verdicts(root, "odd-1") == ["allow", "allow", "block"]
+    assert _verdicts(root, "odd-1") == ["allow", "allow", "allow", "block"]
 
 
 def test_the_sdk_takes_text_that_is_not_utf8_without_raising(tmp_path: Path) -> None:
