@@ -17,6 +17,10 @@ of other agents on the same runs, every missed episode and every false alarm wit
 engine said, and a 2-fold check: the one free parameter (how many occurrences make a loop, and
 the window they must fall in) chosen on one half of the runs, split by source, and scored on
 the other, against the principled values (3 occurrences, a window of 20 steps).
+
+Then the guidance section (`quality_closest.py`, issue 19): on the labelled and the development
+corpus, the share of failed "not found" edits whose closest-match region holds the text the
+agent needed (judged by its next successful edit of the file); target >= 80 %.
 """
 
 import os
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import quality_closest
 from anchors import ANCHORS
 from common import REPO, Figure
 
@@ -169,11 +174,13 @@ def report(corpus: Corpus, scores: dict[int, LevelScore]) -> list[str]:
 
 
 def run() -> list[Figure]:
+    guidance_lines, guidance = quality_closest.section()
     base = corpus_dir()
     if base is None:
         print("quality: the labelled corpus (corpus-labelled/labels.jsonl) is not on this "
               "machine; set SUPERVISOR_LABELLED_CORPUS to its directory. Nothing measured.")
-        return []
+        print("\n".join(guidance_lines), file=sys.stdout, flush=True)
+        return guidance
     corpus = load_corpus(base)
     fires = replay(corpus, Policy.profile("default"))
     scores = {level: score(corpus.labels, fires, level) for level in (1, 2, 3)}
@@ -187,6 +194,7 @@ def run() -> list[Figure]:
         figures.append(Figure(f"{name}: recall", round(s.recall, 3),
                               note=f"false-alarm runs {s.false_alarm_rate:.3f}"))
     lines += two_fold(corpus)
+    lines += guidance_lines
     print("\n".join(lines), file=sys.stdout, flush=True)
     ours: list[Figure] = []
     for level, s in scores.items():
@@ -197,4 +205,4 @@ def run() -> list[Figure]:
                            note=f"recall {s.recall:.3f} of {len(s.episodes)} episodes"))
         ours.append(Figure(f"level {level}: false-alarm runs", round(s.false_alarm_rate, 3),
                            max_value=fa_max, note=f"of {s.clean_runs} loop-free runs"))
-    return ours + figures
+    return ours + figures + guidance

@@ -28,10 +28,14 @@ def test_exact_repeat_of_a_failure_nudges_then_blocks_then_escalates() -> None:
     assert (steps[3], "exact_repeat", "block") in got
     assert report.first == {"nudge": steps[2], "block": steps[3], "escalate": steps[5],
                             "stop": None}
-    assert "cat missing.txt" in report.findings[0].message
-    assert "No such file" not in report.findings[0].message  # says the class, not raw output
-    assert "not_found" in report.findings[0].message
-    assert "list the directory or search" in report.findings[0].message
+    # the first nudge is a recovery turn: the call, the error line it kept giving, the
+    # unchanged workspace, and the advice for that error, every part cited by #seq
+    message = report.findings[0].message
+    assert message.startswith("Loop: step back. Your last 3 reads did not get you further.")
+    assert 'cat missing.txt"} (the same call each time)' in message
+    assert "each failed with “cat: missing.txt: No such file or directory”" in message
+    assert "no file changed between them" in message
+    assert "list the directory or search" in message
 
 
 def test_exact_repeat_with_same_output_nudges_at_the_third() -> None:
@@ -156,8 +160,11 @@ def test_the_same_error_with_varying_arguments_recurs() -> None:
     report = replay(b.end())
     found = [f for f in report.findings if f.detector == "recurring_error"]
     assert found[0].step == steps[2] and found[0].action == "nudge"
-    assert "edits of r/p.py failed 3 times" in found[0].message
-    assert "No replacement was performed, old_str <arg> did not appear" in found[0].message
+    assert found[0].message.startswith("Loop: step back. Your last 3 edits")
+    assert "Tried: #14, #18 and #22: str_replace_editor /r/p.py (3 different calls)" in (
+        found[0].message)
+    assert "each failed with “No replacement was performed, old_str <arg> did not appear" in (
+        found[0].message)
     assert "re-read the exact lines" in found[0].message
     assert (steps[3], "recurring_error", "block") in alarms(report)
 
@@ -476,7 +483,8 @@ def test_failures_across_mutating_tools_are_one_streak() -> None:
     s = b.call("Write", {"file_path": "/r/t.ts", "content": "x"}, err, ok=False)
     report = replay(b.end())
     found = [f for f in report.findings if f.detector == "recurring_error"]
-    assert found and found[0].step == s and "edits of r/t.ts failed 3 times" in found[0].message
+    assert found and found[0].step == s and (
+        "Tried: #14: Edit /r/t.ts; #16: MultiEdit /r/t.ts; #18: Write /r/t.ts." in found[0].message)
     assert "read it with the read/open tool" in found[0].message
 
 

@@ -120,3 +120,60 @@ def test_openhands_session_directories_are_one_run_each(tmp_path: Path) -> None:
     assert sorted(p.name for p in (out / "sessions").iterdir()) == ["s1", "s2"]
     analyzed = run_cli("analyze", "--json", str(sessions))
     assert [json.loads(line)["session"] for line in analyzed.stdout.splitlines()] == ["s1", "s2"]
+
+
+def test_import_detect_records_what_the_engine_saw(tmp_path: Path) -> None:
+    """`--detect`: the engine's detections and verdicts are in the session, marked replayed,
+    numbered so their evidence names the failing calls; `analyze` of the written session finds
+    exactly what it records; the dashboard's model shows them, and the run ends as recorded
+    (no escalation: nobody was asked, nothing waits in the queue)."""
+    from supervisor.store.follower import Follower
+    from supervisor.tui.model import DashboardModel
+
+    out = tmp_path / "store"
+    source = fixture("swe-agent/pydicom-1458-edit-retries.traj")
+    proc = run_cli("import", "--detect", str(source), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    events = read_events(out, "pydicom-1458-edit-retries")
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    by_seq = {e["seq"]: e for e in events}
+    added = [e for e in events if e.get("replayed")]
+    assert {e["type"] for e in added} <= {"detection", "verdict", "limit"}
+    assert not any(e["type"] == "escalation" for e in events)
+    calls = [e for e in events if e["type"] == "tool_call"]
+    verdicts = [e for e in events if e["type"] == "verdict"]
+    assert [v["call_id"] for v in verdicts] == [c["call_id"] for c in calls]  # one per call
+    detections = [e for e in events if e["type"] == "detection"]
+    assert detections and all(e.get("replayed") for e in detections)
+    assert any(v["action"] == "block" for v in verdicts)
+    for d in detections:  # evidence names the run's own calls and results
+        assert d["evidence"] and all(by_seq[s]["type"] in ("tool_call", "tool_result")
+                                     and not by_seq[s].get("replayed") for s in d["evidence"])
+    found = run_cli("analyze", "--json", str(out / "sessions" / "pydicom-1458-edit-retries"))
+    assert found.returncode == 0, found.stderr
+    findings = json.loads(found.stdout)["findings"]
+    recorded = [(d["detector"], d["level"]) for d in detections]
+    assert [(f["detector"], f["level"]) for f in findings
+            if not f["detector"].startswith("limit:")] == recorded
+    for f in findings:  # each finding's event is followed by the detection it recorded
+        after = [e for e in events if e["seq"] > f["seq"] and e.get("replayed")]
+        assert any(e["type"] == "detection" and e["detector"] == f["detector"]
+                   for e in after[:8])
+    model = DashboardModel(out)
+    model.apply(Follower(out).scan())
+    st = model.sessions["pydicom-1458-edit-retries"]
+    assert [(d.detector, d.level) for d in st.detections] == recorded
+    assert [d.evidence for d in st.detections] == [d["evidence"] for d in detections]
+    assert model.status("pydicom-1458-edit-retries", 2e9) == "completed"  # as recorded
+    assert model.queue(2e9) == [] and model.stale(2e9) == []
+
+
+def test_import_without_detect_records_no_engine_events(tmp_path: Path) -> None:
+    out = tmp_path / "store"
+    source = fixture("swe-agent/pydicom-1458-edit-retries.traj")
+    assert run_cli("import", str(source), "-o", str(out)).returncode == 0
+    events = read_events(out, "pydicom-1458-edit-retries")
+    assert not any(e["type"] in ("detection", "verdict") or e.get("replayed") for e in events)
+    bad = run_cli("import", "--profile", "default", str(source), "-o", str(tmp_path / "x"))
+    assert bad.returncode == 2 and bad.stderr.startswith("supervisor: error: ")
+    assert "--detect" in bad.stderr

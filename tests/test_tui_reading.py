@@ -300,3 +300,108 @@ def test_policy_text_is_the_policy_show_layout() -> None:
     policy = Policy.profile("default")
     assert toml_text(policy.to_dict()) == dump_toml(policy)
     assert json.loads(json.dumps(policy.to_dict()))  # what the guard records is JSON
+
+
+# -- evidence an operator can use: each evidence call with its result, by #seq ------------------
+
+def evidence_session(root: Path, sid: str = "s1") -> None:
+    """Two failing runs of the same test (seqs 2-3 and 5-6, verdicts at 4 and 7), a message,
+    a detection naming both calls (8) and an escalation naming the calls (9)."""
+    fail = "collected 3 items\n\nE   AssertionError: 1 != 2\nFAILED tests/test_dates.py::test_parse"
+    events = [start()]
+    for n in (1, 2):
+        events += [
+            {"type": "tool_call", "call_id": f"c{n}", "tool": "bash",
+             "args": {"cmd": "pytest -q tests/test_dates.py"}},
+            {"type": "tool_result", "call_id": f"c{n}", "ok": False, "output": fail,
+             "output_bytes": len(fail), "output_hash": "h", "error": "exit 1"},
+            {"type": "verdict", "call_id": f"c{n}", "action": "allow", "level": 0,
+             "reason": None, "message": None},
+        ]
+    events += [
+        {"type": "detection", "detector": "recurring_error", "level": 2, "signature": "e:x",
+         "evidence": [2, 6], "message": "the same test failed the same way at #2 and #5"},
+        {"type": "escalation", "escalation_id": "esc-1", "level": 3, "evidence": [2, 5],
+         "reason": "recurring_error: the same failure 3 times", "options": ["approve", "abort"],
+         "deadline_ts": None, "fallback": "abort"},
+    ]
+    write_events(root, sid, events)
+
+
+def test_evidence_steps_pair_each_call_with_its_result(root: Path) -> None:
+    from supervisor.store.follower import Follower
+    from supervisor.tui.event_detail import evidence_steps
+    from supervisor.tui.model import DashboardModel
+
+    evidence_session(root)
+    model = DashboardModel(root)
+    model.apply(Follower(root).scan())
+    history = model.sessions["s1"].history
+    first, second, missing = evidence_steps(history, [2, 6, 99])
+    assert first.call is not None and first.call[0] == 2 and first.result is not None
+    assert first.result[0] == 3 and first.ok is False and first.error == "exit 1"
+    assert first.excerpt == "E   AssertionError: 1 != 2\nFAILED tests/test_dates.py::test_parse"
+    assert second.type == "tool_result" and second.call is not None and second.call[0] == 5
+    assert second.result is not None and second.result[0] == 6
+    assert missing.type == "?" and missing.call is None
+
+
+async def test_escalation_shows_each_evidence_call_with_its_result(root: Path) -> None:
+    """The modal's evidence: call and result by #seq with the failing output's last lines;
+    its recent steps: calls, results and messages, not the engine's verdict/detection rows."""
+    evidence_session(root)
+    app = make_app(root)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await load(pilot, initial=True)
+        app.open_escalation("s1", "esc-1")
+        await _settle(pilot)
+        text = screen_text(app)
+        assert "Evidence (2 steps, each call with its result)" in text
+        assert "#2      call    bash" in text and "#5      call    bash" in text
+        assert ("#3      result  failed (exit 1): E   AssertionError: 1 != 2 ⏎ FAILED tests/"
+                in text)
+        assert "#6      result  failed (exit 1)" in text
+        recent = text[text.index("Recent steps"):]
+        assert "tool_result" in recent and "tool_call" in recent
+        assert "verdict" not in recent and "detection" not in recent
+
+
+async def test_detection_panel_and_detail_view_show_evidence_results(root: Path) -> None:
+    evidence_session(root)
+    app = make_app(root)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("d")
+        await _settle(pilot)
+        text = screen_text(app)
+        assert "#3      result  failed (exit 1)" in text  # the panel: result of the call #2
+        assert "#5      call" in text and "#6      result" in text  # #6 named: its call too
+        history = screen.query_one(HistoryView)
+        history.focus()
+        history.jump_to_seq(8)
+        await pilot.press("enter")
+        await _settle(pilot)
+        assert isinstance(app.screen, EventScreen)
+        detail = app.screen.query_one(TextPager).plain_text()
+        assert "Evidence (2 steps)" in detail
+        assert "#2      call    bash" in detail and "#3      result  failed (exit 1)" in detail
+
+
+async def test_a_long_output_line_is_wrapped_whole_beside_the_scrollbar(root: Path) -> None:
+    """Wrapped at the width the scrollbar leaves: no character hides under it."""
+    digits = "".join(f"{n:04d}" for n in range(500))  # 2000 characters, no space to break at
+    events = [start(), {"type": "tool_call", "call_id": "c1", "tool": "bash",
+                        "args": {"cmd": "seq"}},
+              {"type": "tool_result", "call_id": "c1", "ok": False, "output": digits,
+               "output_bytes": len(digits), "output_hash": "h", "error": "exit 1"}]
+    write_events(root, "s1", events)
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        screen.query_one(HistoryView).jump_to_seq(3)
+        await pilot.press("enter")
+        await _settle(pilot)
+        pager = app.screen.query_one(TextPager)
+        assert pager.virtual_size.height > pager.size.height  # it scrolls: a scrollbar shows
+        rows = "".join(pager.render_line(y).text.strip() for y in range(pager.size.height))
+        assert digits[:600] in rows

@@ -52,6 +52,7 @@ def test_session_detections_tab(snap_compare) -> None:
         pilot.app.open_session("exact-repeat-approve")
         await pilot.pause()
         await pilot.press("d")
+        await pilot.app.workers.wait_for_complete()  # the evidence and its results
         await pilot.pause()
 
     assert snap_compare(_frozen_app(), terminal_size=SIZE, run_before=run_before)
@@ -61,13 +62,12 @@ def test_escalation_screen(snap_compare) -> None:
     async def run_before(pilot) -> None:
         await _loaded(pilot)
         await pilot.press("e")
+        await pilot.app.workers.wait_for_complete()  # the evidence and its results
         await pilot.pause()
 
     assert snap_compare(_frozen_app(), terminal_size=SIZE, run_before=run_before)
 
 
-def test_sessions_screen_small_terminal(snap_compare) -> None:
-    assert snap_compare(_frozen_app(), terminal_size=(80, 24), run_before=_loaded)
 
 
 
@@ -88,7 +88,7 @@ def test_event_detail(snap_compare, size) -> None:
         await _loaded(pilot)
         pilot.app.open_session("waiting-for-operator")
         await pilot.pause()
-        pilot.app.screen.query_one("#history-view").jump_to_seq(11)
+        pilot.app.screen.query_one("#history-view").jump_to_seq(12)  # a failing result
         await pilot.press("enter")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
@@ -161,3 +161,35 @@ def test_checkpoint_diff(snap_compare, size, tmp_path) -> None:
         await pilot.pause()
 
     assert snap_compare(make_app(tmp_path / "store"), terminal_size=size, run_before=run_before)
+
+
+# -- the views of triage: each at 80x24 and 160x45 ------------------------------------------
+
+def test_sessions_sorted_with_queue(snap_compare, size) -> None:
+    """The table sorted (waiting first), its columns fitted to the width, the queue's aligned
+    columns one line per entry."""
+    assert snap_compare(_frozen_app(), terminal_size=size, run_before=_loaded)
+
+
+def test_escalation_evidence_with_results(snap_compare, size) -> None:
+    """The escalation modal: each evidence call with its result, recent steps without the
+    engine's rows."""
+    async def run_before(pilot) -> None:
+        await _loaded(pilot)
+        await pilot.press("e")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(_frozen_app(), terminal_size=size, run_before=run_before)
+
+
+def test_detections_evidence_with_results(snap_compare, size) -> None:
+    async def run_before(pilot) -> None:
+        await _loaded(pilot)
+        pilot.app.open_session("exact-repeat-approve")
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(_frozen_app(), terminal_size=size, run_before=run_before)

@@ -1,8 +1,11 @@
-"""`supervisor import FILE... [--format NAME] -o DIR`: runs of other frameworks as sessions.
+"""`supervisor import FILE... [--format NAME] [--detect] -o DIR`: runs of other frameworks as
+sessions.
 
 Each run in each file becomes one session under the store root DIR
 (`DIR/sessions/<name>/events.jsonl`). A file that is unknown or broken gets one error line on
-stderr and the others go on; the exit status is 1 if any file or run failed.
+stderr and the others go on; the exit status is 1 if any file or run failed. With `--detect`
+the engine is replayed over each run (under `--policy`/`--profile`) and its detections and
+verdicts are written into the session (`supervisor.importers.detect`).
 """
 
 import argparse
@@ -24,14 +27,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="store root to write the sessions to (DIR/sessions/<name>/)")
     parser.add_argument("--replace", action="store_true",
                         help="overwrite sessions of the same name (default: refuse)")
+    parser.add_argument("--detect", action="store_true",
+                        help="replay the engine over each run and record its detections and "
+                             "verdicts (marked replayed: what it would have said), so the "
+                             "dashboard's Detections tab and evidence work on the run")
+    parser.add_argument("--policy", metavar="FILE",
+                        help="with --detect: a policy TOML file")
+    parser.add_argument("--profile", metavar="NAME",
+                        help="with --detect: the profile to start from (default, seed-strict)")
 
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.cli.common import report_error
     from supervisor.importers import FormatError, UnknownFormat, load_runs
+    from supervisor.importers.detect import with_detections
     from supervisor.safetext import clean
     from supervisor.store.errors import StoreError
 
+    policy = None
+    if args.detect:
+        from supervisor.engine.policy_file import PolicyError, load_policy
+
+        try:
+            policy = load_policy(Path(args.policy) if args.policy else None, args.profile)
+        except PolicyError as exc:
+            raise CliError(str(exc)) from None
+    elif args.policy or args.profile:
+        raise CliError("--policy and --profile need --detect")
     root = Path(args.output).expanduser()
     if root.exists() and not root.is_dir():
         raise CliError(f"output is not a directory: {root}")
@@ -56,15 +78,20 @@ def run(args: argparse.Namespace) -> int:
         file_failed = False
         for imported in runs:
             name = unique_name(imported.name, used)
+            events, found = imported.events, ""
+            if policy is not None:
+                events, report = with_detections(events, policy, session=name,
+                                                 source=str(path))
+                found = f", {len(report.findings)} detections"
             try:
-                write_session(root, name, imported.events, replace=args.replace)
+                write_session(root, name, events, replace=args.replace)
             except (StoreError, FileExistsError) as exc:
                 report_error(f"{path}: {name}: {exc}", 1)
                 file_failed = True
                 continue
             runs_ok += 1
             print(clean(f"{path}: {name} ({imported.format}, {imported.steps} steps, "
-                        f"{len(imported.events)} events)", keep_newlines=False))
+                        f"{len(events)} events{found})", keep_newlines=False))
         failed += file_failed
         files_ok += not file_failed
     print(f"imported {runs_ok} runs from {files_ok} files into {root}"

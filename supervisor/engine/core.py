@@ -28,6 +28,7 @@ from supervisor.engine.fingerprint import (
     outcome,
 )
 from supervisor.engine.policy import PROFILES, Policy
+from supervisor.engine.recovery import output_line, recovery_turn
 from supervisor.engine.shell import commands, last_pipeline_head, probe_files, program
 from supervisor.engine.state import SNAPSHOT_VERSION, State
 from supervisor.engine.step import Step, new_step
@@ -415,6 +416,8 @@ class Engine:
         step["error_id"] = error_identity(ok, err, output, step["args"])
         step["error_source"] = error_source(ok, err, output)
         step["result_seq"] = _int(event.get("seq"))
+        if ok and step["category"] in ("run", "poll"):
+            step["last_line"] = output_line(output)
         if not step["seq"]:
             step["seq"] = step["result_seq"]
         refused = step["refused"]
@@ -471,6 +474,10 @@ class Engine:
                 if f is not None:
                     found.append(f)
         for f in found:
+            if f.level == 1 and _DETECTORS[f.detector].loop:
+                # the first nudge of a loop: a recovery turn from the evidence, in place of
+                # the detector's generic advice (kept when nothing it cites is still known)
+                f.message = recovery_turn(f.detector, f.evidence, st.hist) or f.message
             self._raise(f)
         if step["progress"] and not found:
             st.progress_streak += 1

@@ -204,15 +204,22 @@ def _differences(m: Match) -> str:
 
 
 def _region(m: Match, budget: int) -> str:
-    """The shown lines, numbered, within `budget`: lines are dropped from the end; when fewer
-    than three would be left, long lines are cut (marked …) so more of them fit."""
+    """The shown lines, numbered, within `budget`. When they do not all fit, long lines are
+    cut (marked …), then context lines go (after the region first), then lines from the end:
+    the lines that match or differ are the last to go."""
     width = len(str(m.shown[-1][0]))
-    rows = [f"{n:>{width + 2}} │ {text}".rstrip() for n, text in m.shown]
-    kept = _fill(rows, budget)
-    if len(kept) < min(3, len(rows)):
-        kept = _fill([r if len(r) <= _CUT_ROW else r[: _CUT_ROW - 1] + "…" for r in rows],
-                     budget)
-    return "\n".join(kept)
+    rows = [(n, f"{n:>{width + 2}} │ {text}".rstrip()) for n, text in m.shown]
+    if _size(rows) > budget:
+        rows = [(n, r if len(r) <= _CUT_ROW else r[: _CUT_ROW - 1] + "…") for n, r in rows]
+    while _size(rows) > budget and rows[-1][0] > m.end >= rows[0][0]:
+        rows.pop()
+    while _size(rows) > budget and rows[0][0] < m.start <= rows[-1][0]:
+        rows.pop(0)
+    return "\n".join(_fill([r for _, r in rows], budget))
+
+
+def _size(rows: list[tuple[int, str]]) -> int:
+    return sum(len(r) + 1 for _, r in rows)
 
 
 def _fill(rows: list[str], budget: int) -> list[str]:

@@ -153,12 +153,16 @@ _ERROR_CLASSES: list[tuple[str, tuple[str, ...], _Lazy]] = [
     ("search_string_not_found",
      (
       "replacement", "verbatim", "to replace", "old_str", "search string", "match",
+      "occurrences found", "expected lines",
      ),
      _Lazy(
         r"no replacement was performed|did not appear verbatim|string to replace not found|"
         r"old_str.{0,80}(?:not found|did not appear|is not unique)|search string not found|"
         r"could not find .{0,80}to replace|failed to (?:exactly )?match|no match(?:es)? found for"
-        r"|SearchReplaceNoExactMatch", re.I | re.S)),
+        r"|SearchReplaceNoExactMatch"
+        # Gemini CLI's replace, Codex's apply_patch (supervisor.engine.edits has them all)
+        r"|could not find an exact match for|\b0 occurrences found|failed to find expected lines",
+        re.I | re.S)),
     ("read_first",
      (
       "read yet", "read it first", "no file open", "command first", "must ",

@@ -76,6 +76,9 @@ class Step(TypedDict):
     """The step changed the workspace or returned something new."""
     result_seq: int
     """`seq` of its `tool_result` event (0 before it arrived)."""
+    last_line: str
+    """For a run or poll that succeeded: the last line of its output, normalised as the
+    outcome is and cut (the recovery turn quotes the output that stayed the same)."""
 
 
 def new_step(index: int, seq: int, call_id: str, tool: str, category: str, signature: str,
@@ -87,4 +90,5 @@ def new_step(index: int, seq: int, call_id: str, tool: str, category: str, signa
                 batch=batch, plan=[],
                 touches=[], file=None, views=None, probe=[], path=path, is_read=is_read, time=time,
                 refused=None, ok=None, outcome=None, error="", error_id="", error_source="",
-                empty=False, novel=False, progress=False, changed=[], returned=[], result_seq=0)
+                empty=False, novel=False, progress=False, changed=[], returned=[], result_seq=0,
+                last_line="")

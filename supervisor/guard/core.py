@@ -41,8 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.engine.decisions import Effect, effect_of
-from supervisor.engine.edit_hint import with_hint
+from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
+from supervisor.engine.recovery import region_room
 from supervisor.guard import control, disk, recovery
 from supervisor.guard.checkpoints import (
     CheckpointError,
@@ -313,7 +314,9 @@ class Guard:
                 event["files"] = disk.digests(written, self.cwd)
             self.state["calls"].pop(call_id, None)
             detections = self._observe(event)
-            hint = self._edit_guidance().on_result(call_id, bool(ok), text, error)
+            # told with a recovery turn, the file region fits in what the turn leaves
+            room = region_room((d.get("message") for d in detections), HINT_CHARS)
+            hint = self._edit_guidance().on_result(call_id, bool(ok), text, error, room)
             if hint:
                 detections.append(self._write({"type": HINT, "call_id": call_id,
                                                "kind": "failed_edit", "message": hint}))

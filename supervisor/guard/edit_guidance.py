@@ -28,7 +28,7 @@ from typing import Any
 
 from supervisor.engine.categories import classify, file_path, is_file_read
 from supervisor.engine.closest import MAX_SEARCH_CHARS
-from supervisor.engine.edit_hint import FileVersion, failed_edit_hint
+from supervisor.engine.edit_hint import HINT_CHARS, FileVersion, failed_edit_hint
 from supervisor.engine.edits import edit_failure, edits_of
 from supervisor.engine.policy import Policy
 from supervisor.guard.fileread import read_file, resolve
@@ -75,8 +75,10 @@ class EditGuidance:
         while len(calls) > CALLS_KEPT:
             del calls[next(iter(calls))]
 
-    def on_result(self, call_id: str, ok: bool, output: str, error: str | None) -> str | None:
-        """Update the file versions; the hint for a failed edit, else None."""
+    def on_result(self, call_id: str, ok: bool, output: str, error: str | None,
+                  budget: int = HINT_CHARS) -> str | None:
+        """Update the file versions; the hint for a failed edit (at most `budget`
+        characters), else None."""
         call = self.mem["calls"].pop(call_id, None)
         if call is None:
             return None
@@ -93,7 +95,7 @@ class EditGuidance:
             return None  # not an edit's failure, or the hint was given before the call ran
         path, search = _pick(call["searches"], output)
         return failed_edit_hint(path, search, failure, read_file(path, cwd=self.cwd),
-                                **self._history(path))
+                                **self._history(path), budget=budget)
 
     def before_run_hint(self, call_id: str) -> str | None:
         """For a patch about to run (Codex's `apply_patch`, remembered by `on_call`) that

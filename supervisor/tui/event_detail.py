@@ -17,6 +17,10 @@ from supervisor.tui.model import DetectionInfo
 
 RELATED_ROWS = 5000
 """Rows searched on each side of an event for the other events of its call."""
+EVIDENCE_ROWS = 400
+"""Rows searched after an evidence call for its result (before an evidence result: its call)."""
+EXCERPT_LINES = 2
+"""Lines of a failing output shown beside an evidence step (its last ones: where errors are)."""
 _CALL_TYPES = ("tool_call", "tool_result", "verdict")
 
 
@@ -43,8 +47,8 @@ class EventDetail:
     detections: list[DetectionInfo] = field(default_factory=list)
     """Detections whose evidence names this event (or its call or result), or that it is."""
     escalations: list[dict[str, Any]] = field(default_factory=list)
-    evidence: list[tuple[int, str, str]] = field(default_factory=list)
-    """For a detection or an escalation: (seq, type, summary) of each evidence step."""
+    evidence: list["EvidenceStep"] = field(default_factory=list)
+    """For a detection or an escalation: each evidence step with its call and result."""
 
     @property
     def seqs(self) -> set[int]:
@@ -71,7 +75,7 @@ def load_detail(store: HistoryStore, index: int, detections: list[DetectionInfo]
     if detail.type in _CALL_TYPES and isinstance(call_id, str) and call_id:
         _gather_call(store, index, call_id, detail)
     if isinstance(event.get("evidence"), list):
-        detail.evidence = _evidence(store, event["evidence"])
+        detail.evidence = evidence_steps(store, event["evidence"])
     seqs = detail.seqs
     detail.detections = [d for d in detections if d.seq in seqs or seqs & set(d.evidence)]
     detail.escalations = [e for e in escalations
@@ -109,8 +113,65 @@ def _gather_call(store: HistoryStore, index: int, call_id: str, detail: EventDet
     detail.verdicts = [v for v in detail.verdicts if start <= v.index < stop]
 
 
-def _evidence(store: HistoryStore, seqs: list[Any]) -> list[tuple[int, str, str]]:
-    found = {s: store.index_of_seq(s) for s in seqs if isinstance(s, int)}
-    texts = store.summaries([i for i in found.values() if i is not None])
-    return [(seq, store.type_of(i), texts[i]) if i is not None else (seq, "?", "(not loaded)")
-            for seq, i in found.items()]
+@dataclass(slots=True)
+class EvidenceStep:
+    """One step an engine finding names (`#seq`), with the call and the result it belongs to,
+    so the operator sees what failed and how (the output that made it "the same error").
+
+    `call`/`result` are (seq, summary) of the call's two halves when found; `ok` and `excerpt`
+    (the last lines of the output, uncleaned) describe the result."""
+
+    seq: int
+    type: str
+    summary: str
+    call: tuple[int, str] | None = None
+    result: tuple[int, str] | None = None
+    ok: bool | None = None
+    error: str | None = None
+    excerpt: str = ""
+
+
+def evidence_steps(store: HistoryStore, seqs: list[Any], limit: int = 20
+                   ) -> list[EvidenceStep]:
+    """The first `limit` evidence steps of `seqs`, each paired with its call or its result
+    (read back from the log: call it from a worker thread)."""
+    steps = []
+    for seq in [s for s in seqs if isinstance(s, int) and not isinstance(s, bool)][:limit]:
+        index = store.index_of_seq(seq)
+        if index is None:
+            steps.append(EvidenceStep(seq, "?", "(not loaded)"))
+            continue
+        step = EvidenceStep(seq, store.type_of(index), store.text(index))
+        event = store.event(index)
+        call_id = event.get("call_id") if isinstance(event, dict) else None
+        if isinstance(call_id, str) and call_id and step.type in ("tool_call", "tool_result"):
+            _pair(store, index, call_id, step, event)
+        steps.append(step)
+    return steps
+
+
+def _pair(store: HistoryStore, index: int, call_id: str, step: EvidenceStep,
+          event: dict[str, Any]) -> None:
+    needle = json.dumps(call_id, ensure_ascii=False)
+    if step.type == "tool_call":
+        step.call = (step.seq, step.summary)
+        found = [(i, e) for i, e in store.events_mentioning(needle, index + 1,
+                                                            index + 1 + EVIDENCE_ROWS)
+                 if e.get("call_id") == call_id and e.get("type") in ("tool_result",
+                                                                       "tool_call")]
+        if not found or found[0][1].get("type") != "tool_result":
+            return  # no result (yet), or the id was used again first
+        result_index, result = found[0]
+    else:
+        result_index, result = index, event
+        calls = [i for i, e in store.events_mentioning(needle, max(0, index - EVIDENCE_ROWS),
+                                                        index)
+                 if e.get("call_id") == call_id and e.get("type") == "tool_call"]
+        if calls:
+            step.call = (store.seq_of(calls[-1]), store.text(calls[-1]))
+    step.result = (store.seq_of(result_index), store.text(result_index))
+    step.ok = bool(result.get("ok"))
+    error = result.get("error")
+    step.error = str(error) if error not in (None, "") else None
+    lines = [line for line in str(result.get("output") or "").splitlines() if line.strip()]
+    step.excerpt = "\n".join(lines[-EXCERPT_LINES:])

@@ -4,13 +4,16 @@ Agent text becomes a `rich.text.Text` built from plain strings (Rich never parse
 them) after `safetext.clean` removed escape sequences and control characters.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from supervisor.protocol.names import LEVEL_NAMES
 from supervisor.safetext import clean
 from supervisor.store import units
+
+if TYPE_CHECKING:
+    from supervisor.tui.event_detail import EvidenceStep
 
 LEVEL_STYLES = ("green", "yellow", "dark_orange", "bold red", "bold white on red")
 STATUS_STYLES = {
@@ -103,3 +106,42 @@ def gauge_text(name: str, value: float | None, limit: float, action: str, width:
     text.append("█" * filled, style=style)
     text.append("░" * (width - filled), style="dim")
     return text
+
+
+def evidence_lines(steps: "list[EvidenceStep]", width: int = 300) -> list[Text]:
+    """Each evidence step as its call and its result, named by `#seq` as the engine names
+    them: `#12 call  bash pytest -q` then `#13 result  failed (exit 1): E assert 1 == 2`.
+    A call and its result named both are shown once."""
+    lines: list[Text] = []
+    shown: set[int] = set()
+    for step in steps:
+        if step.seq in shown:
+            continue
+        if step.call is None and step.result is None:
+            line = Text(f"  #{step.seq:<6} {step.type:<11} ", style="dim", no_wrap=True, end="")
+            line.append_text(safe(step.summary, width))
+            lines.append(line)
+            shown.add(step.seq)
+            continue
+        if step.call is not None:
+            line = Text(f"  #{step.call[0]:<6} ", style="dim", no_wrap=True, end="")
+            line.append("call    ", style="bold")
+            line.append_text(safe(step.call[1], width))
+            lines.append(line)
+            shown.add(step.call[0])
+        if step.result is None:
+            lines.append(Text("          no result recorded", style="dim", end=""))
+            continue
+        line = Text(f"  #{step.result[0]:<6} ", style="dim", no_wrap=True, end="")
+        line.append("result  ", style="bold")
+        if step.ok:
+            line.append("ok", style="green")
+        else:
+            line.append("failed" + (f" ({clean(step.error, keep_newlines=False, limit=60)})"
+                                    if step.error else ""), style="red")
+        if step.excerpt:
+            line.append(": ")
+            line.append_text(safe(" ⏎ ".join(step.excerpt.splitlines()), width))
+        lines.append(line)
+        shown.add(step.result[0])
+    return lines

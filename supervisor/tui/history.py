@@ -321,3 +321,31 @@ class HistoryStore:
             + sum(sys.getsizeof(t) for t in self._fixed.values())
         )
 
+
+
+STEP_TYPES = ("tool_call", "tool_result", "message")
+"""What the agent did and said: the rows "Recent steps" shows (not the engine's own verdict,
+detection and limit rows, nor heartbeats)."""
+RECENT_SCAN = 4096
+"""Rows looked at backwards for recent steps: a long wait writes many heartbeats in between."""
+
+
+def recent_steps(store: HistoryStore, count: int, *, before_seq: object = None
+                 ) -> list[HistoryRow]:
+    """The last `count` calls, results and messages of `store` before the row of seq
+    `before_seq` (the end of the history when it is unknown), oldest first."""
+    codes = {type_code(name) for name in STEP_TYPES}
+    end = len(store)
+    if isinstance(before_seq, int) and not isinstance(before_seq, bool):
+        found_at = store.index_of_seq(before_seq)
+        if found_at is not None:
+            end = found_at
+    found: list[int] = []
+    for index in range(end - 1, max(-1, end - 1 - RECENT_SCAN), -1):
+        if store.code_of(index) in codes:
+            found.append(index)
+            if len(found) == count:
+                break
+    found.reverse()
+    store.prefetch(found)
+    return [store.row(i) for i in found]

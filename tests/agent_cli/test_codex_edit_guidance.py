@@ -39,3 +39,25 @@ def test_a_failing_patch_reaches_the_model_with_the_region(codex: Codex) -> None
     _, events = only_session(codex.sandbox)
     (verdict,) = of_type(events, "verdict")
     assert verdict["action"] == "nudge" and verdict["message"] in told[0]
+
+
+def test_a_third_identical_failing_command_is_told_to_step_back(codex: Codex) -> None:
+    """The same failing script three times, nothing changed: after the third the model reads
+    the recovery turn (added context after the command's output)."""
+    codex.install_hooks()
+    codex.sandbox.write("check.py", "import sys\nprint('add(2, 3) gave 6, not 5')\nsys.exit(1)\n")
+    codex.sandbox.commit("add check")
+    run_check = ToolCall("exec_command", {"cmd": "python3 check.py"})
+    codex.server.script = Script(main=[turn(run_check), turn(run_check), turn(run_check),
+                                       say("Stepping back.")])
+
+    run = codex.run("make check.py pass")
+
+    assert run.returncode == 0, run.describe()
+    told = [t for t in codex.server.user_texts() if "Loop: step back" in t]
+    assert len(told) == 1, codex.server.user_texts()
+    assert "Loop: step back. Your last 3 runs did not get you further. Tried: " in told[0]
+    assert "(the same call each time)" in told[0] and "no file changed between them" in told[0]
+    _, events = only_session(codex.sandbox)
+    (detection,) = of_type(events, "detection")
+    assert detection["detector"] == "exact_repeat" and detection["message"] in told[0]

@@ -41,3 +41,31 @@ def test_a_failed_replace_reaches_the_model_with_the_region(gemini: Gemini) -> N
     _, events = only_session(gemini.sandbox)
     (hint,) = of_type(events, "hint")
     assert hint["kind"] == "failed_edit" and hint["message"] in told
+
+
+def test_a_third_failed_replace_is_told_to_step_back(gemini: Gemini) -> None:
+    """Three different replace calls on parser.py fail the same way: the third answer is the
+    recovery turn, then the region, as the reason the model reads in place of the error."""
+    gemini.install_hooks()
+    gemini.sandbox.write("parser.py", PARSER)
+    gemini.sandbox.commit("add parser")
+    calls = [ToolCall("replace", {"file_path": "parser.py", "old_string": WRONG.replace(
+        "';'", f"'{sep}'"), "new_string": "pass", "instruction": "tidy the loop"})
+             for sep in (";", "|", "\\t")]
+    gemini.server.script = Script(main=[*(turn(c) for c in calls), say("Stepping back.")])
+
+    run = gemini.run("tidy parser.py")
+
+    assert run.returncode == 0, run.describe()
+    told = [r.text for r in gemini.server.function_responses()]
+    assert len(told) == 3, told
+    assert all(r.startswith("Could not find an exact match") for r in told)
+    assert "step back" not in told[0] + told[1]
+    assert "Agent Supervisor: Loop: step back. Your last 3 edits did not get you further. " \
+        "Tried: " in told[2]
+    assert "parser.py (3 different calls). Same each time: each failed with" in told[2]
+    assert "re-read the exact lines" in told[2]  # an edit's advice, not a missing path's
+    assert "  3 │     for line in text.splitlines():" in told[2]
+    _, events = only_session(gemini.sandbox)
+    (detection,) = of_type(events, "detection")
+    assert detection["detector"] == "recurring_error" and detection["message"] in told[2]

@@ -1,18 +1,25 @@
-"""Detections: each finding of the engine with its evidence; `enter` shows the evidence in the
-history (the rows highlighted)."""
+"""Detections: each finding of the engine with its evidence, each evidence call with its result
+(read in a worker); `enter` shows the evidence in the history (the rows highlighted)."""
 
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from supervisor.tui.format import level_text
+from supervisor.tui.event_detail import EvidenceStep, evidence_steps
+from supervisor.tui.format import evidence_lines, level_text
 from supervisor.tui.panels.base import Panel
 
 if TYPE_CHECKING:
+    from supervisor.tui.history import HistoryStore
     from supervisor.tui.model import DetectionInfo, SessionState
+
+HINT = "\nenter: show the evidence in the history"
+PANEL_EVIDENCE = 6
+"""Evidence steps shown under a detection here (all of them: `enter` on its history row)."""
 
 
 class DetectionsPanel(Panel):
@@ -22,13 +29,14 @@ class DetectionsPanel(Panel):
     HELP = "What the engine found, with its evidence (enter: show it in the history)"
     DEFAULT_CSS: ClassVar[str] = """
     DetectionsPanel OptionList { height: 1fr; }
-    DetectionsPanel #detection-detail { height: auto; max-height: 12; padding: 0 1;
+    DetectionsPanel #detection-detail { height: auto; max-height: 16; padding: 0 1;
         border-top: solid $panel; }
     """
 
     def __init__(self, session_id: str) -> None:
         super().__init__(session_id)
         self._detections: list[DetectionInfo] = []
+        self._history: HistoryStore | None = None
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="detections")
@@ -40,6 +48,7 @@ class DetectionsPanel(Panel):
     def update(self, state: "SessionState", now: float) -> None:
         options = self.query_one(OptionList)
         self._detections = state.detections
+        self._history = state.history
         if options.option_count > len(state.detections):  # the events file was reset
             options.clear_options()
         if options.option_count == len(state.detections):
@@ -69,7 +78,28 @@ class DetectionsPanel(Panel):
         detail.append("evidence  ", style="dim")
         detail.append(" ".join(f"#{n}" for n in d.evidence) + "\n")
         detail.append(d.message)
-        detail.append("\nenter: show the evidence in the history", style="dim")
+        shown = detail.copy()
+        shown.append(HINT, style="dim")
+        self.query_one("#detection-detail", Static).update(shown)
+        if self._history is not None and d.evidence:
+            self._load_evidence(self._history, detail, list(d.evidence))
+
+    @work(thread=True, exclusive=True, group="detection-evidence")
+    def _load_evidence(self, history: "HistoryStore", head: Text, seqs: list[int]) -> None:
+        """In a worker: the evidence calls and their results are read back from the log."""
+        steps = evidence_steps(history, seqs, limit=PANEL_EVIDENCE)
+        self.app.call_from_thread(self._show_evidence, head, steps, len(seqs))
+
+    def _show_evidence(self, head: Text, steps: list[EvidenceStep], count: int) -> None:
+        detail = head.copy()
+        detail.append("\n")
+        for line in evidence_lines(steps):
+            detail.append("\n")
+            detail.append_text(line)
+        if count > len(steps):
+            detail.append(f"\n  … {count - len(steps)} more (enter on its history row)",
+                          style="dim")
+        detail.append(HINT, style="dim")
         self.query_one("#detection-detail", Static).update(detail)
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:

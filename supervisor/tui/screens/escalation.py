@@ -16,17 +16,18 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from supervisor.store.summary import Answer
+from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.followup import FollowUp, follow_state
-from supervisor.tui.format import countdown, level_text, safe, safe_block
+from supervisor.tui.format import countdown, evidence_lines, level_text, safe, safe_block
+from supervisor.tui.history import HistoryStore, recent_steps
 from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
 
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
 
 RECENT_STEPS = 8
-"""Steps shown before the escalation (heartbeats left out)."""
-RECENT_SCAN_ROWS = 4096
-"""How far back the prompt looks for them: a long wait writes many heartbeats in between."""
+"""Calls, results and messages shown before the escalation (not the engine's own verdict,
+detection and limit rows, nor heartbeats: `history.recent_steps`)."""
 
 
 class EscalationScreen(ModalScreen[None]):
@@ -118,25 +119,37 @@ class EscalationScreen(ModalScreen[None]):
         if st is None:
             return
         history = st.history
-        evidence = Text(no_wrap=True, overflow="ellipsis")
         seqs = [int(n) for n in (self.escalation.get("evidence") or []) if isinstance(n, int)]
         if not seqs and self.is_pause:
-            evidence.append("Evidence: none, an operator paused it (the steps before it are "
-                            "below)\n", style="bold")
+            none = Text("Evidence: none, an operator paused it (the steps before it are "
+                        "below)\n", style="bold")
+            self.query_one("#esc-evidence", Static).update(none)
         else:
-            evidence.append(f"Evidence ({len(seqs)} steps)\n", style="bold")
-        for seq in seqs[:20]:
-            index = history.index_of_seq(seq)
-            if index is None:
-                evidence.append(f"  #{seq} (not loaded)\n", style="dim")
-                continue
-            evidence.append_text(self._row_text(history.row(index)))
-        self.query_one("#esc-evidence", Static).update(evidence)
+            loading = Text(f"Evidence ({len(seqs)} steps)\n", style="bold", no_wrap=True)
+            loading.append("  reading the evidence calls and their results…", style="dim")
+            self.query_one("#esc-evidence", Static).update(loading)
+            self._load_evidence(history, seqs)
         recent = Text(no_wrap=True, overflow="ellipsis")
         recent.append("Recent steps before it\n", style="bold")
-        for row in recent_rows(history, self.escalation.get("seq")):
+        for row in recent_steps(history, RECENT_STEPS, before_seq=self.escalation.get("seq")):
             recent.append_text(self._row_text(row))
         self.query_one("#esc-recent", Static).update(recent)
+
+    @work(thread=True, exclusive=True, group="escalation-evidence")
+    def _load_evidence(self, history: HistoryStore, seqs: list[int]) -> None:
+        """In a worker: each evidence call with its result is read back from the log."""
+        steps = evidence_steps(history, seqs)
+        self.app.call_from_thread(self._show_evidence, len(seqs), steps)
+
+    def _show_evidence(self, count: int, steps: list[EvidenceStep]) -> None:
+        evidence = Text(no_wrap=True, overflow="ellipsis")
+        evidence.append(f"Evidence ({count} steps, each call with its result)\n", style="bold")
+        for line in evidence_lines(steps):
+            evidence.append_text(line)
+            evidence.append("\n")
+        if count > len(steps):
+            evidence.append(f"  … {count - len(steps)} more\n", style="dim")
+        self.query_one("#esc-evidence", Static).update(evidence)
 
     def _show_options(self, still_open: bool) -> None:
         """The answers offered, and what the deadline will do; once the escalation is answered
@@ -163,7 +176,7 @@ class EscalationScreen(ModalScreen[None]):
         line = Text()
         line.append(f"  #{row.seq:<6} {self.sv.clock_format(row.ts)} ", style="dim")
         line.append(f"{row.type:<16} ", style="bold")
-        line.append(row.text[:90])  # already cleaned by the history store
+        line.append(row.text[:200])  # already cleaned by the history store
         line.append("\n")
         return line
 
@@ -314,23 +327,6 @@ class EscalationScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
-
-
-def recent_rows(history: Any, before_seq: object) -> list[Any]:
-    """The last `RECENT_STEPS` rows before the row of seq `before_seq` (the end of the history
-    when it is unknown), heartbeats left out, looking back at most `RECENT_SCAN_ROWS` rows."""
-    end = len(history)
-    if isinstance(before_seq, int):
-        found = history.index_of_seq(before_seq)
-        if found is not None:
-            end = found
-    picked: list[int] = []
-    index = end - 1
-    while index >= 0 and index >= end - RECENT_SCAN_ROWS and len(picked) < RECENT_STEPS:
-        if history.type_of(index) != "heartbeat":
-            picked.append(index)
-        index -= 1
-    return [history.row(i) for i in reversed(picked)]
 
 
 def answered_text(answer: Answer | None) -> Text:

@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from supervisor.safetext import clean
 from supervisor.store.units import count
 from supervisor.tui.event_detail import EventDetail, Related, load_detail
-from supervisor.tui.format import safe
+from supervisor.tui.format import evidence_lines, safe
 from supervisor.tui.history_layout import HistoryLayout
 from supervisor.tui.screens.pager import PagerScreen
 
@@ -109,10 +109,7 @@ def detail_lines(detail: EventDetail, clock: Callable[[float], str]) -> list[Tex
         _other(lines, detail.event, clock)
     if detail.evidence:
         lines += [Text(""), Text(f"Evidence ({len(detail.evidence)} steps)", style="bold")]
-        for seq, kind, summary in detail.evidence:
-            row = Text(f"  #{seq:<6} {kind:<12} ", style="dim")
-            row.append(summary, style="")
-            lines.append(row)
+        lines += evidence_lines(detail.evidence)
     if detail.detections:
         lines += [Text(""), Text("Detections that name it", style="bold")]
         for d in detail.detections:

@@ -24,7 +24,7 @@ class TextPager(ScrollView, can_focus=True):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"text-pager--match", "text-pager--current"}
     DEFAULT_CSS = """
-    TextPager { background: $surface; }
+    TextPager { background: $surface; scrollbar-gutter: stable; }
     TextPager > .text-pager--match { background: $warning 40%; }
     TextPager > .text-pager--current { background: $warning; color: $background; }
     """
@@ -151,6 +151,8 @@ class TextPager(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
+        if width != self._width:  # the scrollbar came or went: wrap to what is visible
+            self.call_after_refresh(self._wrap)
         base = self.rich_style
         row = int(self.scroll_y) + y
         if row >= len(self._wrapped):
