@@ -111,9 +111,12 @@ def test_the_labelled_corpus_imports_with_its_step_numbering() -> None:
 
 
 def test_the_quality_benchmark_without_the_corpus_says_so(tmp_path: Path) -> None:
-    env = {**cli_env(), "SUPERVISOR_LABELLED_CORPUS": str(tmp_path / "nowhere")}
+    env = {**cli_env(), "SUPERVISOR_LABELLED_CORPUS": str(tmp_path / "nowhere"),
+           "SUPERVISOR_CORPUS": str(tmp_path / "nowhere")}
+    # neither corpus (the labelled one, nor the development one of the closest-match section)
     code = ("import sys; sys.path[:0] = [sys.argv[1]]; import bench_quality as b; "
-            "b.corpus_dir = lambda: None; print(b.run())")
+            "import quality_closest as q; b.corpus_dir = lambda: None; q.corpora = lambda: []; "
+            "print(b.run())")
     done = subprocess.run([sys.executable, "-c", code, str(REPO / "benchmarks")], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
