@@ -210,6 +210,24 @@ def as_end(step: Step, agent_label: str, reason: Any) -> None:
                 "reason": f"{agent_label} session ended ({text_or_none(reason) or 'other'})"}
 
 
+def as_stop(step: Step, last_message: Any) -> None:
+    """The agent's turn stopped (Stop, SubagentStop): its last text as an assistant message; a
+    subagent's stop ends the subagent's child session."""
+    step.kind = "stop"
+    if isinstance(last_message, str) and last_message:
+        step.message = {"role": "assistant", "text": cut_text(last_message)}
+    if step.hook_event == "SubagentStop" and step.subagent:
+        step.end = {"status": "completed", "reason": "subagent finished"}
+
+
+def result_of(call_id: str, tool: str, output: str, error: str | None) -> Result:
+    """A call's outcome as recorded when the agent gives only an error text (or none): failed
+    exactly when there is an error, which is kept to its first 2 KiB."""
+    return {"call_id": call_id, "tool": tool, "output": output,
+            "ok": error is None, "error": cut_text(error, 2048, 0) if error else None,
+            "duration_ms": None}
+
+
 def child_session_id(parent: str, agent_id: str) -> str:
     """The session of a subagent: `<parent>.sub-<agent_id>`, always distinct from the parent
     (a long parent id is shortened first, so the 128-character limit cannot cut the suffix)."""

@@ -29,11 +29,13 @@ from supervisor.hooks.step import (
     as_notification,
     as_prompt,
     as_start,
+    as_stop,
     cut_args,
     cut_text,
     first_line,
     number_or_none,
     other_event,
+    result_of,
     session_ids,
     stable_call_id,
     text_or_none,
@@ -225,18 +227,11 @@ def _batch_result(call: Call, item: dict[str, Any]) -> Result:
         output = error = refused.group(1).strip() or "the tool call failed"
     elif isinstance(response, dict) and response.get("is_error"):
         error = first_line(output) or "the tool call failed"
-    return {"call_id": call["call_id"], "tool": call["tool"], "output": output,
-            "ok": error is None, "error": cut_text(error, 2048, 0) if error else None,
-            "duration_ms": None}
+    return result_of(call["call_id"], call["tool"], output, error)
 
 
 def _stop(payload: dict[str, Any], step: Step) -> None:
-    step.kind = "stop"
-    text = payload.get("last_assistant_message")
-    if isinstance(text, str) and text:
-        step.message = {"role": "assistant", "text": cut_text(text)}
-    if step.hook_event == "SubagentStop" and step.subagent:
-        step.end = {"status": "completed", "reason": "subagent finished"}
+    as_stop(step, payload.get("last_assistant_message"))
 
 
 def _notification(payload: dict[str, Any], step: Step) -> None:

@@ -21,10 +21,11 @@ from supervisor.hooks.step import (
     as_end,
     as_prompt,
     as_start,
+    as_stop,
     cut_args,
-    cut_text,
     first_line,
     other_event,
+    result_of,
     session_ids,
     stable_call_id,
     text_or_none,
@@ -110,18 +111,11 @@ def _post_tool(payload: dict[str, Any], step: Step) -> None:
         if output.strip():
             error += f"\n{first_line(output)}"
     step.kind = "result"
-    step.result = {"call_id": call["call_id"], "tool": call["tool"], "output": output,
-                   "ok": error is None, "error": cut_text(error, 2048, 0) if error else None,
-                   "duration_ms": None}
+    step.result = result_of(call["call_id"], call["tool"], output, error)
 
 
 def _stop(payload: dict[str, Any], step: Step) -> None:
-    step.kind = "stop"
-    text = payload.get("last_assistant_message")
-    if isinstance(text, str) and text:
-        step.message = {"role": "assistant", "text": cut_text(text)}
-    if step.hook_event == "SubagentStop" and step.subagent:
-        step.end = {"status": "completed", "reason": "subagent finished"}
+    as_stop(step, payload.get("last_assistant_message"))
 
 
 def _interrupt(payload: dict[str, Any], step: Step) -> None:

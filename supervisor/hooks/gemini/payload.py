@@ -29,6 +29,7 @@ from supervisor.hooks.step import (
     cut_text,
     first_line,
     other_event,
+    result_of,
     session_ids,
     stable_call_id,
     text_or_none,
@@ -91,8 +92,7 @@ def _after_tool(payload: dict[str, Any], step: Step) -> None:
     output, error = outcome(response)
     step.kind = "result"
     step.pair = stable_call_id(tool, args)
-    step.result = {"call_id": step.pair, "tool": tool, "output": output, "ok": error is None,
-                   "error": cut_text(error, 2048, 0) if error else None, "duration_ms": None}
+    step.result = result_of(step.pair, tool, output, error)
 
 
 def outcome(response: Any) -> tuple[str, str | None]:
