@@ -26,6 +26,7 @@ span (`supervisor.dropped_events`), never silently.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,7 @@ from supervisor.protocol.models import (
     Usage,
     Verdict,
 )
-from supervisor.safetext import clean
+from supervisor.safetext import clean, is_clean
 
 SEMCONV_VERSION = "1.44.0"
 """The OpenTelemetry semantic conventions whose GenAI names are used (as shipped by
@@ -55,7 +56,6 @@ AGENT_NAME = "gen_ai.agent.name"
 CONVERSATION_ID = "gen_ai.conversation.id"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
-TOOL_TYPE = "gen_ai.tool.type"
 TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_RESULT = "gen_ai.tool.call.result"
 INPUT_TOKENS = "gen_ai.usage.input_tokens"
@@ -142,7 +142,10 @@ class _Open:
 
 def _text(value: object, limit: int = MAX_TEXT) -> str:
     """Agent and engine text made safe for a backend's screen: no control sequences, bounded."""
-    return clean(str(value), limit=limit)
+    text = str(value)
+    if len(text) <= limit and is_clean(text):  # the common case, without the regex work
+        return text
+    return clean(text, limit=limit)
 
 
 class SessionTranslator:
@@ -174,29 +177,9 @@ class SessionTranslator:
             return out
         if self.session is None:
             self._start(event)
-        if isinstance(event, ToolCall):
-            self._tool_call(event, out)
-        elif isinstance(event, ToolResult):
-            self._tool_result(event, out)
-        elif isinstance(event, Verdict):
-            self._verdict(event, out)
-        elif isinstance(event, Detection):
-            self._detection(event, out)
-        elif isinstance(event, Escalation):
-            self._escalation(event, out)
-        elif isinstance(event, DecisionApplied):
-            self._decision(event, out)
-        elif isinstance(event, Rollback):
-            self._session_event("supervisor.rollback", event.ts, {
-                "supervisor.checkpoint.id": _text(event.checkpoint_id),
-                "supervisor.rollback.restored_files": event.restored_files,
-                "supervisor.rollback.safety_checkpoint.id": _text(event.safety_checkpoint_id),
-            })
-            out.measures.append(Measure("rollbacks", 1))
-        elif isinstance(event, Usage):
-            self._usage(event, out)
-        elif isinstance(event, SessionEnd):
-            self._end(event.ts, event.status, event.reason, out)
+        handle = _HANDLERS.get(type(event))
+        if handle is not None:
+            handle(self, event, out)
         return out
 
     # -- the session span ---------------------------------------------------------------------
@@ -252,7 +235,6 @@ class SessionTranslator:
             OPERATION: "execute_tool",
             TOOL_NAME: _text(event.tool, 200),
             TOOL_CALL_ID: _text(event.call_id, 200),
-            TOOL_TYPE: "function",
             "supervisor.seq": event.seq,
         }
         if self.include_content:
@@ -284,7 +266,6 @@ class SessionTranslator:
             return
         if event.duration_ms is not None:
             span.attributes["supervisor.tool.duration_ms"] = float(event.duration_ms)
-        span.attributes["supervisor.tool.output_bytes"] = event.output_bytes
         if self.include_content:
             span.attributes[TOOL_RESULT] = _text(event.output, MAX_CONTENT)
         error = None if event.ok else _text(event.error or "the tool reported a failure", 200)
@@ -409,6 +390,17 @@ class SessionTranslator:
         out.spans.append(self._record(span, self._session_id(), ts))
         return waited
 
+    def _rollback(self, event: Rollback, out: Output) -> None:
+        self._session_event("supervisor.rollback", event.ts, {
+            "supervisor.checkpoint.id": _text(event.checkpoint_id),
+            "supervisor.rollback.restored_files": event.restored_files,
+            "supervisor.rollback.safety_checkpoint.id": _text(event.safety_checkpoint_id),
+        })
+        out.measures.append(Measure("rollbacks", 1))
+
+    def _session_end(self, event: SessionEnd, out: Output) -> None:
+        self._end(event.ts, event.status, event.reason, out)
+
     def _usage(self, event: Usage, out: Output) -> None:
         self.tokens[0] += event.input_tokens
         self.tokens[1] += event.output_tokens
@@ -428,3 +420,18 @@ class SessionTranslator:
             span.attributes["supervisor.dropped_events"] = span.dropped
         return SpanRecord(span.name, self.trace, span.span_id, parent, span.start_ts,
                           max(end_ts, span.start_ts), span.attributes, span.events, error, kind)
+
+
+_HANDLERS: dict[type[Event], Callable[[SessionTranslator, Any, Output], None]] = {
+    # event type -> what it does to the trace (one dict look-up per event: this runs for every
+    # line of every session)
+    ToolCall: SessionTranslator._tool_call,
+    ToolResult: SessionTranslator._tool_result,
+    Verdict: SessionTranslator._verdict,
+    Detection: SessionTranslator._detection,
+    Escalation: SessionTranslator._escalation,
+    DecisionApplied: SessionTranslator._decision,
+    Rollback: SessionTranslator._rollback,
+    Usage: SessionTranslator._usage,
+    SessionEnd: SessionTranslator._session_end,
+}
