@@ -404,3 +404,44 @@ def test_the_export_benchmark_runs_at_a_tiny_size() -> None:
         sys.path.remove(str(REPO / "benchmarks"))
     assert figure.baseline and figure.value > 0
     assert "spans sent" in figure.note and not figure.note.startswith("0 ")
+
+
+@pytest.mark.slow
+def test_a_fleet_is_exported_from_redis_as_from_the_local_root(tmp_path: Path,
+                                                                redis_server) -> None:
+    """A relay ships a session to a real redis-server; `otel --store redis://` exports the same
+    spans as `otel --root` on the agent's host (span ids aside: the session is `h1/NAME`)."""
+    from supervisor.store.open import open_store
+    from tests.redis_helpers import relay_process, wait_for
+    from tests.test_fleet_e2e import stop_all
+
+    root = private_root(tmp_path)
+    (name,) = copy_samples(root, ["exact-repeat-approve"])
+    relay = relay_process(root, redis_server.url(), "h1", log=tmp_path / "relay.log")
+    store = open_store(redis_server.url())
+    try:
+        wait_for(lambda: store.exists(f"h1/{name}") and store.summary(f"h1/{name}").ended, 60,
+                 "the relay to ship the session")
+    finally:
+        store.close()
+        stop_all([relay])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    with OtlpReceiver() as rx:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = rx.endpoint
+        done = subprocess.run(
+            [sys.executable, "-m", "supervisor", "otel", "--store", redis_server.url(),
+             "--cursor", str(tmp_path / "fleet.json")],
+            env=env, capture_output=True, text=True, timeout=120, cwd=REPO)
+        assert done.returncode == 0, done.stderr
+        fleet = rx.spans()
+    with OtlpReceiver() as rx:
+        assert otel(root, rx.endpoint, tmp_path / "local.json").returncode == 0
+        local = rx.spans()
+
+    def shape(spans: list[dict]) -> list[tuple]:
+        return sorted((s["name"], s["attributes"].get("gen_ai.tool.call.id", ""),
+                       s["start"], s["end"]) for s in spans)
+
+    assert shape(fleet) == shape(local) and fleet
+    (session,) = [s for s in fleet if s["name"].startswith("invoke_agent")]
+    assert session["attributes"]["gen_ai.conversation.id"] == f"h1/{name}"
