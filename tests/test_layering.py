@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "supervisor"
 
 ALL = frozenset({"protocol", "engine", "store", "guard", "hooks", "analysis", "importers", "tui",
-                 "cli", "demo"})
+                 "cli", "demo", "otel"})
 LAYERS: dict[str, frozenset[str]] = {
     # layer: the layers of ours it may import (DESIGN.md, "Layers and who may import whom")
     "protocol": frozenset({"protocol"}),
@@ -31,6 +31,7 @@ LAYERS: dict[str, frozenset[str]] = {
     "tui": ALL,
     "cli": ALL,
     "demo": frozenset({"protocol", "engine", "store", "guard", "demo"}),  # an agent on the SDK
+    "otel": frozenset({"protocol", "engine", "store", "otel"}),  # the engine read-only
 }
 LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.resources"})
 """Leaf utilities any layer may import (stdlib only)."""
@@ -45,6 +46,7 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "demo": frozenset({"textual"}),
     "analysis": frozenset({"textual"}),
     "importers": frozenset({"textual"}),
+    "otel": frozenset({"textual", "rich"}),
 }
 
 
@@ -161,11 +163,14 @@ RUNTIME_RULES = {
                "supervisor.cli"},
     "store": {"textual", "supervisor.engine", "supervisor.guard", "supervisor.tui",
               "supervisor.cli"},
-    "guard": {"textual", "supervisor.tui", "supervisor.hooks", "supervisor.cli"},
+    "guard": {"textual", "supervisor.tui", "supervisor.hooks", "supervisor.cli",
+              "opentelemetry"},
     "hooks": {"textual", "rich", "pydantic", "supervisor.tui", "supervisor.cli",
-              "supervisor.analysis", "supervisor.importers"},
+              "supervisor.analysis", "supervisor.importers", "opentelemetry"},
     "analysis": {"textual", "supervisor.store", "supervisor.tui", "supervisor.guard"},
     "importers": {"textual", "supervisor.store", "supervisor.tui", "supervisor.guard"},
+    "otel": {"textual", "supervisor.tui", "supervisor.guard", "supervisor.hooks",
+             "supervisor.cli"},
 }
 
 

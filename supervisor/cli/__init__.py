@@ -39,6 +39,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("demo", "supervisor.cli.demo_cmd", "demo agents with the dashboard on them"),
     ("relay", "supervisor.cli.relay_cmd",
      "ship this host's sessions to a Redis store and bring decisions back"),
+    ("otel", "supervisor.cli.otel_cmd",
+     "export sessions as OpenTelemetry traces and metrics (OTLP)"),
 ]
 
 
