@@ -37,6 +37,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("import", "supervisor.cli.import_cmd", "write runs of other agent frameworks as sessions"),
     ("dashboard", "supervisor.cli.dashboard_cmd", "the live dashboard over a root"),
     ("demo", "supervisor.cli.demo_cmd", "demo agents with the dashboard on them"),
+    ("notify", "supervisor.cli.notify_cmd",
+     "try the notification services; deliver an escalation's notification"),
     ("relay", "supervisor.cli.relay_cmd",
      "ship this host's sessions to a Redis store and bring decisions back"),
 ]

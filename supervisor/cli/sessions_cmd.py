@@ -61,6 +61,7 @@ def _row(s: Any, now: float) -> dict[str, object]:
         "session": s.session_id, "agent": s.agent, "task": s.task, "status": s.status(now),
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
         "last_ts": s.last_ts, "pending_escalations": list(s.pending),
+        "notifications": s.notifications,
     }
 
 

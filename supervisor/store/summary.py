@@ -75,6 +75,9 @@ class SessionSummary:
     """Resets applied so far."""
     reset_limit: float | None = None
     """The policy's `resets_per_conversation` (None: unlimited or not reported)."""
+    notifications: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The latest `notification` outcome of each escalation, by id and then by service:
+    `{"esc-1": {"ntfy://ntfy.sh/x": {"outcome": "sent", "attempt": 2, "reason": None}}}`."""
     broken: str | None = None
     """Why this session's events could not be folded (set by a reader that failed on them),
     or None. A broken session is shown as such; the others go on."""
@@ -197,6 +200,11 @@ def _decision_ignored(s: SessionSummary, e: Any) -> None:
     s.handled.add(e.decision_id)
 
 
+def _notification(s: SessionSummary, e: Any) -> None:
+    by_service = s.notifications.setdefault(e.escalation_id, {})
+    by_service[e.service] = {"outcome": e.outcome, "attempt": e.attempt, "reason": e.reason}
+
+
 def _reset_limit(policy: Any) -> float | None:
     """`limits.resets_per_conversation.limit` of a recorded policy, when it is a positive
     number."""
@@ -220,4 +228,5 @@ _HANDLERS = {
     "decision_ignored": _decision_ignored,
     "limit": _limit,
     "session_end": _session_end,
+    "notification": _notification,
 }
