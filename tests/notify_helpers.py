@@ -7,6 +7,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from supervisor.store.writer import event_writer
+
 
 class Receiver:
     def __init__(self, fail_first: int = 0, status: int = 503) -> None:
@@ -55,3 +57,19 @@ def write_config(folder: Path, urls: list[str], **notify: object) -> Path:
     path = folder / "config.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def escalate(root: Path, session: str, *, deadline: float | None = None) -> None:
+    """What a guard writes when a looping Bash call escalates (no agent process needed)."""
+    with event_writer(root, session) as w:
+        w.append({"type": "session_start", "agent": "test", "task": "fix it", "cwd": None,
+                  "pid": None})
+        w.append({"type": "tool_call", "call_id": "c9", "tool": "Bash",
+                  "args": {"command": "pytest -q tests/test_dates.py"}})
+        w.append({"type": "detection", "detector": "repeat", "level": 3, "signature": "s",
+                  "evidence": [2, 5, 8], "message": "same call, same error"})
+        w.append({"type": "escalation", "escalation_id": "esc-1", "level": 3,
+                  "reason": "Paused: this exact call ran 3 times", "evidence": [2, 5, 8],
+                  "options": ["approve", "guidance", "skip", "abort"],
+                  "deadline_ts": deadline, "fallback": "skip", "kind": "detection",
+                  "call_id": "c9"})

@@ -13,23 +13,7 @@ from supervisor.notify.config import load
 from supervisor.store.writer import event_writer
 from tests.conftest import cli_env, run_cli
 from tests.guard_helpers import events, of_type, start_demo, wait_for
-from tests.notify_helpers import Receiver, write_config
-
-
-def escalate(root: Path, session: str, *, deadline: float | None = None) -> None:
-    """What a guard writes when a looping Bash call escalates (no agent process needed)."""
-    with event_writer(root, session) as w:
-        w.append({"type": "session_start", "agent": "test", "task": "fix it", "cwd": None,
-                  "pid": None})
-        w.append({"type": "tool_call", "call_id": "c9", "tool": "Bash",
-                  "args": {"command": "pytest -q tests/test_dates.py"}})
-        w.append({"type": "detection", "detector": "repeat", "level": 3, "signature": "s",
-                  "evidence": [2, 5, 8], "message": "same call, same error"})
-        w.append({"type": "escalation", "escalation_id": "esc-1", "level": 3,
-                  "reason": "Paused: this exact call ran 3 times", "evidence": [2, 5, 8],
-                  "options": ["approve", "guidance", "skip", "abort"],
-                  "deadline_ts": deadline, "fallback": "skip", "kind": "detection",
-                  "call_id": "c9"})
+from tests.notify_helpers import Receiver, escalate, write_config
 
 
 def deliverer(root: Path, session: str, escalation: str = "esc-1") -> subprocess.Popen:
