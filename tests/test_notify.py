@@ -139,3 +139,31 @@ def test_a_bad_config_is_one_line(tmp_path: Path, content: str) -> None:
     path.write_text(content)
     [problem] = load(path).problems
     assert problem.startswith(str(path)) and "\n" not in problem
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_failed_notification_shows_beside_the_escalation(
+        root: Path, tmp_path: Path, anyio_backend: str) -> None:
+    import os
+
+    from tui_support import FROZEN_NOW, escalation, load, make_app, screen_text, start, write_events
+
+    from supervisor.store.liveness import THIS_HOST
+    from supervisor.tui.screens.escalation import EscalationScreen
+
+    write_events(root, "tui1", [start(pid=os.getpid(), host=THIS_HOST),
+                                escalation("esc-1", deadline_ts=FROZEN_NOW + 300)])
+    with Receiver(fail_first=100, status=500) as rx:
+        write_config(tmp_path / "config", [rx.url], burst_s=0, retries=1, backoff_s=0.1)
+        assert deliverer(root, "tui1").wait(timeout=60) == 0
+    app = make_app(root)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, EscalationScreen)
+        app.refresh_screens()
+        await pilot.pause()
+        line = next(x for x in screen_text(app).splitlines() if "Deadline" in x)
+        assert "notified: FAILED (attempt 2): " in line and "Internal server error" in line, line
