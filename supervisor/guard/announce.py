@@ -2,17 +2,17 @@
 it with no dashboard open (`supervisor notify deliver`, docs/notify.md).
 
 The guard does not import the notifier (apprise is heavy, and a service that hangs must never
-hold a tool call): it starts a detached process and goes on. Starting it costs a fork and an
-exec on the escalating call only; whether to start one at all is read from the operator's
-`config.toml` (a `[notify]` table with `urls`), with the stdlib's TOML reader.
+hold a tool call): a thread of its own reads the operator's `config.toml` (is there a `[notify]`
+table with `urls`?) and starts a detached process, while the call goes on. The thread is not a
+daemon, so a one-shot hook process that exits at once still starts the notifier first; the
+process it starts is reaped by a daemon thread (a long-lived SDK agent or resident hook server
+keeps no zombie; a hook process that exits leaves it to init).
 """
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import threading
-import tomllib
 from pathlib import Path
 
 from supervisor.userconfig import config_file
@@ -21,6 +21,8 @@ from supervisor.userconfig import config_file
 def notify_configured() -> bool:
     """True when the operator's config asks for notifications (its URLs are checked later,
     by the notifier, which says what is wrong with them)."""
+    import tomllib
+
     try:
         data = tomllib.loads(config_file().read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -29,8 +31,17 @@ def notify_configured() -> bool:
     return isinstance(table, dict) and bool(table.get("urls"))
 
 
-def announce(root: Path, session_id: str, escalation_id: str) -> None:
-    """Start `supervisor notify deliver` for this escalation, detached; never raises."""
+def announce(root: Path, session_id: str, escalation_id: str) -> threading.Thread:
+    """Start `supervisor notify deliver` for this escalation from a thread; never raises."""
+    thread = threading.Thread(target=_start, args=(root, session_id, escalation_id),
+                              name="notify-start", daemon=False)
+    thread.start()
+    return thread
+
+
+def _start(root: Path, session_id: str, escalation_id: str) -> None:
+    import subprocess
+
     if not notify_configured():
         return
     argv = [sys.executable, "-m", "supervisor", "notify", "deliver", "--root", str(root),
@@ -40,6 +51,4 @@ def announce(root: Path, session_id: str, escalation_id: str) -> None:
                                 stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         return  # no notification: the dashboard and the CLI still show the escalation
-    # reap it when it ends, so a long-lived process (the SDK, the resident hook server)
-    # keeps no zombie; a one-shot hook process exits first and leaves it to init
     threading.Thread(target=proc.wait, name="notify-reaper", daemon=True).start()
