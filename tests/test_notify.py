@@ -167,3 +167,59 @@ async def test_a_failed_notification_shows_beside_the_escalation(
         await pilot.pause()
         line = next(x for x in screen_text(app).splitlines() if "Deadline" in x)
         assert "notified: FAILED (attempt 2): " in line and "Internal server error" in line, line
+
+
+@pytest.mark.slow
+def test_a_claude_code_hook_session_is_notified(root: Path, tmp_path: Path) -> None:
+    """Real hook processes (through the resident hook server): a Bash call that fails the same
+    way again and again escalates, the held call's notification is sent, an answer frees it."""
+    from tests.hook_helpers import payload, run_hook, start_hook
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    bash = {"command": "pytest -q"}
+    with Receiver() as rx:
+        write_config(tmp_path / "config", [rx.url], burst_s=0.2)
+        assert run_hook(payload("SessionStart", cwd=ws, source="startup"), root).returncode == 0
+        held = None
+        for step in range(12):
+            call = payload("PreToolUse", cwd=ws, tool_name="Bash", tool_input=bash,
+                           tool_use_id=f"toolu_{step}")
+            proc = start_hook(call, root, "--timeout", "120")
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                held = proc  # the call is held: it escalated
+                break
+            run_hook(payload("PostToolUseFailure", cwd=ws, tool_name="Bash", tool_input=bash,
+                             tool_use_id=f"toolu_{step}", error="Exit code 1\n1 failed"), root)
+        assert held is not None, [e["type"] for e in events(root, "loop-1")]
+        try:
+            evs = wait_for(root, "loop-1", lambda e: bool(of_type(e, "notification")))
+        finally:
+            run_cli("answer", "loop-1", "--skip", SUPERVISOR_HOME=str(root))
+            held.communicate(timeout=30)
+    assert of_type(evs, "notification")[0]["outcome"] == "sent"
+    assert len(rx.messages) == 1 and rx.messages[0]["title"] == "needs you: loop-1 (esc-1)"
+    assert "Bash pytest -q" in rx.messages[0]["message"]
+
+
+def test_an_operators_own_pause_is_not_notified(root: Path, tmp_path: Path) -> None:
+    from supervisor.guard.core import Guard
+    from supervisor.guard.operator import send_decision
+    from supervisor.guard.settings import GuardSettings
+
+    with Receiver() as rx:
+        write_config(tmp_path / "config", [rx.url], burst_s=0)
+        guard = Guard.open(root, "paused", cwd=tmp_path,
+                           settings=GuardSettings(checkpoints=False))
+        try:
+            guard.start("test", None, heartbeat_s=None)
+            send_decision(root, "paused", "pause", operator="ana")
+            assert guard.pre_call("Bash", {"command": "ls"}, call_id="c1").action == "pause"
+        finally:
+            guard.close()
+        time.sleep(2.0)  # what a deliverer would have needed to start and send
+        assert rx.messages == []
+    assert of_type(events(root, "paused"), "escalation")[0]["kind"] == "pause"
+    assert not (root / "sessions" / "paused" / "notify").exists()

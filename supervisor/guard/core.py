@@ -663,7 +663,8 @@ class Guard:
         self._write(event)
         self.state["pending"] = {**event, "signature": signature}
         self._must_save = True
-        announce(self.root, self.session_id, esc_id)
+        if kind != "pause":  # an operator's own pause is no news to the operators
+            announce(self.root, self.session_id, esc_id)
 
     def _pause_verdict(self, call_id: str | None) -> Verdict:
         pending = self.pending or {}
