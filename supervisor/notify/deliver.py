@@ -77,7 +77,7 @@ def deliver(root: Path, session_id: str, escalation_id: str, config: NotifyConfi
         entries = _take_outbox(root)
         items = [i for i in (_item(root, s, e, config) for s, e in entries) if i is not None]
         if items:
-            _send_all(root, items, config, send, sleep)
+            send_all(root, items, config, send, sleep)
         return len(items)
     finally:
         os.close(lock_fd)
@@ -109,8 +109,9 @@ def _item(root: Path, session_id: str, escalation_id: str, config: NotifyConfig
     return item_of(session_id, events, escalation_id, config.link)
 
 
-def _send_all(root: Path, items: list[Item], config: NotifyConfig, send: Sender,
-              sleep: Callable[[float], None]) -> None:
+def send_all(root: Path, items: list[Item], config: NotifyConfig, send: Sender = send_one,
+             sleep: Callable[[float], None] = time.sleep) -> None:
+    """Send one message about `items` to every service, retrying, recording each outcome."""
     title, body = compose(items)
     for url in config.urls:
         service = service_of(url) or "?"

@@ -36,6 +36,9 @@ class Item:
     deadline_ts: float | None
     fallback: str
     link: str | None
+    unsupervised: bool = False
+    """Not an escalation: the agent works while its hooks no longer reach the supervisor
+    (`supervisor.store.silence`); it has no deadline and nothing waits for an answer."""
 
 
 def item_of(session_id: str, events: list[Any], escalation_id: str, link_base: str | None
@@ -61,6 +64,12 @@ def item_of(session_id: str, events: list[Any], escalation_id: str, link_base: s
                 link_for(link_base, session_id))
 
 
+def silence_item(session_id: str, key: str, reason: str, link_base: str | None) -> Item:
+    """The item of an unsupervised agent (`key` names the silence, see `notify.watch`)."""
+    return Item(session_id, key, _text(reason, 300), None, "", link_for(link_base, session_id),
+                unsupervised=True)
+
+
 def link_for(base: str | None, session_id: str) -> str | None:
     """Where the web view shows `session_id` (`#s=` keeps the id out of server logs)."""
     if not base:
@@ -70,15 +79,18 @@ def link_for(base: str | None, session_id: str) -> str | None:
 
 def compose(items: list[Item], now: float | None = None) -> tuple[str, str]:
     """(title, body) of the one message for `items`."""
-    if len(items) == 1:
+    if len(items) == 1 and items[0].unsupervised:
+        title = f"unsupervised: {_text(items[0].session_id, 60)}"
+    elif len(items) == 1:
         title = f"needs you: {_text(items[0].session_id, 60)} ({items[0].escalation_id})"
     else:
         title = f"{len(items)} agents need you"
     blocks = []
     for item in items:
         lines = [] if len(items) == 1 else [f"{_text(item.session_id, 60)} ({item.escalation_id})"]
-        lines.append(_text(item.reason, 160))
-        lines.append(_deadline(item, now if now is not None else time.time()))
+        lines.append(_text(item.reason, 300 if item.unsupervised else 160))
+        if not item.unsupervised:
+            lines.append(_deadline(item, now if now is not None else time.time()))
         if item.link:
             lines.append(item.link)
         blocks.append("\n".join(lines))

@@ -64,6 +64,9 @@ class SessionSummary:
     limit_stop: bool = False
     """A `limit` event said the session stops (its end is shown as `limit`)."""
     imported: bool = False
+    transcript_path: str | None = None
+    """The agent CLI's own transcript, as its hook's `session_start` said (see
+    `supervisor.store.silence`)."""
     """The `session_start` says the run was imported from another framework's recording."""
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
@@ -145,7 +148,10 @@ def _session_start(s: SessionSummary, e: Any) -> None:
     s.host = e.host
     s.heartbeat_s = e.heartbeat_s
     s.started_ts = e.ts
-    s.imported = bool((e.__pydantic_extra__ or {}).get("imported"))
+    extra = e.__pydantic_extra__ or {}
+    s.imported = bool(extra.get("imported"))
+    path = extra.get("transcript_path")
+    s.transcript_path = path if isinstance(path, str) and path else None
 
 
 def _task_start(s: SessionSummary, e: Any) -> None:

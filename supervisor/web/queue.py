@@ -13,6 +13,7 @@ from supervisor.guard.operator import DecisionError, send_decision
 from supervisor.guard.refusals import answer_refusal, unread_decisions
 from supervisor.safetext import clean
 from supervisor.store.base import SessionBatch, Store
+from supervisor.store.silence import unsupervised
 from supervisor.tui.model import DashboardModel
 
 ANSWER_WAIT_S = 5.0
@@ -67,7 +68,13 @@ class LiveQueue:
             stale = [self._entry(e.session_id, e.escalation, now, stale=True)
                      for e in self.model.stale(now)]
             sessions = {sid: self.model.status(sid, now) for sid in self.model.sessions}
-        return {"now": now, "queue": queue, "stale": stale, "sessions": sessions}
+            silent = [{"session": sid, "reason": _t(reason, 400),
+                       "agent": _t(st.summary.agent or "", 60),
+                       "task": _t(st.summary.task or "", 200)}
+                      for sid, st in self.model.sessions.items() if not st.gone
+                      and (reason := unsupervised(st.summary, now)) is not None]
+        return {"now": now, "queue": queue, "stale": stale, "sessions": sessions,
+                "unsupervised": silent}
 
     def _entry(self, sid: str, esc: dict[str, Any], now: float, *, stale: bool
                ) -> dict[str, Any]:
