@@ -223,3 +223,15 @@ def test_an_operators_own_pause_is_not_notified(root: Path, tmp_path: Path) -> N
         assert rx.messages == []
     assert of_type(events(root, "paused"), "escalation")[0]["kind"] == "pause"
     assert not (root / "sessions" / "paused" / "notify").exists()
+
+
+def test_a_bad_url_is_recorded_beside_the_escalation(root: Path, tmp_path: Path) -> None:
+    with Receiver() as rx:
+        path = write_config(tmp_path / "config", ["nosuch://x/y", rx.url], burst_s=0)
+        escalate(root, "zeta")
+        assert deliverer(root, "zeta").wait(timeout=60) == 0
+        assert len(rx.messages) == 1  # the good URL still works
+    bad, good = notifications(root, "zeta")
+    assert bad["outcome"] == "failed" and bad["service"] == "config.toml"
+    assert bad["reason"].startswith(f"{path}:2: apprise cannot parse this nosuch:// URL")
+    assert good["outcome"] == "sent"

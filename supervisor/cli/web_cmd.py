@@ -44,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on {args.host}:{args.port}: "
                        f"{exc.strerror or exc}") from exc
     queue.start()
+    from supervisor.notify.config import load as load_notify
+
+    for problem in load_notify().problems:  # the notifications' links lead here: say it once
+        print(f"notify: {problem}", file=sys.stderr, flush=True)
     host, port = str(server.server_address[0]), int(server.server_address[1])
     shown = f"[{host}]" if ":" in host else host
     print(f"serving {store.describe()} at http://{shown}:{port}/?token={token}", flush=True)

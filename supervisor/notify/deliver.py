@@ -9,8 +9,10 @@ it when it writes the escalation; `supervisor.guard.announce`), so nothing here 
 2. **Queue** it in `<root>/notify/outbox/`, wait `burst_s`, then take `<root>/notify/lock`: the
    first deliverer to get the lock sends everything queued by then in **one** message; those
    that come later find their entry gone and leave.
-3. **Send** to every configured service; a failure is recorded as `retrying` and retried after
-   `backoff_s`, doubled each time, up to `retries` times; then `failed`. A success is `sent`.
+3. **Send** to every configured service (a URL the config had to leave out is recorded as
+   `failed` with the config's one-line reason, so a typo is seen beside the escalation); a
+   failure is recorded as `retrying` and retried after `backoff_s`, doubled each time, up to
+   `retries` times; then `failed`. A success is `sent`.
    Each outcome is a `notification` event in every session of the message (`by: "notify"`).
 
 An escalation answered during the burst window is dropped from the message (nobody needs it).
@@ -68,7 +70,7 @@ def deliver(root: Path, session_id: str, escalation_id: str, config: NotifyConfi
             send: Sender = send_one, sleep: Callable[[float], None] = time.sleep) -> int:
     """Claim, wait for the burst, send; returns how many escalations this process sent about
     (0 when another deliverer had them)."""
-    if not config.urls or not claim(root, session_id, escalation_id):
+    if not (config.urls or config.problems) or not claim(root, session_id, escalation_id):
         return 0
     sleep(config.burst_s)
     lock_fd = os.open(notify_dir(root) / "lock", os.O_CREAT | os.O_RDWR, 0o600)
@@ -113,6 +115,10 @@ def send_all(root: Path, items: list[Item], config: NotifyConfig, send: Sender =
              sleep: Callable[[float], None] = time.sleep) -> None:
     """Send one message about `items` to every service, retrying, recording each outcome."""
     title, body = compose(items)
+    for problem in config.problems:  # a URL left out of the config: say so where it is seen
+        for item in items:
+            _record(root, item, {"outcome": "failed", "service": "config.toml", "attempt": 1,
+                                 "reason": problem})
     for url in config.urls:
         service = service_of(url) or "?"
         attempts = config.retries + 1

@@ -36,7 +36,7 @@ def watch_once(root: Path, config: NotifyConfig, *, after_s: float = SILENT_AFTE
         if reason is None or summary.last_seen_ts is None:
             continue
         key = silence_key(summary.last_seen_ts)
-        if not config.urls or not claim(root, summary.session_id, key):
+        if not (config.urls or config.problems) or not claim(root, summary.session_id, key):
             continue
         send_all(root, [silence_item(summary.session_id, key, reason, config.link)], config)
         notified.append(summary.session_id)
