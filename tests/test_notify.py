@@ -90,6 +90,7 @@ def test_an_escalation_answered_during_the_burst_is_not_sent(root: Path,
     assert rx.messages == [] and notifications(root, "eps") == []
 
 
+@pytest.mark.slow
 def test_the_guard_notifies_a_live_demo_agent_with_no_dashboard(root: Path,
                                                                  tmp_path: Path) -> None:
     with Receiver() as rx:
