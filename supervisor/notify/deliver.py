@@ -7,8 +7,9 @@ it when it writes the escalation; `supervisor.guard.announce`), so nothing here 
 1. **Claim** `<session>/notify/<escalation>` with O_EXCL: a second deliverer of the same
    escalation (a restarted guard, a duplicate start) finds it taken and leaves.
 2. **Queue** it in `<root>/notify/outbox/`, wait `burst_s`, then take `<root>/notify/lock`: the
-   first deliverer to get the lock sends everything queued by then in **one** message; those
-   that come later find their entry gone and leave.
+   first deliverer to get the lock takes everything queued by then, to send in **one** message
+   (after letting the lock go: a slow service holds up no later burst); those that come later
+   find their entry gone and leave.
 3. **Send** to every configured service (a URL the config had to leave out is recorded as
    `failed` with the config's one-line reason, so a typo is seen beside the escalation); a
    failure is recorded as `retrying` and retried after `backoff_s`, doubled each time, up to
@@ -77,12 +78,12 @@ def deliver(root: Path, session_id: str, escalation_id: str, config: NotifyConfi
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX)
         entries = _take_outbox(root)
-        items = [i for i in (_item(root, s, e, config) for s, e in entries) if i is not None]
-        if items:
-            send_all(root, items, config, send, sleep)
-        return len(items)
     finally:
-        os.close(lock_fd)
+        os.close(lock_fd)  # sending (and its retries) must not hold up the next burst
+    items = [i for i in (_item(root, s, e, config) for s, e in entries) if i is not None]
+    if items:
+        send_all(root, items, config, send, sleep)
+    return len(items)
 
 
 def _take_outbox(root: Path) -> list[tuple[str, str]]:
