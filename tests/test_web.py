@@ -5,6 +5,8 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.notify_helpers import escalate
 from tests.web_helpers import Web
@@ -71,3 +73,34 @@ def test_a_port_in_use_is_one_line(root: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip() == (f"supervisor: error: port {port} on 127.0.0.1 is already "
                                      "in use: stop what uses it or choose another with --port")
+
+
+@pytest.mark.slow
+def test_a_fleet_store_is_answered_through_redis(root: Path, redis_server) -> None:
+    """`supervisor web --store redis://...`: the queue comes from Redis (the relay shipped it),
+    and the answer travels back through Redis into the agent host's control file."""
+    from tests.redis_helpers import RelayThread, wait_for
+
+    escalate(root, "s1")
+    relay = RelayThread(root, redis_server.url(), "h1")
+    web = Web(None, "--store", redis_server.url())
+    auth = {"Authorization": f"Bearer {web.token}", "Content-Type": "application/json",
+            "X-Supervisor": "1"}
+    try:
+        def queued() -> bool:
+            _, body = web.get("/api/queue", auth)
+            return [e["session"] for e in json.loads(body)["queue"]] == ["h1/s1"]
+
+        wait_for(queued, 30, "the escalation to reach the web view through Redis")
+        status, raw = web.get("/api/answer", auth, json.dumps(
+            {"session": "h1/s1", "escalation_id": "esc-1", "action": "approve",
+             "operator": "ana"}).encode())
+        assert status == 200, raw
+        control = root / "sessions" / "s1" / "control.jsonl"
+        wait_for(lambda: control.exists() and control.read_text().strip() != "", 30,
+                 "the relay to bring the decision back")
+        [decision] = [json.loads(line) for line in control.read_text().splitlines()]
+        assert decision["operator"] == "ana" and decision["escalation_id"] == "esc-1"
+    finally:
+        web.stop()
+        relay.stop()

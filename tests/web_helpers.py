@@ -10,10 +10,11 @@ from tests.conftest import cli_env
 
 
 class Web:
-    def __init__(self, root: Path, *extra: str) -> None:
+    def __init__(self, root: Path | None, *extra: str) -> None:
+        where = ["--root", str(root)] if root is not None else []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "supervisor", "web", "--root", str(root), "--port", "0",
-             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
+            [sys.executable, "-m", "supervisor", "web", *where, "--port", "0", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert " at http://" in line, (line, self.proc.stderr.read() if self.proc.stderr else "")
