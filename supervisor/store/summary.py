@@ -64,10 +64,10 @@ class SessionSummary:
     limit_stop: bool = False
     """A `limit` event said the session stops (its end is shown as `limit`)."""
     imported: bool = False
+    """The `session_start` says the run was imported from another framework's recording."""
     transcript_path: str | None = None
     """The agent CLI's own transcript, as its hook's `session_start` said (see
     `supervisor.store.silence`)."""
-    """The `session_start` says the run was imported from another framework's recording."""
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
     answers: dict[str, Answer] = field(default_factory=dict)
