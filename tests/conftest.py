@@ -36,6 +36,13 @@ def run_cli(*args: str, input: str | None = None, timeout: float = 60, **env: st
 
 
 @pytest.fixture(autouse=True)
+def _private_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$SUPERVISOR_CONFIG is an empty folder of the test's: the operator's own config.toml
+    (their notification services) never reaches a test, and a test may write its own."""
+    monkeypatch.setenv("SUPERVISOR_CONFIG", str(tmp_path / "config"))
+
+
+@pytest.fixture(autouse=True)
 def _stop_hook_servers(tmp_path: Path):
     """Kill every resident hook server a test started under its tmp_path, so none outlives it."""
     yield

@@ -11,6 +11,7 @@ from supervisor.protocol.names import (
     MAX_NUMBER,
     MAX_TS,
     MESSAGE_ROLES,
+    NOTIFICATION_OUTCOMES,
     SESSION_END_STATUSES,
     TASK_STATUSES,
     VERDICT_ACTIONS,
@@ -60,6 +61,9 @@ FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "decision_ignored": {"decision_id": text, "reason": text},
     "rollback": {"checkpoint_id": text, "restored_files": ints, "safety_checkpoint_id": text},
     "heartbeat": {},
+    "notification": {"escalation_id": text, "outcome": st.sampled_from(NOTIFICATION_OUTCOMES),
+                     "service": text, "attempt": st.integers(min_value=1, max_value=MAX_INT),
+                     "reason": opt_text, "link": opt_text},
     "session_end": {"status": st.sampled_from(SESSION_END_STATUSES), "reason": opt_text},
 }
 name = st.text(min_size=1, max_size=30)

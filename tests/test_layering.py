@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "supervisor"
 
 ALL = frozenset({"protocol", "engine", "store", "guard", "hooks", "analysis", "importers", "tui",
-                 "cli", "demo", "otel"})
+                 "cli", "demo", "notify", "web", "otel"})
 LAYERS: dict[str, frozenset[str]] = {
     # layer: the layers of ours it may import (DESIGN.md, "Layers and who may import whom")
     "protocol": frozenset({"protocol"}),
@@ -28,12 +28,15 @@ LAYERS: dict[str, frozenset[str]] = {
     "hooks": frozenset({"protocol", "engine", "store", "guard", "hooks"}),
     "analysis": frozenset({"protocol", "engine", "analysis", "importers"}),
     "importers": frozenset({"protocol", "engine", "analysis", "importers"}),
-    "tui": ALL,
+    "notify": frozenset({"protocol", "store", "notify"}),
+    "tui": ALL - {"cli", "web"},
+    "web": ALL - {"cli"},
     "cli": ALL,
     "demo": frozenset({"protocol", "engine", "store", "guard", "demo"}),  # an agent on the SDK
     "otel": frozenset({"protocol", "engine", "store", "otel"}),  # the engine read-only
 }
-LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.resources"})
+LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.resources",
+                    "supervisor.userconfig"})
 """Leaf utilities any layer may import (stdlib only)."""
 FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "protocol": frozenset({"textual", "rich", "watchfiles", "rapidfuzz", "xxhash",
@@ -41,8 +44,9 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "engine": frozenset({"textual", "rich", "watchfiles", "platformdirs", "subprocess",
                          "socket", "time"}),  # no I/O and no clock of its own
     "store": frozenset({"textual", "rich", "rapidfuzz"}),
-    "guard": frozenset({"textual"}),
-    "hooks": frozenset({"textual", "rich"}),
+    "guard": frozenset({"textual", "apprise"}),
+    "notify": frozenset({"textual", "rich"}),
+    "hooks": frozenset({"textual", "rich", "apprise"}),
     "demo": frozenset({"textual"}),
     "analysis": frozenset({"textual"}),
     "importers": frozenset({"textual"}),
@@ -163,9 +167,11 @@ RUNTIME_RULES = {
                "supervisor.cli"},
     "store": {"textual", "supervisor.engine", "supervisor.guard", "supervisor.tui",
               "supervisor.cli"},
-    "guard": {"textual", "supervisor.tui", "supervisor.hooks", "supervisor.cli",
-              "opentelemetry"},
-    "hooks": {"textual", "rich", "pydantic", "supervisor.tui", "supervisor.cli",
+    "guard": {"textual", "supervisor.tui", "supervisor.hooks", "supervisor.cli", "apprise",
+              "supervisor.notify", "opentelemetry"},
+    "notify": {"textual", "apprise", "supervisor.engine", "supervisor.guard",
+               "supervisor.tui"},  # apprise only when a message is sent
+    "hooks": {"textual", "rich", "pydantic", "supervisor.tui", "supervisor.cli", "apprise",
               "supervisor.analysis", "supervisor.importers", "opentelemetry"},
     "analysis": {"textual", "supervisor.store", "supervisor.tui", "supervisor.guard"},
     "importers": {"textual", "supervisor.store", "supervisor.tui", "supervisor.guard"},

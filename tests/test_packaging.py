@@ -59,6 +59,7 @@ def test_data_folders_ship_with_the_installed_package(tmp_path: Path) -> None:
         archive.extractall(site)
     assert any(n.startswith("supervisor/_data/themes/") for n in names)
     assert any(n.startswith("supervisor/_data/sample_sessions/") for n in names)
+    assert "supervisor/web/page.html" in names  # `supervisor web` serves it
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     result = subprocess.run([sys.executable, "-c", PROBE], cwd=elsewhere, capture_output=True,

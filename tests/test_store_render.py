@@ -30,6 +30,8 @@ EXPECTED = {
     "decision_ignored": "[d-7f3b] duplicate",
     "heartbeat": "heartbeat",
     "hint": "failed_edit [toolu_7] The text is in app.py at lines 2-3",
+    "notification": ("e1: retrying via ntfys://ntfy.sh/agents-7f3kq9 (attempt 1): HTTP 503",
+                     "e1: sent via ntfys://ntfy.sh/agents-7f3kq9 (attempt 2)"),
     "session_end": "session_end      completed",
     "decision": "alice: guidance e1 [d-7f3a] text 'Stop editing",
     "thought": '{"text":"maybe the locale matters","tokens":12}',

@@ -57,10 +57,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _row(s: Any, now: float) -> dict[str, object]:
+    from supervisor.store.silence import unsupervised
+
     return {
         "session": s.session_id, "agent": s.agent, "task": s.task, "status": s.status(now),
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
         "last_ts": s.last_ts, "pending_escalations": list(s.pending),
+        "notifications": s.notifications, "unsupervised": unsupervised(s, now),
     }
 
 

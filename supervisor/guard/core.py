@@ -45,6 +45,7 @@ from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
 from supervisor.guard import control, disk, recovery
+from supervisor.guard.announce import announce
 from supervisor.guard.checkpoints import (
     CheckpointError,
     CheckpointStore,
@@ -662,6 +663,8 @@ class Guard:
         self._write(event)
         self.state["pending"] = {**event, "signature": signature}
         self._must_save = True
+        if kind != "pause":  # an operator's own pause is no news to the operators
+            announce(self.root, self.session_id, esc_id)
 
     def _pause_verdict(self, call_id: str | None) -> Verdict:
         pending = self.pending or {}

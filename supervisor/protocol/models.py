@@ -196,6 +196,22 @@ class SessionEnd(Event):
     reason: str | None = None
 
 
+class Notification(Event):
+    """What became of one attempt to notify the operator of an escalation, written by the
+    notifier beside the agent (with `by: "notify"`, so it is no sign of the agent's life)."""
+
+    type: Literal["notification"] = "notification"
+    escalation_id: str
+    outcome: Literal["sent", "failed", "retrying"]
+    service: str
+    """Which service, never its secrets: the apprise URL's scheme and host."""
+    attempt: Annotated[int, Field(ge=1, le=MAX_INT)]
+    reason: str | None = None
+    """Why it failed (null when sent)."""
+    link: str | None = None
+    """Where the message said to answer (the web view), or null."""
+
+
 class Decision(Event):
     """An operator's decision, the one line type of `control.jsonl`."""
 
@@ -211,7 +227,7 @@ class Decision(Event):
 AgentEvent = Annotated[
     SessionStart | TaskStart | TaskEnd | ToolCall | ToolResult | Message | Usage | Detection
     | Verdict | Limit | Checkpoint | Escalation | DecisionApplied | DecisionIgnored | Rollback
-    | Heartbeat | SessionEnd,
+    | Heartbeat | SessionEnd | Notification,
     Field(discriminator="type"),
 ]
 
@@ -220,7 +236,7 @@ AGENT_MODELS: dict[str, type[Event]] = {
     for m in (
         SessionStart, TaskStart, TaskEnd, ToolCall, ToolResult, Message, Usage, Detection,
         Verdict, Limit, Checkpoint, Escalation, DecisionApplied, DecisionIgnored, Rollback,
-        Heartbeat, SessionEnd,
+        Heartbeat, SessionEnd, Notification,
     )
 }
 CONTROL_MODELS: dict[str, type[Event]] = {"decision": Decision}

@@ -42,6 +42,9 @@ DECISION_IGNORED: Final = "decision_ignored"
 ROLLBACK: Final = "rollback"
 HEARTBEAT: Final = "heartbeat"
 SESSION_END: Final = "session_end"
+NOTIFICATION: Final = "notification"
+"""Written by the notifier (`supervisor.notify`), not the agent: what became of one attempt to
+tell the operator about an escalation (`outcome` sent, failed or retrying)."""
 HINT: Final = "hint"
 """Extension: what the agent was told about a tool's outcome besides the engine's findings (a
 failed edit's closest match)."""
@@ -53,7 +56,7 @@ AGENT_EVENT_TYPES: Final = frozenset(
     {
         SESSION_START, TASK_START, TASK_END, TOOL_CALL, TOOL_RESULT, MESSAGE, USAGE,
         DETECTION, VERDICT, LIMIT, CHECKPOINT, ESCALATION, DECISION_APPLIED,
-        DECISION_IGNORED, ROLLBACK, HEARTBEAT, SESSION_END,
+        DECISION_IGNORED, ROLLBACK, HEARTBEAT, SESSION_END, NOTIFICATION,
     }
 )
 CONTROL_TYPES: Final = frozenset({DECISION})
@@ -71,3 +74,4 @@ DECISION_ACTIONS: Final = ("approve", "guidance", "rollback", "skip", "abort", "
 TASK_STATUSES: Final = ("done", "skipped", "failed")
 SESSION_END_STATUSES: Final = ("completed", "terminated", "aborted", "failed")
 MESSAGE_ROLES: Final = ("assistant", "user", "system")
+NOTIFICATION_OUTCOMES: Final = ("sent", "failed", "retrying")

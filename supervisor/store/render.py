@@ -181,6 +181,9 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
                            f"(safety checkpoint {e.safety_checkpoint_id})"),
     "heartbeat": lambda e: "",
     "hint": lambda e: f"{e.kind} [{e.call_id}] {e.message}",
+    "notification": lambda e: (f"{e.escalation_id}: {e.outcome} via {e.service} "
+                               f"(attempt {e.attempt}){_opt(':', e.reason)}"
+                               ).replace(" :", ":"),
     "session_end": lambda e: f"{e.status}{_opt(':', e.reason)}".replace(" :", ":"),
     "decision": _decision,
 }

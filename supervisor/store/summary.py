@@ -65,6 +65,9 @@ class SessionSummary:
     """A `limit` event said the session stops (its end is shown as `limit`)."""
     imported: bool = False
     """The `session_start` says the run was imported from another framework's recording."""
+    transcript_path: str | None = None
+    """The agent CLI's own transcript, as its hook's `session_start` said (see
+    `supervisor.store.silence`)."""
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Pending escalations by id: the escalation event as a dict, in arrival order."""
     answers: dict[str, Answer] = field(default_factory=dict)
@@ -75,6 +78,9 @@ class SessionSummary:
     """Resets applied so far."""
     reset_limit: float | None = None
     """The policy's `resets_per_conversation` (None: unlimited or not reported)."""
+    notifications: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The latest `notification` outcome of each escalation, by id and then by service:
+    `{"esc-1": {"ntfy://ntfy.sh/x": {"outcome": "sent", "attempt": 2, "reason": None}}}`."""
     broken: str | None = None
     """Why this session's events could not be folded (set by a reader that failed on them),
     or None. A broken session is shown as such; the others go on."""
@@ -142,7 +148,10 @@ def _session_start(s: SessionSummary, e: Any) -> None:
     s.host = e.host
     s.heartbeat_s = e.heartbeat_s
     s.started_ts = e.ts
-    s.imported = bool((e.__pydantic_extra__ or {}).get("imported"))
+    extra = e.__pydantic_extra__ or {}
+    s.imported = bool(extra.get("imported"))
+    path = extra.get("transcript_path")
+    s.transcript_path = path if isinstance(path, str) and path else None
 
 
 def _task_start(s: SessionSummary, e: Any) -> None:
@@ -197,6 +206,11 @@ def _decision_ignored(s: SessionSummary, e: Any) -> None:
     s.handled.add(e.decision_id)
 
 
+def _notification(s: SessionSummary, e: Any) -> None:
+    by_service = s.notifications.setdefault(e.escalation_id, {})
+    by_service[e.service] = {"outcome": e.outcome, "attempt": e.attempt, "reason": e.reason}
+
+
 def _reset_limit(policy: Any) -> float | None:
     """`limits.resets_per_conversation.limit` of a recorded policy, when it is a positive
     number."""
@@ -220,4 +234,5 @@ _HANDLERS = {
     "decision_ignored": _decision_ignored,
     "limit": _limit,
     "session_end": _session_end,
+    "notification": _notification,
 }

@@ -17,7 +17,6 @@ File format (every colour a CSS colour string; only `name` and `primary` are req
 """
 
 import contextlib
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from supervisor.resources import data_dir
+from supervisor.userconfig import config_dir
 
 DEFAULT_THEME = "supervisor-dark"
 _COLOR_FIELDS = (
@@ -80,12 +80,7 @@ class LoadedThemes:
 
 def user_themes_dir() -> Path:
     """`$SUPERVISOR_CONFIG/themes`, else the platform's user config dir + `themes`."""
-    env = os.environ.get("SUPERVISOR_CONFIG")
-    if env:
-        return Path(env).expanduser() / "themes"
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("agent-supervisor", appauthor=False)) / "themes"
+    return config_dir() / "themes"
 
 
 def load_theme_file(path: Path) -> Theme:

@@ -196,6 +196,8 @@ class EscalationScreen(ModalScreen[None]):
                 "you resume it (a) or decide" if self.is_pause else "someone decides"))
         else:
             deadline.append_text(countdown(self.escalation.get("deadline_ts"), now))
+        if st is not None:
+            deadline.append_text(notified_text(st.summary.notifications.get(self.escalation_id)))
         self.query_one("#esc-deadline", Static).update(deadline)
         box = self.query_one("#esc-outcome", Static)
         self._offer_next(st, now)
@@ -349,4 +351,21 @@ def answered_text(answer: Answer | None) -> Text:
         text.append(") ")
         text.append_text(safe(answer.outcome, 200))
     text.append("   (escape closes)", style="dim")
+    return text
+
+
+def notified_text(by_service: dict[str, Any] | None) -> Text:
+    """`  · notified: sent` (or `retrying 2`, `FAILED: <reason>`) per service, after the
+    deadline: whether the operator's phone heard of it (docs/notify.md)."""
+    text = Text()
+    for service, n in (by_service or {}).items():
+        outcome = n.get("outcome")
+        text.append("  · notified: ", style="dim")
+        if outcome == "sent":
+            text.append("sent", style="bold")
+        else:
+            text.append(f"{'FAILED' if outcome == 'failed' else 'retrying'} "
+                        f"(attempt {n.get('attempt')})", style="bold red")
+            text.append_text(safe(f": {n.get('reason') or '?'}", 120))
+        text.append_text(safe(f" via {service.split('://')[0]}", 30, "dim"))
     return text

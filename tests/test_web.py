@@ -1,0 +1,106 @@
+"""`supervisor web` without a browser: nothing is served without the token, the token never
+reaches the log, answers get the terminal's refusals, a port in use is one line."""
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.notify_helpers import escalate
+from tests.web_helpers import Web
+
+
+def test_without_the_token_nothing_is_served(root: Path) -> None:
+    escalate(root, "secret-session")
+    web = Web(root)
+    try:
+        for path, data in (("/", None), ("/api/queue", None), ("/api/answer", b"{}"),
+                           ("/?token=wrong", None), ("/api/queue?token=", None)):
+            status, body = web.get(path, data=data)
+            assert status == 401, path
+            assert b"secret-session" not in body and b"esc-1" not in body
+        status, _ = web.get("/api/queue", {"Cookie": "supervisor_token=nope"})
+        assert status == 401
+        status, body = web.get("/api/queue", {"Authorization": f"Bearer {web.token}"})
+        assert status == 200 and json.loads(body)["sessions"] == {"secret-session": "waiting"}
+        status, body = web.get("/api/queue", {"Cookie": f"supervisor_token={web.token}"})
+        assert status == 200
+    finally:
+        log = web.stop()
+    assert web.token not in log and "wrong" not in log
+    assert "GET /api/queue 401" in log and "GET /api/queue 200" in log
+
+
+def test_answers_are_checked_like_the_terminal(root: Path) -> None:
+    escalate(root, "s1")
+    web = Web(root)
+    auth = {"Authorization": f"Bearer {web.token}", "Content-Type": "application/json"}
+
+    def post(body: dict, extra: dict | None = None) -> tuple[int, dict]:
+        status, raw = web.get("/api/answer", {**auth, **(extra or {})}, json.dumps(body).encode())
+        return status, json.loads(raw)
+
+    try:
+        answer = {"session": "s1", "escalation_id": "esc-1", "action": "approve",
+                  "operator": "ana"}
+        assert post(answer)[0] == 403  # no X-Supervisor header: not from our page
+        page = {"X-Supervisor": "1"}
+        assert post({**answer, "operator": " "}, page) == (
+            409, {"refused": "say who you are: the answer is recorded with your name"})
+        assert post({**answer, "action": "rollback"}, page)[1]["refused"] == (
+            "'rollback' is not an option of esc-1 (options: approve, guidance, skip, abort)")
+        status, done = post(answer, page)  # no agent reads it: written, not applied
+        assert status == 200 and done["operator"] == "ana", done
+        assert post({**answer, "operator": "bo"}, page)[1]["refused"] == (
+            "already answered by ana: approve (the agent has not applied it yet)")
+        cli = run_cli("answer", "s1", "--skip", "--root", str(root))
+        assert cli.returncode != 0 and "already answered by ana: approve" in cli.stderr
+    finally:
+        web.stop()
+    control = (root / "sessions" / "s1" / "control.jsonl").read_text().splitlines()
+    [decision] = [json.loads(line) for line in control]
+    assert decision["operator"] == "ana" and decision["action"] == "approve"
+
+
+def test_a_port_in_use_is_one_line(root: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("web", "--root", str(root), "--port", str(port))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"supervisor: error: port {port} on 127.0.0.1 is already "
+                                     "in use: stop what uses it or choose another with --port")
+
+
+@pytest.mark.slow
+def test_a_fleet_store_is_answered_through_redis(root: Path, redis_server) -> None:
+    """`supervisor web --store redis://...`: the queue comes from Redis (the relay shipped it),
+    and the answer travels back through Redis into the agent host's control file."""
+    from tests.redis_helpers import RelayThread, wait_for
+
+    escalate(root, "s1")
+    relay = RelayThread(root, redis_server.url(), "h1")
+    web = Web(None, "--store", redis_server.url())
+    auth = {"Authorization": f"Bearer {web.token}", "Content-Type": "application/json",
+            "X-Supervisor": "1"}
+    try:
+        def queued() -> bool:
+            _, body = web.get("/api/queue", auth)
+            return [e["session"] for e in json.loads(body)["queue"]] == ["h1/s1"]
+
+        wait_for(queued, 30, "the escalation to reach the web view through Redis")
+        status, raw = web.get("/api/answer", auth, json.dumps(
+            {"session": "h1/s1", "escalation_id": "esc-1", "action": "approve",
+             "operator": "ana"}).encode())
+        assert status == 200, raw
+        control = root / "sessions" / "s1" / "control.jsonl"
+        wait_for(lambda: control.exists() and control.read_text().strip() != "", 30,
+                 "the relay to bring the decision back")
+        [decision] = [json.loads(line) for line in control.read_text().splitlines()]
+        assert decision["operator"] == "ana" and decision["escalation_id"] == "esc-1"
+    finally:
+        web.stop()
+        relay.stop()

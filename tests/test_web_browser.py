@@ -1,0 +1,121 @@
+"""A real browser on `supervisor web`: headless Chromium (the system's, through Playwright) at a
+phone's 390x844 viewport answers the escalation of a live demo agent, and the agent applies it;
+the link of the notification leads to that escalation; an agent that died is refused with the
+terminal's words; without the token nothing is served."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.guard_helpers import of_type, start_demo, wait_for
+from tests.notify_helpers import Receiver, write_config
+from tests.web_helpers import Web
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
+         "device_scale_factor": 3}
+
+
+@pytest.fixture
+def browser():
+    required = os.environ.get("SUPERVISOR_REQUIRE_BROWSER") == "1"  # CI: never skip
+    try:
+        from playwright import sync_api
+    except ImportError:
+        if required:
+            raise
+        pytest.skip("playwright is not installed (pip install -e '.[test]')")
+    if not Path(CHROMIUM).exists():
+        if required:
+            pytest.fail(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+        pytest.skip("no chromium installed (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield b
+        b.close()
+
+
+def test_a_phone_answers_a_live_agent_from_the_notification_link(
+        root: Path, tmp_path: Path, browser) -> None:
+    web = Web(root)
+    agents = []
+    try:
+        with Receiver() as rx:
+            write_config(tmp_path / "config", [rx.url], burst_s=0.2, link=web.base)
+            agents.append(start_demo(root, "phone1", "loop", tmp_path / "w1", deadline=120))
+            wait_for(root, "phone1", lambda e: bool(of_type(e, "notification")))
+            [message] = rx.messages
+        link = next(line for line in message["message"].splitlines()
+                    if line.startswith("http"))
+        assert link == f"{web.base}/#s=phone1"
+
+        page = browser.new_context(**PHONE).new_page()
+        assert page.goto(link).status == 401  # the link alone: nothing served
+        assert "phone1" not in page.content()
+        page.goto(web.url)  # the printed URL: the token becomes a cookie, and leaves the URL
+        assert "token" not in page.url
+        page.goto(link)
+        target = page.locator("section.card.target")
+        target.wait_for()
+        assert "phone1 · esc-1" in target.inner_text()
+        assert "notified via json://127.0.0.1" in target.inner_text()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390  # no side scroll
+        page.fill("#who", "ana")
+        target.get_by_role("button", name="guidance").click()
+        target.locator("textarea").fill("Read the failing assertion, then fix add().")
+        target.get_by_role("button", name="guidance").click()
+        page.wait_for_selector("text=guidance by ana: applied")
+
+        evs = wait_for(root, "phone1", lambda e: bool(of_type(e, "decision_applied")))
+        [applied] = of_type(evs, "decision_applied")
+        assert applied["action"] == "guidance" and applied["escalation_id"] == "esc-1"
+        control = (root / "sessions" / "phone1" / "control.jsonl").read_text()
+        assert json.loads(control.splitlines()[0])["operator"] == "ana"
+        # the agent acted on it: it went on with tool calls after the decision
+        wait_for(root, "phone1", lambda e: any(x["type"] == "tool_call"
+                                               and x["seq"] > applied["seq"] for x in e))
+        # answering again (another tab, before it refreshed): the terminal's refusal
+        again = page.evaluate("""async () => (await fetch('/api/answer', {method: 'POST',
+            headers: {'Content-Type': 'application/json', 'X-Supervisor': '1'},
+            body: JSON.stringify({session: 'phone1', escalation_id: 'esc-1',
+                                  action: 'approve', operator: 'bo'})})).json()""")
+        assert again == {"refused": "already answered by ana: guidance"}
+
+        # an agent that died while it waited: shown apart, and refused like the terminal
+        agents.append(start_demo(root, "phone2", "loop", tmp_path / "w2", deadline=120))
+        wait_for(root, "phone2", lambda e: bool(of_type(e, "escalation")))
+        agents[-1].kill()
+        agents[-1].wait(timeout=30)
+        page.goto(f"{web.base}/#s=phone2")
+        dead = page.locator("#stale section.card")
+        dead.wait_for(timeout=15000)
+        assert "agent not running" in dead.inner_text()
+        dead.get_by_role("button", name="approve").click()
+        page.wait_for_selector("text=refused: the agent is not running")
+        assert not (root / "sessions" / "phone2" / "control.jsonl").exists() or \
+            (root / "sessions" / "phone2" / "control.jsonl").read_text() == ""
+    finally:
+        for agent in agents:
+            agent.kill()
+            agent.wait(timeout=30)
+        web.stop()
+
+
+def test_without_the_token_the_browser_sees_nothing(root: Path, tmp_path: Path,
+                                                    browser) -> None:
+    from tests.notify_helpers import escalate
+
+    escalate(root, "hidden")
+    web = Web(root)
+    try:
+        page = browser.new_context(**PHONE).new_page()
+        for url in (web.base + "/", web.base + "/api/queue", web.base + "/?token=nope"):
+            assert page.goto(url).status == 401
+            assert "hidden" not in page.content()
+    finally:
+        web.stop()
