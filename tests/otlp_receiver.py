@@ -1,7 +1,8 @@
 """A real OTLP/HTTP receiver for the tests: an HTTP server on 127.0.0.1 (a free port) that
 decodes what it is sent with `opentelemetry-proto`, as a collector would.
 
-`with OtlpReceiver() as rx:` serves `rx.endpoint`; `rx.spans()` lists every span received (each
+`with OtlpReceiver() as rx:` serves `rx.endpoint` (`OtlpReceiver(grpc=True)`: OTLP/gRPC instead,
+with the service stubs `opentelemetry-proto` ships); `rx.spans()` lists every span received (each
 a dict: name, ids as hex, parent, times, attributes, events, status), `rx.metrics()` every
 metric data point. `rx.failing = N` answers the next N requests with 503 (a collector in
 trouble: the exporter's own retries count against it); `rx.requests` counts what arrived.
@@ -39,12 +40,13 @@ def attributes(kvs: Any) -> dict[str, Any]:
 
 
 class OtlpReceiver:
-    def __init__(self) -> None:
+    def __init__(self, *, grpc: bool = False) -> None:
         self.trace_requests: list[ExportTraceServiceRequest] = []
         self.metric_requests: list[ExportMetricsServiceRequest] = []
         self.failing = 0
         self.requests = 0
         self._lock = threading.Lock()
+        self._grpc = self._grpc_server() if grpc else None
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -86,11 +88,47 @@ class OtlpReceiver:
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    def _grpc_server(self) -> Any:
+        from concurrent import futures
+
+        import grpc
+        from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+        receiver = self
+
+        class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                with receiver._lock:
+                    receiver.requests += 1
+                    receiver.trace_requests.append(request)
+                return ExportTraceServiceResponse()
+
+        class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+            def Export(self, request: Any, context: Any) -> Any:
+                with receiver._lock:
+                    receiver.requests += 1
+                    receiver.metric_requests.append(request)
+                return ExportMetricsServiceResponse()
+
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
+        self.grpc_port = server.add_insecure_port("127.0.0.1:0")
+        return server
+
     def __enter__(self) -> OtlpReceiver:
-        self._thread.start()
+        if self._grpc is not None:
+            self._grpc.start()
+            self.endpoint = f"http://127.0.0.1:{self.grpc_port}"
+        else:
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._grpc is not None:
+            self._grpc.stop(grace=None)
+            return
         self.server.shutdown()
         self.server.server_close()
 

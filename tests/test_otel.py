@@ -267,6 +267,26 @@ def test_an_unreachable_collector_is_one_line_and_the_next_run_sends_everything(
         assert rx.spans(), "what was not sent before is sent now"
 
 
+def test_otlp_over_grpc_when_the_protocol_says_so(tmp_path: Path) -> None:
+    root = private_root(tmp_path)
+    copy_samples(root, ["healthy-refactor"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    with OtlpReceiver(grpc=True) as rx:
+        env.update(OTEL_EXPORTER_OTLP_ENDPOINT=rx.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL="grpc",
+                   OTEL_EXPORTER_OTLP_INSECURE="true")
+        done = subprocess.run(
+            [sys.executable, "-m", "supervisor", "otel", "--root", str(root),
+             "--cursor", str(tmp_path / "c.json")],
+            env=env, capture_output=True, text=True, timeout=120, cwd=REPO)
+        assert done.returncode == 0, done.stderr
+        spans = rx.spans()
+        metrics = rx.metrics()
+    calls = [e for e in events_of(root / "sessions" / "healthy-refactor")
+             if e["type"] == "tool_call"]
+    assert len([s for s in spans if s["name"].startswith("execute_tool")]) == len(calls)
+    assert sum(v for _, v in metrics["supervisor.tool_calls"]) == len(calls)
+
+
 @pytest.mark.parametrize("endpoint", ["localhost:4318", "http://", "ftp://collector:4318",
                                       "http://collector:99999"])
 def test_a_malformed_endpoint_is_refused_in_one_line(tmp_path: Path, endpoint: str) -> None:
