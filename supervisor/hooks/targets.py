@@ -11,6 +11,7 @@ TARGETS = {
     "claude-code": "supervisor.hooks.claude_code",
     "codex": "supervisor.hooks.codex",
     "gemini": "supervisor.hooks.gemini",
+    "qwen-code": "supervisor.hooks.qwen_code",
 }
 
 
