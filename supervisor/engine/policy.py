@@ -34,7 +34,9 @@ _DEFAULT: dict[str, Any] = {
     "level_decay_steps": 2,
     "escalation_cooldown_s": 300.0,
     "reset_clears_session_limits": False,
-    "ignore_arg_keys": ["description", "timeout", "thought", "security_risk", "is_input"],
+    "ignore_arg_keys": ["description", "timeout", "thought", "security_risk", "is_input",
+                        # Factory Droid's Execute: the model's own words about each command
+                        "summary", "riskLevel", "riskLevelReason"],
     "shell_tools": ["Bash", "bash", "execute_bash", "run", "shell", "shell_command",
                     "run_shell_command"],
     "editor_tools": ["str_replace_editor", "str_replace_based_edit_tool", "edit_file"],

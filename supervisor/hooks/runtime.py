@@ -182,9 +182,12 @@ class _Call:
                     self.step.start)
                 memory.transcript = path
                 memory.offset = 0 if new_session and not resumed else _size(path)
-            texts, memory.offset = reader(path, memory.offset)
-            for text in texts:
-                self.assistant_said(text, memory)
+            entries, memory.offset = reader(path, memory.offset)
+            for entry in entries:
+                if isinstance(entry, str):
+                    self.assistant_said(entry, memory)
+                else:
+                    self.unreported(entry, memory)
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of
@@ -221,6 +224,17 @@ class _Call:
             return None
         with hook_memory.remembered(self.guard.dir) as memory:
             return memory.take_note(call_id)
+
+    def unreported(self, failure: Any, memory: hook_memory.Memory) -> None:
+        """A failure the agent's hooks never reported (`target.Unreported`), recorded as the
+        result of the oldest call still waiting for one under its key; nothing when none waits
+        (its result came through a hook, or the supervisor refused the call)."""
+        call_id = memory.pair_result(failure["pair"])
+        if call_id is None:
+            return
+        r = failure["result"]
+        self.guard.post_call(call_id, r["output"], ok=r["ok"], error=r["error"],
+                             duration_ms=r["duration_ms"], tool=r["tool"])
 
     def assistant_said(self, text: str, memory: hook_memory.Memory) -> None:
         """Record an assistant message once (the transcript and Stop both carry the last)."""

@@ -12,6 +12,7 @@ TARGETS = {
     "codex": "supervisor.hooks.codex",
     "gemini": "supervisor.hooks.gemini",
     "qwen-code": "supervisor.hooks.qwen_code",
+    "droid": "supervisor.hooks.droid",
 }
 
 

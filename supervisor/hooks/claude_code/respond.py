@@ -38,6 +38,15 @@ class ClaudeCodeAnswers:
         return render(batch_output(event, verdict.action, verdict.message))
 
 
+class StopBlockAnswers(ClaudeCodeAnswers):
+    """Claude Code's answers for the agents that copy its hooks (Qwen Code, Factory Droid) but
+    go on after Stop only on `{"decision": "block", "reason": ...}`: the reason is what the
+    model reads next (Qwen caps this at its `stopHookBlockingCap`, 8)."""
+
+    def stop(self, event: str, guidance: str | None) -> str:
+        return render({"decision": "block", "reason": guidance} if guidance else None)
+
+
 def pre_tool_output(
     action: str, message: str | None, *, cached_output: str | None = None
 ) -> dict[str, Any] | None:

@@ -1,6 +1,6 @@
 """The Qwen Code target: payloads (`payload`, Claude Code's mapping with Qwen's call ids and
-outcomes), answers (`respond`), the chat-file reader (`transcript`) and where its hook settings
-live (below). See docs/qwen-code.md.
+outcomes), answers (Claude Code's, with a blocking Stop), the chat-file reader (`transcript`)
+and where its hook settings live (below). See docs/qwen-code.md.
 
 Only what the platform needs is imported here: the hook path starts once per tool call.
 """
@@ -8,8 +8,8 @@ Only what the platform needs is imported here: the hook path starts once per too
 import os
 from pathlib import Path
 
+from supervisor.hooks.claude_code.respond import StopBlockAnswers
 from supervisor.hooks.qwen_code.payload import map_payload
-from supervisor.hooks.qwen_code.respond import QwenCodeAnswers
 from supervisor.hooks.qwen_code.transcript import assistant_texts
 from supervisor.hooks.settings_file import Settings
 from supervisor.hooks.target import Target
@@ -47,7 +47,7 @@ TARGET = Target(
     name="qwen-code",
     label="Qwen Code",
     read=map_payload,
-    answers=QwenCodeAnswers(),
+    answers=StopBlockAnswers(),
     settings=Settings(
         target="qwen-code",
         user_path=user_settings_path,
