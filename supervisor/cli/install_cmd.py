@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
             def command(seconds: float, root: Path | None = root) -> str:
                 return installer.hook_command(target.name, seconds, root)
 
-            plan = installer.plan_install(spec, path, command, timeout, http)
+            plan = installer.plan_install(spec, path, command, timeout, http,
+                                          project=bool(args.project))
         else:
             plan = installer.plan_uninstall(spec, path)
         if args.dry_run:

@@ -135,13 +135,15 @@ def read_payload(data: bytes) -> dict[str, Any]:
     if too_deep(data, MAX_JSON_DEPTH - 8):  # the event adds a few levels around the arguments
         value = shrink(value, 1 << 62, max_depth=MAX_JSON_DEPTH - 8)
     value = writable(value)
+    if "session_id" not in value and isinstance(value.get("sessionId"), str):
+        value["session_id"] = value["sessionId"]  # GitHub Copilot CLI's camelCase payloads
     if not isinstance(value.get("session_id"), str) or not value["session_id"].strip():
         raise PayloadError("payload has no session_id")
     return value
 
 
-_FIELD = re.compile(rb'"(session_id|hook_event_name|tool_name|tool_use_id|cwd|'
-                    rb'transcript_path|agent_id|agent_type)"\s*:\s*"((?:[^"\\]|\\.){0,4096})"')
+_FIELD = re.compile(rb'"(session_id|sessionId|hook_event_name|tool_name|toolName|tool_use_id|'
+                    rb'cwd|transcript_path|agent_id|agent_type)"\s*:\s*"((?:[^"\\]|\\.){0,4096})"')
 
 
 def rescue(data: bytes, reason: str) -> dict[str, Any]:
@@ -156,6 +158,9 @@ def rescue(data: bytes, reason: str) -> dict[str, Any]:
                 found[name] = escape_text(json.loads(f'"{raw}"'))
             except ValueError:
                 found[name] = escape_text(raw)
+    found.setdefault("session_id", found.pop("sessionId", None))
+    if "toolName" in found:
+        found.setdefault("tool_name", found.pop("toolName"))
     if not str(found.get("session_id") or "").strip():
         raise PayloadError(reason)
     found["tool_input"] = {"unreadable_payload": reason, "payload_bytes": len(data),

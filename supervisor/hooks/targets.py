@@ -13,6 +13,7 @@ TARGETS = {
     "gemini": "supervisor.hooks.gemini",
     "qwen-code": "supervisor.hooks.qwen_code",
     "droid": "supervisor.hooks.droid",
+    "copilot": "supervisor.hooks.copilot",
 }
 
 

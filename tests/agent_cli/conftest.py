@@ -16,6 +16,7 @@ from tests.agent_cli.anthropic_api import AnthropicServer
 from tests.agent_cli.chat_api import ChatServer
 from tests.agent_cli.claude_runner import ClaudeCode
 from tests.agent_cli.codex_runner import Codex
+from tests.agent_cli.copilot_runner import Copilot
 from tests.agent_cli.droid_runner import Droid
 from tests.agent_cli.gemini_api import GeminiServer
 from tests.agent_cli.gemini_runner import Gemini
@@ -143,3 +144,9 @@ def qwen(qwen_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> QwenC
 def droid(droid_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Droid:
     """Factory Droid in a fresh sandbox (no hooks installed)."""
     return Droid(droid_executable, sandbox, chat_api)
+
+
+@pytest.fixture
+def copilot(copilot_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Copilot:
+    """GitHub Copilot CLI in a fresh sandbox (no hooks installed)."""
+    return Copilot(copilot_executable, sandbox, chat_api)
