@@ -144,3 +144,27 @@ def test_a_failed_edit_reaches_the_model_with_the_region(qwen: QwenCode) -> None
     _, events = only_session(qwen.sandbox)
     (hint,) = of_type(events, "hint")
     assert hint["kind"] == "failed_edit"
+
+
+def test_over_http_the_4th_identical_failing_call_is_denied(qwen: QwenCode) -> None:
+    """`--transport http`: Qwen's per-call events POST to the resident server (started by the
+    first command hook, SessionStart)."""
+    from tests.hookd_helpers import stop_servers
+
+    qwen.install_hooks("--transport", "http")
+    hooks = json.loads(qwen.settings_path.read_text())["hooks"]
+    assert hooks["PreToolUse"][0]["hooks"][0]["type"] == "http"
+    assert hooks["SessionStart"][0]["hooks"][0]["type"] == "command"
+    qwen.server.script = Script(main=[turn(shell(FAILING))] * 4 + [say("Giving up.")])
+    try:
+        run = qwen.run("list missing-dir")
+    finally:
+        stop_servers(qwen.sandbox.store)
+
+    assert run.returncode == 0, run.describe()
+    told = [m.text for m in qwen.server.tool_messages()]
+    assert len(told) == 4 and told[3].startswith(SOURCE), told
+    _session, events = only_session(qwen.sandbox)
+    assert [r["ok"] for _, r in results_by_call(events) if r is not None] == [False] * 3
+    log = (qwen.sandbox.store / "run" / "hookd.log").read_text()
+    assert "serving HTTP hooks on 127.0.0.1:" in log

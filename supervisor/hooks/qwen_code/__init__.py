@@ -57,6 +57,9 @@ TARGET = Target(
         notes=NOTES,
         # Qwen reads a command hook's timeout of 1000 or more as milliseconds
         timeout_caps_s=(("PreToolUse", 999.0), ("PostToolBatch", 999.0)),
+        # the per-call events: the ones where HTTP saves the client's start-up
+        http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
+                               "PostToolBatch"}),
     ),
     transcript=assistant_texts,
 )
