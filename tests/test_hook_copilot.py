@@ -74,7 +74,6 @@ def test_copilots_tools_in_the_engines_categories() -> None:
     assert classify("edit", {"path": "a.py", "old_str": "a", "new_str": "b"}, policy) == "mutate"
     assert classify("create", {"path": "a.py", "file_text": "x"}, policy) == "mutate"
     assert classify("bash", {"command": "python -m pytest"}, policy) == "run"
-    assert classify("read_bash", {"shellId": "0"}, policy) == "poll"
 
 
 def test_answers() -> None:

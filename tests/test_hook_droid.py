@@ -43,7 +43,8 @@ def test_calls_are_recorded_under_claude_codes_names_and_pair_by_key() -> None:
         "Read", "Bash", "Edit", "Edit", "Edit", "Write"]
     assert all(c.pair and c.call and c.pair == c.call["call_id"] for c in calls)
     bash = calls[1].call
-    assert bash is not None and bash["args"]["command"] == "ls missing-dir"
+    assert bash is not None and bash["args"] == {  # the model's notes: one description
+        "command": "ls missing-dir", "description": "list (risk: low read only)"}
     policy = Policy.profile("default")
     assert classify("Bash", bash["args"], policy) == "read"  # ls: the shell's command decides
     assert classify("Write", calls[5].call["args"], policy) == "mutate"  # type: ignore[index]

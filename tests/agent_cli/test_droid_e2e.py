@@ -32,14 +32,16 @@ def parse(text):
 WRONG = "for line in data.readlines():\n    rows.append(line.strip().split(';'))"
 
 
-def execute(command: str) -> ToolCall:
+def execute(command: str, why: str = "reads only") -> ToolCall:
     return ToolCall("Execute", {"command": command, "summary": "run it", "riskLevel": "low",
-                                "riskLevelReason": "reads only"})
+                                "riskLevelReason": why})
 
 
 def test_a_repeated_failing_command_is_denied_by_the_4th_attempt(droid: Droid) -> None:
     droid.install_hooks()
-    droid.server.script = Script(main=[turn(execute(FAILING))] * 4 + [say("Giving up.")])
+    # the model words its notes on the same command differently each time
+    droid.server.script = Script(main=[turn(execute(FAILING, f"reads only, try {n}"))
+                                       for n in range(4)] + [say("Giving up.")])
 
     run = droid.run("list missing-dir")
 
