@@ -128,3 +128,10 @@ def test_install_user_and_project(tmp_path: Path) -> None:
     assert json.loads(repo_hooks.read_text())["version"] == 1
     assert run_cli("uninstall", "copilot", "--project", str(project), **env).returncode == 0
     assert not repo_hooks.exists()
+
+
+def test_http_hooks_are_refused_with_a_clear_line(tmp_path: Path) -> None:
+    done = run_cli("install", "copilot", "--transport", "http", HOME=str(tmp_path))
+    assert done.returncode != 0
+    assert "no HTTP hooks for Copilot CLI (yet); use --transport command" in done.stderr
+    assert not (tmp_path / ".copilot" / "settings.json").exists()
