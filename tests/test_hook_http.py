@@ -50,8 +50,9 @@ def test_install_http_writes_http_entries_for_the_per_call_events(tmp_path: Path
             assert entry["url"].endswith(f"?timeout={entry['timeout']}")
         else:  # these start the server when it is down, for the root the HTTP entries reach
             assert entry["type"] == "command"
+            seconds = 120 if event == "PreSkillShellCommand" else 60  # may hold too
             assert entry["command"].endswith(
-                f"claude-code --timeout 60 --root {tmp_path / 'store'}")
+                f"claude-code --timeout {seconds} --root {tmp_path / 'store'}")
     # idempotent: the same port and token, nothing changed
     again = _install(tmp_path, "--transport", "http", "--timeout", "120")
     assert "nothing changed" in again.stdout and load_config(tmp_path / "store") == config

@@ -73,7 +73,8 @@ def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
         assert entry["type"] == "command"
         assert entry["matcher"] == ("*" if takes_matcher else None)
         # the events that may hold a call for the operator get the long timeout
-        assert entry["timeout"] == (120 if name in ("PreToolUse", "PostToolBatch") else 60)
+        held = ("PreToolUse", "PostToolBatch", "PreSkillShellCommand")
+        assert entry["timeout"] == (120 if name in held else 60)
     command = shlex.split(ours["PreToolUse"][0]["command"])
     assert Path(command[0]).is_absolute()
     # the thin client of the resident hook server: the `supervisor-hook` script of an installed

@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
             def command(seconds: float, root: Path | None = root) -> str:
                 return installer.hook_command(target.name, seconds, root)
 
-            plan = installer.plan_install(spec, path, command, timeout, http)
+            plan = installer.plan_install(spec, path, command, timeout, http,
+                                          project=bool(args.project))
         else:
             plan = installer.plan_uninstall(spec, path)
         if args.dry_run:
@@ -92,7 +93,8 @@ def _http(args: argparse.Namespace, target: Any) -> tuple[Path, Any]:
     from supervisor.store.paths import resolve_root
 
     if not target.settings.http_events:
-        raise CliError(f"{target.label} has no HTTP hooks; use --transport command")
+        raise CliError(f"the supervisor has no HTTP hooks for {target.label} (yet); use "
+                       "--transport command")
     if args.port is not None and not 0 < args.port < 65536:
         raise CliError("--port must be between 1 and 65535")
     root = resolve_root(args.root)

@@ -93,6 +93,15 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _first_text(args: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` whose value is text."""
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def _int(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -110,13 +119,11 @@ def _path(args: dict[str, Any]) -> str | None:
 
 
 def _replace(args: dict[str, Any]) -> list[Edit]:
+    """A search-and-replace edit: Claude Code's `old_string`/`new_string`, Factory Droid's and
+    Copilot CLI's `old_str`/`new_str`, and older `to_replace`/`new_content`."""
     path = _path(args)
-    search = _text(args.get("old_string"))
-    if search is None:
-        search = _text(args.get("to_replace"))
-    new = _text(args.get("new_string"))
-    if new is None:
-        new = _text(args.get("new_content"))
+    search = _first_text(args, ("old_string", "old_str", "to_replace"))
+    new = _first_text(args, ("new_string", "new_str", "new_content"))
     if not path or search is None:
         return []
     return [Edit("replace", path, new or "", search, replace_all=args.get("replace_all") is True)]
@@ -146,6 +153,8 @@ def _write(args: dict[str, Any]) -> list[Edit]:
 def _editor(args: dict[str, Any]) -> list[Edit]:
     path = _path(args) or ""
     command = args.get("command")
+    if command is None and path and _first_text(args, ("old_string", "old_str")) is not None:
+        return _replace(args)  # Qwen Code's and Copilot CLI's `edit`: a plain replacement
     if not path and not isinstance(args.get("search"), str):
         return []
     if command is None and isinstance(args.get("search"), str):
@@ -285,7 +294,8 @@ def _literal_args(node: Any, names: tuple[str, ...]) -> dict[str, Any] | None:
 EditFailure = Literal["not_found", "ambiguous"]
 
 _NOT_FOUND = re.compile(
-    r"did not appear verbatim|string to replace not found|no exact match found|"
+    r"did not appear verbatim|(?:string|text) to replace (?:was )?not found|"
+    r"no (?:exact )?match found|"
     r"search string not found|could not find .{0,80}to replace|\b0 occurrences found|"
     r"could not find an? (?:exact )?match for .{0,20}old_str|"
     r"failed to (?:exactly )?match|SearchReplaceNoExactMatch|failed to find expected lines|"

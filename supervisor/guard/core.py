@@ -295,9 +295,10 @@ class Guard:
 
     def post_call(
         self, call_id: str, output: str = "", *, ok: bool = True, error: str | None = None,
-        duration_ms: float | None = None, tool: str | None = None,
+        duration_ms: float | None = None, tool: str | None = None, unknown: bool = False,
     ) -> list[dict[str, Any]]:
-        """Record a tool's outcome; returns the detections it caused (as events)."""
+        """Record a tool's outcome; returns the detections it caused (as events). `unknown`:
+        the agent reports no outcome for this call (it ran; `outcome: "unknown"` says so)."""
         text = escape_text(output if isinstance(output, str) else str(output))
         call_id, error, tool = writable(call_id), writable(error), writable(tool)
         duration_ms = duration_ms if duration_ms is None or math.isfinite(duration_ms) else None
@@ -310,6 +311,8 @@ class Guard:
             }
             if tool is not None:
                 event["tool"] = tool
+            if unknown:
+                event["outcome"] = "unknown"
             written = self.engine.touched_paths(call_id)
             if written:  # what the files it may have written hold now (see guard.disk)
                 event["files"] = disk.digests(written, self.cwd)

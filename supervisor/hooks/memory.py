@@ -24,6 +24,8 @@ from supervisor.store.paths import write_private
 MEMORY_FILE = "hook.json"
 LOCK_FILE = "hook.lock"
 CALLS_KEPT = 512
+DISPLAY_KEPT = 8
+DISPLAY_BYTES = 256 * 1024
 
 
 @dataclass(slots=True)
@@ -46,6 +48,21 @@ class Memory:
     notes: dict[str, str] = field(default_factory=dict)
     """call id -> a note for the model held back until the call's result, for agents that
     take no context before a call runs (`Target.context_before_call`)."""
+    display: dict[str, str] = field(default_factory=dict)
+    """message id -> the assistant's text streamed so far (Claude Code's MessageDisplay), until
+    the message's final flush."""
+    displays: bool = False
+    """The agent gives the assistant's text to a hook (MessageDisplay): its transcript is not
+    read for it any more (the two would record the same text twice)."""
+
+    def displayed(self, message_id: str, delta: str) -> None:
+        """Keep a flush of a message's text (bounded: `DISPLAY_KEPT` messages, each cut at
+        `DISPLAY_BYTES`)."""
+        self.displays = True
+        text = self.display.pop(message_id, "") + delta
+        self.display[message_id] = text[:DISPLAY_BYTES]
+        while len(self.display) > DISPLAY_KEPT:
+            del self.display[next(iter(self.display))]
 
     def saw(self, call_id: str) -> bool:
         return call_id in self.seen
@@ -130,6 +147,7 @@ def _load(path: Path) -> Memory:
     waiting = data.get("waiting")
     numbered = data.get("numbered")
     notes = data.get("notes")
+    display = data.get("display")
     return Memory(
         transcript=data.get("transcript") if isinstance(data.get("transcript"), str) else None,
         offset=offset if isinstance(offset, int) and offset >= 0 else 0,
@@ -142,6 +160,9 @@ def _load(path: Path) -> Memory:
         numbered=numbered if isinstance(numbered, int) and numbered >= 0 else 0,
         notes={k: v for k, v in notes.items() if isinstance(v, str)}
         if isinstance(notes, dict) else {},
+        display={k: v for k, v in display.items() if isinstance(v, str)}
+        if isinstance(display, dict) else {},
+        displays=data.get("displays") is True,
     )
 
 
@@ -149,7 +170,8 @@ def _dump(memory: Memory) -> str:
     return json.dumps({"transcript": memory.transcript, "offset": memory.offset,
                        "last_text": memory.last_text, "seen": memory.seen,
                        "waiting": memory.waiting, "numbered": memory.numbered,
-                       "notes": memory.notes}, sort_keys=True)
+                       "notes": memory.notes, "display": memory.display,
+                       "displays": memory.displays}, sort_keys=True)
 
 
 def _save(path: Path, text: str) -> None:

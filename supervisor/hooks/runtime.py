@@ -97,6 +97,9 @@ def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
     _follow_resumes(root, step)
     if step.kind == "batch" and _all_seen(root, step):
         return ""  # the common case: every call went through PreToolUse; nothing to open
+    if step.kind == "display" and step.display and not step.display["final"]:
+        _keep_display(root, step)  # a piece of a message: nothing to record yet
+        return ""
     guard, problems = _open_guard(root, step, budget)
     if payload.get("supervisor_rescued"):
         problems.append(f"{payload['supervisor_rescued']}: recorded from what could be read of "
@@ -124,12 +127,23 @@ def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
 
 
 def _all_seen(root: Path, step: Step) -> bool:
-    """True when every call of a batch went through PreToolUse (cheap: the hook memory only)."""
+    """True when every call of a batch went through PreToolUse and none was refused by the
+    agent's own permission check since (cheap: the hook memory only)."""
     directory = session_dir(root, step.session_id)
     if not directory.is_dir():
         return False
+    if any(item.get("refused") for item in step.batch):
+        return False
     with hook_memory.remembered(directory) as memory:
         return all(memory.saw(item["call"]["call_id"]) for item in step.batch)
+
+
+def _keep_display(root: Path, step: Step) -> None:
+    """Keep a non-final flush of the assistant's text in the hook memory."""
+    assert step.display is not None
+    directory = ensure_session_dir(root, step.session_id)
+    with hook_memory.remembered(directory) as memory:
+        memory.displayed(step.display["message_id"], step.display["delta"])
 
 
 def session_of(target: Target, root: Path, data: bytes) -> tuple[str, str]:
@@ -175,16 +189,19 @@ class _Call:
             self.pair(memory)
             if self.step.call is not None:
                 memory.see(self.step.call["call_id"])
-            if not reads or reader is None or path is None:
+            if not reads or reader is None or path is None or memory.displays:
                 return
             if memory.transcript != path:
                 resumed = self.step.start.get("source") == "resume" or "resumed_from" in (
                     self.step.start)
                 memory.transcript = path
                 memory.offset = 0 if new_session and not resumed else _size(path)
-            texts, memory.offset = reader(path, memory.offset)
-            for text in texts:
-                self.assistant_said(text, memory)
+            entries, memory.offset = reader(path, memory.offset)
+            for entry in entries:
+                if isinstance(entry, str):
+                    self.assistant_said(entry, memory)
+                else:
+                    self.unreported(entry, memory)
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of
@@ -221,6 +238,17 @@ class _Call:
             return None
         with hook_memory.remembered(self.guard.dir) as memory:
             return memory.take_note(call_id)
+
+    def unreported(self, failure: Any, memory: hook_memory.Memory) -> None:
+        """A failure the agent's hooks never reported (`target.Unreported`), recorded as the
+        result of the oldest call still waiting for one under its key; nothing when none waits
+        (its result came through a hook, or the supervisor refused the call)."""
+        call_id = memory.pair_result(failure["pair"])
+        if call_id is None:
+            return
+        r = failure["result"]
+        self.guard.post_call(call_id, r["output"], ok=r["ok"], error=r["error"],
+                             duration_ms=r["duration_ms"], tool=r["tool"])
 
     def assistant_said(self, text: str, memory: hook_memory.Memory) -> None:
         """Record an assistant message once (the transcript and Stop both carry the last)."""
@@ -274,6 +302,10 @@ def _on_call(c: _Call) -> str:
     verdict = c.hold(c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"]))
     if verdict.action == "pause":  # the deadline did not pass in time (it always should)
         verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
+    if c.step.no_result:  # no hook will report its outcome: it ran, with an unknown result
+        if verdict.action in _RUNS:
+            c.guard.post_call(call["call_id"], "", tool=call["tool"], unknown=True)
+        return c.target.answers.pre_tool(verdict, event=c.step.hook_event)  # type: ignore[call-arg]
     return c.target.answers.pre_tool(c.decided(verdict))
 
 
@@ -290,12 +322,21 @@ def _on_result(c: _Call) -> str:
 def _on_batch(c: _Call) -> str:
     """Record the calls of a batch that never went through PreToolUse (the agent refused them
     before any hook ran), each as a call the engine checks and its failed result; answer with
-    the most severe verdict among them, held for the operator when one escalated."""
+    the most severe verdict among them, held for the operator when one escalated. A call that
+    went through PreToolUse and was then refused by the agent's own permission check gets the
+    batch's result (no other hook reports one)."""
     with hook_memory.remembered(c.guard.dir) as memory:
         unseen = [item for item in c.step.batch if not memory.saw(item["call"]["call_id"])]
         for item in unseen:
             memory.see(item["call"]["call_id"])
-    worst, hints = None, []
+    open_calls = c.guard.state.get("calls") or {}
+    hints: list[dict[str, Any]] = []
+    for item in c.step.batch:  # let through by PreToolUse, refused by the agent's own check
+        r = item["result"]
+        if item.get("refused") and item not in unseen and r["call_id"] in open_calls:
+            hints += c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
+                                       duration_ms=r["duration_ms"], tool=r["tool"])
+    worst = None
     for item in unseen:
         call, r = item["call"], item["result"]
         verdict = c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"])
@@ -303,8 +344,8 @@ def _on_batch(c: _Call) -> str:
                                    duration_ms=r["duration_ms"], tool=r["tool"])
         if worst is None or _SEVERITY[verdict.action] > _SEVERITY[worst.action]:
             worst = verdict
-    if worst is None:
-        return ""
+    if worst is None:  # only calls the agent's permission check refused: what they taught
+        return c.target.answers.context(c.step.hook_event, _hints(hints))
     verdict = c.hold(worst)
     if verdict.action == "pause":
         verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
@@ -325,6 +366,18 @@ def _on_stop(c: _Call) -> str:
     if c.step.end and not guidance:  # a subagent kept working by guidance has not ended
         c.guard.end(c.step.end["status"], c.step.end["reason"])
     return c.target.answers.stop(c.step.hook_event, guidance)
+
+
+def _on_display(c: _Call) -> str:
+    """The final flush of an assistant message: the whole message, once."""
+    display = c.step.display
+    assert display is not None
+    with hook_memory.remembered(c.guard.dir) as memory:
+        memory.displays = True
+        text = (memory.display.pop(display["message_id"], "") + display["delta"]).strip()
+        if text:
+            c.assistant_said(text, memory)
+    return ""
 
 
 def _on_message(c: _Call) -> str:
@@ -354,6 +407,7 @@ _HANDLERS: dict[str, Callable[[_Call], str]] = {
     "stop": _on_stop,
     "notification": _on_message,
     "end": _on_end,
+    "display": _on_display,
     "other": _on_other,
 }
 

@@ -61,6 +61,17 @@ class Settings:
     about."""
     http_events: frozenset[str] = frozenset()
     """Events the agent can send to an HTTP hook (`--transport http`); none: command only."""
+    flat: bool = False
+    """The event's list holds the hook entries themselves, with no matcher groups (GitHub
+    Copilot CLI: `{"hooks": {"preToolUse": [{"type": "command", "bash": ...}]}}`)."""
+    command_key: str = "command"
+    """The key of an entry's command (Copilot CLI: `bash`)."""
+    timeout_key: str = "timeout"
+    """The key of an entry's timeout (Copilot CLI: `timeoutSec`)."""
+    project_keys: tuple[tuple[str, Any], ...] = ()
+    """Keys a project's file needs beside `hooks` (Copilot CLI's repository hooks:
+    `version: 1`): written by a project install, and a file left with only them after an
+    uninstall counts as empty."""
 
     def is_ours(self, command: object) -> bool:
         """True for a hook command that runs our hook for this target."""
@@ -74,7 +85,7 @@ class Settings:
             from supervisor.hooks.http_transport import is_our_url
 
             return is_our_url(hook.get("url"), self.target)
-        return self.is_ours(hook.get("command"))
+        return self.is_ours(hook.get(self.command_key))
 
 
 def _ours(target: str) -> "re.Pattern[str]":
@@ -131,7 +142,7 @@ def hook_command(target: str, timeout_s: float, root: Path | None = None) -> str
 
 def plan_install(
     spec: Settings, path: Path, command: Callable[[float], str], hold_timeout_s: int,
-    http: Any = None,
+    http: Any = None, project: bool = False,
 ) -> Plan:
     """The settings with our entries merged in (updated in place when already there).
     `command(timeout_s)` is the hook command for an entry with that timeout (it tells the hook
@@ -141,6 +152,9 @@ def plan_install(
     to the resident server instead of the command."""
     old_text = _read_text(path)
     data = _parse(path, old_text)
+    if project:
+        for key, value in spec.project_keys:
+            data.setdefault(key, value)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError(
@@ -154,8 +168,8 @@ def plan_install(
         seconds: float = hold_timeout_s if name in spec.held else OTHER_TIMEOUT_S
         seconds = min(seconds, dict(spec.timeout_caps_s).get(name, seconds))
         timeout = round(seconds / spec.timeout_unit_s)
-        entry: dict[str, Any] = {"type": "command", "command": command(seconds),
-                                 "timeout": timeout}
+        entry: dict[str, Any] = {"type": "command", spec.command_key: command(seconds),
+                                 spec.timeout_key: timeout}
         if http is not None and name in spec.http_events:
             from supervisor.hooks.http_transport import TOKEN_HEADER
 
@@ -166,7 +180,10 @@ def plan_install(
             raise InstallError(
                 f"{path}: hooks.{name} is not a list; fix it by hand (file left untouched)"
             )
-        if not _update_ours(spec, groups, entry):
+        if spec.flat:
+            if not _update_ours(spec, [{"hooks": groups}], entry):
+                groups.append(entry)
+        elif not _update_ours(spec, groups, entry):
             group: dict[str, Any] = {"matcher": "*"} if takes_matcher else {}
             group["hooks"] = [entry]
             groups.append(group)
@@ -186,6 +203,8 @@ def plan_uninstall(spec: Settings, path: Path) -> Plan:
             removed |= _remove_ours(spec, hooks, name)
         if removed and not hooks:
             del data["hooks"]
+            if set(data) <= {key for key, _ in spec.project_keys}:
+                data = {}  # only what a project install added is left
     if not removed:
         return Plan(path, old_text, old_text)
     return Plan(path, old_text, _original_text(path, data))
@@ -276,6 +295,15 @@ def _remove_ours(spec: Settings, hooks: dict[str, Any], name: str) -> bool:
     groups = hooks.get(name)
     if not isinstance(groups, list):
         return False
+    if spec.flat:
+        kept = [h for h in groups if not spec.is_our_hook(h)]
+        if len(kept) == len(groups):
+            return False
+        if kept:
+            hooks[name] = kept
+        else:
+            del hooks[name]
+        return True
     removed = False
     kept_groups = []
     for group in groups:

@@ -32,7 +32,8 @@ CUT_KEYS = 64
 HOOK_EVENT = "hook_event"
 """Event type (protocol extension) for a hook event a target does not map: recorded as-is."""
 
-KINDS = ("start", "prompt", "call", "result", "batch", "stop", "notification", "end", "other")
+KINDS = ("start", "prompt", "call", "result", "batch", "stop", "notification", "end", "display",
+         "other")
 
 
 class PayloadError(ValueError):
@@ -63,6 +64,17 @@ class BatchCall(TypedDict):
 
     call: Call
     result: Result
+    refused: NotRequired[bool]
+    """The agent's own permission check refused the call after PreToolUse let it through: no
+    other hook reports its result, so the batch's is recorded for it."""
+
+
+class Display(TypedDict):
+    """One flush of the assistant's text as it streams (Claude Code's MessageDisplay)."""
+
+    message_id: str
+    delta: str
+    final: bool
 
 
 class Message(TypedDict):
@@ -104,6 +116,14 @@ class Step:
     transcript: str | None = None
     """The agent's own transcript of this session (JSONL), where the runtime reads the
     assistant's text between tool calls (hooks are not given it); None: not available."""
+    display: Display | None = None
+    """display: a piece of the assistant's text; the runtime keeps the pieces of a message
+    until its final one and records the whole as an assistant message."""
+    no_result: bool = False
+    """call: the agent reports no outcome of this call (Claude Code's PreSkillShellCommand, a
+    skill's shell command run outside any tool call): when it runs, its result is recorded at
+    once as unknown. Only a target whose `pre_tool` answer takes `event=` sets it (the answer
+    names the event)."""
     pair: str | None = None
     """call, result: the agent gives no call id (Gemini CLI), so the runtime pairs a call and
     its result by order under this key (`stable_call_id` of the tool and its arguments) and
@@ -135,13 +155,15 @@ def read_payload(data: bytes) -> dict[str, Any]:
     if too_deep(data, MAX_JSON_DEPTH - 8):  # the event adds a few levels around the arguments
         value = shrink(value, 1 << 62, max_depth=MAX_JSON_DEPTH - 8)
     value = writable(value)
+    if "session_id" not in value and isinstance(value.get("sessionId"), str):
+        value["session_id"] = value["sessionId"]  # GitHub Copilot CLI's camelCase payloads
     if not isinstance(value.get("session_id"), str) or not value["session_id"].strip():
         raise PayloadError("payload has no session_id")
     return value
 
 
-_FIELD = re.compile(rb'"(session_id|hook_event_name|tool_name|tool_use_id|cwd|'
-                    rb'transcript_path|agent_id|agent_type)"\s*:\s*"((?:[^"\\]|\\.){0,4096})"')
+_FIELD = re.compile(rb'"(session_id|sessionId|hook_event_name|tool_name|toolName|tool_use_id|'
+                    rb'cwd|transcript_path|agent_id|agent_type)"\s*:\s*"((?:[^"\\]|\\.){0,4096})"')
 
 
 def rescue(data: bytes, reason: str) -> dict[str, Any]:
@@ -156,6 +178,9 @@ def rescue(data: bytes, reason: str) -> dict[str, Any]:
                 found[name] = escape_text(json.loads(f'"{raw}"'))
             except ValueError:
                 found[name] = escape_text(raw)
+    found.setdefault("session_id", found.pop("sessionId", None))
+    if "toolName" in found:
+        found.setdefault("tool_name", found.pop("toolName"))
     if not str(found.get("session_id") or "").strip():
         raise PayloadError(reason)
     found["tool_input"] = {"unreadable_payload": reason, "payload_bytes": len(data),

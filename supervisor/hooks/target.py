@@ -7,12 +7,12 @@ keeps a transcript the runtime can read the assistant's text from, how to read i
 does everything else.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from supervisor.hooks.settings_file import Settings
-from supervisor.hooks.step import Step
+from supervisor.hooks.step import Result, Step
 
 if TYPE_CHECKING:
     from supervisor.guard.core import Verdict
@@ -46,9 +46,18 @@ class Answers(Protocol):
         ...
 
 
-TranscriptReader = Callable[[str, int], tuple[list[str], int]]
-"""`(path, offset) -> (assistant texts after offset, the offset after them)`: reads only whole
-lines; a missing or unreadable file gives `([], offset)`."""
+class Unreported(TypedDict):
+    """A call's failure the agent's hooks never reported (Factory Droid runs no PostToolUse
+    for a failed call), read from its transcript: recorded as the result of the oldest call
+    waiting under `pair` (`Step.pair`), if one still waits."""
+
+    pair: str
+    result: Result
+
+
+TranscriptReader = Callable[[str, int], tuple[Sequence[str | Unreported], int]]
+"""`(path, offset) -> (assistant texts, and failures no hook reported, after offset; the offset
+after them)`: reads only whole lines; a missing or unreadable file gives `([], offset)`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,9 @@ TARGETS = {
     "claude-code": "supervisor.hooks.claude_code",
     "codex": "supervisor.hooks.codex",
     "gemini": "supervisor.hooks.gemini",
+    "qwen-code": "supervisor.hooks.qwen_code",
+    "droid": "supervisor.hooks.droid",
+    "copilot": "supervisor.hooks.copilot",
 }
 
 

@@ -11,14 +11,16 @@ agents and change between releases, so a line a target does not understand is sk
 
 import os
 from collections.abc import Callable
+from typing import TypeVar
 
 READ_LIMIT_BYTES = 16 * 1024 * 1024
 """At most this much of the transcript is read per call (the rest at the next call)."""
+T = TypeVar("T")
 
 
 def new_texts(
-    path: str, offset: int, text_of: Callable[[bytes], str | None]
-) -> tuple[list[str], int]:
+    path: str, offset: int, text_of: Callable[[bytes], T | None]
+) -> tuple[list[T], int]:
     """(the texts `text_of` finds in the whole lines after `offset`, the offset after them);
     a missing or unreadable file gives `([], offset)`."""
     try:

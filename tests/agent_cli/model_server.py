@@ -39,7 +39,8 @@ class JsonAnswer:
 
 @dataclass(frozen=True, slots=True)
 class SseAnswer:
-    """Server-Sent Events: (event name or None, data object) pairs, in order."""
+    """Server-Sent Events: (event name or None, data) pairs, in order; data is sent as JSON,
+    or as it is when it is a string (Chat Completions' closing `[DONE]`)."""
 
     events: Iterable[tuple[str | None, Any]]
 
@@ -166,7 +167,8 @@ def _send_sse(handler: BaseHTTPRequestHandler, answer: SseAnswer) -> None:
     chunks = []
     for name, data in answer.events:
         head = f"event: {name}\n" if name else ""
-        chunks.append(f"{head}data: {json.dumps(data)}\n\n".encode())
+        text = data if isinstance(data, str) else json.dumps(data)
+        chunks.append(f"{head}data: {text}\n\n".encode())
     body = b"".join(chunks)
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")

@@ -191,7 +191,7 @@ def test_without_npm_the_suite_skips_with_the_reason_or_fails_when_required(
         env=env, capture_output=True, text=True, timeout=120, cwd=suite,
     )
     assert f"1 {outcome}" in done.stdout, done.stdout + done.stderr
-    assert "@anthropic-ai/claude-code@2.1.330" in done.stdout
+    assert f"@anthropic-ai/claude-code@{clis.CLAUDE.version}" in done.stdout
     assert "npm is not on PATH" in done.stdout
 
 
@@ -287,3 +287,21 @@ def test_an_old_node_gets_the_pinned_one_first_on_path(
     monkeypatch.setattr(clis, "system_node_major", lambda: 22)
     assert clis.node_path("/usr/bin") == "/usr/bin"
     assert installed == [clis.NODE.spec]
+
+
+def test_another_version_is_chosen_by_an_environment_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`$SUPERVISOR_TEST_CLAUDE_VERSION` runs the suite on another Claude Code: the one
+    installed in the cache under that version, never the pinned one."""
+    monkeypatch.setenv(clis.ENV_CACHE, str(tmp_path))
+    exe = tmp_path / f"claude-code-2.1.999/{clis.CLAUDE.executable}"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.delenv("SUPERVISOR_TEST_CLAUDE_VERSION", raising=False)
+    assert clis.installed(clis.CLAUDE) is None  # the pinned version is not in this cache
+    monkeypatch.setenv("SUPERVISOR_TEST_CLAUDE_VERSION", "2.1.999")
+    assert clis.installed(clis.CLAUDE) == exe
+    assert clis.ensure(clis.CLAUDE) == exe
+    assert clis.chosen(clis.CODEX) == clis.CODEX  # the others keep their pins

@@ -21,6 +21,8 @@ EVENTS: tuple[tuple[str, bool], ...] = (
     ("PostToolUse", True),
     ("PostToolUseFailure", True),
     ("PostToolBatch", False),
+    ("PreSkillShellCommand", True),
+    ("MessageDisplay", False),
     ("Stop", False),
     ("SubagentStop", False),
     ("Notification", False),
@@ -50,7 +52,7 @@ TARGET = Target(
         project_path=project_settings_path,
         events=EVENTS,
         # PostToolBatch holds a call Claude Code refused itself when it escalates
-        held=frozenset({"PreToolUse", "PostToolBatch"}),
+        held=frozenset({"PreToolUse", "PostToolBatch", "PreSkillShellCommand"}),
         # the per-call events: the ones where HTTP saves the client's start-up
         http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
                                "PostToolBatch"}),

@@ -12,7 +12,13 @@ Decisions documented in docs/claude-code.md:
   background task finished: a system message, not a person starting a new cycle;
 - PostToolBatch carries every call of a model turn, including those Claude Code refused before
   PreToolUse (an Edit whose `old_string` is not in the file, a missing parameter, an unknown
-  tool): the runtime records the ones it has not seen.
+  tool): the runtime records the ones it has not seen; and those its permission check refused
+  after PreToolUse let them through (`Claude requested permissions to use X, but you haven't
+  granted it yet.`), which get no other result: the runtime records the batch's for them;
+- PreSkillShellCommand (2.1.332) is a shell command in a skill's text, run when the skill loads:
+  a call the engine judges like any other, whose outcome no hook reports (`Step.no_result`);
+- MessageDisplay (2.1.332) streams the assistant's text in flushes of whole lines: the
+  runtime joins a message's flushes and records it at the final one.
 """
 
 import json
@@ -47,6 +53,9 @@ AGENT = "claude-code"
 LABEL = "Claude Code"
 TASK_NOTIFICATION = "<task-notification>"
 _TOOL_ERROR = re.compile(r"^\s*<tool_use_error>(.*?)</tool_use_error>\s*$", re.DOTALL)
+_PERMISSION_REFUSED = re.compile(
+    r"^\s*(?:Claude requested permissions to .{1,2000}, but you haven't granted it yet\."
+    r"|Permission to .{1,2000} has been denied)", re.DOTALL)
 
 _COMMON_KEYS = frozenset(
     {"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name",
@@ -213,7 +222,11 @@ def _batch(payload: dict[str, Any], step: Step) -> None:
         if not isinstance(item, dict):
             continue
         call = _call(item)
-        step.batch.append(BatchCall(call=call, result=_batch_result(call, item)))
+        result = _batch_result(call, item)
+        entry = BatchCall(call=call, result=result)
+        if _PERMISSION_REFUSED.match(result["output"]):
+            entry["refused"] = True
+        step.batch.append(entry)
 
 
 def _batch_result(call: Call, item: dict[str, Any]) -> Result:
@@ -225,9 +238,26 @@ def _batch_result(call: Call, item: dict[str, Any]) -> Result:
     error = None
     if refused:
         output = error = refused.group(1).strip() or "the tool call failed"
+    elif _PERMISSION_REFUSED.match(output):
+        error = first_line(output)
     elif isinstance(response, dict) and response.get("is_error"):
         error = first_line(output) or "the tool call failed"
     return result_of(call["call_id"], call["tool"], output, error)
+
+
+def _skill_shell(payload: dict[str, Any], step: Step) -> None:
+    """PreSkillShellCommand: a call (under its shell tool's name) with no outcome reported."""
+    _pre_tool(payload, step)
+    step.no_result = True
+
+
+def _display(payload: dict[str, Any], step: Step) -> None:
+    """MessageDisplay: one flush of the assistant's text."""
+    delta = payload.get("delta")
+    step.kind = "display"
+    step.display = {"message_id": text_or_none(payload.get("message_id")) or "",
+                    "delta": delta if isinstance(delta, str) else "",
+                    "final": payload.get("final") is True}
 
 
 def _stop(payload: dict[str, Any], step: Step) -> None:
@@ -254,6 +284,8 @@ _MAPPERS = {
     "PostToolUse": _post_tool,
     "PostToolUseFailure": _post_tool,
     "PostToolBatch": _batch,
+    "PreSkillShellCommand": _skill_shell,
+    "MessageDisplay": _display,
     "Stop": _stop,
     "SubagentStop": _stop,
     "Notification": _notification,

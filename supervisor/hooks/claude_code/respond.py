@@ -24,9 +24,10 @@ from supervisor.hooks.wording import first_line as _first_line
 class ClaudeCodeAnswers:
     """`supervisor.hooks.target.Answers` for Claude Code."""
 
-    def pre_tool(self, verdict: Any) -> str:
+    def pre_tool(self, verdict: Any, event: str = "PreToolUse") -> str:
+        """`event`: PreToolUse, or PreSkillShellCommand (the same answer, named for it)."""
         return render(pre_tool_output(verdict.action, verdict.message,
-                                      cached_output=verdict.cached_output))
+                                      cached_output=verdict.cached_output, event=event))
 
     def context(self, event: str, text: str | None, failure: str | None = None) -> str:
         return render(context_output(event, text))  # added context reaches it either way
@@ -38,12 +39,25 @@ class ClaudeCodeAnswers:
         return render(batch_output(event, verdict.action, verdict.message))
 
 
+class StopBlockAnswers(ClaudeCodeAnswers):
+    """Claude Code's answers for the agents that copy its hooks (Qwen Code, Factory Droid) but
+    go on after Stop only on `{"decision": "block", "reason": ...}`: the reason is what the
+    model reads next (Qwen caps this at its `stopHookBlockingCap`, 8)."""
+
+    def stop(self, event: str, guidance: str | None) -> str:
+        return render({"decision": "block", "reason": guidance} if guidance else None)
+
+
 def pre_tool_output(
-    action: str, message: str | None, *, cached_output: str | None = None
+    action: str, message: str | None, *, cached_output: str | None = None,
+    event: str = "PreToolUse",
 ) -> dict[str, Any] | None:
-    """The PreToolUse answer for a verdict `action` with the text the agent must be told."""
+    """The PreToolUse answer for a verdict `action` with the text the agent must be told. A
+    PreSkillShellCommand takes the same refusal (under its own name) and no added context."""
     text = (message or "").strip()
     if action in ("allow", "nudge") and text:
+        if event != "PreToolUse":
+            return None  # no context for a skill's command; it runs
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                        "additionalContext": f"{SOURCE}: {text}"}}
     if action in DENY_ACTIONS or action == "stop":
@@ -52,7 +66,7 @@ def pre_tool_output(
             why = f"{why}\n\n{cached_output}"
         out: dict[str, Any] = {
             "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
+                "hookEventName": event,
                 "permissionDecision": "deny",
                 "permissionDecisionReason": why,
             },

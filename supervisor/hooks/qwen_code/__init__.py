@@ -1,0 +1,65 @@
+"""The Qwen Code target: payloads (`payload`, Claude Code's mapping with Qwen's call ids and
+outcomes), answers (Claude Code's, with a blocking Stop), the chat-file reader (`transcript`)
+and where its hook settings live (below). See docs/qwen-code.md.
+
+Only what the platform needs is imported here: the hook path starts once per tool call.
+"""
+
+import os
+from pathlib import Path
+
+from supervisor.hooks.claude_code.respond import StopBlockAnswers
+from supervisor.hooks.qwen_code.payload import map_payload
+from supervisor.hooks.qwen_code.transcript import assistant_texts
+from supervisor.hooks.settings_file import Settings
+from supervisor.hooks.target import Target
+
+EVENTS: tuple[tuple[str, bool], ...] = (
+    # (event name, takes a tool-name matcher)
+    ("SessionStart", False),
+    ("UserPromptSubmit", False),
+    ("PreToolUse", True),
+    ("PostToolUse", True),
+    ("PostToolUseFailure", True),
+    ("PostToolBatch", False),
+    ("Stop", False),
+    ("SubagentStop", False),
+    ("Notification", False),
+    ("SessionEnd", False),
+)
+NOTES = (
+    "Qwen Code reads a project's settings (.qwen/settings.json) only in a trusted folder; "
+    "user settings (~/.qwen/settings.json, --user) load everywhere.",
+)
+
+
+def user_settings_path() -> Path:
+    """`~/.qwen/settings.json`."""
+    return Path(os.path.expanduser("~")) / ".qwen" / "settings.json"
+
+
+def project_settings_path(project: Path) -> Path:
+    """A project's settings, `DIR/.qwen/settings.json`."""
+    return Path(project).expanduser().resolve() / ".qwen" / "settings.json"
+
+
+TARGET = Target(
+    name="qwen-code",
+    label="Qwen Code",
+    read=map_payload,
+    answers=StopBlockAnswers(),
+    settings=Settings(
+        target="qwen-code",
+        user_path=user_settings_path,
+        project_path=project_settings_path,
+        events=EVENTS,
+        held=frozenset({"PreToolUse", "PostToolBatch"}),
+        notes=NOTES,
+        # Qwen reads a command hook's timeout of 1000 or more as milliseconds
+        timeout_caps_s=(("PreToolUse", 999.0), ("PostToolBatch", 999.0)),
+        # the per-call events: the ones where HTTP saves the client's start-up
+        http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
+                               "PostToolBatch"}),
+    ),
+    transcript=assistant_texts,
+)

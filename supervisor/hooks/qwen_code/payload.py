@@ -1,0 +1,86 @@
+"""Map one Qwen Code hook payload to a `Step`: Claude Code's mapping, with Qwen's differences.
+
+Qwen Code sends Claude Code's payloads (the same event names and fields; docs/qwen-code.md)
+with Gemini CLI's tool names (`run_shell_command`, `read_file`, `edit`, `write_file`, ...), which
+the engine's policy knows. What differs, measured with Qwen Code 0.24.4:
+- the call id: `tool_use_id` is a fresh `toolu_...` per hook in PreToolUse and PostToolUse but
+  the model's call id in PostToolBatch; `tool_call_id` (the model's) is in all three, so it is
+  the id, and PostToolBatch pairs with what PreToolUse saw;
+- a tool's outcome is Gemini's (`tool_response.llmContent`; a shell command's `Exit Code: N`
+  in its text), and a failure comes as PostToolUseFailure whose `error` is that text: read as
+  for Gemini CLI (`Exit code 2` and the first line the command printed);
+- UserPromptSubmit fires again with an empty prompt after every batch of calls (the turn goes
+  on): not a person's prompt, so no new cycle (recorded as nothing);
+- the agent's text is in its chat file (`transcript_path`, `transcript`).
+"""
+
+from typing import Any
+
+from supervisor.hooks.claude_code import payload as claude
+from supervisor.hooks.gemini.payload import outcome
+from supervisor.hooks.step import Step, first_line, number_or_none, result_of, text_or_none
+
+AGENT = "qwen-code"
+LABEL = "Qwen Code"
+
+
+def map_payload(payload: dict[str, Any]) -> Step:
+    """The step a payload (as returned by `read_payload`) stands for. Never raises."""
+    event = payload.get("hook_event_name")
+    if event == "UserPromptSubmit" and not _text(payload.get("prompt")).strip():
+        return _nothing(payload)
+    step = claude.map_payload(_with_call_ids(payload))
+    step.start["agent"] = step.start["agent"].replace(claude.AGENT, AGENT, 1)
+    step.start["qwen_session_id"] = step.start.pop("claude_session_id", payload["session_id"])
+    if step.message is not None and step.kind == "start":
+        step.message["text"] = step.message["text"].replace(claude.LABEL, LABEL, 1)
+    if step.kind == "end" and step.end is not None and step.end["reason"]:
+        step.end["reason"] = step.end["reason"].replace(claude.LABEL, LABEL, 1)
+    if step.kind == "result" and step.result is not None:
+        _read_outcome(payload, step)
+    return step
+
+
+def _nothing(payload: dict[str, Any]) -> Step:
+    """A step that records nothing (a notification without a message)."""
+    step = claude.map_payload({**payload, "hook_event_name": "Notification"})
+    step.hook_event = "UserPromptSubmit"
+    step.message = None
+    step.start["agent"] = AGENT
+    return step
+
+
+def _with_call_ids(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload with `tool_use_id` set to the model's call id (`tool_call_id`), in a batch's
+    calls too."""
+    out = dict(payload)
+    call_id = text_or_none(payload.get("tool_call_id"))
+    if call_id:
+        out["tool_use_id"] = call_id
+    calls = payload.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [
+            {**item, "tool_use_id": item.get("tool_call_id") or item.get("tool_use_id")}
+            if isinstance(item, dict) else item for item in calls]
+    return out
+
+
+def _read_outcome(payload: dict[str, Any], step: Step) -> None:
+    """PostToolUse / PostToolUseFailure as Gemini's outcome: the text the model read, and the
+    error (a non-zero exit code, a tool's own error)."""
+    assert step.result is not None
+    if payload.get("hook_event_name") == "PostToolUseFailure":
+        text = _text(payload.get("error"))
+        output, error = outcome({"llmContent": text})
+        error = error or first_line(text) or "the tool call failed"
+        if payload.get("is_interrupt") is True:
+            error = f"interrupted by the user: {error}"
+    else:
+        output, error = outcome(payload.get("tool_response"))
+    result = result_of(step.result["call_id"], step.result["tool"], output, error)
+    result["duration_ms"] = number_or_none(payload.get("duration_ms"))
+    step.result = result
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,134 @@
+"""The Qwen Code target on the payloads the real Qwen Code 0.24.4 sent (tests/data/qwen_code/,
+recorded against the fake Chat Completions server), its answers, its chat-file reader and its
+installer."""
+
+import json
+from pathlib import Path
+
+from supervisor.engine.edits import edit_failure, edits_of
+from supervisor.hooks.qwen_code import TARGET
+from supervisor.hooks.qwen_code.payload import map_payload
+from supervisor.hooks.qwen_code.transcript import assistant_texts
+from supervisor.hooks.step import read_payload
+from supervisor.hooks.targets import load, names
+from tests.conftest import run_cli
+
+DATA = Path(__file__).parent / "data" / "qwen_code"
+
+
+def captured(event: str) -> list[dict]:
+    payloads = [json.loads(line)["payload"]
+                for line in (DATA / "session.payloads.jsonl").read_text().splitlines()]
+    return [p for p in payloads if p["hook_event_name"] == event]
+
+
+def step(payload: dict):
+    return map_payload(read_payload(json.dumps(payload).encode()))
+
+
+def test_registered() -> None:
+    assert "qwen-code" in names() and load("qwen-code") is TARGET
+
+
+def test_start_prompt_and_stop() -> None:
+    start = step(captured("SessionStart")[0])
+    assert start.kind == "start" and start.start["agent"] == "qwen-code"
+    assert start.message == {"role": "system", "text": "Qwen Code session start (startup)"}
+    assert start.start["qwen_session_id"] == captured("SessionStart")[0]["session_id"]
+    prompt = step(captured("UserPromptSubmit")[0])
+    assert prompt.kind == "prompt" and prompt.message == {"role": "user", "text": "fix foo.py"}
+    stop = step(captured("Stop")[0])
+    assert stop.kind == "stop" and stop.message == {"role": "assistant", "text": "All done."}
+
+
+def test_the_empty_prompt_between_turns_is_no_prompt() -> None:
+    """Qwen fires UserPromptSubmit with an empty prompt after every batch of calls: recording it
+    as a prompt would start a new cycle (and reset the per-cycle limits) on every turn."""
+    empty = [p for p in captured("UserPromptSubmit") if p["prompt"] == ""]
+    assert len(empty) == 4
+    for payload in empty:
+        mapped = step(payload)
+        assert mapped.kind == "notification" and mapped.message is None
+
+
+def test_the_call_id_is_the_models_in_every_event() -> None:
+    """`tool_use_id` is a fresh `toolu_...` in PreToolUse and PostToolUse but the model's call
+    id in PostToolBatch: `tool_call_id` is the same in all three."""
+    pre = captured("PreToolUse")[0]
+    assert pre["tool_use_id"].startswith("toolu_")
+    call = step(pre)
+    assert call.kind == "call" and call.call is not None
+    assert call.call["call_id"] == pre["tool_call_id"]
+    assert call.call["tool"] == "read_file"
+    result = step(captured("PostToolUse")[0])
+    assert result.result is not None and result.result["call_id"] == pre["tool_call_id"]
+    batch = step(captured("PostToolBatch")[0])
+    assert [b["call"]["call_id"] for b in batch.batch] == [pre["tool_call_id"]]
+
+
+def test_outcomes() -> None:
+    read, edited, shell = (step(p).result for p in captured("PostToolUse"))
+    assert read is not None and read["ok"]
+    assert read["output"] == "def add(a, b):\n    return a - b\n"
+    assert edited is not None and edited["ok"] and edited["output"].startswith("The file: ")
+    assert shell is not None and shell["ok"] and "Output: ok" in shell["output"]
+    (failed,) = (step(p).result for p in captured("PostToolUseFailure"))
+    assert failed is not None and failed["ok"] is False and failed["tool"] == "edit"
+    assert failed["error"].startswith("Failed to edit, 0 occurrences found for old_string")
+    assert edit_failure(failed["output"], failed["error"]) == "not_found"
+
+
+def test_a_failing_shell_command_reads_as_for_gemini() -> None:
+    payload = {**captured("PreToolUse")[0], "hook_event_name": "PostToolUseFailure",
+               "tool_name": "run_shell_command", "tool_input": {"command": "ls missing-dir"},
+               "error": "Command: ls missing-dir\nDirectory: (root)\nOutput: ls: cannot access "
+                        "'missing-dir': No such file or directory\nError: (none)\nExit Code: 2\n"
+                        "Signal: (none)\nProcess Group PGID: (none)", "is_interrupt": False}
+    result = step(payload).result
+    assert result is not None and result["ok"] is False
+    assert result["error"] == "Exit code 2\nls: cannot access 'missing-dir': No such file or " \
+        "directory"
+
+
+def test_qwens_edit_is_a_replacement_the_engine_reads() -> None:
+    args = captured("PreToolUse")[1]["tool_input"]
+    (edit,) = edits_of("edit", args)
+    assert (edit.kind, edit.path, edit.search, edit.text) == (
+        "replace", "/home/dev/myapp/foo.py", "return a * b", "return a + b")
+
+
+def test_answers() -> None:
+    assert json.loads(TARGET.answers.stop("Stop", "keep going")) == {
+        "decision": "block", "reason": "keep going"}
+    assert TARGET.answers.stop("Stop", None) == ""
+
+
+def test_the_chat_file_reader() -> None:
+    chat = DATA / "session.transcript.jsonl"
+    texts, offset = assistant_texts(str(chat), 0)
+    assert texts == ["Looking.", "All done."]
+    assert offset == chat.stat().st_size
+
+
+def test_install_and_uninstall(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    mine = '{\n  "security": {"auth": {"selectedType": "openai"}}\n}\n'
+    settings.write_text(mine)
+    done = run_cli("install", "qwen-code", "--user", "--timeout", "2000", HOME=str(home))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(settings.read_text())
+    assert data["security"] == {"auth": {"selectedType": "openai"}}
+    ours = {event: groups[-1]["hooks"][0] for event, groups in data["hooks"].items()}
+    assert set(ours) == {e for e, _ in TARGET.settings.events}
+    # Qwen reads 1000 or more as milliseconds: a long hold is written as 999 seconds
+    assert ours["PreToolUse"]["timeout"] == 999 and ours["PostToolUse"]["timeout"] == 60
+    assert " qwen-code --timeout 999" in ours["PreToolUse"]["command"]
+    project = run_cli("install", "qwen-code", "--project", str(tmp_path / "p"),
+                      HOME=str(home))
+    assert project.returncode == 0 and "trusted folder" in project.stdout
+    assert (tmp_path / "p" / ".qwen" / "settings.json").exists()
+    undone = run_cli("uninstall", "qwen-code", "--user", HOME=str(home))
+    assert undone.returncode == 0, undone.stderr
+    assert settings.read_text() == mine
