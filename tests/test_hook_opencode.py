@@ -237,3 +237,48 @@ def test_http_transport_is_refused_for_a_plugin(tmp_path: Path) -> None:
                    **_env(tmp_path))
     assert done.returncode != 0 and "no HTTP hooks" in done.stderr
     assert not (tmp_path / ".opencode").exists()
+
+
+# -- Cline: the same plugin protocol, its own steps ------------------------------------------------
+def test_cline_steps() -> None:
+    from supervisor.hooks.cline import TARGET as CLINE
+
+    def cline(event: str, **fields: object):
+        return CLINE.read({"session_id": "conv_1", "hook_event_name": event, "cwd": "/w",
+                           **fields})
+
+    prompt = cline("beforeRun", prompt='<user_input mode="act">fix foo.py</user_input>')
+    assert prompt.kind == "prompt" and prompt.message == {"role": "user", "text": "fix foo.py"}
+    assert prompt.start["agent"] == "cline" and prompt.start["cline_conversation_id"] == "conv_1"
+    call = cline("beforeTool", tool_name="run_commands", call_id="c1",
+                 tool_input={"commands": ["ls x"]})
+    assert call.call == {"call_id": "c1", "tool": "run_commands",
+                         "args": {"commands": ["ls x"]}}
+    failed = cline("afterTool", tool_name="run_commands", call_id="c1", is_error=False,
+                   tool_output=[{"query": "ls x", "success": False,
+                                 "result": "[Command exited with code 2]\n\n[stderr]\nls: no x\n",
+                                 "error": "Command exited with code 2"}])
+    assert failed.result is not None and failed.result["ok"] is False
+    assert failed.result["error"] == "Command exited with code 2\nls: no x"
+    ok = cline("afterTool", tool_name="run_commands", call_id="c2",
+               tool_output=[{"query": "true", "result": "", "success": True}])
+    assert ok.result is not None and ok.result["ok"] is True
+    threw = cline("afterTool", tool_name="editor", call_id="c3", is_error=True,
+                  tool_output={"error": "boom\nmore"})
+    assert threw.result is not None and threw.result["error"] == "boom"
+    stop = cline("afterRun", text="All done.", status="completed")
+    assert stop.kind == "stop" and stop.message == {"role": "assistant", "text": "All done."}
+    assert json.loads(CLINE.answers.context("afterTool", "look")) == {
+        "context": "Agent Supervisor: look"}
+    assert CLINE.answers.context("tool.execute.after", "look") == ""
+
+
+def test_cline_install_and_uninstall(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    done = run_cli("install", "cline", "--user", **env)
+    assert done.returncode == 0, done.stderr
+    assert "hub daemon" in done.stdout
+    plugin = tmp_path / "home" / ".cline" / "plugins" / "agent-supervisor.js"
+    assert plugin.read_text().startswith(MARKER) and "export default" in plugin.read_text()
+    assert run_cli("uninstall", "cline", **env).returncode == 0
+    assert not plugin.exists()

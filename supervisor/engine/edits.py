@@ -10,6 +10,8 @@ arguments, as the agent recorded them:
 - Claude Code `Write`, Gemini CLI `write_file`: `file_path`, `content`;
 - OpenCode and Kilo `edit` and `write`: those of `Edit` and `Write` (the hook target records
   their camelCase arguments under these names);
+- Cline `editor`: `path`, `old_text`, `new_text` (no `old_text`: the file is created with
+  `new_text`; `insert_line`: `new_text` goes before that line);
 - `str_replace_editor` (SWE-agent, OpenHands `edit`, Anthropic's text editor tools): `path`
   and `command` `str_replace` (`old_str`, `new_str`), `insert` (`insert_line`, `new_str`) or
   `create` (`file_text`);
@@ -79,6 +81,8 @@ def edits_of(tool: str, args: Any) -> list[Edit]:
             return _write(args)
         if tool in _EDITOR_TOOLS:
             return _editor(args)
+        if tool == "editor":
+            return _cline_editor(args)
         if tool in _PATCH_TOOLS:
             return _patch(_text(args.get("input")) or _text(args.get("patch")) or "")
         if tool == "run_ipython":
@@ -122,6 +126,17 @@ def _replace(args: dict[str, Any]) -> list[Edit]:
     if not path or search is None:
         return []
     return [Edit("replace", path, new or "", search, replace_all=args.get("replace_all") is True)]
+
+
+def _cline_editor(args: dict[str, Any]) -> list[Edit]:
+    path, new = _path(args), _text(args.get("new_text"))
+    if not path or new is None:
+        return []
+    line = _int(args.get("insert_line"))
+    if line is not None:
+        return [Edit("insert", path, new, line=line - 1)]
+    search = _text(args.get("old_text"))
+    return [Edit("write", path, new)] if search is None else [Edit("replace", path, new, search)]
 
 
 def _multi(args: dict[str, Any]) -> list[Edit]:
@@ -291,12 +306,14 @@ _NOT_FOUND = re.compile(
     r"search string not found|could not find .{0,80}to replace|\b0 occurrences found|"
     r"could not find an? (?:exact )?match for .{0,20}old_str|"
     r"failed to (?:exactly )?match|SearchReplaceNoExactMatch|failed to find expected lines|"
-    r"old_str(?:ing)?.{0,40}(?:was )?not found|could not find oldString in the file",
+    r"old_str(?:ing)?.{0,40}(?:was )?not found|could not find oldString in the file|"
+    r"no replacement performed: text not found",
     re.I | re.S)
 _AMBIGUOUS = re.compile(
     r"multiple occurrences of old_str|found \d+ matches of the string to replace|"
     r"old_str(?:ing)?.{0,80}is not unique|expected 1 occurrences? but found \d+|"
-    r"found multiple matches for oldString", re.I | re.S)
+    r"found multiple matches for oldString|"
+    r"no replacement performed: multiple occurrences of text", re.I | re.S)
 
 
 def edit_failure(output: str | None, error: str | None = None) -> EditFailure | None:

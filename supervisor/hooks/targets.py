@@ -13,6 +13,7 @@ TARGETS = {
     "gemini": "supervisor.hooks.gemini",
     "opencode": "supervisor.hooks.opencode",
     "kilo": "supervisor.hooks.kilo",
+    "cline": "supervisor.hooks.cline",
 }
 
 

@@ -15,6 +15,7 @@ from tests.agent_cli import clis
 from tests.agent_cli.anthropic_api import AnthropicServer
 from tests.agent_cli.chat_completions_api import ChatServer
 from tests.agent_cli.claude_runner import ClaudeCode
+from tests.agent_cli.cline_runner import Cline
 from tests.agent_cli.codex_runner import Codex
 from tests.agent_cli.gemini_api import GeminiServer
 from tests.agent_cli.gemini_runner import Gemini
@@ -150,3 +151,9 @@ def opencode_like(request: pytest.FixtureRequest) -> OpenCode:
     """OpenCode, then Kilo: the same plugin in either."""
     runner: OpenCode = request.getfixturevalue(request.param)
     return runner
+
+
+@pytest.fixture
+def cline(cline_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Cline:
+    """Cline CLI in a fresh sandbox, its provider the fake (no plugin installed)."""
+    return Cline(cline_executable, sandbox, chat_api)

@@ -13,11 +13,15 @@ from typing import Any
 
 from supervisor.hooks.wording import DENY_ACTIONS, note, refusal, render
 
-_CONTEXT_EVENTS = frozenset({"tool.execute.after", "tool.error"})
+RESULT_EVENTS = frozenset({"tool.execute.after", "tool.error"})
 
 
 class PluginAnswers:
-    """`supervisor.hooks.target.Answers` for the OpenCode plugin."""
+    """`supervisor.hooks.target.Answers` for a plugin that reads `deny` and `context` (OpenCode's,
+    Kilo's, Cline's): `result_events` are its steps after a call, where context is taken."""
+
+    def __init__(self, result_events: frozenset[str] = RESULT_EVENTS) -> None:
+        self.result_events = result_events
 
     def pre_tool(self, verdict: Any) -> str:
         if verdict.action in DENY_ACTIONS or verdict.action == "stop":
@@ -26,7 +30,7 @@ class PluginAnswers:
         return ""  # a note on a call that runs comes with its result (context_before_call)
 
     def context(self, event: str, text: str | None, failure: str | None = None) -> str:
-        if not text or event not in _CONTEXT_EVENTS:
+        if not text or event not in self.result_events:
             return ""
         return render({"context": note(text)})
 
