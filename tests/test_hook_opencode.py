@@ -5,6 +5,7 @@ with each answer), and `supervisor install/uninstall opencode|kilo`."""
 import json
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from supervisor.guard.core import Verdict
 from supervisor.hooks.kilo import TARGET as KILO
 from supervisor.hooks.opencode import TARGET as OPENCODE
 from supervisor.hooks.plugin_file import MARKER, PluginFile
-from tests.conftest import run_cli
+from tests.conftest import cli_env, run_cli
 
 SID = "ses_de9e6f82affeV1idqBZoFekeDX"
 
@@ -39,8 +40,9 @@ def test_the_plugins_steps() -> None:
     said = read(payload("message.text", text=" Reading. "))
     assert said.kind == "notification"
     assert said.message == {"role": "assistant", "text": "Reading."}
-    stop = read(payload("session.idle"))
-    assert stop.kind == "stop" and stop.message is None and stop.end is None
+    idle = read(payload("session.idle"))  # not a stop: see test_guidance_is_kept_for_a_prompt
+    assert idle.kind == "notification" and idle.end is None
+    assert idle.message == {"role": "system", "text": "OpenCode: the agent's turn ended"}
     other = read(payload("session.compacted", detail=1))
     assert other.kind == "other" and other.record is not None
     assert other.record["payload"] == {"detail": 1}
@@ -77,8 +79,42 @@ def test_the_answers() -> None:
     assert not OPENCODE.context_before_call
     assert json.loads(answers.context("tool.error", "closest text")) == {
         "context": "Agent Supervisor: closest text"}
-    assert answers.context("chat.message", "guidance") == ""
+    assert json.loads(answers.context("chat.message", "guidance")) == {
+        "context": "Agent Supervisor: guidance"}
+    assert answers.context("session.created", "guidance") == ""
     assert answers.stop("session.idle", "keep going") == ""  # no way to keep OpenCode working
+
+
+def _hook(target: str, root: Path, step: dict) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "supervisor", "hook", target, "--timeout", "30"],
+        input=json.dumps(step), capture_output=True, text=True, timeout=60,
+        env=cli_env(SUPERVISOR_HOME=str(root), SUPERVISOR_HOOK_DAEMON="0"),
+    )
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(("target", "prompt", "turn_ended"), [
+    ("opencode", {"hook_event_name": "chat.message", "prompt": "go on"},
+     {"hook_event_name": "session.idle"}),
+    ("cline", {"hook_event_name": "beforeRun", "prompt": "go on"},
+     {"hook_event_name": "afterRun", "text": "Done.", "status": "completed"}),
+])
+def test_guidance_is_kept_for_a_prompt(tmp_path: Path, target: str, prompt: dict,
+                                       turn_ended: dict) -> None:
+    """Guidance sent while the agent finishes its turn is not taken by the end of the turn
+    (where no plugin can give it to the model) but given with the next prompt."""
+    root = tmp_path / "store"
+    step = {"session_id": SID, "cwd": str(tmp_path)}
+    assert _hook(target, root, {**step, **prompt}) == ""
+    guided = run_cli("guide", SID, "Run the tests first.", "--no-wait",
+                     SUPERVISOR_HOME=str(root))
+    assert guided.returncode == 0, guided.stderr
+    assert _hook(target, root, {**step, **turn_ended}) == ""
+    answer = json.loads(_hook(target, root, {**step, **prompt}))
+    assert "Run the tests first." in answer["context"]
+    assert answer["context"].startswith("Agent Supervisor:")
 
 
 # -- the plugin, run by node ---------------------------------------------------------------------
@@ -266,11 +302,13 @@ def test_cline_steps() -> None:
     threw = cline("afterTool", tool_name="editor", call_id="c3", is_error=True,
                   tool_output={"error": "boom\nmore"})
     assert threw.result is not None and threw.result["error"] == "boom"
-    stop = cline("afterRun", text="All done.", status="completed")
-    assert stop.kind == "stop" and stop.message == {"role": "assistant", "text": "All done."}
+    ended = cline("afterRun", text="All done.", status="completed")
+    assert ended.kind == "notification"
+    assert ended.message == {"role": "assistant", "text": "All done."}
     assert json.loads(CLINE.answers.context("afterTool", "look")) == {
         "context": "Agent Supervisor: look"}
     assert CLINE.answers.context("tool.execute.after", "look") == ""
+    assert json.loads(CLINE.answers.context("beforeRun", "look"))["context"].endswith("look")
 
 
 def test_cline_install_and_uninstall(tmp_path: Path) -> None:
@@ -282,3 +320,21 @@ def test_cline_install_and_uninstall(tmp_path: Path) -> None:
     assert plugin.read_text().startswith(MARKER) and "export default" in plugin.read_text()
     assert run_cli("uninstall", "cline", **env).returncode == 0
     assert not plugin.exists()
+
+
+@pytest.mark.parametrize("name", ["opencode", "kilo", "cline"])
+def test_every_plugin_file_is_valid_javascript(tmp_path: Path, name: str) -> None:
+    """The shared client part and the agent's part make one module node can load."""
+    from supervisor.hooks.targets import load
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    spec: PluginFile = load(name).settings  # type: ignore[assignment]
+    text = spec.render(90, tmp_path / "store")
+    assert text.startswith(MARKER) and text.count(MARKER) == 1
+    path = tmp_path / "plugin.mjs"
+    path.write_text(text)
+    done = subprocess.run([node, "--check", str(path)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -2,10 +2,12 @@
 (OpenCode, Kilo, Cline: docs/opencode.md, docs/cline.md).
 
 Such an agent loads every JavaScript file of its plugin folder. The supervisor's plugin is one
-file there, wholly ours, made from a template shipped in the target's package: the hook client's
-command line and the timeouts are written into it at install. It is recognised by its first line
-(`MARKER`), so installing again refreshes it, `uninstall` removes exactly it, and a file of the
-same name that is not ours is never overwritten nor removed.
+file there, wholly ours, made at install from `plugin_client.js` (running the hook client for a
+step: bounded, failing open, one step of a session at a time) and the agent's own part shipped in
+its target's package; the hook client's command line and the timeouts are written into it. It
+is recognised by its first line (`MARKER`), so installing again refreshes it, `uninstall`
+removes exactly it, and a file of the same name that is not ours is never overwritten nor
+removed.
 """
 
 import json
@@ -24,6 +26,8 @@ from supervisor.hooks.settings_file import (
 
 MARKER = "// Agent Supervisor:"
 """The first line of every plugin file the supervisor writes starts with this."""
+CLIENT = Path(__file__).with_name("plugin_client.js")
+"""The part every plugin shares; it starts with `MARKER`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,15 +40,17 @@ class PluginFile:
     project_path: Callable[[Path], Path]
     """The plugin file in a project's plugin folder."""
     template: Path
-    """The plugin's source, with `__HOOK__`, `__HOLD_S__`, `__OTHER_S__` and `__TARGET__` to
-    fill in."""
+    """The agent's part of the plugin (it follows `CLIENT`, whose `ask(payload, seconds)` and
+    `inOrder(session, run)` it uses); `__HOOK__`, `__HOLD_S__`, `__OTHER_S__` and `__TARGET__`
+    are filled in."""
     notes: tuple[str, ...] = field(default=())
     http_events: frozenset[str] = frozenset()
     """No HTTP transport: the plugin always runs the hook client."""
 
     def render(self, hold_timeout_s: int, root: Path | None) -> str:
         """The plugin file's text for these timeouts and store root."""
-        text = self.template.read_text(encoding="utf-8")
+        text = CLIENT.read_text(encoding="utf-8") + "\n" + self.template.read_text(
+            encoding="utf-8")
         values = {
             "__HOOK__": json.dumps(hook_argv(self.target, root)),
             "__HOLD_S__": str(int(hold_timeout_s)),

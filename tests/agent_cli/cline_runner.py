@@ -8,7 +8,10 @@ plugins with its own environment, which would tie tests (and their HOMEs) togeth
 `supervisor install cline --project WORK` writes the plugin into `WORK/.cline/plugins/`.
 """
 
+import contextlib
 import os
+import signal
+import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +40,8 @@ class Cline(AgentRunner[ClineRun]):
 
     def __init__(self, executable: Path, sandbox: Sandbox, server: ChatServer) -> None:
         super().__init__(executable, sandbox, server)
+        self.hub_port: int | None = None
+        """Set (`use_hub`): sessions run in Cline's hub daemon on this port, as by default."""
         done = subprocess.run(
             [str(executable), "auth", "-p", "openai-compatible", "-k", "sk-fake", "-m", MODEL,
              "-b", f"{server.url}/v1"],
@@ -49,8 +54,35 @@ class Cline(AgentRunner[ClineRun]):
     def plugin_path(self) -> Path:
         return self.sandbox.work / ".cline" / "plugins" / "agent-supervisor.js"
 
+    def use_hub(self) -> None:
+        """Run sessions the default way, in the hub daemon Cline starts (on a free port of its
+        own here); `stop_hub` ends it."""
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.hub_port = probe.getsockname()[1]
+
+    def hub_pids(self) -> list[int]:
+        """The hub daemons serving this runner's port."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                args = (entry / "cmdline").read_bytes().split(b"\0")
+                if b"--cline-hub-daemon" in args and str(self.hub_port).encode() in args:
+                    found.append(int(entry.name))
+        return found
+
+    def stop_hub(self) -> None:
+        for pid in self.hub_pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
     def agent_env(self) -> dict[str, str]:
-        env = self.sandbox.env(CLINE_SESSION_BACKEND_MODE="local")
+        if self.hub_port is not None:
+            env = self.sandbox.env(CLINE_HUB_PORT=str(self.hub_port))
+        else:
+            env = self.sandbox.env(CLINE_SESSION_BACKEND_MODE="local")
         env["PATH"] = clis.node_path(env.get("PATH", os.defpath))
         env["PWD"] = str(self.sandbox.work)
         return env

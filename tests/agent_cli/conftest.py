@@ -154,6 +154,10 @@ def opencode_like(request: pytest.FixtureRequest) -> OpenCode:
 
 
 @pytest.fixture
-def cline(cline_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Cline:
-    """Cline CLI in a fresh sandbox, its provider the fake (no plugin installed)."""
-    return Cline(cline_executable, sandbox, chat_api)
+def cline(cline_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Iterator[Cline]:
+    """Cline CLI in a fresh sandbox, its provider the fake (no plugin installed); a hub daemon
+    it started (`use_hub`) is stopped afterwards."""
+    runner = Cline(cline_executable, sandbox, chat_api)
+    yield runner
+    if runner.hub_port is not None:
+        runner.stop_hub()

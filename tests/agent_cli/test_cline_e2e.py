@@ -67,6 +67,24 @@ def test_a_repeated_failing_command_is_denied_by_the_4th_attempt(cline: Cline) -
     assert_seq_ordered(events)
 
 
+def test_the_plugin_refuses_a_call_in_clines_hub_daemon(cline: Cline) -> None:
+    """By default Cline runs the session, and the plugin, in its hub daemon (started by the
+    first run, outliving it): the refusal still reaches the model, and the session is recorded
+    in the workspace Cline gave the plugin."""
+    cline.use_hub()
+    cline.install_hooks()
+    cline.server.script = Script(main=[turn(shell(FAILING))] * 4 + [say("Giving up.")])
+
+    run = cline.run("list missing-dir")
+
+    assert run.returncode == 0, run.describe()
+    assert cline.hub_pids(), "no hub daemon served the run"
+    results = told(cline)
+    assert len(results) == 4 and json.loads(results[3])["error"].startswith(f"{SOURCE}:")
+    _session, events = only_session(cline.sandbox)
+    assert events[0]["cwd"] == str(cline.sandbox.work)
+
+
 def test_an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     cline: Cline,
 ) -> None:

@@ -5,12 +5,14 @@ Cline's file hooks cannot refuse one call (their `cancel` aborts the whole task)
 supervisor uses its plugin hooks (docs/cline.md). The plugin sends a JSON object per step, named
 after Cline's hooks; the session is Cline's `conversationId`:
 - `beforeRun`: a run starts with the user's prompt (`prompt`, Cline wraps it in `<user_input>`);
+  operator guidance not yet seen goes to the model as the hook's `appendContext`;
 - `beforeTool`: a call (`tool_name`, `tool_input`, `call_id`, Cline's own call id);
 - `afterTool`: its outcome: `tool_output` is the tool's output as the model reads it (JSON),
   `is_error` a tool that threw; `run_commands` reports each command as `{query, result, error,
   success}`, and `editor` its one operation the same way, where `success: false` is a failure;
 - `message.text`: the assistant's text before a call (`text`);
-- `afterRun`: the run ended (`text`, the final answer; `status`).
+- `afterRun`: the run ended (`text`, the final answer; `status`): recorded as the assistant's
+  message, not as a stop (nothing a plugin returns there keeps Cline working).
 """
 
 import re
@@ -19,7 +21,6 @@ from typing import Any
 from supervisor.hooks.step import (
     Step,
     as_prompt,
-    as_stop,
     cut_args,
     first_line,
     other_event,
@@ -61,7 +62,12 @@ def map_payload(payload: dict[str, Any]) -> Step:
         if isinstance(text, str) and text.strip():
             step.message = {"role": "assistant", "text": text.strip()}
     elif event == "afterRun":
-        as_stop(step, payload.get("text"))
+        # not a stop: nothing keeps Cline working after its run, so guidance polled here would
+        # be lost; the final answer is the assistant's message
+        step.kind = "notification"
+        text = payload.get("text")
+        if isinstance(text, str) and text.strip():
+            step.message = {"role": "assistant", "text": text.strip()}
     else:
         other_event(payload, step, _COMMON_KEYS)
     return step

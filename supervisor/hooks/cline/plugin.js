@@ -1,67 +1,15 @@
-// Agent Supervisor: every tool call of this agent is checked by the supervisor.
-// Written by `supervisor install __TARGET__`; `supervisor uninstall __TARGET__` removes it.
-// Each step is sent to the supervisor's hook client (a process, as for the agents with command
-// hooks: it reaches the resident hook server, or starts one). Every wait is bounded here, and
-// anything that goes wrong lets the agent go on, unchecked. Cline runs plugins in its hub daemon
+// Cline's part of the plugin (after plugin_client.js). Cline runs plugins in its hub daemon
 // (with the daemon's environment) unless CLINE_SESSION_BACKEND_MODE=local.
-import { spawn } from "node:child_process";
 
-const HOOK = __HOOK__;
-const HOLD_S = __HOLD_S__;
-const OTHER_S = __OTHER_S__;
-const GRACE_MS = 2000;
-
-function ask(payload, seconds) {
-  return new Promise((resolve) => {
-    let done = false;
-    let timer = null;
-    const chunks = [];
-    const finish = (value) => {
-      if (done) return;
-      done = true;
-      if (timer) clearTimeout(timer);
-      resolve(value);
-    };
-    let child;
-    try {
-      child = spawn(HOOK[0], [...HOOK.slice(1), "--timeout", String(seconds)],
-        { stdio: ["pipe", "pipe", "ignore"] });
-    } catch {
-      finish(null);
-      return;
-    }
-    timer = setTimeout(() => {
-      try { child.kill("SIGKILL"); } catch {}
-      finish(null);
-    }, seconds * 1000 + GRACE_MS);
-    child.on("error", () => finish(null));
-    child.stdout.on("data", (chunk) => chunks.push(chunk));
-    child.on("close", () => {
-      try {
-        const text = Buffer.concat(chunks).toString("utf8").trim();
-        const answer = text ? JSON.parse(text) : null;
-        finish(answer && typeof answer === "object" ? answer : null);
-      } catch {
-        finish(null);
-      }
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(payload));
-  });
-}
-
-const queues = new Map();   // session -> the promise of its last step (steps run in order)
+let workspace = null;       // the workspace Cline gave `setup` (a hub daemon's cwd is its own)
 const seen = new Set();     // assistant messages whose text was sent
 const denied = new Set();   // calls the supervisor refused
 
 function send(session, event, fields, seconds) {
   if (!session) return Promise.resolve(null);
-  const run = () => ask({ session_id: session, hook_event_name: event, cwd: process.cwd(),
-    ...fields }, seconds);
-  const previous = queues.get(session) || Promise.resolve();
-  const next = previous.then(run, run);
-  queues.set(session, next.catch(() => null));
-  return next.catch(() => null);
+  const run = () => ask({ session_id: session, hook_event_name: event,
+    cwd: workspace || process.cwd(), ...fields }, seconds);
+  return inOrder(session, run);
 }
 
 const sessionOf = (ctx) => (ctx && ctx.snapshot && ctx.snapshot.conversationId) || null;
@@ -90,12 +38,17 @@ async function said(ctx) {
 export default {
   name: "agent-supervisor",
   manifest: { capabilities: ["hooks"] },
+  setup: (_api, ctx) => {
+    const root = ctx && ctx.workspaceInfo && ctx.workspaceInfo.rootPath;
+    if (typeof root === "string" && root) workspace = root;
+  },
   hooks: {
     beforeRun: async (ctx) => {
       const messages = (ctx.snapshot && ctx.snapshot.messages) || [];
       const last = [...messages].reverse().find((m) => m && m.role === "user");
-      await send(sessionOf(ctx), "beforeRun", { prompt: last ? textOf(last.content) : "" },
-        OTHER_S);
+      const answer = await send(sessionOf(ctx), "beforeRun",
+        { prompt: last ? textOf(last.content) : "" }, OTHER_S);
+      if (answer && typeof answer.context === "string") return { appendContext: answer.context };
       return undefined;
     },
     beforeTool: async (ctx) => {

@@ -4,7 +4,8 @@ xxhash.
 OpenCode (and Kilo, its fork) has no command hooks; the plugin the installer writes sends the
 supervisor a JSON object per step, with the plugin's own event names (docs/opencode.md):
 - `session.created`: the session starts (`session_id` is OpenCode's `ses_...` id);
-- `chat.message`: the user's prompt (`prompt`);
+- `chat.message`: the user's prompt (`prompt`); operator guidance not yet seen is appended to
+  it;
 - `tool.execute.before`: a call (`tool_name`, `tool_input`, `call_id`, OpenCode's own call id);
 - `tool.execute.after`: its outcome (`tool_output`, and `metadata`, where `exit` is a shell
   command's exit status: non-zero is a failure);
@@ -12,7 +13,9 @@ supervisor a JSON object per step, with the plugin's own event names (docs/openc
   OpenCode then runs no `tool.execute.after`; the plugin reports it before the next model
   request, with the `error` the model reads;
 - `message.text`: the assistant's text between tool calls (`text`);
-- `session.idle`: the agent's turn ended (OpenCode has no hook that can keep it working).
+- `session.idle`: the agent's turn ended. Recorded as a system message, not as a stop: OpenCode
+  has no hook that can keep it working, and a stop step would take operator guidance the agent
+  could not be given.
 
 OpenCode's tools take camelCase arguments (`filePath`, `oldString`, ...): they are recorded under
 the names the engine reads for every agent (`file_path`, `old_string`, ...), so edits, reads and
@@ -25,7 +28,6 @@ from supervisor.hooks.step import (
     Step,
     as_prompt,
     as_start,
-    as_stop,
     cut_args,
     first_line,
     other_event,
@@ -68,7 +70,9 @@ def mapper(agent: str, label: str):  # -> Callable[[dict[str, Any]], Step]
             if isinstance(text, str) and text.strip():
                 step.message = {"role": "assistant", "text": text.strip()}
         elif event == "session.idle":
-            as_stop(step, None)
+            # not a stop: OpenCode cannot be kept working, so guidance polled here would be lost
+            step.kind = "notification"
+            step.message = {"role": "system", "text": f"{label}: the agent's turn ended"}
         else:
             other_event(payload, step, _COMMON_KEYS)
         return step

@@ -1,58 +1,8 @@
-// Agent Supervisor: every tool call of this agent is checked by the supervisor.
-// Written by `supervisor install __TARGET__`; `supervisor uninstall __TARGET__` removes it.
-// Each step is sent to the supervisor's hook client (a process, as for the agents with command
-// hooks: it reaches the resident hook server, or starts one). Every wait is bounded here (the
-// agent gives plugins no timeout), and anything that goes wrong lets the agent go on, unchecked.
-import { spawn } from "node:child_process";
-
-const HOOK = __HOOK__;
-const HOLD_S = __HOLD_S__;
-const OTHER_S = __OTHER_S__;
-const GRACE_MS = 2000;
+// OpenCode's and Kilo's part of the plugin (after plugin_client.js).
 const SOURCE = "Agent Supervisor";
-
-function ask(payload, seconds) {
-  return new Promise((resolve) => {
-    let done = false;
-    let timer = null;
-    const chunks = [];
-    const finish = (value) => {
-      if (done) return;
-      done = true;
-      if (timer) clearTimeout(timer);
-      resolve(value);
-    };
-    let child;
-    try {
-      child = spawn(HOOK[0], [...HOOK.slice(1), "--timeout", String(seconds)],
-        { stdio: ["pipe", "pipe", "ignore"] });
-    } catch {
-      finish(null);
-      return;
-    }
-    timer = setTimeout(() => {
-      try { child.kill("SIGKILL"); } catch {}
-      finish(null);
-    }, seconds * 1000 + GRACE_MS);
-    child.on("error", () => finish(null));
-    child.stdout.on("data", (chunk) => chunks.push(chunk));
-    child.on("close", () => {
-      try {
-        const text = Buffer.concat(chunks).toString("utf8").trim();
-        const answer = text ? JSON.parse(text) : null;
-        finish(answer && typeof answer === "object" ? answer : null);
-      } catch {
-        finish(null);
-      }
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(payload));
-  });
-}
 
 export const AgentSupervisor = async ({ directory, worktree }) => {
   const cwd = directory || worktree || process.cwd();
-  const queues = new Map();   // session -> the promise of its last step (steps run in order)
   const texts = new Map();    // session -> assistant texts not sent yet
   const textParts = new Set();
   const denied = new Set();   // calls the supervisor refused (their error is its reason)
@@ -68,10 +18,7 @@ export const AgentSupervisor = async ({ directory, worktree }) => {
       }
       return ask({ session_id: session, hook_event_name: event, cwd, ...fields }, seconds);
     };
-    const previous = queues.get(session) || Promise.resolve();
-    const next = previous.then(run, run);
-    queues.set(session, next.catch(() => null));
-    return next.catch(() => null);
+    return inOrder(session, run);
   };
 
   return {
@@ -79,7 +26,12 @@ export const AgentSupervisor = async ({ directory, worktree }) => {
       const prompt = (output.parts || [])
         .filter((p) => p && p.type === "text" && !p.synthetic && typeof p.text === "string")
         .map((p) => p.text).join("\n");
-      await send(input.sessionID, "chat.message", { prompt }, OTHER_S);
+      const answer = await send(input.sessionID, "chat.message", { prompt }, OTHER_S);
+      const last = (output.parts || []).filter((p) => p && p.type === "text" && !p.synthetic)
+        .pop();
+      if (last && answer && typeof answer.context === "string") {
+        last.text = `${last.text}\n\n${answer.context}`;
+      }
     },
     "tool.execute.before": async (input, output) => {
       const answer = await send(input.sessionID, "tool.execute.before",
