@@ -29,7 +29,9 @@ def test_the_plugins_steps() -> None:
     start = read(payload("session.created"))
     assert start.kind == "start" and start.start["agent"] == "opencode"
     assert start.start["opencode_session_id"] == SID and start.start["cwd"] == "/w"
-    assert KILO.read(payload("session.created")).start["agent"] == "kilo"
+    assert "opencode_parent_session_id" not in start.start
+    child = KILO.read(payload("session.created", parent_session_id="ses_parent"))
+    assert child.start["agent"] == "kilo" and child.start["kilo_parent_session_id"] == "ses_parent"
     prompt = read(payload("chat.message", prompt="fix foo.py"))
     assert prompt.kind == "prompt" and prompt.message == {"role": "user", "text": "fix foo.py"}
     call = read(payload("tool.execute.before", tool_name="edit", call_id="call_1", tool_input={

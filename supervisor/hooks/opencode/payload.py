@@ -81,11 +81,15 @@ def mapper(agent: str, label: str):  # -> Callable[[dict[str, Any]], Step]
 
 
 def _session_start(agent: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return {
+    event = {
         "type": "session_start", "agent": agent, "task": None,
         "cwd": text_or_none(payload.get("cwd")), "pid": None, "policy": None,
         "heartbeat_s": None, f"{agent}_session_id": payload["session_id"],
     }
+    parent = text_or_none(payload.get("parent_session_id"))
+    if parent:  # a subagent's (the task tool's) session: a session of its own, named here
+        event[f"{agent}_parent_session_id"] = parent
+    return event
 
 
 def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any], str]:

@@ -75,7 +75,7 @@ export const AgentSupervisor = async ({ directory, worktree }) => {
       if (event.type === "session.created") {
         const info = p.info || {};
         await send(info.id || p.sessionID, "session.created",
-          { parent_session_id: info.parentID || null, title: info.title || null }, OTHER_S);
+          { parent_session_id: info.parentID || null }, OTHER_S);
       } else if (event.type === "message.part.updated") {
         const part = p.part || {};
         if (part.type === "text" && part.time && part.time.end && !part.synthetic
