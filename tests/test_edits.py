@@ -44,6 +44,26 @@ def test_gemini_cli_replace_and_write_file() -> None:
     assert edits_of("write_file", {"file_path": "p", "content": ""}) == [Edit("write", "p", "")]
 
 
+def test_opencode_edit_and_write_as_the_hook_target_records_them() -> None:
+    """OpenCode's `edit`/`write` (camelCase arguments, renamed by supervisor.hooks.opencode)."""
+    assert edits_of("edit", {"file_path": "/w/f.py", "old_string": "a", "new_string": "b",
+                             "replace_all": True}) == [
+        Edit("replace", "/w/f.py", "b", "a", replace_all=True)]
+    assert edits_of("write", {"file_path": "/w/n.md", "content": "x\n"}) == [
+        Edit("write", "/w/n.md", "x\n")]
+    assert edits_of("write", {"file_path": "/w/n.md"}) == []
+
+
+def test_cline_editor() -> None:
+    assert edits_of("editor", {"path": "/w/f.py", "old_text": "a", "new_text": "b"}) == [
+        Edit("replace", "/w/f.py", "b", "a")]
+    assert edits_of("editor", {"path": "/w/n.md", "new_text": "x", "old_text": None}) == [
+        Edit("write", "/w/n.md", "x")]
+    assert edits_of("editor", {"path": "/w/f.py", "new_text": "x", "insert_line": 3}) == [
+        Edit("insert", "/w/f.py", "x", line=2)]
+    assert edits_of("editor", {"path": "/w/f.py"}) == []
+
+
 def test_openhands_ipython_helpers() -> None:
     code = ("edit_file_by_replace(\n'/w/App.tsx',\nto_replace=\"\"\"a\nb\"\"\",\n"
             "new_content=\"\"\"c\"\"\"\n)\ncreate_file('/w/n.txt')")
@@ -92,6 +112,11 @@ def test_calls_that_are_no_followable_edit(tool: str, args: object) -> None:
     "modified the file or you are modifying",
     "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in a.ts",
     "apply_patch verification failed: Failed to find expected lines in src/a.py:\n    y = 2",
+    # OpenCode 1.18's edit (and Kilo's), from the real binary
+    "Could not find oldString in the file. It must match exactly, including whitespace, "
+    "indentation, and line endings.",
+    # Cline 3.0's editor, from the real binary
+    "Editor operation failed: No replacement performed: text not found in /w/foo.py.",
 ])
 def test_not_found_in_every_tools_words(output: str) -> None:
     assert edit_failure(output) == "not_found"
@@ -102,6 +127,10 @@ def test_not_found_in_every_tools_words(output: str) -> None:
     "lines [317, 449]. Please ensure it is unique.",
     "<tool_use_error>Found 2 matches of the string to replace, but replace_all is false.",
     "Failed to edit, expected 1 occurrence but found 3 for old_string in file: /w/a.py",
+    "Found multiple matches for oldString. Provide more surrounding lines in oldString to "
+    "identify the correct match.",
+    "Editor operation failed: No replacement performed: multiple occurrences of text found in "
+    "/w/foo.py.",
 ])
 def test_ambiguous_in_every_tools_words(output: str) -> None:
     assert edit_failure(output) == "ambiguous"

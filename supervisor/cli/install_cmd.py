@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.cli.common import CliError
+from supervisor.hooks.plugin_file import PluginFile
 from supervisor.hooks.targets import names
 
 
@@ -56,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     target = load(args.target)
     spec = target.settings
     path = spec.project_path(Path(args.project)) if args.project else spec.user_path()
+    if isinstance(spec, PluginFile):
+        return _run_plugin(args, target, spec, path)
     try:
         if args.command == "install":
             timeout = args.timeout if args.timeout is not None else _default_timeout(args)
@@ -83,6 +86,46 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
     _report(args.command, target, path, plan, backup)
+    return 0
+
+
+def _run_plugin(args: argparse.Namespace, target: Any, spec: PluginFile, path: Path) -> int:
+    """(Un)install the plugin file of an agent without command hooks (`plugin_file`)."""
+    from supervisor.hooks import plugin_file
+    from supervisor.hooks.policy import PolicyError
+    from supervisor.hooks.settings_file import InstallError
+
+    try:
+        if args.command == "install":
+            if args.transport != "command":
+                raise CliError(f"{target.label} has no HTTP hooks; its plugin runs the hook "
+                               "client")
+            timeout = args.timeout if args.timeout is not None else _default_timeout(args)
+            if timeout < 10:
+                raise CliError("--timeout must be at least 10 seconds")
+            root = Path(args.root).expanduser().resolve() if args.root else None
+            plan = plugin_file.plan_install(spec, path, timeout, root)
+        else:
+            plan = plugin_file.plan_uninstall(spec, path)
+        if args.dry_run:
+            print(plan.diff() if plan.changed else f"no change to {path}", end="")
+            if not plan.changed:
+                print()
+            return 0
+        plugin_file.apply(plan)
+    except (InstallError, PolicyError) as exc:
+        raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    if not plan.changed:
+        done = "already installed:" if args.command == "install" else "no supervisor plugin at"
+        print(f"{done} {path}; nothing changed")
+    elif args.command == "install":
+        print(f"installed the {target.label} plugin as {path}")
+        for note in spec.notes:
+            print(note)
+    else:
+        print(f"removed the supervisor's {target.label} plugin {path}")
     return 0
 
 

@@ -8,6 +8,10 @@ arguments, as the agent recorded them:
 - Claude Code `Edit`, Gemini CLI `replace`: `file_path`, `old_string`, `new_string`,
   `replace_all`; Claude Code `MultiEdit`: `file_path`, `edits[]` of those;
 - Claude Code `Write`, Gemini CLI `write_file`: `file_path`, `content`;
+- OpenCode and Kilo `edit` and `write`: those of `Edit` and `Write` (the hook target records
+  their camelCase arguments under these names);
+- Cline `editor`: `path`, `old_text`, `new_text` (no `old_text`: the file is created with
+  `new_text`; `insert_line`: `new_text` goes before that line);
 - `str_replace_editor` (SWE-agent, OpenHands `edit`, Anthropic's text editor tools): `path`
   and `command` `str_replace` (`old_str`, `new_str`), `insert` (`insert_line`, `new_str`) or
   `create` (`file_text`);
@@ -69,14 +73,16 @@ def edits_of(tool: str, args: Any) -> list[Edit]:
     if not isinstance(args, dict):
         return []
     try:
-        if tool in _REPLACE_TOOLS:
+        if tool in _REPLACE_TOOLS or (tool == "edit" and "old_string" in args):
             return _replace(args)
         if tool == "MultiEdit":
             return _multi(args)
-        if tool in _WRITE_TOOLS:
+        if tool in _WRITE_TOOLS or (tool == "write" and "content" in args):
             return _write(args)
         if tool in _EDITOR_TOOLS:
             return _editor(args)
+        if tool == "editor":
+            return _cline_editor(args)
         if tool in _PATCH_TOOLS:
             return _patch(_text(args.get("input")) or _text(args.get("patch")) or "")
         if tool == "run_ipython":
@@ -127,6 +133,17 @@ def _replace(args: dict[str, Any]) -> list[Edit]:
     if not path or search is None:
         return []
     return [Edit("replace", path, new or "", search, replace_all=args.get("replace_all") is True)]
+
+
+def _cline_editor(args: dict[str, Any]) -> list[Edit]:
+    path, new = _path(args), _text(args.get("new_text"))
+    if not path or new is None:
+        return []
+    line = _int(args.get("insert_line"))
+    if line is not None:
+        return [Edit("insert", path, new, line=line - 1)]
+    search = _text(args.get("old_text"))
+    return [Edit("write", path, new)] if search is None else [Edit("replace", path, new, search)]
 
 
 def _multi(args: dict[str, Any]) -> list[Edit]:
@@ -299,10 +316,14 @@ _NOT_FOUND = re.compile(
     r"search string not found|could not find .{0,80}to replace|\b0 occurrences found|"
     r"could not find an? (?:exact )?match for .{0,20}old_str|"
     r"failed to (?:exactly )?match|SearchReplaceNoExactMatch|failed to find expected lines|"
-    r"old_str(?:ing)?.{0,40}(?:was )?not found", re.I | re.S)
+    r"old_str(?:ing)?.{0,40}(?:was )?not found|could not find oldString in the file|"
+    r"no replacement performed: text not found",
+    re.I | re.S)
 _AMBIGUOUS = re.compile(
     r"multiple occurrences of old_str|found \d+ matches of the string to replace|"
-    r"old_str(?:ing)?.{0,80}is not unique|expected 1 occurrences? but found \d+", re.I | re.S)
+    r"old_str(?:ing)?.{0,80}is not unique|expected 1 occurrences? but found \d+|"
+    r"found multiple matches for oldString|"
+    r"no replacement performed: multiple occurrences of text", re.I | re.S)
 
 
 def edit_failure(output: str | None, error: str | None = None) -> EditFailure | None:

@@ -129,15 +129,21 @@ def hook_command(target: str, timeout_s: float, root: Path | None = None) -> str
     server (docs/hooks.md). `--timeout` tells the hook its budget, so a hold answers with the
     fallback before the agent gives up on it.
     """
-    script = Path(sys.executable).with_name("supervisor-hook")
-    if script.is_file() and os.access(script, os.X_OK):
-        base = [str(script)]
-    else:
-        base = [sys.executable, "-m", "supervisor.hooks.client"]
-    parts = [*base, target, "--timeout", str(int(timeout_s))]
+    parts = [*hook_argv(target), "--timeout", str(int(timeout_s))]
     if root is not None:
         parts += ["--root", str(root)]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def hook_argv(target: str, root: Path | None = None) -> list[str]:
+    """The hook client's command line without `--timeout` (see `hook_command`); a plugin that
+    runs the client itself (`plugin_file`) adds the timeout per step."""
+    script = Path(sys.executable).with_name("supervisor-hook")
+    if script.is_file() and os.access(script, os.X_OK):
+        parts = [str(script), target]
+    else:
+        parts = [sys.executable, "-m", "supervisor.hooks.client", target]
+    return parts + (["--root", str(root)] if root is not None else [])
 
 
 def plan_install(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
+from supervisor.hooks.plugin_file import PluginFile
 from supervisor.hooks.settings_file import Settings
 from supervisor.hooks.step import Result, Step
 
@@ -69,7 +70,9 @@ class Target:
     read: Callable[[dict[str, Any]], Step]
     """A parsed payload (a JSON object with a `session_id`) to its step; never raises."""
     answers: Answers
-    settings: Settings
+    settings: Settings | PluginFile
+    """Where the agent keeps its hooks: a JSON settings file, or a plugin folder where the
+    supervisor's plugin file goes (agents without command hooks)."""
     transcript: TranscriptReader | None = None
     context_before_call: bool = True
     """False when the agent takes no added context before a call runs (Gemini CLI ignores it

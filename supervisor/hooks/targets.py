@@ -14,6 +14,9 @@ TARGETS = {
     "qwen-code": "supervisor.hooks.qwen_code",
     "droid": "supervisor.hooks.droid",
     "copilot": "supervisor.hooks.copilot",
+    "opencode": "supervisor.hooks.opencode",
+    "kilo": "supervisor.hooks.kilo",
+    "cline": "supervisor.hooks.cline",
 }
 
 

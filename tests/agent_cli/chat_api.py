@@ -1,15 +1,16 @@
-"""A scripted fake of the OpenAI Chat Completions API, as Qwen Code, Factory Droid and GitHub
-Copilot CLI call it with a custom OpenAI-compatible endpoint.
+"""A scripted fake of the OpenAI Chat Completions API, as Qwen Code, Factory Droid, GitHub
+Copilot CLI, OpenCode, Kilo and Cline call it with a custom OpenAI-compatible endpoint.
 
 `POST /v1/chat/completions` with `stream: true` → SSE `data:` chunks (`chat.completion.chunk`):
 the role, the text as `delta.content`, each tool call as `delta.tool_calls[i]` (`id`, `function
 {name, arguments}` with the arguments as a JSON string), a last chunk with `finish_reason`
 (`tool_calls` or `stop`) and `usage`, then `data: [DONE]`. Without `stream` the same turn as one
-`chat.completion`. A request without tools (a side call: a title, a summary) gets a short text.
+`chat.completion`. A request without tools (a side call: OpenCode's title, a summary) gets a
+short text, never a turn of the script.
 `GET /v1/models` lists the one model.
 
 The conversation is recognised by its first user text (user messages that start with `<` are
-context the agent adds, not a person's prompt) and the turn is the number of assistant messages
+context the agent adds, not a person's prompt, unless nothing else is there) and the turn is the number of assistant messages
 already in the request's `messages`, so retries and side calls never shift the script.
 """
 
@@ -99,12 +100,11 @@ class ChatServer(ModelServer):
 
 
 def first_prompt(messages: list[Any]) -> str:
-    for message in messages:
-        if isinstance(message, dict) and message.get("role") == "user":
-            text = content_text(message.get("content"))
-            if text and not text.lstrip().startswith("<"):
-                return text
-    return ""
+    texts = [content_text(m.get("content")) for m in messages
+             if isinstance(m, dict) and m.get("role") == "user"]
+    texts = [text for text in texts if text.strip()]
+    prompts = [text for text in texts if not text.lstrip().startswith("<")]
+    return (prompts or texts or [""])[0]
 
 
 def content_text(content: object) -> str:
@@ -113,7 +113,7 @@ def content_text(content: object) -> str:
     if isinstance(content, list):
         return "\n".join(str(part.get("text", "")) for part in content
                          if isinstance(part, dict) and "text" in part)
-    return ""
+    return "" if content is None else json.dumps(content)
 
 
 def _calls(chosen: Turn) -> list[dict[str, Any]]:

@@ -15,18 +15,22 @@ from tests.agent_cli import clis
 from tests.agent_cli.anthropic_api import AnthropicServer
 from tests.agent_cli.chat_api import ChatServer
 from tests.agent_cli.claude_runner import ClaudeCode
+from tests.agent_cli.cline_runner import Cline
 from tests.agent_cli.codex_runner import Codex
 from tests.agent_cli.copilot_runner import Copilot
 from tests.agent_cli.droid_runner import Droid
 from tests.agent_cli.gemini_api import GeminiServer
 from tests.agent_cli.gemini_runner import Gemini
 from tests.agent_cli.openai_api import OpenAIServer
+from tests.agent_cli.opencode_runner import KILO, OPENCODE, OpenCode
 from tests.agent_cli.qwen_runner import QwenCode
 from tests.agent_cli.sandbox import Sandbox
 from tests.agent_cli.script import Script
 
 CLI_FIXTURES = frozenset({"claude_executable", "codex_executable", "gemini_executable",
-                          "qwen_executable", "droid_executable", "copilot_executable"})
+                          "qwen_executable", "droid_executable", "copilot_executable",
+                          "opencode_executable", "kilo_executable", "cline_executable",
+                          "opencode_like"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -74,6 +78,21 @@ def droid_executable() -> Path:
 @pytest.fixture(scope="session")
 def copilot_executable() -> Path:
     return cli_executable(clis.COPILOT)
+
+
+@pytest.fixture(scope="session")
+def opencode_executable() -> Path:
+    return cli_executable(clis.OPENCODE)
+
+
+@pytest.fixture(scope="session")
+def kilo_executable() -> Path:
+    return cli_executable(clis.KILO)
+
+
+@pytest.fixture(scope="session")
+def cline_executable() -> Path:
+    return cli_executable(clis.CLINE)
 
 
 @pytest.fixture
@@ -150,3 +169,32 @@ def droid(droid_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Dro
 def copilot(copilot_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Copilot:
     """GitHub Copilot CLI in a fresh sandbox (no hooks installed)."""
     return Copilot(copilot_executable, sandbox, chat_api)
+
+
+@pytest.fixture(scope="session")
+def opencode(opencode_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> OpenCode:
+    """OpenCode in a fresh sandbox (no plugin installed)."""
+    return OpenCode(OPENCODE, opencode_executable, sandbox, chat_api)
+
+
+@pytest.fixture
+def kilo(kilo_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> OpenCode:
+    """Kilo CLI in a fresh sandbox (no plugin installed)."""
+    return OpenCode(KILO, kilo_executable, sandbox, chat_api)
+
+
+@pytest.fixture(params=["opencode", "kilo"])
+def opencode_like(request: pytest.FixtureRequest) -> OpenCode:
+    """OpenCode, then Kilo: the same plugin in either."""
+    runner: OpenCode = request.getfixturevalue(request.param)
+    return runner
+
+
+@pytest.fixture
+def cline(cline_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Iterator[Cline]:
+    """Cline CLI in a fresh sandbox, its provider the fake (no plugin installed); a hub daemon
+    it started (`use_hub`) is stopped afterwards."""
+    runner = Cline(cline_executable, sandbox, chat_api)
+    yield runner
+    if runner.hub_port is not None:
+        runner.stop_hub()

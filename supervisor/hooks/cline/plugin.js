@@ -1,0 +1,84 @@
+// Cline's part of the plugin (after plugin_client.js). Cline runs plugins in its hub daemon
+// (with the daemon's environment) unless CLINE_SESSION_BACKEND_MODE=local.
+
+let workspace = null;       // the workspace Cline gave `setup` (a hub daemon's cwd is its own)
+const seen = new Set();     // assistant messages whose text was sent
+const denied = new Set();   // calls the supervisor refused
+
+function send(session, event, fields, seconds) {
+  if (!session) return Promise.resolve(null);
+  const run = () => ask({ session_id: session, hook_event_name: event,
+    cwd: workspace || process.cwd(), ...fields }, seconds);
+  return inOrder(session, run);
+}
+
+const sessionOf = (ctx) => (ctx && ctx.snapshot && ctx.snapshot.conversationId) || null;
+
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.filter((p) => p && p.type === "text" && typeof p.text === "string")
+    .map((p) => p.text).join("\n");
+}
+
+// The assistant's text before a call: in the message that holds the call, sent once.
+async function said(ctx) {
+  const messages = (ctx.snapshot && ctx.snapshot.messages) || [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (!message || message.role !== "assistant") continue;
+    if (seen.has(message.id)) return;
+    seen.add(message.id);
+    const text = textOf(message.content).trim();
+    if (text) await send(sessionOf(ctx), "message.text", { text }, OTHER_S);
+    return;
+  }
+}
+
+export default {
+  name: "agent-supervisor",
+  manifest: { capabilities: ["hooks"] },
+  setup: (_api, ctx) => {
+    const root = ctx && ctx.workspaceInfo && ctx.workspaceInfo.rootPath;
+    if (typeof root === "string" && root) workspace = root;
+  },
+  hooks: {
+    beforeRun: async (ctx) => {
+      const messages = (ctx.snapshot && ctx.snapshot.messages) || [];
+      const last = [...messages].reverse().find((m) => m && m.role === "user");
+      const answer = await send(sessionOf(ctx), "beforeRun",
+        { prompt: last ? textOf(last.content) : "" }, OTHER_S);
+      if (answer && typeof answer.context === "string") return { appendContext: answer.context };
+      return undefined;
+    },
+    beforeTool: async (ctx) => {
+      await said(ctx);
+      const call = ctx.toolCall || {};
+      const answer = await send(sessionOf(ctx), "beforeTool",
+        { tool_name: call.toolName, tool_input: ctx.input, call_id: call.toolCallId }, HOLD_S);
+      if (answer && typeof answer.deny === "string") {
+        denied.add(call.toolCallId);
+        return { skip: true, reason: answer.deny };
+      }
+      return undefined;
+    },
+    afterTool: async (ctx) => {
+      const call = ctx.toolCall || {};
+      if (denied.has(call.toolCallId)) return undefined;
+      const result = ctx.result || {};
+      const answer = await send(sessionOf(ctx), "afterTool", {
+        tool_name: call.toolName, tool_input: ctx.input, call_id: call.toolCallId,
+        tool_output: result.output, is_error: result.isError === true,
+        duration_ms: ctx.durationMs,
+      }, OTHER_S);
+      if (answer && typeof answer.context === "string") return { appendContext: answer.context };
+      return undefined;
+    },
+    afterRun: async (ctx) => {
+      const result = ctx.result || {};
+      await send(sessionOf(ctx), "afterRun",
+        { text: result.outputText || null, status: result.status || null }, OTHER_S);
+      return undefined;
+    },
+  },
+};
