@@ -10,8 +10,9 @@ short text, never a turn of the script.
 `GET /v1/models` lists the one model.
 
 The conversation is recognised by its first user text (user messages that start with `<` are
-context the agent adds, not a person's prompt, unless nothing else is there) and the turn is the number of assistant messages
-already in the request's `messages`, so retries and side calls never shift the script.
+context the agent adds, not a person's prompt, unless nothing else is there) and the turn is the
+number of assistant messages already in the request's `messages`, so retries and side calls never
+shift the script.
 """
 
 import json

