@@ -57,8 +57,10 @@ def test_a_replayed_failing_edit_loop_is_denied_at_the_fourth_attempt(tmp_path: 
         assert post.returncode == 0
         hint = json.loads(post.stdout)["hookSpecificOutput"]
         assert hint["hookEventName"] == "PostToolUseFailure"
-        # every failed edit is told where its text is (here: the file does not exist)
-        assert "/w/parser.py does not exist" in hint["additionalContext"]
+        # every failed edit gets a hint (here: the file lies outside the session's work
+        # tree, so the supervisor does not read it)
+        assert ("The edit of /w/parser.py failed, and the supervisor could not read the file "
+                "(outside the session's work tree)") in hint["additionalContext"]
         if step == 2:  # the third identical failure: the agent is nudged right away
             assert "Loop:" in hint["additionalContext"]
         else:
