@@ -192,3 +192,32 @@ def test_an_unread_body_never_runs_as_a_second_call(served, outer: str) -> None:
     assert answer.count(b"HTTP/1.1 ") == 1, answer
     time.sleep(0.5)
     assert not [e for e in events(root, "loop-1") if e.get("call_id") == "toolu_smuggled"]
+
+
+def test_the_server_log_rotates(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    run = root / "run"
+    run.mkdir(mode=0o700, parents=True)
+    log_path = run / "hookd.log"
+    log_path.write_bytes(b"old line\n" * 600_000)  # 5.4 MB, past the 4 MiB limit
+    log_path.chmod(0o600)  # as the hook client creates it
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "supervisor.hooks.server", "--root", str(root), "--socket",
+             str(run / "hook-rot.sock")], env=cli_env(SUPERVISOR_HOME=str(root)),
+            stdout=log, stderr=log)
+    try:
+        end = time.monotonic() + 30
+        while not (run / "hookd.log.1").exists():
+            assert time.monotonic() < end and proc.poll() is None, "never rotated"
+            time.sleep(0.05)
+        proc.terminate()
+        proc.wait(timeout=30)
+        assert log_path.stat().st_size < 4096  # the new log goes on where it was
+        assert "stopped" in log_path.read_text()
+        assert (run / "hookd.log.1").stat().st_mode & 0o077 == 0
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
+        stop_servers(root)
