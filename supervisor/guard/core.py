@@ -44,7 +44,7 @@ from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
-from supervisor.guard import control, disk, recovery
+from supervisor.guard import control, disk, recovery, store_protect
 from supervisor.guard.checkpoints import (
     CheckpointError,
     CheckpointStore,
@@ -55,7 +55,7 @@ from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
 from supervisor.protocol.bounded import escape_text, writable
 from supervisor.protocol.names import HINT
-from supervisor.store import waits
+from supervisor.store import provenance, waits
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
 from supervisor.store.writer import LineWriter
@@ -250,6 +250,16 @@ class Guard:
                 verdict = _merge(notes, early[0])
                 self._record({"type": "tool_call", "call_id": call_id, "tool": tool,
                               "args": args or {}, "refused_by": "operator"})
+                self._write(_verdict_event(verdict, call_id))
+                return verdict
+            protected = store_protect.refusal(tool, args or {}, self.root, self.cwd,
+                                              self.engine.policy)
+            if protected is not None:  # the agent would change the supervisor's own files
+                verdict = _merge(notes, Verdict("block", self.engine.level,
+                                                f"Refused by the supervisor: {protected}.",
+                                                "store_protected", call_id))
+                self._record({"type": "tool_call", "call_id": call_id, "tool": tool,
+                              "args": args or {}, "refused_by": "supervisor"})
                 self._write(_verdict_event(verdict, call_id))
                 return verdict
             self.state["since_checkpoint"] += 1
@@ -731,6 +741,10 @@ class Guard:
             self._ignore(line.decision_id, f"malformed: {line.problem}")
             return None
         dec_id = decision["decision_id"]
+        if not provenance.is_sealed(self.root, self.session_id, decision):
+            self._ignore(dec_id, "rejected: not written by an operator command, the dashboard "
+                         "or the relay (no valid seal); it may come from the agent itself")
+            return None
         if dec_id in seen or dec_id == "fallback":
             self._ignore(dec_id, "duplicate: this decision id was already handled")
             return None

@@ -45,6 +45,7 @@ from supervisor.store.paths import (
     session_files,
     sessions_dir,
 )
+from supervisor.store.provenance import SEAL_FIELD, sealed
 from supervisor.store.redis import scripts
 from supervisor.store.redis.backend import RedisStore
 from supervisor.store.redis.connect import store_error
@@ -636,7 +637,8 @@ class Relay:
             return
         if did in shipper.known_decisions():
             return
-        line = {k: v for k, v in decision.items() if k not in ("v", "seq")}
+        line = {k: v for k, v in decision.items() if k not in ("v", "seq", SEAL_FIELD)}
+        line = sealed(self.root, shipper.session_id, line)  # a remote operator's: an operator path
         with LineWriter(shipper.files.control) as writer:
             writer.append(line)
         self.status.decisions += 1
