@@ -291,7 +291,8 @@ def test_no_checkpoints_of_a_home_directory(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     kinds = [e["type"] for e in events(root)]
-    assert kinds == ["session_start"]  # and no checkpoint
+    assert kinds == ["session_start", "message"]  # and no checkpoint, and the reason
+    assert "checkpoints are off for this session" in events(root)[1]["text"]
     assert not (root / "sessions" / "loop-1" / "checkpoints.git").exists()
     run_hook(payload("SessionStart", session="loop-2", cwd=home, source="startup"), root)
     assert "checkpoint" in [e["type"] for e in events(root, "loop-2")]  # elsewhere, as usual

@@ -48,6 +48,7 @@ from supervisor.guard import control, disk, recovery, store_protect
 from supervisor.guard.checkpoints import (
     CheckpointError,
     CheckpointStore,
+    WorkTreeTooBig,
     checkpoint_changes,
 )
 from supervisor.guard.edit_guidance import EditGuidance
@@ -63,6 +64,9 @@ from supervisor.store.writer import LineWriter
 OUTPUT_KEEP = 8 * 1024
 """Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
 _CALLS_KEPT = 64
+CHECKPOINT_SHARE = 0.4
+"""In a hook call, a checkpoint may use at most this share of the time left: the escalation
+it is taken for must still be recorded and held (a broad work tree used to take it all)."""
 _RESOLUTIONS_KEPT = 16
 _RESET_MESSAGE = "The operator reset the loop counters; continue."
 _SEVERITY = {"allow": 0, "nudge": 1, "skip": 2, "block": 3, "pause": 4, "stop": 5}
@@ -167,6 +171,8 @@ class Guard:
     def checkpoints(self) -> CheckpointStore | None:
         """The session's checkpoint store, or None when checkpoints are off or there is no
         working directory."""
+        if self.state["meta"].get("checkpoints_off"):
+            return None  # the work tree is too big or too broad (said once, when found)
         if self._checkpoints is None and self.settings.checkpoints and self.cwd:
             self._checkpoints = CheckpointStore(
                 self.files.checkpoints, Path(self.cwd),
@@ -634,9 +640,18 @@ class Guard:
         store = self.checkpoints
         if store is None:
             return None
+        left = waits.remaining()  # a hold must still be answered: the checkpoint gets a share
         try:
-            cp = store.create(label, at_seq=self.state["last_seq"])
-        except CheckpointError as exc:
+            with waits.within(None if left is None else time.monotonic()
+                              + left * CHECKPOINT_SHARE):
+                cp = store.create(label, at_seq=self.state["last_seq"])
+        except WorkTreeTooBig as exc:
+            self.state["meta"]["checkpoints_off"] = str(exc)
+            self._checkpoints = None
+            self._write({"type": "message", "role": "system",
+                         "text": f"checkpoints are off for this session: {exc}"})
+            return None
+        except (CheckpointError, waits.DeadlineExceeded) as exc:
             self._write({"type": "message", "role": "system",
                          "text": f"checkpoint '{label}' failed: {exc}"})
             return None
