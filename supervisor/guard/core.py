@@ -56,6 +56,7 @@ from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
 from supervisor.protocol.bounded import escape_text, writable
 from supervisor.protocol.names import HINT
+from supervisor.protocol.policy_audit import switched_off
 from supervisor.store import provenance, waits
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
@@ -202,6 +203,10 @@ class Guard:
             if pid is not None:  # where the pid means something (see store.liveness)
                 event.setdefault("host", THIS_HOST)
             self._record(event)
+            for warning in switched_off(event["policy"]):  # shown with the session
+                self._write({"type": "message", "role": "system",
+                             "text": f"warning: this session's policy leaves the agent "
+                                     f"unsupervised: {warning}"})
             if task:
                 self._task_start(task, None)
             if self.settings.checkpoint_at_start:

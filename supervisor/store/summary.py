@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from supervisor.protocol.models import Event
+from supervisor.protocol.policy_audit import switched_off
 from supervisor.store.liveness import Liveness, judge
 
 IDLE_AFTER_S = 60.0
@@ -75,6 +76,8 @@ class SessionSummary:
     """Resets applied so far."""
     reset_limit: float | None = None
     """The policy's `resets_per_conversation` (None: unlimited or not reported)."""
+    policy_warnings: list[str] = field(default_factory=list)
+    """What the session's recorded policy switches off (`protocol.policy_audit`)."""
     broken: str | None = None
     """Why this session's events could not be folded (set by a reader that failed on them),
     or None. A broken session is shown as such; the others go on."""
@@ -139,6 +142,7 @@ class SessionSummary:
 def _session_start(s: SessionSummary, e: Any) -> None:
     s.agent, s.task, s.cwd, s.pid = e.agent, e.task, e.cwd, e.pid
     s.reset_limit = _reset_limit(e.policy)
+    s.policy_warnings = switched_off(e.policy)
     s.host = e.host
     s.heartbeat_s = e.heartbeat_s
     s.started_ts = e.ts
