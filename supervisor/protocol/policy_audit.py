@@ -41,6 +41,7 @@ def switched_off(policy: Any) -> list[str]:
 
 
 def _detector_off(params: Any) -> bool:
+    """Disabled, or every positive threshold it has out of reach."""
     if not isinstance(params, dict):
         return False
     if params.get("enabled") is False:
@@ -50,7 +51,8 @@ def _detector_off(params: Any) -> bool:
     return bool(live) and all(v >= OUT_OF_REACH for v in live)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+def _number(value: Any) -> float | int | None:
+    """A number as given (a 400-digit int stays an int: no float overflow), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return None
-    return float(value)
+    return value
