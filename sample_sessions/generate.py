@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -182,8 +183,10 @@ class Agent:
                 "text": text, "checkpoint_id": checkpoint_id, "operator": operator}
         problem = decision_problem({**line, "v": 1, "seq": 1, "ts": 0.0})
         assert problem is None, problem
+        from supervisor.store.provenance import sealed
+
         with LineWriter(self.guard.files.control, clock=self.clock) as writer:
-            writer.append(line)
+            writer.append(sealed(self.guard.root, self.session, line))  # as operators write
         if apply:
             self.poll()
 
@@ -450,8 +453,9 @@ def write_recordings(root: Path, only: list[str] | None = None) -> list[str]:
             folder.mkdir(parents=True)
             (folder / "events.jsonl").write_bytes(b"".join(lines))
             control = events.with_name("control.jsonl")
-            if control.exists():
-                shutil.copyfile(control, folder / "control.jsonl")
+            if control.exists():  # without the seals: they are of the scratch root's key
+                (folder / "control.jsonl").write_bytes(
+                    re.sub(rb',"seal":"[0-9a-f]{64}"', b"", control.read_bytes()))
             ids.append(session)
     (root / MARKER[0]).write_text(MARKER[1])
     return ids

@@ -89,3 +89,16 @@ def is_clean(text: str) -> bool:
     """True when `clean` would leave `text` as it is (newlines aside): no escape, no unsafe
     character. Cheap: a fast check before cleaning text that is almost always clean."""
     return "\t" not in text and _CONTROLS.search(text) is None
+
+
+_QUOTE_MARKS = str.maketrans({c: "'" for c in "“”„‟〝〞〟＂\"«»‹›"})
+
+
+def quote(text: str, limit: int = 120) -> str:
+    """Agent text as a quotation in the supervisor's own words: `“…”`, on one line, at most
+    `limit` characters, without escape sequences or unsafe characters, and with every double
+    quotation mark inside it (`”`, `"`, `»`, ...) made a single one, so the quoted text cannot
+    end the quotation and go on in the supervisor's voice."""
+    text = clean(text, keep_newlines=False).translate(_QUOTE_MARKS).strip()
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return f"“{text}”"

@@ -13,7 +13,14 @@ from supervisor.engine.edit_hint import (
     changed_lines,
     failed_edit_hint,
 )
-from supervisor.guard.fileread import read_file
+from supervisor.engine.filestate import FileRead
+from supervisor.guard import fileread
+
+
+def read_file(path: str) -> FileRead:
+    """The guard's read of a file of a work tree (its directory)."""
+    return fileread.read_file(path, cwd=Path(path).parent)
+
 
 APP = """\
 def load(path):

@@ -16,7 +16,8 @@ def test_text_file_relative_to_the_agents_directory(tmp_path: Path) -> None:
     got = read_file("src/a.py", cwd=tmp_path)
     assert (got.status, got.text, got.size) == ("ok", "x = 1\n", 6)
     assert got.path == str(tmp_path / "src" / "a.py")
-    assert got.digest and got.digest == read_file(str(tmp_path / "src" / "a.py")).digest
+    again = read_file(str(tmp_path / "src" / "a.py"), cwd=tmp_path)
+    assert got.digest and got.digest == again.digest
 
 
 def test_missing_file_and_missing_directory(tmp_path: Path) -> None:
@@ -27,14 +28,14 @@ def test_missing_file_and_missing_directory(tmp_path: Path) -> None:
 
 
 def test_directory_is_not_a_file(tmp_path: Path) -> None:
-    got = read_file(str(tmp_path))
+    got = read_file(str(tmp_path), cwd=tmp_path.parent)
     assert (got.status, got.detail) == ("not_a_file", "a directory")
 
 
 def test_fifo_never_blocks(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    got = read_file(str(fifo))  # an open() without O_NONBLOCK would hang here
+    got = read_file(str(fifo), cwd=tmp_path)  # an open() without O_NONBLOCK would hang here
     assert (got.status, got.detail) == ("not_a_file", "not a regular file")
 
 
@@ -56,7 +57,7 @@ def test_huge_file_is_refused_without_reading_it(tmp_path: Path,
     real_read = os.read
     monkeypatch.setattr(fileread.os, "read",
                         lambda fd, n: read_bytes.append(n) or real_read(fd, n))
-    got = read_file(str(big))
+    got = read_file(str(big), cwd=tmp_path)
     assert got.status == "too_large"
     assert got.size == 3 * 1024 ** 3
     assert "3072.0 MiB" in got.detail
@@ -84,7 +85,7 @@ def test_a_file_growing_while_read_is_cut_at_the_bound(tmp_path: Path,
         return real_read(fd, n)
 
     monkeypatch.setattr(fileread.os, "read", growing_read)
-    got = read_file(str(path), max_bytes=100)
+    got = read_file(str(path), cwd=tmp_path, max_bytes=100)
     assert got.status == "too_large"
     assert sum(read_bytes) <= 101
 

@@ -57,8 +57,10 @@ def test_a_replayed_failing_edit_loop_is_denied_at_the_fourth_attempt(tmp_path: 
         assert post.returncode == 0
         hint = json.loads(post.stdout)["hookSpecificOutput"]
         assert hint["hookEventName"] == "PostToolUseFailure"
-        # every failed edit is told where its text is (here: the file does not exist)
-        assert "/w/parser.py does not exist" in hint["additionalContext"]
+        # every failed edit gets a hint (here: the file lies outside the session's work
+        # tree, so the supervisor does not read it)
+        assert ("The edit of /w/parser.py failed, and the supervisor could not read the file "
+                "(outside the session's work tree)") in hint["additionalContext"]
         if step == 2:  # the third identical failure: the agent is nudged right away
             assert "Loop:" in hint["additionalContext"]
         else:
@@ -289,7 +291,8 @@ def test_no_checkpoints_of_a_home_directory(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     kinds = [e["type"] for e in events(root)]
-    assert kinds == ["session_start"]  # and no checkpoint
+    assert kinds == ["session_start", "message"]  # and no checkpoint, and the reason
+    assert "checkpoints are off for this session" in events(root)[1]["text"]
     assert not (root / "sessions" / "loop-1" / "checkpoints.git").exists()
     run_hook(payload("SessionStart", session="loop-2", cwd=home, source="startup"), root)
     assert "checkpoint" in [e["type"] for e in events(root, "loop-2")]  # elsewhere, as usual

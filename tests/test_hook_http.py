@@ -13,7 +13,9 @@ import pytest
 
 from supervisor.guard.operator import send_decision
 from supervisor.hooks import client
+from supervisor.hooks.budget import Budget
 from supervisor.hooks.http_transport import CONFIG_FILE, TOKEN_HEADER, is_our_url, load_config
+from supervisor.hooks.runtime import run_safely
 from tests.conftest import cli_env, run_cli
 from tests.hook_helpers import events, payload
 from tests.hookd_helpers import stop_servers
@@ -132,6 +134,13 @@ def _post(config, body: dict, token: str | None = None, target: str = "claude-co
         return exc.code, exc.read().decode()
 
 
+def _start(root: Path, ws: Path) -> None:
+    """The session starts as it does for real: SessionStart is a command hook (the HTTP server
+    answers only sessions the agent's own command hook started)."""
+    data = json.dumps(payload("SessionStart", cwd=ws, source="startup")).encode()
+    assert run_safely("claude-code", data, root, Budget(60, time.monotonic()), print) == ""
+
+
 def _read(ws: Path, i: int) -> dict:
     return payload("PreToolUse", cwd=ws, tool_name="Read", tool_input={"file_path": f"/w/{i}"},
                    tool_use_id=f"toolu_{i}")
@@ -142,10 +151,12 @@ def test_the_server_answers_http_hooks_only_with_the_token(served, tmp_path: Pat
     root, config = served
     ws = tmp_path / "ws"
     ws.mkdir()
+    _start(root, ws)
     assert _post(config, _read(ws, 0))[0] == 403
     assert _post(config, _read(ws, 0), token="x" * 43)[0] == 403
-    assert events(root, "loop-1") == []  # nothing refused reached the store
-    assert "refused an HTTP hook call without the right token" in _log(root)
+    assert not [e for e in events(root, "loop-1")
+                if e["type"] == "tool_call"]  # nothing refused reached the store
+    assert "refused an HTTP hook call: without the right token" in _log(root)
     assert _post(config, _read(ws, 0), token=config.token, target="nobody")[0] == 404
     assert _post(config, _read(ws, 1), token=config.token) == (200, "")  # allowed: no answer
     assert [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"] == [
@@ -165,6 +176,7 @@ def test_an_http_hook_call_is_held_and_answered_like_a_command_one(
     root, config = served
     ws = tmp_path / "ws"
     ws.mkdir()
+    _start(root, ws)
     assert _post(config, _read(ws, 0), token=config.token)[0] == 200
     send_decision(root, "loop-1", "pause", operator="ana")
     import threading
@@ -192,6 +204,7 @@ def test_an_http_hold_answers_within_the_entry_timeout(served, tmp_path: Path) -
     root, config = served
     ws = tmp_path / "ws"
     ws.mkdir()
+    _start(root, ws)
     assert _post(config, _read(ws, 0), token=config.token)[0] == 200
     send_decision(root, "loop-1", "pause", operator="ana")
     started = time.monotonic()

@@ -95,7 +95,7 @@ def test_a_batch_never_records_a_call_twice(hook: Hook) -> None:
          tool_use_id="toolu_r", tool_response={"file": {"content": "x = 1\n"}})
     batch = _batch(("toolu_r", "Read", {"file_path": "/w/a.py"}, "x = 1\n"), _refused("toolu_e"))
     told = hook("PostToolBatch", **batch)  # one failure: where the edit's text is
-    assert "/w/parser.py does not exist" in told["hookSpecificOutput"]["additionalContext"]
+    assert "The edit of /w/parser.py failed" in told["hookSpecificOutput"]["additionalContext"]
     assert hook("PostToolBatch", **batch) is None  # delivered again: nothing new
     assert [c["call_id"] for c in hook.events("tool_call")] == ["toolu_r", "toolu_e"]
     assert [(r["call_id"], r["ok"]) for r in hook.events("tool_result")] == [

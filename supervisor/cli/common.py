@@ -95,3 +95,37 @@ def store_from(args: argparse.Namespace) -> "Store":
 
         return LocalStore(resolve_root(root))
     return open_store(url, options=options)
+
+
+def hide_store_password(args: argparse.Namespace) -> None:
+    """For a long-running command (relay, dashboard, a followed tail): a password in the
+    `--store` URL of its command line shows in every user's process list (`ps`,
+    `/proc/PID/cmdline`) for as long as it runs. So the command starts itself again, at once
+    and under the same pid, with the password moved to `$SUPERVISOR_STORE_PASSWORD` (the
+    environment of a process is readable only by its user) and says so on stderr. Nothing
+    happens when the password is not on the command line (`$SUPERVISOR_STORE`, a file)."""
+    import os
+    from urllib.parse import urlsplit, urlunsplit
+
+    url = getattr(args, "store", None)
+    argv = list(getattr(sys, "orig_argv", []))
+    if not url or not argv or url not in argv[1:]:
+        return
+    parts = urlsplit(url)
+    if parts.password is None:
+        return
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = (f"{user}@" if user else "") + host + (f":{parts.port}" if parts.port else "")
+    stripped = urlunsplit(parts._replace(netloc=netloc))
+    from urllib.parse import unquote
+
+    env = {**os.environ, "SUPERVISOR_STORE_PASSWORD": unquote(parts.password)}
+    env.pop("SUPERVISOR_STORE_PASSWORD_FILE", None)  # the URL's password came before it
+    print("supervisor: warning: a password in --store shows in the process list of this "
+          "long-running command; it was moved to the environment (next time use "
+          "--password-file or $SUPERVISOR_STORE_PASSWORD_FILE)", file=sys.stderr, flush=True)
+    new = [argv[0], *(stripped if a == url else a for a in argv[1:])]
+    os.execve(sys.executable, new, env)

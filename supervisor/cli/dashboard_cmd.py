@@ -4,7 +4,12 @@ or Redis)."""
 import argparse
 import sys
 
-from supervisor.cli.common import CliError, add_store_arguments, store_from
+from supervisor.cli.common import (
+    CliError,
+    add_store_arguments,
+    hide_store_password,
+    store_from,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from supervisor.store.local import LocalStore
 
+    hide_store_password(args)  # it runs for hours: no password in the process list
     store = store_from(args)
     created = False
     if isinstance(store, LocalStore):

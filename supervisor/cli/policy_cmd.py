@@ -6,6 +6,7 @@ off.
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 from supervisor.cli.common import CliError
@@ -32,4 +33,9 @@ def run(args: argparse.Namespace) -> int:
     except (PolicyError, ValueError) as exc:
         raise CliError(str(exc)) from None
     print(dump_toml(Policy(data)), end="")
+    from supervisor.protocol.policy_audit import switched_off
+
+    for warning in switched_off(data):  # valid, but the operator must know
+        print(f"supervisor: warning: this policy leaves agents unsupervised: {warning}",
+              file=sys.stderr)
     return 0

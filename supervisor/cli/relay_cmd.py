@@ -8,7 +8,7 @@ when every relay of the root runs connected with nothing left to ship, 1 otherwi
 import argparse
 import time
 
-from supervisor.cli.common import CliError, add_store_arguments, root_from
+from supervisor.cli.common import CliError, add_store_arguments, hide_store_password, root_from
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +43,7 @@ def _relay(args: argparse.Namespace) -> int:
     from supervisor.store.redis.backend import RedisStore
     from supervisor.store.redis.relay import Relay
 
+    hide_store_password(args)
     url = store_url(args.store)
     if not url:
         raise CliError("the relay needs a Redis store: --store redis://... "

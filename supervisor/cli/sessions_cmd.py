@@ -53,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
         for s in summaries
     ]
     print(_table(headers, rows))
+    for s in summaries:  # a policy that switches supervision off must not go unseen
+        for warning in s.policy_warnings:
+            print(f"warning: {clean(s.session_id, limit=40)}: {warning}")
     return 0
 
 
@@ -64,6 +67,7 @@ def _row(s: Any, now: float) -> dict[str, object]:
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
         "last_ts": s.last_ts, "pending_escalations": list(s.pending),
         "notifications": s.notifications, "unsupervised": unsupervised(s, now),
+        "policy_warnings": list(s.policy_warnings),
     }
 
 

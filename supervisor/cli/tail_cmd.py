@@ -13,7 +13,12 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from supervisor.cli.common import CliError, add_store_arguments, store_from
+from supervisor.cli.common import (
+    CliError,
+    add_store_arguments,
+    hide_store_password,
+    store_from,
+)
 
 if TYPE_CHECKING:
     from supervisor.protocol.codec import BadLine
@@ -41,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.lines is not None and args.lines < 0:
         raise CliError("-n/--lines must be 0 or more")
+    if args.follow:
+        hide_store_password(args)  # it may run for hours: no password in the process list
     printer = Printer(full=args.full, json=args.json, fold=not (args.heartbeats or args.json))
     with store_from(args) as store:
         store.require(args.session)

@@ -7,6 +7,8 @@ escalation is specific and the texts can be extended in one place.
 
 from typing import Any
 
+from supervisor.safetext import quote
+
 ERROR_ADVICE: dict[str, str] = {
     "search_string_not_found": (
         "the text you are replacing is not in the file as written; re-read the exact lines "
@@ -266,8 +268,7 @@ def repeated_text_nudge(n: int) -> str:
 
 
 def _quote(text: str, limit: int = 120) -> str:
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return f"“{text}”"
+    return quote(text, limit)  # agent text: it cannot close the quotation
 
 
 def _files(keys: list[str]) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from supervisor.engine.fingerprint import normalise_output
 from supervisor.engine.guidance import ERROR_ADVICE, seqs_text
+from supervisor.safetext import quote
 
 RECOVERY_CHARS = 1200
 """The whole recovery turn, a file region the guard adds included."""
@@ -194,7 +195,7 @@ def _same_result(steps: Sequence[Mapping[str, Any]],
         ids = {s.get("error_id") or "" for s in steps}
         if len(ids) == 1 and (line := ids.pop()):
             masked = "; numbers shown as #" if "#" in line else ""
-            return f"{whose}each failed with “{_cut(line)}” ({where}{masked})"
+            return f"{whose}each failed with {quote(line, _LINE_CHARS)} ({where}{masked})"
         classes = {s.get("error") or "" for s in steps}
         if len(classes) == 1 and (cls := classes.pop()) and cls != "no_result":
             return f"{whose}each failed with the same kind of error, {cls} ({where})"
@@ -205,7 +206,8 @@ def _same_result(steps: Sequence[Mapping[str, Any]],
     over = f" over {waited:.0f} s" if waited >= 60 else ""
     line = steps[-1].get("last_line") or ""
     if line:
-        return f"{whose}each gave the same output{over} ({where}), ending “{_cut(line)}”"
+        return (f"{whose}each gave the same output{over} ({where}), ending "
+                f"{quote(line, _LINE_CHARS)}")
     return f"{whose}each gave the same output{over} ({where})"
 
 

@@ -32,6 +32,15 @@ since, and removes files created since, but never a file the checkpoint did not 
     result = store.restore(first.checkpoint_id)
     result.summary()                       # "restored 2 files, removed 1 created since"
 
+Bounded (docs/security.md, "Checkpoints"): a work tree that is the file system root, the home
+directory or a directory above it is refused (`WorkTreeTooBig`), and so is one holding more than
+`max_files` files to track or `max_bytes` bytes (counted from git's own listing, which honours
+the ignore rules, and stopped as soon as a bound is passed, so `/usr` costs a second, not the
+hook's whole budget). Every git process ends by the deadline of the call (`store.waits`). The
+objects of a checkpoint are written in a quarantine directory and moved into the repository
+only once the checkpoint is complete; a checkpoint that fails leaves nothing behind (no partial
+objects, the index as it was).
+
 Checkpoint ids are `cp-1`, `cp-2`, ... in creation order; each is a ref
 (`refs/checkpoints/cp-N`) to a commit whose parent is the previous checkpoint.
 """
@@ -45,6 +54,7 @@ import re
 import shutil
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -57,6 +67,10 @@ from supervisor.store.paths import write_private
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this (10 MiB) are left out of checkpoints, and so never restored over."""
+DEFAULT_MAX_FILES = 50_000
+"""A work tree with more files to track than this is not checkpointed (`WorkTreeTooBig`)."""
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
+"""Nor one whose files to track hold more than this (1 GiB) in all."""
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git",
@@ -106,6 +120,26 @@ def checkpoint_changes(cp: Checkpoint) -> dict[str, object]:
 
 class CheckpointError(Exception):
     """A checkpoint operation failed; the message says what (fit for one line)."""
+
+
+class WorkTreeTooBig(CheckpointError):
+    """The work tree is no project to checkpoint (too broad, too many files, too many bytes):
+    it will not change by trying again, so the session's checkpoints are turned off."""
+
+
+def too_broad(path: Path) -> str | None:
+    """Why `path` is no project to checkpoint (the file system root, the home directory or a
+    directory holding it: an agent started in `~`, `/home` or `~/..`), else None."""
+    try:
+        where = Path(path).resolve()
+        home = Path.home().resolve()
+    except (OSError, RuntimeError):
+        return None
+    if where == Path(where.anchor):
+        return f"{where} is the file system root"
+    if where == home or where in home.parents:
+        return f"{where} is the home directory" + ("" if where == home else " or above it")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +299,8 @@ class CheckpointStore:
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         excludes: Iterable[str] = DEFAULT_EXCLUDES,
         exclude_paths: Iterable[Path] = (),
+        max_files: int = DEFAULT_MAX_FILES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         """`exclude_paths`: directories to leave out when they lie inside the work tree (the
         store root, when someone keeps it in the agent's workspace). The shadow repository's
@@ -272,6 +308,9 @@ class CheckpointStore:
         self.git_dir = Path(git_dir).absolute()
         self.work_tree = Path(work_tree).resolve()
         self.max_file_bytes = max_file_bytes
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self._extra_env: dict[str, str] = {}
         self._excludes = list(excludes)
         self._exclude_paths = [self.git_dir, *(Path(p) for p in exclude_paths)]
         self._env = _clean_env()
@@ -283,6 +322,9 @@ class CheckpointStore:
         """Snapshot the work tree now; return the new checkpoint."""
         if not self.work_tree.is_dir():
             raise CheckpointError(f"work tree {self.work_tree} is not a directory")
+        broad = too_broad(self.work_tree)
+        if broad:
+            raise WorkTreeTooBig(f"{broad}: not checkpointed (start the agent in its project)")
         with self._locked():
             return self._create(label, at_seq)
 
@@ -436,8 +478,54 @@ class CheckpointStore:
 
     # -- internals ------------------------------------------------------------------------
 
+    @contextmanager
+    def _quarantine(self) -> Iterator[None]:
+        """New objects go to a directory of their own (the repository's objects still read
+        as alternates) and the index is copied first: on success the objects are moved in, on
+        any failure they are removed and the index put back, so nothing partial stays."""
+        objects = self.git_dir / "objects"
+        incoming = self.git_dir / f"incoming-{os.getpid()}-{time.monotonic_ns()}"
+        index = self.git_dir / "index"
+        saved = self.git_dir / f"index.saved.{os.getpid()}"
+        incoming.mkdir(mode=0o700)
+        if index.exists():
+            shutil.copy2(index, saved)
+        self._extra_env = {"GIT_OBJECT_DIRECTORY": str(incoming),
+                           "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects)}
+        done = False
+        try:
+            yield
+            done = True
+        finally:
+            self._extra_env = {}
+            if not done:
+                if saved.exists():
+                    os.replace(saved, index)
+                else:
+                    index.unlink(missing_ok=True)
+            saved.unlink(missing_ok=True)
+            shutil.rmtree(incoming, ignore_errors=True)
+
+    def _adopt(self) -> None:
+        """Move the quarantined objects into the repository (before any ref names them)."""
+        incoming = Path(self._extra_env["GIT_OBJECT_DIRECTORY"])
+        objects = self.git_dir / "objects"
+        for folder in incoming.iterdir():
+            if not folder.is_dir():
+                continue
+            target = objects / folder.name
+            target.mkdir(mode=0o700, exist_ok=True)
+            for item in folder.iterdir():
+                if not (target / item.name).exists():
+                    os.replace(item, target / item.name)
+        self._extra_env = {}
+
     def _create(self, label: str, at_seq: int | None) -> Checkpoint:
         self._ensure_repo()
+        with self._quarantine():
+            return self._commit(label, at_seq)
+
+    def _commit(self, label: str, at_seq: int | None) -> Checkpoint:
         staged = self._stage()
         tree = staged.tree
         parent, previous, number, since = self._chain()
@@ -461,6 +549,7 @@ class CheckpointStore:
         if parent:
             args[2:2] = ["-p", parent]
         commit = self._git(*args, input=message).strip()
+        self._adopt()
         self._git("update-ref", "--stdin",
                   input=f"update {_HEAD_REF} {commit}\nupdate {_REF_PREFIX + cp_id} {commit}\n")
         return Checkpoint(
@@ -474,9 +563,7 @@ class CheckpointStore:
         """Bring the index in line with the work tree (minus exclusions); return its tree and
         what was left out."""
         self._refresh_excludes()
-        listed = self._git(
-            "ls-files", "-z", "--cached", "--others", "--exclude-standard", env=index_env
-        )
+        listed = self._listing(index_env)
         # ignored entries in one call: `H` tracked until now (dropped below), `?` untracked
         # (directories once, by `--directory`)
         tagged = self._git("ls-files", "-z", "-t", "--cached", "--others", "--ignored",
@@ -486,6 +573,7 @@ class CheckpointStore:
         for entry in filter(None, tagged.split("\0")):
             (ignored if entry.startswith("?") else ignored_cached).add(entry[2:])
         oversized, nested = [], []
+        total = 0
         for rel in filter(None, listed.split("\0")):
             if rel.endswith("/") or os.path.lexists(self.work_tree / rel / ".git"):
                 nested.append(rel.rstrip("/"))  # a nested repository (git lists it so)
@@ -496,6 +584,13 @@ class CheckpointStore:
                 continue
             if st.st_size > self.max_file_bytes and not stat.S_ISLNK(st.st_mode):
                 oversized.append(rel)
+            else:
+                total += st.st_size
+                if total > self.max_bytes:
+                    raise WorkTreeTooBig(
+                        f"the work tree {self.work_tree} holds more than "
+                        f"{self.max_bytes // (1024 * 1024)} MiB of files to track: not "
+                        "checkpointed")
         drop = ignored_cached | set(oversized) | set(nested)
         if drop:
             self._git(
@@ -516,6 +611,51 @@ class CheckpointStore:
         tree = self._git("write-tree", env=index_env).strip()
         return _Staged(tree, sorted(nested), untracked[:_UNTRACKED_KEPT],
                        len(untracked) > _UNTRACKED_KEPT)
+
+    def _listing(self, index_env: dict[str, str] | None) -> str:
+        """`git ls-files` of the files to track, read as it comes and stopped once it names
+        more than `max_files` (then `WorkTreeTooBig`) or the call's deadline passes."""
+        cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}",
+               "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        env = {**self._env, **self._extra_env, **(index_env or {})}
+        left = waits.remaining()
+        deadline = None if left is None else time.monotonic() + left
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    stdin=subprocess.DEVNULL, env=env, cwd=self.work_tree)
+        except OSError as exc:
+            raise CheckpointError(f"git could not run: {exc.strerror or exc}") from exc
+        assert proc.stdout is not None
+        parts: list[bytes] = []
+        count = 0
+        timer = None
+        if deadline is not None:  # git may walk a long time before it writes anything
+            timer = threading.Timer(max(deadline - time.monotonic(), 0.0), proc.kill)
+            timer.daemon = True
+            timer.start()
+        try:
+            while chunk := os.read(proc.stdout.fileno(), 1 << 16):
+                parts.append(chunk)
+                count += chunk.count(b"\0")
+                if count > self.max_files:
+                    raise WorkTreeTooBig(
+                        f"the work tree {self.work_tree} has more than {self.max_files} files "
+                        "to track: not checkpointed")
+                if deadline is not None and time.monotonic() > deadline:
+                    raise CheckpointError("git ls-files did not finish within the hook's time "
+                                          "budget")
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()
+            proc.wait()
+        if deadline is not None and proc.returncode != 0 and time.monotonic() >= deadline:
+            raise CheckpointError("git ls-files did not finish within the hook's time budget")
+        if proc.returncode != 0:
+            raise CheckpointError(f"git ls-files failed: exit {proc.returncode}")
+        return b"".join(parts).decode("utf-8", "surrogateescape")
 
     def _snapshot_tree(self) -> str:
         """A tree of the work tree as it is now, staged in a throwaway copy of the index."""
@@ -674,6 +814,11 @@ class CheckpointStore:
         candidates = [self.git_dir / "index.lock", self.git_dir / "packed-refs.lock",
                       self.git_dir / "HEAD.lock", self.git_dir / "config.lock"]
         candidates += self.git_dir.glob("index.diff.*")
+        for saved in self.git_dir.glob("index.saved.*"):  # a checkpoint killed halfway: its
+            with suppress(OSError):                       # objects are gone, so its index too
+                os.replace(saved, self.git_dir / "index")
+        for incoming in self.git_dir.glob("incoming-*"):
+            shutil.rmtree(incoming, ignore_errors=True)
         refs = self.git_dir / "refs"
         if refs.is_dir():
             candidates += refs.rglob("*.lock")
@@ -696,7 +841,7 @@ class CheckpointStore:
     ) -> str | subprocess.CompletedProcess[str]:
         """Run git on the shadow repository; its stdout (`full`: the whole process)."""
         cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}", *args]
-        full_env = self._env if not env else {**self._env, **env}
+        full_env = {**self._env, **self._extra_env, **(env or {})}
         proc = _run(cmd, full_env, input=input, check=check, cwd=self.work_tree)
         return proc if full else proc.stdout
 

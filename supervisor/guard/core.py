@@ -44,11 +44,12 @@ from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
-from supervisor.guard import control, disk, recovery
+from supervisor.guard import control, disk, recovery, store_protect
 from supervisor.guard.announce import announce
 from supervisor.guard.checkpoints import (
     CheckpointError,
     CheckpointStore,
+    WorkTreeTooBig,
     checkpoint_changes,
 )
 from supervisor.guard.edit_guidance import EditGuidance
@@ -56,7 +57,8 @@ from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
 from supervisor.protocol.bounded import escape_text, writable
 from supervisor.protocol.names import HINT
-from supervisor.store import waits
+from supervisor.protocol.policy_audit import switched_off
+from supervisor.store import provenance, waits
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
 from supervisor.store.writer import LineWriter
@@ -64,6 +66,9 @@ from supervisor.store.writer import LineWriter
 OUTPUT_KEEP = 8 * 1024
 """Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
 _CALLS_KEPT = 64
+CHECKPOINT_SHARE = 0.4
+"""In a hook call, a checkpoint may use at most this share of the time left: the escalation
+it is taken for must still be recorded and held (a broad work tree used to take it all)."""
 _RESOLUTIONS_KEPT = 16
 _RESET_MESSAGE = "The operator reset the loop counters; continue."
 _SEVERITY = {"allow": 0, "nudge": 1, "skip": 2, "block": 3, "pause": 4, "stop": 5}
@@ -168,6 +173,8 @@ class Guard:
     def checkpoints(self) -> CheckpointStore | None:
         """The session's checkpoint store, or None when checkpoints are off or there is no
         working directory."""
+        if self.state["meta"].get("checkpoints_off"):
+            return None  # the work tree is too big or too broad (said once, when found)
         if self._checkpoints is None and self.settings.checkpoints and self.cwd:
             self._checkpoints = CheckpointStore(
                 self.files.checkpoints, Path(self.cwd),
@@ -197,6 +204,10 @@ class Guard:
             if pid is not None:  # where the pid means something (see store.liveness)
                 event.setdefault("host", THIS_HOST)
             self._record(event)
+            for warning in switched_off(event["policy"]):  # shown with the session
+                self._write({"type": "message", "role": "system",
+                             "text": f"warning: this session's policy leaves the agent "
+                                     f"unsupervised: {warning}"})
             if task:
                 self._task_start(task, None)
             if self.settings.checkpoint_at_start:
@@ -251,6 +262,16 @@ class Guard:
                 verdict = _merge(notes, early[0])
                 self._record({"type": "tool_call", "call_id": call_id, "tool": tool,
                               "args": args or {}, "refused_by": "operator"})
+                self._write(_verdict_event(verdict, call_id))
+                return verdict
+            protected = store_protect.refusal(tool, args or {}, self.root, self.cwd,
+                                              self.engine.policy)
+            if protected is not None:  # the agent would change the supervisor's own files
+                verdict = _merge(notes, Verdict("block", self.engine.level,
+                                                f"Refused by the supervisor: {protected}.",
+                                                "store_protected", call_id))
+                self._record({"type": "tool_call", "call_id": call_id, "tool": tool,
+                              "args": args or {}, "refused_by": "supervisor"})
                 self._write(_verdict_event(verdict, call_id))
                 return verdict
             self.state["since_checkpoint"] += 1
@@ -628,9 +649,18 @@ class Guard:
         store = self.checkpoints
         if store is None:
             return None
+        left = waits.remaining()  # a hold must still be answered: the checkpoint gets a share
         try:
-            cp = store.create(label, at_seq=self.state["last_seq"])
-        except CheckpointError as exc:
+            with waits.within(None if left is None else time.monotonic()
+                              + left * CHECKPOINT_SHARE):
+                cp = store.create(label, at_seq=self.state["last_seq"])
+        except WorkTreeTooBig as exc:
+            self.state["meta"]["checkpoints_off"] = str(exc)
+            self._checkpoints = None
+            self._write({"type": "message", "role": "system",
+                         "text": f"checkpoints are off for this session: {exc}"})
+            return None
+        except (CheckpointError, waits.DeadlineExceeded) as exc:
             self._write({"type": "message", "role": "system",
                          "text": f"checkpoint '{label}' failed: {exc}"})
             return None
@@ -737,6 +767,10 @@ class Guard:
             self._ignore(line.decision_id, f"malformed: {line.problem}")
             return None
         dec_id = decision["decision_id"]
+        if not provenance.is_sealed(self.root, self.session_id, decision):
+            self._ignore(dec_id, "rejected: not written by an operator command, the dashboard "
+                         "or the relay (no valid seal); it may come from the agent itself")
+            return None
         if dec_id in seen or dec_id == "fallback":
             self._ignore(dec_id, "duplicate: this decision id was already handled")
             return None

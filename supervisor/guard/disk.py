@@ -10,8 +10,9 @@ Two questions the engine asks the guard, on every hook target and the SDK alike:
   the `tool_result` (field `files`), so an edit that changed nothing is no change and an undo
   brings the workspace back to an earlier version.
 
-Both are bounded (`fileread.read_file`: never a whole huge file, never a blocking FIFO) and
-recorded in the event log, so a replay sees what the live engine saw.
+Both are bounded (`fileread.read_file`: never a whole huge file, never a blocking FIFO),
+confined to the session's work tree (`fileread.confine`: of a file outside it, not even the size
+or time is looked at) and recorded in the event log, so a replay sees what the live engine saw.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from supervisor.guard.fileread import MAX_BYTES, read_file, resolve
+from supervisor.guard.fileread import MAX_BYTES, confine, read_file, resolve
 
 MAX_FILES = 16
 """Files hashed after one call at most (a command naming more is judged by the first ones)."""
@@ -29,11 +30,14 @@ def file_state(path: str, cwd: str | os.PathLike[str] | None) -> dict[str, Any]:
     """`{path, size, mtime, digest}` of the file the agent names (`digest` None for a file too
     large to read whole), or `{path, status}` when it is missing or not a readable file."""
     where = resolve(path, cwd)
+    real = confine(path, cwd)
+    if real is None:
+        return {"path": str(where), "status": "outside"}
     try:
-        info = os.stat(where)
+        info = os.stat(real, follow_symlinks=False)
     except OSError:
         return {"path": str(where), "status": "missing"}
-    got = read_file(str(where), max_bytes=MAX_BYTES)
+    got = read_file(path, cwd=cwd, max_bytes=MAX_BYTES)
     if got.status not in ("ok", "binary", "too_large"):
         return {"path": str(where), "status": got.status}
     return {"path": str(where), "size": info.st_size, "mtime": info.st_mtime_ns,

@@ -7,10 +7,19 @@ in another encoding. `read_file` answers every case with a `FileRead` (the engin
 whose `status` says which, and reads at most `max_bytes + 1` bytes: the size is checked on the
 open descriptor first, so a huge file is refused before any of it is read, and one that grows
 while it is read is cut off at the bound.
+
+What it shows goes into the agent's context and the event log (which a relay ships to Redis),
+and it reads before the agent's own tool runs, whatever the agent CLI's permission rules say.
+So every read is confined to the session's work tree (`confine`, the one rule for every
+reader of workspace files): a relative path without `..`, or an absolute one, whose real path
+(symbolic links followed) lies inside the real path of the work tree, opened without following
+a last link (so one swapped in after the check is refused). Anything else is `unreadable`
+("outside the session's work tree") and none of its bytes are read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -35,20 +44,50 @@ def resolve(path: str, cwd: str | os.PathLike[str] | None) -> Path:
     return candidate
 
 
-def read_file(path: str, *, cwd: str | os.PathLike[str] | None = None,
-              max_bytes: int = MAX_BYTES) -> FileRead:
-    """Read `path` (relative to `cwd`) as UTF-8 text, at most `max_bytes`; never raises."""
-    where = resolve(path, cwd)
-    shown = str(where)
+OUTSIDE = "outside the session's work tree"
+"""The `detail` of a path `confine` refuses."""
+
+
+def confine(path: str, cwd: str | os.PathLike[str] | None) -> Path | None:
+    """The real path of the file `path` names when it lies inside the work tree `cwd`, else
+    None: no work tree, a `..` component, a `~`, or a real path (after every symbolic link)
+    outside the tree's real path. The tree itself is no file."""
+    if cwd is None or not path or "\0" in path:
+        return None
+    given = Path(path)
+    if ".." in given.parts or path.startswith("~"):
+        return None
     try:
-        fd = os.open(where, _FLAGS)
+        tree = Path(os.path.realpath(cwd))
+        real = Path(os.path.realpath(given if given.is_absolute() else Path(cwd) / given))
+    except (OSError, ValueError):
+        return None
+    if real == tree or not real.is_relative_to(tree):
+        return None
+    return real
+
+
+def read_file(path: str, *, cwd: str | os.PathLike[str] | None,
+              max_bytes: int = MAX_BYTES) -> FileRead:
+    """Read `path` (relative to the work tree `cwd`) as UTF-8 text, at most `max_bytes`;
+    never raises. Only a file inside the work tree is read (`confine`)."""
+    shown = str(resolve(path, cwd))
+    where = confine(path, cwd)
+    if where is None:
+        return FileRead(shown, "unreadable", detail=OUTSIDE)
+    try:
+        fd = os.open(where, _FLAGS | getattr(os, "O_NOFOLLOW", 0))
     except (FileNotFoundError, NotADirectoryError):
         return FileRead(shown, "missing", detail="no such file")
     except IsADirectoryError:
         return FileRead(shown, "not_a_file", detail="a directory")
     except PermissionError:
         return FileRead(shown, "unreadable", detail="permission denied")
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a link swapped in after `confine` looked
+            return FileRead(shown, "unreadable", detail=OUTSIDE)
+        return FileRead(shown, "unreadable", detail=_reason(exc))
+    except ValueError as exc:
         return FileRead(shown, "unreadable", detail=_reason(exc))
     try:
         info = os.fstat(fd)

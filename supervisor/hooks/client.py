@@ -31,6 +31,10 @@ HTTP_CONFIG = "hooks-http.json"
 """The root's HTTP hook configuration (`supervisor.hooks.http_transport.CONFIG_FILE`)."""
 HTTP_START_WAIT_S = 3.0
 """With HTTP hooks configured, a client that starts the server waits this long for it."""
+READ_LIMIT_BYTES = 16 * 1024 * 1024
+"""At most this much of stdin is kept (`supervisor.hooks.server.READ_LIMIT_BYTES`: a payload
+over the 8 MiB limit is recorded from its first bytes); the rest is read and dropped, so a
+400 MB payload never sits in memory (the agent's write end is never left blocked)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if parsed is None or os.environ.get(ENV_DAEMON) == "0":
         return _in_process(args, None, started)  # bad command lines get run_hook's message
     target, timeout, root = parsed
-    data = sys.stdin.buffer.read()
+    data = read_stdin()
     path = socket_path(root)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
@@ -86,6 +90,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
     status = reply.get("status")
     return status if status in (0, 1) else 0
+
+
+def read_stdin(limit: int = READ_LIMIT_BYTES) -> bytes:
+    """stdin's first `limit` bytes; the rest is drained and dropped."""
+    stream = sys.stdin.buffer
+    data = stream.read(limit)
+    while stream.read(1 << 20):
+        pass
+    return data
 
 
 def _trusted(sock: "_socket.socket", path: str) -> bool:

@@ -10,8 +10,16 @@ not running.
   installer: a free port on 127.0.0.1 and a per-root secret token. The server of the root binds
   that port when the file exists (if another process holds the port, it serves the Unix socket
   only and says so in its log).
-- Requests: `POST /hooks/<target>?timeout=<seconds>` with the payload as the body and the token
-  in `X-Supervisor-Token`, compared in constant time; without it, or with a wrong one, 403. The
+- Who may call (docs/security.md "Another local user"): the TCP peer must run as the server's
+  own user (on Linux its socket's owner in `/proc/net/tcp`; another user is refused even with
+  the token), the request must carry the token in `X-Supervisor-Token` (compared in constant
+  time; without it, or with a wrong one, 403), and the payload must belong to a session this
+  root already has, started by the agent's own command hook (SessionStart stays a command
+  entry), from its directory or one below it; otherwise 403, and nothing is recorded or read.
+- Refused requests cost one sanitised, bounded log line, at most one per `LOG_EVERY_S` (the
+  rest are counted in the next); an answer other than 200 closes the connection, so a body left
+  unread can never be taken for the next request.
+- Requests: `POST /hooks/<target>?timeout=<seconds>` with the payload as the body. The
   answer is the hook's output as the body (200, possibly empty), with the same runtime, the same
   answers and the same hold-for-operator budget as the command transport (`timeout` is the
   entry's timeout, from which the call's `Budget` is counted).
@@ -23,6 +31,7 @@ not running.
 import contextlib
 import hmac
 import json
+import os
 import secrets
 import socket
 import threading
@@ -37,13 +46,18 @@ from supervisor.hooks.args import DEFAULT_TIMEOUT_S
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.step import PAYLOAD_LIMIT_BYTES
 from supervisor.hooks.targets import TARGETS
-from supervisor.store.paths import ensure_private_dir, write_private
+from supervisor.safetext import clean
+from supervisor.store.paths import ensure_private_dir, session_files, write_private
 
 CONFIG_FILE = "hooks-http.json"
 TOKEN_HEADER = "X-Supervisor-Token"
 HOST = "127.0.0.1"
 PATH_PREFIX = "/hooks/"
 READ_TIMEOUT_S = 30.0
+LOG_EVERY_S = 10.0
+"""Refused requests are logged at most once per this many seconds (with a count)."""
+LOGGED_CHARS = 120
+"""What a refused request's log line shows of its path, at most."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +131,10 @@ class HttpListener:
         self.handle = handle
         self.track = track
         self.log = log
+        self.root: Path | None = None
+        """The store root served: payloads must name a session of it (`recognised`)."""
         self._thread: threading.Thread | None = None
+        self._refusals = _RefusalLog(log)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._server.serve_forever,
@@ -128,6 +145,32 @@ class HttpListener:
         """Stop taking requests (calls in flight finish in their own threads)."""
         self._server.shutdown()
         self._server.server_close()
+
+    def refused(self, why: str, path: str) -> None:
+        self._refusals.note(why, path)
+
+
+class _RefusalLog:
+    """Refused requests, logged bounded: one sanitised line of at most `LOGGED_CHARS` of the
+    path, at most one line per `LOG_EVERY_S`, the others counted (3,000 unauthenticated
+    requests used to add 180 MB of raw paths, escape sequences included, to the log)."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self._log = log
+        self._lock = threading.Lock()
+        self._last = -LOG_EVERY_S
+        self._skipped = 0
+
+    def note(self, why: str, path: str) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last < LOG_EVERY_S:
+                self._skipped += 1
+                return
+            skipped, self._skipped, self._last = self._skipped, 0, now
+        more = f" ({skipped} more refused since the last line)" if skipped else ""
+        shown = clean(path, keep_newlines=False, limit=LOGGED_CHARS)
+        self._log(f"refused an HTTP hook call: {why} ({shown}){more}")
 
 
 class _Server(ThreadingHTTPServer):
@@ -149,25 +192,40 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
+        if status != 200:  # its body may be unread: never parse it as the next request
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         self.wfile.write(body)
 
     def _answer(self, listener: HttpListener, started: float) -> tuple[int, bytes]:
+        owner = peer_uid(self.client_address, self.server.server_address)
+        if owner is not None and owner != os.geteuid():
+            listener.refused(f"the caller runs as uid {owner}, not as this server's user",
+                             self.path)
+            return 403, b'{"error": "forbidden"}'
         given = self.headers.get(TOKEN_HEADER, "")
         if not hmac.compare_digest(given.encode(), listener.config.token.encode()):
-            listener.log(f"refused an HTTP hook call without the right token ({self.path})")
+            listener.refused("without the right token", self.path)
             return 403, b'{"error": "forbidden"}'
         parts = urlsplit(self.path)
         target = parts.path.removeprefix(PATH_PREFIX)
         if not parts.path.startswith(PATH_PREFIX) or target not in TARGETS:
+            listener.refused("no such hook target", self.path)
             return 404, b'{"error": "no such hook target"}'
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             length = -1
         if not 0 <= length <= PAYLOAD_LIMIT_BYTES:
+            listener.refused("payload too large", self.path)
             return 413, b'{"error": "payload too large"}'
         data = self.rfile.read(length)
+        if listener.root is not None:
+            why = recognised(listener.root, target, data)
+            if why is not None:
+                listener.refused(why, self.path)
+                return 403, b'{"error": "unknown session"}'
         try:
             timeout = float(parse_qs(parts.query).get("timeout", [DEFAULT_TIMEOUT_S])[0])
         except ValueError:
@@ -182,3 +240,53 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:  # requests are not logged
         return
+
+
+def recognised(root: Path, target_name: str, data: bytes) -> str | None:
+    """None when the payload belongs to a session `root` already has (its `session_start`
+    recorded: the agent's own command hook made it) and names that session's directory or one
+    below it; else why it is refused. A payload that cannot be read is left to the runtime
+    (which records nothing without a session)."""
+    from supervisor.hooks.step import PayloadError, read_payload
+    from supervisor.hooks.targets import load
+
+    try:
+        step = load(target_name).read(read_payload(data))
+        events = session_files(root, step.parent_session_id or step.session_id).events
+    except (PayloadError, ValueError):
+        return None
+    try:
+        with open(events, "rb") as handle:
+            first = json.loads(handle.readline(1 << 20) or b"null")
+    except (OSError, ValueError):
+        return "no such session (a session starts with the agent's own command hook)"
+    recorded = first.get("cwd") if isinstance(first, dict) else None
+    given = step.start.get("cwd")
+    if isinstance(recorded, str) and isinstance(given, str):
+        tree, where = os.path.realpath(recorded), os.path.realpath(given)
+        if where != tree and not where.startswith(tree.rstrip("/") + "/"):
+            return "the payload's directory is not the session's"
+    return None
+
+
+def peer_uid(client: tuple[str, int] | object, server: tuple[str, int] | object) -> int | None:
+    """The uid owning the TCP socket at `client` connected to `server` (both on 127.0.0.1),
+    from `/proc/net/tcp`; -1 when the table has no such socket (the caller is gone, or hides:
+    refused), None where it cannot be known (no /proc: other systems)."""
+    try:
+        (client_host, client_port), (server_host, server_port) = client, server  # type: ignore
+        local = f"{_hex_ip(client_host)}:{int(client_port):04X}"
+        remote = f"{_hex_ip(server_host)}:{int(server_port):04X}"
+        with open("/proc/net/tcp", encoding="ascii") as table:
+            for line in table:
+                fields = line.split()
+                if len(fields) > 7 and fields[1] == local and fields[2] == remote:
+                    return int(fields[7])
+    except (OSError, ValueError, TypeError):
+        return None
+    return -1
+
+
+def _hex_ip(address: str) -> str:
+    """An IPv4 address as /proc/net/tcp writes it (little-endian hex)."""
+    return bytes(reversed(socket.inet_aton(address))).hex().upper()

@@ -27,7 +27,9 @@ def run_hook(argv: list[str], data: bytes | None = None, started: float | None =
         print(f"supervisor hook: {exc}\n{usage()}", file=sys.stderr)
         return 1
     if data is None:
-        data = sys.stdin.buffer.read()
+        from supervisor.hooks.client import read_stdin
+
+        data = read_stdin()
     from supervisor.hooks.budget import Budget
     from supervisor.hooks.runtime import run_safely
 

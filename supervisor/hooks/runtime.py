@@ -474,8 +474,6 @@ def _open_guard(root: Path, step: Step, budget: Budget) -> tuple[Any, list[str]]
     if fresh:
         kwargs.update(_new_session_policy(root, problems))
     kwargs["settings"] = _settings(root, budget, problems if fresh and not problems else [])
-    if _too_broad(step.start.get("cwd")):
-        kwargs["settings"] = dataclasses.replace(kwargs["settings"], checkpoints=False)
     try:
         guard = Guard.open(root, step.session_id, **kwargs)
     except Exception as exc:
@@ -532,18 +530,6 @@ def _link_parent(root: Path, step: Step) -> None:
         return
     with LineWriter(parent.events) as writer:
         writer.append({"type": SUBAGENT_EVENT, "session": step.session_id, **(step.subagent or {})})
-
-
-def _too_broad(cwd: str | None) -> bool:
-    """A home directory or the file system root is no project to checkpoint: copying it into
-    git would hold up every hook call (the agent started in `~`)."""
-    if not cwd:
-        return False
-    try:
-        where = Path(cwd).resolve()
-        return where == Path(where.anchor) or where == Path.home().resolve()
-    except (OSError, RuntimeError):
-        return False
 
 
 def _size(path: str) -> int:

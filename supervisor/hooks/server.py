@@ -41,6 +41,12 @@ ENV_IDLE = "SUPERVISOR_HOOKD_IDLE_S"
 DEFAULT_IDLE_S = 600.0
 READ_TIMEOUT_S = 30.0
 """A client that has not sent its whole payload after this long is dropped."""
+READ_LIMIT_BYTES = 16 * 1024 * 1024
+"""At most this much of a call is kept (the payload limit is 8 MiB; a larger payload is
+recorded from its first bytes, `step.rescue`); the rest is read and dropped, so one call
+cannot fill the server's memory. The client cuts stdin at the same bound."""
+LOG_LIMIT_BYTES = 4 * 1024 * 1024
+"""`hookd.log` is rotated (to `hookd.log.1`, one generation) when it grows past this."""
 POLL_S = 0.5
 
 
@@ -120,6 +126,7 @@ class HookServer:
             return None
         try:
             listener = HttpListener(config, self._run, self._tracked, _log)
+            listener.root = self.root
         except OSError as exc:
             _log(f"HTTP hooks not served: 127.0.0.1:{config.port}: {exc.strerror or exc}")
             return None
@@ -208,9 +215,12 @@ class HookServer:
 
 
 def _read_all(conn: socket.socket) -> bytes:
+    """The call's bytes up to `READ_LIMIT_BYTES` (plus the header line); the rest is drained."""
     buffer = io.BytesIO()
     while chunk := conn.recv(65536):
-        buffer.write(chunk)
+        room = READ_LIMIT_BYTES + 65536 - buffer.tell()
+        if room > 0:
+            buffer.write(chunk[:room])
     return buffer.getvalue()
 
 
@@ -225,6 +235,32 @@ def _write_private(path: Path, text: str) -> None:
 def _log(message: str) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
     print(f"{stamp} hookd[{os.getpid()}] {message}", file=sys.stderr, flush=True)
+    _rotate_log()
+
+
+_log_lock = threading.Lock()
+
+
+def _rotate_log() -> None:
+    """When stderr is `hookd.log` and it grew past `LOG_LIMIT_BYTES`: keep it as `hookd.log.1`
+    (replacing the older one) and go on in a new file (the server's stderr is moved there)."""
+    with _log_lock:
+        try:
+            old = os.fstat(2)
+            if old.st_size <= LOG_LIMIT_BYTES:
+                return
+            current = os.readlink("/proc/self/fd/2")
+            if os.path.basename(current) != "hookd.log":
+                return
+            os.replace(current, current + ".1")
+            fd = os.open(current, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            with contextlib.suppress(OSError):
+                if os.path.samestat(os.fstat(1), old):  # stdout goes to the log too
+                    os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.close(fd)
+        except OSError:
+            return
 
 
 def idle_seconds() -> float:

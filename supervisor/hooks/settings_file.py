@@ -229,7 +229,9 @@ def apply(plan: Plan) -> Path | None:
     if plan.old_text is not None:
         mode = plan.path.stat().st_mode & 0o777
         backup = _backup_path(plan.path)
-        _write_atomic(backup, plan.path.read_bytes(), mode)
+        _write_atomic(backup, plan.path.read_bytes(), 0o600)  # it may hold a token
+    if _holds_token(plan.new_text):
+        mode = 0o600  # another user who reads the token can call the HTTP hooks
     linked = plan.path.is_symlink()
     if plan.new_text is None and not linked:
         plan.path.unlink()
@@ -239,6 +241,14 @@ def apply(plan: Plan) -> Path | None:
     target.parent.mkdir(parents=True, exist_ok=True)
     _write_atomic(target, text.encode("utf-8"), mode)
     return backup
+
+
+def _holds_token(text: str | None) -> bool:
+    """Whether settings text holds an HTTP hook entry, whose token is a secret: such a file is
+    written 0600, whatever its mode was (`~/.claude/settings.json` is often 0644)."""
+    from supervisor.hooks.http_transport import TOKEN_HEADER
+
+    return text is not None and f'"{TOKEN_HEADER}"' in text
 
 
 def _read_text(path: Path) -> str | None:

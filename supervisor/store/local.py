@@ -108,12 +108,13 @@ class LocalStore(Store):
         return 0
 
     def append_decision(self, session_id: str, line: dict[str, Any]) -> dict[str, Any]:
+        from supervisor.store.provenance import sealed
         from supervisor.store.writer import LineWriter
 
         directory = existing_session_dir(self.root, session_id)
         refuse_writes(self.root, session_id)
-        with LineWriter(directory / CONTROL_FILE) as writer:
-            return writer.append(line)
+        with LineWriter(directory / CONTROL_FILE) as writer:  # sealed: from an operator path
+            return writer.append(sealed(self.root, session_id, line))
 
     def is_recording(self, session_id: str | None = None) -> bool:
         return is_recording(self.root, session_id)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from supervisor.protocol.models import Event
+from supervisor.protocol.policy_audit import switched_off
 from supervisor.store.liveness import Liveness, judge
 
 IDLE_AFTER_S = 60.0
@@ -81,6 +82,8 @@ class SessionSummary:
     notifications: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The latest `notification` outcome of each escalation, by id and then by service:
     `{"esc-1": {"ntfy://ntfy.sh/x": {"outcome": "sent", "attempt": 2, "reason": None}}}`."""
+    policy_warnings: list[str] = field(default_factory=list)
+    """What the session's recorded policy switches off (`protocol.policy_audit`)."""
     broken: str | None = None
     """Why this session's events could not be folded (set by a reader that failed on them),
     or None. A broken session is shown as such; the others go on."""
@@ -145,6 +148,7 @@ class SessionSummary:
 def _session_start(s: SessionSummary, e: Any) -> None:
     s.agent, s.task, s.cwd, s.pid = e.agent, e.task, e.cwd, e.pid
     s.reset_limit = _reset_limit(e.policy)
+    s.policy_warnings = switched_off(e.policy)
     s.host = e.host
     s.heartbeat_s = e.heartbeat_s
     s.started_ts = e.ts

@@ -16,6 +16,7 @@ from hook_helpers import payload, run_hook
 from supervisor.guard.checkpoints import CheckpointStore
 from supervisor.guard.core import Guard
 from supervisor.guard.settings import GuardSettings
+from supervisor.store.provenance import sealed
 from tests.adversarial.test_adv_rollback import _git, unremovable
 from tests.conftest import cli_env
 
@@ -27,9 +28,9 @@ def _decision(root: Path, session: str, decision_id: str, action: str, **fields:
     path = root / "sessions" / session / "control.jsonl"
     seq = len(path.read_bytes().splitlines()) + 1 if path.exists() else 1
     with path.open("a") as f:
-        f.write(json.dumps({"v": 1, "seq": seq, "ts": 1.0, "type": "decision",
-                            "decision_id": decision_id, "escalation_id": None,
-                            "action": action, "operator": "ana", **fields}) + "\n")
+        f.write(json.dumps({"v": 1, "seq": seq, "ts": 1.0, "type": "decision", **sealed(
+            root, session, {"decision_id": decision_id, "escalation_id": None,
+                            "action": action, "operator": "ana", **fields})}) + "\n")
 
 
 def _events(root: Path, session: str) -> list[dict]:
@@ -137,9 +138,9 @@ def test_an_answer_applied_by_a_killed_process_takes_effect_once(root: Path) -> 
         guard.pause("operator wants a look")
         esc = guard.pending["escalation_id"]
     path = root / "sessions" / "s1" / "control.jsonl"
-    path.write_text(json.dumps({"v": 1, "seq": 1, "ts": 1.0, "type": "decision",
-                                "decision_id": "d-approve", "escalation_id": esc,
-                                "action": "approve", "operator": "ana"}) + "\n")
+    path.write_text(json.dumps({"v": 1, "seq": 1, "ts": 1.0, "type": "decision", **sealed(
+        root, "s1", {"decision_id": "d-approve", "escalation_id": esc, "action": "approve",
+                     "operator": "ana"})}) + "\n")
     _killed_step(root, "s1")
     with Guard.open(root, "s1", settings=SETTINGS) as guard:
         assert guard.pending is None                          # the answer took effect

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from supervisor.guard.core import Guard
 from supervisor.protocol.codec import BadLine, parse_line
 from supervisor.protocol.names import MAX_JSON_DEPTH, MAX_LINE_BYTES
+from supervisor.store.provenance import sealed
 from supervisor.store.tailer import Tailer
 from supervisor.store.writer import LineWriter
 from tests.conftest import cli_env, run_cli
@@ -150,9 +151,10 @@ DEEP_DECISION = (b'{"v":1,"seq":1,"ts":1.0,"type":"decision","decision_id":"deep
                  b'"action":"approve","operator":"x","text":' + b"[" * 5000 + b"]" * 5000 + b"}")
 
 
-def _decision(seq: int, action: str, decision_id: str, **extra: object) -> bytes:
-    line = {"v": 1, "seq": seq, "ts": 2.0, "type": "decision", "decision_id": decision_id,
-            "escalation_id": None, "action": action, "operator": "ana", **extra}
+def _decision(root: Path, seq: int, action: str, decision_id: str, **extra: object) -> bytes:
+    line = {"v": 1, "seq": seq, "ts": 2.0, "type": "decision", **sealed(root, "s1", {
+        "decision_id": decision_id, "escalation_id": None, "action": action, "operator": "ana",
+        **extra})}
     return json.dumps(line).encode() + b"\n"
 
 
@@ -161,7 +163,8 @@ def test_a_deep_control_line_is_ignored_and_later_decisions_still_apply(root: Pa
         guard.start("agent")
         assert guard.pre_call("bash", {"cmd": "ls"}).action == "allow"
     control = root / "sessions" / "s1" / "control.jsonl"
-    control.write_bytes(DEEP + b"\n" + DEEP_DECISION + b"\n" + _decision(3, "abort", "d-abort"))
+    control.write_bytes(DEEP + b"\n" + DEEP_DECISION + b"\n"
+                        + _decision(root, 3, "abort", "d-abort"))
     with Guard.open(root, "s1") as guard:
         verdict = guard.pre_call("bash", {"cmd": "ls"})
     assert verdict.action == "stop"  # the abort behind the deep lines was applied

@@ -14,6 +14,7 @@ from tui_support import checkpoint, load, make_app, start, write_events
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
 from supervisor.guard.core import Guard
 from supervisor.guard.settings import GuardSettings
+from supervisor.store.provenance import sealed
 from tests.conftest import run_cli
 
 
@@ -187,10 +188,9 @@ def test_after_a_state_reset_in_another_directory_a_rollback_is_refused(root: Pa
         cp = guard.checkpoint("start")
     (root / "sessions" / "s1" / "state.json").unlink()   # state unreadable or gone
     control = root / "sessions" / "s1" / "control.jsonl"
-    control.write_text(json.dumps({
-        "v": 1, "seq": 1, "ts": 1.0, "type": "decision", "decision_id": "d-rb",
-        "escalation_id": None, "action": "rollback", "checkpoint_id": cp.checkpoint_id,
-        "operator": "ana"}) + "\n")
+    control.write_text(json.dumps({"v": 1, "seq": 1, "ts": 1.0, "type": "decision", **sealed(
+        root, "s1", {"decision_id": "d-rb", "escalation_id": None, "action": "rollback",
+                     "checkpoint_id": cp.checkpoint_id, "operator": "ana"})}) + "\n")
     with Guard.open(root, "s1", cwd=other, settings=settings) as guard:
         verdict = guard.pre_call("bash", {"cmd": "ls"})
     assert (other / "mine.py").exists()

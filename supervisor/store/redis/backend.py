@@ -323,6 +323,21 @@ class RedisFollower:
         self._readers.pop((name, "control"), None)
         return SessionBatch(name, "events", gone=True)
 
+    def _really_gone(self, names: set[str]) -> set[str]:
+        """The sessions of `names` that are gone: their host's position hash (only that host's
+        relay may write it) no longer has them. Anyone who may write the activity stream can
+        say "gone"; only the owning host can make it so."""
+        if not names:
+            return names
+        ordered = sorted(n for n in names if _valid(n))
+        with self.store.errors():
+            pipe = self.store.client.pipeline(transaction=False)
+            for name in ordered:
+                host, sid = split_name(name)
+                pipe.hexists(self.store.layout.host(host), sid)
+            still = pipe.execute()
+        return {name for name, there in zip(ordered, still, strict=True) if not there}
+
     def _wait(self) -> tuple[set[str], set[str]]:
         """Block on the activity stream; the sessions it names as moved, and as gone."""
         with self.store.errors():
@@ -342,7 +357,8 @@ class RedisFollower:
         if rescan:
             return self.scan()
         moved, gone = self._wait()
-        batches = [self._forget(n) for n in sorted(gone & self._known)]
+        gone = self._really_gone(gone & self._known)
+        batches = [self._forget(n) for n in sorted(gone)]
         moved -= gone
         valid = [n for n in sorted(moved) if _valid(n)]
         batches += self.poll(valid)

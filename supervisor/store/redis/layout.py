@@ -65,7 +65,11 @@ class Layout:
         """The key and command rules of a least-privilege ACL user (after `on >PASSWORD`):
 
         - `relay` (of one host): writes only its host's event streams, position hash and the
-          activity stream; reads only its host's control streams;
+          activity stream; reads only its host's control streams. It may add to the host
+          registry (`SADD`) but has no `DEL` (nor `SREM`): it cannot remove another host, nor
+          the registry; a session that vanished is emptied with `XTRIM`. An activity entry
+          saying a session is gone is believed only when that session's host hash (which only
+          its relay may write) no longer has it;
         - `operator`: reads every event stream and position; writes control streams (and the
           activity stream, so other dashboards see its decisions).
 
@@ -80,7 +84,7 @@ class Layout:
             check_part(host, "host")
             return (f"resetkeys ~{p}:ev:{host}/* ~{p}:host:{host} ~{p}:activity ~{p}:hosts "
                     f"%R~{p}:ctl:{host}/* resetchannels -@all {common} "
-                    "+hget +hgetall +hset +hdel +sadd +del")
+                    "+hget +hgetall +hset +hdel +sadd +xtrim")
         if role == "operator":
             return (f"resetkeys %R~{p}:ev:* %R~{p}:host:* %R~{p}:hosts ~{p}:ctl:* "
                     f"~{p}:activity resetchannels -@all {common} "

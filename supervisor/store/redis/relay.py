@@ -45,6 +45,7 @@ from supervisor.store.paths import (
     session_files,
     sessions_dir,
 )
+from supervisor.store.provenance import SEAL_FIELD, sealed
 from supervisor.store.redis import scripts
 from supervisor.store.redis.backend import RedisStore
 from supervisor.store.redis.connect import store_error
@@ -63,6 +64,8 @@ PREVIEW_BYTES = 4096
 """What is shipped of a line too long to be an event (its size travels with it)."""
 RESCAN_S = 2.0
 SAVE_EVERY_S = 1.0
+HEAL_S = 10.0
+"""How often a relay puts its host back into the host registry (see `_heal_registry`)."""
 BACKOFF_MIN_S, BACKOFF_MAX_S = 0.2, 10.0
 CONTROL_BLOCK_MS = 500
 
@@ -340,6 +343,7 @@ class Relay:
                                   os.getpid(), time.time(),
                                   sessions=old.sessions if old else {})
         self.shippers: dict[str, Shipper] = {}
+        self._healed = time.monotonic()
         self._ship = store.client.register_script(scripts.SHIP)
         self._forget = store.client.register_script(scripts.FORGET)
         self._dirty: set[str] = set()
@@ -569,6 +573,14 @@ class Relay:
                 pos.seq = int(seq_s)
         self._reconcile = False
 
+    def _heal_registry(self) -> None:
+        """Put this host back into the host registry (`sv:hosts`), should it have been lost
+        (deleted by hand, a restore from an old dump): operators list sessions from it."""
+        import redis
+
+        with contextlib.suppress(redis.RedisError):
+            self.store.client.sadd(self.layout.hosts, self.host)
+
     def _forget_gone(self) -> None:
         """Sessions whose directory vanished: their stream and position go too."""
         for sid in sorted(self._gone):
@@ -636,7 +648,8 @@ class Relay:
             return
         if did in shipper.known_decisions():
             return
-        line = {k: v for k, v in decision.items() if k not in ("v", "seq")}
+        line = {k: v for k, v in decision.items() if k not in ("v", "seq", SEAL_FIELD)}
+        line = sealed(self.root, shipper.session_id, line)  # a remote operator's: an operator path
         with LineWriter(shipper.files.control) as writer:
             writer.append(line)
         self.status.decisions += 1
@@ -649,6 +662,9 @@ class Relay:
                 await asyncio.wait_for(stop.wait(), SAVE_EVERY_S)
             if self._changed:
                 await asyncio.to_thread(self.save)
+            if self.shippers and time.monotonic() - self._healed >= HEAL_S:
+                self._healed = time.monotonic()
+                await asyncio.to_thread(self._heal_registry)
 
     def _problem(self, text: str) -> None:
         if text != self.status.error:

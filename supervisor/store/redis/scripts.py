@@ -17,6 +17,7 @@ SHIP = r"""#!lua
 --       7 activity maxlen, then per line: offset, seq ('' if none), reason ('' if the line
 --       is whole), bytes, size
 local pos = redis.call('HGET', KEYS[2], ARGV[2])
+redis.call('SADD', KEYS[4], ARGV[1])  -- every run: the host registry heals if it was lost
 local gen = tonumber(ARGV[4])
 local first, upto = tonumber(ARGV[5]), tonumber(ARGV[6])
 local sgen, nxt, seq, ctl0
@@ -28,7 +29,6 @@ else
   -- registration: decisions already in the control stream were for an earlier session
   local last = redis.call('XREVRANGE', ARGV[3], '+', '-', 'COUNT', 1)
   ctl0 = (#last > 0) and last[1][1] or '0-0'
-  redis.call('SADD', KEYS[4], ARGV[1])
   sgen, nxt, seq = gen, 0, 0
   if redis.call('EXISTS', KEYS[1]) == 1 then
     redis.call('XADD', KEYS[1], '*', 'r', gen)
@@ -70,10 +70,12 @@ return {'ok', sgen, nxt, shipped, ctl0}
 """
 
 FORGET = r"""#!lua
--- The session's directory vanished on its host: drop its stream and position, say so.
+-- The session's directory vanished on its host: empty its stream, drop its position, say so
+-- (XTRIM, not DEL: a relay has no DEL, which would let it delete keys it may write, such as
+-- the host registry).
 -- KEYS: 1 event stream, 2 host's position hash, 3 activity stream
 -- ARGV: 1 host, 2 session id, 3 activity maxlen
-redis.call('DEL', KEYS[1])
+redis.call('XTRIM', KEYS[1], 'MAXLEN', 0)
 if redis.call('HDEL', KEYS[2], ARGV[2]) == 1 then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', 's', ARGV[1] .. '/' .. ARGV[2],
              'k', 'g')

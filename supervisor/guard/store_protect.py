@@ -1,0 +1,113 @@
+"""Refuse the agent's tool calls that would change the supervisor's own store.
+
+The agent runs as the operator's user, so its tools can write the store root like any of the
+user's programs: `echo '{"type": "decision", "action": "reset", ...}' >> <root>/sessions/<sid>/
+control.jsonl` after each refusal kept twelve identical failing calls from ever escalating, and
+`supervisor reset` run from its shell does the same. `refusal` names what such a call does;
+`Guard.pre_call` refuses it before the engine sees it (recorded as a refused `tool_call` and a
+`block` verdict with the reason, so the operator sees it too).
+
+Refused, with the reason:
+- a call that writes, deletes or moves files (not a read) and names a path inside the store
+  root: a file tool's path (resolved, links followed), or a shell command or code that names the
+  root in any of its usual spellings (absolute, real path, `~/...`, `$HOME/...`);
+- any call naming the root's operator key (`store.provenance`), reads included;
+- a shell command that runs the supervisor's operator commands (`supervisor answer`, `reset`,
+  `abort`, `resume`, `rollback`, `pause`, `guide`, `install`, `uninstall`).
+
+This is a tripwire, not a sandbox: a command can build a path at run time. The seal on
+operator decisions (`store.provenance`) is what keeps a forged decision from being applied;
+docs/security.md says what is and is not promised.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from supervisor.engine.categories import classify, file_path
+from supervisor.engine.edits import edits_of
+from supervisor.engine.policy import Policy
+from supervisor.store.provenance import KEY_FILE
+
+_OPERATOR = re.compile(
+    r"\bsupervisor\b[^;&|\n]*?\s(answer|reset|abort|resume|rollback|pause|guide|install|"
+    r"uninstall)(?=\s|$|[;&|)])")
+_TEXT_KEYS = ("command", "code", "cmd", "script", "input", "patch")
+_MAX_TEXT = 256 * 1024
+
+
+def refusal(tool: str, args: dict[str, Any], root: Path, cwd: str | None,
+            policy: Policy) -> str | None:
+    """Why this call must not run (it changes the supervisor's store), or None."""
+    texts = _texts(args)
+    forms = _spellings(root)
+    key_forms = [f"{form}/{KEY_FILE}" for form in forms]
+    if any(key in text for text in texts for key in key_forms) or any(
+            _inside(path, cwd, root) and Path(path).name == KEY_FILE
+            for path in _paths(tool, args, policy)):
+        return (f"this call names the supervisor's operator key ({root}/{KEY_FILE}); the "
+                "agent may not read or change it")
+    if tool in policy["shell_tools"] or tool in policy["code_tools"]:
+        for text in texts:
+            found = _OPERATOR.search(text)
+            if found:
+                return (f"`supervisor {found.group(1)}` is an operator command; the agent may "
+                        "not run it (ask the operator instead)")
+    if classify(tool, args, policy) == "read":
+        return None
+    for path in _paths(tool, args, policy):
+        if _inside(path, cwd, root):
+            return (f"this call writes {path}, inside the supervisor's store ({root}); the "
+                    "agent may not change the supervisor's files")
+    if tool in policy["shell_tools"] or tool in policy["code_tools"]:
+        for text in texts:
+            for form in forms:
+                if form in text:
+                    return (f"this command names the supervisor's store ({root}) and may "
+                            "change it; the agent may not change the supervisor's files")
+    return None
+
+
+def _texts(args: dict[str, Any]) -> list[str]:
+    out = []
+    for key in _TEXT_KEYS:
+        value = args.get(key) if isinstance(args, dict) else None
+        if isinstance(value, list):
+            value = " ".join(str(v) for v in value)
+        if isinstance(value, str):
+            out.append(value[:_MAX_TEXT])
+    return out
+
+
+def _paths(tool: str, args: dict[str, Any], policy: Policy) -> list[str]:
+    paths = [e.path for e in edits_of(tool, args) if e.path]
+    named = file_path(tool, args, policy)
+    if named:
+        paths.append(named)
+    return paths
+
+
+def _spellings(root: Path) -> list[str]:
+    """The ways a command may name the root."""
+    forms = {str(root).rstrip("/"), os.path.realpath(root).rstrip("/")}
+    home = os.path.expanduser("~").rstrip("/")
+    for form in list(forms):
+        if home and form.startswith(home + "/"):
+            rest = form[len(home):]
+            forms.update({"~" + rest, "$HOME" + rest, "${HOME}" + rest})
+    return sorted(f for f in forms if f and f != "/")
+
+
+def _inside(path: str, cwd: str | None, root: Path) -> bool:
+    try:
+        where = Path(os.path.expanduser(path))
+        if not where.is_absolute():
+            where = Path(cwd or os.getcwd()) / where
+        real = Path(os.path.realpath(where))
+        top = Path(os.path.realpath(root))
+    except (OSError, ValueError):
+        return False
+    return real == top or real.is_relative_to(top)

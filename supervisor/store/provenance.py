@@ -1,0 +1,84 @@
+"""Which decisions came from an operator: a seal only the operator paths write.
+
+The agent runs as the operator's user, so it can append to a session's `control.jsonl` like
+any writer (an `echo` from its shell): appending a `reset` after each refusal kept a loop from
+ever escalating. Every operator path (`send_decision`, used by the CLI and the dashboard, and
+the relay bringing in a remote operator's decision) therefore writes decisions through
+`LocalStore.append_decision`/the relay, which add `seal`: an HMAC-SHA256, under the store
+root's private key (`<root>/operator.key`, 0600, made on first use), of the session and the
+decision's fields. The guard applies only sealed decisions; any other is recorded as
+`decision_ignored` ("rejected: ...") for the operator to see.
+
+What this promises (docs/security.md, "A hostile agent"): a decision appended by hand, or by a
+tool call that does not first read the key, is never applied. It is no boundary against an
+agent that reads `operator.key` (the agent's calls naming the store root or the key are
+refused, `guard.store_protect`, but a shell command can hide a path); only running the agent as
+another user (or in a sandbox without the store root) makes it one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+KEY_FILE = "operator.key"
+SEAL_FIELD = "seal"
+_SEALED = ("decision_id", "escalation_id", "action", "text", "checkpoint_id", "operator")
+
+
+def operator_key(root: Path) -> bytes:
+    """The root's key, made now (0600, never replaced once there) when there is none."""
+    path = Path(root) / KEY_FILE
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        pass
+    key = secrets.token_hex(32).encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:  # another operator path made it first
+        return _read(path)
+    try:
+        os.write(fd, key)
+    finally:
+        os.close(fd)
+    return key
+
+
+def _read(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise PermissionError(f"{path} must be yours and private (0600)")
+        return os.read(fd, 4096).strip()
+    finally:
+        os.close(fd)
+
+
+def seal(root: Path, session_id: str, decision: dict[str, Any]) -> str:
+    """The seal of `decision` (its fields in `_SEALED`) for session `session_id`."""
+    fields = [session_id, *(decision.get(name) for name in _SEALED)]
+    message = json.dumps(fields, ensure_ascii=True, separators=(",", ":")).encode()
+    return hmac.new(operator_key(root), message, hashlib.sha256).hexdigest()
+
+
+def sealed(root: Path, session_id: str, decision: dict[str, Any]) -> dict[str, Any]:
+    """`decision` with its seal."""
+    return {**decision, SEAL_FIELD: seal(root, session_id, decision)}
+
+
+def is_sealed(root: Path, session_id: str, decision: dict[str, Any]) -> bool:
+    """Whether `decision` carries the seal an operator path gave it (constant-time)."""
+    given = decision.get(SEAL_FIELD)
+    if not isinstance(given, str):
+        return False
+    try:
+        return hmac.compare_digest(given, seal(root, session_id, decision))
+    except OSError:
+        return False
