@@ -28,7 +28,10 @@ Number = Annotated[float, Field(ge=-MAX_NUMBER, le=MAX_NUMBER)]
 Pid = Annotated[int, Field(ge=0, le=2**31 - 1)]
 """A process id (what `os.kill` accepts)."""
 VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
-DecisionAction = Literal["approve", "guidance", "rollback", "skip", "abort", "pause", "reset"]
+DecisionAction = Literal[
+    "approve", "guidance", "rollback", "skip", "abort", "pause", "reset",
+    "split",
+]
 
 
 class Event(BaseModel):
@@ -206,6 +209,8 @@ class Decision(Event):
     text: str | None = None
     checkpoint_id: str | None = None
     operator: str
+    tasks: list[str] | None = None
+    """Extension: `split`: the ordered sub-tasks the agent takes one by one (docs/plans.md)."""
 
 
 AgentEvent = Annotated[
