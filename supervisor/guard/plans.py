@@ -53,9 +53,10 @@ def start(guard: Guard, decision: dict[str, Any], why: str | None) -> str:
     }
     first = _start_next(guard)
     assert first is not None  # a valid split has at least one sub-task
-    head = f"The operator split this task into {len(tasks)} steps"
-    head += f", because: {why.rstrip('.')}." if why else "."
-    return f"{head} Work only on step 1 now.\n{first}"
+    head = f"The operator split this task into {len(tasks)} steps; work only on step 1 now."
+    if why:  # the escalation's reason: the evidence of the loop
+        head += f" What the supervisor saw: {why}"
+    return f"{head}\n{first}"
 
 
 def advance(guard: Guard, status: str = "done") -> str | None:
