@@ -224,8 +224,8 @@ def test_the_sdk_agent_loop_takes_next_task_until_the_plan_is_done(root: Path,
             session.after_call(v, "ok")
             instruction = session.next_task()
     assert len(worked) == 3
-    assert [f"Step {n} of 3: {s}" in w for n, (s, w) in enumerate(zip(STEPS, worked), 1)] == [
-        True, True, True]
+    for n, (step, text) in enumerate(zip(STEPS, worked, strict=True), 1):
+        assert f"Step {n} of 3: {step}" in text, text
     evs = events(root, session.session_id)
     assert of_type(evs, "session_end")[0]["status"] == "completed"
     assert [e["status"] for e in of_type(evs, "task_end")] == ["skipped", "done", "done", "done"]
@@ -246,7 +246,7 @@ def test_the_protocol_refuses_a_bad_plan(tasks: Any, problem: str) -> None:
     line = {"type": "decision", "v": 1, "seq": 1, "ts": 1.0, "decision_id": "d1",
             "action": "split", "operator": "ana", "tasks": tasks}
     assert problem in (decision_problem(line) or "")
-    with pytest.raises(DecisionError, match="sub-task|split"):
+    with pytest.raises(DecisionError, match=r"sub-task|split"):
         send_decision(Path("/nonexistent"), "s1", "split", tasks=tasks)
 
 
