@@ -129,3 +129,44 @@ async def test_a_small_task_shows_its_signals_and_keeps_split_last(root: Path) -
         options = str(screen.query_one("#esc-options", Static).content)
         assert options.index("approve") < options.index("split"), options
     assert control_lines(root, "s1") == []
+
+
+async def test_the_session_screen_shows_the_plan_rebuilt_from_the_events(root: Path,
+                                                                         tmp_path: Path) -> None:
+    """A real guard session split into three sub-tasks, the first done with a failure, the
+    second skipped; a dashboard started afterwards (as after a restart) rebuilds the plan."""
+    from supervisor.guard.core import Guard
+    from supervisor.guard.operator import send_decision
+    from supervisor.guard.settings import GuardSettings
+    from supervisor.tui.panels.plan import PlanPanel
+    from supervisor.tui.screens.session import SessionScreen
+
+    guard = Guard.open(root, "s1", cwd=tmp_path, settings=GuardSettings(checkpoints=False))
+    guard.start("test-agent", task="port the app")
+    send_decision(root, "s1", "split", operator="ana",
+                  tasks=["port a.py", "port [b]red[/b].py", "run the tests"])
+    v = guard.pre_call("bash", {"command": "ls"})  # the split applies here (refused)
+    assert v.decision == "split"
+    for n in range(2):
+        v = guard.pre_call("bash", {"command": f"make {n}"})
+        guard.post_call(v.call_id, "", ok=n == 1, error=None if n else "exit 2")
+    guard.next_task()
+    send_decision(root, "s1", "skip", operator="ana")
+    guard.pre_call("bash", {"command": "ls"})
+    guard.close()
+
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen)
+        await pilot.press(PlanPanel.KEY)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Plan (2/3)" in text
+        rows = [" ".join(line.split()) for line in text.splitlines()]
+        # the refused call that met the split belongs to no sub-task; two calls, one failure
+        assert any("1 done port a.py 2 1" in r for r in rows), rows
+        assert any("2 skipped port [b]red[/b].py 0 0" in r for r in rows), rows  # as written
+        assert any("3 current run the tests 0 0" in r for r in rows), rows
