@@ -298,3 +298,65 @@ def test_the_command_line_splits_from_a_file_and_answers_the_pending_escalation(
     verdict = guard.wait(timeout=5)
     assert "Step 1 of 2: read foo.py" in (verdict.message or "")
     guard.close()
+
+
+def test_the_remaining_sub_tasks_can_be_replaced_or_dropped(root: Path, tmp_path: Path) -> None:
+    from supervisor.store.plan_view import PlanView
+
+    clock = Clock()
+    guard = _open(root, tmp_path, clock)
+    guard.start("test-agent", task="make the tests pass")
+    _until_paused(guard, clock)
+    _split(root, guard, clock, STEPS)
+    send_decision(root, "s1", "replan", operator="ana", tasks=["fix b.py", "fix c.py"])
+    clock.tick()
+    verdict = guard.pre_call("bash", {"command": "ls"})
+    assert verdict.action == "nudge" and verdict.decision == "replan"  # the call runs
+    assert "2 step(s) follow the current one" in verdict.message
+    guard.post_call(verdict.call_id, "ok")
+    assert guard.next_task().startswith("Step 2 of 3: fix b.py")
+    send_decision(root, "s1", "drop_plan", operator="ana")
+    clock.tick()
+    verdict = guard.pre_call("bash", {"command": "ls -a"})
+    assert verdict.decision == "drop_plan" and "no further steps" in verdict.message
+    guard.post_call(verdict.call_id, "ok")
+    assert guard.next_task() is None  # the plan is over: the agent may stop
+    send_decision(root, "s1", "drop_plan", operator="ana")  # nothing left to drop
+    clock.tick()
+    guard.pre_call("bash", {"command": "pwd"})
+    live = guard.engine.snapshot()["state"]
+    guard.end()
+    guard.close()
+    evs = events(root, "s1")
+    assert of_type(evs, "decision_ignored")[-1]["reason"].startswith("there is no plan")
+    assert [(e["action"], e["effect"]["kind"]) for e in of_type(evs, "decision_applied")] == [
+        ("split", "split"), ("replan", "none"), ("drop_plan", "none")]
+    view = PlanView()
+    for event in LocalStore(root).read_all("s1").events:
+        view.apply(event)
+    assert [(s.title, s.status) for s in view.steps] == [
+        ("read foo.py", "done"), ("fix b.py", "done"), ("fix c.py", "dropped")]
+    analyzed = Engine(Policy.from_dict(evs[0]["policy"]))
+    analyze_events(evs, analyzed.policy, session="s1", source="test", engine=analyzed)
+    assert analyzed.snapshot()["state"] == live
+
+
+def test_the_command_line_changes_only_a_plan_that_has_steps_left(root: Path,
+                                                                 tmp_path: Path) -> None:
+    guard = _running(root, tmp_path)
+    done = run_cli("split", "s1", "one more", "--remaining", "--no-wait", "--root", str(root))
+    assert done.returncode != 0
+    assert "there is no plan to change" in done.stderr and "nothing was written" in done.stderr
+    assert not (root / "sessions" / "s1" / "control.jsonl").exists() or \
+        LocalStore(root).read_all("s1", "control").events == []
+    assert run_cli("split", "s1", "x", "--drop", "--root", str(root)).returncode != 0
+    send_decision(root, "s1", "split", operator="ana", tasks=STEPS)
+    guard.pre_call("bash", {"command": "ls"})
+    done = run_cli("split", "s1", "fix b.py", "--remaining", "--no-wait", "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("split", "s1", "--drop", "--no-wait", "--root", str(root))
+    assert done.returncode == 0, done.stderr
+    actions = [(e.action, getattr(e, "tasks", None))
+               for e in LocalStore(root).read_all("s1", "control").events]
+    assert actions == [("split", STEPS), ("replan", ["fix b.py"]), ("drop_plan", None)]
+    guard.close()

@@ -170,3 +170,48 @@ async def test_the_session_screen_shows_the_plan_rebuilt_from_the_events(root: P
         assert any("1 done port a.py 2 1" in r for r in rows), rows
         assert any("2 skipped port [b]red[/b].py 0 0" in r for r in rows), rows  # as written
         assert any("3 current run the tests 0 0" in r for r in rows), rows
+
+
+async def test_the_plan_panel_edits_and_drops_the_remaining_sub_tasks(root: Path,
+                                                                      tmp_path: Path) -> None:
+    from supervisor.guard.core import Guard
+    from supervisor.guard.operator import send_decision
+    from supervisor.guard.settings import GuardSettings
+    from supervisor.tui.panels.plan import PlanPanel
+    from supervisor.tui.screens.modals import ConfirmScreen
+
+    guard = Guard.open(root, "s1", cwd=tmp_path, settings=GuardSettings(checkpoints=False))
+    guard.start("test-agent", task="port the app")
+    guard.close()
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        await pilot.press(PlanPanel.KEY)
+        await pilot.pause()
+        await pilot.press("E")  # no plan yet: refused, nothing written
+        await pilot.pause()
+        assert not isinstance(app.screen, PlanScreen)
+        assert control_lines(root, "s1") == []
+        with Guard.open(root, "s1", cwd=tmp_path) as guard:
+            send_decision(root, "s1", "split", operator="ana", tasks=["a", "b", "c"])
+            guard.pre_call("bash", {"command": "ls"})
+        await load(pilot)
+        await pilot.press("E")
+        await pilot.pause()
+        assert isinstance(app.screen, PlanScreen)
+        area = app.screen.query_one(TextArea)
+        assert area.text == "b\nc"  # the waiting sub-tasks, to edit
+        area.text = "b, better\nc\nd"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("D")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await pilot.pause()
+        await pilot.pause()
+    lines = control_lines(root, "s1")
+    assert [(d["action"], d.get("tasks")) for d in lines] == [
+        ("split", ["a", "b", "c"]), ("replan", ["b, better", "c", "d"]), ("drop_plan", None)]

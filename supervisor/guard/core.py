@@ -924,6 +924,16 @@ class Guard:
                     else "The operator skipped this task. Stop working on it and move on to "
                     "your next task.")
             return Verdict("skip", self.engine.level, text, "skipped", call_id, decision="skip")
+        if action in ("replan", "drop_plan"):
+            told = (plans.replan(self, list(decision.get("tasks") or [])) if action == "replan"
+                    else plans.drop(self))
+            if told is None:
+                self._ignore(dec_id, "there is no plan to change (see docs/plans.md)")
+                return None
+            outcome = ("remaining sub-tasks replaced" if action == "replan"
+                       else "the rest of the plan dropped")
+            self._applied(None, decision, outcome, Effect("none"))
+            return Verdict("nudge", self.engine.level, told, outcome, call_id, decision=action)
         if action == "split":
             effect = effect_of(self.engine, action, answering=False)
             text = plans.start(self, decision, None)

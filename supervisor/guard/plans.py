@@ -12,7 +12,10 @@ Each sub-task is a protocol task: its `task_start` carries the extension field `
 (`{"decision_id", "step", "of"}`), so the engine's per-task limits apply to it alone (a
 sub-task that loops escalates on its own) and every reader rebuilds the plan from the event log
 (`supervisor.store.plan_view`). A step's status is `waiting`, `current`, `done`, `skipped` or
-`failed`.
+`failed`; `dropped` for a waiting one an operator dropped (`drop_plan`).
+
+Operators may also replace the sub-tasks after the current one (`replan`) or drop them
+(`drop_plan`): neither touches the current sub-task nor the engine (their effect is `none`).
 
 The guard core calls these functions with itself; they use its event writing
 (`_task_start`, `_task_end`) so every event is recorded and observed as usual.
@@ -36,6 +39,32 @@ def active(state: dict[str, Any]) -> dict[str, Any] | None:
     if any(s["status"] in ("current", "waiting") for s in plan["steps"]):
         return plan
     return None
+
+
+def replan(guard: Guard, tasks: list[str]) -> str | None:
+    """Replace the waiting sub-tasks with `tasks` (`replan`); returns what the agent is told, or
+    None when there is no plan to change."""
+    plan = active(guard.state)
+    if plan is None:
+        return None
+    kept = [s for s in plan["steps"] if s["status"] != "waiting"]
+    plan["steps"] = kept + [{"title": str(t).strip(), "task_id": None, "status": "waiting"}
+                            for t in tasks]
+    return (f"The operator changed the plan: {len(tasks)} step(s) follow the current one "
+            f"(the plan now has {len(plan['steps'])}). Go on with the current step.")
+
+
+def drop(guard: Guard) -> str | None:
+    """Drop the waiting sub-tasks (`drop_plan`); returns what the agent is told, or None when
+    there is no plan to drop."""
+    plan = active(guard.state)
+    if plan is None:
+        return None
+    for step in plan["steps"]:
+        if step["status"] == "waiting":
+            step["status"] = "dropped"
+    return ("The operator dropped the rest of the plan: finish the current step, then stop; no "
+            "further steps will follow.")
 
 
 def start(guard: Guard, decision: dict[str, Any], why: str | None) -> str:

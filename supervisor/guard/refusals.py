@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 COMMANDS = (
     "pause", "resume", "guidance", "rollback", "reset", "skip", "abort",
     "split",
+    "replan",
+    "drop_plan",
 )
 """What an operator may ask of a running session (`resume` answers its operator pause)."""
 

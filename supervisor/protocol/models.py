@@ -31,6 +31,8 @@ VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
 DecisionAction = Literal[
     "approve", "guidance", "rollback", "skip", "abort", "pause", "reset",
     "split",
+    "replan",
+    "drop_plan",
 ]
 
 
@@ -209,8 +211,9 @@ class Decision(Event):
     text: str | None = None
     checkpoint_id: str | None = None
     operator: str
-    tasks: list[str] | None = None
-    """Extension: `split`: the ordered sub-tasks the agent takes one by one (docs/plans.md)."""
+    # Extension `tasks` (kept as an extra field, so lines without it round-trip unchanged):
+    # `split`: the ordered sub-tasks the agent takes one by one; `replan`: the new sub-tasks
+    # after the current one (docs/plans.md). Checked by `protocol.decisions.plan_problem`.
 
 
 AgentEvent = Annotated[

@@ -70,6 +70,8 @@ VERDICT_ACTIONS: Final = ("allow", "nudge", "skip", "block", "pause", "stop")
 DECISION_ACTIONS: Final = (
     "approve", "guidance", "rollback", "skip", "abort", "pause", "reset",
     "split",
+    "replan",
+    "drop_plan",
 )
 PLAN_TASK_MAX_CHARS: Final = 2000
 """The longest sub-task of a `split` decision, in characters (the agent reads each as its

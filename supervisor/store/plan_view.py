@@ -10,7 +10,7 @@ restart) fold the events instead, so what they show never depends on the agent's
 
 The guard writes a split's first `task_start` before its `decision_applied`, so a step may be
 seen before the titles of the others: they are filled in when the decision arrives. A later
-split replaces the plan.
+split replaces the plan; `replan` replaces its waiting steps, `drop_plan` marks them `dropped`.
 """
 
 from dataclasses import dataclass, field
@@ -22,7 +22,7 @@ class PlanStep:
     title: str | None
     """None until the plan's `decision_applied` is read."""
     status: str = "waiting"
-    """`waiting`, `current`, `done`, `skipped` or `failed`."""
+    """`waiting`, `current`, `done`, `skipped`, `failed` or `dropped`."""
     task_id: str | None = None
     steps: int = 0
     """Tool calls made while it was current (not those an operator command refused)."""
@@ -36,6 +36,11 @@ class PlanView:
 
     decision_id: str | None = None
     steps: list[PlanStep] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        """A step of the plan is current or waiting: there is a plan to change."""
+        return any(s.status in ("current", "waiting") for s in self.steps)
 
     @property
     def current(self) -> PlanStep | None:
@@ -62,10 +67,17 @@ class PlanView:
             for step in self.steps:
                 if step.task_id == task_id and step.status == "current":
                     step.status = str(getattr(event, "status", "done"))
-        elif kind == "decision_applied" and getattr(event, "action", None) == "split":
-            tasks = getattr(event, "tasks", None)
-            if isinstance(tasks, list):
+        elif kind == "decision_applied":
+            action, tasks = getattr(event, "action", None), getattr(event, "tasks", None)
+            if action == "split" and isinstance(tasks, list):
                 self._titled(str(getattr(event, "decision_id", "")), tasks)
+            elif action == "replan" and isinstance(tasks, list):
+                self.steps = [s for s in self.steps if s.status != "waiting"] + [
+                    PlanStep(str(t)) for t in tasks]
+            elif action == "drop_plan":
+                for step in self.steps:
+                    if step.status == "waiting":
+                        step.status = "dropped"
 
     def _started(self, plan: dict[str, Any], task_id: Any) -> None:
         decision_id, number, of = plan.get("decision_id"), plan.get("step"), plan.get("of")

@@ -37,22 +37,28 @@ class PlanScreen(ModalScreen[list[str] | None]):
     PlanScreen TextArea { height: 10; }
     """
 
-    def __init__(self, session_id: str, why: str | None = None) -> None:
+    def __init__(self, session_id: str, why: str | None = None,
+                 initial: list[str] | None = None) -> None:
+        """`initial`: sub-tasks to start from (editing the remaining ones of a plan)."""
         super().__init__()
         self.session_id = session_id
         self.why = why
+        self.initial = initial
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            title = Text("Split the task of ", style="bold")
+            editing = self.initial is not None
+            title = Text("The sub-tasks after the current one, for " if editing
+                         else "Split the task of ", style="bold")
             title.append_text(safe(self.session_id, 60, "bold"))
-            title.append(": one sub-task per line, in order. The agent gets the first now, "
+            title.append(": one per line, in order." if editing else
+                         ": one sub-task per line, in order. The agent gets the first now, "
                          "the next each time it finishes one.")
             if self.why:
                 title.append("\n")
                 title.append_text(safe(self.why, 400, "dim"))
             yield Static(title)
-            yield TextArea(id="plan-text", soft_wrap=True)
+            yield TextArea("\n".join(self.initial or []), id="plan-text", soft_wrap=True)
         yield Footer()
 
     def on_mount(self) -> None:
