@@ -11,7 +11,8 @@ from tests.test_docs_protocol import blocks
 
 EXPECTED = {
     "session_start": "agent claude-code task 'fix the failing date parser test' in /home/dev/app",
-    "task_start": "t1: make tests/test_dates.py pass",
+    "task_start": ("t1: make tests/test_dates.py pass",
+                   "t2: Make parse_date accept 2024-02-29 (step 1 of 2)"),
     "task_end": "t1 done",
     "tool_call": ('bash {"command":"pytest -q tests/test_dates.py"} [c',
                   'Edit {"file_path":"src/dates.py",'),
@@ -31,7 +32,8 @@ EXPECTED = {
     "heartbeat": "heartbeat",
     "hint": "failed_edit [toolu_7] The text is in app.py at lines 2-3",
     "session_end": "session_end      completed",
-    "decision": "alice: guidance e1 [d-7f3a] text 'Stop editing",
+    "decision": ("alice: guidance e1 [d-7f3a] text 'Stop editing",
+                 "alice: split e1 [d-9a21] tasks 'Make parse_date accept 2024-02-29' | 'Run"),
     "thought": '{"text":"maybe the locale matters","tokens":12}',
 }
 
