@@ -360,3 +360,26 @@ def test_the_command_line_changes_only_a_plan_that_has_steps_left(root: Path,
                for e in LocalStore(root).read_all("s1", "control").events]
     assert actions == [("split", STEPS), ("replan", ["fix b.py"]), ("drop_plan", None)]
     guard.close()
+
+
+def test_no_step_starts_while_an_escalation_waits_and_a_pause_has_no_evidence(
+        root: Path, tmp_path: Path) -> None:
+    clock = Clock()
+    guard = _open(root, tmp_path, clock)
+    guard.start("test-agent", task="make the tests pass")
+    send_decision(root, "s1", "split", operator="ana", tasks=STEPS)
+    guard.pre_call("bash", {"command": "ls"})
+    _until_paused(guard, clock)  # step 1 loops and escalates on its own
+    assert guard.next_task() is None  # the agent stopped while held: the plan waits too
+    assert [s["status"] for s in guard.plan["steps"]] == ["current", "waiting", "waiting"]
+    send_decision(root, "s1", "approve", escalation_id=guard.pending["escalation_id"],
+                  operator="ana")
+    guard.poll()
+    assert guard.next_task().startswith("Step 2 of 3")
+    send_decision(root, "s1", "pause", operator="ana")
+    guard.pre_call("bash", {"command": "ls -l"})
+    assert guard.pending["kind"] == "pause"
+    verdict = _split(root, guard, clock, ["only this"])
+    assert "Step 1 of 1: only this" in verdict.message
+    assert "What the supervisor saw" not in verdict.message  # an operator's pause: no loop
+    guard.close()

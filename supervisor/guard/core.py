@@ -357,7 +357,7 @@ class Guard:
         start the next; returns its instruction for the agent, or None when the plan is
         finished (or there is none, or the session has ended)."""
         with self._step():
-            if self.ended:
+            if self.ended or self.pending is not None:  # waiting for an operator: not now
                 return None
             text = plans.advance(self)
             if plans.active(self.state) is None:
@@ -844,8 +844,9 @@ class Guard:
             text = (f"{who} stop working on this step of the plan.\n{following}" if following
                     else f"{who} stop working on this task and move on to your next task.")
             verdict = Verdict("skip", 0, text, outcome, call_id)
-        elif action == "split":
-            text = plans.start(self, decision, pending.get("reason"))
+        elif action == "split":  # why: the loop's evidence (an operator's pause has none)
+            why = pending.get("reason") if answering else None
+            text = plans.start(self, decision, why)
             outcome = f"task split into {len(decision.get('tasks') or [])} sub-tasks"
             verdict = Verdict("block", 0, text, outcome, call_id)
         else:  # abort (reset and pause are never options of an escalation)
@@ -876,7 +877,7 @@ class Guard:
             self._ignore(dec_id, "no pending escalation to approve")
             return None
         pending = self.pending
-        if pending is not None and action in ("pause", "reset"):
+        if pending is not None and action in ("pause", "reset", "split"):
             self._ignore(dec_id, f"{pending['escalation_id']} is pending: answer it first")
             return None
         if action == "pause":
