@@ -102,4 +102,6 @@ def control_events(draw: st.DrawFn) -> dict[str, Any]:
         event["text"] = "read the file first"
     if event["action"] == "rollback" and not event["checkpoint_id"]:
         event["checkpoint_id"] = "cp-1"
+    if event["action"] in ("split", "replan"):
+        event["tasks"] = draw(st.lists(text.filter(str.strip), min_size=1, max_size=3))
     return event

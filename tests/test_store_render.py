@@ -11,7 +11,8 @@ from tests.test_docs_protocol import blocks
 
 EXPECTED = {
     "session_start": "agent claude-code task 'fix the failing date parser test' in /home/dev/app",
-    "task_start": "t1: make tests/test_dates.py pass",
+    "task_start": ("t1: make tests/test_dates.py pass",
+                   "t2: Make parse_date accept 2024-02-29 (step 1 of 2)"),
     "task_end": "t1 done",
     "tool_call": ('bash {"command":"pytest -q tests/test_dates.py"} [c',
                   'Edit {"file_path":"src/dates.py",'),
@@ -33,7 +34,8 @@ EXPECTED = {
     "notification": ("e1: retrying via ntfys://ntfy.sh/agents-7f3kq9 (attempt 1): HTTP 503",
                      "e1: sent via ntfys://ntfy.sh/agents-7f3kq9 (attempt 2)"),
     "session_end": "session_end      completed",
-    "decision": "alice: guidance e1 [d-7f3a] text 'Stop editing",
+    "decision": ("alice: guidance e1 [d-7f3a] text 'Stop editing",
+                 "alice: split e1 [d-9a21] tasks 'Make parse_date accept 2024-02-29' | 'Run"),
     "thought": '{"text":"maybe the locale matters","tokens":12}',
 }
 

@@ -27,6 +27,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("pause", "supervisor.cli.pause_cmd", "pause a running agent until you resume it"),
     ("resume", "supervisor.cli.resume_cmd", "let a paused agent go on"),
     ("guide", "supervisor.cli.guide_cmd", "send guidance to a running agent"),
+    ("split", "supervisor.cli.split_cmd", "split a running agent's task into sub-tasks"),
     ("abort", "supervisor.cli.abort_cmd", "end a running agent's session"),
     ("checkpoints", "supervisor.cli.checkpoints_cmd", "list a session's checkpoints"),
     ("rollback", "supervisor.cli.rollback_cmd", "restore a checkpoint of an ended session"),

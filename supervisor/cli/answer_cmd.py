@@ -1,4 +1,5 @@
-"""`supervisor answer SESSION (--approve | --guidance TEXT | --rollback CP | --skip | --abort)`:
+"""`supervisor answer SESSION (--approve | --guidance TEXT | --rollback CP | --skip | --abort |
+--split STEP... | --split-file F)`:
 answer the session's pending escalation through its control channel."""
 
 import argparse
@@ -22,6 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="restore a checkpoint (see `supervisor checkpoints`) and go on")
     what.add_argument("--skip", action="store_true", help="end the current task as skipped")
     what.add_argument("--abort", action="store_true", help="end the session")
+    what.add_argument("--split", metavar="STEP", action="append",
+                      help="split the task into sub-tasks the agent takes one by one (repeat "
+                           "it, once per sub-task, in order; docs/plans.md)")
+    what.add_argument("--split-file", metavar="F",
+                      help="split the task into the sub-tasks of F, one per line")
     parser.add_argument("--escalation", metavar="ID",
                         help="the escalation to answer (default: the pending one)")
     add_follow_arguments(parser, default_wait=3.0)
@@ -57,12 +63,18 @@ def _answer(store: "Store", args: argparse.Namespace) -> int:
     else:
         escalation = pending[0]
     action, text, checkpoint = _action(args)
+    tasks = None
+    if action == "split":
+        from supervisor.cli.plan_input import read_plan
+
+        tasks = read_plan(args.split, args.split_file)
     refuse(args.session, answer_refusal(summary, escalation, action, time.time(),
                                         unread_decisions(store, args.session, summary)))
     if checkpoint is not None:
         _check_checkpoint(store, args.session, checkpoint)
     return send_and_follow(store, args.session, action, args, escalation_id=escalation,
-                           text=text, checkpoint_id=checkpoint, agent_waits=True)
+                           text=text, checkpoint_id=checkpoint, agent_waits=True,
+                           tasks=tasks)
 
 
 def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
@@ -77,6 +89,8 @@ def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
         return "rollback", None, cp
     if args.skip:
         return "skip", None, None
+    if args.split is not None or args.split_file is not None:
+        return "split", None, None
     return "abort", None, None
 
 

@@ -37,6 +37,7 @@ def send_and_follow(
     store: Store, session: str, action: str, args: argparse.Namespace, *,
     escalation_id: str | None = None, text: str | None = None,
     checkpoint_id: str | None = None, agent_waits: bool = False,
+    tasks: list[str] | None = None,
 ) -> int:
     """Write the decision, then report its outcome (see the module docstring).
     `agent_waits`: the agent is waiting on an escalation (it reads the decision at once),
@@ -47,7 +48,7 @@ def send_and_follow(
     try:
         decision_id = send_decision(store, session, action, escalation_id=escalation_id,
                                     text=text, checkpoint_id=checkpoint_id,
-                                    operator=args.operator)
+                                    operator=args.operator, tasks=tasks)
     except DecisionError as exc:
         raise CliError(str(exc)) from exc
     return report_outcome(store, session, decision_id, after, args.wait,

@@ -571,7 +571,7 @@ class Engine:
         elif kind == "rollback":
             self._clear_detector_blocks()
             self._lower_level(1)
-        elif kind == "skip":
+        elif kind in ("skip", "split"):  # a split: the task becomes its first sub-task
             self.task_skipped()
         elif kind == "reset":
             self.reset(now)

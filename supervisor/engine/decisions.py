@@ -23,6 +23,9 @@ What each effect does (see also docs/engine.md, "Operator decisions"):
 - `rollback`: (the `rollback` event already changed the workspace) blocks cleared; level at
   most 1.
 - `skip`: a task boundary: the per-task counter restarts, blocks cleared, level 0.
+- `split`: the task is replaced by its first sub-task (docs/plans.md): a task boundary like
+  `skip`; each later sub-task's `task_start` is one too, so every sub-task has the policy's
+  per-task limits of its own.
 - `reset`: `RESET_CLEARS` below (bounded by `resets_per_conversation`).
 - `stop`: level 4: every later call is refused.
 - `none`: nothing beyond `answers` (an approved operator pause, a failed rollback).
@@ -40,9 +43,13 @@ if TYPE_CHECKING:
     from supervisor.engine.core import Engine
     from supervisor.engine.policy import Policy
 
-EffectKind = Literal["approve", "guidance", "rollback", "skip", "reset", "stop", "none"]
+EffectKind = Literal[
+    "approve", "guidance", "rollback", "skip", "reset", "stop", "none",
+    "split",
+]
 EFFECT_KINDS: tuple[EffectKind, ...] = (
     "approve", "guidance", "rollback", "skip", "reset", "stop", "none",
+    "split",
 )
 
 PER_CYCLE_LIMITS = ("consecutive_tool_calls", "iterations_per_cycle")
@@ -117,7 +124,7 @@ def effect_of(engine: "Engine", action: str, *, answering: bool, carried_out: bo
         return Effect("stop", answers, 0, signature, limit)
     if action == "reset" and not engine.can_reset():
         carried_out = False
-    if action in ("guidance", "rollback", "skip", "reset") and carried_out:
+    if action in ("guidance", "rollback", "skip", "reset", "split") and carried_out:
         return Effect(action, answers, 0, signature, limit)  # type: ignore[arg-type]
     return Effect("none", answers, 0, signature, limit)
 

@@ -44,7 +44,7 @@ from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
-from supervisor.guard import control, disk, recovery, store_protect
+from supervisor.guard import control, disk, plans, recovery, store_protect
 from supervisor.guard.announce import announce
 from supervisor.guard.checkpoints import (
     CheckpointError,
@@ -377,6 +377,23 @@ class Guard:
             if self.state["task"] is not None:
                 self._task_end(status)
 
+    def next_task(self) -> str | None:
+        """The operator's plan (a `split`, docs/plans.md): end the current sub-task as done and
+        start the next; returns its instruction for the agent, or None when the plan is
+        finished (or there is none, or the session has ended)."""
+        with self._step():
+            if self.ended or self.pending is not None:  # waiting for an operator: not now
+                return None
+            text = plans.advance(self)
+            if plans.active(self.state) is None:
+                self._must_save = True
+            return text
+
+    @property
+    def plan(self) -> dict[str, Any] | None:
+        """The session's plan (its steps and their status), or None when there has been none."""
+        return self.state.get("plan")
+
     def new_cycle(self) -> None:
         """A new conversation cycle (a new user prompt): per-cycle counters start over."""
         with self._step():
@@ -604,17 +621,20 @@ class Guard:
             self._write_many(detections)
         return detections
 
-    def _task_start(self, title: str, task_id: str | None) -> str:
+    def _task_start(self, title: str, task_id: str | None,
+                    extra: dict[str, Any] | None = None) -> str:
         self.state["tasks_started"] += 1
         task_id = task_id or f"t{self.state['tasks_started']}"
         self.state["task"] = {"task_id": task_id, "title": title}
-        self._record({"type": "task_start", "task_id": task_id, "title": title})
+        self._record({"type": "task_start", "task_id": task_id, "title": title, **(extra or {})})
         return task_id
 
-    def _task_end(self, status: str) -> None:
+    def _task_end(self, status: str, extra: dict[str, Any] | None = None) -> None:
         task = self.state["task"]
         self.state["task"] = None
-        self._record({"type": "task_end", "task_id": task["task_id"], "status": status})
+        plans.task_ended(self.state, task["task_id"], status)
+        self._record({"type": "task_end", "task_id": task["task_id"], "status": status,
+                      **(extra or {})})
 
     def _end(self, status: str, reason: str | None) -> None:
         if self.ended:
@@ -682,7 +702,8 @@ class Guard:
         now = self.clock()
         deadline_s = (self.settings.pause_deadline_s if kind == "pause"
                       else self.settings.escalation_deadline_s)
-        options = ["approve", "guidance", "skip", "abort"]
+        options = ["approve", "guidance", "skip", "abort",
+                   "split"]
         if self.checkpoints is not None:
             options.insert(2, "rollback")
         event = {
@@ -818,6 +839,8 @@ class Guard:
                  "outcome": outcome, "effect": effect.to_dict(), "level": self.engine.level}
         if decision.get("operator"):
             event["operator"] = decision["operator"]
+        if decision.get("tasks") is not None:  # a split: its plan, for every reader
+            event["tasks"] = decision["tasks"]
         self._write(event)
         self._must_save = True
 
@@ -849,16 +872,23 @@ class Guard:
             effect = effect_of(self.engine, action, answering=answering, carried_out=done)
         elif action == "skip":
             task = self.state["task"]
-            if task is not None:
+            following = plans.advance(self, "skipped") if plans.active(self.state) else None
+            if task is not None and self.state["task"] is task:
                 self._task_end("skipped")
+            if task is not None:
                 outcome = f"task {task['task_id']} skipped"
             else:
                 outcome = "skipped: no task was open; the agent moves on"
             who = ("No operator answered before the deadline, so" if outcome_prefix
                    else "The operator skipped this task:")
-            verdict = Verdict("skip", 0,
-                              f"{who} stop working on this task and move on to your next task.",
-                              outcome, call_id)
+            text = (f"{who} stop working on this step of the plan.\n{following}" if following
+                    else f"{who} stop working on this task and move on to your next task.")
+            verdict = Verdict("skip", 0, text, outcome, call_id)
+        elif action == "split":  # why: the loop's evidence (an operator's pause has none)
+            why = pending.get("reason") if answering else None
+            text = plans.start(self, decision, why)
+            outcome = f"task split into {len(decision.get('tasks') or [])} sub-tasks"
+            verdict = Verdict("block", 0, text, outcome, call_id)
         else:  # abort (reset and pause are never options of an escalation)
             outcome = "session aborted"
             text = ("No operator answered before the deadline; the session is aborted. Stop now."
@@ -887,7 +917,7 @@ class Guard:
             self._ignore(dec_id, "no pending escalation to approve")
             return None
         pending = self.pending
-        if pending is not None and action in ("pause", "reset"):
+        if pending is not None and action in ("pause", "reset", "split"):
             self._ignore(dec_id, f"{pending['escalation_id']} is pending: answer it first")
             return None
         if action == "pause":
@@ -927,11 +957,30 @@ class Guard:
                 self._ignore(dec_id, "no task is open to skip")
                 return None
             effect = effect_of(self.engine, action, answering=False)
-            self._task_end("skipped")
+            following = plans.advance(self, "skipped") if plans.active(self.state) else None
+            if self.state["task"] is task:
+                self._task_end("skipped")
             self._applied(None, decision, f"task {task['task_id']} skipped", effect)
-            return Verdict("skip", self.engine.level,
-                           "The operator skipped this task. Stop working on it and move on to "
-                           "your next task.", "skipped", call_id, decision="skip")
+            text = (f"The operator skipped this step of the plan.\n{following}" if following
+                    else "The operator skipped this task. Stop working on it and move on to "
+                    "your next task.")
+            return Verdict("skip", self.engine.level, text, "skipped", call_id, decision="skip")
+        if action in ("replan", "drop_plan"):
+            told = (plans.replan(self, list(decision.get("tasks") or [])) if action == "replan"
+                    else plans.drop(self))
+            if told is None:
+                self._ignore(dec_id, "there is no plan to change (see docs/plans.md)")
+                return None
+            outcome = ("remaining sub-tasks replaced" if action == "replan"
+                       else "the rest of the plan dropped")
+            self._applied(None, decision, outcome, Effect("none"))
+            return Verdict("nudge", self.engine.level, told, outcome, call_id, decision=action)
+        if action == "split":
+            effect = effect_of(self.engine, action, answering=False)
+            text = plans.start(self, decision, None)
+            self._applied(None, decision,
+                          f"task split into {len(decision.get('tasks') or [])} sub-tasks", effect)
+            return Verdict("block", self.engine.level, text, "split", call_id, decision="split")
         # abort
         self._applied(None, decision, "session aborted",
                       effect_of(self.engine, action, answering=False))

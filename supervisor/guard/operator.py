@@ -53,14 +53,16 @@ def send_decision(
     checkpoint_id: str | None = None,
     operator: str | None = None,
     decision_id: str | None = None,
+    tasks: list[str] | None = None,
 ) -> str:
     """Append one decision to the session's control channel; return its `decision_id`.
 
     The session must exist. Raises `DecisionError` for an invalid decision (unknown action,
-    guidance without text, rollback without checkpoint)."""
+    guidance without text, rollback without checkpoint, a split without a valid plan).
+    `tasks`: a `split`'s sub-tasks, in order."""
     if action not in DECISION_ACTIONS:
         raise DecisionError(f"unknown action '{action}' (one of {', '.join(DECISION_ACTIONS)})")
-    line = {
+    line: dict[str, Any] = {
         "type": DECISION,
         "decision_id": decision_id or new_decision_id(),
         "escalation_id": escalation_id,
@@ -69,6 +71,8 @@ def send_decision(
         "checkpoint_id": checkpoint_id,
         "operator": operator or default_operator(),
     }
+    if tasks is not None:
+        line["tasks"] = list(tasks)
     problem = decision_problem({**line, "v": 1, "seq": 1, "ts": 0.0})
     if problem:
         raise DecisionError(problem)

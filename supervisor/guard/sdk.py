@@ -187,6 +187,13 @@ class Session:
     def end_task(self, status: str = "done") -> None:
         self._guard.task_end(status)
 
+    def next_task(self) -> str | None:
+        """The operator's plan (a `split`, docs/plans.md): mark the current sub-task done and
+        return the next one's instruction for the model, or None when the plan is done (or
+        there is no plan). The first sub-task comes in the message of the verdict that
+        answered the escalation."""
+        return self._guard.next_task()
+
     @contextmanager
     def task(self, title: str, task_id: str | None = None) -> Iterator[str]:
         """A task as a block: done at the end, failed on an exception (unless it was skipped

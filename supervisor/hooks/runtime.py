@@ -363,6 +363,8 @@ def _on_stop(c: _Call) -> str:
         with hook_memory.remembered(c.guard.dir) as memory:
             c.assistant_said(c.step.message["text"], memory)
     guidance = c.guidance()
+    if guidance is None:  # the turn ended with nothing left to tell: the plan's next step
+        guidance = c.guard.next_task()  # (docs/plans.md); None: no plan, or it is finished
     if c.step.end and not guidance:  # a subagent kept working by guidance has not ended
         c.guard.end(c.step.end["status"], c.step.end["reason"])
     return c.target.answers.stop(c.step.hook_event, guidance)

@@ -17,6 +17,8 @@ from supervisor.protocol.names import (
     MAX_INT,
     MAX_LINE_BYTES,
     MAX_TS,
+    PLAN_MAX_TASKS,
+    PLAN_TASK_MAX_CHARS,
 )
 
 
@@ -77,6 +79,24 @@ def decision_problem(value: Any) -> str | None:
         return "guidance needs a non-empty 'text'"
     if value["action"] == "rollback" and not value.get("checkpoint_id"):
         return "rollback needs a 'checkpoint_id'"
+    if value["action"] in ("split", "replan") or value.get("tasks") is not None:
+        return plan_problem(value.get("tasks"), str(value["action"]))
+    return None
+
+
+def plan_problem(tasks: Any, action: str = "split") -> str | None:
+    """Why `tasks` is not a valid plan for a `split` or `replan` (a non-empty list of at most
+    `PLAN_MAX_TASKS` non-empty texts, each at most `PLAN_TASK_MAX_CHARS`), or None."""
+    if not isinstance(tasks, list) or not tasks:
+        return f"{action} needs 'tasks': a non-empty list of sub-tasks"
+    if len(tasks) > PLAN_MAX_TASKS:
+        return f"{action} has {len(tasks)} sub-tasks; at most {PLAN_MAX_TASKS}"
+    for number, task in enumerate(tasks, 1):
+        if not isinstance(task, str) or not task.strip():
+            return f"sub-task {number} must be a non-empty text"
+        if len(task) > PLAN_TASK_MAX_CHARS:
+            return (f"sub-task {number} has {len(task)} characters; at most "
+                    f"{PLAN_TASK_MAX_CHARS}")
     return None
 
 

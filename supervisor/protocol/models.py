@@ -28,7 +28,12 @@ Number = Annotated[float, Field(ge=-MAX_NUMBER, le=MAX_NUMBER)]
 Pid = Annotated[int, Field(ge=0, le=2**31 - 1)]
 """A process id (what `os.kill` accepts)."""
 VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
-DecisionAction = Literal["approve", "guidance", "rollback", "skip", "abort", "pause", "reset"]
+DecisionAction = Literal[
+    "approve", "guidance", "rollback", "skip", "abort", "pause", "reset",
+    "split",
+    "replan",
+    "drop_plan",
+]
 
 
 class Event(BaseModel):
@@ -222,6 +227,9 @@ class Decision(Event):
     text: str | None = None
     checkpoint_id: str | None = None
     operator: str
+    # Extension `tasks` (kept as an extra field, so lines without it round-trip unchanged):
+    # `split`: the ordered sub-tasks the agent takes one by one; `replan`: the new sub-tasks
+    # after the current one (docs/plans.md). Checked by `protocol.decisions.plan_problem`.
 
 
 AgentEvent = Annotated[

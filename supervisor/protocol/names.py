@@ -70,7 +70,17 @@ LEVEL_STOP: Final = 4
 LEVEL_NAMES: Final = ("normal", "nudge", "block", "escalate", "stop")
 
 VERDICT_ACTIONS: Final = ("allow", "nudge", "skip", "block", "pause", "stop")
-DECISION_ACTIONS: Final = ("approve", "guidance", "rollback", "skip", "abort", "pause", "reset")
+DECISION_ACTIONS: Final = (
+    "approve", "guidance", "rollback", "skip", "abort", "pause", "reset",
+    "split",
+    "replan",
+    "drop_plan",
+)
+PLAN_TASK_MAX_CHARS: Final = 2000
+"""The longest sub-task of a `split` decision, in characters (the agent reads each as its
+instruction; a longer one is refused, not cut)."""
+PLAN_MAX_TASKS: Final = 50
+"""The most sub-tasks one `split` may carry."""
 TASK_STATUSES: Final = ("done", "skipped", "failed")
 SESSION_END_STATUSES: Final = ("completed", "terminated", "aborted", "failed")
 MESSAGE_ROLES: Final = ("assistant", "user", "system")

@@ -152,15 +152,26 @@ def _verdict(e: Any) -> str:
     return f"{e.action} (level {e.level}) [{e.call_id}] {text}".rstrip()
 
 
+def _plan_step(plan: Any) -> str:
+    """` (step 1 of 3)` for a task that is a step of an operator's plan (docs/plans.md)."""
+    if isinstance(plan, dict) and isinstance(plan.get("step"), int) and \
+            isinstance(plan.get("of"), int):
+        return f" (step {plan['step']} of {plan['of']})"
+    return ""
+
+
 def _decision(e: Any) -> str:
     target = f" {e.escalation_id}" if e.escalation_id else " (no escalation)"
     detail = _opt("text", repr(e.text) if e.text else None) + _opt("checkpoint", e.checkpoint_id)
+    tasks = getattr(e, "tasks", None)  # a plan's sub-tasks (docs/plans.md)
+    if isinstance(tasks, list):
+        detail += _opt("tasks", " | ".join(repr(t) for t in tasks))
     return f"{e.operator}: {e.action}{target} [{e.decision_id}]{detail}"
 
 
 _RENDERERS: dict[str, Callable[[Any], str]] = {
     "session_start": _session_start,
-    "task_start": lambda e: f"{e.task_id}: {e.title}",
+    "task_start": lambda e: f"{e.task_id}: {e.title}{_plan_step(getattr(e, 'plan', None))}",
     "task_end": lambda e: f"{e.task_id} {e.status}",
     "tool_call": lambda e: (f"{e.tool} {_compact(e.args)} [{e.call_id}]"
                             + (f" refused by the {e.refused_by}" if e.refused_by else "")),

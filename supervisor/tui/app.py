@@ -309,7 +309,8 @@ class SupervisorApp(App[None]):
 
     def send(self, session_id: str, action: str, *, escalation_id: str | None = None,
              text: str | None = None, checkpoint_id: str | None = None,
-             command: str | None = None) -> dict[str, Any] | None:
+             command: str | None = None, tasks: list[str] | None = None
+             ) -> dict[str, Any] | None:
         """Write one decision; returns the written line, or None (with a message) if refused
         (`command`: the operator command it carries out, as `refusal` knows it)."""
         refused = self.refusal(session_id, command or action, escalation_id)
@@ -323,7 +324,7 @@ class SupervisorApp(App[None]):
         try:
             decision_id = send_decision(
                 self.store, session_id, action, escalation_id=escalation_id, text=text,
-                checkpoint_id=checkpoint_id, operator=operator,
+                checkpoint_id=checkpoint_id, operator=operator, tasks=tasks,
             )
         except (ValueError, StoreError, OSError) as exc:
             self.notify(f"decision not written: {exc}", severity="error", markup=False)

@@ -21,6 +21,7 @@ from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionBatch, Store
 from supervisor.store.liveness import Liveness
 from supervisor.store.open import as_store
+from supervisor.store.plan_view import PlanView
 from supervisor.store.summary import SessionSummary
 from supervisor.tui.history import HistoryStore
 
@@ -154,6 +155,8 @@ class SessionState:
     cost_usd: float = 0.0
     tokens: int = 0
     gone: bool = False
+    plan: PlanView = field(default_factory=PlanView)
+    """The session's task plan (docs/plans.md), rebuilt from its events."""
     version: int = 0
     """Bumped on every change, so views can tell whether to redraw."""
 
@@ -180,6 +183,7 @@ class SessionState:
         for event, cursor in zip(events, cursors, strict=False):
             summary_apply(event)
             history_append(event, cursor)
+            self.plan.apply(event)
             handler = handlers(event.type)
             if handler is not None:
                 handler(self, event)

@@ -4,10 +4,13 @@ from supervisor.tui.panels.base import Panel
 from supervisor.tui.panels.checkpoints import CheckpointsPanel
 from supervisor.tui.panels.detections import DetectionsPanel
 from supervisor.tui.panels.overview import OverviewPanel
+from supervisor.tui.panels.plan import PlanPanel
 from supervisor.tui.panels.problems import ProblemsPanel
 
-PANELS: tuple[type[Panel], ...] = (OverviewPanel, DetectionsPanel, CheckpointsPanel,
-                                   ProblemsPanel)
+PANELS: tuple[type[Panel], ...] = (
+    OverviewPanel, DetectionsPanel, CheckpointsPanel, ProblemsPanel,
+    PlanPanel,
+)
 """In tab order; the first is shown when a session opens."""
 
 __all__ = ["PANELS", "Panel"]

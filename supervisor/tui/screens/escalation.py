@@ -1,8 +1,10 @@
 """The Escalation modal: reason, evidence, recent steps, a deadline countdown, and the answers.
 
 a approve · g guidance (text box) · r rollback (checkpoint picker with files changed) · s skip the
-task · x abort (confirmed). The decision is written to `control.jsonl`; the modal then shows
-whether the agent side applied it or ignored it (e.g. another operator answered first).
+task · x abort (confirmed) · p split the task into sub-tasks (docs/plans.md; offered first
+when the task-size signals shown point to it). The decision is written to `control.jsonl`; the
+modal then shows whether the agent side applied it or ignored it (e.g. another operator answered
+first).
 """
 
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -15,12 +17,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from supervisor.engine.task_size import LABELS, TaskSize, task_size
 from supervisor.store.summary import Answer
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import countdown, evidence_lines, level_text, safe, safe_block
 from supervisor.tui.history import HistoryStore, recent_steps
 from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
+from supervisor.tui.screens.plan_input import PlanScreen
 
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
@@ -39,6 +43,7 @@ class EscalationScreen(ModalScreen[None]):
         Binding("r", "decide('rollback')", "Rollback", show=True),
         Binding("s", "decide('skip')", "Skip task", show=True),
         Binding("x", "decide('abort')", "Abort", show=True),
+        Binding("p", "decide('split')", "Split", show=True),
         Binding("n", "next_pending", "Next pending", show=True),
         Binding("escape", "close", "Close", show=True),
     ]
@@ -71,6 +76,8 @@ class EscalationScreen(ModalScreen[None]):
         self.is_pause = escalation.get("kind") == "pause"
         """An operator's pause: `a` resumes it, and it may have no deadline at all."""
         self._options_open: bool | None = None
+        self.task_size: TaskSize | None = None
+        """The task-size signals (docs/plans.md), once read in a worker."""
         """Whether the answers were last drawn as still offered (redrawn when that changes)."""
 
     @property
@@ -87,6 +94,7 @@ class EscalationScreen(ModalScreen[None]):
             yield Static(id="esc-title")
             yield Static(id="esc-deadline")
             yield Static(id="esc-options")
+            yield Static("", id="esc-size")
             yield Static("", id="esc-outcome")
             yield Static("", id="esc-next")
             with VerticalScroll(id="esc-body"):  # the choices stay visible on small terminals
@@ -111,6 +119,7 @@ class EscalationScreen(ModalScreen[None]):
         title.append_text(safe(esc.get("reason"), 600))
         self.query_one("#esc-title", Static).update(title)
         self._fill_steps()
+        self._load_size()
         self.refresh_view()
         self.ready = True
 
@@ -141,6 +150,28 @@ class EscalationScreen(ModalScreen[None]):
         steps = evidence_steps(history, seqs)
         self.app.call_from_thread(self._show_evidence, len(seqs), steps)
 
+    @work(thread=True, exclusive=True, group="escalation-size")
+    def _load_size(self) -> None:
+        """In a worker: the task-size signals from the session's events up to the escalation."""
+        upto = self.escalation.get("seq")
+        events = []
+        for event in self.sv.store.read_all(self.session_id).events:
+            if isinstance(upto, int) and event.seq > upto:
+                break
+            events.append(event.model_dump(mode="json"))
+        self.app.call_from_thread(self._show_size, task_size(events))
+
+    def _show_size(self, size: TaskSize) -> None:
+        self.task_size = size
+        text = Text("Is this task too big? ", style="bold")
+        text.append("split may help: " + ", ".join(LABELS[n] for n in size.pointing)
+                    if size.suggests_split else "the signals do not point to a split",
+                    style="bold" if size.suggests_split else "dim")
+        text.append("\n  " + "   ".join(size.lines()), style="dim")
+        self.query_one("#esc-size", Static).update(text)
+        self._options_open = None  # redraw the answers: split may come first now
+        self.refresh_view()
+
     def _show_evidence(self, count: int, steps: list[EvidenceStep]) -> None:
         evidence = Text(no_wrap=True, overflow="ellipsis")
         evidence.append(f"Evidence ({count} steps, each call with its result)\n", style="bold")
@@ -161,8 +192,11 @@ class EscalationScreen(ModalScreen[None]):
         esc = self.escalation
         options = Text()
         allowed = esc.get("options") or []
-        for key, action in (("a", "approve"), ("g", "guidance"), ("r", "rollback"),
-                            ("s", "skip"), ("x", "abort")):
+        answers = [("a", "approve"), ("g", "guidance"), ("r", "rollback"), ("s", "skip"),
+                   ("x", "abort"), ("p", "split")]
+        if self.task_size is not None and self.task_size.suggests_split:
+            answers.insert(0, answers.pop())
+        for key, action in answers:
             style = ("bold" if action in allowed else "dim strike") if still_open else "dim"
             options.append(f" {key} ", style="reverse " + style)
             shown = "resume" if action == "approve" and self.is_pause else action
@@ -306,6 +340,7 @@ class EscalationScreen(ModalScreen[None]):
     @work(exclusive=True, group="escalation-decision")
     async def _decide(self, action: str) -> None:
         text = checkpoint = None
+        tasks: list[str] | None = None
         if action == "guidance":
             text = await self.app.push_screen_wait(GuidanceScreen(self.session_id))
             if text is None:
@@ -313,6 +348,11 @@ class EscalationScreen(ModalScreen[None]):
         elif action == "rollback":
             checkpoint = await self.sv.pick_checkpoint(self.session_id)
             if checkpoint is None:
+                return
+        elif action == "split":
+            tasks = await self.app.push_screen_wait(
+                PlanScreen(self.session_id, self.escalation.get("reason")))
+            if tasks is None:
                 return
         elif action == "abort":
             question = Text("Abort session ", style="bold")
@@ -323,7 +363,7 @@ class EscalationScreen(ModalScreen[None]):
         if self._refuse(action):  # things may have changed while the operator typed
             return
         sent = self.sv.send(self.session_id, action, escalation_id=self.escalation_id,
-                            text=text, checkpoint_id=checkpoint)
+                            text=text, checkpoint_id=checkpoint, tasks=tasks)
         if sent is not None:
             self.follow = FollowUp(self.session_id, sent["decision_id"], action,
                                    self.sv.clock(), agent_waits=True)

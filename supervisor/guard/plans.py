@@ -1,0 +1,135 @@
+"""A task plan on the agent side: an operator's `split` and the sub-tasks the agent takes one by
+one (docs/plans.md).
+
+The plan lives in the guard's persisted state (`state["plan"]`), so it survives the end of the
+process that applied it (each hook call is its own process; the resident hook server may be
+restarted) and the SDK's saves alike:
+
+    {"decision_id": "d-…", "why": "the same Bash call failed 5 times",
+     "steps": [{"title": "…", "task_id": "t2", "status": "current"}, …]}
+
+Each sub-task is a protocol task: its `task_start` carries the extension field `plan`
+(`{"decision_id", "step", "of"}`), so the engine's per-task limits apply to it alone (a
+sub-task that loops escalates on its own) and every reader rebuilds the plan from the event log
+(`supervisor.store.plan_view`). A step's status is `waiting`, `current`, `done`, `skipped` or
+`failed`; `dropped` for a waiting one an operator dropped (`drop_plan`).
+
+Operators may also replace the sub-tasks after the current one (`replan`) or drop them
+(`drop_plan`): neither touches the current sub-task nor the engine (their effect is `none`).
+
+The guard core calls these functions with itself; they use its event writing
+(`_task_start`, `_task_end`) so every event is recorded and observed as usual.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from supervisor.guard.core import Guard
+
+DONE_WORDS = "When this step is done, say so and end your turn; the next step will follow."
+
+
+def active(state: dict[str, Any]) -> dict[str, Any] | None:
+    """The session's plan while a step of it is current or waiting, else None."""
+    plan = state.get("plan")
+    if not isinstance(plan, dict):
+        return None
+    if any(s["status"] in ("current", "waiting") for s in plan["steps"]):
+        return plan
+    return None
+
+
+def replan(guard: Guard, tasks: list[str]) -> str | None:
+    """Replace the waiting sub-tasks with `tasks` (`replan`); returns what the agent is told, or
+    None when there is no plan to change."""
+    plan = active(guard.state)
+    if plan is None:
+        return None
+    kept = [s for s in plan["steps"] if s["status"] != "waiting"]
+    plan["steps"] = kept + [{"title": str(t).strip(), "task_id": None, "status": "waiting"}
+                            for t in tasks]
+    return (f"The operator changed the plan: {len(tasks)} step(s) follow the current one "
+            f"(the plan now has {len(plan['steps'])}). Go on with the current step.")
+
+
+def drop(guard: Guard) -> str | None:
+    """Drop the waiting sub-tasks (`drop_plan`); returns what the agent is told, or None when
+    there is no plan to drop."""
+    plan = active(guard.state)
+    if plan is None:
+        return None
+    for step in plan["steps"]:
+        if step["status"] == "waiting":
+            step["status"] = "dropped"
+    return ("The operator dropped the rest of the plan: finish the current step, then stop; no "
+            "further steps will follow.")
+
+
+def start(guard: Guard, decision: dict[str, Any], why: str | None) -> str:
+    """Apply a `split`: the open task (if any) ends (`skipped`, with `split_into`), the plan is
+    kept in the state and its first step starts; returns what the agent must be told."""
+    tasks = [str(t).strip() for t in decision.get("tasks") or []]
+    state = guard.state
+    current = state.get("task")
+    if current is not None:
+        guard._task_end("skipped", {"reason": f"split into {len(tasks)} sub-tasks"})
+    state["plan"] = {
+        "decision_id": decision["decision_id"], "why": why,
+        "steps": [{"title": t, "task_id": None, "status": "waiting"}
+                  for t in tasks],
+    }
+    first = _start_next(guard)
+    assert first is not None  # a valid split has at least one sub-task
+    head = f"The operator split this task into {len(tasks)} steps; work only on step 1 now."
+    if why:  # the escalation's reason: the evidence of the loop
+        head += f" What the supervisor saw: {why}"
+    return f"{head}\n{first}"
+
+
+def advance(guard: Guard, status: str = "done") -> str | None:
+    """End the current step (`done`, or `skipped` by an operator) and start the next one;
+    returns its instruction, or None when the plan is finished (or there is none)."""
+    plan = active(guard.state)
+    if plan is None:
+        return None
+    task = guard.state.get("task")
+    if task is not None and any(s["task_id"] == task["task_id"] and s["status"] == "current"
+                                for s in plan["steps"]):
+        guard._task_end(status)
+    return _start_next(guard)
+
+
+def task_ended(state: dict[str, Any], task_id: str, status: str) -> None:
+    """Keep the plan's step in step with a `task_end` the guard wrote (any cause: a step done,
+    skipped by an operator, the session's end)."""
+    plan = state.get("plan")
+    if not isinstance(plan, dict):
+        return
+    for step in plan["steps"]:
+        if step["task_id"] == task_id and step["status"] == "current":
+            step["status"] = status
+
+
+def instruction(steps: list[dict[str, Any]], index: int) -> str:
+    """What the agent is told when step `index` (0-based) starts."""
+    return (f"Step {index + 1} of {len(steps)}: {steps[index]['title']}\n{DONE_WORDS}")
+
+
+def _start_next(guard: Guard) -> str | None:
+    plan = guard.state.get("plan")
+    if not isinstance(plan, dict):
+        return None
+    steps = plan["steps"]
+    for index, step in enumerate(steps):
+        if step["status"] != "waiting":
+            continue
+        extra = {"plan": {"decision_id": plan["decision_id"], "step": index + 1,
+                          "of": len(steps)}}
+        if guard.state.get("task") is not None:
+            guard._task_end("done")
+        step["task_id"] = guard._task_start(step["title"], None, extra)
+        step["status"] = "current"
+        return instruction(steps, index)
+    return None

@@ -1,0 +1,94 @@
+"""Plan: the session's task plan (an operator's `split`, docs/plans.md), one row per sub-task
+with its state (done, current, waiting, skipped, failed, dropped), its steps (tool calls) and
+errors. `E` edits the sub-tasks after the current one (a `replan` decision), `D` drops them
+(`drop_plan`, confirmed); both are refused like every operator command when they cannot apply."""
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Static
+
+from supervisor.tui.format import safe
+from supervisor.tui.panels.base import Panel
+from supervisor.tui.screens.modals import ConfirmScreen
+from supervisor.tui.screens.plan_input import PlanScreen
+
+if TYPE_CHECKING:
+    from supervisor.tui.app import SupervisorApp
+    from supervisor.tui.model import SessionState
+
+_STYLES = {"done": "green", "current": "bold reverse", "waiting": "dim", "skipped": "yellow",
+           "failed": "red", "dropped": "dim strike"}
+
+
+class PlanPanel(Panel):
+    ID = "plan"
+    TITLE = "Plan"
+    KEY = "l"
+    HELP = "The task plan: each sub-task's state, steps and errors"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("E", "change('replan')", "Edit plan", show=True),
+        Binding("D", "change('drop_plan')", "Drop plan", show=True),
+    ]
+    DEFAULT_CSS: ClassVar[str] = """
+    PlanPanel DataTable { height: 1fr; }
+    PlanPanel #plan-none { height: auto; color: $text-muted; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("No plan: answer an escalation with split (p), or run "
+                     "`supervisor split SESSION STEP...`.", id="plan-none")
+        yield DataTable(id="plan-table", cursor_type="row")
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("#", "state", "sub-task", "steps", "errors")
+
+    def focus_target(self) -> DataTable:
+        return self.query_one(DataTable)
+
+    def title(self, state: "SessionState") -> str:
+        steps = state.plan.steps
+        if not steps:
+            return self.TITLE
+        finished = sum(s.status in ("done", "skipped", "failed", "dropped") for s in steps)
+        return f"{self.TITLE} ({finished}/{len(steps)})"
+
+    def update(self, state: "SessionState", now: float) -> None:
+        steps = state.plan.steps
+        self.query_one("#plan-none", Static).display = not steps
+        table = self.query_one(DataTable)
+        table.clear()
+        for number, step in enumerate(steps, 1):
+            title = safe(step.title, 300) if step.title is not None else Text("…", "dim")
+            table.add_row(str(number), Text(step.status, _STYLES.get(step.status, "")), title,
+                          str(step.steps), str(step.errors))
+
+    @work(exclusive=True, group="plan-change")
+    async def action_change(self, action: str) -> None:
+        """`replan` (edit the waiting sub-tasks) or `drop_plan` (confirmed)."""
+        app: SupervisorApp = self.app  # type: ignore[assignment]
+        state = app.model.sessions.get(self.session_id)
+        if state is None or not state.plan.active:
+            self.notify("there is no plan to change: split the task first (p in the "
+                        "escalation prompt)", severity="warning")
+            return
+        refused = app.refusal(self.session_id, action)
+        if refused:
+            self.notify(f"not sent: {refused}", severity="warning", markup=False)
+            return
+        tasks = None
+        if action == "replan":
+            waiting = [s.title or "" for s in state.plan.steps if s.status == "waiting"]
+            tasks = await app.push_screen_wait(PlanScreen(self.session_id, initial=waiting))
+            if tasks is None:
+                return
+        else:
+            question = Text("Drop the rest of the plan of ", style="bold")
+            question.append_text(safe(self.session_id, 60, "bold"))
+            question.append("? The agent finishes its current sub-task and gets no more.")
+            if not await app.push_screen_wait(ConfirmScreen(question)):
+                return
+        app.send(self.session_id, action, tasks=tasks)

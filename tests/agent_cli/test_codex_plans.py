@@ -1,0 +1,42 @@
+"""A split plan through the Codex target against the real binary (pinned): the escalation is
+answered with three sub-tasks; the model gets sub-task 1 as the held call's refusal, then 2
+and 3 at its Stop (`{"decision": "block", "reason": ...}`, which Codex goes on with), and the
+session's tasks end done in order (docs/plans.md)."""
+
+from tests.agent_cli.codex_runner import Codex
+from tests.agent_cli.e2e import ESCALATE_SOON, FAILING, of_type
+from tests.agent_cli.script import Script, say, turn
+from tests.agent_cli.test_codex_e2e import BLOCKED, shell
+
+STEPS = ("Create the directory missing-dir.", "List missing-dir.", "Say what it holds.")
+
+
+def test_a_split_answer_feeds_the_sub_tasks_one_by_one_at_stop(codex: Codex) -> None:
+    codex.sandbox.write_policy(ESCALATE_SOON)
+    codex.install_hooks("--timeout", "90")
+    # the Responses fake maps a history by its tool outputs: every turn after the calls is
+    # the same text turn, which is all a Stop needs
+    codex.server.script = Script(main=[turn(shell(FAILING))] * 5 + [say("Step finished.")])
+
+    running = codex.start("list missing-dir")
+    session, escalation = codex.sandbox.wait_for_event("escalation", timeout=120)
+    args = [a for step in STEPS for a in ("--split", step)]
+    answered = codex.sandbox.supervisor("answer", session, *args)
+    run = running.wait()
+
+    assert answered.returncode == 0, answered.stderr
+    assert run.returncode == 0, run.describe()
+    outputs = [o.output for o in codex.server.call_outputs()]
+    assert any(f"Step 1 of 3: {STEPS[0]}" in o and o.startswith(BLOCKED) for o in outputs)
+    texts = codex.server.user_texts()
+    at = [next(i for i, t in enumerate(texts) if f"Step {n} of 3: {STEPS[n - 1]}" in t)
+          for n in (2, 3)]
+    assert at[0] < at[1], texts
+    events = codex.sandbox.events(session)
+    planned = [e for e in of_type(events, "task_start") if e.get("plan")]
+    assert [e["title"] for e in planned] == list(STEPS)
+    ends = {e["task_id"]: e["status"] for e in of_type(events, "task_end")}
+    assert [ends.get(e["task_id"]) for e in planned] == ["done", "done", "done"]
+    applied = of_type(events, "decision_applied")
+    assert [a["action"] for a in applied] == ["split"]
+    assert applied[0]["escalation_id"] == escalation["escalation_id"]
