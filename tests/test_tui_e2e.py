@@ -44,9 +44,11 @@ class Terminal:
         return self._tmux("capture-pane", "-p", "-t", "t")
 
     def keys(self, *keys: str) -> None:
+        """One key at a time, as a person presses them (slower than a burst: a decision key in
+        a burst is ignored, `supervisor.tui.deliberate`)."""
         for key in keys:
             self._tmux("send-keys", "-t", "t", key)
-            time.sleep(0.3)
+            time.sleep(0.45)
 
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "t", "-l", text)

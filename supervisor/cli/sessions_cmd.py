@@ -1,7 +1,8 @@
 """`supervisor sessions`: one line per session with status, level, counts and pending escalations.
 
 A session waiting for the operator shows its number of pending escalations with a `!` marker,
-so it stands out in a long table.
+so it stands out in a long table; an operator's own pause is not one (its status says `paused`,
+`--json` gives its id as `paused`).
 """
 
 import argparse
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             str(s.level),
             str(s.events),
             str(s.errors) + (f" +{s.bad_lines} bad" if s.bad_lines else ""),
-            f"{len(s.pending)} !" if s.pending else "-",
+            f"{len(s.needs_you())} !" if s.needs_you() else "-",
             ago(s.last_ts, now),
         ]
         for s in summaries
@@ -60,7 +61,9 @@ def _row(s: Any, now: float) -> dict[str, object]:
     return {
         "session": s.session_id, "agent": s.agent, "task": s.task, "status": s.status(now),
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
-        "last_ts": s.last_ts, "pending_escalations": list(s.pending),
+        "last_ts": s.last_ts, "pending_escalations": list(s.needs_you()),
+        "paused": next((eid for eid, esc in s.pending.items() if esc.get("kind") == "pause"),
+                       None),
     }
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
@@ -31,6 +31,7 @@ from supervisor.store.open import as_store
 from supervisor.tui import terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
+from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
@@ -87,6 +88,7 @@ class SupervisorApp(App[None]):
         root_created: bool = False,
         alerts: Alerts | None = None,
         alert_window: float = ALERT_WINDOW_S,
+        burst_gap: float = BURST_GAP_S,
     ) -> None:
         super().__init__()
         terminal_guard.install()
@@ -122,6 +124,10 @@ class SupervisorApp(App[None]):
         self._arrivals: list[Arrival] = []
         """Escalations that arrived and were not announced yet (one toast per burst)."""
         self._arrivals_at = 0.0
+        self.key_pace = KeyPace(burst_gap)
+        """When the previous key arrived: a decision key in a burst is ignored
+        (`supervisor.tui.deliberate`)."""
+        self._burst_told = -1e9
         loaded = load_themes(*(default_folders() if theme_folders is None else theme_folders))
         self.startup_messages += loaded.errors
         for t in loaded.themes.values():
@@ -165,6 +171,28 @@ class SupervisorApp(App[None]):
                 if isinstance(self.screen, SessionScreen) and self.screen.ready:
                     break
                 await asyncio.sleep(0.01)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys first pass here, in the order they arrived: a key that sends or confirms a
+        decision on the current screen (its `DELIBERATE_KEYS`) is dropped when it came in a
+        burst (`supervisor.tui.deliberate`)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            in_burst = self.key_pace.in_burst(event.time)
+            keys = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
+            if in_burst and key_matches(keys, event.key, event.character):
+                self._tell_burst(event.key)
+                return
+        await super().on_event(event)
+
+    def _tell_burst(self, key: str) -> None:
+        """Say (at most every few seconds) that a decision key was ignored, and why."""
+        now = time.monotonic()
+        if now - self._burst_told < 3.0:
+            return
+        self._burst_told = now
+        self.notify(f"ignored {_key_name(key)}: keys came faster than a person types (a paste "
+                    "or a burst). Press it again on its own to decide.", severity="warning",
+                    timeout=6, markup=False)
 
     async def action_quit(self) -> None:
         self._stop.set()
@@ -335,7 +363,13 @@ class SupervisorApp(App[None]):
 
     def operator_command(self, session_id: str, action: str) -> None:
         """pause / guidance / rollback / reset / abort on a session, escalated or not."""
-        if session_id not in self.model.sessions:
+        st = self.model.sessions.get(session_id)
+        if st is None:
+            return
+        paused = [eid for eid, esc in st.summary.pending.items() if esc.get("kind") == "pause"]
+        if action == "pause" and paused and not self.read_only:
+            # already paused: its prompt is where it is resumed (a) or decided
+            self.open_escalation(session_id, paused[0])
             return
         refused = self.refusal(session_id, action)
         if refused:  # before asking for text or a checkpoint that could not be used

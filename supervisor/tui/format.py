@@ -19,7 +19,7 @@ LEVEL_STYLES = ("green", "yellow", "dark_orange", "bold red", "bold white on red
 STATUS_STYLES = {
     "running": "green",
     "waiting": "bold black on yellow",
-    "paused": "bold yellow",
+    "paused": "bold cyan",  # the operator's own choice: not the colour of a request
     "idle": "dim",
     "dead": "bold white on red",
     "completed": "dim green",

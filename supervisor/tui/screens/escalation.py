@@ -1,7 +1,9 @@
 """The Escalation modal: reason, evidence, recent steps, a deadline countdown, and the answers.
 
-a approve · g guidance (text box) · r rollback (checkpoint picker with files changed) · s skip the
-task · x abort (confirmed). The decision is written to `control.jsonl`; the modal then shows
+a approve (confirmed) · g guidance (text box, ctrl+s) · r rollback (checkpoint picker, enter) ·
+s skip the task (confirmed) · x abort (confirmed); an operator's pause is resumed with `a` at once
+(it can be paused again). None of these keys counts when it comes in a burst of keys
+(`supervisor.tui.deliberate`). The decision is written to `control.jsonl`; the modal then shows
 whether the agent side applied it or ignored it (e.g. another operator answered first).
 """
 
@@ -25,6 +27,17 @@ from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
 
+PROTECTION = {
+    "approve": "+y", "guidance": "+ctrl+s", "rollback": "+pick", "skip": "+y", "abort": "+y",
+}
+"""The second step each answer needs, said on screen beside it."""
+CONFIRM = {
+    "approve": "The agent goes on, with the call the supervisor stopped.",
+    "skip": "The agent drops its current task.",
+    "abort": "The agent stops for good.",
+}
+"""What a confirmed answer does; it cannot be taken back once the agent has read it."""
+
 RECENT_STEPS = 8
 """Calls, results and messages shown before the escalation (not the engine's own verdict,
 detection and limit rows, nor heartbeats: `history.recent_steps`)."""
@@ -42,6 +55,8 @@ class EscalationScreen(ModalScreen[None]):
         Binding("n", "next_pending", "Next pending", show=True),
         Binding("escape", "close", "Close", show=True),
     ]
+    DELIBERATE_KEYS = frozenset("agrsx")
+    """Keys that start an answer: ignored in a burst (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     EscalationScreen { align: center middle; }
     EscalationScreen > Vertical { width: 90%; max-width: 120; height: auto; max-height: 95%;
@@ -165,8 +180,16 @@ class EscalationScreen(ModalScreen[None]):
                             ("s", "skip"), ("x", "abort")):
             style = ("bold" if action in allowed else "dim strike") if still_open else "dim"
             options.append(f" {key} ", style="reverse " + style)
-            shown = "resume" if action == "approve" and self.is_pause else action
-            options.append(f" {shown}   ", style=style)
+            resume = action == "approve" and self.is_pause
+            options.append(f" {'resume' if resume else action}", style=style)
+            second = "at once" if resume else PROTECTION[action]
+            options.append(f" ({second})   ", style="dim")
+        if still_open:
+            options.append("\n+y: asks, y confirms (cannot be taken back)  +pick: choose the "
+                           "checkpoint, enter  " + ("resume: P pauses again  "
+                                                    if self.is_pause else ""), style="dim")
+            options.append("\nkeys that come faster than a person types are ignored",
+                           style="dim")
         if still_open and esc.get("deadline_ts") is not None:  # else: answered, or it holds
             options.append("\nfallback when the deadline passes: ", style="dim")
             options.append_text(safe(esc.get("fallback") or "-", 20))
@@ -312,10 +335,12 @@ class EscalationScreen(ModalScreen[None]):
             checkpoint = await self.sv.pick_checkpoint(self.session_id)
             if checkpoint is None:
                 return
-        elif action == "abort":
-            question = Text("Abort session ", style="bold")
+        elif action in CONFIRM and not (action == "approve" and self.is_pause):
+            question = Text(f"{action.capitalize()} ", style="bold")
+            question.append_text(safe(self.escalation_id, 60, "bold"))
+            question.append(" of session ", style="bold")
             question.append_text(safe(self.session_id, 60, "bold"))
-            question.append("? The agent stops for good.")
+            question.append(f"? {CONFIRM[action]} This cannot be taken back.")
             if not await self.app.push_screen_wait(ConfirmScreen(question)):
                 return
         if self._refuse(action):  # things may have changed while the operator typed

@@ -29,6 +29,8 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n", "answer(False)", "No", show=True),
         Binding("escape", "answer(False)", "Cancel", show=False),
     ]
+    DELIBERATE_KEYS = frozenset({"y"})
+    """`y` in a burst of keys never confirms (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = _MODAL_CSS.format(name="ConfirmScreen")
 
     def __init__(self, question: Text) -> None:
@@ -38,7 +40,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self.question)
-            yield Label("y: yes   n: no", classes="hint")
+            yield Label("y: yes (a y typed in a burst of keys is ignored)   n/esc: no",
+                        classes="hint")
         yield Footer()
 
     def action_answer(self, value: bool) -> None:
@@ -53,6 +56,7 @@ class GuidanceScreen(ModalScreen[str | None]):
         Binding("ctrl+s", "send", "Send", show=True),
         Binding("escape", "cancel", "Cancel", show=True),
     ]
+    DELIBERATE_KEYS = frozenset({"ctrl+s"})
     DEFAULT_CSS = _MODAL_CSS.format(name="GuidanceScreen") + """
     GuidanceScreen TextArea { height: 8; }
     """
@@ -96,6 +100,8 @@ class CheckpointPicker(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", show=True),
         Binding("d", "diff", "Diff since", show=True),
     ]
+    DELIBERATE_KEYS = frozenset({"enter"})
+    """`enter` rolls back: never from a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = _MODAL_CSS.format(name="CheckpointPicker") + """
     CheckpointPicker OptionList { height: auto; max-height: 10; }
     #changed { height: auto; max-height: 16; }
@@ -116,7 +122,8 @@ class CheckpointPicker(ModalScreen[str | None]):
         with Vertical():
             title = Text("Roll back ", style="bold")
             title.append_text(safe(self.session_id, 60, "bold"))
-            title.append(" to which checkpoint? (enter picks)")
+            title.append(" to which checkpoint? enter rolls back: the files it throws away "
+                         "(below) are gone")
             yield Static(title)
             yield OptionList(*(Option(checkpoint_line(cp), id=cp.checkpoint_id)
                                for cp in self.checkpoints), id="checkpoint-options")

@@ -53,6 +53,8 @@ class SessionScreen(Screen[None]):
         Binding("X", "command('abort')", "Abort", show=False),
         Binding("end", "follow", "Follow", show=False),
     ]
+    DELIBERATE_KEYS = frozenset("PGBRX")
+    """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionScreen { layout: vertical; }
     #session-head { height: 2; padding: 0 1; background: $panel; }

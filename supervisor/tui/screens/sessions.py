@@ -64,6 +64,8 @@ class SessionsScreen(Screen[None]):
         Binding("X", "command('abort')", "Abort", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
+    DELIBERATE_KEYS = frozenset("PGBRX")
+    """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionsScreen { layout: vertical; }
     #needs-title { height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }

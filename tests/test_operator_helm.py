@@ -1,0 +1,183 @@
+"""Operators at the helm (issue 25): no answer from a stray key, a queue that means "needs you",
+store errors said in one line, what a rollback throws away always current."""
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from tui_support import (
+    burst,
+    call,
+    control_lines,
+    escalated_session,
+    load,
+    make_app,
+    press,
+    escalation,
+    screen_text,
+    start,
+    write_events,
+)
+
+from supervisor.store.liveness import THIS_HOST
+from supervisor.tui.screens.escalation import EscalationScreen
+from supervisor.tui.screens.modals import CheckpointPicker, ConfirmScreen
+from tests.test_tui_e2e import Terminal, env, terminals  # noqa: F401 - fixtures
+
+SIZE = (120, 40)
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# -- item 1: no irreversible answer from one key, nor from a burst -----------------------------
+
+async def test_approve_and_skip_wait_for_a_deliberate_confirmation(root: Path) -> None:
+    escalated_session(root, "s1")
+    escalated_session(root, "s2")
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        for sid, key in (("s1", "a"), ("s2", "s")):
+            app.open_escalation(sid, "esc-1")
+            await pilot.pause()
+            text = screen_text(app)
+            # each answer says on screen which protection it has
+            assert "approve (+y)" in text and "skip (+y)" in text and "abort (+y)" in text
+            assert "rollback (+pick)" in text and "guidance (+ctrl+s)" in text
+            assert "+y: asks, y confirms (cannot be taken back)" in text
+            assert "keys that come faster than a person types are ignored" in text
+            await press(pilot, key)
+            assert isinstance(app.screen, ConfirmScreen)  # one key alone decides nothing
+            assert control_lines(root, sid) == []
+            assert "cannot be taken back" in screen_text(app)
+            await press(pilot, "y")  # after a pause: a person's answer
+            assert [line["action"] for line in control_lines(root, sid)] == [
+                {"a": "approve", "s": "skip"}[key]]
+            await pilot.press("escape")
+            await pilot.pause()
+
+
+async def test_a_burst_of_keys_never_sends_a_decision(root: Path) -> None:
+    """A shell command typed into the dashboard's pane, then a paste full of decision keys:
+    screens open and close, but no decision is written."""
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await burst(pilot, "e")  # a first key after a pause opens the prompt (harmless)
+        assert isinstance(app.screen, EscalationScreen)
+        await burst(pilot, "ay sy xy r\r\ry gtext\r")
+        assert control_lines(root, "s1") == []
+        # its first key came after a pause: it may ask (approve?), but nothing more counted
+        assert any("keys came faster than a person types" in n.message
+                   for n in app._notifications)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, EscalationScreen)
+        # the same keys, pressed as a person does, do decide: the rule is what stopped them
+        await press(pilot, "x", "y")
+        assert [line["action"] for line in control_lines(root, "s1")] == ["abort"]
+
+
+async def test_operator_commands_are_ignored_in_a_burst(root: Path) -> None:
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await burst(pilot, "lsPGBRX\r")
+        assert control_lines(root, "s1") == []
+        assert not isinstance(app.screen, (ConfirmScreen, CheckpointPicker))
+
+
+async def test_resuming_a_pause_acts_at_once_and_says_so(root: Path) -> None:
+    write_events(root, "s1", [start(), {
+        "type": "escalation", "escalation_id": "esc-1", "level": 3, "reason": "paused by ana",
+        "evidence": [], "options": ["approve", "guidance", "skip", "abort"],
+        "deadline_ts": None, "fallback": "skip", "kind": "pause"}])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        app.open_escalation("s1", "esc-1")
+        await pilot.pause()
+        assert "resume (at once)" in screen_text(app)
+        await press(pilot, "a")
+        assert [line["action"] for line in control_lines(root, "s1")] == ["approve"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_a_real_burst_in_tmux_sends_nothing(root: Path, tmp_path: Path, env, terminals
+                                            ) -> None:  # noqa: F811 - fixtures
+    """The real dashboard in a real terminal (a private tmux server): a shell command and a
+    paste land in its pane as one burst; nothing is decided. The same keys one at a time do."""
+    write_events(root, "s1", [start(pid=os.getpid(), host=THIS_HOST),
+                               escalation(deadline_ts=None)])
+    term = Terminal("burst", [sys.executable, "-m", "supervisor", "dashboard", "--root",
+                              str(root)], env, tmp_path)
+    terminals.append(term)
+    term.wait_for(lambda s: "Needs you: 1" in s, "the escalation in the queue")
+    term.keys("e")
+    term.wait_for(lambda s: "Escalation esc-1" in s, "the prompt")
+    # typed into the wrong pane: `git status && rm -rf build` + enter, then a paste
+    term.type("s")  # the burst's first key comes after a pause: it asks, nothing more
+    term.type("tatus && rm -rf build\ryyyy\rxy\rary\r")
+    term.keys("Escape", "Escape", "Escape")
+    screen = term.wait_for(lambda s: "Needs you: 1" in s, "back on the sessions screen")
+    assert not (root / "sessions" / "s1" / "control.jsonl").exists(), screen
+    term.keys("e", "s", "y")  # a person: one key at a time
+    term.wait_for(lambda s: "waiting for the agent" in s, "the decision sent")
+    assert [line["action"] for line in control_lines(root, "s1")] == ["skip"]
+    term.keys("Escape", "q")
+    term.wait_for(lambda s: "EXITED 0" in s, "the dashboard to quit")
+
+
+# -- item 2: an operator's pause is not an escalation ------------------------------------------
+
+def _paused_session(root: Path, sid: str = "p1") -> None:
+    write_events(root, sid, [start(pid=os.getpid(), host=THIS_HOST), *call(2), {
+        "type": "escalation", "escalation_id": "esc-1", "level": 3, "reason": "paused by ana",
+        "evidence": [], "options": ["approve", "guidance", "skip", "abort"],
+        "deadline_ts": None, "fallback": "skip", "kind": "pause"}])
+
+
+async def test_a_pause_is_paused_not_in_the_queue_no_level_no_alert(root: Path) -> None:
+    write_events(root, "p1", [start(pid=os.getpid(), host=THIS_HOST), *call(2)])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        bells: list[int] = []
+        app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+        _paused_session(root)  # the guard writes the pause as it does (level 3 in the event)
+        await load(pilot)
+        text = screen_text(app)
+        assert "Needs you: 0" in text
+        row = next(line for line in text.splitlines() if line.startswith(" p1 "))
+        assert " paused " in row and "0 normal" in row and "escalate" not in row
+        assert bells == [] and not app._arrivals
+        assert not any("needs you" in n.message for n in app._notifications)
+        # P on a paused session opens its prompt, where `a` resumes it
+        await press(pilot, "P")
+        assert isinstance(app.screen, EscalationScreen) and app.screen.is_pause
+        assert control_lines(root, "p1") == []
+
+
+def test_the_cli_agrees_a_pause_is_paused(root: Path) -> None:
+    import json
+
+    from tests.conftest import run_cli
+
+    _paused_session(root)
+    out = run_cli("sessions", "--root", str(root), "--json")
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert (row["status"], row["level"], row["pending_escalations"], row["paused"]) == (
+        "paused", 0, [], "esc-1")
+    table = run_cli("sessions", "--root", str(root)).stdout.splitlines()[1].split()
+    assert table[5:7] == ["paused", "0"] and table[9] == "-"
