@@ -12,10 +12,10 @@ from tui_support import (
     call,
     control_lines,
     escalated_session,
+    escalation,
     load,
     make_app,
     press,
-    escalation,
     screen_text,
     start,
     write_events,
@@ -113,8 +113,8 @@ async def test_resuming_a_pause_acts_at_once_and_says_so(root: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-def test_a_real_burst_in_tmux_sends_nothing(root: Path, tmp_path: Path, env, terminals
-                                            ) -> None:  # noqa: F811 - fixtures
+def test_a_real_burst_in_tmux_sends_nothing(
+        root: Path, tmp_path: Path, env, terminals) -> None:  # noqa: F811 - fixtures
     """The real dashboard in a real terminal (a private tmux server): a shell command and a
     paste land in its pane as one burst; nothing is decided. The same keys one at a time do."""
     write_events(root, "s1", [start(pid=os.getpid(), host=THIS_HOST),
@@ -181,3 +181,66 @@ def test_the_cli_agrees_a_pause_is_paused(root: Path) -> None:
         "paused", 0, [], "esc-1")
     table = run_cli("sessions", "--root", str(root)).stdout.splitlines()[1].split()
     assert table[5:7] == ["paused", "0"] and table[9] == "-"
+
+
+# -- item 3: store errors in one line, an unreadable folder shown, not fatal -------------------
+
+def _as_nobody() -> list[str]:
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root to run the CLI as another user (nobody)")
+@pytest.mark.parametrize("what", ["root", "sessions"])
+def test_another_users_root_is_one_line_and_status_2_everywhere(tmp_path: Path, what: str
+                                                                 ) -> None:
+    """A root (or its sessions folder) of another user, mode 700, read as `nobody`: each entry
+    point says so in one line, exit status 2, without naming the marker file."""
+    import subprocess
+    import tempfile
+
+    from tests.conftest import cli_env
+
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="helm-"))
+    try:
+        base.chmod(0o755)
+        store = base / "store"
+        escalated_session(store)
+        store.chmod(0o755)
+        (store / "sessions").chmod(0o755)
+        (store if what == "root" else store / "sessions").chmod(0o700)
+        home = base / "home"
+        home.mkdir()
+        os.chown(home, 65534, 65534)
+        env = cli_env(HOME=str(home), SUPERVISOR_CONFIG=str(home))
+        for args in (["sessions"], ["dashboard"], ["tail", "s1"], ["answer", "s1", "--approve"],
+                     ["pause", "s1"], ["checkpoints", "s1"], ["stats", "s1"]):
+            out = subprocess.run([*_as_nobody(), sys.executable, "-m", "supervisor", *args,
+                                  "--root", str(store)], capture_output=True, text=True,
+                                 env=env, stdin=subprocess.DEVNULL, timeout=60, cwd=base)
+            assert out.returncode == 2, (args, out.stdout, out.stderr)
+            lines = out.stderr.strip().splitlines()
+            assert len(lines) == 1 and "Permission denied" in lines[0], (args, out.stderr)
+            assert "RECORDINGS" not in out.stderr and "Traceback" not in out.stdout
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_a_sessions_folder_that_becomes_unreadable_is_shown_not_fatal(root: Path
+                                                                           ) -> None:
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        sessions = root / "sessions"
+        sessions.rename(root / "moved")
+        sessions.write_text("not a folder any more\n")  # unreadable as a folder, even for root
+        await load(pilot)
+        text = screen_text(app)
+        assert "cannot read the sessions of" in text and "Not a directory" in text
+        assert " s1 " in text and "Needs you: 1" in text  # what was shown stays
+        sessions.unlink()
+        (root / "moved").rename(sessions)
+        await load(pilot)
+        assert "cannot read the sessions" not in screen_text(app).split("Needs you")[0]
+        assert app.is_running

@@ -132,6 +132,10 @@ class SessionsScreen(Screen[None]):
         line.append_text(safe(f"{store.noun}: {store.describe()}"))
         if notes:
             line.append(f"  ({', '.join(notes)})")
+        problem = getattr(self.sv.follower, "problem", None)
+        if problem:  # shown until it can be read again (it names the root); the rows stay
+            line = safe(f"{problem}: retrying, what is shown may be out of date", 300,
+                        "bold red")
         waiting = self.sv.initial_session
         if waiting is not None and waiting not in self.sv.model.sessions:
             line.append("   waiting for session ", style="bold")
