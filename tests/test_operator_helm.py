@@ -244,3 +244,34 @@ async def test_a_sessions_folder_that_becomes_unreadable_is_shown_not_fatal(root
         await load(pilot)
         assert "cannot read the sessions" not in screen_text(app).split("Needs you")[0]
         assert app.is_running
+
+
+# -- item 4: what a rollback throws away is always current -------------------------------------
+
+async def test_what_a_rollback_throws_away_follows_the_work_tree(root: Path, tmp_path: Path
+                                                                 ) -> None:
+    from test_tui_checkpoints import guarded_session
+    from tui_support import until
+
+    from supervisor.tui.screens.session import SessionScreen
+    from supervisor.tui.widgets.checkpoint_detail import CheckpointDetail
+
+    work = tmp_path / "work"
+    session = guarded_session(root, work)  # the agent keeps editing after cp-2
+    try:
+        app = make_app(root)
+        async with app.run_test(size=(140, 45)) as pilot:
+            await load(pilot, initial=True)
+            app.open_session("s1")
+            await pilot.pause()
+            assert isinstance(app.screen, SessionScreen)
+            await pilot.press("c", "down")
+            detail = app.screen.query_one(CheckpointDetail)
+            await until(pilot, lambda: detail.since is not None and detail.checkpoint
+                        is not None and detail.checkpoint.checkpoint_id == "cp-2")
+            assert "tree now): 1 file(s)" in screen_text(app)
+            (work / "more.py").write_text("x = 1\n")  # the agent edits on: no event needed
+            await until(pilot, lambda: "tree now): 2 file(s)" in screen_text(app))
+            assert "+ more.py" in screen_text(app)
+    finally:
+        session.close()
