@@ -275,3 +275,29 @@ async def test_what_a_rollback_throws_away_follows_the_work_tree(root: Path, tmp
             assert "+ more.py" in screen_text(app)
     finally:
         session.close()
+
+
+# -- item 5: one truth for a dead agent's escalation -------------------------------------------
+
+def test_the_cli_lists_a_dead_agents_escalation_as_stale_like_the_dashboard(root: Path) -> None:
+    import json
+    import subprocess
+
+    from supervisor.tui.model import DashboardModel
+    from tests.conftest import run_cli
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    write_events(root, "s1", [start(pid=gone.pid, host=THIS_HOST), escalation(deadline_ts=None)])
+    out = run_cli("sessions", "--root", str(root), "--json")
+    row = json.loads(out.stdout)
+    assert (row["status"], row["pending_escalations"], row["stale_escalations"]) == (
+        "dead", [], ["esc-1"])
+    assert "1 stale" in run_cli("sessions", "--root", str(root)).stdout
+    model = DashboardModel(root)  # the dashboard's own judgement, from the same files
+    from supervisor.store.follower import Follower
+
+    model.apply(Follower(root).scan())
+    import time
+
+    assert not model.queue(time.time()) and len(model.stale(time.time())) == 1

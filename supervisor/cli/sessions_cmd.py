@@ -1,7 +1,8 @@
 """`supervisor sessions`: one line per session with status, level, counts and pending escalations.
 
 A session waiting for the operator shows its number of pending escalations with a `!` marker,
-so it stands out in a long table; an operator's own pause is not one (its status says `paused`,
+so it stands out in a long table; a dead agent's are `stale` (no answer can reach it: the
+dashboard's "not running" group); an operator's own pause is not one (its status says `paused`,
 `--json` gives its id as `paused`).
 """
 
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             str(s.level),
             str(s.events),
             str(s.errors) + (f" +{s.bad_lines} bad" if s.bad_lines else ""),
-            f"{len(s.needs_you())} !" if s.needs_you() else "-",
+            _pending_cell(s, now),
             ago(s.last_ts, now),
         ]
         for s in summaries
@@ -57,11 +58,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stale(s: Any, now: float) -> bool:
+    """The agent is dead: its escalations are stale, no answer can reach it (the dashboard's
+    "not running" group, `DashboardModel.stale`)."""
+    return s.liveness(now).alive is False
+
+
+def _pending_cell(s: Any, now: float) -> str:
+    waiting = s.needs_you()
+    if not waiting:
+        return "-"
+    return f"{len(waiting)} stale" if _stale(s, now) else f"{len(waiting)} !"
+
+
 def _row(s: Any, now: float) -> dict[str, object]:
+    stale = _stale(s, now)
     return {
         "session": s.session_id, "agent": s.agent, "task": s.task, "status": s.status(now),
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
-        "last_ts": s.last_ts, "pending_escalations": list(s.needs_you()),
+        "last_ts": s.last_ts, "pending_escalations": [] if stale else list(s.needs_you()),
+        "stale_escalations": list(s.needs_you()) if stale else [],
         "paused": next((eid for eid, esc in s.pending.items() if esc.get("kind") == "pause"),
                        None),
     }
