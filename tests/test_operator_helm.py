@@ -301,3 +301,24 @@ def test_the_cli_lists_a_dead_agents_escalation_as_stale_like_the_dashboard(root
     import time
 
     assert not model.queue(time.time()) and len(model.stale(time.time())) == 1
+
+
+# -- items 8 and 9: the CLI says what happened in the operator's words, and whose -------------
+
+def test_guide_on_a_paused_agent_says_it_resumes_it_and_names_the_operator(
+        root: Path, tmp_path: Path) -> None:
+    from supervisor.guard import Guard, GuardSettings
+    from tests.conftest import run_cli
+
+    with Guard.open(root, "s1", cwd=tmp_path, settings=GuardSettings(checkpoints=False)
+                    ) as guard:
+        guard.start("hook-agent")
+        paused = run_cli("pause", "s1", "--root", str(root), "--no-wait",
+                         SUPERVISOR_OPERATOR="ana")
+        assert paused.returncode == 0, paused.stderr
+        assert control_lines(root, "s1")[-1]["operator"] == "ana"  # not the login name
+        guard.pause("paused by ana")
+        out = run_cli("guide", "s1", "use the cache", "--root", str(root), "--no-wait")
+        assert out.returncode == 0, out.stderr
+        assert "the agent is paused (esc-1): this guide answers it, so the agent also " \
+               "resumes, with your guidance" in out.stdout

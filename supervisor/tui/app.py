@@ -9,7 +9,6 @@ session's control channel through the store; their outcomes come back through th
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -347,7 +346,7 @@ class SupervisorApp(App[None]):
         from supervisor.guard.operator import default_operator, send_decision
 
         st = self.model.sessions[session_id]
-        operator = os.environ.get("SUPERVISOR_OPERATOR") or default_operator()
+        operator = default_operator()
         try:
             decision_id = send_decision(
                 self.store, session_id, action, escalation_id=escalation_id, text=text,
@@ -490,6 +489,9 @@ class _DecisionView:
 def sent_note(st: Any, action: str, agent_waits: bool) -> str:
     """What to expect after sending an operator command (said with the 'sent' notification)."""
     if agent_waits:
+        paused = any(esc.get("kind") == "pause" for esc in st.summary.pending.values())
+        if paused and action == "guidance":
+            return "it answers the pause: the agent resumes, with your guidance"
         return "it answers the pending escalation"
     if action == "pause":
         deadline = (st.guard or {}).get("pause_deadline_s")
