@@ -228,7 +228,8 @@ def test_cli_commands_drive_a_running_demo_agent(root: Path, tmp_path: Path) -> 
         again = run_cli("pause", "demo", "--root", str(root))
         assert again.returncode == 2 and "already paused (esc-1)" in again.stderr
         out = run_cli("resume", "demo", "--root", str(root))
-        assert out.returncode == 0 and "resumed: the agent goes on from where it paused" in out.stdout, out
+        assert out.returncode == 0, out
+        assert "resumed: the agent goes on from where it paused" in out.stdout, out
         out = run_cli("guide", "demo", "write the notes faster", "--root", str(root))
         assert out.returncode == 0 and "applied: guidance delivered" in out.stdout, out
         written = run_cli("abort", "demo", "--root", str(root), "--no-wait")
@@ -296,7 +297,8 @@ def test_cli_commands_drive_an_agent_on_another_host_through_a_redis_store(
         again = run_cli("pause", "h1/demo", "--store", url)
         assert again.returncode == 2 and "already paused (esc-1)" in again.stderr
         out = run_cli("resume", "h1/demo", "--store", url, "--wait", "60")
-        assert out.returncode == 0 and "resumed: the agent goes on from where it paused" in out.stdout, out
+        assert out.returncode == 0, out
+        assert "resumed: the agent goes on from where it paused" in out.stdout, out
         out = run_cli("abort", "h1/demo", "--store", url, "--wait", "60")
         assert out.returncode == 0 and "applied:" in out.stdout, out
         assert agent.wait(timeout=60) == 2
