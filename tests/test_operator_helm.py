@@ -322,3 +322,28 @@ def test_guide_on_a_paused_agent_says_it_resumes_it_and_names_the_operator(
         assert out.returncode == 0, out.stderr
         assert "the agent is paused (esc-1): this guide answers it, so the agent also " \
                "resumes, with your guidance" in out.stdout
+
+
+# -- item 12: a dead agent's prompt offers nothing and promises no fallback --------------------
+
+async def test_a_dead_agents_prompt_offers_no_answer_and_no_fallback(root: Path) -> None:
+    import subprocess
+
+    from tui_support import FROZEN_NOW
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    write_events(root, "gone", [start(pid=gone.pid, host=THIS_HOST),
+                                escalation(deadline_ts=FROZEN_NOW - 30)])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        app.open_escalation("gone", "esc-1")
+        await pilot.pause()
+        prompt = app.screen
+        assert isinstance(prompt, EscalationScreen)
+        text = screen_text(app)
+        assert "the fallback applies" not in text and "fallback when" not in text
+        assert f"none applies: the agent is not running (its process {gone.pid} is gone)" \
+            in text
+        assert prompt._options_open is False  # the answers are dimmed, none is offered

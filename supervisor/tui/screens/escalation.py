@@ -208,12 +208,18 @@ class EscalationScreen(ModalScreen[None]):
         now = self.sv.clock()
         st = self.sv.model.sessions.get(self.session_id)
         deadline_ts = self.escalation.get("deadline_ts")
-        self._show_options(self.follow is None and (
+        dead = st is not None and self.sv.model.liveness(self.session_id, now).alive is False
+        self._show_options(self.follow is None and not dead and (
             st is None or self.escalation_id in st.summary.pending) and not (
             isinstance(deadline_ts, int | float) and now >= deadline_ts))
         deadline = Text("Deadline: ", style="bold")
         if st is not None and self.escalation_id not in st.summary.pending:
             deadline.append("answered", style="bold")
+        elif dead:  # its guard is gone: neither an answer nor the fallback can apply
+            deadline.append("none applies: the agent is not running (", style="bold red")
+            deadline.append_text(safe(self.sv.model.liveness(self.session_id, now).reason, 80,
+                                      "bold red"))
+            deadline.append("); no answer can reach it", style="bold red")
         elif self.escalation.get("deadline_ts") is None:
             deadline.append("none: it holds until " + (
                 "you resume it (a) or decide" if self.is_pause else "someone decides"))
