@@ -195,8 +195,10 @@ def test_reset_from_the_cli_is_refused_while_an_escalation_waits(root: Path,
 
 def test_sessions_on_a_mistyped_root_says_it_does_not_exist(tmp_path: Path) -> None:
     typo = tmp_path / "typo"
-    out = run_cli("sessions", "--root", str(typo))
-    assert out.returncode == 0 and out.stdout.endswith("typo (it does not exist)\n"), out
+    out = run_cli("sessions", "--root", str(typo))  # a typo in a script fails (issue 25)
+    assert out.returncode == 2 and out.stdout == "", out
+    assert out.stderr.startswith("supervisor: error: root ") and "typo does not exist" in \
+        out.stderr and len(out.stderr.splitlines()) == 1, out
     assert not typo.exists()
     typo.mkdir()
     out = run_cli("sessions", "--root", str(typo))

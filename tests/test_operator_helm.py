@@ -347,3 +347,38 @@ async def test_a_dead_agents_prompt_offers_no_answer_and_no_fallback(root: Path)
         assert f"none applies: the agent is not running (its process {gone.pid} is gone)" \
             in text
         assert prompt._options_open is False  # the answers are dimmed, none is offered
+
+
+# -- item 19: help and errors where they are asked for; one --wait default --------------------
+
+def test_hook_help_and_a_commands_own_usage_and_one_wait_default() -> None:
+    from supervisor.cli import build_parser
+    from supervisor.cli.followup import WAIT_S
+    from tests.conftest import run_cli
+
+    out = run_cli("hook", "--help")
+    assert out.returncode == 0 and "usage: supervisor hook {claude-code" in out.stdout, out
+    assert "unknown hook target" not in out.stdout + out.stderr
+    out = run_cli("dashboard", "--foo")
+    assert out.returncode == 2
+    assert out.stderr.startswith("usage: supervisor dashboard"), out.stderr
+    assert "supervisor dashboard: error: unrecognized arguments: --foo" in out.stderr
+    parser = build_parser()
+    waits = {name: parser.parse_args([name, "s1", *extra]).wait for name, extra in (
+        ("answer", ["--approve"]), ("pause", []), ("resume", []), ("guide", ["t"]),
+        ("abort", []), ("reset", []))}
+    assert set(waits.values()) == {WAIT_S}, waits
+
+
+# -- item 16: a missing --root fails; "created empty" only while it is ------------------------
+
+async def test_created_empty_leaves_the_header_once_sessions_appear(tmp_path: Path) -> None:
+    store = tmp_path / "new"
+    store.mkdir()
+    app = make_app(store, root_created=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        assert "(created empty)" in screen_text(app)
+        write_events(store, "s1", [start()])
+        await load(pilot)
+        assert " s1 " in screen_text(app) and "created empty" not in screen_text(app)

@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--abort", action="store_true", help="end the session")
     parser.add_argument("--escalation", metavar="ID",
                         help="the escalation to answer (default: the pending one)")
-    add_follow_arguments(parser, default_wait=3.0)
+    add_follow_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

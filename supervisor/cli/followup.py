@@ -23,9 +23,18 @@ if TYPE_CHECKING:
     from supervisor.store.base import Store
 
 
-def add_follow_arguments(parser: argparse.ArgumentParser, default_wait: float) -> None:
-    """`--operator NAME`, `--wait SECONDS` and `--no-wait`."""
-    parser.add_argument("--operator", metavar="NAME", help="your name (default: login name)")
+WAIT_S = 10.0
+"""How long every command waits for the agent side to apply its decision by default: the
+dashboard's wait before it says "not responding" (`supervisor.tui.followup.RESPONSE_WAIT_S`). An
+agent waiting on an escalation answers at once; one that picks a command up at its next tool call
+may need a few seconds: one default for both, so no command gives up sooner than another."""
+
+
+def add_follow_arguments(parser: argparse.ArgumentParser, default_wait: float = WAIT_S) -> None:
+    """`--operator NAME`, `--wait SECONDS` (`WAIT_S` unless a command has a stated reason to
+    differ) and `--no-wait`."""
+    parser.add_argument("--operator", metavar="NAME",
+                        help="your name (default: $SUPERVISOR_OPERATOR, else your login name)")
     parser.add_argument("--wait", type=float, default=default_wait, metavar="SECONDS",
                         help="how long to wait for the agent to apply it (default "
                              f"{default_wait:g}; 0: don't)")

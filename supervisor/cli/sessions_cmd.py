@@ -10,7 +10,7 @@ import argparse
 import time
 from typing import Any
 
-from supervisor.cli.common import add_store_arguments, store_from
+from supervisor.cli.common import CliError, add_store_arguments, store_from
 from supervisor.safetext import clean
 
 
@@ -35,8 +35,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not summaries:
         root = getattr(store, "root", None)  # a local root: say when it is a mistyped one
-        missing = " (it does not exist)" if root is not None and not root.exists() else ""
-        print(f"no sessions in {store.noun} {store.describe()}{missing}")
+        missing = root is not None and not root.exists()
+        if missing and getattr(args, "root", None):  # named, and not there: a typo fails
+            raise CliError(f"root {store.describe()} does not exist (a typo? agents write to "
+                           "$SUPERVISOR_HOME, else the user state directory)")
+        print(f"no sessions in {store.noun} {store.describe()}"
+              + (" (it does not exist)" if missing else ""))
         return 0
     headers = ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS", "ERRORS", "PENDING",
                "LAST ACTIVITY"]

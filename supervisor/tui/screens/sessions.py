@@ -125,7 +125,7 @@ class SessionsScreen(Screen[None]):
             notes.append("recordings, read-only")
         elif self.sv.read_only:
             notes.append("read-only")
-        if self.sv.root_created:
+        if self.sv.root_created and not self.sv.model.sessions:  # true only while empty
             notes.append("created empty")
         line = Text(no_wrap=True, end="")
         store = self.sv.store
