@@ -382,3 +382,37 @@ async def test_created_empty_leaves_the_header_once_sessions_appear(tmp_path: Pa
         write_events(store, "s1", [start()])
         await load(pilot)
         assert " s1 " in screen_text(app) and "created empty" not in screen_text(app)
+
+
+# -- item 11: bad lines are counted in the table; a corrupt seq does not steer the writer -----
+
+@pytest.mark.parametrize("corrupt", [
+    b'{"seq": 99999, "type": "tool_call"}\n',  # no v, no ts: a bad line
+    b'{"v": 1, "seq": 99999, "ts": 1.0, "type": "note"}\n',  # well-formed, but jumps ahead
+])
+def test_a_corrupt_seq_does_not_steer_the_writer(root: Path, corrupt: bytes) -> None:
+    from supervisor.store.writer import event_writer
+
+    write_events(root, "s1", [start(), *call(2)])
+    path = root / "sessions" / "s1" / "events.jsonl"
+    with path.open("ab") as f:
+        f.write(corrupt)
+    writer = event_writer(root, "s1")
+    try:
+        assert writer.append({"type": "heartbeat"})["seq"] == 4
+    finally:
+        writer.close()
+
+
+async def test_the_sessions_table_counts_bad_lines_like_the_cli(root: Path) -> None:
+    from tests.conftest import run_cli
+
+    write_events(root, "s1", [start(), *call(1)])
+    with (root / "sessions" / "s1" / "events.jsonl").open("ab") as f:
+        f.write(b"not json\n{\"seq\": 5}\n")
+    assert " 1 +2 bad " in run_cli("sessions", "--root", str(root)).stdout
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        row = next(line for line in screen_text(app).splitlines() if line.startswith(" s1 "))
+        assert "1 +2 bad" in row

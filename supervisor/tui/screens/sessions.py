@@ -164,7 +164,7 @@ class SessionsScreen(Screen[None]):
             else status_text(self.sv.model.status(sid, now)),
             level_text(s.level, ended=s.ended),
             Text(str(s.events), justify="right"),
-            Text(str(s.errors), style="red" if s.errors else "", justify="right"),
+            errors_text(s.errors, s.bad_lines),
             Text(ago(s.last_seen_ts, now)),
         )
 
@@ -300,6 +300,15 @@ class SessionsScreen(Screen[None]):
             if not message.value:
                 message.input.remove_class("-shown")
             self.query_one(SessionTable).focus()
+
+
+def errors_text(errors: int, bad_lines: int) -> Text:
+    """`13 +3 bad`: failed results, and the lines of its files that could not be read (as
+    `supervisor sessions` shows them; the Problems tab lists them)."""
+    text = Text(str(errors), style="red" if errors else "", justify="right", end="")
+    if bad_lines:
+        text.append(f" +{bad_lines} bad", style="bold red")
+    return text
 
 
 def relay_help(store: str) -> Text:
