@@ -416,3 +416,26 @@ async def test_the_sessions_table_counts_bad_lines_like_the_cli(root: Path) -> N
         await load(pilot, initial=True)
         row = next(line for line in screen_text(app).splitlines() if line.startswith(" s1 "))
         assert "1 +2 bad" in row
+
+
+# -- item 7: recordings invite no answer -------------------------------------------------------
+
+async def test_recordings_invite_no_answer(tmp_path: Path) -> None:
+    from test_operator_queue import recordings_copy
+
+    samples = recordings_copy(tmp_path)
+    app = make_app(samples)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        text = screen_text(app)
+        assert "Pending when recorded: 1  (read-only: e shows the oldest)" in text
+        assert "Needs you" not in text and "answer the oldest" not in text
+        assert not any("need you" in n.message for n in app._notifications)
+        footer = text.splitlines()[-1]
+        assert " Pause " not in footer and " Guidance " not in footer
+        await press(pilot, "P")
+        assert not isinstance(app.screen, EscalationScreen)
+        await press(pilot, "e")
+        assert isinstance(app.screen, EscalationScreen)
+        text = screen_text(app)
+        assert "Approve" not in text.splitlines()[-1] and "+y: asks" not in text

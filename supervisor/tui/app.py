@@ -216,7 +216,7 @@ class SupervisorApp(App[None]):
                         markup=False)
         if initial:
             count = len(self.model.queue(self.clock()))
-            if count:
+            if count and not self.read_only:  # read-only: nothing to invite an answer to
                 self.notify(f"{count} escalation(s) need you (e: answer the oldest)",
                             severity="warning", timeout=8)
             return

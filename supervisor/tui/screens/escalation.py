@@ -209,7 +209,7 @@ class EscalationScreen(ModalScreen[None]):
         st = self.sv.model.sessions.get(self.session_id)
         deadline_ts = self.escalation.get("deadline_ts")
         dead = st is not None and self.sv.model.liveness(self.session_id, now).alive is False
-        self._show_options(self.follow is None and not dead and (
+        self._show_options(self.follow is None and not dead and not self.sv.read_only and (
             st is None or self.escalation_id in st.summary.pending) and not (
             isinstance(deadline_ts, int | float) and now >= deadline_ts))
         deadline = Text("Deadline: ", style="bold")
@@ -289,6 +289,8 @@ class EscalationScreen(ModalScreen[None]):
         offer.update(text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "decide" and self.sv.read_only:  # nothing can be answered from here
+            return False
         if action == "next_pending":
             shown = self.query("#esc-next")
             return bool(shown) and shown.first().has_class("-shown")

@@ -284,6 +284,12 @@ class SessionScreen(Screen[None]):
             return
         self.sv.open_escalation(self.session_id, pending[0]["escalation_id"])
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only (recordings): no operator command is offered, in the footer or by key."""
+        if action == "command" and self.sv.read_only:
+            return False
+        return True
+
     def action_command(self, action: str) -> None:
         self.sv.operator_command(self.session_id, action)
 

@@ -213,11 +213,18 @@ class SessionsScreen(Screen[None]):
         model = self.sv.model
         queue, stale = model.queue(now), model.stale(now)
         title = self.query_one("#needs-title", Label)
-        text = f"Needs you: {len(queue)}" + ("  (e: answer the oldest)" if queue else "")
+        if self.sv.recordings:  # nothing here waits for anyone: recorded as it was
+            text = f"Pending when recorded: {len(queue)}" + (
+                "  (read-only: e shows the oldest)" if queue else "")
+        elif self.sv.read_only:
+            text = f"Needs you: {len(queue)}" + (
+                "  (read-only here: answer from another dashboard or the CLI)" if queue else "")
+        else:
+            text = f"Needs you: {len(queue)}" + ("  (e: answer the oldest)" if queue else "")
         if stale:
             text += f"   {len(stale)} stale: agent not running"
         title.update(text)
-        title.set_class(bool(queue), "-has")
+        title.set_class(bool(queue) and not self.sv.recordings, "-has")
         self.query_one(EscalationQueue).show(
             queue, stale, now, lambda sid: model.liveness(sid, now).reason
         )
@@ -269,6 +276,12 @@ class SessionsScreen(Screen[None]):
 
     def action_next_escalation(self) -> None:
         self.sv.action_next_escalation()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only (recordings): no operator command is offered, in the footer or by key."""
+        if action == "command" and self.sv.read_only:
+            return False
+        return True
 
     def action_command(self, action: str) -> None:
         sid = self.selected_session()
