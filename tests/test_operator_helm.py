@@ -439,3 +439,24 @@ async def test_recordings_invite_no_answer(tmp_path: Path) -> None:
         assert isinstance(app.screen, EscalationScreen)
         text = screen_text(app)
         assert "Approve" not in text.splitlines()[-1] and "+y: asks" not in text
+
+
+# -- item 10: one key, one meaning ---------------------------------------------------------------
+
+async def test_d_is_detections_even_in_the_checkpoints_tab(root: Path) -> None:
+    from supervisor.tui.screens.diff import DiffScreen
+    from supervisor.tui.screens.session import SessionScreen
+
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await press(pilot, "c", "d")
+        assert app.screen is screen and "Detections" in screen_text(app)
+        assert "exact_repeat" in screen_text(app)  # the detection's tab, not a diff
+        await press(pilot, "c", "v")
+        assert isinstance(app.screen, DiffScreen)

@@ -94,11 +94,11 @@ class GuidanceScreen(ModalScreen[str | None]):
 
 class CheckpointPicker(ModalScreen[str | None]):
     """Pick a checkpoint to roll back to; shows what each changed and what a rollback to it
-    throws away (git in a worker, per highlight), `d` the diff of that."""
+    throws away (git in a worker, per highlight), `v` views the diff of that."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", show=True),
-        Binding("d", "diff", "Diff since", show=True),
+        Binding("v", "diff", "View diff", show=True),
     ]
     DELIBERATE_KEYS = frozenset({"enter"})
     """`enter` rolls back: never from a burst of keys (`supervisor.tui.deliberate`)."""

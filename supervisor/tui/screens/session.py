@@ -286,9 +286,7 @@ class SessionScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only (recordings): no operator command is offered, in the footer or by key."""
-        if action == "command" and self.sv.read_only:
-            return False
-        return True
+        return not (action == "command" and self.sv.read_only)
 
     def action_command(self, action: str) -> None:
         self.sv.operator_command(self.session_id, action)

@@ -279,9 +279,7 @@ class SessionsScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only (recordings): no operator command is offered, in the footer or by key."""
-        if action == "command" and self.sv.read_only:
-            return False
-        return True
+        return not (action == "command" and self.sv.read_only)
 
     def action_command(self, action: str) -> None:
         sid = self.selected_session()

@@ -92,7 +92,7 @@ def detail_text(cp: CheckpointInfo, since: SinceCheckpoint | None) -> Text:
             text.append("\n")
         if len(since.files) > FILES_SHOWN:
             text.append(f"  … and {count(len(since.files) - FILES_SHOWN)} more\n", style="dim")
-    text.append("d: the diff of what it throws away", style="dim")
+    text.append("v: view the diff of what it throws away", style="dim")
     return text
 
 
