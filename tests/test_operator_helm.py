@@ -460,3 +460,20 @@ async def test_d_is_detections_even_in_the_checkpoints_tab(root: Path) -> None:
         assert "exact_repeat" in screen_text(app)  # the detection's tab, not a diff
         await press(pilot, "c", "v")
         assert isinstance(app.screen, DiffScreen)
+
+
+# -- item 13: the help's keys never run into their descriptions ---------------------------------
+
+async def test_help_keys_stand_apart_from_their_descriptions(root: Path) -> None:
+    from supervisor.tui.app import help_sections
+
+    app = make_app(root)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "tab/shift+tab  " in text and "tab,shift+tab" not in text
+        for _, keys in help_sections():
+            for key, description in keys:
+                assert f"{key}{description[:12]}" not in text, (key, description)

@@ -535,4 +535,6 @@ def _keys(cls: type) -> list[tuple[str, str]]:
 
 
 def _key_name(key: str) -> str:
-    return {"question_mark": "?", "slash": "/", "escape": "esc"}.get(key, key)
+    """A binding's key as the help shows it: `?`, `/`, `esc`; several keys `tab/shift+tab`."""
+    names = {"question_mark": "?", "slash": "/", "escape": "esc"}
+    return "/".join(names.get(k, k) for k in key.split(","))

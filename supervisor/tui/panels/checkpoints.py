@@ -41,7 +41,8 @@ class CheckpointsPanel(Panel):
     ID = "checkpoints"
     TITLE = "Checkpoints"
     KEY = "c"
-    HELP = "Workspace checkpoints: what each changed, what a rollback to it throws away (v: view the diff)"
+    HELP = ("Workspace checkpoints: what each changed, what a rollback to it throws away "
+            "(v: view the diff)")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "diff", "View diff", show=True),
     ]

@@ -173,13 +173,14 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         columns = [Text(), Text()]
         half = sum(len(keys) + 2 for _, keys in self.sections) / 2
+        width = max((len(key) for _, keys in self.sections for key, _ in keys), default=8) + 2
         used = 0
         for title, keys in self.sections:
             text = columns[0 if used < half else 1]
             used += len(keys) + 2
             text.append(f"{title}\n", style="bold underline")
             for key, description in keys:
-                text.append(f"  {key:<10}", style="bold")
+                text.append(f"  {key:<{width}}", style="bold")  # never runs into its text
                 text.append(f"{description}\n")
             text.append("\n")
         grid = Table.grid(padding=(0, 3))
