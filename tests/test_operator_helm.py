@@ -477,3 +477,46 @@ async def test_help_keys_stand_apart_from_their_descriptions(root: Path) -> None
         for _, keys in help_sections():
             for key, description in keys:
                 assert f"{key}{description[:12]}" not in text, (key, description)
+
+
+# -- item 6: readable at 80 columns, reachable at 60 ---------------------------------------------
+
+async def test_queue_entries_are_told_apart_at_80_columns(root: Path) -> None:
+    for sid, cmd, detector in (("s1", "make build", "exact_repeat"),
+                               ("s2", "pytest -q", "exact_repeat"),
+                               ("s3", "grep -r foo", "similar_calls")):
+        events = [start()]
+        for n in range(1, 4):
+            events += call(n, cmd=cmd)
+        events += [{"type": "detection", "detector": detector, "level": 3, "signature": "x",
+                    "evidence": [2, 4, 6], "message": "m"},
+                   escalation(evidence=[2, 4, 6],
+                              reason="Paused: this exact call (repeated) already ran")]
+        write_events(root, sid, events)
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await load(pilot, initial=True)
+        text = screen_text(app)
+        for summary in ("exact_repeat ×3 · bash make build", "exact_repeat ×3 · bash pytest -q",
+                        "similar_calls ×3 · bash grep -r foo"):
+            assert summary in text, text
+        assert "Paused: this exact call (repeated)" in text  # the prose, under it
+        header = next(line for line in text.splitlines() if line.startswith(" session "))
+        assert "errors" in header and "status" in header
+
+
+async def test_the_side_bar_is_reachable_at_60_columns(root: Path) -> None:
+    from supervisor.tui.screens.session import SessionScreen
+
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen)
+        await press(pilot, "d")  # a panel's key shows the side bar, on the whole width
+        text = screen_text(app)
+        assert "exact_repeat" in text and "Detections" in text
+        await press(pilot, "w")  # and back to the history
+        assert "tool_call" in screen_text(app)

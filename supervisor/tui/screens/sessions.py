@@ -8,7 +8,7 @@ moves the focus between the table and the queue.
 """
 
 import time
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.tui.format import level_text, safe, status_text
+from supervisor.tui.queue_summary import escalation_summary
 from supervisor.tui.session_order import Sort, order
 from supervisor.tui.widgets.escalation_queue import EscalationQueue, split_key
 from supervisor.tui.widgets.session_table import Column, SessionTable
@@ -32,9 +33,9 @@ TABLE_TICK_S = 1.0
 shown in seconds, and with 50 busy sessions every row changes at each update). The queue and the
 "Needs you" count follow every app tick."""
 COLUMNS = (
-    Column("session", min=16, flex=2),
+    Column("session", min=14, flex=2),
     Column("agent", min=8, flex=1, drop=4),
-    Column("task", min=12, flex=4, drop=2),
+    Column("task", min=10, flex=4, drop=2),
     Column("status"),
     Column("level"),
     Column("events", drop=5),
@@ -70,7 +71,7 @@ class SessionsScreen(Screen[None]):
     SessionsScreen { layout: vertical; }
     #needs-title { height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }
     #needs-title.-has { background: $warning; color: $background; }
-    #queue { height: auto; max-height: 8; border: none; }
+    #queue { height: auto; max-height: 9; border: none; }
     #sessions-table { height: 1fr; }
     #empty-help { height: auto; padding: 1 2; display: none; }
     #empty-help.-shown { display: block; }
@@ -89,6 +90,7 @@ class SessionsScreen(Screen[None]):
         self._table_at = 0.0
         self._hidden = 0
         self.sort = Sort()
+        self._summaries: dict[tuple[str, str], str] = {}
         """The sort column and direction (`s`, `S`, a click on a header)."""
 
     @property
@@ -226,8 +228,16 @@ class SessionsScreen(Screen[None]):
         title.update(text)
         title.set_class(bool(queue) and not self.sv.recordings, "-has")
         self.query_one(EscalationQueue).show(
-            queue, stale, now, lambda sid: model.liveness(sid, now).reason
+            queue, stale, now, lambda sid: model.liveness(sid, now).reason, self._summary
         )
+
+    def _summary(self, sid: str, esc: dict[str, Any]) -> str:
+        """The queue's short summary of an escalation, made once (one read of the log)."""
+        key = (sid, str(esc.get("escalation_id")))
+        if key not in self._summaries:
+            st = self.sv.model.sessions.get(sid)
+            self._summaries[key] = escalation_summary(st, esc) if st is not None else ""
+        return self._summaries[key]
 
     # -- actions -----------------------------------------------------------------------------
 
