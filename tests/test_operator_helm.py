@@ -520,3 +520,29 @@ async def test_the_side_bar_is_reachable_at_60_columns(root: Path) -> None:
         assert "exact_repeat" in text and "Detections" in text
         await press(pilot, "w")  # and back to the history
         assert "tool_call" in screen_text(app)
+
+
+# -- item 14: history rows in words, lone heartbeats folded too ---------------------------------
+
+async def test_history_reads_usage_and_start_in_words_and_folds_lone_heartbeats(root: Path
+                                                                               ) -> None:
+    from supervisor.tui.screens.session import SessionScreen
+
+    events = [start(task=None)]
+    for n in range(1, 4):
+        events += [*call(n), {"type": "heartbeat"}]
+    events += [{"type": "usage", "input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.02}]
+    write_events(root, "s1", events)
+    app = make_app(root)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen)
+        text = screen_text(app)
+        assert "demo-agent  in /work" in text and "task=None" not in text and "None" not in text
+        assert "1200 tokens in, 300 out, $0.02" in text and '"input_tokens"' not in text
+        assert "heartbeat        " not in text  # each lone heartbeat between two steps: folded
+        assert "3 heartbeats folded (h)" in text
+        await press(pilot, "h")  # shown again on request
+        assert "heartbeat        " in screen_text(app)
