@@ -546,3 +546,20 @@ async def test_history_reads_usage_and_start_in_words_and_folds_lone_heartbeats(
         assert "3 heartbeats folded (h)" in text
         await press(pilot, "h")  # shown again on request
         assert "heartbeat        " in screen_text(app)
+
+
+# -- item 17: analyze cuts nothing silently -----------------------------------------------------
+
+def test_analyze_keeps_detector_names_whole_and_messages_whole_in_a_pipe() -> None:
+    from tests.conftest import REPO, run_cli
+
+    out = run_cli("analyze", str(REPO / "sample_sessions"))  # captured: a pipe
+    assert out.returncode == 0, out.stderr
+    assert " recurring_error " in out.stdout and "recurring_erro " not in out.stdout
+    rows = [line for line in out.stdout.splitlines() if " recurring_error " in line]
+    assert any(len(line) > 200 and not line.endswith("…") for line in rows)
+    loops = [line.split()[3:] for line in
+             out.stdout.split("most common loops")[1].split("per run")[0].splitlines()[2:]
+             if line.strip()]
+    assert loops and all(words[0] in ("Loop:", "Blocked:", "Paused:") and
+                         "(signature" in words for words in loops), loops  # words, not a hash
