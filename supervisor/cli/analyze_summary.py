@@ -122,15 +122,15 @@ def print_summary(lines: list[RunLine], out: TextIO) -> None:
         # a signature is a hash: each loop is said by what the engine first said of it, the
         # hash (to match `--json`) last, labelled; cut to a terminal's width, whole in a pipe
         out.write("  most common loops (what the engine first said of each)\n")
-        name = max(8, *(len(str(sig["detector"])) for sig in figures["signatures"]))
-        out.write(f"    {'runs':>4} {'steps':>5}  {'detector':<{name}} loop\n")
-        limit = max(20, shutil.get_terminal_size((120, 20)).columns - 20 - name) \
+        wide = max(8, *(len(str(sig["detector"])) for sig in figures["signatures"]))
+        out.write(f"    {'runs':>4} {'steps':>5}  {'detector':<{wide}} loop\n")
+        limit = max(20, shutil.get_terminal_size((120, 20)).columns - 20 - wide) \
             if out.isatty() else None
         for sig in figures["signatures"]:
             text = clean(str(sig["signature"]), keep_newlines=False, limit=40)
             example = clean(str(sig["example"]) or "-", keep_newlines=False, limit=limit)
             detector = clean(str(sig["detector"]), keep_newlines=False)
-            out.write(f"    {sig['runs']:>4} {sig['steps']:>5}  {detector:<{name}} {example}"
+            out.write(f"    {sig['runs']:>4} {sig['steps']:>5}  {detector:<{wide}} {example}"
                       f"  (signature {text})\n")
     out.write("  per run\n")
     width = max([len(line.session) for line in lines] + [7])
