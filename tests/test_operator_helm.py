@@ -24,6 +24,7 @@ from tui_support import (
 from supervisor.store.liveness import THIS_HOST
 from supervisor.tui.screens.escalation import EscalationScreen
 from supervisor.tui.screens.modals import CheckpointPicker, ConfirmScreen
+from tests.conftest import REPO
 from tests.test_tui_e2e import Terminal, env, terminals  # noqa: F401 - fixtures
 
 SIZE = (120, 40)
@@ -563,3 +564,68 @@ def test_analyze_keeps_detector_names_whole_and_messages_whole_in_a_pipe() -> No
              if line.strip()]
     assert loops and all(words[0] in ("Loop:", "Blocked:", "Paused:") and
                          "(signature" in words for words in loops), loops  # words, not a hash
+
+
+# -- item 15: every shipped theme reads at 4.5:1 -------------------------------------------------
+
+def _all_statuses(root: Path) -> None:
+    import subprocess
+
+    from tui_support import FROZEN_NOW
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    alive = {"pid": os.getpid(), "host": THIS_HOST}
+    write_events(root, "running", [start(**alive), *call(2)], t0=FROZEN_NOW - 20, step=1)
+    write_events(root, "waiting", [start(**alive), *call(1), escalation()])
+    write_events(root, "late", [start(**alive), escalation(deadline_ts=FROZEN_NOW - 5)])
+    write_events(root, "calm", [start(**alive), escalation(deadline_ts=None)])
+    write_events(root, "soon", [start(**alive), escalation(deadline_ts=FROZEN_NOW + 20)])
+    write_events(root, "dead", [start(pid=gone.pid, host=THIS_HOST), escalation()])
+    _paused_session(root, "paused")
+    write_events(root, "idle", [start(**alive), *call(2)], t0=FROZEN_NOW - 4000)
+    for status in ("completed", "aborted", "failed", "terminated"):
+        write_events(root, status, [start(), *call(2), {"type": "session_end",
+                                                        "status": status}])
+    write_events(root, "limit", [start(), {"type": "limit", "name": "tool_calls", "value": 10,
+                                           "limit": 10, "action": "stop"},
+                                 {"type": "session_end", "status": "terminated"}])
+    write_events(root, "broken", [*call(2)])
+    (root / "sessions" / "empty").mkdir()
+
+
+@pytest.mark.parametrize("theme", sorted(p.stem for p in (REPO / "themes").glob("*.toml")))
+async def test_every_shipped_theme_reads_at_4_5_to_1(root: Path, theme: str) -> None:
+    """Every label the sessions screen draws (statuses, levels, deadlines, the queue, the stale
+    group, the footer) as the terminal gets it: its colour on its background, at least 4.5:1."""
+    from textual.color import Color
+
+    from supervisor.tui.palette import contrast
+
+    _all_statuses(root)
+    app = make_app(root, theme=theme)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await load(pilot, initial=True)
+        assert app.theme == theme
+        update = app.screen._compositor.render_update(
+            full=True, screen_stack=list(app._background_screens))
+        low: dict[str, float] = {}
+        seen = set()
+        for line in update.strips:
+            for strip in line:
+                for segment in strip:
+                    text = "".join(c for c in segment.text if not c.isspace()
+                                   and not "\u2500" <= c <= "\u259f")  # lines and blocks
+                    style = segment.style
+                    if not text or style is None or style.color is None or \
+                            style.bgcolor is None:
+                        continue
+                    seen.add(text)
+                    fg, bg = style.color.get_truecolor(), style.bgcolor.get_truecolor()
+                    ratio = contrast(Color(*fg), Color(*bg))
+                    if ratio < 4.5:
+                        low[text] = round(ratio, 2)
+        for label in ("completed", "aborted", "WAITING", "paused", "dead", "idle", "broken",
+                      "notrunning", "nodeadline", "abortin", "Answeroldest"):
+            assert any(label in t for t in seen), (label, sorted(seen))
+        assert not low, low

@@ -27,7 +27,7 @@ from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
-from supervisor.tui import terminal_guard
+from supervisor.tui import palette, terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
@@ -141,6 +141,13 @@ class SupervisorApp(App[None]):
             )
             wanted = fallback
         self.theme = wanted
+        palette.use_theme(self.get_theme(wanted) or self.current_theme)
+
+    def watch_theme(self, name: str) -> None:
+        """Our labels take the new theme's colours (readable on its background)."""
+        theme = self.get_theme(name)
+        if theme is not None:
+            palette.use_theme(theme)
 
     # -- life cycle --------------------------------------------------------------------------
 

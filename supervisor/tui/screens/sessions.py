@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.tui.format import level_text, safe, status_text
+from supervisor.tui.palette import style
 from supervisor.tui.queue_summary import escalation_summary
 from supervisor.tui.session_order import Sort, order
 from supervisor.tui.widgets.escalation_queue import EscalationQueue, split_key
@@ -137,7 +138,7 @@ class SessionsScreen(Screen[None]):
         problem = getattr(self.sv.follower, "problem", None)
         if problem:  # shown until it can be read again (it names the root); the rows stay
             line = safe(f"{problem}: retrying, what is shown may be out of date", 300,
-                        "bold red")
+                        style("bold {bad}"))
         waiting = self.sv.initial_session
         if waiting is not None and waiting not in self.sv.model.sessions:
             line.append("   waiting for session ", style="bold")
@@ -326,9 +327,9 @@ class SessionsScreen(Screen[None]):
 def errors_text(errors: int, bad_lines: int) -> Text:
     """`13 +3 bad`: failed results, and the lines of its files that could not be read (as
     `supervisor sessions` shows them; the Problems tab lists them)."""
-    text = Text(str(errors), style="red" if errors else "", justify="right", end="")
+    text = Text(str(errors), style=style("{bad}") if errors else "", justify="right", end="")
     if bad_lines:
-        text.append(f" +{bad_lines} bad", style="bold red")
+        text.append(f" +{bad_lines} bad", style=style("bold {bad}"))
     return text
 
 

@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from supervisor.store.render import ago
 from supervisor.tui.format import deadline_text, level_text, safe
+from supervisor.tui.palette import style
 
 STALE_HEADER = "stale-header"
 """Id of the (disabled) option that heads the stale group."""
@@ -82,7 +83,8 @@ def live_line(session_id: str, esc: dict[str, Any], now: float, w: Widths,
     """Two lines: `  12s ago  s1  3 escalate  exact_repeat ×3 · Bash make  skip in 1:48`,
     then the reason's prose under the summary, dimmed."""
     line = Text(no_wrap=True, end="")
-    line.append_text(_cell(Text(ago(esc.get("ts"), now), style="dim"), AGE_WIDTH, right=True))
+    line.append_text(_cell(Text(ago(esc.get("ts"), now), style=style("{muted}")), AGE_WIDTH,
+                           right=True))
     line.append(GAP)
     line.append_text(_cell(safe(session_id, SESSION_MAX, "bold"), w.session))
     line.append(GAP)
@@ -95,18 +97,19 @@ def live_line(session_id: str, esc: dict[str, Any], now: float, w: Widths,
     if summary:
         indent = AGE_WIDTH + len(GAP)
         line.append("\n" + " " * indent)
-        line.append_text(_cell(safe(esc.get("reason"), 400, "dim"), max(10, w.total - indent)))
+        line.append_text(_cell(safe(esc.get("reason"), 400, style("{muted}")),
+                               max(10, w.total - indent)))
     return line
 
 
 def stale_line(session_id: str, esc: dict[str, Any], now: float, why: str, w: Widths) -> Text:
     """`  5m ago  s2        dead: no heartbeat for 40 s  exact_repeat: ...`, dimmed."""
-    line = Text(no_wrap=True, end="", style="dim")
+    line = Text(no_wrap=True, end="", style=style("{muted}"))
     line.append_text(_cell(Text(ago(esc.get("ts"), now)), AGE_WIDTH, right=True))
     line.append(GAP)
     line.append_text(_cell(safe(session_id, SESSION_MAX, "bold"), w.session))
     line.append(GAP)
-    rest = Text(f"dead: {why}", style="red")
+    rest = Text(f"dead: {why}", style=style("{bad}"))
     rest.append(GAP)
     rest.append_text(safe(esc.get("reason"), 400))
     line.append_text(_cell(rest, w.level + w.reason + w.deadline + (2 if w.level else 1)
@@ -149,7 +152,8 @@ class EscalationQueue(OptionList):
         if stale:
             keys.append(STALE_HEADER)
             lines.append(Text(f"not running ({len(stale)}): their agents are gone, answers "
-                              "cannot reach them", style="bold dim", no_wrap=True, end="",
+                              "cannot reach them", style=style("bold {muted}"), no_wrap=True,
+                              end="",
                               overflow="ellipsis"))
             for sid, esc in stale:
                 keys.append(entry_key(sid, esc.get("escalation_id")))
