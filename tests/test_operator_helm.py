@@ -629,3 +629,46 @@ async def test_every_shipped_theme_reads_at_4_5_to_1(root: Path, theme: str) -> 
                       "notrunning", "nodeadline", "abortin", "Answeroldest"):
             assert any(label in t for t in seen), (label, sorted(seen))
         assert not low, low
+
+
+# -- item 18: install says what next and warns; doctor checks every installed hook -------------
+
+def test_doctor_checks_every_installed_hook_and_install_warns(tmp_path: Path) -> None:
+    import json
+    import sys as _sys
+
+    from tests.conftest import run_cli
+
+    home = tmp_path / "home"
+    home.mkdir()
+    homes = {"HOME": str(home), "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": "", "GEMINI_CLI_HOME": ""}
+    for target in ("claude-code", "codex", "gemini"):
+        out = run_cli("install", target, "--user", **homes)
+        assert out.returncode == 0, out.stderr
+        assert "next: start" in out.stdout and "supervisor doctor" in out.stdout
+        if _sys.prefix != _sys.base_prefix:  # these tests run in a virtual environment
+            assert f"warning: every hook runs {_sys.prefix}" in out.stdout
+    project = tmp_path / "project"
+    project.mkdir()
+    out = run_cli("doctor", "--project", str(project), **homes)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for name, path in (("claude-code", ".claude/settings.json"), ("codex", ".codex/hooks.json"),
+                       ("gemini", ".gemini/settings.json")):
+        assert f"{name}: {home / path}: PreToolUse: ok (supervisor " in out.stdout \
+            or f"{name}: {home / path}: BeforeTool: ok (supervisor " in out.stdout, out.stdout
+    assert "BROKEN" not in out.stdout
+    # the environment the hooks name is gone (a deleted venv)
+    settings = home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    for groups in data["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                _program, rest = hook["command"].split(" ", 1)
+                hook["command"] = f"/gone/venv/bin/supervisor-hook {rest}"
+    settings.write_text(json.dumps(data))
+    out = run_cli("doctor", "--project", str(project), **homes)
+    assert out.returncode == 1
+    assert "claude-code: " in out.stdout and "BROKEN: /gone/venv/bin/supervisor-hook does " \
+        "not exist any more" in out.stdout
+    assert "run `supervisor install TARGET` again" in out.stdout
+    assert "codex: " in out.stdout and "gemini: " in out.stdout  # the others still checked

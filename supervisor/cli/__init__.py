@@ -23,6 +23,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
     ("install", "supervisor.cli.install_cmd", "add the supervisor's hooks to an agent's settings"),
     ("uninstall", "supervisor.cli.install_cmd", "remove the hooks that `install` added"),
+    ("doctor", "supervisor.cli.doctor_cmd",
+     "check that every installed hook still resolves and answers"),
     ("answer", "supervisor.cli.answer_cmd", "answer a session's pending escalation"),
     ("pause", "supervisor.cli.pause_cmd", "pause a running agent until you resume it"),
     ("resume", "supervisor.cli.resume_cmd", "let a paused agent go on"),
