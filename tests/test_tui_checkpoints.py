@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from tui_support import load, make_app, screen_text, until
+from tui_support import load, make_app, press, screen_text, until
 
 from supervisor.guard import Session
 from supervisor.guard.checkpoints import CheckpointStore
@@ -109,7 +109,7 @@ async def test_rollback_picker_offers_the_diff(root: Path, tmp_path: Path) -> No
         await load(pilot, initial=True)
         app.open_session("s1")
         await pilot.pause()
-        await pilot.press("B")  # the operator command: roll back
+        await press(pilot, "B")  # the operator command: roll back (a deliberate key)
         await pilot.pause()
         assert isinstance(app.screen, CheckpointPicker)
         detail = app.screen.query_one(CheckpointDetail)

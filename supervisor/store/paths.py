@@ -212,8 +212,8 @@ def list_session_ids(root: Path) -> list[str]:
     except FileNotFoundError:
         return []
     except OSError as exc:  # another user's root, a permission, a file in its place
-        raise UnreadableStore(f"cannot read the sessions of {root}: "
-                              f"{exc.strerror or exc}") from exc
+        raise UnreadableStore(f"cannot read the sessions folder ({exc.strerror or exc}): "
+                              f"{base}") from exc
     return sorted(
         e.name for e in entries if SESSION_ID_RE.fullmatch(e.name) and e.is_dir()
     )

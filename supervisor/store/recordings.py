@@ -30,7 +30,7 @@ def is_recording(root: Path, session_id: str | None = None) -> bool:
             return True
         return session_id is not None and (session_dir(Path(root), session_id) / MARKER).is_file()
     except OSError as exc:
-        raise UnreadableStore(f"cannot read {root}: {exc.strerror or exc}") from exc
+        raise UnreadableStore(f"cannot read the root ({exc.strerror or exc}): {root}") from exc
 
 
 def refuse_writes(root: Path, session_id: str | None = None) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from tui_support import REPO, load, make_app
+from tui_support import REPO, load, make_app, press
 
 from supervisor.guard.core import Guard
 from supervisor.guard.settings import GuardSettings
@@ -127,7 +127,7 @@ async def test_every_view_of_the_dashboard_is_terminal_safe(hostile: Path) -> No
         await pilot.press("e")
         await check("escalation")
         assert isinstance(app.screen, EscalationScreen)
-        await pilot.press("r")
+        await press(pilot, "r")  # a deliberate key: after a pause, as a person presses it
         for _ in range(50):
             await pilot.pause()
             if isinstance(app.screen, CheckpointPicker):

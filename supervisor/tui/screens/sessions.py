@@ -131,19 +131,20 @@ class SessionsScreen(Screen[None]):
         if self.sv.root_created and not self.sv.model.sessions:  # true only while empty
             notes.append("created empty")
         line = Text(no_wrap=True, end="")
+        waiting = self.sv.initial_session  # first: a long root path must not hide it
+        if waiting is not None and waiting not in self.sv.model.sessions:
+            line.append("waiting for session ", style="bold")
+            line.append_text(safe(waiting, 60, "bold"))
+            line.append(" to appear…   ", style="bold")
         store = self.sv.store
-        line.append_text(safe(f"{store.noun}: {store.describe()}"))
-        if notes:
-            line.append(f"  ({', '.join(notes)})")
         problem = getattr(self.sv.follower, "problem", None)
         if problem:  # shown until it can be read again (it names the root); the rows stay
-            line = safe(f"{problem}: retrying, what is shown may be out of date", 300,
-                        style("bold {bad}"))
-        waiting = self.sv.initial_session
-        if waiting is not None and waiting not in self.sv.model.sessions:
-            line.append("   waiting for session ", style="bold")
-            line.append_text(safe(waiting, 60, "bold"))
-            line.append(" to appear…", style="bold")
+            line.append_text(safe(f"{problem}; retrying, what is shown may be out of date",
+                                  300, style("bold {bad}")))
+        else:
+            line.append_text(safe(f"{store.noun}: {store.describe()}"))
+            if notes:
+                line.append(f"  ({', '.join(notes)})")
         self.query_one("#root-line", Label).update(line)
 
     def _row_cells(self, sid: str, now: float) -> tuple[Text, ...]:
