@@ -80,6 +80,8 @@ def env(tmp_path: Path) -> dict[str, str]:
     environment["PYTHONPATH"] = str(REPO)
     environment["SUPERVISOR_CONFIG"] = str(tmp_path / "config")
     environment["TERM"] = "xterm-256color"
+    for size in ("COLUMNS", "LINES"):  # set by pytest-xdist's workers: the tmux window decides
+        environment.pop(size, None)
     return environment
 
 

@@ -165,6 +165,8 @@ def test_the_dashboard_in_a_real_terminal_shows_no_hostile_byte(hostile: Path, t
                                                                tmux: str) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm-256color",
                SUPERVISOR_CONFIG=str(tmp_path / "config"))
+    for size in ("COLUMNS", "LINES"):  # set by pytest-xdist's workers: the tmux window decides
+        env.pop(size, None)
     command = (f"cd {tmp_path} && env PYTHONPATH={REPO} TERM=xterm-256color "
                f"SUPERVISOR_CONFIG={tmp_path / 'config'} {sys.executable} -m supervisor "
                f"dashboard --root {hostile}; sleep 30")
