@@ -21,6 +21,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 START_S = 15.0
+START_ATTEMPTS = 5
+"""Ports tried when another worker takes the chosen one first."""
 
 
 def redis_binary() -> str:
@@ -53,6 +55,18 @@ class RedisServer:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> "RedisServer":
+        """Start it on a free port. Tests run in parallel (pytest-xdist): a port another worker
+        took between `free_port` and the bind makes this server exit, and the server that
+        answers there is someone else's; so the answer must come from ours (its `dir`), and
+        a lost race is tried again on another port."""
+        for _ in range(START_ATTEMPTS):
+            if self._start_once():
+                return self
+            self.port = free_port()
+        raise RuntimeError(f"redis-server did not start after {START_ATTEMPTS} ports: "
+                           f"{(self.dir / 'redis.log').read_text(errors='replace')[-2000:]}")
+
+    def _start_once(self) -> bool:
         args = [self.binary, "--bind", "127.0.0.1", "--dir", str(self.dir),
                 "--appendonly", "yes", "--save", "", "--daemonize", "no",
                 "--logfile", str(self.dir / "redis.log"), *self.extra]
@@ -67,9 +81,12 @@ class RedisServer:
         deadline = time.monotonic() + START_S
         while True:
             with contextlib.suppress(Exception), self.admin() as client:
-                if client.ping():
-                    return self
-            if self.proc.poll() is not None or time.monotonic() > deadline:
+                if client.ping() and self.proc.poll() is None and \
+                        client.config_get("dir").get("dir") == str(self.dir.resolve()):
+                    return True
+            if self.proc.poll() is not None:
+                return False  # the port was taken meanwhile: another one
+            if time.monotonic() > deadline:
                 log = (self.dir / "redis.log").read_text(errors="replace")[-2000:]
                 raise RuntimeError(f"redis-server did not start on {self.port}: {log}")
             time.sleep(0.05)

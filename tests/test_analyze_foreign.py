@@ -36,7 +36,7 @@ def test_human_output_has_the_summary_over_runs() -> None:
     text = proc.stdout
     assert "Summary of 15 runs" in text
     assert "runs with loops" in text and "steps inside loops" in text
-    assert "cost inside loops" in text and "most common loop signatures" in text
+    assert "cost inside loops" in text and "most common loops" in text
     assert "pydicom-1458-edit-retries" in text.split("per run")[-1]
 
 

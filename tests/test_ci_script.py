@@ -23,7 +23,11 @@ def run_test_section(directory: Path) -> subprocess.CompletedProcess[str]:
     section = "set -euo pipefail\n" + script[script.index(MARKER):]
     bin_dir = directory / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
+    # a wrapper, not a symbolic link: a link to a virtual environment's python loses the
+    # environment (and its plugins, pytest-xdist among them)
+    wrapper = bin_dir / "python"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    wrapper.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     env.pop("PYTEST_ADDOPTS", None)
     return subprocess.run(["bash", "-c", section], cwd=directory, env=env, capture_output=True,
@@ -38,7 +42,8 @@ def run_test_section(directory: Path) -> subprocess.CompletedProcess[str]:
         ({"test_bad.py": "def test_ok():\n    pass\n\ndef test_bad():\n    assert 1 == 2\n"}, 1),
         ({}, 1),  # nothing collected: pytest says 5, CI must fail
         ({"test_none.py": "x = 1\n"}, 1),
-        ({"test_broken.py": "import no_such_module_here\n"}, 2),
+        # a module that cannot be imported: pytest-xdist reports it as a failure (1, not 2)
+        ({"test_broken.py": "import no_such_module_here\n"}, 1),
     ],
 )
 def test_ci_test_section(tmp_path: Path, tests: dict[str, str], status: int) -> None:

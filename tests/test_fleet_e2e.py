@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from redis_helpers import REPO, RedisServer, relay_process, wait_for
-from tui_support import screen_text
+from tui_support import press, screen_text
 
 from supervisor.guard.operator import send_decision
 from supervisor.store.open import open_store
@@ -95,17 +95,17 @@ async def test_one_dashboard_three_hosts_an_answered_escalation(
             assert "store: redis://127.0.0.1" in screen_text(app)
             oldest_session, oldest = app.model.queue(time.time())[0]
             host = oldest_session.split("/")[0]
-            await pilot.press("e")
+            await press(pilot, "e")
             await until(pilot, lambda: isinstance(app.screen, EscalationScreen),
                         "the escalation prompt")
             for key in ("g", *GUIDANCE, "ctrl+s"):
-                await pilot.press(key)
+                await press(pilot, key)
             await until(pilot, lambda: "applied" in screen_text(app),
                         "the agent's answer on the prompt", 60)
             st = app.model.sessions[oldest_session]
             [outcome] = st.outcomes.values()
             assert (outcome.state, outcome.action) == ("applied", "guidance")
-            await pilot.press("escape")
+            await press(pilot, "escape")
             await until(pilot, lambda: len(app.model.queue(time.time())) == 2, "the queue shrunk")
         store.close()
         # the decision reached only that host, once, and its agent applied it

@@ -16,12 +16,12 @@ def _store(kinds: list[str]) -> HistoryStore:
 def test_runs_of_heartbeats_fold_into_one_row() -> None:
     store = _store(["tool_call", *["heartbeat"] * 5, "tool_call", "heartbeat", "tool_call"])
     layout = HistoryLayout(store)
-    assert layout.extend() and len(layout) == 5
+    assert layout.extend() and len(layout) == 4
     run = layout.entry(1)
     assert (run.index, run.count, run.last, run.folded) == (1, 5, 5, True)
-    assert not layout.entry(3).folded  # a single heartbeat is shown as itself
-    assert layout.folded == 5
-    assert [layout.row_of(i) for i in range(9)] == [0, 1, 1, 1, 1, 1, 2, 3, 4]
+    assert layout.index(3) == 8  # a lone heartbeat between two steps is left out (issue 25)
+    assert layout.folded == 6
+    assert [layout.row_of(i) for i in range(9)] == [0, 1, 1, 1, 1, 1, 2, None, 3]
     loud = HistoryLayout(store, quiet=False)
     loud.extend()
     assert len(loud) == 9 and loud.folded == 0
@@ -43,7 +43,8 @@ def test_filters_include_and_exclude() -> None:
     assert hide_allow is not None and hide_allow.clauses[0].exclude
     layout = HistoryLayout(store, filter=hide_allow)
     layout.extend()
-    assert [layout.index(r) for r in range(len(layout))] == [0, 2, 3, 4]  # row 1: the allow
+    assert [layout.index(r) for r in range(len(layout))] == [0, 2, 3]  # row 1: the allow
+    # (row 4, a lone heartbeat, is left out: quiet)
     assert layout.hidden == 1
     both = HistoryLayout(store, filter=HistoryFilter.parse("bash, -make 3"))
     both.extend()

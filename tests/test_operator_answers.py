@@ -13,6 +13,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    press,
     screen_text,
     start,
     write_events,
@@ -44,7 +45,7 @@ async def open_prompt(app, pilot, sid: str = "s1") -> EscalationScreen:
 async def press_and_read(app, pilot, *keys: str) -> str:
     """Press keys; then the screen's text, and the prompt's outcome box unwrapped."""
     for key in keys:
-        await pilot.press(key)
+        await press(pilot, key)
         await pilot.pause()
     box = ""
     if isinstance(app.screen, EscalationScreen):
@@ -148,7 +149,7 @@ async def test_refused_for_a_dead_agent(root: Path) -> None:
         await open_prompt(app, pilot, "gone")
         text = await press_and_read(app, pilot, "a")
         assert f"the agent is not running (its process {pid} is gone)" in text
-        await pilot.press("escape")
+        await press(pilot, "escape")
         app.open_escalation("silent", "esc-1")
         text = await press_and_read(app, pilot, "s")
         assert "the agent is not running (no heartbeat for 40 s)" in text
@@ -163,7 +164,7 @@ async def test_waiting_for_the_agent_turns_into_not_responding(root: Path) -> No
     app.clock = lambda: now[0]
     async with app.run_test(size=SIZE) as pilot:
         await open_prompt(app, pilot)
-        text = await press_and_read(app, pilot, "a")
+        text = await press_and_read(app, pilot, "a", "y")
         assert "waiting for the agent to apply it" in text
         now[0] += RESPONSE_WAIT_S + 2
         app.refresh_screens()
@@ -180,7 +181,7 @@ async def test_an_agent_that_ends_before_reading_the_answer_is_said_so(root: Pat
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await open_prompt(app, pilot)
-        await press_and_read(app, pilot, "a")
+        await press_and_read(app, pilot, "a", "y")
         write_events(root, "s1", [{"type": "session_end", "status": "terminated",
                                    "reason": "stopped by SIGTERM"}])
         await load(pilot)

@@ -67,7 +67,7 @@ def test_a_killed_agent_leaves_the_queue_and_its_answer_is_refused(
         assert not (root / "sessions" / "doomed" / "control.jsonl").exists()
         term.keys("Escape", "Escape")
         term.wait_for(lambda s: "Needs you: 1" in s, "back on the sessions screen")
-        term.keys("e", "a")
+        term.keys("e", "a", "y")
         term.wait_for(lambda s: "applied: approve" in s, "the live one's answer applied", 30)
         term.keys("Escape", "q")
         term.wait_for(lambda s: "EXITED 0" in s, "the dashboard to quit")

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tui_support import FROZEN_NOW, call, load, make_app, screen_text, start, write_events
+from tui_support import FROZEN_NOW, call, load, make_app, press, screen_text, start, write_events
 
 from supervisor.guard import GuardSettings, Session
 from supervisor.guard.operator import send_decision
@@ -80,8 +80,8 @@ async def test_the_pause_prompt_says_it_holds_and_shows_the_steps_before_it(root
     app = make_app(root)
     async with app.run_test(size=(120, 45)) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("e")
-        await pilot.pause()
+        assert "Needs you: 0" in screen_text(app)  # a pause is not a request (issue 25)
+        await press(pilot, "P")  # on a paused session: its prompt
         assert isinstance(app.screen, EscalationScreen)
         text = screen_text(app)
         assert "Paused esc-1" in text and " resume " in text

@@ -19,6 +19,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    press,
     screen_text,
     start,
     write_events,
@@ -65,7 +66,7 @@ async def test_a_dead_agent_leaves_the_queue_and_e_goes_to_a_live_one(root: Path
         assert "dead: its process" in text and "is gone" in text
         row = next(line for line in text.splitlines() if line.startswith(" dead-one "))
         assert " dead " in row
-        await pilot.press("e")
+        await press(pilot, "e")
         await pilot.pause()
         assert isinstance(app.screen, EscalationScreen)
         assert app.screen.session_id == "live-one"
@@ -122,10 +123,10 @@ async def test_a_recordings_root_from_the_checkout_is_read_only(tmp_path: Path) 
         await load(pilot, initial=True)
         assert app.read_only and app.recordings
         assert "(recordings, read-only)" in screen_text(app)
-        await pilot.press("e")
+        await press(pilot, "e")
         await pilot.pause()
         assert isinstance(app.screen, EscalationScreen)
-        await pilot.press("a")
+        await press(pilot, "a")
         await pilot.pause()
         text = screen_text(app)
         assert "waiting for the agent" not in text

@@ -4,6 +4,9 @@ tool's error (or added context after a shell command), Codex added context after
 failed edit's file region comes after it, and the two together stay within the budget."""
 
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +32,13 @@ _PREFIX = len("Agent Supervisor: ") + 1
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
+def ws() -> Iterator[Path]:
+    """A workspace with a short path of a stable length: the message's budget must not depend
+    on where pytest puts its temporary folders (a worker of pytest-xdist nests them deeper)."""
+    workspace = Path(tempfile.mkdtemp(prefix="ws-", dir="/tmp"))
     (workspace / "app.py").write_text(APP)
-    return workspace
+    yield workspace
+    shutil.rmtree(workspace, ignore_errors=True)
 
 
 def hook(target: str, root: Path, data: dict[str, Any]) -> dict | None:

@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from tui_support import load, make_app, screen_text, until
+from tui_support import load, make_app, press, screen_text, until
 
 from supervisor.guard import Session
 from supervisor.guard.checkpoints import CheckpointStore
@@ -83,7 +83,7 @@ async def test_checkpoints_tab_and_diff_never_run_git_on_the_ui_thread(
         # from git over the work tree now: what a rollback to cp-2 throws away
         assert "A rollback to cp-2 throws away (since it, in the work" in text
         assert "tree now): 1 file(s)" in text and "~ app.py" in text
-        await pilot.press("d")
+        await pilot.press("v")
         await pilot.pause()
         diff = app.screen
         assert isinstance(diff, DiffScreen)
@@ -109,13 +109,13 @@ async def test_rollback_picker_offers_the_diff(root: Path, tmp_path: Path) -> No
         await load(pilot, initial=True)
         app.open_session("s1")
         await pilot.pause()
-        await pilot.press("B")  # the operator command: roll back
+        await press(pilot, "B")  # the operator command: roll back (a deliberate key)
         await pilot.pause()
         assert isinstance(app.screen, CheckpointPicker)
         detail = app.screen.query_one(CheckpointDetail)
         await until(pilot, lambda: detail.since is not None)
         assert detail.checkpoint is not None and detail.checkpoint.checkpoint_id == "cp-2"
-        await pilot.press("down", "d")  # cp-1, then its diff
+        await pilot.press("down", "v")  # cp-1, then its diff
         await pilot.pause()
         diff = app.screen
         assert isinstance(diff, DiffScreen) and diff.checkpoint_id == "cp-1"

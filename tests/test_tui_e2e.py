@@ -44,9 +44,11 @@ class Terminal:
         return self._tmux("capture-pane", "-p", "-t", "t")
 
     def keys(self, *keys: str) -> None:
+        """One key at a time, as a person presses them (slower than a burst: a decision key in
+        a burst is ignored, `supervisor.tui.deliberate`)."""
         for key in keys:
             self._tmux("send-keys", "-t", "t", key)
-            time.sleep(0.3)
+            time.sleep(0.45)
 
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "t", "-l", text)
@@ -78,6 +80,8 @@ def env(tmp_path: Path) -> dict[str, str]:
     environment["PYTHONPATH"] = str(REPO)
     environment["SUPERVISOR_CONFIG"] = str(tmp_path / "config")
     environment["TERM"] = "xterm-256color"
+    for size in ("COLUMNS", "LINES"):  # set by pytest-xdist's workers: the tmux window decides
+        environment.pop(size, None)
     return environment
 
 

@@ -14,6 +14,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    press,
     screen_text,
     start,
     until,
@@ -40,18 +41,18 @@ def anyio_backend() -> str:
 async def _open_escalation(app, pilot) -> EscalationScreen:
     await load(pilot, initial=True)
     await pilot.pause()
-    await pilot.press("e")
+    await press(pilot, "e")
     await pilot.pause()
     assert isinstance(app.screen, EscalationScreen)
     return app.screen
 
 
 DECISIONS = {
-    "approve": (["a"], {"text": None, "checkpoint_id": None}),
+    "approve": (["a", "y"], {"text": None, "checkpoint_id": None}),
     "guidance": (["g", *"try make clean", "ctrl+s"],
                  {"text": "try make clean", "checkpoint_id": None}),
     "rollback": (["r", "down", "enter"], {"text": None, "checkpoint_id": "cp-1"}),
-    "skip": (["s"], {"text": None, "checkpoint_id": None}),
+    "skip": (["s", "y"], {"text": None, "checkpoint_id": None}),
     "abort": (["x", "y"], {"text": None, "checkpoint_id": None}),
 }
 
@@ -66,9 +67,7 @@ async def test_each_decision_kind_writes_its_control_line(root: Path) -> None:
             app.open_escalation(action, "esc-1")
             await pilot.pause()
             assert isinstance(app.screen, EscalationScreen)
-            for key in keys:
-                await pilot.press(key)
-                await pilot.pause()
+            await press(pilot, *keys)
             lines = control_lines(root, action)
             assert len(lines) == 1, action
             line = lines[0]
@@ -77,7 +76,7 @@ async def test_each_decision_kind_writes_its_control_line(root: Path) -> None:
             assert line["escalation_id"] == "esc-1"
             assert line["decision_id"].startswith("d-") and line["operator"]
             assert "waiting for the agent" in screen_text(app)
-            await pilot.press("escape")
+            await press(pilot, "escape")
             await pilot.pause()
 
 
@@ -89,10 +88,10 @@ async def test_abort_needs_confirmation(root: Path) -> None:
         titles = {c.title for c in app.get_system_commands(app.screen)}
         assert {f"Decide: {a}" for a in ("approve", "guidance", "rollback", "skip", "abort")
                 } <= titles
-        await pilot.press("x")
+        await press(pilot, "x")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("n")
+        await press(pilot, "n")
         await pilot.pause()
         assert isinstance(app.screen, EscalationScreen)
         assert control_lines(root, "s1") == []
@@ -104,7 +103,7 @@ async def test_rollback_picker_shows_what_each_checkpoint_changed_and_undoes(roo
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await _open_escalation(app, pilot)
-        await pilot.press("r")
+        await press(pilot, "r")
         await pilot.pause()
         assert isinstance(app.screen, CheckpointPicker)
         detail = app.screen.query_one(CheckpointDetail)
@@ -112,14 +111,14 @@ async def test_rollback_picker_shows_what_each_checkpoint_changed_and_undoes(roo
         text = screen_text(app)
         assert "cp-2" in text and "Changed since the previous checkpoint: 1 file(s)" in text
         assert "A rollback to cp-2 throws away (at least what the later" in text
-        await pilot.press("down")
+        await press(pilot, "down")
         await until(pilot, lambda: detail.since is not None and detail.checkpoint is not None
                     and detail.checkpoint.checkpoint_id == "cp-1")
         text = screen_text(app)
         assert "Changed since the previous checkpoint: 2 file(s)" in text and "a.py" in text
         assert "throws away (at least what the later checkpoints changed" in text
         assert "~ b.py" in text  # cp-2 changed b.py after cp-1
-        await pilot.press("escape")
+        await press(pilot, "escape")
         await pilot.pause()
         assert control_lines(root, "s1") == []
 
@@ -129,7 +128,7 @@ async def test_outcome_applied_then_shown(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         modal = await _open_escalation(app, pilot)
-        await pilot.press("a")
+        await press(pilot, "a", "y")
         await pilot.pause()
         decision_id = control_lines(root, "s1")[0]["decision_id"]
         write_events(root, "s1", [{"type": "decision_applied", "escalation_id": "esc-1",
@@ -140,7 +139,7 @@ async def test_outcome_applied_then_shown(root: Path) -> None:
         assert modal.decision_id == decision_id
         text = screen_text(app)
         assert "applied: approve" in text and "level lowered to 1" in text
-        await pilot.press("escape")
+        await press(pilot, "escape")
         await pilot.pause()
         assert "Needs you: 0" in screen_text(app)
 
@@ -150,7 +149,7 @@ async def test_outcome_ignored_because_another_operator_answered(root: Path) -> 
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await _open_escalation(app, pilot)
-        await pilot.press("s")
+        await press(pilot, "s", "y")
         await pilot.pause()
         ours = control_lines(root, "s1")[0]["decision_id"]
         write_events(root, "s1", [
@@ -217,16 +216,16 @@ async def test_operator_commands_on_a_running_session(root: Path) -> None:
             app.open_session(action)
             await pilot.pause()
             assert isinstance(app.screen, SessionScreen)
-            await pilot.press(key)
+            await press(pilot, key)
             await pilot.pause()
             for k in extra_keys:
-                await pilot.press(k)
+                await press(pilot, k)
             await pilot.pause()
             lines = control_lines(root, action)
             assert len(lines) == 1, action
             assert lines[0]["escalation_id"] is None and lines[0]["action"] == action
             assert {k: lines[0][k] for k in expected} == expected
-            await pilot.press("escape")
+            await press(pilot, "escape")
             await pilot.pause()
 
 
@@ -237,7 +236,7 @@ async def test_operator_command_from_the_sessions_table(root: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
         await pilot.pause()
-        await pilot.press("down", "P")
+        await press(pilot, "down", "P")
         await pilot.pause()
         assert control_lines(root, "a1") == []
         assert control_lines(root, "b2")[0]["action"] == "pause"
@@ -249,7 +248,7 @@ async def test_commands_refused_on_ended_session_and_read_only(root: Path) -> No
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("P", "G")
+        await press(pilot, "P", "G")
         await pilot.pause()
         assert not isinstance(app.screen, GuidanceScreen)
         assert any("session ended: completed" in str(n.message) for n in app._notifications)
@@ -257,7 +256,7 @@ async def test_commands_refused_on_ended_session_and_read_only(root: Path) -> No
     app = make_app(root, read_only=True)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("down", "P")
+        await press(pilot, "down", "P")
         await pilot.pause()
         assert control_lines(root, "live") == []
 
@@ -267,14 +266,14 @@ async def test_guidance_needs_text(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("G")
+        await press(pilot, "G")
         await pilot.pause()
         assert isinstance(app.screen, GuidanceScreen)
-        await pilot.press("ctrl+s")
+        await press(pilot, "ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, GuidanceScreen)
         app.screen.query_one(TextArea).text = "  "
-        await pilot.press("escape")
+        await press(pilot, "escape")
         await pilot.pause()
         assert control_lines(root, "s1") == []
 
@@ -288,11 +287,11 @@ async def test_filter_sessions(root: Path) -> None:
         await load(pilot, initial=True)
         table = app.screen.query_one(SessionTable)
         assert table.row_count == 3
-        await pilot.press("slash", *"claude fix")
+        await press(pilot, "slash", *"claude fix")
         await pilot.pause()
         assert table.row_count == 1
         assert table.get_row_at(0)[0].plain == "gamma"
-        await pilot.press("enter", "escape")
+        await press(pilot, "enter", "escape")
         await pilot.pause()
         assert table.row_count == 3
 
@@ -307,22 +306,22 @@ async def test_search_and_filter_history(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await pilot.pause()
         history = app.screen.query_one(HistoryView)
         assert history.follow
-        await pilot.press("slash", *"needle", "enter")
+        await press(pilot, "slash", *"needle", "enter")
         await pilot.pause()
         assert not history.follow
         row = history.store.row(history.store_index(history.cursor))
         assert row.type == "message" and "needle" in row.text
         assert "needle in the haystack" in screen_text(app)
-        await pilot.press("f", *"step 17", "enter")
+        await press(pilot, "f", *"step 17", "enter")
         await pilot.pause()
         shown = {history.store.row(history.store_index(i)).text for i in range(history.row_count)}
         assert history.row_count == 11  # the calls "step 17" and "step 170".."step 179"
         assert all("step 17" in text or "c17" in text for text in shown if text)
-        await pilot.press("f", "home", "ctrl+k", "enter")
+        await press(pilot, "f", "home", "ctrl+k", "enter")
         await pilot.pause()
         assert history.row_count == len(history.store)
 
@@ -335,7 +334,7 @@ async def test_history_follows_live_unless_scrolled_up(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await pilot.pause()
         history = app.screen.query_one(HistoryView)
         assert history.scroll_y == history.max_scroll_y > 0
@@ -344,7 +343,7 @@ async def test_history_follows_live_unless_scrolled_up(root: Path) -> None:
         await pilot.pause()
         assert history.scroll_y == history.max_scroll_y
         assert "c500" in screen_text(app)
-        await pilot.press("up", "up", "pageup")
+        await press(pilot, "up", "up", "pageup")
         await pilot.pause()
         assert not history.follow
         held = history.scroll_y
@@ -352,7 +351,7 @@ async def test_history_follows_live_unless_scrolled_up(root: Path) -> None:
         await load(pilot)
         await pilot.pause()
         assert history.scroll_y == held < history.max_scroll_y
-        await pilot.press("end")
+        await press(pilot, "end")
         await pilot.pause()
         assert history.follow and history.scroll_y == history.max_scroll_y
 
@@ -367,11 +366,11 @@ async def test_selecting_a_detection_jumps_to_its_evidence(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("enter", "d")
+        await press(pilot, "enter", "d")
         await pilot.pause()
         options = app.screen.query_one("#detections", OptionList)
         assert options.option_count == 1
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await pilot.pause()
         history = app.screen.query_one(HistoryView)
         assert history.store.row(history.store_index(history.cursor)).seq == 21
@@ -388,7 +387,7 @@ async def test_problems_view_lists_bad_lines_with_offsets(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("enter", "p")
+        await press(pilot, "enter", "p")
         await pilot.pause()
         table = app.screen.query_one("#problems-table", DataTable)
         assert table.row_count == 2
@@ -404,7 +403,7 @@ async def test_vanished_session_and_new_sessions_while_running(root: Path) -> No
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await pilot.pause()
         assert app.screen.session_id == "gone"
         shutil.rmtree(root / "sessions" / "gone")
@@ -412,10 +411,10 @@ async def test_vanished_session_and_new_sessions_while_running(root: Path) -> No
         await load(pilot)
         await pilot.pause()
         assert "folder vanished" in screen_text(app)
-        await pilot.press("P")
+        await press(pilot, "P")
         await pilot.pause()
         assert not (root / "sessions" / "gone").exists()  # nothing written into a vanished dir
-        await pilot.press("escape")
+        await press(pilot, "escape")
         await pilot.pause()
         text = screen_text(app)
         assert "fresh" in text and "Needs you: 1" in text and "vanished" in text
@@ -449,7 +448,7 @@ async def test_queue_is_oldest_first_and_e_opens_the_oldest(root: Path) -> None:
         text = screen_text(app)
         assert "Needs you: 2" in text
         assert text.index("early") < text.index("late  ")
-        await pilot.press("e")
+        await press(pilot, "e")
         await pilot.pause()
         assert app.screen.escalation_id == "esc-early"
 
@@ -457,14 +456,14 @@ async def test_queue_is_oldest_first_and_e_opens_the_oldest(root: Path) -> None:
 async def test_help_lists_every_key(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=(120, 60)) as pilot:
-        await pilot.press("question_mark")
+        await press(pilot, "question_mark")
         await pilot.pause()
         text = screen_text(app)
         for needle in ("Approve", "Guidance", "Rollback", "Skip task", "Abort", "Pause",
                        "Reset", "Filter", "Search", "Problems", "command palette",
                        "Open the session"):
             assert needle in text, needle
-        await pilot.press("escape")
+        await press(pilot, "escape")
         await pilot.pause()
         assert isinstance(app.screen, SessionsScreen)
 
@@ -484,11 +483,11 @@ async def test_palette_lists_every_action(root: Path) -> None:
         session_titles = [c.title for c in app.get_system_commands(app.screen)]
         assert {"Search history", "Filter history", "Show problems", "Show detections",
                 "Answer this session's escalation"} <= set(session_titles)
-        await pilot.press("escape")
+        await press(pilot, "escape")
         await pilot.pause()
-        await pilot.press("ctrl+p", *"Pause session s1")
+        await press(pilot, "ctrl+p", *"Pause session s1")
         await pilot.pause(0.3)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await pilot.pause()
         assert control_lines(root, "s1")[0]["action"] == "pause"
 

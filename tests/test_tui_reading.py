@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tui_support import call, load, make_app, screen_text, start, write_events
+from tui_support import call, load, make_app, press, screen_text, start, write_events
 
 from supervisor.tui.app import help_sections
 from supervisor.tui.panels import PANELS
@@ -67,7 +67,7 @@ async def test_enter_opens_a_failing_call_in_full(root: Path) -> None:
         screen = await _open(app, pilot)
         history = screen.query_one(HistoryView)
         assert history.jump_to_seq(8)  # the failing result
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await _settle(pilot)
         assert isinstance(app.screen, EventScreen)
         pager = app.screen.query_one(TextPager)
@@ -80,16 +80,16 @@ async def test_enter_opens_a_failing_call_in_full(root: Path) -> None:
         assert "the log keeps the first" in text  # says honestly that the guard cut it
         assert "Verdict  #7" in text and "Read the failing test first." in text
         assert "same_error (level 1)" in text  # the detection whose evidence names the call
-        await pilot.press("slash", *"test_case_5", "enter")
+        await press(pilot, "slash", *"test_case_5", "enter")
         await pilot.pause()
         assert "match 1/11" in screen_text(app)
-        await pilot.press("n")
+        await press(pilot, "n")
         await pilot.pause()
         assert "match 2/11" in screen_text(app)
-        await pilot.press("slash", "ctrl+u", *"no such text", "enter")
+        await press(pilot, "slash", "ctrl+u", *"no such text", "enter")
         await pilot.pause()
         assert "no match" in screen_text(app)
-        await pilot.press("escape")
+        await press(pilot, "escape")
         await pilot.pause()
         assert isinstance(app.screen, SessionScreen)
 
@@ -100,15 +100,15 @@ async def test_detail_view_steps_through_the_history(root: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(app, pilot)
         screen.query_one(HistoryView).jump_to_seq(2)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await _settle(pilot)
         assert "Tool call  #2" in app.screen.query_one(TextPager).plain_text()
-        await pilot.press("right")
+        await press(pilot, "right")
         await _settle(pilot)
         event_screen = app.screen
         assert isinstance(event_screen, EventScreen) and event_screen.index == 2
         assert "Result  #3" in event_screen.query_one(TextPager).plain_text()
-        await pilot.press("left", "left")
+        await press(pilot, "left", "left")
         await _settle(pilot)
         text = event_screen.query_one(TextPager).plain_text()
         assert event_screen.index == 0 and '"agent": "demo-agent"' in text
@@ -125,20 +125,20 @@ async def test_heartbeats_fold_into_one_row_and_unfold(root: Path) -> None:
         text = screen_text(app)
         assert "… 42 heartbeats, 1.4 min" in text
         assert "42 heartbeats folded (h)" in text
-        await pilot.press("h")
+        await press(pilot, "h")
         await _settle(pilot)
         assert history.row_count == total
         assert "every heartbeat shown (h)" in screen_text(app)
-        await pilot.press("h")
+        await press(pilot, "h")
         await _settle(pilot)
         assert history.row_count == total - 41
         # enter on the folded row shows each heartbeat instead of opening one
         history.jump_to_seq(10)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await _settle(pilot)
         assert isinstance(app.screen, SessionScreen) and history.row_count == total
         # a heartbeat arriving live joins the run
-        await pilot.press("h")
+        await press(pilot, "h")
         await _settle(pilot)
         write_events(root, "s1", [{"type": "heartbeat"}, {"type": "heartbeat"}])
         await load(pilot)
@@ -152,13 +152,13 @@ async def test_filter_excludes_and_says_what_it_hides(root: Path) -> None:
         screen = await _open(app, pilot)
         history = screen.query_one(HistoryView)
         total = history.row_count
-        await pilot.press("f", *"-verdict allow", "enter")
+        await press(pilot, "f", *"-verdict allow", "enter")
         await _settle(pilot)
         assert history.row_count == total - 1
         assert 'filter "-verdict allow" hides 1' in screen_text(app)
         shown = [history.store.type_of(history.store_index(r)) for r in range(history.row_count)]
         assert shown.count("verdict") == 1  # the nudge stays
-        await pilot.press("f", "ctrl+u", *"bash, -result", "enter")
+        await press(pilot, "f", "ctrl+u", *"bash, -result", "enter")
         await _settle(pilot)
         kinds = {history.store.type_of(history.store_index(r)) for r in range(history.row_count)}
         assert kinds == {"tool_call"}
@@ -166,7 +166,7 @@ async def test_filter_excludes_and_says_what_it_hides(root: Path) -> None:
         write_events(root, "s1", [*call(5, cmd="bash again")])
         await load(pilot)
         assert history.row_count == 4
-        await pilot.press("f", "ctrl+u", "enter")  # empty: every row again
+        await press(pilot, "f", "ctrl+u", "enter")  # empty: every row again
         await _settle(pilot)
         assert "hidden" not in screen_text(app) and history.row_count == total + 2
 
@@ -176,16 +176,16 @@ async def test_search_counts_matches(root: Path) -> None:
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await _open(app, pilot)
-        await pilot.press("slash", *"make", "enter")
+        await press(pilot, "slash", *"make", "enter")
         await pilot.pause()
         assert '"make": match 1/2' in screen_text(app)
-        await pilot.press("n")
+        await press(pilot, "n")
         await pilot.pause()
         assert '"make": match 2/2' in screen_text(app)
-        await pilot.press("n")
+        await press(pilot, "n")
         await pilot.pause()
         assert '"make": match 1/2' in screen_text(app)  # wraps around
-        await pilot.press("slash", *"zebra", "enter")
+        await press(pilot, "slash", *"zebra", "enter")
         await pilot.pause()
         assert '"zebra": no match' in screen_text(app)
 
@@ -200,11 +200,11 @@ async def test_rows_cut_at_the_edge_end_with_an_ellipsis_and_w_widens(root: Path
         assert "…" in row and "END-OF-COMMAND" not in row
         history = screen.query_one(HistoryView)
         narrow = history.size.width
-        await pilot.press("w")
+        await press(pilot, "w")
         await pilot.pause()
         assert history.size.width > narrow and history.size.width >= SIZE[0] - 2
         assert "Overview" not in screen_text(app)
-        await pilot.press("c")  # a panel's key brings the side bar back
+        await press(pilot, "c")  # a panel's key brings the side bar back
         await pilot.pause()
         assert "Checkpoints" in screen_text(app) and history.size.width == narrow
 
@@ -219,7 +219,7 @@ async def test_each_panel_is_listed_once_with_its_key_palette_and_help(root: Pat
         for panel in PANELS:
             assert f"Show {panel.TITLE.lower()}" in titles
             assert helped[panel.KEY] == panel.TITLE
-            await pilot.press(panel.KEY)
+            await press(pilot, panel.KEY)
             await pilot.pause()
             assert screen.query_one("#side").active == f"tab-{panel.ID}"
             shown = screen.query_one(f"#panel-{panel.ID}")
@@ -371,7 +371,7 @@ async def test_detection_panel_and_detail_view_show_evidence_results(root: Path)
     app = make_app(root)
     async with app.run_test(size=(160, 45)) as pilot:
         screen = await _open(app, pilot)
-        await pilot.press("d")
+        await press(pilot, "d")
         await _settle(pilot)
         text = screen_text(app)
         assert "#3      result  failed (exit 1)" in text  # the panel: result of the call #2
@@ -379,7 +379,7 @@ async def test_detection_panel_and_detail_view_show_evidence_results(root: Path)
         history = screen.query_one(HistoryView)
         history.focus()
         history.jump_to_seq(8)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await _settle(pilot)
         assert isinstance(app.screen, EventScreen)
         detail = app.screen.query_one(TextPager).plain_text()
@@ -399,7 +399,7 @@ async def test_a_long_output_line_is_wrapped_whole_beside_the_scrollbar(root: Pa
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await _open(app, pilot)
         screen.query_one(HistoryView).jump_to_seq(3)
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await _settle(pilot)
         pager = app.screen.query_one(TextPager)
         assert pager.virtual_size.height > pager.size.height  # it scrolls: a scrollbar shows

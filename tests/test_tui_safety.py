@@ -10,6 +10,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    press,
     screen_text,
     write_events,
 )
@@ -60,7 +61,7 @@ async def test_hostile_text_is_shown_literally_and_without_controls(root: Path) 
         text = screen_text(app)
         _assert_safe(text)
         assert "[red]agent[" in text and "[bold red]pwned[/]" in text
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await pilot.pause()
         text = screen_text(app)
         _assert_safe(text)
@@ -70,16 +71,16 @@ async def test_hostile_text_is_shown_literally_and_without_controls(root: Path) 
             line = history.render_line(y).text
             assert not any(ch in CONTROL_CHARS for ch in line)
         for key in ("d", "c", "p"):
-            await pilot.press(key)
+            await press(pilot, key)
             await pilot.pause()
             _assert_safe(screen_text(app))
-        await pilot.press("e")
+        await press(pilot, "e")
         await pilot.pause()
         assert isinstance(app.screen, EscalationScreen)
         text = screen_text(app)
         _assert_safe(text)
         assert "Reason: [bold red]pwned[/]" in text
-        await pilot.press("r")
+        await press(pilot, "r")
         await pilot.pause()
         _assert_safe(screen_text(app))
 

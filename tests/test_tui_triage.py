@@ -13,6 +13,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    press,
     screen_text,
     start,
     until,
@@ -63,21 +64,21 @@ async def test_waiting_first_oldest_escalation_first_then_last_activity(root: Pa
         assert "status ▼" in screen_text(app)
         table = app.screen.query_one(SessionTable)
         table.cursor_row = rows(app).index("busy")
-        await pilot.press("s")  # last activity
+        await press(pilot, "s")  # last activity
         await pilot.pause()
         assert rows(app) == ["done", "busy", "early-a", "late-b", "quiet"]
         assert table.cursor_key == "busy"  # the cursor stays on its session
-        await pilot.press("s")  # errors: most first (busy has 3 failing results)
+        await press(pilot, "s")  # errors: most first (busy has 3 failing results)
         await pilot.pause()
         assert rows(app)[0] == "busy" and "errors ▼" in screen_text(app)
-        await pilot.press("S")  # reversed
+        await press(pilot, "S")  # reversed
         await pilot.pause()
         assert rows(app)[-1] == "busy" and "errors ▲" in screen_text(app)
-        await pilot.press("s", "s")  # level, then agent: alphabetical
+        await press(pilot, "s", "s")  # level, then agent: alphabetical
         await pilot.pause()
         assert [app.model.sessions[s].summary.agent for s in rows(app)] == [
             "alpha", "beta", "mu", "mu", "zeta"]
-        await pilot.press("s")  # around to status again
+        await press(pilot, "s")  # around to status again
         await pilot.pause()
         assert rows(app) == ["late-b", "early-a", "done", "busy", "quiet"]
 
@@ -119,22 +120,23 @@ async def test_columns_use_the_width_they_get_and_give_way_at_80(root: Path) -> 
         assert "…" in row and len(row.rstrip()) <= 80
 
 
-async def test_queue_entries_are_one_aligned_line_each(root: Path) -> None:
+async def test_queue_entries_are_aligned_a_summary_line_and_the_prose(root: Path) -> None:
     write_events(root, "s", [start(), escalation(
         reason="exact_repeat: " + "a very long reason that goes on and on " * 6)])
     write_events(root, "a-longer-session", [start(), escalation("esc-2",
                                                                 reason="same_error: short")])
     app = make_app(root)
-    async with app.run_test(size=(100, 24)) as pilot:
+    async with app.run_test(size=(104, 24)) as pilot:
         await load(pilot, initial=True)
         queue = app.screen.query_one(EscalationQueue)
         assert queue.option_count == 2
-        lines = [line for line in screen_text(app).splitlines() if "abort in" in line]
-        assert len(lines) == 2  # one line each, nothing wrapped
+        text = screen_text(app).splitlines()
+        lines = [line for line in text if "abort in" in line]
+        assert len(lines) == 2  # a summary line each, the deadline on it
         assert len({line.index("3 escalate") for line in lines}) == 1  # aligned columns
         assert len({line.index("abort in") for line in lines}) == 1
-        long = next(line for line in lines if "exact_repeat" in line)
-        assert "…" in long  # the reason gives way, the deadline stays on the line
+        long = next(line for line in text if "exact_repeat: a very long" in line)
+        assert long.rstrip().endswith("…")  # the prose, under it, gives way at the edge
 
 
 async def test_tab_moves_focus_between_table_and_queue(root: Path) -> None:
@@ -144,21 +146,21 @@ async def test_tab_moves_focus_between_table_and_queue(root: Path) -> None:
         await load(pilot, initial=True)
         table = app.screen.query_one(SessionTable)
         assert app.focused is table
-        await pilot.press("tab")  # nothing in the queue: the focus stays, and says why
+        await press(pilot, "tab")  # nothing in the queue: the focus stays, and says why
         assert app.focused is table
         write_events(root, "calm", [escalation()])
         await load(pilot)
-        await pilot.press("tab")
+        await press(pilot, "tab")
         queue = app.screen.query_one(EscalationQueue)
         assert app.focused is queue and queue.highlighted == 0
-        await pilot.press("enter")
+        await press(pilot, "enter")
         await pilot.pause()
         assert isinstance(app.screen, EscalationScreen)
-        await pilot.press("escape")
+        await press(pilot, "escape")
         await pilot.pause()
-        await pilot.press("tab")
+        await press(pilot, "tab")
         assert app.focused is table
-        await pilot.press("shift+tab")
+        await press(pilot, "shift+tab")
         assert app.focused is queue
 
 
@@ -170,18 +172,18 @@ async def test_after_answering_the_prompt_offers_the_next_pending(root: Path) ->
     app = make_app(root)
     async with app.run_test(size=(120, 40)) as pilot:
         await load(pilot, initial=True)
-        await pilot.press("e")
+        await press(pilot, "e")
         await pilot.pause()
         prompt = app.screen
         assert isinstance(prompt, EscalationScreen) and prompt.session_id == "first"
         assert "next:" not in screen_text(app)  # nothing offered before answering
-        await pilot.press("n")
+        await press(pilot, "n")
         await pilot.pause()
         assert app.screen is prompt
-        await pilot.press("a")
+        await press(pilot, "a", "y")
         await until(pilot, lambda: "next:" in screen_text(app))
         assert "second" in screen_text(app) and "cycle: two" in screen_text(app)
-        await pilot.press("n")
+        await press(pilot, "n")
         await pilot.pause()
         assert isinstance(app.screen, EscalationScreen) and app.screen.session_id == "second"
 
@@ -242,5 +244,5 @@ async def test_sessions_screen_keys_are_in_the_help(root: Path) -> None:
     from supervisor.tui.app import help_sections
 
     keys = dict(dict(help_sections())["Sessions"])
-    assert keys["s"] == "Sort" and keys["S"] == "Reverse sort" and keys["tab,shift+tab"]
+    assert keys["s"] == "Sort" and keys["S"] == "Reverse sort" and keys["tab/shift+tab"]
     assert isinstance(SessionsScreen(), SessionsScreen)

@@ -136,3 +136,33 @@ async def until(pilot: Any, predicate: Any, timeout: float = 20.0) -> None:
         await pilot.pause(0.02)
     await pilot.pause()
     await pilot.pause()  # the result is drawn
+
+
+async def press(pilot: Any, *keys: str) -> None:
+    """Press keys as a person does: a key that decides (in the screen's `DELIBERATE_KEYS`)
+    comes after a pause longer than a burst's gap (`supervisor.tui.deliberate`); other keys
+    at Pilot's pace."""
+    from supervisor.tui.deliberate import BURST_GAP_S, key_matches
+
+    for key in keys:
+        deliberate = getattr(pilot.app.screen, "DELIBERATE_KEYS", frozenset())
+        if key_matches(deliberate, key, key if len(key) == 1 else None):
+            await pilot.pause(BURST_GAP_S + 0.05)
+        await pilot.press(key)
+        await pilot.pause()
+
+
+async def burst(pilot: Any, keys: str) -> None:
+    """Keys as a paste or a shell command typed into the wrong pane deliver them: all at once,
+    each stamped on arrival, then handled in order."""
+    from textual import events
+
+    from supervisor.tui.deliberate import BURST_GAP_S
+
+    await pilot.pause(BURST_GAP_S + 0.05)  # the burst starts after a quiet moment
+    app = pilot.app
+    for char in keys:
+        key = {"\r": "enter", " ": "space"}.get(char, char)
+        app.post_message(events.Key(key, char))
+    for _ in range(5):
+        await pilot.pause()

@@ -23,6 +23,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("validate", "supervisor.cli.validate_cmd", "check event files and list their bad lines"),
     ("install", "supervisor.cli.install_cmd", "add the supervisor's hooks to an agent's settings"),
     ("uninstall", "supervisor.cli.install_cmd", "remove the hooks that `install` added"),
+    ("doctor", "supervisor.cli.doctor_cmd",
+     "check that every installed hook still resolves and answers"),
     ("answer", "supervisor.cli.answer_cmd", "answer a session's pending escalation"),
     ("pause", "supervisor.cli.pause_cmd", "pause a running agent until you resume it"),
     ("resume", "supervisor.cli.resume_cmd", "let a paused agent go on"),
@@ -62,7 +64,7 @@ def build_parser() -> "argparse.ArgumentParser":
         module = importlib.import_module(module_name)
         command = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(command)
-        command.set_defaults(_run=module.run)
+        command.set_defaults(_run=module.run, _parser=command)
     return parser
 
 
@@ -70,6 +72,13 @@ def main(argv: "Sequence[str] | None" = None) -> int:
     """Run the command line; return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["hook"]:  # fast path: neither argparse nor any other command loaded
+        if args_list[1:2] in (["-h"], ["--help"]):
+            from supervisor.hooks.args import usage
+
+            print(usage() + "\n\nOne agent CLI hook call: the payload on stdin, the answer "
+                  "on stdout. `supervisor install` writes these into the agent's settings "
+                  "(see docs/hooks.md).")
+            return 0
         from supervisor.hooks.client import main as hook_main
 
         return hook_main(args_list[1:])
@@ -88,7 +97,9 @@ def _run(args_list: list[str]) -> int:
 
     try:
         parser = build_parser()
-        args = parser.parse_args(args_list)
+        args, unknown = parser.parse_known_args(args_list)
+        if unknown:  # said by the command's own parser: its usage, not the top level's
+            getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
         if not getattr(args, "_run", None):
             parser.print_help()
             return 2

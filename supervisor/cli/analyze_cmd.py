@@ -149,10 +149,13 @@ def _visible(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _print_table(report: "RunReport", out: TextIO) -> None:
-    """One run as a readable block: a header line, the first reactions, a row per finding."""
+    """One run as a readable block: a header line, the first reactions, a row per finding.
+    Detector names are never cut; messages are cut (with `…`) to a terminal's width only,
+    whole through a pipe."""
     from supervisor.safetext import clean
 
     width = max(60, min(shutil.get_terminal_size((120, 20)).columns, 200))
+    terminal = out.isatty()
     first = ", ".join(
         f"{k} at step {v}" for k, v in report.first.items() if v is not None
     ) or "no loop found"
@@ -160,10 +163,12 @@ def _print_table(report: "RunReport", out: TextIO) -> None:
               f"({clean(report.source, keep_newlines=False)})\n")
     out.write(f"  {report.steps} tool calls; {first}\n")
     if report.findings:
-        out.write(f"  {'step':>5} {'seq':>6}  {'detector':<14} {'lvl':>3}  {'action':<8} message\n")
-        room = max(20, width - 46)
+        name = max(8, *(len(f.detector) for f in report.findings))
+        out.write(f"  {'step':>5} {'seq':>6}  {'detector':<{name}} {'lvl':>3}  {'action':<8} "
+                  "message\n")
+        room = max(20, width - 32 - name) if terminal else None
         for f in report.findings:
             msg = clean(f.message, keep_newlines=False, limit=room)
-            out.write(f"  {f.step:>5} {f.seq:>6}  {f.detector[:14]:<14} {f.level:>3}  "
+            out.write(f"  {f.step:>5} {f.seq:>6}  {f.detector:<{name}} {f.level:>3}  "
                       f"{f.action:<8} {msg}\n")
     out.write("\n")

@@ -9,6 +9,7 @@ gets a share by steps (marked `~`), and a run with no cost is left out of the co
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -118,14 +119,19 @@ def print_summary(lines: list[RunLine], out: TextIO) -> None:
                   f"{_pct(figures['loop_cost_usd'], figures['cost_usd'])} "
                   f"({figures['runs_with_cost']} runs record cost{note})\n")
     if figures["signatures"]:
-        out.write("  most common loop signatures\n")
-        out.write(f"    {'runs':>4} {'steps':>5}  {'detector':<14} {'signature':<18} "
-                  "first seen as\n")
+        # a signature is a hash: each loop is said by what the engine first said of it, the
+        # hash (to match `--json`) last, labelled; cut to a terminal's width, whole in a pipe
+        out.write("  most common loops (what the engine first said of each)\n")
+        wide = max(8, *(len(str(sig["detector"])) for sig in figures["signatures"]))
+        out.write(f"    {'runs':>4} {'steps':>5}  {'detector':<{wide}} loop\n")
+        limit = max(20, shutil.get_terminal_size((120, 20)).columns - 20 - wide) \
+            if out.isatty() else None
         for sig in figures["signatures"]:
-            text = clean(str(sig["signature"]), keep_newlines=False, limit=18)
-            example = clean(str(sig["example"]), keep_newlines=False, limit=70)
-            out.write(f"    {sig['runs']:>4} {sig['steps']:>5}  {sig['detector'][:14]:<14} "
-                      f"{text:<18} {example}\n")
+            text = clean(str(sig["signature"]), keep_newlines=False, limit=40)
+            example = clean(str(sig["example"]) or "-", keep_newlines=False, limit=limit)
+            detector = clean(str(sig["detector"]), keep_newlines=False)
+            out.write(f"    {sig['runs']:>4} {sig['steps']:>5}  {detector:<{wide}} {example}"
+                      f"  (signature {text})\n")
     out.write("  per run\n")
     width = max([len(line.session) for line in lines] + [7])
     width = min(width, 48)

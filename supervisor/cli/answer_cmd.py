@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="split the task into the sub-tasks of F, one per line")
     parser.add_argument("--escalation", metavar="ID",
                         help="the escalation to answer (default: the pending one)")
-    add_follow_arguments(parser, default_wait=3.0)
+    add_follow_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

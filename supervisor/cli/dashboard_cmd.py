@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
             from supervisor.store.paths import ensure_private_dir
 
             ensure_private_dir(root)
+        store.session_ids()  # unreadable (another user's root)? one line and status 2, now
     if args.session:
         store.check_session_id(args.session)
     from supervisor.tui.alerts import Alerts
@@ -63,4 +64,4 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     for message in app.startup_messages:
         print(f"supervisor: {message}", file=sys.stderr)
-    return 0
+    return app.return_code or 0  # non-zero when the app failed

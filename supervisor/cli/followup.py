@@ -23,9 +23,18 @@ if TYPE_CHECKING:
     from supervisor.store.base import Store
 
 
-def add_follow_arguments(parser: argparse.ArgumentParser, default_wait: float) -> None:
-    """`--operator NAME`, `--wait SECONDS` and `--no-wait`."""
-    parser.add_argument("--operator", metavar="NAME", help="your name (default: login name)")
+WAIT_S = 10.0
+"""How long every command waits for the agent side to apply its decision by default: the
+dashboard's wait before it says "not responding" (`supervisor.tui.followup.RESPONSE_WAIT_S`). An
+agent waiting on an escalation answers at once; one that picks a command up at its next tool call
+may need a few seconds: one default for both, so no command gives up sooner than another."""
+
+
+def add_follow_arguments(parser: argparse.ArgumentParser, default_wait: float = WAIT_S) -> None:
+    """`--operator NAME`, `--wait SECONDS` (`WAIT_S` unless a command has a stated reason to
+    differ) and `--no-wait`."""
+    parser.add_argument("--operator", metavar="NAME",
+                        help="your name (default: $SUPERVISOR_OPERATOR, else your login name)")
     parser.add_argument("--wait", type=float, default=default_wait, metavar="SECONDS",
                         help="how long to wait for the agent to apply it (default "
                              f"{default_wait:g}; 0: don't)")
@@ -38,10 +47,12 @@ def send_and_follow(
     escalation_id: str | None = None, text: str | None = None,
     checkpoint_id: str | None = None, agent_waits: bool = False,
     tasks: list[str] | None = None,
+    applied_as: str | None = None,
 ) -> int:
     """Write the decision, then report its outcome (see the module docstring).
     `agent_waits`: the agent is waiting on an escalation (it reads the decision at once),
-    rather than picking it up at its next tool call."""
+    rather than picking it up at its next tool call. `applied_as`: what an applied decision
+    means, in the operator's words (said instead of the agent side's outcome)."""
     from supervisor.guard.operator import DecisionError, send_decision
 
     after = store.end_cursor(session)
@@ -52,11 +63,11 @@ def send_and_follow(
     except DecisionError as exc:
         raise CliError(str(exc)) from exc
     return report_outcome(store, session, decision_id, after, args.wait,
-                          agent_waits=agent_waits)
+                          agent_waits=agent_waits, applied_as=applied_as)
 
 
 def report_outcome(store: Store, session: str, decision_id: str, after: int, wait: float, *,
-                   agent_waits: bool = False) -> int:
+                   agent_waits: bool = False, applied_as: str | None = None) -> int:
     """Print what became of a decision: applied (0), ignored (1), the session ended before it
     was read (1), or not picked up yet (0)."""
     from supervisor.safetext import clean
@@ -73,7 +84,7 @@ def report_outcome(store: Store, session: str, decision_id: str, after: int, wai
               f"{why_not_applied_yet(summary, time.time(), agent_waits=agent_waits)}")
         return 0
     if outcome["type"] == "decision_applied":
-        print(f"applied: {clean(str(outcome.get('outcome')), keep_newlines=False)}")
+        print(applied_as or f"applied: {clean(str(outcome.get('outcome')), keep_newlines=False)}")
         return 0
     if outcome["type"] == "session_end":
         print(f"the session ended ({clean(str(outcome.get('status')), keep_newlines=False)}) "
@@ -106,7 +117,18 @@ def run_command(args: argparse.Namespace, command: str, *, text: str | None = No
             assert pending is not None  # command_refusal checked it
             return send_and_follow(store, args.session, "approve", args,
                                    escalation_id=str(pending["escalation_id"]),
-                                   agent_waits=True)
+                                   agent_waits=True,
+                                   applied_as="resumed: the agent goes on from where it paused")
         action = "guidance" if command == "guide" else command
+        applied_as = None
+        if pending is not None and command in ("guide", "abort"):
+            what = "paused" if pending.get("kind") == "pause" else "waiting for an answer"
+            eid = pending.get("escalation_id")
+            print(f"the agent is {what} ({eid}): this {command} answers it"
+                  + (", so the agent also resumes, with your guidance" if command == "guide"
+                     else ""))
+            if command == "guide":
+                applied_as = ("applied: guidance delivered, and the agent resumed "
+                              f"({eid} answered)")
         return send_and_follow(store, args.session, action, args, text=text,
-                               agent_waits=pending is not None)
+                               agent_waits=pending is not None, applied_as=applied_as)

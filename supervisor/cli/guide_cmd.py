@@ -11,7 +11,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument("session", help="session id")
     parser.add_argument("text", help="the guidance, as the agent will read it")
-    add_follow_arguments(parser, default_wait=10.0)
+    add_follow_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

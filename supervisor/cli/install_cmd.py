@@ -164,6 +164,18 @@ def _default_timeout(args: argparse.Namespace) -> int:
     return math.ceil(hold_seconds(policy)) + installer.HOLD_MARGIN_S
 
 
+def _warn_environment(target: str) -> None:
+    """The hooks run this Python environment by its absolute path: say so when it is a virtual
+    environment, which is easily removed or moved (every tool call's hook would then fail)."""
+    import sys
+
+    if sys.prefix != sys.base_prefix:
+        print(f"warning: every hook runs {sys.prefix} (this virtual environment) by its path; "
+              f"if you remove or move it, the hooks fail: install the supervisor where it "
+              f"stays (e.g. pipx), or run `supervisor install {target}` again after a move "
+              "(`supervisor doctor` tells)")
+
+
 def _report(command: str, target: Any, path: Path, plan: Any, backup: Path | None) -> None:
     if not plan.changed:
         done = "already installed in" if command == "install" else "no supervisor hooks in"
@@ -173,6 +185,10 @@ def _report(command: str, target: Any, path: Path, plan: Any, backup: Path | Non
         print(f"installed the {target.label} hooks into {path}")
         for note in target.settings.notes:
             print(note)
+        _warn_environment(target.name)
+        print(f"next: start {target.label} as usual; its sessions appear in `supervisor "
+              "dashboard` (and `supervisor sessions`). `supervisor doctor` checks the hooks "
+              "any time.")
     else:
         print(f"removed the supervisor's {target.label} hooks from {path}")
     if plan.new_text is None:

@@ -11,7 +11,7 @@ from supervisor.cli.followup import add_follow_arguments, run_command
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument("session", help="session id")
-    add_follow_arguments(parser, default_wait=10.0)
+    add_follow_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

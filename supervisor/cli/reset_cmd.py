@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument("session", help="session id")
-    add_follow_arguments(parser, default_wait=3.0)
+    add_follow_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,14 +1,16 @@
 """`supervisor sessions`: one line per session with status, level, counts and pending escalations.
 
 A session waiting for the operator shows its number of pending escalations with a `!` marker,
-so it stands out in a long table.
+so it stands out in a long table; a dead agent's are `stale` (no answer can reach it: the
+dashboard's "not running" group); an operator's own pause is not one (its status says `paused`,
+`--json` gives its id as `paused`).
 """
 
 import argparse
 import time
 from typing import Any
 
-from supervisor.cli.common import add_store_arguments, store_from
+from supervisor.cli.common import CliError, add_store_arguments, store_from
 from supervisor.safetext import clean
 
 
@@ -33,8 +35,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not summaries:
         root = getattr(store, "root", None)  # a local root: say when it is a mistyped one
-        missing = " (it does not exist)" if root is not None and not root.exists() else ""
-        print(f"no sessions in {store.noun} {store.describe()}{missing}")
+        missing = root is not None and not root.exists()
+        if missing and getattr(args, "root", None):  # named, and not there: a typo fails
+            raise CliError(f"root {store.describe()} does not exist (a typo? agents write to "
+                           "$SUPERVISOR_HOME, else the user state directory)")
+        print(f"no sessions in {store.noun} {store.describe()}"
+              + (" (it does not exist)" if missing else ""))
         return 0
     headers = ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS", "ERRORS", "PENDING",
                "LAST ACTIVITY"]
@@ -47,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             str(s.level),
             str(s.events),
             str(s.errors) + (f" +{s.bad_lines} bad" if s.bad_lines else ""),
-            f"{len(s.pending)} !" if s.pending else "-",
+            _pending_cell(s, now),
             ago(s.last_ts, now),
         ]
         for s in summaries
@@ -59,13 +65,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stale(s: Any, now: float) -> bool:
+    """The agent is dead: its escalations are stale, no answer can reach it (the dashboard's
+    "not running" group, `DashboardModel.stale`)."""
+    return s.liveness(now).alive is False
+
+
+def _pending_cell(s: Any, now: float) -> str:
+    waiting = s.needs_you()
+    if not waiting:
+        return "-"
+    return f"{len(waiting)} stale" if _stale(s, now) else f"{len(waiting)} !"
+
+
 def _row(s: Any, now: float) -> dict[str, object]:
     from supervisor.store.silence import unsupervised
 
+    stale = _stale(s, now)
     return {
         "session": s.session_id, "agent": s.agent, "task": s.task, "status": s.status(now),
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
-        "last_ts": s.last_ts, "pending_escalations": list(s.pending),
+        "last_ts": s.last_ts, "pending_escalations": [] if stale else list(s.needs_you()),
+        "stale_escalations": list(s.needs_you()) if stale else [],
+        "paused": next((eid for eid, esc in s.pending.items() if esc.get("kind") == "pause"),
+                       None),
         "notifications": s.notifications, "unsupervised": unsupervised(s, now),
         "policy_warnings": list(s.policy_warnings),
     }

@@ -33,7 +33,11 @@ class DecisionError(ValueError):
 
 
 def default_operator() -> str:
-    """The operator's name when none is given: the login name."""
+    """The operator's name when none is given: `$SUPERVISOR_OPERATOR`, else the login name
+    (one rule for the dashboard and every command)."""
+    named = os.environ.get("SUPERVISOR_OPERATOR", "").strip()
+    if named:
+        return named
     try:
         return getpass.getuser() or "operator"
     except Exception:  # no login name in some containers

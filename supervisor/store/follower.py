@@ -14,10 +14,12 @@ import asyncio
 import contextlib
 import time
 from pathlib import Path
+from typing import Any
 
 from supervisor.protocol.codec import LineKind
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE
 from supervisor.store.base import Consumer, SessionBatch
+from supervisor.store.errors import UnreadableStore
 from supervisor.store.local import local_batch
 from supervisor.store.paths import (
     SESSION_ID_RE,
@@ -58,11 +60,20 @@ class Follower:
         self._tailers: dict[tuple[str, LineKind], Tailer] = {}
         self._known: set[str] = set()
         self._behind: set[str] = set()
+        self.problem: str | None = None
+        """Why the sessions folder could not be read at the last scan (None: it could)."""
         """Sessions whose last poll stopped at the budget (a large file still loading)."""
 
     def scan(self) -> list[SessionBatch]:
-        """Discover sessions and read every file once; synchronous, usable without watching."""
-        current = set(list_session_ids(self.root))
+        """Discover sessions and read every file once; synchronous, usable without watching.
+        A sessions folder that cannot be read (any more) is said in `problem`; the sessions
+        known so far are kept as they were, and the next scan tries again."""
+        try:
+            current = set(list_session_ids(self.root))
+        except UnreadableStore as exc:
+            self.problem = str(exc)
+            return []
+        self.problem = None
         batches = [self._forget(sid) for sid in sorted(self._known - current)]
         for sid in sorted(current):
             batches.extend(self.poll_session(sid))
@@ -98,12 +109,15 @@ class Follower:
         from watchfiles import awatch  # imported here: only long-running readers need it
 
         stop = stop_event or asyncio.Event()
-        if not self.sessions.is_dir():
-            try:
+        try:
+            if not self.sessions.is_dir():
                 ensure_private_dir(self.sessions)
-            except OSError:
-                await self._poll_forever(consumer, stop)
-                return
+            await self._watch(awatch, consumer, stop)
+        except OSError as exc:  # cannot be watched (unreadable, replaced): re-scan instead
+            self.problem = self.problem or f"cannot watch {self.sessions}: {exc.strerror or exc}"
+        await self._poll_forever(consumer, stop)
+
+    async def _watch(self, awatch: Any, consumer: Consumer, stop: asyncio.Event) -> None:
         await self._deliver(consumer, await asyncio.to_thread(self._scan_all), stop)
         last_scan = time.monotonic()
         watcher = awatch(
@@ -142,7 +156,11 @@ class Follower:
     def _poll_all(self, session_ids: list[str]) -> list[SessionBatch]:
         batches = []
         for sid in session_ids:
-            if (self.sessions / sid).is_dir():
+            try:
+                is_dir = (self.sessions / sid).is_dir()
+            except OSError:  # unreadable now: the next full scan says why
+                continue
+            if is_dir:
                 batches.extend(self.poll_session(sid))
             elif sid in self._known:
                 batches.append(self._forget(sid))

@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE, READS_DIR
-from supervisor.store.errors import InvalidSessionId, SessionNotFound, UnsafeStore
+from supervisor.store.errors import (
+    InvalidSessionId,
+    SessionNotFound,
+    UnreadableStore,
+    UnsafeStore,
+)
 
 APP_NAME = "agent-supervisor"
 ENV_HOME = "SUPERVISOR_HOME"
@@ -206,6 +211,9 @@ def list_session_ids(root: Path) -> list[str]:
         entries = list(os.scandir(base))
     except FileNotFoundError:
         return []
+    except OSError as exc:  # another user's root, a permission, a file in its place
+        raise UnreadableStore(f"cannot read the sessions folder ({exc.strerror or exc}): "
+                              f"{base}") from exc
     return sorted(
         e.name for e in entries if SESSION_ID_RE.fullmatch(e.name) and e.is_dir()
     )

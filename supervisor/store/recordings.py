@@ -9,7 +9,7 @@ dashboard opens such a root read-only and shows its sessions as recorded.
 
 from pathlib import Path
 
-from supervisor.store.errors import StoreError
+from supervisor.store.errors import StoreError, UnreadableStore
 from supervisor.store.paths import session_dir
 
 MARKER = "RECORDINGS"
@@ -23,10 +23,14 @@ class ReadOnlyRecording(StoreError):
 
 
 def is_recording(root: Path, session_id: str | None = None) -> bool:
-    """True when `root` (or that session of it) is marked as a recording."""
-    if (Path(root) / MARKER).is_file():
-        return True
-    return session_id is not None and (session_dir(Path(root), session_id) / MARKER).is_file()
+    """True when `root` (or that session of it) is marked as a recording. A root that cannot
+    be read is said as such (`UnreadableStore`), without naming the marker file."""
+    try:
+        if (Path(root) / MARKER).is_file():
+            return True
+        return session_id is not None and (session_dir(Path(root), session_id) / MARKER).is_file()
+    except OSError as exc:
+        raise UnreadableStore(f"cannot read the root ({exc.strerror or exc}): {root}") from exc
 
 
 def refuse_writes(root: Path, session_id: str | None = None) -> None:

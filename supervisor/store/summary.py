@@ -105,6 +105,11 @@ class SessionSummary:
         if handler is not None:
             handler(self, event)
 
+    def needs_you(self) -> dict[str, dict[str, Any]]:
+        """The pending escalations that wait for an answer: all but an operator's own pause
+        (kind `pause`), which is the operator's choice, shown as `paused`, not as a request."""
+        return {eid: esc for eid, esc in self.pending.items() if esc.get("kind") != "pause"}
+
     @property
     def ended(self) -> bool:
         return self.end_status is not None
@@ -176,7 +181,8 @@ def _level(s: SessionSummary, e: Any) -> None:
 
 
 def _escalation(s: SessionSummary, e: Any) -> None:
-    s.level = e.level
+    if getattr(e, "kind", None) != "pause":  # an operator's pause is no degradation
+        s.level = e.level
     s.pending[e.escalation_id] = e.model_dump(mode="json")
 
 

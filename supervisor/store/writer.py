@@ -13,7 +13,7 @@ import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,8 @@ _TAIL_CHUNK = 64 * 1024
 _TAIL_CARRY_MAX = 2 * 1024 * 1024
 """A last line longer than this (with no newline in it) cannot carry a valid `seq`: the backward
 search skips it instead of holding it in memory."""
+_PREVIOUS_SCAN = 64 * 1024
+"""How far before the last numbered line the writer looks for the one it should continue."""
 _COMMON = frozenset({"v", "seq", "ts"})
 
 
@@ -150,10 +152,26 @@ def _last_byte(fd: int, size: int) -> bytes:
 
 
 def _last_seq(fd: int, size: int) -> int:
-    """The `seq` of the last line that carries one, reading the file backwards in chunks."""
+    """The `seq` to continue from, reading the file backwards in chunks: the last well-formed
+    line's, when it continues the one before it (writers always number consecutively). A
+    corrupt or foreign line that jumps ahead (`seq` 99999 after 12) is not trusted: numbering
+    goes on from the line before it."""
+    found: list[int] = []
+    for seq in _seqs_backwards(fd, size, _PREVIOUS_SCAN):
+        found.append(seq)
+        if len(found) == 2:
+            last, before = found
+            return last if last == before + 1 else before
+    return found[0] if found else 0
+
+
+def _seqs_backwards(fd: int, size: int, after_first: int) -> Iterator[int]:
+    """The `seq` of each line that carries a valid one, last line first; once one is found,
+    at most `after_first` more bytes are read."""
     pos = size
     carry = b""
-    while pos > 0:
+    first_at: int | None = None
+    while pos > 0 and (first_at is None or first_at - pos < after_first):
         step = min(_TAIL_CHUNK, pos)
         pos -= step
         block = os.pread(fd, step, pos) + carry
@@ -165,8 +183,8 @@ def _last_seq(fd: int, size: int) -> int:
         for line in reversed(candidates):
             seq = _seq_of(line)
             if seq is not None:
-                return seq
-    return 0
+                first_at = pos if first_at is None else first_at
+                yield seq
 
 
 def _seq_of(line: bytes) -> int | None:
@@ -178,8 +196,12 @@ def _seq_of(line: bytes) -> int | None:
         value = loads(line)
     except ValueError:
         return None
-    seq = value.get("seq") if isinstance(value, dict) else None
-    valid = isinstance(seq, int) and not isinstance(seq, bool) and 1 <= seq < MAX_INT
+    if not isinstance(value, dict):
+        return None
+    seq, ts, kind = value.get("seq"), value.get("ts"), value.get("type")
+    valid = (isinstance(seq, int) and not isinstance(seq, bool) and 1 <= seq < MAX_INT
+             and value.get("v") == PROTOCOL_VERSION and isinstance(kind, str) and kind
+             and isinstance(ts, int | float) and not isinstance(ts, bool))
     return seq if valid else None
 
 

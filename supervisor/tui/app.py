@@ -9,14 +9,13 @@ session's control channel through the store; their outcomes come back through th
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
@@ -28,9 +27,10 @@ from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
-from supervisor.tui import terminal_guard
+from supervisor.tui import palette, terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
+from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
 from supervisor.tui.model import DashboardModel
@@ -87,6 +87,7 @@ class SupervisorApp(App[None]):
         root_created: bool = False,
         alerts: Alerts | None = None,
         alert_window: float = ALERT_WINDOW_S,
+        burst_gap: float = BURST_GAP_S,
     ) -> None:
         super().__init__()
         terminal_guard.install()
@@ -122,6 +123,10 @@ class SupervisorApp(App[None]):
         self._arrivals: list[Arrival] = []
         """Escalations that arrived and were not announced yet (one toast per burst)."""
         self._arrivals_at = 0.0
+        self.key_pace = KeyPace(burst_gap)
+        """When the previous key arrived: a decision key in a burst is ignored
+        (`supervisor.tui.deliberate`)."""
+        self._burst_told = -1e9
         loaded = load_themes(*(default_folders() if theme_folders is None else theme_folders))
         self.startup_messages += loaded.errors
         for t in loaded.themes.values():
@@ -136,6 +141,13 @@ class SupervisorApp(App[None]):
             )
             wanted = fallback
         self.theme = wanted
+        palette.use_theme(self.get_theme(wanted) or self.current_theme)
+
+    def watch_theme(self, name: str) -> None:
+        """Our labels take the new theme's colours (readable on its background)."""
+        theme = self.get_theme(name)
+        if theme is not None:
+            palette.use_theme(theme)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -166,6 +178,28 @@ class SupervisorApp(App[None]):
                     break
                 await asyncio.sleep(0.01)
 
+    async def on_event(self, event: events.Event) -> None:
+        """Keys first pass here, in the order they arrived: a key that sends or confirms a
+        decision on the current screen (its `DELIBERATE_KEYS`) is dropped when it came in a
+        burst (`supervisor.tui.deliberate`)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            in_burst = self.key_pace.in_burst(event.time)
+            keys = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
+            if in_burst and key_matches(keys, event.key, event.character):
+                self._tell_burst(event.key)
+                return
+        await super().on_event(event)
+
+    def _tell_burst(self, key: str) -> None:
+        """Say (at most every few seconds) that a decision key was ignored, and why."""
+        now = time.monotonic()
+        if now - self._burst_told < 3.0:
+            return
+        self._burst_told = now
+        self.notify(f"ignored {_key_name(key)}: keys came faster than a person types (a paste "
+                    "or a burst). Press it again on its own to decide.", severity="warning",
+                    timeout=6, markup=False)
+
     async def action_quit(self) -> None:
         self._stop.set()
         self.alerts.close()
@@ -189,7 +223,7 @@ class SupervisorApp(App[None]):
                         markup=False)
         if initial:
             count = len(self.model.queue(self.clock()))
-            if count:
+            if count and not self.read_only:  # read-only: nothing to invite an answer to
                 self.notify(f"{count} escalation(s) need you (e: answer the oldest)",
                             severity="warning", timeout=8)
             return
@@ -320,7 +354,7 @@ class SupervisorApp(App[None]):
         from supervisor.guard.operator import default_operator, send_decision
 
         st = self.model.sessions[session_id]
-        operator = os.environ.get("SUPERVISOR_OPERATOR") or default_operator()
+        operator = default_operator()
         try:
             decision_id = send_decision(
                 self.store, session_id, action, escalation_id=escalation_id, text=text,
@@ -336,7 +370,13 @@ class SupervisorApp(App[None]):
 
     def operator_command(self, session_id: str, action: str) -> None:
         """pause / guidance / rollback / reset / abort on a session, escalated or not."""
-        if session_id not in self.model.sessions:
+        st = self.model.sessions.get(session_id)
+        if st is None:
+            return
+        paused = [eid for eid, esc in st.summary.pending.items() if esc.get("kind") == "pause"]
+        if action == "pause" and paused and not self.read_only:
+            # already paused: its prompt is where it is resumed (a) or decided
+            self.open_escalation(session_id, paused[0])
             return
         refused = self.refusal(session_id, action)
         if refused:  # before asking for text or a checkpoint that could not be used
@@ -457,6 +497,9 @@ class _DecisionView:
 def sent_note(st: Any, action: str, agent_waits: bool) -> str:
     """What to expect after sending an operator command (said with the 'sent' notification)."""
     if agent_waits:
+        paused = any(esc.get("kind") == "pause" for esc in st.summary.pending.values())
+        if paused and action == "guidance":
+            return "it answers the pause: the agent resumes, with your guidance"
         return "it answers the pending escalation"
     if action == "pause":
         deadline = (st.guard or {}).get("pause_deadline_s")
@@ -500,4 +543,6 @@ def _keys(cls: type) -> list[tuple[str, str]]:
 
 
 def _key_name(key: str) -> str:
-    return {"question_mark": "?", "slash": "/", "escape": "esc"}.get(key, key)
+    """A binding's key as the help shows it: `?`, `/`, `esc`; several keys `tab/shift+tab`."""
+    names = {"question_mark": "?", "slash": "/", "escape": "esc"}
+    return "/".join(names.get(k, k) for k in key.split(","))

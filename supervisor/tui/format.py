@@ -11,25 +11,27 @@ from rich.text import Text
 from supervisor.protocol.names import LEVEL_NAMES
 from supervisor.safetext import clean
 from supervisor.store import units
+from supervisor.tui import palette
 
 if TYPE_CHECKING:
     from supervisor.tui.event_detail import EvidenceStep
 
-LEVEL_STYLES = ("green", "yellow", "dark_orange", "bold red", "bold white on red")
+LEVEL_STYLES = ("{ok}", "{warn}", "bold {warn}", "bold {bad}", "bold {on_bad} on {bad_bg}")
+"""Style templates (`supervisor.tui.palette`): the theme's colours, readable on its background."""
 STATUS_STYLES = {
-    "running": "green",
-    "waiting": "bold black on yellow",
-    "paused": "bold yellow",
-    "idle": "dim",
-    "dead": "bold white on red",
-    "completed": "dim green",
-    "aborted": "dim red",
-    "failed": "red",
-    "terminated": "dim red",
-    "limit": "dim red",
-    "recorded": "dim",
-    "broken": "bold white on dark_red",
-    "empty": "dim",
+    "running": "{ok}",
+    "waiting": "bold {on_warn} on {warn_bg}",
+    "paused": "bold {info}",  # the operator's own choice: not the colour of a request
+    "idle": "{muted}",
+    "dead": "bold {on_bad} on {bad_bg}",
+    "completed": "{ok}",
+    "aborted": "{bad}",
+    "failed": "bold {bad}",
+    "terminated": "{bad}",
+    "limit": "{bad}",
+    "recorded": "{muted}",
+    "broken": "bold {on_bad} on {bad_bg}",
+    "empty": "{muted}",
 }
 STATUS_LABELS = {"waiting": "WAITING"}
 
@@ -48,21 +50,22 @@ def safe_block(value: object, limit: int | None = 4000, style: str = "") -> Text
 def level_text(level: int, *, ended: bool = False) -> Text:
     """`3 escalate` in the level's colour; dimmed once the session ended (it is history)."""
     level = max(0, min(int(level), 4))
-    style = "dim" if ended else LEVEL_STYLES[level]
-    return Text(f"{level} {LEVEL_NAMES[level]}", style=style, end="")
+    template = "{muted}" if ended else LEVEL_STYLES[level]
+    return Text(f"{level} {LEVEL_NAMES[level]}", style=palette.style(template), end="")
 
 
 def status_text(status: str) -> Text:
-    return Text(STATUS_LABELS.get(status, status), style=STATUS_STYLES.get(status, ""), end="")
+    return Text(STATUS_LABELS.get(status, status),
+                style=palette.style(STATUS_STYLES.get(status, "")), end="")
 
 
 def countdown(deadline: float | None, now: float) -> Text:
     """Time left before an escalation's fallback applies."""
     if deadline is None:
-        return Text("no deadline", style="dim")
+        return Text("no deadline", style=palette.style("{muted}"))
     left = deadline - now
     if left <= 0:
-        return Text("deadline passed: the fallback applies", style="bold red")
+        return Text("deadline passed: the fallback applies", style=palette.style("bold {bad}"))
     return Text(f"{_clock_left(left)} left", style=_urgency(left))
 
 
@@ -72,10 +75,11 @@ def deadline_text(escalation: dict[str, Any], now: float) -> Text:
     deadline = escalation.get("deadline_ts")
     fallback = clean(str(escalation.get("fallback") or "skip"), keep_newlines=False, limit=12)
     if not isinstance(deadline, int | float):
-        return Text("no deadline", style="dim", end="")
+        return Text("no deadline", style=palette.style("{muted}"), end="")
     left = deadline - now
     if left <= 0:
-        return Text(f"deadline passed: {fallback} applies", style="bold red", end="")
+        return Text(f"deadline passed: {fallback} applies", style=palette.style("bold {bad}"),
+                    end="")
     return Text(f"{fallback} in {_clock_left(left)}", style=_urgency(left), end="")
 
 
@@ -87,7 +91,7 @@ def _clock_left(left: float) -> str:
 
 
 def _urgency(left: float) -> str:
-    return "bold red" if left < 30 else "bold yellow" if left < 120 else "bold"
+    return palette.style("bold {bad}" if left < 30 else "bold {warn}" if left < 120 else "bold")
 
 
 def gauge_text(name: str, value: float | None, limit: float, action: str, width: int = 24) -> Text:

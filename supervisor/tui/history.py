@@ -73,8 +73,13 @@ def summarize(g: dict[str, Any]) -> str:
             return f"{g.get('task_id')} {g.get('title')}"
         case "task_end":
             return f"{g.get('task_id')} {g.get('status')}"
-        case "session_start":
-            return f"{g.get('agent')} task={g.get('task')} cwd={g.get('cwd')}"
+        case "session_start":  # what is not known is left out, not shown as None
+            return "  ".join(f"{name} {g[key]}" if name else str(g[key]) for name, key in (
+                ("", "agent"), ("task", "task"), ("in", "cwd")) if g.get(key) not in (None, ""))
+        case "usage":
+            cost = g.get("cost_usd")
+            return (f"{g.get('input_tokens')} tokens in, {g.get('output_tokens')} out"
+                    + (f", ${cost:g}" if isinstance(cost, int | float) else ""))
         case "session_end":
             return f"{g.get('status')} {g.get('reason') or ''}"
         case "heartbeat":

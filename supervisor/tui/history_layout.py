@@ -81,7 +81,8 @@ class Entry:
 class HistoryLayout:
     """The rows shown, as store indices, with folded heartbeat runs; grows with the store."""
 
-    __slots__ = ("_entries", "_runs", "filter", "folded", "hidden", "quiet", "store", "upto")
+    __slots__ = ("_entries", "_lone", "_runs", "filter", "folded", "hidden", "quiet", "store",
+                 "upto")
 
     def __init__(self, store: HistoryStore, *, quiet: bool = True,
                  filter: HistoryFilter | None = None) -> None:
@@ -98,7 +99,10 @@ class HistoryLayout:
         self.hidden = 0
         """Rows the filter hides."""
         self.folded = 0
-        """Heartbeats shown folded (in runs of two or more)."""
+        """Heartbeats not shown as a row of their own (folded runs, and lone ones)."""
+        self._lone: int | None = None
+        """Quiet: the store index of the latest heartbeat, held back while it is alone (a
+        lone heartbeat between two steps is left out; a second one makes a folded run)."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -115,14 +119,23 @@ class HistoryLayout:
         entries, runs = self._entries, self._runs
         type_of = self.store.code_of
         for index in shown:
-            if (self.quiet and entries and type_of(index) == HEARTBEAT
-                    and type_of(entries[-1]) == HEARTBEAT):
-                row = len(entries) - 1
-                _, count = runs.get(row, (entries[-1], 1))
-                runs[row] = (index, count + 1)
-                self.folded += 2 if count == 1 else 1
-            else:
+            beat = type_of(index) == HEARTBEAT
+            if not self.quiet or not beat:
                 entries.append(index)
+                self._lone = None
+            elif entries and type_of(entries[-1]) == HEARTBEAT and self._lone is None:
+                row = len(entries) - 1  # a folded run goes on
+                _, count = runs[row]
+                runs[row] = (index, count + 1)
+                self.folded += 1
+            elif self._lone is not None:  # the second in a row: a folded run of two
+                entries.append(self._lone)
+                runs[len(entries) - 1] = (index, 2)
+                self._lone = None
+                self.folded += 1
+            else:  # alone so far: held back
+                self._lone = index
+                self.folded += 1
         self.upto = stop
         return True
 

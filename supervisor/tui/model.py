@@ -482,7 +482,7 @@ class DashboardModel:
             state.apply_control(batch.events)
             if batch.bad_lines:
                 state.apply_events((), (), batch.bad_lines, "control.jsonl")
-        for eid, esc in state.summary.pending.items():
+        for eid, esc in state.summary.needs_you().items():  # a pause is announced by nobody
             if eid not in before:
                 changes.new_escalations.append((sid, esc))
         changes.sessions.add(sid)
@@ -503,7 +503,7 @@ class DashboardModel:
 
     def queue(self, now: float) -> list[QueueEntry]:
         """Pending escalations that an answer can still reach, oldest first: their agents are
-        not dead (see `stale`)."""
+        not dead (see `stale`). An operator's pause is not among them: it is shown `paused`."""
         return self._pending(now, stale=False)
 
     def stale(self, now: float) -> list[QueueEntry]:
@@ -513,11 +513,12 @@ class DashboardModel:
     def _pending(self, now: float, *, stale: bool) -> list[QueueEntry]:
         items = []
         for sid, st in self.sessions.items():
-            if st.gone or not st.summary.pending:
+            waiting = st.summary.needs_you() if st.summary.pending else None
+            if st.gone or not waiting:
                 continue
             life = self.liveness(sid, now)
             if (life.alive is False) != stale:
                 continue
-            items.extend(QueueEntry(sid, esc) for esc in st.summary.pending.values())
+            items.extend(QueueEntry(sid, esc) for esc in waiting.values())
         items.sort(key=lambda item: (item.escalation.get("ts") or 0.0, item.session_id))
         return items

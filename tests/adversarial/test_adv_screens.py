@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from tui_support import REPO, load, make_app
+from tui_support import REPO, load, make_app, press
 
 from supervisor.guard.core import Guard
 from supervisor.guard.settings import GuardSettings
@@ -127,7 +127,7 @@ async def test_every_view_of_the_dashboard_is_terminal_safe(hostile: Path) -> No
         await pilot.press("e")
         await check("escalation")
         assert isinstance(app.screen, EscalationScreen)
-        await pilot.press("r")
+        await press(pilot, "r")  # a deliberate key: after a pause, as a person presses it
         for _ in range(50):
             await pilot.pause()
             if isinstance(app.screen, CheckpointPicker):
@@ -165,6 +165,8 @@ def test_the_dashboard_in_a_real_terminal_shows_no_hostile_byte(hostile: Path, t
                                                                tmux: str) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm-256color",
                SUPERVISOR_CONFIG=str(tmp_path / "config"))
+    for size in ("COLUMNS", "LINES"):  # set by pytest-xdist's workers: the tmux window decides
+        env.pop(size, None)
     command = (f"cd {tmp_path} && env PYTHONPATH={REPO} TERM=xterm-256color "
                f"SUPERVISOR_CONFIG={tmp_path / 'config'} {sys.executable} -m supervisor "
                f"dashboard --root {hostile}; sleep 30")

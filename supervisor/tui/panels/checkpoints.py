@@ -1,6 +1,6 @@
 """Checkpoints: the workspace snapshots the guard took, what each changed since the previous
-one (from its event), what a rollback to it would throw away (git, in a worker), and `d` for
-the diff of that."""
+one (from its event), what a rollback to it would throw away (git, in a worker), and `v` to
+view the diff of that (`d` is Detections everywhere on the session screen)."""
 
 from typing import TYPE_CHECKING, ClassVar
 
@@ -41,9 +41,10 @@ class CheckpointsPanel(Panel):
     ID = "checkpoints"
     TITLE = "Checkpoints"
     KEY = "c"
-    HELP = "Workspace checkpoints: what each changed, what a rollback to it throws away (d: diff)"
+    HELP = ("Workspace checkpoints: what each changed, what a rollback to it throws away "
+            "(v: view the diff)")
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("d", "diff", "Diff since", show=True),
+        Binding("v", "diff", "View diff", show=True),
     ]
     DEFAULT_CSS: ClassVar[str] = """
     CheckpointsPanel OptionList { height: auto; max-height: 40%; }

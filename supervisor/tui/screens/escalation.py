@@ -1,10 +1,12 @@
 """The Escalation modal: reason, evidence, recent steps, a deadline countdown, and the answers.
 
-a approve · g guidance (text box) · r rollback (checkpoint picker with files changed) · s skip the
-task · x abort (confirmed) · p split the task into sub-tasks (docs/plans.md; offered first
-when the task-size signals shown point to it). The decision is written to `control.jsonl`; the
-modal then shows whether the agent side applied it or ignored it (e.g. another operator answered
-first).
+a approve (confirmed) · g guidance (text box, ctrl+s) · r rollback (checkpoint picker, enter) ·
+s skip the task (confirmed) · x abort (confirmed) · p split the task into sub-tasks (a text
+box, ctrl+s; docs/plans.md; offered first when the task-size signals shown point to it); an
+operator's pause is resumed with `a` at once (it can be paused again). None of these keys
+counts when it comes in a burst of keys (`supervisor.tui.deliberate`). The decision is written
+to `control.jsonl`; the modal then shows whether the agent side applied it or ignored it (e.g.
+another operator answered first).
 """
 
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -29,6 +31,18 @@ from supervisor.tui.screens.plan_input import PlanScreen
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
 
+PROTECTION = {
+    "approve": "+y", "guidance": "+ctrl+s", "rollback": "+pick", "skip": "+y", "abort": "+y",
+    "split": "+ctrl+s",
+}
+"""The second step each answer needs, said on screen beside it."""
+CONFIRM = {
+    "approve": "The agent goes on, with the call the supervisor stopped.",
+    "skip": "The agent drops its current task.",
+    "abort": "The agent stops for good.",
+}
+"""What a confirmed answer does; it cannot be taken back once the agent has read it."""
+
 RECENT_STEPS = 8
 """Calls, results and messages shown before the escalation (not the engine's own verdict,
 detection and limit rows, nor heartbeats: `history.recent_steps`)."""
@@ -47,6 +61,8 @@ class EscalationScreen(ModalScreen[None]):
         Binding("n", "next_pending", "Next pending", show=True),
         Binding("escape", "close", "Close", show=True),
     ]
+    DELIBERATE_KEYS = frozenset("agrsxp")
+    """Keys that start an answer: ignored in a burst (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     EscalationScreen { align: center middle; }
     EscalationScreen > Vertical { width: 90%; max-width: 120; height: auto; max-height: 95%;
@@ -199,8 +215,16 @@ class EscalationScreen(ModalScreen[None]):
         for key, action in answers:
             style = ("bold" if action in allowed else "dim strike") if still_open else "dim"
             options.append(f" {key} ", style="reverse " + style)
-            shown = "resume" if action == "approve" and self.is_pause else action
-            options.append(f" {shown}   ", style=style)
+            resume = action == "approve" and self.is_pause
+            options.append(f" {'resume' if resume else action}", style=style)
+            second = "at once" if resume else PROTECTION[action]
+            options.append(f" ({second})   ", style="dim")
+        if still_open:
+            options.append("\n+y: asks, y confirms (cannot be taken back)  +pick: choose the "
+                           "checkpoint, enter  " + ("resume: P pauses again  "
+                                                    if self.is_pause else ""), style="dim")
+            options.append("\nkeys that come faster than a person types are ignored",
+                           style="dim")
         if still_open and esc.get("deadline_ts") is not None:  # else: answered, or it holds
             options.append("\nfallback when the deadline passes: ", style="dim")
             options.append_text(safe(esc.get("fallback") or "-", 20))
@@ -219,12 +243,18 @@ class EscalationScreen(ModalScreen[None]):
         now = self.sv.clock()
         st = self.sv.model.sessions.get(self.session_id)
         deadline_ts = self.escalation.get("deadline_ts")
-        self._show_options(self.follow is None and (
+        dead = st is not None and self.sv.model.liveness(self.session_id, now).alive is False
+        self._show_options(self.follow is None and not dead and not self.sv.read_only and (
             st is None or self.escalation_id in st.summary.pending) and not (
             isinstance(deadline_ts, int | float) and now >= deadline_ts))
         deadline = Text("Deadline: ", style="bold")
         if st is not None and self.escalation_id not in st.summary.pending:
             deadline.append("answered", style="bold")
+        elif dead:  # its guard is gone: neither an answer nor the fallback can apply
+            deadline.append("none applies: the agent is not running (", style="bold red")
+            deadline.append_text(safe(self.sv.model.liveness(self.session_id, now).reason, 80,
+                                      "bold red"))
+            deadline.append("); no answer can reach it", style="bold red")
         elif self.escalation.get("deadline_ts") is None:
             deadline.append("none: it holds until " + (
                 "you resume it (a) or decide" if self.is_pause else "someone decides"))
@@ -296,6 +326,8 @@ class EscalationScreen(ModalScreen[None]):
         offer.update(text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "decide" and self.sv.read_only:  # nothing can be answered from here
+            return False
         if action == "next_pending":
             shown = self.query("#esc-next")
             return bool(shown) and shown.first().has_class("-shown")
@@ -354,10 +386,12 @@ class EscalationScreen(ModalScreen[None]):
                 PlanScreen(self.session_id, self.escalation.get("reason")))
             if tasks is None:
                 return
-        elif action == "abort":
-            question = Text("Abort session ", style="bold")
+        elif action in CONFIRM and not (action == "approve" and self.is_pause):
+            question = Text(f"{action.capitalize()} ", style="bold")
+            question.append_text(safe(self.escalation_id, 60, "bold"))
+            question.append(" of session ", style="bold")
             question.append_text(safe(self.session_id, 60, "bold"))
-            question.append("? The agent stops for good.")
+            question.append(f"? {CONFIRM[action]} This cannot be taken back.")
             if not await self.app.push_screen_wait(ConfirmScreen(question)):
                 return
         if self._refuse(action):  # things may have changed while the operator typed

@@ -29,6 +29,8 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n", "answer(False)", "No", show=True),
         Binding("escape", "answer(False)", "Cancel", show=False),
     ]
+    DELIBERATE_KEYS = frozenset({"y"})
+    """`y` in a burst of keys never confirms (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = _MODAL_CSS.format(name="ConfirmScreen")
 
     def __init__(self, question: Text) -> None:
@@ -38,7 +40,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self.question)
-            yield Label("y: yes   n: no", classes="hint")
+            yield Label("y: yes (a y typed in a burst of keys is ignored)   n/esc: no",
+                        classes="hint")
         yield Footer()
 
     def action_answer(self, value: bool) -> None:
@@ -53,6 +56,7 @@ class GuidanceScreen(ModalScreen[str | None]):
         Binding("ctrl+s", "send", "Send", show=True),
         Binding("escape", "cancel", "Cancel", show=True),
     ]
+    DELIBERATE_KEYS = frozenset({"ctrl+s"})
     DEFAULT_CSS = _MODAL_CSS.format(name="GuidanceScreen") + """
     GuidanceScreen TextArea { height: 8; }
     """
@@ -90,12 +94,14 @@ class GuidanceScreen(ModalScreen[str | None]):
 
 class CheckpointPicker(ModalScreen[str | None]):
     """Pick a checkpoint to roll back to; shows what each changed and what a rollback to it
-    throws away (git in a worker, per highlight), `d` the diff of that."""
+    throws away (git in a worker, per highlight), `v` views the diff of that."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", show=True),
-        Binding("d", "diff", "Diff since", show=True),
+        Binding("v", "diff", "View diff", show=True),
     ]
+    DELIBERATE_KEYS = frozenset({"enter"})
+    """`enter` rolls back: never from a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = _MODAL_CSS.format(name="CheckpointPicker") + """
     CheckpointPicker OptionList { height: auto; max-height: 10; }
     #changed { height: auto; max-height: 16; }
@@ -116,7 +122,8 @@ class CheckpointPicker(ModalScreen[str | None]):
         with Vertical():
             title = Text("Roll back ", style="bold")
             title.append_text(safe(self.session_id, 60, "bold"))
-            title.append(" to which checkpoint? (enter picks)")
+            title.append(" to which checkpoint? enter rolls back: the files it throws away "
+                         "(below) are gone")
             yield Static(title)
             yield OptionList(*(Option(checkpoint_line(cp), id=cp.checkpoint_id)
                                for cp in self.checkpoints), id="checkpoint-options")
@@ -166,13 +173,14 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         columns = [Text(), Text()]
         half = sum(len(keys) + 2 for _, keys in self.sections) / 2
+        width = max((len(key) for _, keys in self.sections for key, _ in keys), default=8) + 2
         used = 0
         for title, keys in self.sections:
             text = columns[0 if used < half else 1]
             used += len(keys) + 2
             text.append(f"{title}\n", style="bold underline")
             for key, description in keys:
-                text.append(f"  {key:<10}", style="bold")
+                text.append(f"  {key:<{width}}", style="bold")  # never runs into its text
                 text.append(f"{description}\n")
             text.append("\n")
         grid = Table.grid(padding=(0, 3))

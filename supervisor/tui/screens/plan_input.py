@@ -30,6 +30,8 @@ class PlanScreen(ModalScreen[list[str] | None]):
         Binding("ctrl+s", "send", "Send", show=True),
         Binding("escape", "cancel", "Cancel", show=True),
     ]
+    DELIBERATE_KEYS = frozenset({"ctrl+s"})
+    """`ctrl+s` in a burst of keys never sends a plan (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     PlanScreen { align: center middle; }
     PlanScreen > Vertical { width: 80%; max-width: 100; height: auto; max-height: 90%;

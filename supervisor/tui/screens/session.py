@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 NARROW_WIDTH = 100
 """Terminals narrower than this open a session with the side bar hidden (`w` shows it)."""
+SIDE_BY_SIDE_WIDTH = 70
+"""History (40 columns at least) and side bar (30) fit side by side from this width; below it
+the side bar, when shown, takes the whole width (`w` goes back to the history)."""
 
 
 class SessionScreen(Screen[None]):
@@ -53,6 +56,8 @@ class SessionScreen(Screen[None]):
         Binding("X", "command('abort')", "Abort", show=False),
         Binding("end", "follow", "Follow", show=False),
     ]
+    DELIBERATE_KEYS = frozenset("PGBRX")
+    """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionScreen { layout: vertical; }
     #session-head { height: 2; padding: 0 1; background: $panel; }
@@ -60,6 +65,7 @@ class SessionScreen(Screen[None]):
     #history { width: 3fr; min-width: 40; }
     #side { width: 2fr; min-width: 30; }
     #side.-hidden { display: none; }
+    #history.-hidden { display: none; }
     #find { dock: bottom; display: none; }
     #find.-shown { display: block; }
     #history-state { height: 1; padding: 0 1; color: $text-muted; }
@@ -122,6 +128,8 @@ class SessionScreen(Screen[None]):
         if shown is None:
             shown = self.app.size.width >= NARROW_WIDTH
         self.query_one("#side").set_class(not shown, "-hidden")
+        alone = shown and self.app.size.width < SIDE_BY_SIDE_WIDTH  # else pushed off screen
+        self.query_one("#history").set_class(alone, "-hidden")
 
     def refresh_view(self) -> None:
         """Called on the app's tick: redraw what changed since the last version."""
@@ -227,6 +235,11 @@ class SessionScreen(Screen[None]):
         self._place_side()
         if not self._side_wanted:
             self.history.focus()
+        elif self.query_one("#history").has_class("-hidden"):  # a narrow screen: the panel
+            active = self.query_one(TabbedContent).active.removeprefix("tab-")
+            panel = next((p for p in self.panels() if active == p.ID), None)
+            if panel is not None:
+                panel.focus_target().focus()
 
     def action_toggle_quiet(self) -> None:
         history = self.history
@@ -281,6 +294,10 @@ class SessionScreen(Screen[None]):
             self.notify("no escalation pending for this session")
             return
         self.sv.open_escalation(self.session_id, pending[0]["escalation_id"])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only (recordings): no operator command is offered, in the footer or by key."""
+        return not (action == "command" and self.sv.read_only)
 
     def action_command(self, action: str) -> None:
         self.sv.operator_command(self.session_id, action)

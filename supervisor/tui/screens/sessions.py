@@ -8,7 +8,7 @@ moves the focus between the table and the queue.
 """
 
 import time
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,6 +20,8 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.tui.format import level_text, safe, status_text
+from supervisor.tui.palette import style
+from supervisor.tui.queue_summary import escalation_summary
 from supervisor.tui.session_order import Sort, order
 from supervisor.tui.widgets.escalation_queue import EscalationQueue, split_key
 from supervisor.tui.widgets.session_table import Column, SessionTable
@@ -32,9 +34,9 @@ TABLE_TICK_S = 1.0
 shown in seconds, and with 50 busy sessions every row changes at each update). The queue and the
 "Needs you" count follow every app tick."""
 COLUMNS = (
-    Column("session", min=16, flex=2),
+    Column("session", min=14, flex=2),
     Column("agent", min=8, flex=1, drop=4),
-    Column("task", min=12, flex=4, drop=2),
+    Column("task", min=10, flex=4, drop=2),
     Column("status"),
     Column("level"),
     Column("events", drop=5),
@@ -64,11 +66,13 @@ class SessionsScreen(Screen[None]):
         Binding("X", "command('abort')", "Abort", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
+    DELIBERATE_KEYS = frozenset("PGBRX")
+    """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionsScreen { layout: vertical; }
     #needs-title { height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }
     #needs-title.-has { background: $warning; color: $background; }
-    #queue { height: auto; max-height: 8; border: none; }
+    #queue { height: auto; max-height: 9; border: none; }
     #sessions-table { height: 1fr; }
     #empty-help { height: auto; padding: 1 2; display: none; }
     #empty-help.-shown { display: block; }
@@ -87,6 +91,7 @@ class SessionsScreen(Screen[None]):
         self._table_at = 0.0
         self._hidden = 0
         self.sort = Sort()
+        self._summaries: dict[tuple[str, str], str] = {}
         """The sort column and direction (`s`, `S`, a click on a header)."""
 
     @property
@@ -123,18 +128,23 @@ class SessionsScreen(Screen[None]):
             notes.append("recordings, read-only")
         elif self.sv.read_only:
             notes.append("read-only")
-        if self.sv.root_created:
+        if self.sv.root_created and not self.sv.model.sessions:  # true only while empty
             notes.append("created empty")
         line = Text(no_wrap=True, end="")
-        store = self.sv.store
-        line.append_text(safe(f"{store.noun}: {store.describe()}"))
-        if notes:
-            line.append(f"  ({', '.join(notes)})")
-        waiting = self.sv.initial_session
+        waiting = self.sv.initial_session  # first: a long root path must not hide it
         if waiting is not None and waiting not in self.sv.model.sessions:
-            line.append("   waiting for session ", style="bold")
+            line.append("waiting for session ", style="bold")
             line.append_text(safe(waiting, 60, "bold"))
-            line.append(" to appear…", style="bold")
+            line.append(" to appear…   ", style="bold")
+        store = self.sv.store
+        problem = getattr(self.sv.follower, "problem", None)
+        if problem:  # shown until it can be read again (it names the root); the rows stay
+            line.append_text(safe(f"{problem}; retrying, what is shown may be out of date",
+                                  300, style("bold {bad}")))
+        else:
+            line.append_text(safe(f"{store.noun}: {store.describe()}"))
+            if notes:
+                line.append(f"  ({', '.join(notes)})")
         self.query_one("#root-line", Label).update(line)
 
     def _row_cells(self, sid: str, now: float) -> tuple[Text, ...]:
@@ -158,7 +168,7 @@ class SessionsScreen(Screen[None]):
             else status_text(self.sv.model.status(sid, now)),
             level_text(s.level, ended=s.ended),
             Text(str(s.events), justify="right"),
-            Text(str(s.errors), style="red" if s.errors else "", justify="right"),
+            errors_text(s.errors, s.bad_lines),
             Text(ago(s.last_seen_ts, now)),
         )
 
@@ -207,14 +217,29 @@ class SessionsScreen(Screen[None]):
         model = self.sv.model
         queue, stale = model.queue(now), model.stale(now)
         title = self.query_one("#needs-title", Label)
-        text = f"Needs you: {len(queue)}" + ("  (e: answer the oldest)" if queue else "")
+        if self.sv.recordings:  # nothing here waits for anyone: recorded as it was
+            text = f"Pending when recorded: {len(queue)}" + (
+                "  (read-only: e shows the oldest)" if queue else "")
+        elif self.sv.read_only:
+            text = f"Needs you: {len(queue)}" + (
+                "  (read-only here: answer from another dashboard or the CLI)" if queue else "")
+        else:
+            text = f"Needs you: {len(queue)}" + ("  (e: answer the oldest)" if queue else "")
         if stale:
             text += f"   {len(stale)} stale: agent not running"
         title.update(text)
-        title.set_class(bool(queue), "-has")
+        title.set_class(bool(queue) and not self.sv.recordings, "-has")
         self.query_one(EscalationQueue).show(
-            queue, stale, now, lambda sid: model.liveness(sid, now).reason
+            queue, stale, now, lambda sid: model.liveness(sid, now).reason, self._summary
         )
+
+    def _summary(self, sid: str, esc: dict[str, Any]) -> str:
+        """The queue's short summary of an escalation, made once (one read of the log)."""
+        key = (sid, str(esc.get("escalation_id")))
+        if key not in self._summaries:
+            st = self.sv.model.sessions.get(sid)
+            self._summaries[key] = escalation_summary(st, esc) if st is not None else ""
+        return self._summaries[key]
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -264,6 +289,10 @@ class SessionsScreen(Screen[None]):
     def action_next_escalation(self) -> None:
         self.sv.action_next_escalation()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Read-only (recordings): no operator command is offered, in the footer or by key."""
+        return not (action == "command" and self.sv.read_only)
+
     def action_command(self, action: str) -> None:
         sid = self.selected_session()
         if sid is None:
@@ -294,6 +323,15 @@ class SessionsScreen(Screen[None]):
             if not message.value:
                 message.input.remove_class("-shown")
             self.query_one(SessionTable).focus()
+
+
+def errors_text(errors: int, bad_lines: int) -> Text:
+    """`13 +3 bad`: failed results, and the lines of its files that could not be read (as
+    `supervisor sessions` shows them; the Problems tab lists them)."""
+    text = Text(str(errors), style=style("{bad}") if errors else "", justify="right", end="")
+    if bad_lines:
+        text.append(f" +{bad_lines} bad", style=style("bold {bad}"))
+    return text
 
 
 def relay_help(store: str) -> Text:

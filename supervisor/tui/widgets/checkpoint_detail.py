@@ -2,7 +2,9 @@
 
 What the checkpoint changed since the previous one comes from its event (the guard records it:
 no git); what a rollback to it would throw away (since it, in the work tree now) runs git over
-the workspace, so it is asked in a worker thread and shown when it arrives.
+the workspace, so it is asked in a worker thread and shown when it arrives, and asked again
+every `RECHECK_S` while it is shown: the agent may go on editing, and what an operator reads
+before a rollback must be what the rollback would do now.
 """
 
 from rich.text import Text
@@ -15,6 +17,8 @@ from supervisor.tui.format import safe
 from supervisor.tui.model import CheckpointInfo
 
 FILES_SHOWN = 200
+RECHECK_S = 2.0
+"""How often what a rollback throws away is asked of git again while it is shown."""
 
 
 class CheckpointDetail(Static):
@@ -26,11 +30,22 @@ class CheckpointDetail(Static):
         self.checkpoint: CheckpointInfo | None = None
         self.since: SinceCheckpoint | None = None
         """What differs since the shown checkpoint (None: still looking)."""
+        self._looking = False
+
+    def on_mount(self) -> None:
+        self.set_interval(RECHECK_S, self._recheck)
 
     def show(self, cp: CheckpointInfo) -> None:
         self.checkpoint, self.since = cp, None
         self.update(detail_text(cp, None))
+        self._looking = True
         self._look(cp)
+
+    def _recheck(self) -> None:
+        """Ask again (the work tree may have changed since), unless still asking."""
+        if self.checkpoint is not None and not self._looking and self.display:
+            self._looking = True
+            self._look(self.checkpoint)
 
     @work(thread=True, exclusive=True, group="checkpoint-since")
     def _look(self, cp: CheckpointInfo) -> None:
@@ -39,12 +54,14 @@ class CheckpointDetail(Static):
         app = self.app
         state = app.model.sessions.get(self.session_id)  # type: ignore[attr-defined]
         if state is None:
+            app.call_from_thread(setattr, self, "_looking", False)
             return
         since = files_since(app.store, state, cp.checkpoint_id)  # type: ignore[attr-defined]
         app.call_from_thread(self._arrived, cp, since)
 
     def _arrived(self, cp: CheckpointInfo, since: SinceCheckpoint) -> None:
-        if cp is self.checkpoint:
+        self._looking = False
+        if cp is self.checkpoint and since != self.since:  # redrawn only when it changed
             self.since = since
             self.update(detail_text(cp, since))
 
@@ -75,7 +92,7 @@ def detail_text(cp: CheckpointInfo, since: SinceCheckpoint | None) -> Text:
             text.append("\n")
         if len(since.files) > FILES_SHOWN:
             text.append(f"  … and {count(len(since.files) - FILES_SHOWN)} more\n", style="dim")
-    text.append("d: the diff of what it throws away", style="dim")
+    text.append("v: view the diff of what it throws away", style="dim")
     return text
 
 

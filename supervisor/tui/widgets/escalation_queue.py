@@ -1,11 +1,12 @@
 """The "Needs you" queue: pending escalations oldest first, each with its age and the countdown
 to its deadline, then, set apart, the stale ones whose agent is dead (no answer can reach it).
 
-One line per entry, in aligned columns: age, session, level, reason, deadline; the reason takes
-the width the others leave and ends with `…` when cut. `EscalationQueue.show(live, stale, now)`
-is called on every app tick: ages and countdowns tick, so the entries' text changes every
-second. The options are rebuilt only when the entries themselves change; otherwise only the
-prompts whose text changed are replaced.
+Two lines per live entry: in aligned columns age, session, level (from 100 columns), a short
+summary that tells entries apart (`exact_repeat ×3 · Bash make build`,
+`supervisor.tui.queue_summary`) and the deadline; under it the reason's prose, cut with `…`.
+`EscalationQueue.show(live, stale, now)` is called on every app tick: ages and countdowns
+tick, so the entries' text changes every second. The options are rebuilt only when the entries
+themselves change; otherwise only the prompts whose text changed are replaced.
 """
 
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from supervisor.store.render import ago
 from supervisor.tui.format import deadline_text, level_text, safe
+from supervisor.tui.palette import style
 
 STALE_HEADER = "stale-header"
 """Id of the (disabled) option that heads the stale group."""
@@ -37,6 +39,8 @@ def split_key(key: str) -> tuple[str, str]:
 
 AGE_WIDTH = 8
 LEVEL_WIDTH = 10
+LEVEL_FROM = 100
+"""The level column is shown from this width (it is `3 escalate` for nearly every entry)."""
 SESSION_MAX = 30
 DEADLINE_MAX = 32
 GAP = "  "
@@ -49,15 +53,20 @@ class Widths:
     session: int
     deadline: int
     reason: int
+    """The summary's width on the first line."""
+    level: int
+    total: int
 
 
 def widths(entries: Sequence[tuple[str, Text]], total: int) -> Widths:
     """Columns fitted to the entries (session ids, deadline texts) and the queue's width."""
-    session = min(SESSION_MAX, max((len(safe(sid, SESSION_MAX).plain) for sid, _ in entries),
-                                   default=8))
+    longest = min(SESSION_MAX, total // 4)
+    session = min(longest, max((len(safe(sid, SESSION_MAX).plain) for sid, _ in entries),
+                               default=8))
     deadline = min(DEADLINE_MAX, max((d.cell_len for _, d in entries), default=0))
-    used = AGE_WIDTH + session + LEVEL_WIDTH + deadline + 4 * len(GAP)
-    return Widths(session, deadline, max(10, total - used))
+    level = LEVEL_WIDTH if total >= LEVEL_FROM else 0
+    used = AGE_WIDTH + session + level + deadline + (4 if level else 3) * len(GAP)
+    return Widths(session, deadline, max(10, total - used), level, total)
 
 
 def _cell(text: Text, width: int, *, right: bool = False) -> Text:
@@ -69,32 +78,42 @@ def _cell(text: Text, width: int, *, right: bool = False) -> Text:
     return cell
 
 
-def live_line(session_id: str, esc: dict[str, Any], now: float, w: Widths) -> Text:
-    """`  12s ago  s1        3 escalate  exact_repeat: make 5 times…  skip in 1:48`"""
+def live_line(session_id: str, esc: dict[str, Any], now: float, w: Widths,
+              summary: str = "") -> Text:
+    """Two lines: `  12s ago  s1  3 escalate  exact_repeat ×3 · Bash make  skip in 1:48`,
+    then the reason's prose under the summary, dimmed."""
     line = Text(no_wrap=True, end="")
-    line.append_text(_cell(Text(ago(esc.get("ts"), now), style="dim"), AGE_WIDTH, right=True))
+    line.append_text(_cell(Text(ago(esc.get("ts"), now), style=style("{muted}")), AGE_WIDTH,
+                           right=True))
     line.append(GAP)
     line.append_text(_cell(safe(session_id, SESSION_MAX, "bold"), w.session))
     line.append(GAP)
-    line.append_text(_cell(level_text(esc.get("level", 3)), LEVEL_WIDTH))
-    line.append(GAP)
-    line.append_text(_cell(safe(esc.get("reason"), 400), w.reason))
+    if w.level:
+        line.append_text(_cell(level_text(esc.get("level", 3)), w.level))
+        line.append(GAP)
+    line.append_text(_cell(safe(summary or esc.get("reason"), 400, "bold"), w.reason))
     line.append(GAP)
     line.append_text(_cell(deadline_text(esc, now), w.deadline))
+    if summary:
+        indent = AGE_WIDTH + len(GAP)
+        line.append("\n" + " " * indent)
+        line.append_text(_cell(safe(esc.get("reason"), 400, style("{muted}")),
+                               max(10, w.total - indent)))
     return line
 
 
 def stale_line(session_id: str, esc: dict[str, Any], now: float, why: str, w: Widths) -> Text:
     """`  5m ago  s2        dead: no heartbeat for 40 s  exact_repeat: ...`, dimmed."""
-    line = Text(no_wrap=True, end="", style="dim")
+    line = Text(no_wrap=True, end="", style=style("{muted}"))
     line.append_text(_cell(Text(ago(esc.get("ts"), now)), AGE_WIDTH, right=True))
     line.append(GAP)
     line.append_text(_cell(safe(session_id, SESSION_MAX, "bold"), w.session))
     line.append(GAP)
-    rest = Text(f"dead: {why}", style="red")
+    rest = Text(f"dead: {why}", style=style("{bad}"))
     rest.append(GAP)
     rest.append_text(safe(esc.get("reason"), 400))
-    line.append_text(_cell(rest, LEVEL_WIDTH + w.reason + w.deadline + 2 * len(GAP)))
+    line.append_text(_cell(rest, w.level + w.reason + w.deadline + (2 if w.level else 1)
+                           * len(GAP)))
     return line
 
 
@@ -118,20 +137,23 @@ class EscalationQueue(OptionList):
         self, live: Sequence[tuple[str, dict[str, Any]]],
         stale: Sequence[tuple[str, dict[str, Any]]], now: float,
         why_stale: Callable[[str], str],
+        summary: Callable[[str, dict[str, Any]], str] = lambda sid, esc: "",
     ) -> None:
-        """Bring the entries up to date; `why_stale(session_id)` says why its agent is dead."""
-        self._last = (live, stale, now, why_stale)
+        """Bring the entries up to date; `why_stale(session_id)` says why its agent is dead,
+        `summary(session_id, escalation)` tells a live entry apart from the others."""
+        self._last = (live, stale, now, why_stale, summary)
         total = self.scrollable_content_region.width or self.size.width or 120
         w = widths([(sid, deadline_text(esc, now)) for sid, esc in (*live, *stale)], total)
         keys: list[str] = []
         lines: list[Text] = []
         for sid, esc in live:
             keys.append(entry_key(sid, esc.get("escalation_id")))
-            lines.append(live_line(sid, esc, now, w))
+            lines.append(live_line(sid, esc, now, w, summary(sid, esc)))
         if stale:
             keys.append(STALE_HEADER)
             lines.append(Text(f"not running ({len(stale)}): their agents are gone, answers "
-                              "cannot reach them", style="bold dim", no_wrap=True, end="",
+                              "cannot reach them", style=style("bold {muted}"), no_wrap=True,
+                              end="",
                               overflow="ellipsis"))
             for sid, esc in stale:
                 keys.append(entry_key(sid, esc.get("escalation_id")))

@@ -1,0 +1,145 @@
+"""`supervisor doctor [--project DIR]`: is every installed hook still working?
+
+`supervisor install` writes an absolute path into each hook entry (the `supervisor-hook` script
+of the environment it ran in, or that interpreter with `-m supervisor.hooks.client`). Remove or
+move that environment and every tool call of the agent runs a hook that is not there: the agent
+goes on unsupervised, or stops on a hook error, without a word from us. So for each agent CLI
+(Claude Code, Codex, Gemini CLI), in the user's settings and in the project's (the current
+folder, or `--project DIR`), each of our entries is checked: its program resolves, and the
+interpreter behind it runs and imports the hook client (it answers with its version). An HTTP
+entry is checked by connecting to its server. Exit status 1 when any entry is broken, with what
+to do; 0 otherwise (also when nothing is installed, which is said).
+"""
+
+import argparse
+import json
+import os
+import shlex
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ANSWER_TIMEOUT_S = 20.0
+"""How long the interpreter behind a hook may take to import the client and answer."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--project", metavar="DIR",
+                        help="the project whose settings are checked too (default: the "
+                             "current folder)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from supervisor.hooks.targets import load, names
+
+    project = Path(args.project or ".").expanduser().resolve()
+    broken = found = 0
+    for name in names():
+        target = load(name)
+        spec = target.settings
+        paths = dict.fromkeys([spec.user_path(), spec.project_path(project)])
+        for path in paths:
+            entries = _our_entries(spec, path)
+            if entries is None:
+                continue
+            if not entries:
+                print(f"{name}: {path}: no supervisor hooks")
+                continue
+            for event, hook in entries:
+                found += 1
+                problem, detail = check(hook)
+                if problem:
+                    broken += 1
+                    print(f"{name}: {path}: {event}: BROKEN: {problem}")
+                else:
+                    print(f"{name}: {path}: {event}: ok ({detail})")
+    if not found:
+        print("no supervisor hooks installed (supervisor install TARGET adds them)")
+    if broken:
+        print(f"{broken} broken hook(s): run `supervisor install TARGET` again from the "
+              "environment the supervisor is installed in now (it rewrites the paths), or "
+              "`supervisor uninstall TARGET`")
+        return 1
+    return 0
+
+
+def _our_entries(spec: Any, path: Path) -> list[tuple[str, dict[str, Any]]] | None:
+    """(event, hook entry) of each of our entries in a settings file; None: no such file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        print(f"{spec.target}: {path}: cannot read it: {exc}")
+        return None
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    found = []
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for group in groups if isinstance(groups, list) else ():
+            for hook in (group.get("hooks") or []) if isinstance(group, dict) else ():
+                if spec.is_our_hook(hook):
+                    found.append((str(event), hook))
+    return found
+
+
+def check(hook: dict[str, Any]) -> tuple[str | None, str]:
+    """(what is wrong, None when nothing; what was checked)."""
+    if hook.get("type") == "http":
+        return _check_http(str(hook.get("url")))
+    try:
+        argv = shlex.split(str(hook.get("command")))
+    except ValueError as exc:
+        return f"the command cannot be parsed ({exc})", ""
+    program = argv[0] if argv else ""
+    if not os.path.isabs(program):
+        return None, f"{program} from PATH"  # not one of ours: written by hand
+    if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        return (f"{program} does not exist any more (was its environment removed or "
+                "moved?)"), ""
+    interpreter = _interpreter(program)
+    if interpreter is None:
+        return f"{program} names an interpreter that does not exist", ""
+    try:
+        done = subprocess.run(
+            [interpreter, "-c", "import supervisor, supervisor.hooks.client; "
+                                "print(supervisor.__version__)"],
+            capture_output=True, text=True, timeout=ANSWER_TIMEOUT_S,
+            stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{interpreter} does not answer ({exc})", ""
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"{interpreter} cannot load the hook client: {last}", ""
+    return None, f"supervisor {done.stdout.strip()} via {program}"
+
+
+def _interpreter(program: str) -> str | None:
+    """The Python that runs `program`: itself, or the one its `#!` line names."""
+    if os.path.basename(program).startswith("python"):
+        return program
+    try:
+        with open(program, "rb") as f:
+            first = f.readline(400).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return program
+    words = first[2:].split()
+    if not words:
+        return None
+    if os.path.basename(words[0]) == "env" and len(words) > 1:
+        return words[1]
+    return words[0] if os.path.isfile(words[0]) else None
+
+
+def _check_http(url: str) -> tuple[str | None, str]:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80),
+                                      timeout=2):
+            return None, f"its server answers at {parts.hostname}:{parts.port}"
+    except OSError:
+        return None, (f"its server at {parts.hostname}:{parts.port} is not running now: the "
+                      "command hooks start it; calls made meanwhile go unsupervised")

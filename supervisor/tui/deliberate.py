@@ -1,0 +1,38 @@
+"""A decision comes from a person, never from a burst of keys.
+
+Text typed into the wrong tmux pane (a shell command, a paste) reaches the dashboard as a burst:
+keys a few milliseconds apart. A key that sends or confirms a decision (a screen lists them in
+`DELIBERATE_KEYS`) is therefore ignored when it arrives less than `BURST_GAP_S` after the
+previous key of any kind; the time is the key's arrival, as the terminal driver stamped it, so a
+slow screen does not stretch a burst. A person who reads the screen before pressing takes longer
+than that; one who pressed too fast is told so and presses again.
+
+Second steps, on top of that rule: approve, skip and abort ask for `y` (a confirmation, itself a
+deliberate key); rollback needs `enter` in the checkpoint picker, which shows what it throws
+away; guidance needs its text and `ctrl+s`. Resuming an operator's pause and pausing act at once:
+they can be taken back (pause again, resume).
+"""
+
+BURST_GAP_S = 0.3
+"""Keys closer together than this are a burst: faster than a person presses a key they chose
+(fast typists type 80-120 ms apart, but not after reading a new screen)."""
+
+
+class KeyPace:
+    """The arrival time of the previous key, to tell a burst from a deliberate press."""
+
+    def __init__(self, gap: float = BURST_GAP_S) -> None:
+        self.gap = gap
+        self.last: float | None = None
+
+    def in_burst(self, at: float) -> bool:
+        """Record a key that arrived at `at` (monotonic seconds); True when it came less than
+        `gap` after the previous one."""
+        previous, self.last = self.last, at
+        return previous is not None and at - previous < self.gap
+
+
+def key_matches(keys: frozenset[str], key: str, character: str | None) -> bool:
+    """Whether a key event is one of `keys` (a binding's name, or the character typed)."""
+    return key in keys or (character is not None and len(character) == 1
+                           and character.isprintable() and character in keys)
