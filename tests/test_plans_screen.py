@@ -12,6 +12,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    press,
     screen_text,
     start,
     until,
@@ -101,14 +102,14 @@ async def test_split_is_offered_first_when_the_signals_point_to_it_and_sent(root
             in text, text
         options = str(screen.query_one("#esc-options", Static).content)
         assert options.index("split") < options.index("approve"), options
-        await pilot.press("p")
+        await press(pilot, "p")
         await pilot.pause()
         assert isinstance(app.screen, PlanScreen)
-        await pilot.press("ctrl+s")  # an empty plan is refused in the prompt
+        await press(pilot, "ctrl+s")  # an empty plan is refused in the prompt
         await pilot.pause()
         assert isinstance(app.screen, PlanScreen)
         app.screen.query_one(TextArea).text = "port a.py\n\n  port b.py  \nrun the tests\n"
-        await pilot.press("ctrl+s")
+        await press(pilot, "ctrl+s")
         await pilot.pause()
         await pilot.pause()
     (line,) = control_lines(root, "s1")
@@ -190,7 +191,7 @@ async def test_the_plan_panel_edits_and_drops_the_remaining_sub_tasks(root: Path
         await pilot.pause()
         await pilot.press(PlanPanel.KEY)
         await pilot.pause()
-        await pilot.press("E")  # no plan yet: refused, nothing written
+        await press(pilot, "E")  # no plan yet: refused, nothing written
         await pilot.pause()
         assert not isinstance(app.screen, PlanScreen)
         assert control_lines(root, "s1") == []
@@ -198,18 +199,18 @@ async def test_the_plan_panel_edits_and_drops_the_remaining_sub_tasks(root: Path
             send_decision(root, "s1", "split", operator="ana", tasks=["a", "b", "c"])
             guard.pre_call("bash", {"command": "ls"})
         await load(pilot)
-        await pilot.press("E")
+        await press(pilot, "E")
         await pilot.pause()
         assert isinstance(app.screen, PlanScreen)
         area = app.screen.query_one(TextArea)
         assert area.text == "b\nc"  # the waiting sub-tasks, to edit
         area.text = "b, better\nc\nd"
-        await pilot.press("ctrl+s")
+        await press(pilot, "ctrl+s")
         await pilot.pause()
-        await pilot.press("D")
+        await press(pilot, "D")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("y")
+        await press(pilot, "y")
         await pilot.pause()
         await pilot.pause()
     lines = control_lines(root, "s1")
