@@ -94,7 +94,7 @@ class SeenFiles:
 
     def edits(self, call: dict[str, Any]) -> list[Edit]:
         """The edits of a `tool_call`, an edit of "the open file" named by its path."""
-        args = call.get("args") if isinstance(call.get("args"), dict) else {}
+        args = _object(call.get("args"))
         out = []
         for edit in edits_of(str(call.get("tool") or ""), args):
             if not edit.path:
@@ -107,9 +107,10 @@ class SeenFiles:
     def observe(self, call: dict[str, Any], result: dict[str, Any]) -> None:
         """Apply one tool call and its result (protocol `tool_call` / `tool_result` dicts)."""
         tool = str(call.get("tool") or "")
-        args = call.get("args") if isinstance(call.get("args"), dict) else {}
+        args = _object(call.get("args"))
         ok = result.get("ok") is True
-        output = result.get("output") if isinstance(result.get("output"), str) else ""
+        raw_output = result.get("output")
+        output = raw_output if isinstance(raw_output, str) else ""
         edits = self.edits(call)
         if ok and edits:
             for edit in edits:
@@ -265,6 +266,11 @@ def _numbered(output: str) -> list[tuple[int, str]]:
             break
         out.append((number, text))
     return out
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (recorded calls are not always regular)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _is_view(args: dict[str, Any]) -> bool:

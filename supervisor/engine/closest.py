@@ -42,6 +42,8 @@ MatchKind = Literal[
     "found", "ambiguous", "line_numbers", "escaped", "whitespace", "indentation", "changed",
     "none", "too_large", "empty",
 ]
+CleanStep = Literal["escaped", "line_numbers"]
+"""What `_clean` took out of a search text (each is also the `MatchKind` it leads to)."""
 
 MAX_FILE_LINES = 50_000
 """Files with more lines are not searched (`too_large`)."""
@@ -192,11 +194,11 @@ def _squash(line: str) -> str:
     return line.translate(_NO_SPACE)
 
 
-def _clean(search: str) -> tuple[str, tuple[str, ...], str]:
+def _clean(search: str) -> tuple[str, tuple[CleanStep, ...], str]:
     """The search text without what agents wrongly put into it: literal `\\n`/`\\t` escapes
     (the JSON of a tool call escaped twice) and line-number prefixes copied from a view.
     Returns the cleaned text, what was cleaned, and the first prefix removed."""
-    steps: list[str] = []
+    steps: list[CleanStep] = []
     prefix = ""
     if "\\n" in search and search.count("\\n") > search.count("\n"):
         search = search.replace("\\n", "\n").replace("\\t", "\t")

@@ -6,10 +6,13 @@ loads the file once, and hands the engine the plain `Policy` (or its dict).
 
 import math
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from types import GenericAlias
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from typing_extensions import TypeForm
 
 from supervisor.engine.detectors import REGISTRY
 from supervisor.engine.policy import _DEFAULT, CATEGORIES, DETECTORS, LIMITS, PROFILES, Policy
@@ -22,33 +25,55 @@ class PolicyError(ValueError):
 _STRICT = ConfigDict(extra="forbid", strict=False)
 
 
+Category = Literal["read", "mutate", "run", "poll", "other"]
+"""A tool category a policy may name (`categories`, `category_overrides`, `tools.*.category`)."""
+
+FieldSpec = tuple[TypeForm[Any], None]
+"""One field for `create_model`: its type and its default (always None: every key is optional)."""
+
+
+def _optional(kind: type[BaseModel] | GenericAlias) -> TypeForm[Any]:
+    """`kind | None` for a type built at run time from the registry (a model or a mapping of
+    models). mypy checks type forms written in the source; these exist only once the registry is
+    read, so the union, which pydantic accepts like any written `X | None`, is cast to one."""
+    return cast(TypeForm[Any], kind | None)
+
+
+def _scalar(value: object) -> TypeForm[Any]:
+    """The optional field type of a default value, as pydantic should check a setting of it."""
+    if isinstance(value, bool):
+        return TypeForm(bool | None)
+    if isinstance(value, int):
+        return TypeForm(int | None)
+    if isinstance(value, float):
+        return TypeForm(float | None)
+    if isinstance(value, list):
+        return TypeForm(list[str] | None)
+    return TypeForm(str | None)
+
+
+def _fields(defaults: dict[str, Any]) -> dict[str, FieldSpec]:
+    """Optional fields named by the keys of `defaults`, each typed after its default."""
+    return {key: (_scalar(value), None) for key, value in defaults.items()}
+
+
+def _model(name: str, fields: Mapping[str, FieldSpec]) -> type[BaseModel]:
+    """A strict model with `fields`, whose names come from the registry at run time.
+
+    mypy checks a `**mapping` against every keyword `create_model` takes (`__config__`,
+    `__base__`, ...), as if a field could be named so; ours are detector, limit, category and
+    setting names, never dunders, so the mapping is widened to the field definitions it is."""
+    definitions = cast(dict[str, Any], fields)
+    return create_model(name, __config__=_STRICT, **definitions)
+
+
 def _model_for(name: str, defaults: dict[str, Any]) -> type[BaseModel]:
     """A model whose fields are the keys of `defaults`, each optional, with their types."""
-    return create_model(name, __config__=_STRICT, **_fields(defaults))
-
-
-def _fields(defaults: dict[str, Any]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for key, value in defaults.items():
-        kind: Any
-        if isinstance(value, bool):
-            kind = bool
-        elif isinstance(value, int):
-            kind = int
-        elif isinstance(value, float):
-            kind = float
-        elif isinstance(value, list):
-            kind = list[str]
-        else:
-            kind = str
-        fields[key] = (kind | None, None)
-    return fields
+    return _model(name, _fields(defaults))
 
 
 _DETECTOR_MODELS = {n: _model_for(f"Detector_{n}", _DEFAULT["detectors"][n]) for n in DETECTORS}
-_DetectorTable = create_model(
-    "Detectors", __config__=_STRICT, **{n: (m | None, None) for n, m in _DETECTOR_MODELS.items()}
-)
+_DetectorTable = _model("Detectors", {n: (_optional(m), None) for n, m in _DETECTOR_MODELS.items()})
 
 
 class _LimitSpec(BaseModel):
@@ -57,16 +82,11 @@ class _LimitSpec(BaseModel):
     action: Literal["pause", "stop"] | None = None
 
 
-_LimitTable = create_model(
-    "Limits", __config__=_STRICT, **{n: (_LimitSpec | None, None) for n in LIMITS}
+_LimitTable = _model("Limits", {n: (TypeForm(_LimitSpec | None), None) for n in LIMITS})
+_CategoryTable = _model("Categories", {n: (TypeForm(list[str] | None), None) for n in CATEGORIES})
+_ToolOverride = create_model(
+    "_ToolOverride", __base__=_DetectorTable, category=(TypeForm(Category | None), None)
 )
-_CategoryTable = create_model(
-    "Categories", __config__=_STRICT, **{n: (list[str] | None, None) for n in CATEGORIES}
-)
-
-
-class _ToolOverride(_DetectorTable):  # type: ignore[misc, valid-type]
-    category: Literal["read", "mutate", "run", "poll", "other"] | None = None
 
 
 class _GuardTable(BaseModel):
@@ -83,18 +103,15 @@ class _GuardTable(BaseModel):
 
 
 _SCALARS = {k: v for k, v in _DEFAULT.items() if not isinstance(v, dict)}
-_PolicyModel = create_model(
-    "PolicyFile",
-    __config__=_STRICT,
+_PolicyModel = _model("PolicyFile", {
     **_fields(_SCALARS),
-    detectors=(_DetectorTable | None, None),
-    limits=(_LimitTable | None, None),
-    categories=(_CategoryTable | None, None),
-    category_overrides=(dict[Literal["read", "mutate", "run", "poll", "other"],
-                             _DetectorTable] | None, None),
-    tools=(dict[str, _ToolOverride] | None, None),
-    guard=(_GuardTable | None, None),
-)
+    "detectors": (_optional(_DetectorTable), None),
+    "limits": (_optional(_LimitTable), None),
+    "categories": (_optional(_CategoryTable), None),
+    "category_overrides": (_optional(GenericAlias(dict, (Category, _DetectorTable))), None),
+    "tools": (_optional(GenericAlias(dict, (str, _ToolOverride))), None),
+    "guard": (TypeForm(_GuardTable | None), None),
+})
 
 
 def validate_policy_dict(data: dict[str, Any], *, source: str = "policy",
@@ -187,7 +204,7 @@ def toml_text(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_COMMENTS = {("detectors", d.name): d.summary for d in REGISTRY}
+_COMMENTS: dict[tuple[str, ...], str] = {("detectors", d.name): d.summary for d in REGISTRY}
 
 
 def _tables(lines: list[str], path: list[str], tables: dict[str, Any]) -> None:

@@ -159,6 +159,11 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def as_str(value: Any) -> str:
+    """`value` if it is a string, else an empty one."""
+    return value if isinstance(value, str) else ""
+
+
 def as_list(value: Any) -> list[Any]:
     """`value` if it is a list, else an empty one."""
     return value if isinstance(value, list) else []

@@ -19,6 +19,7 @@ from supervisor.importers.base import (
     FormatError,
     ImportedRun,
     RunBuilder,
+    as_dict,
     as_text,
     iso_ts,
     run_name,
@@ -129,7 +130,7 @@ def _assistant(
         elif kind == "thinking":
             builder.message("assistant", block.get("thinking"), ts, thinking=True, **text_mark)
         elif kind == "tool_use" and isinstance(block.get("name"), str):
-            args = block.get("input") if isinstance(block.get("input"), dict) else {}
+            args = as_dict(block.get("input"))
             native = block.get("id")
             call_id = builder.tool_call(block["name"], args, native, ts, **mark)
             open_calls[str(native)] = call_id

@@ -20,6 +20,7 @@ from supervisor.importers.base import (
     FormatError,
     ImportedRun,
     RunBuilder,
+    as_dict,
     as_text,
     iso_ts,
     parse_json_args,
@@ -67,7 +68,7 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
         elif kind == "turn_context":
             meta["model"] = meta["model"] or payload.get("model")
         elif kind == "event_msg" and item == "token_count":
-            info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+            info = as_dict(payload.get("info"))
             last = info.get("last_token_usage")
             if isinstance(last, dict):
                 builder.usage(last.get("input_tokens"), last.get("output_tokens"), None, ts)
@@ -117,7 +118,7 @@ def _output(raw: Any) -> tuple[str, int | None]:
         except ValueError:
             value = None
         if isinstance(value, dict) and "output" in value:
-            meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+            meta = as_dict(value.get("metadata"))
             code = meta.get("exit_code")
             return as_text(value["output"]), code if isinstance(code, int) else None
     match = _EXIT.search(text[:200])

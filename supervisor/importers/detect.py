@@ -68,10 +68,9 @@ def with_detections(events: list[dict[str, Any]], policy: Policy, *, session: st
     for event in events:
         seq += 1
         numbered.append({**event, "seq": seq})
-        added = len(first.after.get(event.get("seq"), ())) if isinstance(event.get("seq"), int) \
-            else 0
-        room.append(added)
-        seq += added
+        recorded = event.get("seq")
+        room.append(len(first.after.get(recorded, ())) if isinstance(recorded, int) else 0)
+        seq += room[-1]
     engine = _Watched(policy)
     report = analyze_events(numbered, policy, session=session, source=source, engine=engine)
     out: list[dict[str, Any]] = []

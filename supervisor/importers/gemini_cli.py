@@ -77,7 +77,7 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
 
 
 def _tool_call(builder: RunBuilder, call: dict[str, Any], ts: float | None) -> None:
-    args = call.get("args") if isinstance(call.get("args"), dict) else {}
+    args = as_dict(call.get("args"))
     call_id = builder.tool_call(call["name"], args, call.get("id"), ts)
     results = as_list(call.get("result"))
     if not results:

@@ -22,6 +22,7 @@ from supervisor.importers.base import (
     FormatError,
     ImportedRun,
     RunBuilder,
+    as_dict,
     as_text,
     iso_ts,
     number,
@@ -64,11 +65,12 @@ def matches(doc: Any) -> bool:
 def load(doc: Any, path: Path) -> list[ImportedRun]:
     if not matches(doc):
         raise FormatError("not a mini-swe-agent trajectory (needs 'messages' with bash turns)")
+    info: dict[str, Any]
     if isinstance(doc, list):
         messages, info, variant, instance = doc, {}, "bare-list", None
     else:
         messages = doc["messages"]
-        info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+        info = as_dict(doc.get("info"))
         variant = str(doc.get("trajectory_format") or "mini-swe-agent-1")
         instance = doc.get("instance_id")
     builder = RunBuilder(AGENT, path)
@@ -76,7 +78,7 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
     for message in messages:
         if isinstance(message, dict):
             state.feed(message)
-    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    stats = as_dict(info.get("model_stats"))
     if not state.costed:  # per-step costs not recorded: the run's total, where recorded
         builder.usage(0, 0, stats.get("instance_cost"))
     exit_status = info.get("exit_status")
@@ -110,7 +112,7 @@ class _State:
 
     def feed(self, message: dict[str, Any]) -> None:
         role = message.get("role")
-        extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
+        extra = as_dict(message.get("extra"))
         ts = iso_ts(extra.get("timestamp"))
         content = as_text(message.get("content"))
         if role == "system":
@@ -139,7 +141,7 @@ class _State:
         self, message: dict[str, Any], content: str, extra: dict[str, Any], ts: float | None
     ) -> None:
         self.pending = []
-        response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+        response = as_dict(extra.get("response"))
         if isinstance(response.get("model"), str):
             self.model = self.model or response["model"]
         tool_calls = message.get("tool_calls")
@@ -153,7 +155,8 @@ class _State:
                 function = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(function, dict):
                     continue
-                tool = function.get("name") if isinstance(function.get("name"), str) else "bash"
+                name = function.get("name")
+                tool = name if isinstance(name, str) else "bash"
                 args = parse_json_args(function.get("arguments"))
                 self.pending.append(self.builder.tool_call(tool, args, call.get("id"), ts))
         else:
@@ -163,7 +166,7 @@ class _State:
             if len(blocks) == 1:  # mini runs a turn's command only when there is exactly one
                 self.pending.append(self.builder.tool_call("bash", {"command": blocks[0]},
                                                            None, ts))
-        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        usage = as_dict(response.get("usage"))
         cost = number(extra.get("cost"))
         if usage or cost:
             self.costed = self.costed or cost is not None

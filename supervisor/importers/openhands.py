@@ -32,6 +32,7 @@ from supervisor.importers.base import (
     FormatError,
     ImportedRun,
     RunBuilder,
+    as_list,
     as_text,
     first_line,
     iso_ts,
@@ -235,7 +236,7 @@ class _SdkStream:
                 self._outcome(event, kind, ts)
             elif kind == "MessageEvent":
                 message = _dict(event.get("llm_message"))
-                role = message.get("role") if message.get("role") in ("user", "assistant") \
+                role = str(message["role"]) if message.get("role") in ("user", "assistant") \
                     else "system"
                 text = as_text(message.get("content"))
                 if role == "user" and self.task is None:
@@ -474,7 +475,7 @@ def _completion_log(doc: dict[str, Any], path: Path) -> ImportedRun:
             extra = {"exit_code": code} if code is not None else {}
             builder.tool_result(call_id, ok, content, error=error, **extra)
     ts = iso_ts(doc.get("timestamp"))
-    choices = response.get("choices") if isinstance(response.get("choices"), list) else []
+    choices = as_list(response.get("choices"))
     if choices and isinstance(choices[0], dict):
         last = _dict(choices[0].get("message"))
         _assistant_turn(builder, last, results, ts)

@@ -18,7 +18,16 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from supervisor.importers.base import FormatError, ImportedRun, RunBuilder, number, run_name
+from supervisor.importers.base import (
+    FormatError,
+    ImportedRun,
+    RunBuilder,
+    as_dict,
+    as_list,
+    as_str,
+    number,
+    run_name,
+)
 from supervisor.importers.errortext import known_error, task_line
 from supervisor.protocol.bounded import loads
 
@@ -75,8 +84,8 @@ def matches(doc: Any) -> bool:
 def load(doc: Any, path: Path) -> list[ImportedRun]:
     if not matches(doc):
         raise FormatError("not a SWE-agent trajectory (needs an object with 'trajectory' steps)")
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
-    history = doc.get("history") if isinstance(doc.get("history"), list) else []
+    info = as_dict(doc.get("info"))
+    history = as_list(doc.get("history"))
     builder = RunBuilder(AGENT, path)
     calls = _function_calls(history)
     function_calling = bool(calls)
@@ -89,7 +98,7 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
         cwd = cwd or state.get("working_dir")
         thought = step.get("thought") or step.get("response") or ""
         builder.message("assistant", thought)
-        action = step.get("action") if isinstance(step.get("action"), str) else ""
+        action = as_str(step.get("action"))
         observation = step.get("observation")
         observation = observation if isinstance(observation, str) else _text(observation)
         if not action.strip():  # a malformed model output: no command ran
@@ -102,7 +111,7 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
         builder.tool_result(call_id, error is None, observation, error=error,
                             duration_ms=None if seconds is None else round(seconds * 1000, 3))
 
-    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    stats = as_dict(info.get("model_stats"))
     builder.usage(stats.get("tokens_sent"), stats.get("tokens_received"),
                   stats.get("instance_cost"))
     exit_status = info.get("exit_status")
@@ -207,7 +216,7 @@ def _function_calls(history: list[Any]) -> list[tuple[str, str, dict[str, Any]]]
                 args = loads(args, constants=True)
             except ValueError:
                 args = {"raw_arguments": args}
-        action = message.get("action") if isinstance(message.get("action"), str) else ""
+        action = as_str(message.get("action"))
         out.append((action.strip(), function["name"], args if isinstance(args, dict) else {}))
     return out
 

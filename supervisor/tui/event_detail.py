@@ -144,7 +144,8 @@ def evidence_steps(store: HistoryStore, seqs: list[Any], limit: int = 20
         step = EvidenceStep(seq, store.type_of(index), store.text(index))
         event = store.event(index)
         call_id = event.get("call_id") if isinstance(event, dict) else None
-        if isinstance(call_id, str) and call_id and step.type in ("tool_call", "tool_result"):
+        if isinstance(event, dict) and isinstance(call_id, str) and call_id \
+                and step.type in ("tool_call", "tool_result"):
             _pair(store, index, call_id, step, event)
         steps.append(step)
     return steps

@@ -158,7 +158,8 @@ def _result(lines: list[Text], result: Related, clock: Callable[[float], str]) -
         head.append_text(safe(e.get("error"), 200, "red"))
     if isinstance(e.get("duration_ms"), int | float):
         head.append(f"  {e['duration_ms']:g} ms", style="dim")
-    output = e.get("output") if isinstance(e.get("output"), str) else ""
+    raw_output = e.get("output")
+    output = raw_output if isinstance(raw_output, str) else ""
     size = e.get("output_bytes")
     if isinstance(size, int):
         head.append(f"  {count(size)} bytes", style="dim")

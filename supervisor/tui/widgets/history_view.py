@@ -242,7 +242,8 @@ class HistoryView(ScrollView, can_focus=True):
         if not found:
             self.match = None
             return False
-        here = self.current_index() if self.cursor >= 0 else -1
+        index = self.current_index() if self.cursor >= 0 else None
+        here = -1 if index is None else index
         if backwards:
             pos = bisect.bisect_left(found, here if here >= 0 else len(self.store)) - 1
             pos = pos if pos >= 0 else len(found) - 1

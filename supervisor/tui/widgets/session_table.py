@@ -249,8 +249,8 @@ class SessionTable(ScrollView, can_focus=True):
     def _resized(self) -> None:
         """Fit the columns to the width again (the content or the table's width changed)."""
         available = self.scrollable_content_region.width or self.size.width
-        fitted = fit(self.columns, self._natural, available) if available else list(
-            self._natural)
+        fitted: list[int | None] = fit(self.columns, self._natural, available) if available \
+            else [*self._natural]
         self._widths = fitted
         self._strips.clear()  # the renderings know their widths: they redo themselves
         self.virtual_size = Size(self._total_width(), len(self._keys) + 1)
