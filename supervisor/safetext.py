@@ -89,3 +89,21 @@ def is_clean(text: str) -> bool:
     """True when `clean` would leave `text` as it is (newlines aside): no escape, no unsafe
     character. Cheap: a fast check before cleaning text that is almost always clean."""
     return "\t" not in text and _CONTROLS.search(text) is None
+
+
+_SGR = re.compile(r"\x1b\[[0-9;]{0,64}m")
+"""A colour or text-style sequence (SGR) and nothing else: digits and `;` only."""
+
+
+def clean_sgr(text: str) -> str:
+    """`clean` that keeps colour and style sequences (SGR, `ESC [ digits ; m`): every other
+    escape sequence and unsafe character is removed as `clean` does, and the screen resets its
+    style at the end. For a terminal screen captured with its colours (`tmux capture-pane -e`)."""
+    out = []
+    last = 0
+    for match in _SGR.finditer(text):
+        out.append(clean(text[last:match.start()]))
+        out.append(match.group())
+        last = match.end()
+    out.append(clean(text[last:]))
+    return "".join(out) + "\x1b[0m"

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "supervisor"
 
 ALL = frozenset({"protocol", "engine", "store", "guard", "hooks", "analysis", "importers", "tui",
-                 "cli", "demo"})
+                 "cli", "demo", "host"})
 LAYERS: dict[str, frozenset[str]] = {
     # layer: the layers of ours it may import (DESIGN.md, "Layers and who may import whom")
     "protocol": frozenset({"protocol"}),
@@ -28,11 +28,13 @@ LAYERS: dict[str, frozenset[str]] = {
     "hooks": frozenset({"protocol", "engine", "store", "guard", "hooks"}),
     "analysis": frozenset({"protocol", "engine", "analysis", "importers"}),
     "importers": frozenset({"protocol", "engine", "analysis", "importers"}),
+    "host": frozenset({"protocol", "engine", "store", "guard", "hooks", "host"}),
     "tui": ALL,
     "cli": ALL,
     "demo": frozenset({"protocol", "engine", "store", "guard", "demo"}),  # an agent on the SDK
 }
-LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.resources"})
+LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.resources",
+                    "supervisor.runenv"})
 """Leaf utilities any layer may import (stdlib only)."""
 FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "protocol": frozenset({"textual", "rich", "watchfiles", "rapidfuzz", "xxhash",
@@ -42,6 +44,7 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "store": frozenset({"textual", "rich", "rapidfuzz"}),
     "guard": frozenset({"textual"}),
     "hooks": frozenset({"textual", "rich"}),
+    "host": frozenset({"textual", "rich"}),
     "demo": frozenset({"textual"}),
     "analysis": frozenset({"textual"}),
     "importers": frozenset({"textual"}),
@@ -193,7 +196,7 @@ def test_hook_entry_points_are_light() -> None:
     client = loaded_modules(["supervisor.hooks.client"])
     ours = sorted(m for m in client if m.startswith("supervisor"))
     assert ours == ["supervisor", "supervisor.hooks", "supervisor.hooks.args",
-                    "supervisor.hooks.client", "supervisor.hooks.targets"]
+                    "supervisor.hooks.client", "supervisor.hooks.targets", "supervisor.runenv"]
     assert pulled(client, {"xxhash", "rapidfuzz", "platformdirs", "typing", "dataclasses",
                            "argparse", "socket", "pathlib"}) == []
 
