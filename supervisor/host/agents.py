@@ -9,8 +9,9 @@ settings for one invocation:
   user's and the project's (their files are not touched);
 - Codex CLI: `-c hooks.EVENT=[...]` config overrides and `--dangerously-bypass-hook-trust` (the
   per-run hooks cannot be trusted beforehand; Codex says so on every run);
-- Gemini CLI: `GEMINI_CLI_SYSTEM_SETTINGS_PATH` pointing at a copy of the system settings (if
-  any) with the hooks merged in.
+- Gemini CLI: `GEMINI_CLI_HOME` pointing at a run's own home whose `.gemini/settings.json` is
+  the user's settings with the hooks merged in, every other entry of the user's `~/.gemini`
+  linked (its system settings would do, but Gemini reads them only from root-owned directories).
 
 A target with no launcher here can still be supervised: `supervisor install` it and start it
 with `supervisor run --cmd`.
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,22 +63,27 @@ def _codex(target: Any, document: str, private: Path) -> Wiring:
 
 
 def _gemini(target: Any, document: str, private: Path) -> Wiring:
-    path = private / "gemini-system-settings.json"
-    path.write_text(document, encoding="utf-8")
-    return Wiring(env={"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)})
+    home = private / "gemini-home"
+    mine = home / ".gemini"
+    mine.mkdir(parents=True)
+    real = target.settings.user_path().parent
+    if real.is_dir():  # everything but the settings stays the user's own (auth, history, trust)
+        for entry in real.iterdir():
+            if entry.name != "settings.json":
+                (mine / entry.name).symlink_to(entry)
+    (mine / "settings.json").write_text(document, encoding="utf-8")
+    return Wiring(env={"GEMINI_CLI_HOME": str(home)})
 
 
-def _gemini_system(target: Any) -> Path | None:
-    given = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-    path = Path(given) if given else Path("/etc/gemini-cli/settings.json")
-    return path if path.is_file() else None
+def _user_settings(target: Any) -> Path | None:
+    return Path(target.settings.user_path())
 
 
 LAUNCHERS: dict[str, Launcher] = {
     # hook target name: how its CLI is started
     "claude-code": Launcher("claude", _claude),
     "codex": Launcher("codex", _codex),
-    "gemini": Launcher("gemini", _gemini, _gemini_system),
+    "gemini": Launcher("gemini", _gemini, _user_settings),
 }
 ALIASES = {"claude": "claude-code"}
 """Short names people type; each must name a registry target."""
