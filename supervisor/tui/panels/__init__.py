@@ -5,9 +5,10 @@ from supervisor.tui.panels.checkpoints import CheckpointsPanel
 from supervisor.tui.panels.detections import DetectionsPanel
 from supervisor.tui.panels.overview import OverviewPanel
 from supervisor.tui.panels.problems import ProblemsPanel
+from supervisor.tui.panels.terminal import TerminalPanel
 
 PANELS: tuple[type[Panel], ...] = (OverviewPanel, DetectionsPanel, CheckpointsPanel,
-                                   ProblemsPanel)
+                                   ProblemsPanel, TerminalPanel)
 """In tab order; the first is shown when a session opens."""
 
 __all__ = ["PANELS", "Panel"]

@@ -1,0 +1,208 @@
+"""Terminal: the agent's own screen, for a session `supervisor run` started (docs/run.md).
+
+Its tmux pane is captured with its colours (`tmux capture-pane -e`) a few times a second, only
+while the panel is on screen: a timer that runs between the panel's `Show` and `Hide` events,
+so a hidden panel costs nothing. Every byte goes through `safetext.clean_sgr` (colour and style
+sequences kept, everything else removed) before Rich reads the colours. `a` attaches this
+terminal to the pane (the dashboard is suspended until you detach with C-b d; from inside the
+supervisor's own tmux, it switches to it); `i` types one line to the agent, recorded in the
+session as yours. A run in a worktree shows its branch and diffstat.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Input, Static
+
+from supervisor.safetext import clean, clean_sgr
+from supervisor.tui.panels.base import Panel
+
+if TYPE_CHECKING:
+    from supervisor.host.records import RunRecord
+    from supervisor.tui.model import SessionState
+
+REFRESH_S = 0.25
+"""How often the screen is captured while the panel is shown."""
+DIFFSTAT_S = 3.0
+"""How often a worktree run's diffstat is recomputed (git is slower than tmux)."""
+
+
+class TerminalPanel(Panel):
+    ID = "terminal"
+    TITLE = "Terminal"
+    KEY = "T"
+    HELP = "The agent's own terminal (supervisor run): a attaches, i types a line to it"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "attach", "Attach", show=True),
+        Binding("i", "type_line", "Type a line", show=True),
+    ]
+    DEFAULT_CSS: ClassVar[str] = """
+    TerminalPanel #terminal-head { height: auto; color: $text-muted; }
+    TerminalPanel #terminal-scroll { height: 1fr; }
+    TerminalPanel #terminal-screen { width: auto; }
+    TerminalPanel #terminal-input { display: none; }
+    TerminalPanel #terminal-input.-shown { display: block; }
+    """
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.captures = 0
+        """Screens captured so far (what a hidden panel must not add to)."""
+        self._record: RunRecord | None = None
+        self._busy = False
+        self._diffstat = ""
+        self._diffstat_at = 0.0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="terminal-head")
+        with VerticalScroll(id="terminal-scroll"):
+            yield Static(id="terminal-screen")
+        yield Input(id="terminal-input", placeholder="a line for the agent (Enter sends, "
+                    "Escape cancels)")
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(REFRESH_S, self._tick, pause=True)
+
+    def on_show(self) -> None:
+        self._timer.resume()
+        self._tick()
+
+    def on_hide(self) -> None:
+        self._timer.pause()
+
+    def focus_target(self) -> VerticalScroll:
+        return self.query_one("#terminal-scroll", VerticalScroll)
+
+    def update(self, state: SessionState, now: float) -> None:
+        """Nothing to do on the session's events: the screen has its own clock."""
+
+    # -- the screen ----------------------------------------------------------------------------
+
+    def _root(self) -> Path | None:
+        root = getattr(getattr(self.app, "store", None), "root", None)
+        return Path(root) if root is not None else None
+
+    def _tick(self) -> None:
+        if self._busy or not self.is_on_screen:
+            return
+        self._busy = True
+        self.run_worker(self._capture, thread=True, exclusive=True, group="terminal")
+
+    def _capture(self) -> None:
+        """In a thread: the run's record, its screen, its diffstat; shown by the app's thread."""
+        from supervisor.host import HostError, records, worktree
+        from supervisor.host.control import server_of
+
+        head, screen = Text(), Text()
+        try:
+            root = self._root()
+            if root is None:
+                head = Text("The agent's terminal is shown for a local root only.",
+                            style="dim")
+                return
+            if self._record is None:
+                self._record = records.find(root, self.session_id)
+            record = self._record
+            if record is None:
+                head = Text("Not started by `supervisor run`: no terminal to show.",
+                            style="dim")
+                return
+            server = server_of(record)
+            if not server.has_session(record.tmux_session):
+                head = Text("Stopped: its tmux session is gone.", style="dim")
+                return
+            raw = server.capture(record.tmux_session, colours=True)
+            self.captures += 1
+            screen = Text.from_ansi(clean_sgr(raw).rstrip("\n"), no_wrap=True)
+            head = Text("running" if record.alive() else "exited", style="bold")
+            head.append("   a attach · i type a line", style="dim")
+            if record.worktree is not None:
+                now = time.monotonic()
+                if now - self._diffstat_at > DIFFSTAT_S:
+                    self._diffstat = worktree.diffstat(record.worktree)
+                    self._diffstat_at = now
+                head.append("\nbranch ", style="dim")
+                head.append(clean(record.worktree.branch, limit=80))
+                head.append("  ")
+                head.append(clean(self._diffstat, limit=120))
+        except (HostError, OSError) as exc:
+            head = Text(clean(str(exc), keep_newlines=False, limit=300), style="red")
+        finally:
+            self.app.call_from_thread(self._show, head, screen)
+
+    def _show(self, head: Text, screen: Text) -> None:
+        self._busy = False
+        self.query_one("#terminal-head", Static).update(head)
+        self.query_one("#terminal-screen", Static).update(screen)
+
+    # -- attach and type -----------------------------------------------------------------------
+
+    def action_attach(self) -> None:
+        from supervisor.host import HostError
+        from supervisor.host.control import attach_command
+
+        root = self._root()
+        if root is None:
+            return
+        try:
+            argv, env = attach_command(root, self.session_id)
+        except (HostError, OSError) as exc:
+            self.notify(clean(str(exc), limit=300), severity="error", markup=False)
+            return
+        if "switch-client" in argv:  # inside the supervisor's own tmux: go there, stay here
+            subprocess.run(argv, env=env, capture_output=True)
+            return
+        try:
+            with self.app.suspend():
+                subprocess.run(argv, env=env)
+        except Exception as exc:  # SuspendNotSupported (a browser, a test driver)
+            self.notify(f"cannot attach from here ({type(exc).__name__}): run supervisor "
+                        f"attach {self.session_id}", severity="warning", markup=False)
+
+    def action_type_line(self) -> None:
+        field = self.query_one("#terminal-input", Input)
+        field.add_class("-shown")
+        field.focus()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id != "terminal-input":
+            return
+        message.stop()
+        self._close_input()
+        root = self._root()
+        if root is None or not message.value:
+            return
+        from supervisor.guard.operator import default_operator
+        from supervisor.host import HostError
+        from supervisor.host.control import send
+
+        operator = os.environ.get("SUPERVISOR_OPERATOR") or default_operator()
+        try:
+            send(root, self.session_id, message.value, operator)
+        except (HostError, OSError, ValueError) as exc:
+            self.notify(clean(str(exc), limit=300), severity="error", markup=False)
+            return
+        self.notify("sent to the agent", markup=False)
+        self._tick()
+
+    def key_escape(self) -> bool | None:
+        field = self.query_one("#terminal-input", Input)
+        if field.has_class("-shown"):
+            self._close_input()
+            return True
+        return None
+
+    def _close_input(self) -> None:
+        field = self.query_one("#terminal-input", Input)
+        field.value = ""
+        field.remove_class("-shown")
+        self.focus_target().focus()
