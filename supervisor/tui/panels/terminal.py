@@ -61,6 +61,7 @@ class TerminalPanel(Panel):
         self._busy = False
         self._diffstat = ""
         self._diffstat_at = 0.0
+        self._last_raw = ""
 
     def compose(self) -> ComposeResult:
         yield Static(id="terminal-head")
@@ -102,7 +103,8 @@ class TerminalPanel(Panel):
         from supervisor.host import HostError, records, worktree
         from supervisor.host.control import server_of
 
-        head, screen = Text(), Text()
+        head: Text = Text()
+        screen: Text | None = Text()
         try:
             root = self._root()
             if root is None:
@@ -117,12 +119,19 @@ class TerminalPanel(Panel):
                             style="dim")
                 return
             server = server_of(record)
-            if not server.has_session(record.tmux_session):
+            try:
+                raw = server.capture(record.tmux_session, colours=True)  # one tmux call a tick
+            except HostError:
+                if server.has_session(record.tmux_session):
+                    raise
                 head = Text("Stopped: its tmux session is gone.", style="dim")
                 return
-            raw = server.capture(record.tmux_session, colours=True)
             self.captures += 1
-            screen = Text.from_ansi(clean_sgr(raw).rstrip("\n"), no_wrap=True)
+            if raw == self._last_raw:
+                screen = None  # unchanged: nothing to sanitise nor to draw again
+            else:
+                self._last_raw = raw
+                screen = Text.from_ansi(clean_sgr(raw).rstrip("\n"), no_wrap=True)
             head = Text("running" if record.alive() else "exited", style="bold")
             head.append("   a attach · i type a line", style="dim")
             if record.worktree is not None:
@@ -139,10 +148,11 @@ class TerminalPanel(Panel):
         finally:
             self.app.call_from_thread(self._show, head, screen)
 
-    def _show(self, head: Text, screen: Text) -> None:
+    def _show(self, head: Text, screen: Text | None) -> None:
         self._busy = False
         self.query_one("#terminal-head", Static).update(head)
-        self.query_one("#terminal-screen", Static).update(screen)
+        if screen is not None:
+            self.query_one("#terminal-screen", Static).update(screen)
 
     # -- attach and type -----------------------------------------------------------------------
 
