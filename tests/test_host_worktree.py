@@ -115,3 +115,33 @@ def test_worktree_refusals_leave_nothing(runs: Runs, repo: Path, tmp_path: Path)
     runs.ok("run", "--name", "plain", "--cmd", "true", cwd=repo)
     assert runs.refused("worktree", "diff", "plain").endswith(
         "plain runs in no worktree of its own")
+
+
+def test_a_rollback_restores_the_worktree_and_nothing_else(runs: Runs, repo: Path) -> None:
+    from supervisor.demo.agent import CALC, TESTS
+    from tests.host_helpers import DEMO
+
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TESTS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc")
+    runs.ok("run", "--name", "rb", "--worktree", "--cmd",
+            f"{DEMO} --scenario loop --workdir . --pace 0.05", cwd=repo)
+    tree = repo.parent / "proj.worktrees" / "rb"
+    wait_for(lambda: runs.status("rb") == "waiting", what="the loop's escalation")
+    assert "return a * b" in (tree / "calc.py").read_text()  # the agent's wrong edit
+    first = runs.ok("checkpoints", "rb").split("\n")[1].split()[0]
+    runs.ok("answer", "rb", "--rollback", first)
+    wait_for(lambda: runs.status("rb") == "completed", what="the agent to finish")
+    events = runs.events("rb")
+    applied = next(i for i, e in enumerate(events) if e["type"] == "decision_applied")
+    assert events[applied]["action"] == "rollback"
+    edit = next(e for e in events[applied:] if e.get("tool") == "edit_file")
+    assert edit["args"]["old"] == "return a - b"  # the file it read back was the restored one
+    result = next(e for e in events if e["type"] == "tool_result"
+                  and e["call_id"] == edit["call_id"])
+    assert result["ok"] is True
+    assert "return a + b" in (tree / "calc.py").read_text()
+    assert (repo / "calc.py").read_text() == CALC  # the repository's checkout: untouched
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "log", "--format=%s") == "calc\ninitial\n"
