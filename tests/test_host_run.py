@@ -115,3 +115,22 @@ def test_bad_input_gets_one_line_and_leaves_nothing(runs: Runs, tmp_path: Path) 
         assert runs.refused(*command).endswith(
             "other is not a session started by `supervisor run` (or its run is over)")
     assert runs.host_files() == ["busy.d", "busy.json", "plain.json"]
+
+
+def test_store_must_be_a_local_root(runs: Runs) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    def sup(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "supervisor", *args], capture_output=True,
+                              text=True, cwd=runs.tmp, env=cli_env(), timeout=60)
+
+    refused = sup("run", "--store", "redis://localhost:1", "--cmd", "true")
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "supervisor: error: run agents live on this machine: --store must be a local root (a "
+        "path or file:///DIR), not redis://; ship their sessions with supervisor relay")
+    done = sup("run", "--store", f"file://{runs.root}", "--name", "f1", "--cmd", "echo via-file")
+    assert done.returncode == 0, done.stderr
+    wait_for(lambda: "via-file" in runs.ok("screen", "f1"), what="the run in that root")

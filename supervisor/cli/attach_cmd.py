@@ -2,12 +2,13 @@
 
 import argparse
 
-from supervisor.cli.common import CliError, add_root_argument, root_from
+from supervisor.cli.common import CliError
+from supervisor.cli.run_cmd import add_where, host_root
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", metavar="SESSION")
-    add_root_argument(parser)
+    add_where(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -15,6 +16,6 @@ def run(args: argparse.Namespace) -> int:
     from supervisor.host.control import attach
 
     try:
-        return attach(root_from(args), args.session)
+        return attach(host_root(args), args.session)
     except (HostError, ValueError) as exc:
         raise CliError(str(exc)) from exc

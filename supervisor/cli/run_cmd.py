@@ -7,6 +7,35 @@ from pathlib import Path
 from supervisor.cli.common import CliError, add_root_argument, root_from
 
 
+def add_where(parser: argparse.ArgumentParser) -> None:
+    """`--root DIR` or `--store URL` (a local one: the agents run on this machine)."""
+    add_root_argument(parser)
+    parser.add_argument("--store", metavar="URL",
+                        help="a local store: a root's path or file:///DIR (a relay ships the "
+                        "sessions of run agents to Redis like any other)")
+
+
+def host_root(args: argparse.Namespace) -> Path:
+    """The local root the run agents of this command record into."""
+    if args.store and args.root:
+        raise CliError("give --root or --store, not both")
+    if not args.store:
+        return root_from(args)
+    from urllib.parse import urlsplit
+
+    scheme = urlsplit(args.store).scheme.lower() if "://" in args.store else ""
+    if scheme not in ("", "file"):
+        raise CliError(f"run agents live on this machine: --store must be a local root (a path "
+                       f"or file:///DIR), not {scheme}://; ship their sessions with supervisor "
+                       "relay")
+    from supervisor.store.local import LocalStore
+    from supervisor.store.open import open_store
+
+    store = open_store(args.store)
+    assert isinstance(store, LocalStore)
+    return store.root
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from supervisor.host.agents import agent_names
 
@@ -28,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worktree-dir", metavar="DIR",
                         help="where worktrees go (default: $SUPERVISOR_WORKTREES, else "
                         "REPO.worktrees/ beside the repository)")
-    add_root_argument(parser)
+    add_where(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if extra[:1] == ["--"]:
         extra = extra[1:]
     request = RunRequest(
-        root=root_from(args), agent=agent, args=extra, cmd=args.cmd, name=args.name,
+        root=host_root(args), agent=agent, args=extra, cmd=args.cmd, name=args.name,
         worktree=args.worktree is not None, branch=branch, worktree_dir=args.worktree_dir,
         cwd=Path.cwd(),
     )

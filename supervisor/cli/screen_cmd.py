@@ -2,7 +2,8 @@
 
 import argparse
 
-from supervisor.cli.common import CliError, add_root_argument, root_from
+from supervisor.cli.common import CliError
+from supervisor.cli.run_cmd import add_where, host_root
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -10,7 +11,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--colour", "--color", action="store_true",
                         help="keep the screen's colours (SGR sequences only; everything else "
                         "is stripped)")
-    add_root_argument(parser)
+    add_where(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from supervisor.safetext import clean, clean_sgr
 
     try:
-        text = screen(root_from(args), args.session, colours=args.colour)
+        text = screen(host_root(args), args.session, colours=args.colour)
     except (HostError, ValueError) as exc:
         raise CliError(str(exc)) from exc
     if args.colour:

@@ -3,20 +3,21 @@
 
 import argparse
 
-from supervisor.cli.common import CliError, add_root_argument, root_from
+from supervisor.cli.common import CliError
+from supervisor.cli.run_cmd import add_where, host_root
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("list", "diff", "merge", "discard"))
     parser.add_argument("session", nargs="?", metavar="SESSION")
-    add_root_argument(parser)
+    add_where(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.host import HostError, records, worktree
     from supervisor.safetext import clean
 
-    root = root_from(args)
+    root = host_root(args)
     try:
         if args.action == "list":
             trees = [r for r in records.every(root) if r.worktree is not None]
