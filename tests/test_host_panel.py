@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.widgets import Static
 
-from supervisor.tui.panels.terminal import TerminalPanel
+from supervisor.tui.panels.terminal import ScreenView, TerminalPanel
 from supervisor.tui.screens.session import SessionScreen
 from tests.host_helpers import Runs, runs, wait_for
 from tests.tui_support import (
@@ -61,9 +60,9 @@ async def test_the_terminal_panel_shows_the_agents_screen_safely_and_talks_to_it
         assert panel.captures == 0  # not shown yet: never captured
         await pilot.press("T")
         await until(pilot, lambda: "RED-ALERT" in screen_text(app))
-        shown = panel.query_one("#terminal-screen", Static).visual
-        red = [s for s in shown.spans  # type: ignore[union-attr]
-               if getattr(getattr(s.style, "foreground", None), "ansi", None) == 1]
+        shown = panel.query_one(ScreenView).text
+        red = [s for s in shown.spans if not isinstance(s.style, str) and s.style.color
+               and s.style.color.number == 1]  # SGR 31: red
         assert red and shown.plain[red[0].start:red[0].end] == "RED-ALERT"  # colours kept
         text = screen_text(app)
         assert "pwned" in text and "evil.example" not in text.split("pwned")[0]

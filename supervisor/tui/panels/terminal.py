@@ -17,10 +17,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from supervisor.safetext import clean, clean_sgr
@@ -36,6 +39,39 @@ DIFFSTAT_S = 3.0
 """How often a worktree run's diffstat is recomputed (git is slower than tmux)."""
 
 
+class ScreenView(Widget):
+    """The captured screen. A new capture of the same size only repaints this widget; the
+    screen's layout is recomputed only when the capture's size changes (a Static would ask for
+    a layout pass at every update, four times a second)."""
+
+    DEFAULT_CSS: ClassVar[str] = "ScreenView { width: auto; height: auto; }"
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.text = Text()
+        self._captured = Size(0, 0)
+
+    def render(self) -> Text:
+        return self.text
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return self._captured.width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return self._captured.height
+
+    def show(self, text: Text, size: Size) -> None:
+        self.text = text
+        self.refresh(layout=size != self._captured)
+        self._captured = size
+
+
+def screen_size(text: Text) -> Size:
+    """Columns and lines of a captured screen."""
+    lines = text.plain.split("\n")
+    return Size(max((cell_len(line) for line in lines), default=0), len(lines))
+
+
 class TerminalPanel(Panel):
     ID = "terminal"
     TITLE = "Terminal"
@@ -48,7 +84,6 @@ class TerminalPanel(Panel):
     DEFAULT_CSS: ClassVar[str] = """
     TerminalPanel #terminal-head { height: auto; color: $text-muted; }
     TerminalPanel #terminal-scroll { height: 1fr; }
-    TerminalPanel #terminal-screen { width: auto; }
     TerminalPanel #terminal-input { display: none; }
     TerminalPanel #terminal-input.-shown { display: block; }
     """
@@ -62,11 +97,12 @@ class TerminalPanel(Panel):
         self._diffstat = ""
         self._diffstat_at = 0.0
         self._last_raw = ""
+        self._head = Text()
 
     def compose(self) -> ComposeResult:
         yield Static(id="terminal-head")
         with VerticalScroll(id="terminal-scroll"):
-            yield Static(id="terminal-screen")
+            yield ScreenView(id="terminal-screen")
         yield Input(id="terminal-input", placeholder="a line for the agent (Enter sends, "
                     "Escape cancels)")
 
@@ -104,7 +140,7 @@ class TerminalPanel(Panel):
         from supervisor.host.control import server_of
 
         head: Text = Text()
-        screen: Text | None = Text()
+        screen: tuple[Text, Size] | None = (Text(), Size(0, 0))
         try:
             root = self._root()
             if root is None:
@@ -131,7 +167,8 @@ class TerminalPanel(Panel):
                 screen = None  # unchanged: nothing to sanitise nor to draw again
             else:
                 self._last_raw = raw
-                screen = Text.from_ansi(clean_sgr(raw).rstrip("\n"), no_wrap=True)
+                text = Text.from_ansi(clean_sgr(raw).rstrip("\n"), no_wrap=True)
+                screen = (text, screen_size(text))
             head = Text("running" if record.alive() else "exited", style="bold")
             head.append("   a attach · i type a line", style="dim")
             if record.worktree is not None:
@@ -148,11 +185,13 @@ class TerminalPanel(Panel):
         finally:
             self.app.call_from_thread(self._show, head, screen)
 
-    def _show(self, head: Text, screen: Text | None) -> None:
+    def _show(self, head: Text, screen: tuple[Text, Size] | None) -> None:
         self._busy = False
-        self.query_one("#terminal-head", Static).update(head)
+        if (head.plain, head.spans) != (self._head.plain, self._head.spans):
+            self._head = head
+            self.query_one("#terminal-head", Static).update(head)
         if screen is not None:
-            self.query_one("#terminal-screen", Static).update(screen)
+            self.query_one(ScreenView).show(*screen)
 
     # -- attach and type -----------------------------------------------------------------------
 
