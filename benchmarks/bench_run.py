@@ -6,8 +6,9 @@ tmux pane, so the panel's 4-per-second capture always has a new screen to saniti
 and the 20 panes keep the supervisor's tmux server busy. Both dashboards (Textual, headless)
 open one session with the Terminal panel shown and the history focused; a key (`up`/`down`
 alternately, moving the history's cursor) is timed from the press until the app is idle
-again. Phases A B B A (without agents, with, with, without) so a busy moment of the machine
-hits both. Target: p50 and p95 within 1.5x of the dashboard without agents (issue #26).
+again. Phases A B C B C A (without agents; with them and the panel shown; with them and the
+panel hidden, informative: what the agents' own load costs) so a busy moment of the machine
+hits all. Target: p50 and p95 within 1.5x of the dashboard without agents (issue #26).
 """
 
 import asyncio
@@ -54,7 +55,7 @@ def _start_agents(root: Path, count: int) -> list[str]:
 
 
 async def _keys(root: Path, session: str, keys: int, latencies: list[float],
-                captures: list[int]) -> None:
+                captures: list[int], panel_shown: bool = True) -> None:
     from supervisor.tui.app import SupervisorApp
     from supervisor.tui.panels.terminal import TerminalPanel
 
@@ -63,7 +64,8 @@ async def _keys(root: Path, session: str, keys: int, latencies: list[float],
         await pilot.pause(1.0)
         app.open_session(session)
         await pilot.pause()
-        await pilot.press("T")
+        if panel_shown:
+            await pilot.press("T")
         await pilot.pause(1.0)
         screen = app.screen
         screen.history.focus()  # type: ignore[attr-defined]
@@ -90,24 +92,32 @@ def run(scale: float = 1.0) -> list[Figure]:
     run_root = work_dir("run-agents")
     server = Server(socket_name(run_root))
     with_runs: list[float] = []
+    hidden: list[float] = []
     without: list[float] = []
     captures: list[int] = []
+    hidden_captures: list[int] = []
     try:
         asyncio.run(_keys(plain_root, plain[0], keys, without, []))
         names = _start_agents(run_root, agents)
         time.sleep(1.0)
         for _ in range(2):
             asyncio.run(_keys(run_root, names[0], keys, with_runs, captures))
+            asyncio.run(_keys(run_root, names[0], keys, hidden, hidden_captures, False))
         server.kill_server()
         asyncio.run(_keys(plain_root, plain[0], keys, without, []))
     finally:
         server.kill_server()
     ms = 1000.0
     note = (f"{agents} run agents printing 10 lines/s, the Terminal panel of one open; "
-            f"{keys} keys per phase, A B B A; panel captures per phase: {json.dumps(captures)}")
+            f"{keys} keys per phase, A B C B C A (C: the panel hidden); panel captures per "
+            f"phase: {json.dumps(captures)}, hidden: {json.dumps(hidden_captures)}")
     return [
         Figure("key latency p50, 20 run agents", percentile(with_runs, 50) * ms, "ms",
                baseline=percentile(without, 50) * ms, max_ratio=1.5, note=note),
         Figure("key latency p95, 20 run agents", percentile(with_runs, 95) * ms, "ms",
                baseline=percentile(without, 95) * ms, max_ratio=1.5, note=note),
+        Figure("key latency p50, 20 run agents, panel hidden", percentile(hidden, 50) * ms,
+               "ms", baseline=percentile(without, 50) * ms, note=note),
+        Figure("key latency p95, 20 run agents, panel hidden", percentile(hidden, 95) * ms,
+               "ms", baseline=percentile(without, 95) * ms, note=note),
     ]

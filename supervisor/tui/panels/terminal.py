@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.cells import cell_len
+from rich.console import Console
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.geometry import Size
-from textual.widget import Widget
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from supervisor.safetext import clean, clean_sgr
@@ -39,37 +39,32 @@ DIFFSTAT_S = 3.0
 """How often a worktree run's diffstat is recomputed (git is slower than tmux)."""
 
 
-class ScreenView(Widget):
-    """The captured screen. A new capture of the same size only repaints this widget; the
-    screen's layout is recomputed only when the capture's size changes (a Static would ask for
-    a layout pass at every update, four times a second)."""
+class ScreenView(ScrollView, can_focus=True):
+    """The captured screen, drawn with the Line API: the worker thread turns each capture into
+    strips (sanitising, parsing the colours, rendering the segments), and drawing a line here
+    only crops one, so the screen's refresh costs the app's thread next to nothing."""
 
-    DEFAULT_CSS: ClassVar[str] = "ScreenView { width: auto; height: auto; }"
+    DEFAULT_CSS: ClassVar[str] = "ScreenView { height: 1fr; }"
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.text = Text()
-        self._captured = Size(0, 0)
+        """The screen shown, as text with its colours."""
+        self._strips: list[Strip] = []
 
-    def render(self) -> Text:
-        return self.text
-
-    def get_content_width(self, container: Size, viewport: Size) -> int:
-        return self._captured.width
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return self._captured.height
-
-    def show(self, text: Text, size: Size) -> None:
+    def show(self, text: Text, strips: list[Strip], width: int) -> None:
         self.text = text
-        self.refresh(layout=size != self._captured)
-        self._captured = size
+        self._strips = strips
+        self.virtual_size = Size(width, len(strips))
+        self.refresh()
 
-
-def screen_size(text: Text) -> Size:
-    """Columns and lines of a captured screen."""
-    lines = text.plain.split("\n")
-    return Size(max((cell_len(line) for line in lines), default=0), len(lines))
+    def render_line(self, y: int) -> Strip:
+        x, top = self.scroll_offset
+        width = self.size.width
+        index = top + y
+        if index >= len(self._strips):
+            return Strip.blank(width, self.rich_style)
+        return self._strips[index].crop_extend(x, x + width, self.rich_style)
 
 
 class TerminalPanel(Panel):
@@ -83,7 +78,6 @@ class TerminalPanel(Panel):
     ]
     DEFAULT_CSS: ClassVar[str] = """
     TerminalPanel #terminal-head { height: auto; color: $text-muted; }
-    TerminalPanel #terminal-scroll { height: 1fr; }
     TerminalPanel #terminal-input { display: none; }
     TerminalPanel #terminal-input.-shown { display: block; }
     """
@@ -101,8 +95,7 @@ class TerminalPanel(Panel):
 
     def compose(self) -> ComposeResult:
         yield Static(id="terminal-head")
-        with VerticalScroll(id="terminal-scroll"):
-            yield ScreenView(id="terminal-screen")
+        yield ScreenView(id="terminal-screen")
         yield Input(id="terminal-input", placeholder="a line for the agent (Enter sends, "
                     "Escape cancels)")
 
@@ -116,8 +109,8 @@ class TerminalPanel(Panel):
     def on_hide(self) -> None:
         self._timer.pause()
 
-    def focus_target(self) -> VerticalScroll:
-        return self.query_one("#terminal-scroll", VerticalScroll)
+    def focus_target(self) -> ScreenView:
+        return self.query_one(ScreenView)
 
     def update(self, state: SessionState, now: float) -> None:
         """Nothing to do on the session's events: the screen has its own clock."""
@@ -140,7 +133,7 @@ class TerminalPanel(Panel):
         from supervisor.host.control import server_of
 
         head: Text = Text()
-        screen: tuple[Text, Size] | None = (Text(), Size(0, 0))
+        screen: tuple[Text, list[Strip], int] | None = (Text(), [], 0)
         try:
             root = self._root()
             if root is None:
@@ -167,8 +160,7 @@ class TerminalPanel(Panel):
                 screen = None  # unchanged: nothing to sanitise nor to draw again
             else:
                 self._last_raw = raw
-                text = Text.from_ansi(clean_sgr(raw).rstrip("\n"), no_wrap=True)
-                screen = (text, screen_size(text))
+                screen = _strips(raw, self.app.console)
             head = Text("running" if record.alive() else "exited", style="bold")
             head.append("   a attach · i type a line", style="dim")
             if record.worktree is not None:
@@ -185,7 +177,7 @@ class TerminalPanel(Panel):
         finally:
             self.app.call_from_thread(self._show, head, screen)
 
-    def _show(self, head: Text, screen: tuple[Text, Size] | None) -> None:
+    def _show(self, head: Text, screen: tuple[Text, list[Strip], int] | None) -> None:
         self._busy = False
         if (head.plain, head.spans) != (self._head.plain, self._head.spans):
             self._head = head
@@ -255,3 +247,11 @@ class TerminalPanel(Panel):
         field.value = ""
         field.remove_class("-shown")
         self.focus_target().focus()
+
+
+def _strips(raw: str, console: Console) -> tuple[Text, list[Strip], int]:
+    """A captured screen, sanitised (colours kept), as text, one strip per line, and its width."""
+    text = Text.from_ansi(clean_sgr(raw).rstrip("\n"), no_wrap=True)
+    strips = [Strip(list(line.render(console, end="")), line.cell_len)
+              for line in text.split("\n", allow_blank=True)]
+    return text, strips, max((strip.cell_length for strip in strips), default=0)
