@@ -77,3 +77,21 @@ def test_claude_and_gemini_merge_into_files_of_the_run(tmp_path: Path,
                            private)
     assert wiring.args[0] == "--settings"
     assert "PreToolUse" in json.loads(Path(wiring.args[1]).read_text())["hooks"]
+
+
+def test_screen_lines_carry_colours_across_lines_and_reuse_unchanged_lines() -> None:
+    from rich.console import Console
+
+    from supervisor.tui.panels.terminal import ScreenLines
+
+    console = Console(width=200, color_system="truecolor")
+    lines = ScreenLines()
+    text, strips, width = lines.render("\x1b[31mred\nstill red\x1b[0m plain\n\x1b]0;t\x07x\n",
+                                       console)
+    assert text.plain == "red\nstill red plain\nx" and width == len("still red plain")
+    red = [text.plain[s.start:s.end] for s in text.spans if s.style.color  # type: ignore[union-attr]
+           and s.style.color.number == 1]  # type: ignore[union-attr]
+    assert red == ["red", "still red"]  # the colour went on to the next line, then stopped
+    again = lines.render("still red\x1b[0m plain\n\x1b]0;t\x07x\nnew\n", console)[1]
+    assert again[1] is strips[2]  # the same line after the same style: not parsed again
+    assert again[0] is not strips[1]  # the same bytes after another style: parsed again

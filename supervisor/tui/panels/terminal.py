@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.ansi import AnsiDecoder
 from rich.console import Console
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -92,6 +94,7 @@ class TerminalPanel(Panel):
         self._diffstat_at = 0.0
         self._last_raw = ""
         self._head = Text()
+        self._lines = ScreenLines()
 
     def compose(self) -> ComposeResult:
         yield Static(id="terminal-head")
@@ -160,7 +163,7 @@ class TerminalPanel(Panel):
                 screen = None  # unchanged: nothing to sanitise nor to draw again
             else:
                 self._last_raw = raw
-                screen = _strips(raw, self.app.console)
+                screen = self._lines.render(raw, self.app.console)
             head = Text("running" if record.alive() else "exited", style="bold")
             head.append("   a attach · i type a line", style="dim")
             if record.worktree is not None:
@@ -249,9 +252,32 @@ class TerminalPanel(Panel):
         self.focus_target().focus()
 
 
-def _strips(raw: str, console: Console) -> tuple[Text, list[Strip], int]:
-    """A captured screen, sanitised (colours kept), as text, one strip per line, and its width."""
-    text = Text.from_ansi(clean_sgr(raw).rstrip("\n"), no_wrap=True)
-    strips = [Strip(list(line.render(console, end="")), line.cell_len)
-              for line in text.split("\n", allow_blank=True)]
-    return text, strips, max((strip.cell_length for strip in strips), default=0)
+class ScreenLines:
+    """Turns captures into strips, line by line, remembering the lines of the last capture: a
+    screen that scrolled or changed a little costs only its new lines. Each line is parsed with
+    the style the previous one left (tmux carries colours across lines), so a cached line is
+    reused only after the same style."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str], tuple[Text, Strip, Style]] = {}
+
+    def render(self, raw: str, console: Console) -> tuple[Text, list[Strip], int]:
+        """The capture, sanitised (colours kept): as text, one strip per line, and its width."""
+        known: dict[tuple[str, str], tuple[Text, Strip, Style]] = {}
+        decoder = AnsiDecoder()
+        texts, strips = [], []
+        for line in raw.rstrip("\n").split("\n"):
+            key = (str(decoder.style), line)
+            found = self._known.get(key) or known.get(key)
+            if found is None:
+                text = decoder.decode_line(clean_sgr(line, reset=False))
+                text.no_wrap = True
+                found = (text, Strip(list(text.render(console, end="")), text.cell_len),
+                         decoder.style)
+            known[key] = found
+            decoder.style = found[2]
+            texts.append(found[0])
+            strips.append(found[1])
+        self._known = known
+        width = max((strip.cell_length for strip in strips), default=0)
+        return Text("\n").join(texts), strips, width
