@@ -95,3 +95,22 @@ def test_screen_lines_carry_colours_across_lines_and_reuse_unchanged_lines() -> 
     again = lines.render("still red\x1b[0m plain\n\x1b]0;t\x07x\nnew\n", console)[1]
     assert again[1] is strips[2]  # the same line after the same style: not parsed again
     assert again[0] is not strips[1]  # the same bytes after another style: parsed again
+
+
+def test_an_exited_process_not_yet_reaped_is_not_alive() -> None:
+    """A run's pane process can linger as a zombie until tmux reaps it: its agent is gone."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from supervisor.store.liveness import pid_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 10
+    while b" Z " not in Path(f"/proc/{child.pid}/stat").read_bytes().rpartition(b")")[2][:3]:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert not pid_alive(child.pid)  # exited, not reaped: kill(pid, 0) alone says it exists
+    child.wait()
+    assert not pid_alive(child.pid) and pid_alive(os.getpid())
