@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from supervisor.store.liveness import pid_alive
 from tests.host_helpers import DEMO, Runs, runs, wait_for
 
 pytestmark = [
@@ -73,8 +74,7 @@ def test_stop_ends_a_running_agent(runs: Runs) -> None:
     pane = runs.record("d4")["pid"]
     assert runs.ok("stop", "d4", "--operator", "ana").strip() == "stopped d4"
     assert not runs.server.has_session("d4")
-    with pytest.raises(ProcessLookupError):
-        os.kill(pane, 0)
+    assert not pid_alive(pane)  # gone (or a zombie tmux has yet to reap)
     end = [e for e in runs.events("d4") if e["type"] == "session_end"]
     assert len(end) == 1 and end[0]["status"] == "terminated"
     assert runs.host_files() == []
