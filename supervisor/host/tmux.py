@@ -8,6 +8,7 @@ agent exits (`remain-on-exit`), so the operator can still read its last screen.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -111,7 +112,11 @@ class Server:
         self.run("kill-session", "-t", f"={name}", check=False)
 
     def kill_server(self) -> None:
+        """End the server and every agent in it, and remove its socket (tmux leaves it)."""
         self.run("kill-server", check=False)
+        base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(base, f"tmux-{os.getuid()}", self.socket))
 
     def socket_path(self) -> str | None:
         """The server's socket path while it runs (to tell whether a client is inside it)."""
