@@ -102,3 +102,22 @@ def quote(text: str, limit: int = 120) -> str:
     text = clean(text, keep_newlines=False).translate(_QUOTE_MARKS).strip()
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     return f"“{text}”"
+
+
+_SGR = re.compile(r"\x1b\[[0-9;]{0,64}m")
+"""A colour or text-style sequence (SGR) and nothing else: digits and `;` only."""
+
+
+def clean_sgr(text: str, *, reset: bool = True) -> str:
+    """`clean` that keeps colour and style sequences (SGR, `ESC [ digits ; m`): every other
+    escape sequence and unsafe character is removed as `clean` does, and (unless `reset` is
+    False: one line of a screen whose style carries on) the style is reset at the end. For a
+    terminal screen captured with its colours (`tmux capture-pane -e`)."""
+    out = []
+    last = 0
+    for match in _SGR.finditer(text):
+        out.append(clean(text[last:match.start()]))
+        out.append(match.group())
+        last = match.end()
+    out.append(clean(text[last:]))
+    return "".join(out) + ("\x1b[0m" if reset else "")

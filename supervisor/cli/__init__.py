@@ -47,6 +47,12 @@ COMMANDS: list[tuple[str, str, str]] = [
      "ship this host's sessions to a Redis store and bring decisions back"),
     ("otel", "supervisor.cli.otel_cmd",
      "export sessions as OpenTelemetry traces and metrics (OTLP)"),
+    ("run", "supervisor.cli.run_cmd", "start an agent in the supervisor's own tmux, supervised"),
+    ("screen", "supervisor.cli.screen_cmd", "print a run agent's current screen"),
+    ("send", "supervisor.cli.send_cmd", "type a line to a run agent"),
+    ("attach", "supervisor.cli.attach_cmd", "attach this terminal to a run agent's pane"),
+    ("stop", "supervisor.cli.stop_cmd", "end a run agent and its tmux session"),
+    ("worktree", "supervisor.cli.worktree_cmd", "list, diff, merge or discard a run's worktree"),
 ]
 
 

@@ -1,6 +1,6 @@
 """A scripted demo agent: no model, real files, real git, the real guard SDK.
 
-    python -m supervisor.demo.agent --root DIR --session ID \\
+    python -m supervisor.demo.agent [--root DIR] [--session ID] \\
         --scenario {healthy,loop,oscillate,poll,limit} [--workdir DIR] [--pace S] [--deadline S]
 
 It works in a small git workspace (a fresh temporary one unless `--workdir` is given) holding
@@ -302,15 +302,16 @@ def run(args: argparse.Namespace) -> int:
     workdir = make_workspace(Path(args.workdir) if args.workdir else None)
 
     def say(text: str) -> None:
-        print(f"[{args.session}] {text}", flush=True)
+        print(f"[{session.session_id if session else args.session}] {text}", flush=True)
 
     settings = GuardSettings(escalation_deadline_s=args.deadline)
     policy = LIMIT_POLICY if args.scenario == "limit" else None
-    say(f"scenario {args.scenario} in {workdir}")
+    session: Any = None
     session = Session(
         f"demo-{args.scenario}", task=None, cwd=workdir, policy=policy, root=args.root,
         session_id=args.session, settings=settings, heartbeat_s=args.heartbeat,
     )
+    say(f"scenario {args.scenario} in {workdir}")
     agent = DemoAgent(session, workdir, args.pace, say)
     status, reason = "completed", None
     try:
@@ -349,8 +350,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m supervisor.demo.agent",
         description="A scripted demo agent guarded by Agent Supervisor (no model needed).",
     )
-    parser.add_argument("--root", required=True, help="store root")
-    parser.add_argument("--session", required=True, help="session id")
+    parser.add_argument("--root", help="store root (default: $SUPERVISOR_HOME, else the user "
+                        "state directory)")
+    parser.add_argument("--session", help="session id (default: the one `supervisor run` "
+                        "gives, else a new one)")
     parser.add_argument("--scenario", required=True, choices=SCENARIOS)
     parser.add_argument("--workdir", help="workspace (default: a new temporary git repository)")
     parser.add_argument("--pace", type=float, default=0.5,
@@ -366,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     from supervisor.store.paths import validate_session_id
 
     try:
-        validate_session_id(args.session)
+        if args.session is not None:
+            validate_session_id(args.session)
     except ValueError as exc:
         print(f"demo agent: error: {exc}", file=sys.stderr)
         return 2

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 from supervisor.guard import signals
 from supervisor.guard.core import Guard, Verdict
 from supervisor.guard.settings import GuardSettings
+from supervisor.runenv import RUN_SESSION_ENV
 from supervisor.store.paths import resolve_root, sanitize_session_id, validate_session_id
 from supervisor.store.writer import LineWriter
 
@@ -84,6 +85,7 @@ class Session:
         an operator after this many seconds and return `block` (None: wait for the decision
         or the escalation's deadline)."""
         self.root = resolve_root(root)
+        session_id = session_id or os.environ.get(RUN_SESSION_ENV)  # `supervisor run` names it
         self.session_id = validate_session_id(session_id) if session_id else _new_id(agent)
         self.cwd = Path(cwd or os.getcwd()).resolve()
         self.heartbeat_s = heartbeat_s

@@ -21,6 +21,7 @@ import time
 
 from supervisor import __version__
 from supervisor.hooks.args import parse_args
+from supervisor.runenv import run_of
 
 ENV_DAEMON = "SUPERVISOR_HOOK_DAEMON"
 REPLY_MARGIN_S = 0.5
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             # the server's budget: what is left of the agent's timeout now
             left = timeout - (time.monotonic() - started)
             header = {"target": target, "cwd": cwd, "version": __version__, "root": root,
-                      "timeout": left}
+                      "timeout": left, "run": run_of(os.environ)}  # `supervisor run`'s session
             sock.sendall(json.dumps(header).encode() + b"\n" + data)
             sock.shutdown(_socket.SHUT_WR)
             chunks = []

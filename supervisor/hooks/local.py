@@ -8,6 +8,7 @@ without output, which lets the call go on. Exit 1 (a non-blocking error for Clau
 a command line that cannot be right. Never exit 2: for Claude Code that blocks the call.
 """
 
+import os
 import sys
 import time
 
@@ -32,8 +33,10 @@ def run_hook(argv: list[str], data: bytes | None = None, started: float | None =
         data = read_stdin()
     from supervisor.hooks.budget import Budget
     from supervisor.hooks.runtime import run_safely
+    from supervisor.runenv import run_of
 
-    text = run_safely(target, data, root_arg, Budget(timeout, started), _complain)
+    text = run_safely(target, data, root_arg, Budget(timeout, started), _complain,
+                      run=run_of(os.environ))
     if text:
         sys.stdout.write(text)
         sys.stdout.flush()

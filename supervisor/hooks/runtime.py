@@ -62,17 +62,18 @@ STILL_WAITING = (
 
 def run_safely(
     target_name: str, data: bytes, root_arg: str | os.PathLike[str] | None, budget: Budget,
-    complain: Callable[[str], None],
+    complain: Callable[[str], None], run: tuple[str, int | None] | None = None,
 ) -> str:
     """One hook call with the fail-safe: the answer to print, or "" when the supervisor could
-    not decide (then `complain` got one line saying why, and the agent's call goes on)."""
+    not decide (then `complain` got one line saying why, and the agent's call goes on). `run`:
+    (session, pane pid) of an agent `supervisor run` started (`supervisor.runenv`)."""
     root = None
     target = None
     try:
         target = load_target(target_name)
         root = resolve_root(root_arg)
         with waits.within(budget.deadline()):  # every lock and git process of this call
-            return handle(target, data, root, budget)
+            return handle(target, data, root, budget, run)
     except PayloadError as exc:
         complain(f"ignored a payload it cannot use: {exc}")
     except Exception as exc:
@@ -88,11 +89,16 @@ def run_safely(
     return ""
 
 
-def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
+def handle(
+    target: Target, data: bytes, root: Path, budget: Budget,
+    run: tuple[str, int | None] | None = None,
+) -> str:
     """Apply one payload; return what to print on stdout (possibly nothing). Raises on the
     supervisor's own failures (`run_safely` reports them and lets the agent work)."""
     payload = read_payload(data)
     step = target.read(payload)
+    if run is not None:
+        _into_run(step, *run)
     base = step.session_id
     _follow_resumes(root, step)
     if step.kind == "batch" and _all_seen(root, step):
@@ -112,7 +118,8 @@ def handle(target: Target, data: bytes, root: Path, budget: Budget) -> str:
     try:
         new = not guard.started
         if new:
-            guard.start(step.start["agent"], None, heartbeat_s=None, extra=_start_extra(step))
+            guard.start(step.start["agent"], None, pid=step.start.get("pid"), heartbeat_s=None,
+                        extra=_start_extra(step))
             if step.parent_session_id:
                 _link_parent(root, step)
         elif step.kind == "start" and step.message:
@@ -518,6 +525,19 @@ def _settings(root: Path, budget: Budget, report: list[str]) -> Any:
     except ValueError as exc:
         report.append(f"{exc}; using the default guard settings")
         return hook_settings({}, budget)
+
+
+def _into_run(step: Step, session: str, pid: int | None) -> None:
+    """Record into the session `supervisor run` named (its subagents into child sessions of
+    it), whatever id the agent gave itself; the pane's pid makes a dead agent show `dead`."""
+    session = validate_session_id(session)
+    if step.parent_session_id:
+        step.parent_session_id = session
+        step.start["parent_session"] = session
+        step.session_id = child_session_id(session, (step.subagent or {})["agent_id"])
+    else:
+        step.session_id = session
+        step.start["pid"] = pid
 
 
 def _start_extra(step: Step) -> dict[str, Any]:

@@ -210,7 +210,9 @@ class HookServer:
         budget = Budget(float(header["timeout"]), started)
         from supervisor.hooks.runtime import run_safely
 
-        text = run_safely(str(header["target"]), data, Path(header["root"]), budget, _log)
+        run = header.get("run")
+        text = run_safely(str(header["target"]), data, Path(header["root"]), budget, _log,
+                          run=(str(run[0]), run[1]) if run else None)
         return {"stdout": text, "status": 0, "served_by": os.getpid()}
 
 

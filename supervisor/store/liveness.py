@@ -52,7 +52,17 @@ def pid_alive(pid: int | None) -> bool:
         return True
     except (OSError, OverflowError):  # OverflowError: no pid is that large
         return False
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """True for a process that has exited but was not reaped yet (Linux `/proc`; elsewhere
+    False): its agent is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[:1] == [b"Z"]
+    except OSError:
+        return False
 
 
 def dead_after(heartbeat_s: float) -> float:

@@ -6,10 +6,11 @@ from supervisor.tui.panels.detections import DetectionsPanel
 from supervisor.tui.panels.overview import OverviewPanel
 from supervisor.tui.panels.plan import PlanPanel
 from supervisor.tui.panels.problems import ProblemsPanel
+from supervisor.tui.panels.terminal import TerminalPanel
 
 PANELS: tuple[type[Panel], ...] = (
     OverviewPanel, DetectionsPanel, CheckpointsPanel, ProblemsPanel,
-    PlanPanel,
+    PlanPanel, TerminalPanel,
 )
 """In tab order; the first is shown when a session opens."""
 

@@ -1,0 +1,116 @@
+"""What an operator does to a run's agent, from the command line or the dashboard: read its
+screen, type a line to it, attach to its pane, stop it.
+
+Each takes the store root and a session id, and refuses a session `supervisor run` did not
+start (`records.load`). What is typed is recorded in the session as a `message` from the user
+with `by` (the operator) and `via: "send-keys"`, so the history shows who said what to the
+agent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from supervisor.host import HostError, records, tmux
+from supervisor.safetext import clean, is_clean
+from supervisor.store.liveness import pid_alive
+from supervisor.store.paths import session_files
+
+STOP_WAIT_S = 5.0
+"""After its tmux session is killed, the agent gets this long to exit before SIGKILL."""
+
+
+def server_of(record: records.RunRecord) -> tmux.Server:
+    return tmux.Server(record.socket)
+
+
+def screen(root: Path, session: str, *, colours: bool = False) -> str:
+    """The agent's current screen, raw (sanitise it before showing it)."""
+    record = records.load(root, session)
+    server = server_of(record)
+    if not server.has_session(record.tmux_session):
+        raise HostError(f"the tmux session of {session} is gone (stopped)")
+    return server.capture(record.tmux_session, colours=colours)
+
+
+def send(root: Path, session: str, text: str, operator: str) -> None:
+    """Type one line to the agent (then Enter) and record it in the session."""
+    if "\n" in text or "\r" in text or not is_clean(text):
+        raise HostError("the text must be one line with no control characters")
+    record = records.load(root, session)
+    server = server_of(record)
+    if not server.has_session(record.tmux_session) or server.pane_dead(record.tmux_session):
+        raise HostError(f"the agent of {session} is not running")
+    server.send_line(record.tmux_session, text)
+    files = session_files(root, session)
+    if files.dir.is_dir():  # an agent that has not recorded anything yet has no session yet
+        from supervisor.store.writer import LineWriter
+
+        with LineWriter(files.events) as writer:
+            writer.append({"type": "message", "role": "user", "text": text, "by": operator,
+                           "via": "send-keys"})
+
+
+def attach_command(root: Path, session: str) -> tuple[list[str], dict[str, str]]:
+    """(argv, env) that attach this terminal to the agent's pane (`switch-client` from inside
+    the supervisor's own tmux server)."""
+    record = records.load(root, session)
+    server = server_of(record)
+    if not server.has_session(record.tmux_session):
+        raise HostError(f"the tmux session of {session} is gone (stopped)")
+    argv = server.attach_command(record.tmux_session)
+    env = dict(os.environ) if "switch-client" in argv else tmux.attach_env()
+    return argv, env
+
+
+def attach(root: Path, session: str) -> int:
+    argv, env = attach_command(root, session)
+    return subprocess.run(argv, env=env).returncode
+
+
+def stop(root: Path, session: str, operator: str) -> str:
+    """End the agent and its tmux session; the worktree stays. Returns what was done."""
+    record = records.load(root, session)
+    server = server_of(record)
+    was_alive = record.alive()
+    server.kill_session(record.tmux_session)  # the pane's processes get SIGHUP
+    deadline = time.monotonic() + STOP_WAIT_S
+    while pid_alive(record.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid_alive(record.pid):
+        _kill_group(record.pid)
+    _end_session(root, session, operator)
+    shutil.rmtree(records.private_dir(root, session), ignore_errors=True)  # a killed pane's
+    if record.worktree is None:
+        records.remove(root, session)
+        tail = ""
+    else:
+        tail = (f"; its worktree {clean(record.worktree.path)} stays: supervisor worktree "
+                f"merge|discard {session}")
+    return f"{'stopped' if was_alive else 'cleaned up'} {session}{tail}"
+
+
+def _kill_group(pid: int) -> None:
+    for kill in (lambda: os.killpg(os.getpgid(pid), signal.SIGKILL),
+                 lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            kill()
+        except OSError:
+            continue
+
+
+def _end_session(root: Path, session: str, operator: str) -> None:
+    """Record the end the agent had no time to record (a hook agent killed mid-turn)."""
+    files = session_files(root, session)
+    if not (files.dir / "state.json").is_file():
+        return
+    from supervisor.guard.core import Guard
+
+    with Guard.open(root, session) as guard:
+        if guard.started and not guard.ended:
+            guard.end("terminated", f"stopped by {operator} (supervisor stop)")

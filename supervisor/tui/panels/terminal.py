@@ -1,0 +1,283 @@
+"""Terminal: the agent's own screen, for a session `supervisor run` started (docs/run.md).
+
+Its tmux pane is captured with its colours (`tmux capture-pane -e`) a few times a second, only
+while the panel is on screen: a timer that runs between the panel's `Show` and `Hide` events,
+so a hidden panel costs nothing. Every byte goes through `safetext.clean_sgr` (colour and style
+sequences kept, everything else removed) before Rich reads the colours. `a` attaches this
+terminal to the pane (the dashboard is suspended until you detach with C-b d; from inside the
+supervisor's own tmux, it switches to it); `i` types one line to the agent, recorded in the
+session as yours. A run in a worktree shows its branch and diffstat.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.ansi import AnsiDecoder
+from rich.console import Console
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Input, Static
+
+from supervisor.safetext import clean, clean_sgr
+from supervisor.tui.panels.base import Panel
+
+if TYPE_CHECKING:
+    from supervisor.host.records import RunRecord
+    from supervisor.tui.model import SessionState
+
+REFRESH_S = 0.25
+"""How often the screen is captured while the panel is shown."""
+DIFFSTAT_S = 3.0
+"""How often a worktree run's diffstat is recomputed (git is slower than tmux)."""
+
+
+class ScreenView(ScrollView, can_focus=True):
+    """The captured screen, drawn with the Line API: the worker thread turns each capture into
+    strips (sanitising, parsing the colours, rendering the segments), and drawing a line here
+    only crops one, so the screen's refresh costs the app's thread next to nothing."""
+
+    DEFAULT_CSS: ClassVar[str] = "ScreenView { height: 1fr; }"
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.text = Text()
+        """The screen shown, as text with its colours."""
+        self._strips: list[Strip] = []
+
+    def show(self, text: Text, strips: list[Strip], width: int) -> None:
+        self.text = text
+        self._strips = strips
+        self.virtual_size = Size(width, len(strips))
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        x, top = self.scroll_offset
+        width = self.size.width
+        index = top + y
+        if index >= len(self._strips):
+            return Strip.blank(width, self.rich_style)
+        return self._strips[index].crop_extend(x, x + width, self.rich_style)
+
+
+class TerminalPanel(Panel):
+    ID = "terminal"
+    TITLE = "Terminal"
+    KEY = "T"
+    HELP = "The agent's own terminal (supervisor run): a attaches, i types a line to it"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "attach", "Attach", show=True),
+        Binding("i", "type_line", "Type a line", show=True),
+    ]
+    DEFAULT_CSS: ClassVar[str] = """
+    TerminalPanel #terminal-head { height: auto; color: $text-muted; }
+    TerminalPanel #terminal-input { display: none; }
+    TerminalPanel #terminal-input.-shown { display: block; }
+    """
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.captures = 0
+        """Screens captured so far (what a hidden panel must not add to)."""
+        self._record: RunRecord | None = None
+        self._busy = False
+        self._diffstat = ""
+        self._diffstat_at = 0.0
+        self._last_raw = ""
+        self._head = Text()
+        self._lines = ScreenLines()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="terminal-head")
+        yield ScreenView(id="terminal-screen")
+        yield Input(id="terminal-input", placeholder="a line for the agent (Enter sends, "
+                    "Escape cancels)")
+
+    def on_mount(self) -> None:
+        self._timer = self.set_interval(REFRESH_S, self._tick, pause=True)
+
+    def on_show(self) -> None:
+        self._timer.resume()
+        self._tick()
+
+    def on_hide(self) -> None:
+        self._timer.pause()
+
+    def focus_target(self) -> ScreenView:
+        return self.query_one(ScreenView)
+
+    def update(self, state: SessionState, now: float) -> None:
+        """Nothing to do on the session's events: the screen has its own clock."""
+
+    # -- the screen ----------------------------------------------------------------------------
+
+    def _root(self) -> Path | None:
+        root = getattr(getattr(self.app, "store", None), "root", None)
+        return Path(root) if root is not None else None
+
+    def _tick(self) -> None:
+        if self._busy or not self.is_on_screen:
+            return
+        self._busy = True
+        self.run_worker(self._capture, thread=True, exclusive=True, group="terminal")
+
+    def _capture(self) -> None:
+        """In a thread: the run's record, its screen, its diffstat; shown by the app's thread."""
+        from supervisor.host import HostError, records, worktree
+        from supervisor.host.control import server_of
+
+        head: Text = Text()
+        screen: tuple[Text, list[Strip], int] | None = (Text(), [], 0)
+        try:
+            root = self._root()
+            if root is None:
+                head = Text("The agent's terminal is shown for a local root only.",
+                            style="dim")
+                return
+            if self._record is None:
+                self._record = records.find(root, self.session_id)
+            record = self._record
+            if record is None:
+                head = Text("Not started by `supervisor run`: no terminal to show.",
+                            style="dim")
+                return
+            server = server_of(record)
+            try:
+                raw = server.capture(record.tmux_session, colours=True)  # one tmux call a tick
+            except HostError:
+                if server.has_session(record.tmux_session):
+                    raise
+                head = Text("Stopped: its tmux session is gone.", style="dim")
+                return
+            self.captures += 1
+            if raw == self._last_raw:
+                screen = None  # unchanged: nothing to sanitise nor to draw again
+            else:
+                self._last_raw = raw
+                screen = self._lines.render(raw, self.app.console)
+            head = Text("running" if record.alive() else "exited", style="bold")
+            head.append("   a attach · i type a line", style="dim")
+            if record.worktree is not None:
+                now = time.monotonic()
+                if now - self._diffstat_at > DIFFSTAT_S:
+                    self._diffstat = worktree.diffstat(record.worktree)
+                    self._diffstat_at = now
+                head.append("\nbranch ", style="dim")
+                head.append(clean(record.worktree.branch, limit=80))
+                head.append("  ")
+                head.append(clean(self._diffstat, limit=120))
+        except (HostError, OSError) as exc:
+            head = Text(clean(str(exc), keep_newlines=False, limit=300), style="red")
+        finally:
+            self.app.call_from_thread(self._show, head, screen)
+
+    def _show(self, head: Text, screen: tuple[Text, list[Strip], int] | None) -> None:
+        self._busy = False
+        if (head.plain, head.spans) != (self._head.plain, self._head.spans):
+            self._head = head
+            self.query_one("#terminal-head", Static).update(head)
+        if screen is not None:
+            self.query_one(ScreenView).show(*screen)
+
+    # -- attach and type -----------------------------------------------------------------------
+
+    def action_attach(self) -> None:
+        from supervisor.host import HostError
+        from supervisor.host.control import attach_command
+
+        root = self._root()
+        if root is None:
+            return
+        try:
+            argv, env = attach_command(root, self.session_id)
+        except (HostError, OSError) as exc:
+            self.notify(clean(str(exc), limit=300), severity="error", markup=False)
+            return
+        if "switch-client" in argv:  # inside the supervisor's own tmux: go there, stay here
+            subprocess.run(argv, env=env, capture_output=True)
+            return
+        try:
+            with self.app.suspend():
+                subprocess.run(argv, env=env)
+        except Exception as exc:  # SuspendNotSupported (a browser, a test driver)
+            self.notify(f"cannot attach from here ({type(exc).__name__}): run supervisor "
+                        f"attach {self.session_id}", severity="warning", markup=False)
+
+    def action_type_line(self) -> None:
+        field = self.query_one("#terminal-input", Input)
+        field.add_class("-shown")
+        field.focus()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id != "terminal-input":
+            return
+        message.stop()
+        self._close_input()
+        root = self._root()
+        if root is None or not message.value:
+            return
+        from supervisor.guard.operator import default_operator
+        from supervisor.host import HostError
+        from supervisor.host.control import send
+
+        operator = os.environ.get("SUPERVISOR_OPERATOR") or default_operator()
+        try:
+            send(root, self.session_id, message.value, operator)
+        except (HostError, OSError, ValueError) as exc:
+            self.notify(clean(str(exc), limit=300), severity="error", markup=False)
+            return
+        self.notify("sent to the agent", markup=False)
+        self._tick()
+
+    def key_escape(self) -> bool | None:
+        field = self.query_one("#terminal-input", Input)
+        if field.has_class("-shown"):
+            self._close_input()
+            return True
+        return None
+
+    def _close_input(self) -> None:
+        field = self.query_one("#terminal-input", Input)
+        field.value = ""
+        field.remove_class("-shown")
+        self.focus_target().focus()
+
+
+class ScreenLines:
+    """Turns captures into strips, line by line, remembering the lines of the last capture: a
+    screen that scrolled or changed a little costs only its new lines. Each line is parsed with
+    the style the previous one left (tmux carries colours across lines), so a cached line is
+    reused only after the same style."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str], tuple[Text, Strip, Style]] = {}
+
+    def render(self, raw: str, console: Console) -> tuple[Text, list[Strip], int]:
+        """The capture, sanitised (colours kept): as text, one strip per line, and its width."""
+        known: dict[tuple[str, str], tuple[Text, Strip, Style]] = {}
+        decoder = AnsiDecoder()
+        texts, strips = [], []
+        for line in raw.rstrip("\n").split("\n"):
+            key = (str(decoder.style), line)
+            found = self._known.get(key) or known.get(key)
+            if found is None:
+                text = decoder.decode_line(clean_sgr(line, reset=False))
+                text.no_wrap = True
+                found = (text, Strip(list(text.render(console, end="")), text.cell_len),
+                         decoder.style)
+            known[key] = found
+            decoder.style = found[2]
+            texts.append(found[0])
+            strips.append(found[1])
+        self._known = known
+        width = max((strip.cell_length for strip in strips), default=0)
+        return Text("\n").join(texts), strips, width
