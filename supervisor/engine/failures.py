@@ -38,6 +38,16 @@ _BARE_STATUS = re.compile(r"(?:(?:exit(?:ed)? (?:with )?)?(?:code|status|return 
                           r"-?\d+|error|failed|failure|command failed", re.I)
 _LAST_LINES = 3
 _HEAD = 4096
+_TRAILER = re.compile(
+    r"^\[(?:The command |Command |Current working directory|Python interpreter|Exit code|"
+    r"Below is the output)[^\]]*\]?$|^</?output>$|^<returncode>-?\d+</returncode>$|"
+    r"^(?:exit(?:ed)? (?:with )?)?(?:exit )?(?:code|status):? ?-?\d+\.?$", re.I)
+"""A harness's own lines after a command's output (OpenHands' `[The command completed with
+exit code 1.]`, its working-directory and interpreter lines, `<returncode>1</returncode>`):
+they are not the program's last words, so they are skipped when looking for them."""
+_FRAME = re.compile(r"^(?:Traceback \(most recent call last\):|During handling of the above|"
+                    r"The above exception was the direct cause|File \"|\s)")
+_EXCEPTION_HEAD = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::\s.*|:)?$")
 
 
 def failure_line(output: str) -> str | None:
@@ -55,15 +65,43 @@ def failure_line(output: str) -> str | None:
     found = _ANYWHERE.search(head)
     if found:
         return _line_at(head, found.start())
-    tail = [line.strip() for line in output[-_HEAD:].splitlines() if line.strip()]
-    last = tail[-_LAST_LINES:]
+    last = last_lines(output)
     if _TRACEBACK in output:
+        exc = traceback_exception(output)
+        if exc and exc in last:
+            return exc
         for line in reversed(last):
             if _EXCEPTION_LINE.match(line):
                 return line
     for line in reversed(last):
         if _AT_THE_END.match(line):
             return line
+    return None
+
+
+def last_lines(output: str) -> list[str]:
+    """The last non-blank lines of `output` (stripped), a harness's trailer lines left out."""
+    tail = [line.strip() for line in output[-_HEAD:].splitlines() if line.strip()]
+    while tail and _TRAILER.match(tail[-1]):
+        tail.pop()
+    return tail[-_LAST_LINES:]
+
+
+def traceback_exception(output: str) -> str | None:
+    """The exception line that ends the last Python traceback of `output` (for a chained
+    traceback, the final exception; never the `Traceback (most recent call last):` header),
+    or None when there is no traceback or no such line after it."""
+    start = output.rfind(_TRACEBACK)
+    if start < 0:
+        return None
+    for line in output[start:].splitlines()[1:]:
+        if not line.strip() or _FRAME.match(line):
+            continue
+        if _TRAILER.match(line.strip()):
+            return None
+        if _EXCEPTION_HEAD.match(line.strip().split(" ", 1)[0].rstrip(":") + ":"):
+            return line.strip()
+        return None
     return None
 
 
@@ -107,11 +145,12 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
     error: `grep` finding nothing and a crashing build are not the same error)."""
     if ok:
         return ""
-    line = failure_line(output)
+    line = failure_line(output) or traceback_exception(output)
     if line:
         return line
     lines = [x.strip() for x in output[-_HEAD:].splitlines() if x.strip()]
-    errorish = [x for x in lines if _ERRORISH.search(x) and not _WARNING.match(x)]
+    errorish = [x for x in lines if _ERRORISH.search(x) and not _WARNING.match(x)
+                and not _FRAME.match(x) and not _TRAILER.match(x)]
     if errorish:
         return errorish[0]
     text = (error or "").strip()
