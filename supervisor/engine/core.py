@@ -10,6 +10,7 @@ from typing import Any
 
 from supervisor.engine import workspace
 from supervisor.engine.categories import classify, file_path, is_file_read
+from supervisor.engine.confidence import as_nudge, may_refuse, weigh
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
     SESSION_LIMITS,
@@ -248,8 +249,13 @@ class Engine:
         return det.refuse(self.st, step, self.st.memory[det.name], q) if q["enabled"] else None
 
     def _apply(self, f: Finding, sig: str, now: float) -> Check:
-        """Turn a refusing finding into a check; raise the level, open an escalation."""
+        """Turn a refusing finding into a check; raise the level, open an escalation (a
+        finding without strong evidence is told as a nudge: the call runs)."""
         st = self.st
+        self._weigh(f, st.pending.get(st.last_checked or ""))
+        if f.level < 2:
+            st.level = max(st.level, 1)
+            return Check("nudge", st.level, f.detector, f.message, sig, [f])
         level = f.level
         if level == 3 and self._cooling(f.signature, now):
             level = 2  # within the cooldown after an approved escalation: block, do not ask
@@ -395,6 +401,7 @@ class Engine:
             if p["enabled"]:
                 f = det.message(st, event, st.memory[det.name], p)
                 if f is not None:
+                    self._weigh(f)
                     self._raise(f)
                     found.append(f)
         return found
@@ -478,6 +485,7 @@ class Engine:
                 # the first nudge of a loop: a recovery turn from the evidence, in place of
                 # the detector's generic advice (kept when nothing it cites is still known)
                 f.message = recovery_turn(f.detector, f.evidence, st.hist) or f.message
+            self._weigh(f)
             self._raise(f)
         if step["progress"] and not found:
             st.progress_streak += 1
@@ -487,6 +495,17 @@ class Engine:
         elif not step["progress"]:
             st.progress_streak = 0
         return found
+
+    def _weigh(self, f: Finding, attempt: Step | None = None) -> None:
+        """Grade a loop finding's evidence (`confidence.weigh`; `attempt`: the call a refusal
+        is about), say it in its message, and keep blocks and escalations to strong evidence:
+        a weaker one becomes a nudge."""
+        if not _DETECTORS[f.detector].loop:
+            return
+        f.confidence, f.basis = weigh(f.detector, f.evidence, self.st.hist, attempt)
+        if f.level >= 2 and not may_refuse(f.confidence):
+            f.level, f.action, f.message = 1, "nudge", as_nudge(f.message)
+        f.message = f"{f.message} (Evidence: {f.confidence}, {f.basis}.)"
 
     def _raise(self, f: Finding) -> None:
         """Raise the level to an observe-time finding's; open an escalation for level 3 (a
