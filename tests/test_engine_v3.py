@@ -208,3 +208,34 @@ def test_going_round_the_same_versions_is_still_a_revert_loop() -> None:
         b.call("Edit", {"file_path": "/r/mod.py", "old_string": "v = 2", "new_string": "v = 1"},
                "The file has been updated.")
     assert "revert" in detectors(replay(b.end()))
+
+
+# --- confidence -----------------------------------------------------------------------------
+
+def test_findings_carry_their_confidence_and_only_strong_ones_refuse() -> None:
+    from supervisor.engine import Engine
+
+    engine = Engine()
+    call = {"tool": "Bash", "args": {"command": "curl -s http://svc/api"}}
+    actions = []
+    for i in range(3):  # results never come: identical calls, outcome unknown
+        actions.append(engine.check({**call, "call_id": f"c{i}", "seq": i + 1}, 1.0))
+    third = actions[2]
+    assert third.action == "allow"
+    fourth = engine.check({**call, "call_id": "c3", "seq": 4}, 1.0)
+    # the 4th attempt of an identical call is strong evidence even without outcomes
+    assert fourth.action == "block" and fourth.findings[0].confidence == "strong"
+    assert "outcome unknown" in fourth.findings[0].basis
+    assert fourth.findings[0].to_event()["confidence"] == "strong"
+    assert "(Evidence: strong, 4 identical calls, outcome unknown.)" in (fourth.message or "")
+
+
+def test_a_weak_finding_never_escalates() -> None:
+    """Repeated text is a trend, not one repeated thing: it nudges, it does not pause."""
+    b = SessionBuilder()
+    _work(b)
+    for _ in range(7):
+        b.say("I will now carefully re-check the configuration loader and then fix the bug.")
+    found = [f for f in replay(b.end()).findings if f.detector == "repeated_text"]
+    assert found and all(f.level == 1 for f in found)
+    assert all("(Evidence: weak" in f.message for f in found)

@@ -19,8 +19,9 @@ and graded:
   about what kind of evidence they are;
 - `moderate`: repetition seen only through similarity (`similar_calls`: arguments alike, outcomes
   of one class), or fewer than four identical calls whose outcome is unknown;
-- `weak`: aggregate signals with no one repeated thing (`no_progress`, `repeated_text`,
-  `error_rate`).
+- `weak`: aggregate signals with no one repeated thing (`repeated_text`: messages alike,
+  `error_rate`). `no_progress` is `moderate` until its escalation threshold (30 steps that
+  showed nothing new by default: three of its nudge windows), `strong` from then on.
 
 Only `strong` findings may block or escalate (`may_refuse`): a refusal or escalation by a weaker
 one is told as a nudge instead (the call runs). Hard limits are not findings and are never
@@ -35,8 +36,9 @@ from supervisor.engine.fingerprint import NO_RESULT
 Confidence = Literal["strong", "moderate", "weak"]
 CONFIDENCES: tuple[Confidence, ...] = ("strong", "moderate", "weak")
 
-_AGGREGATE = frozenset({"no_progress", "repeated_text", "error_rate"})
+_AGGREGATE = frozenset({"repeated_text", "error_rate"})
 """Detectors of a trend rather than of one repeated thing."""
+
 _STATE = frozenset({"revert"})
 """Detectors whose evidence is one file's content coming back (identical by construction)."""
 _PERIODIC = frozenset({"cycle"})
@@ -51,16 +53,24 @@ _PREFIXES = ("Blocked: ", "Paused: ", "Stopped: ")
 
 
 def weigh(detector: str, evidence: Sequence[int], hist: Sequence[Mapping[str, Any]],
-          attempt: Mapping[str, Any] | None = None) -> tuple[Confidence, str]:
+          attempt: Mapping[str, Any] | None = None, level: int = 1
+          ) -> tuple[Confidence, str]:
     """(confidence, basis): the grade and a short account of the evidence, e.g.
     `4 identical calls, output unchanged`. `attempt`: the call about to run that a refusal is
-    about (one more occurrence, its outcome not known yet)."""
+    about (one more occurrence, its outcome not known yet); `level`: the level the detector
+    reported (for `no_progress`, whose evidence list is cut short of its count)."""
     wanted = {s for s in evidence if s}
     cited = [s for s in hist if s.get("seq") in wanted or s.get("result_seq") in wanted]
     n = max(len(wanted), len(cited)) + (attempt is not None)
+    if detector == "no_progress":
+        # every step repeated an output seen before in an unchanged workspace: each is a small
+        # repetition; its escalation threshold (30 by default, three nudge windows) of them
+        # is strong evidence
+        grade: Confidence = "strong" if level >= 3 else "moderate"
+        return grade, ("no new output and no change up to the escalation threshold"
+                       if level >= 3 else f"{n} steps with no new output and no change")
     if detector in _AGGREGATE:
-        return "weak", (f"{n} steps without progress" if detector == "no_progress"
-                        else f"a trend over {n} steps")
+        return "weak", f"a trend over {n} steps"
     if detector in _STATE:
         return "strong", f"{n} returns to earlier content of one file"
     if not cited:  # no citable step (events without seq): the detector's own definition

@@ -502,7 +502,7 @@ class Engine:
         a weaker one becomes a nudge."""
         if not _DETECTORS[f.detector].loop:
             return
-        f.confidence, f.basis = weigh(f.detector, f.evidence, self.st.hist, attempt)
+        f.confidence, f.basis = weigh(f.detector, f.evidence, self.st.hist, attempt, f.level)
         if f.level >= 2 and not may_refuse(f.confidence):
             f.level, f.action, f.message = 1, "nudge", as_nudge(f.message)
         f.message = f"{f.message} (Evidence: {f.confidence}, {f.basis}.)"

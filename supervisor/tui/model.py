@@ -62,6 +62,9 @@ class DetectionInfo:
     signature: str
     evidence: list[int]
     message: str
+    confidence: str = ""
+    """How much evidence the finding rests on (`strong`, `moderate`, `weak`; "" when the
+    recording does not say)."""
 
 
 @dataclass(slots=True)
@@ -319,9 +322,14 @@ def _detection(st: SessionState, e: Any) -> None:
     st.detections.append(
         DetectionInfo(
             e.seq, e.ts, _s(e.detector, 40), e.level, _s(e.signature, 120), list(e.evidence),
-            _s(e.message, 400),
+            _s(e.message, 400), _confidence((e.__pydantic_extra__ or {}).get("confidence")),
         )
     )
+
+
+def _confidence(value: Any) -> str:
+    """A detection's `confidence` extension field, when it is one the engine writes."""
+    return value if value in ("strong", "moderate", "weak") else ""
 
 
 def _limit(st: SessionState, e: Any) -> None:
