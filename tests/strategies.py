@@ -98,4 +98,7 @@ def control_events(draw: st.DrawFn) -> dict[str, Any]:
         event["text"] = "read the file first"
     if event["action"] == "rollback" and not event["checkpoint_id"]:
         event["checkpoint_id"] = "cp-1"
+    if event["action"] == "quiet":
+        event.update(detector="exact_repeat", signature=None, calls=draw(
+            st.none() | st.integers(min_value=1, max_value=1000)))
     return event

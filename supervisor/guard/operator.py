@@ -53,14 +53,18 @@ def send_decision(
     checkpoint_id: str | None = None,
     operator: str | None = None,
     decision_id: str | None = None,
+    detector: str | None = None,
+    signature: str | None = None,
+    calls: int | None = None,
 ) -> str:
     """Append one decision to the session's control channel; return its `decision_id`.
 
     The session must exist. Raises `DecisionError` for an invalid decision (unknown action,
-    guidance without text, rollback without checkpoint)."""
+    guidance without text, rollback without checkpoint, quiet without detector); `detector`,
+    `signature` and `calls` are a `quiet`'s."""
     if action not in DECISION_ACTIONS:
         raise DecisionError(f"unknown action '{action}' (one of {', '.join(DECISION_ACTIONS)})")
-    line = {
+    line: dict[str, Any] = {
         "type": DECISION,
         "decision_id": decision_id or new_decision_id(),
         "escalation_id": escalation_id,
@@ -69,6 +73,8 @@ def send_decision(
         "checkpoint_id": checkpoint_id,
         "operator": operator or default_operator(),
     }
+    if action == "quiet":
+        line.update(detector=detector, signature=signature, calls=calls)
     problem = decision_problem({**line, "v": 1, "seq": 1, "ts": 0.0})
     if problem:
         raise DecisionError(problem)

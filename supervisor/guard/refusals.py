@@ -25,7 +25,7 @@ from supervisor.store.summary import SessionSummary
 if TYPE_CHECKING:
     from supervisor.store.base import Store
 
-COMMANDS = ("pause", "resume", "guidance", "rollback", "reset", "skip", "abort")
+COMMANDS = ("pause", "resume", "guidance", "rollback", "reset", "skip", "abort", "quiet")
 """What an operator may ask of a running session (`resume` answers its operator pause)."""
 
 

@@ -28,7 +28,8 @@ Number = Annotated[float, Field(ge=-MAX_NUMBER, le=MAX_NUMBER)]
 Pid = Annotated[int, Field(ge=0, le=2**31 - 1)]
 """A process id (what `os.kill` accepts)."""
 VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
-DecisionAction = Literal["approve", "guidance", "rollback", "skip", "abort", "pause", "reset"]
+DecisionAction = Literal["approve", "guidance", "rollback", "skip", "abort", "pause", "reset",
+                         "quiet"]
 
 
 class Event(BaseModel):
@@ -206,6 +207,8 @@ class Decision(Event):
     text: str | None = None
     checkpoint_id: str | None = None
     operator: str
+    # a `quiet` carries `detector`, `signature` and `calls` as extension fields (checked by
+    # `protocol.decisions.quiet_problem`)
 
 
 AgentEvent = Annotated[

@@ -67,7 +67,10 @@ LEVEL_STOP: Final = 4
 LEVEL_NAMES: Final = ("normal", "nudge", "block", "escalate", "stop")
 
 VERDICT_ACTIONS: Final = ("allow", "nudge", "skip", "block", "pause", "stop")
-DECISION_ACTIONS: Final = ("approve", "guidance", "rollback", "skip", "abort", "pause", "reset")
+DECISION_ACTIONS: Final = ("approve", "guidance", "rollback", "skip", "abort", "pause", "reset",
+                           "quiet")
+MAX_QUIET_CALLS: Final = 1_000_000
+"""Largest `calls` of a `quiet` decision (omitted: until the session ends)."""
 TASK_STATUSES: Final = ("done", "skipped", "failed")
 SESSION_END_STATUSES: Final = ("completed", "terminated", "aborted", "failed")
 MESSAGE_ROLES: Final = ("assistant", "user", "system")
