@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from supervisor.analysis.replay import analyze_events
 from supervisor.engine import Engine, Policy
 from supervisor.engine.decisions import Effect
@@ -19,6 +21,11 @@ from supervisor.guard.settings import GuardSettings
 from supervisor.protocol.decisions import decision_problem
 from supervisor.store.local import LocalStore
 from tests.guard_helpers import events, of_type
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
 
 
 class Clock:
@@ -139,3 +146,34 @@ def test_unknown_detectors_and_bad_quiet_lines_are_refused(root: Path, tmp_path:
     ignored = of_type(events(root, "s1"), "decision_ignored")
     assert ignored and "unknown detector 'nope'" in ignored[-1]["reason"]
     guard.close()
+
+
+# --- the dashboard --------------------------------------------------------------------------
+
+@pytest.mark.anyio
+async def test_the_dashboard_quiets_a_detector_that_fired_and_shows_the_quiet(
+        root: Path) -> None:
+    from tui_support import call, control_lines, load, make_app, start, write_events
+
+    detection = {"type": "detection", "detector": "similar_calls", "level": 1,
+                 "signature": "abc", "evidence": [2], "message": "Loop: near-identical calls",
+                 "action": "nudge", "confidence": "moderate", "basis": "5 similar calls"}
+    applied = {"type": "decision_applied", "decision_id": "d-0", "escalation_id": None,
+               "action": "quiet", "outcome": "cycle quiet until the session ends",
+               "effect": {"kind": "quiet", "detector": "cycle", "calls": 0}}
+    write_events(root, "s1", [start(), *call(1), detection, applied])
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        st = app.model.sessions["s1"]
+        assert st.quiets == ["cycle quiet until the session ends (from #5)"]
+        assert st.detections[0].confidence == "moderate"
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        assert "Quiet similar_calls until the session ends" in commands
+        commands["Quiet similar_calls for 20 calls"].callback()
+        await pilot.pause()
+    lines = control_lines(root, "s1")
+    assert [(x["action"], x["detector"], x["calls"]) for x in lines] == [
+        ("quiet", "similar_calls", 20)]

@@ -152,6 +152,8 @@ class SessionState:
     outcomes: dict[str, DecisionOutcome] = field(default_factory=dict)
     escalations: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Every escalation seen (pending or not), by id, as dicts."""
+    quiets: list[str] = field(default_factory=list)
+    """The operators' quiets applied in this session, as the guard recorded them (the last 8)."""
     rates: deque[list[float]] = field(default_factory=lambda: deque(maxlen=RATE_MINUTES))
     """[minute, tool calls, errors] for the latest minutes with activity."""
     cost_usd: float = 0.0
@@ -387,6 +389,8 @@ def _decision_applied(st: SessionState, e: Any) -> None:
             e.decision_id, e.action, e.escalation_id
         )
     out.state, out.detail = "applied", _s(e.outcome)
+    if e.action == "quiet":
+        st.quiets = [*st.quiets, f"{_s(e.outcome, 160)} (from #{e.seq})"][-8:]
 
 
 def _decision_ignored(st: SessionState, e: Any) -> None:
