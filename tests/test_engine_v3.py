@@ -239,3 +239,20 @@ def test_a_weak_finding_never_escalates() -> None:
     found = [f for f in replay(b.end()).findings if f.detector == "repeated_text"]
     assert found and all(f.level == 1 for f in found)
     assert all("(Evidence: weak" in f.message for f in found)
+
+
+def test_a_failing_tests_report_recurring_during_repair_is_not_a_recurring_error() -> None:
+    """Different pytest selections of one failing test, the same `E ...` line each time, with
+    edits in between: the bug under repair is expected to recur; only edits without any effect
+    (ineffective_edits) or identical runs (exact_repeat) make it a loop."""
+    b = SessionBuilder(agent="mini-swe-agent")
+    _work(b)
+    for k, selection in enumerate(("tests/test_ops.py", "tests/test_ops.py::test_add",
+                                   "tests/test_ops.py -k add", "tests/test_ops.py -x")):
+        b.call("bash", {"command": f"sed -i 's/v{k}/v{k + 1}/' src/ops.py"}, "")
+        b.call("bash", {"command": f"python -m pytest {selection}"},
+               "    def test_add():\n>       assert add(1, 'a') == 2\n"
+               "E       TypeError: unsupported operand type(s) for +: 'int' and 'str'\n"
+               f"FAILED tests/test_ops.py::test_add - TypeError\n1 failed in 0.{k}1s",
+               ok=False, error="exit code 1")
+    assert "recurring_error" not in detectors(replay(b.end()))

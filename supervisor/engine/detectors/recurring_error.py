@@ -51,6 +51,13 @@ def _distinct(failures: list[dict[str, object]]) -> int:
     return len({f["signature"] for f in failures})
 
 
+def _test_report(step: Step) -> bool:
+    """A test runner's report of a failing test (pytest's `E   ...` lines, `FAILED`): the bug
+    under repair, expected to recur while the agent repairs it; edits that do not change it are
+    `ineffective_edits`', identical runs `exact_repeat`'s."""
+    return step["error"] == "test_failure" or step["error_id"].startswith(("E ", "FAILED "))
+
+
 class RecurringError(Detector):
     name = "recurring_error"
     summary = ("the same error (its normalised message) from one tool, or from edits of one "
@@ -74,7 +81,7 @@ class RecurringError(Detector):
                 if not group["failures"]:
                     groups.pop(key)
             return None
-        if step["ok"] is None or not step["error_id"]:
+        if step["ok"] is None or not step["error_id"] or _test_report(step):
             return None
         group = groups.pop(key, None) or {"failures": [], "refused": 0, "fired": 0}
         groups[key] = group
