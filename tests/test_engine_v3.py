@@ -256,3 +256,17 @@ def test_a_failing_tests_report_recurring_during_repair_is_not_a_recurring_error
                f"FAILED tests/test_ops.py::test_add - TypeError\n1 failed in 0.{k}1s",
                ok=False, error="exit code 1")
     assert "recurring_error" not in detectors(replay(b.end()))
+
+
+def test_silent_successes_late_in_a_long_session_are_not_no_progress() -> None:
+    """A long healthy session: silent builds and checks (no output) between looks at output
+    already seen. A call that says nothing is no evidence of a stall."""
+    b = SessionBuilder()
+    _work(b, 8)
+    for k in range(14):
+        if k % 3 == 0:
+            b.call("Bash", {"command": f"git log --oneline -1 --format=%s # look {k}"},
+                   "Fix the parser")
+        else:
+            b.call("Bash", {"command": f"make -s target{k}"}, "")
+    assert "no_progress" not in detectors(replay(b.end()))
