@@ -270,3 +270,13 @@ def test_silent_successes_late_in_a_long_session_are_not_no_progress() -> None:
         else:
             b.call("Bash", {"command": f"make -s target{k}"}, "")
     assert "no_progress" not in detectors(replay(b.end()))
+
+
+def test_terminal_escape_codes_are_not_part_of_an_error_identity() -> None:
+    """OpenHands' shell prefixes some outputs with bracketed-paste codes; the same error with
+    and without them is one error."""
+    plain = error_identity(False, "exit 127", "bash: sudo: command not found",
+                           '{"command":"sudo service x restart"}')
+    coded = error_identity(False, "exit 127", "\x1b[?2004lbash: sudo: command not found",
+                           '{"command":"sudo service y restart"}')
+    assert plain == coded == "bash: sudo: command not found"

@@ -32,7 +32,7 @@ _AT_THE_END = re.compile(
     r"^make(?:\[\d+\])?: \*\*\* .+$",
 )
 _ERRORISH = re.compile(r"error|cannot|can't|failed|not found|no such|denied|invalid|unable|"
-                       r"refused|not exist|timed out|traceback", re.I)
+                       r"refused|not exist|timed out|traceback|unrecognized", re.I)
 _WARNING = re.compile(r"^\W*(?:warning|warn|deprecat|note|hint|info)\b", re.I)
 _BARE_STATUS = re.compile(r"(?:(?:exit(?:ed)? (?:with )?)?(?:code|status|return ?code)\s*:?\s*)?"
                           r"-?\d+|error|failed|failure|command failed", re.I)
@@ -123,6 +123,8 @@ _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-
 _TMP = re.compile(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+|"
                   r"\btmp[A-Za-z0-9_]{6,}\b")
 _DIGITS = re.compile(r"\d+")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|"
+                   r"[\x00-\x08\x0b-\x1f]")
 _WS = re.compile(r"\s+")
 _IDENTITY_CHARS = 200
 
@@ -171,7 +173,8 @@ def error_identity(ok: bool | None, error: str | None, output: str, args: str) -
         echoed = text in args or len(text) >= _ECHO_CHARS
         return "<arg>" if text and echoed else match.group(0)
 
-    line = _QUOTED.sub(mask, line[:1000])
+    line = _ANSI.sub("", line[:1000])  # a terminal's escape codes (bracketed paste) are noise
+    line = _QUOTED.sub(mask, line)
     for value in sorted(_ARG_VALUE.findall(args), key=len, reverse=True):
         value = value.replace('\\"', '"').replace("\\n", "\n").strip()
         if len(value) >= _ECHO_MIN and value in line:  # the call's own argument, echoed
