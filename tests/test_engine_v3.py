@@ -280,3 +280,15 @@ def test_terminal_escape_codes_are_not_part_of_an_error_identity() -> None:
     coded = error_identity(False, "exit 127", "\x1b[?2004lbash: sudo: command not found",
                            '{"command":"sudo service y restart"}')
     assert plain == coded == "bash: sudo: command not found"
+
+
+def test_a_test_count_moving_is_not_the_same_failure() -> None:
+    """The same test command failing with fewer failures each time: its masked identity is
+    one, but a test count moving is progress, not a repeat."""
+    b = SessionBuilder()
+    _work(b)
+    for k in range(5):
+        b.call("Bash", {"command": "python -m pytest -q"},
+               f"FAILED tests/test_a.py::test_x - AssertionError\n{5 - k} failed, {k} passed",
+               ok=False, error="exit code 1")
+    assert "exact_repeat" not in detectors(replay(b.end()))

@@ -189,3 +189,12 @@ def error_identity(ok: bool | None, error: str | None, output: str, args: str) -
     line = _HEX.sub("<hex>", line)
     line = _DIGITS.sub("#", line)
     return _WS.sub(" ", line).strip()[:_IDENTITY_CHARS]
+
+
+def is_test_report(error_class: str, error_id: str) -> bool:
+    """Whether a failure is a test runner's report of failing tests (class `test_failure`,
+    pytest's `E ...` / `FAILED ...` lines): the bug under repair, whose numbers (how many
+    tests fail) are information, so its masked identity is not enough to call two reports the
+    same."""
+    return error_class == "test_failure" or error_id.startswith(("E ", "FAILED "))
+

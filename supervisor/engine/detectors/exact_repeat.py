@@ -5,7 +5,9 @@ Anywhere in the look-back (an interleaved call does not hide it), and across a r
 workspace version is derived from content, so undoing an edit brings back the earlier one).
 Two outcomes are the same when their normalised outputs are, or, for two failures, when they
 name the same error (`failures.error_identity`): a failing call whose output differs only by
-something the normaliser does not know (a counter of its own) is still the same failure. So
+something the normaliser does not know (a counter of its own) is still the same failure; a
+test runner's report is the exception (its masked counts, "4 failed" then "3 failed", are a
+test count moving: progress). So
 nothing falls between this detector and `recurring_error`: identical calls in one workspace
 version are counted here, everything else that fails the same way there.
 
@@ -28,6 +30,7 @@ from typing import ClassVar
 
 from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
+from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
 from supervisor.engine.step import Step
 from supervisor.engine.types import Finding
@@ -41,11 +44,13 @@ def same_call(st: State, step: Step) -> list[Step]:
 
 
 def same_outcome(a: Step, b: Step) -> bool:
-    """The same normalised output, or two failures naming the same error."""
+    """The same normalised output, or two failures naming the same error (not test reports:
+    "4 failed" then "3 failed" is a test count moving, progress)."""
     if a["outcome"] == b["outcome"]:
         return True
     return (a["ok"] is False and b["ok"] is False and bool(a["error_id"])
-            and a["error_id"] == b["error_id"])
+            and a["error_id"] == b["error_id"]
+            and not is_test_report(a["error"], a["error_id"]))
 
 
 def reapplied(st: State, step: Step) -> list[Step]:

@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
 from supervisor.engine.step import Step
 from supervisor.engine.types import Finding
@@ -51,13 +52,6 @@ def _distinct(failures: list[dict[str, object]]) -> int:
     return len({f["signature"] for f in failures})
 
 
-def _test_report(step: Step) -> bool:
-    """A test runner's report of a failing test (pytest's `E   ...` lines, `FAILED`): the bug
-    under repair, expected to recur while the agent repairs it; edits that do not change it are
-    `ineffective_edits`', identical runs `exact_repeat`'s."""
-    return step["error"] == "test_failure" or step["error_id"].startswith(("E ", "FAILED "))
-
-
 class RecurringError(Detector):
     name = "recurring_error"
     summary = ("the same error (its normalised message) from one tool, or from edits of one "
@@ -81,7 +75,10 @@ class RecurringError(Detector):
                 if not group["failures"]:
                     groups.pop(key)
             return None
-        if step["ok"] is None or not step["error_id"] or _test_report(step):
+        if (step["ok"] is None or not step["error_id"]
+                or is_test_report(step["error"], step["error_id"])):
+            # the bug under repair recurs while it is repaired; edits that do not change it are
+            # `ineffective_edits`', identical runs `exact_repeat`'s
             return None
         group = groups.pop(key, None) or {"failures": [], "refused": 0, "fired": 0}
         groups[key] = group
