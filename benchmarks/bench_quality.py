@@ -181,6 +181,9 @@ def two_fold(corpus: Corpus, by_candidate: dict[tuple[int, int], dict[str, list[
     for train_name, train in FOLDS.items():
         test_name, test = next((n, f) for n, f in FOLDS.items() if n != train_name)
         train_labels, test_labels = _fold_labels(corpus, train), _fold_labels(corpus, test)
+        if not train_labels or not test_labels:
+            lines.append(f"  {train_name} -> {test_name}: one half has no runs; skipped")
+            continue
 
         def levels(labels: list[dict[str, Any]], c: tuple[int, int]) -> dict[int, LevelScore]:
             return {lv: score(labels, by_candidate[c], lv) for lv in (1, 2)}
