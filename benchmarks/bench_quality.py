@@ -9,14 +9,19 @@ loop-free run. Each run is imported (`supervisor.importers`, step numbers as in 
 `STEPS.md`) and replayed through the engine with the `default` policy; at levels 1 (nudge),
 2 (block) and 3 (escalate) an episode is caught when a finding of that level or higher falls in
 [onset, end + 2], and a loop-free run with any such finding is a false-alarm run
-(`supervisor.analysis.rubric`). Targets (issue 12): recall >= 0.90 with <= 5 % false-alarm
-runs at level 1, recall >= 0.75 with <= 2 % at level 2.
+(`supervisor.analysis.rubric`). Targets (issue 23): recall >= 0.92 with <= 4 % false-alarm
+runs at level 1, recall >= 0.80 with <= 2 % at level 2, <= 1 % false-alarm runs at level 3.
+Several corpus folders are scored together (`$SUPERVISOR_LABELLED_CORPUS` may list several;
+the repository's own `benchmarks/corpus-labelled/` joins when present), and each apart.
 
 Printed beside the figures: recall per framework and per episode kind, the documented rules
 of other agents on the same runs, every missed episode and every false alarm with what the
-engine said, and a 2-fold check: the one free parameter (how many occurrences make a loop, and
-the window they must fall in) chosen on one half of the runs, split by source, and scored on
-the other, against the principled values (3 occurrences, a window of 20 steps).
+engine said, per detector its fires, true fires and the false-alarm runs it caused, a
+leave-one-source-out check (for each source, model / framework, the free parameter below
+chosen on the other sources and scored on it; then the spread), and a 2-fold check: the one
+free parameter (how many occurrences make a loop, and the window they must fall in) chosen on
+one half of the runs, split by source, and scored on the other, against the principled values
+(3 occurrences, a window of 20 steps).
 
 Then the guidance section (`quality_closest.py`, issue 19): on the labelled and the development
 corpus, the share of failed "not found" edits whose closest-match region holds the text the
@@ -35,11 +40,21 @@ from anchors import ANCHORS
 from common import REPO, Figure
 
 from supervisor.analysis.replay import analyze_events
-from supervisor.analysis.rubric import Fire, LevelScore, load_labels, miss_reason, run_name, score
+from supervisor.analysis.rubric import (
+    SLACK,
+    Fire,
+    LevelScore,
+    load_labels,
+    miss_reason,
+    run_name,
+    score,
+)
 from supervisor.engine import Policy
 
-TARGETS = {1: (0.90, 0.05), 2: (0.75, 0.02)}
-"""Level -> (minimum recall, maximum false-alarm rate)."""
+TARGETS = {1: (0.92, 0.04), 2: (0.80, 0.02)}
+"""Level -> (minimum recall, maximum false-alarm rate) (issue 23)."""
+ESCALATION_FALSE_ALARMS = 0.01
+"""Maximum false-alarm rate at level 3 (issue 23)."""
 FOLDS = {"mini-swe-agent": ("mini-swe-agent",), "openhands + swe-agent": ("openhands",
                                                                           "swe-agent")}
 PRINCIPLED = (3, 20)
@@ -47,14 +62,25 @@ PRINCIPLED = (3, 20)
 CANDIDATES = [(k, w) for k in (2, 3, 4) for w in (10, 20, 40)]
 
 
-def corpus_dir() -> Path | None:
-    """Where the labelled corpus is, or None when it is not on this machine."""
-    for candidate in (os.environ.get("SUPERVISOR_LABELLED_CORPUS"),
-                      REPO.parent / "shared" / "corpus-labelled",
-                      Path("/work/shared/corpus-labelled")):
-        if candidate and (Path(candidate) / "labels.jsonl").is_file():
-            return Path(candidate)
-    return None
+def corpus_dirs() -> list[Path]:
+    """Every labelled corpus on this machine: `$SUPERVISOR_LABELLED_CORPUS` (folders separated
+    by the path separator) or else the shared one beside the repository, plus the repository's
+    own `benchmarks/corpus-labelled/` when it is there. Each has `labels.jsonl` and one
+    subfolder per source of native run files."""
+    env = os.environ.get("SUPERVISOR_LABELLED_CORPUS")
+    candidates: list[Path] = []
+    if env:
+        candidates += [Path(p) for p in env.split(os.pathsep) if p]
+    else:
+        candidates += [REPO.parent / "shared" / "corpus-labelled",
+                       Path("/work/shared/corpus-labelled")]
+    candidates.append(REPO / "benchmarks" / "corpus-labelled")
+    found: list[Path] = []
+    for candidate in candidates:
+        if (candidate / "labels.jsonl").is_file() and candidate.resolve() not in [
+                f.resolve() for f in found]:
+            found.append(candidate)
+    return found
 
 
 @dataclass(slots=True)
@@ -64,19 +90,43 @@ class Corpus:
     """Run name -> protocol events (imported once, replayed under every policy)."""
 
 
-def load_corpus(base: Path) -> Corpus:
+def load_corpus(base: Path, prefix: str = "") -> Corpus:
+    """The labels and runs of one corpus folder (every subfolder is a source of native run
+    files); with `prefix`, run names get it in front (several corpora in one score)."""
     from supervisor.importers import sources as foreign
 
     labels = load_labels(base / "labels.jsonl")
     wanted = {label["run"] for label in labels}
     runs: dict[str, list[dict[str, Any]]] = {}
-    for folder in ("mini-swe-agent", "openhands", "swe-agent"):
-        for path in sorted((base / folder).iterdir()) if (base / folder).is_dir() else []:
+    for folder in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for path in sorted(folder.iterdir()):
             for run in foreign.runs_of(path) or []:
                 name = run_name(run.source)
                 if name in wanted:
-                    runs[name] = list(run.events)
+                    runs[prefix + name] = list(run.events)
+    if prefix:
+        labels = [{**lab, "run": prefix + lab["run"]} for lab in labels]
     return Corpus(labels, runs)
+
+
+def load_corpora(bases: list[Path]) -> Corpus:
+    """Several corpus folders as one (run names prefixed by the folder's parent when there
+    is more than one, so they cannot collide)."""
+    if len(bases) == 1:
+        return load_corpus(bases[0])
+    parts = [load_corpus(b, f"{b.parent.name}:") for b in bases]
+    return Corpus([lab for c in parts for lab in c.labels],
+                  {k: v for c in parts for k, v in c.runs.items()})
+
+
+def source_of(label: dict[str, Any]) -> str:
+    """The source (model / framework) of a labelled run: its `source` field, else its folder
+    and the first part of its name (`mini-swe-agent/gem3pro-...` -> `mini-swe-agent/gem3pro`:
+    the labelled corpus names runs by model first)."""
+    if isinstance(label.get("source"), str) and label["source"]:
+        return str(label["source"])
+    folder, _, name = label["run"].rpartition("/")
+    return f"{folder}/{name.split('-', 1)[0]}"
 
 
 def replay(corpus: Corpus, policy: Policy, names: Iterable[str] | None = None
@@ -111,7 +161,8 @@ def policy_for(occurrences: int, window: int) -> Policy:
 
 
 def _fold_labels(corpus: Corpus, fold: tuple[str, ...]) -> list[dict[str, Any]]:
-    return [lab for lab in corpus.labels if lab["run"].split("/", 1)[0] in fold]
+    return [lab for lab in corpus.labels
+            if lab["run"].split(":", 1)[-1].split("/", 1)[0] in fold]
 
 
 def _key(scores: dict[int, LevelScore]) -> tuple[float, float, float]:
@@ -122,14 +173,17 @@ def _key(scores: dict[int, LevelScore]) -> tuple[float, float, float]:
     return (-round(excess, 6), scores[1].recall, scores[2].recall)
 
 
-def two_fold(corpus: Corpus) -> list[str]:
+def two_fold(corpus: Corpus, by_candidate: dict[tuple[int, int], dict[str, list[Fire]]]
+             ) -> list[str]:
     """Choose (occurrences, window) on one fold, score it on the other (both ways)."""
-    by_candidate = {c: replay(corpus, policy_for(*c)) for c in CANDIDATES}
     lines = [f"2-fold check: the free parameter (occurrences, window) chosen on one half, "
              f"scored on the other; principled {PRINCIPLED}"]
     for train_name, train in FOLDS.items():
         test_name, test = next((n, f) for n, f in FOLDS.items() if n != train_name)
         train_labels, test_labels = _fold_labels(corpus, train), _fold_labels(corpus, test)
+        if not train_labels or not test_labels:
+            lines.append(f"  {train_name} -> {test_name}: one half has no runs; skipped")
+            continue
 
         def levels(labels: list[dict[str, Any]], c: tuple[int, int]) -> dict[int, LevelScore]:
             return {lv: score(labels, by_candidate[c], lv) for lv in (1, 2)}
@@ -143,6 +197,74 @@ def two_fold(corpus: Corpus) -> list[str]:
                 f"L2 {tr[2].recall:.2f}/{tr[2].false_alarm_rate:.2f}; "
                 f"test L1 {te[1].recall:.2f}/{te[1].false_alarm_rate:.2f} "
                 f"L2 {te[2].recall:.2f}/{te[2].false_alarm_rate:.2f} (recall/false-alarm runs)")
+    return lines
+
+
+def leave_one_source_out(corpus: Corpus, by_candidate: dict[tuple[int, int],
+                                                          dict[str, list[Fire]]]) -> list[str]:
+    """For each source: choose (occurrences, window) on the other sources (the development
+    data), score the choice on this one; then the spread of the held-out scores."""
+    sources = sorted({source_of(lab) for lab in corpus.labels})
+    lines = [f"leave-one-source-out: (occurrences, window) chosen on the other sources, "
+             f"scored on the one left out ({len(sources)} sources)"]
+    held: dict[int, list[float]] = {1: [], 2: []}
+    alarms: dict[int, list[float]] = {1: [], 2: []}
+    for source in sources:
+        test = [lab for lab in corpus.labels if source_of(lab) == source]
+        train = [lab for lab in corpus.labels if source_of(lab) != source]
+
+        def levels(labels: list[dict[str, Any]], c: tuple[int, int]) -> dict[int, LevelScore]:
+            return {lv: score(labels, by_candidate[c], lv) for lv in (1, 2)}
+
+        chosen = max(CANDIDATES, key=lambda c: (_key(levels(train, c)), c == PRINCIPLED))
+        te = levels(test, chosen)
+        episodes = len(te[1].episodes)
+        for lv in (1, 2):
+            if episodes:
+                held[lv].append(te[lv].recall)
+            if te[lv].clean_runs:
+                alarms[lv].append(te[lv].false_alarm_rate)
+        lines.append(
+            f"  {source}: {len(test)} runs, {episodes} episodes, {te[1].clean_runs} loop-free; "
+            f"chosen {chosen}; L1 recall {_fmt(te[1].recall, episodes)} false-alarm runs "
+            f"{_fmt(te[1].false_alarm_rate, te[1].clean_runs)}; L2 recall "
+            f"{_fmt(te[2].recall, episodes)} false-alarm runs "
+            f"{_fmt(te[2].false_alarm_rate, te[2].clean_runs)}")
+    for lv in (1, 2):
+        if held[lv] and alarms[lv]:
+            lines.append(f"  spread L{lv}: recall {min(held[lv]):.2f}-{max(held[lv]):.2f}, "
+                         f"false-alarm runs {min(alarms[lv]):.2f}-{max(alarms[lv]):.2f}")
+    return lines
+
+
+def _fmt(value: float, n: int) -> str:
+    return f"{value:.2f}" if n else "-"
+
+
+def per_detector(corpus: Corpus, fires: dict[str, list[Fire]]) -> list[str]:
+    """Per detector (level >= 1): how often it fired, how many of its fires fell in a labelled
+    episode ([onset, end + 2]), and the loop-free runs it alarmed."""
+    labels = {lab["run"]: lab for lab in corpus.labels}
+    stats: dict[str, list[int]] = {}
+    alarmed: dict[str, set[str]] = {}
+    for run, found in fires.items():
+        label = labels.get(run)
+        if label is None:
+            continue
+        windows = [(e["onset"], e["end"] + SLACK) for e in label.get("episodes") or []]
+        for f in found:
+            if f.level < 1:
+                continue
+            entry = stats.setdefault(f.detector, [0, 0])
+            entry[0] += 1
+            entry[1] += any(a <= f.step <= b for a, b in windows)
+            if not label.get("loop"):
+                alarmed.setdefault(f.detector, set()).add(run)
+    lines = ["per detector (level >= 1): fires, true fires (inside a labelled episode), "
+             "false-alarm runs it caused"]
+    for name, (n, true) in sorted(stats.items(), key=lambda kv: -kv[1][0]):
+        lines.append(f"  {name}: {n} fires, {true} true, {len(alarmed.get(name, ()))} "
+                     "false-alarm runs")
     return lines
 
 
@@ -175,16 +297,27 @@ def report(corpus: Corpus, scores: dict[int, LevelScore]) -> list[str]:
 
 def run() -> list[Figure]:
     guidance_lines, guidance = quality_closest.section()
-    base = corpus_dir()
-    if base is None:
+    bases = corpus_dirs()
+    if not bases:
         print("quality: the labelled corpus (corpus-labelled/labels.jsonl) is not on this "
               "machine; set SUPERVISOR_LABELLED_CORPUS to its directory. Nothing measured.")
         print("\n".join(guidance_lines), file=sys.stdout, flush=True)
         return guidance
-    corpus = load_corpus(base)
+    corpus = load_corpora(bases)
     fires = replay(corpus, Policy.profile("default"))
     scores = {level: score(corpus.labels, fires, level) for level in (1, 2, 3)}
-    lines = report(corpus, scores)
+    lines = [f"corpora: {', '.join(str(b) for b in bases)}"]
+    if len(bases) > 1:
+        for base in bases:
+            prefix = f"{base.parent.name}:"
+            part = [lab for lab in corpus.labels if lab["run"].startswith(prefix)]
+            for level in (1, 2, 3):
+                s = score(part, fires, level)
+                lines.append(f"  {base}: level >= {level}: recall {s.recall:.3f} of "
+                             f"{len(s.episodes)} episodes; false-alarm runs "
+                             f"{s.false_alarm_rate:.3f} of {s.clean_runs}")
+    lines += report(corpus, scores)
+    lines += per_detector(corpus, fires)
     lines.append("beside the documented rules of other agents (as nudges, level 1):")
     figures: list[Figure] = []
     for name, anchor in ANCHORS.items():
@@ -193,12 +326,14 @@ def run() -> list[Figure]:
                      f"{s.false_alarm_rate:.3f}")
         figures.append(Figure(f"{name}: recall", round(s.recall, 3),
                               note=f"false-alarm runs {s.false_alarm_rate:.3f}"))
-    lines += two_fold(corpus)
+    by_candidate = {c: replay(corpus, policy_for(*c)) for c in CANDIDATES}
+    lines += leave_one_source_out(corpus, by_candidate)
+    lines += two_fold(corpus, by_candidate)
     lines += guidance_lines
     print("\n".join(lines), file=sys.stdout, flush=True)
     ours: list[Figure] = []
     for level, s in scores.items():
-        recall_min, fa_max = TARGETS.get(level, (None, None))
+        recall_min, fa_max = TARGETS.get(level, (None, ESCALATION_FALSE_ALARMS))
         ours.append(Figure(f"level {level}: missed episodes (1 - recall)",
                            round(1 - s.recall, 3),
                            max_value=round(1 - recall_min, 3) if recall_min else None,

@@ -245,9 +245,10 @@ def exact_repeat_approve(a: Agent) -> None:
 def similar_guidance(a: Agent) -> None:
     a.start("demo-agent", "Search the code base for the retry logic")
     a.say("Let me search for the retry logic.")
+    # near-identical searches only nudge (similarity is moderate evidence); the same search
+    # again and again is what escalates
     for word in ("retry", "retries", "retrying", "Retry", "retry_count", "retry_after",
-                 "retry_policy", "retry_delay", "retry_max", "retry_on", "retry_if",
-                 "retry_for", "retry_when", "retry_until", "retry_with", "retry_jitter"):
+                 "retry", "retry", "retry", "retry", "retry", "retry", "retry"):
         v = a.call("Grep", {"pattern": word, "path": "src"},
                    "src/http.py:3: TIMEOUT = 30  # seconds")
         if v.action == "pause":

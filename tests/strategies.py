@@ -104,4 +104,7 @@ def control_events(draw: st.DrawFn) -> dict[str, Any]:
         event["checkpoint_id"] = "cp-1"
     if event["action"] in ("split", "replan"):
         event["tasks"] = draw(st.lists(text.filter(str.strip), min_size=1, max_size=3))
+    if event["action"] == "quiet":
+        event.update(detector="exact_repeat", signature=None, calls=draw(
+            st.none() | st.integers(min_value=1, max_value=1000)))
     return event

@@ -46,7 +46,9 @@ def test_analyze_json_shape_through_the_cli(tmp_path: Path) -> None:
     assert list(first["first"]) == ["nudge", "block", "escalate", "stop"]
     assert first["first"]["nudge"] == 3 and first["first"]["block"] == 4
     finding = first["findings"][0]
-    assert list(finding) == ["step", "seq", "detector", "level", "action", "message"]
+    assert list(finding) == ["step", "seq", "detector", "level", "action", "message",
+                             "confidence", "basis"]
+    assert finding["confidence"] == "strong" and "identical calls" in finding["basis"]
     assert finding["detector"] == "exact_repeat" and finding["action"] == "nudge"
     assert second == {"session": "clean", "source": str(other), "steps": 1, "findings": [],
                       "first": {"nudge": None, "block": None, "escalate": None, "stop": None}}

@@ -67,7 +67,8 @@ def test_levels_rise_with_evidence_and_fall_with_progress() -> None:
     event = f2[0].to_event()
     assert event == {"type": "detection", "detector": "exact_repeat", "level": 1,
                      "signature": f2[0].signature, "evidence": [1, 3, 5],
-                     "message": f2[0].message, "action": "nudge"}
+                     "message": f2[0].message, "action": "nudge", "confidence": "strong",
+                     "basis": "3 identical calls, output unchanged"}
     assert "#1, #3 and #5" in f2[0].message  # steps are cited by their seq
     check, _ = _step(engine, 3)
     assert check.action == "block" and check.level == 2 and engine.level == 2

@@ -115,7 +115,7 @@ def test_the_quality_benchmark_without_the_corpus_says_so(tmp_path: Path) -> Non
            "SUPERVISOR_CORPUS": str(tmp_path / "nowhere")}
     # neither corpus (the labelled one, nor the development one of the closest-match section)
     code = ("import sys; sys.path[:0] = [sys.argv[1]]; import bench_quality as b; "
-            "import quality_closest as q; b.corpus_dir = lambda: None; q.corpora = lambda: []; "
+            "import quality_closest as q; b.corpus_dirs = lambda: []; q.corpora = lambda: []; "
             "print(b.run())")
     done = subprocess.run([sys.executable, "-c", code, str(REPO / "benchmarks")], env=env,
                           capture_output=True, text=True, timeout=120)

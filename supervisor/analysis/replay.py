@@ -35,11 +35,20 @@ class ReportFinding:
     message: str
     signature: str = ""
     evidence: list[int] = field(default_factory=list)
+    confidence: str | None = None
+    """How much evidence it rests on (`strong`, `moderate`, `weak`); None for a skip or a
+    hard limit."""
+    basis: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The `findings[]` item of `supervisor analyze --json` (exactly these keys)."""
-        return {"step": self.step, "seq": self.seq, "detector": self.detector,
-                "level": self.level, "action": self.action, "message": self.message}
+        """The `findings[]` item of `supervisor analyze --json` (these keys; `confidence` and
+        `basis` for loop findings)."""
+        out: dict[str, Any] = {"step": self.step, "seq": self.seq, "detector": self.detector,
+                               "level": self.level, "action": self.action,
+                               "message": self.message}
+        if self.confidence:
+            out["confidence"], out["basis"] = self.confidence, self.basis
+        return out
 
 
 @dataclass(slots=True)
@@ -119,7 +128,7 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             step = f.step if f.step >= 0 else default_step
             report.findings.append(ReportFinding(
                 step, seq, f.detector, f.level, "escalate" if f.action == "pause" else f.action,
-                f.message, f.signature, list(f.evidence)))
+                f.message, f.signature, list(f.evidence), f.confidence, f.basis))
             key = _first_key(f.action)
             if key and report.first[key] is None:
                 report.first[key] = step

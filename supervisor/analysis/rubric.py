@@ -23,7 +23,9 @@ from typing import Any
 
 SLACK = 2
 """Steps after an episode's end that still count (the rubric's `end + 2`)."""
-RUN_SUFFIXES = (".traj.json", ".traj", ".output.jsonl")
+RUN_SUFFIXES = (".traj.json", ".traj", ".output.jsonl", ".jsonl", ".json")
+"""Extensions dropped from a run file's name (the longest first): SWE-agent and mini-swe-agent
+trajectories, OpenHands outputs, Claude Code sessions and Codex rollouts (`.jsonl`)."""
 
 
 @dataclass(frozen=True, slots=True)

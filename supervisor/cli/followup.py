@@ -48,18 +48,21 @@ def send_and_follow(
     checkpoint_id: str | None = None, agent_waits: bool = False,
     tasks: list[str] | None = None,
     applied_as: str | None = None,
+    detector: str | None = None, signature: str | None = None, calls: int | None = None,
 ) -> int:
     """Write the decision, then report its outcome (see the module docstring).
     `agent_waits`: the agent is waiting on an escalation (it reads the decision at once),
     rather than picking it up at its next tool call. `applied_as`: what an applied decision
-    means, in the operator's words (said instead of the agent side's outcome)."""
+    means, in the operator's words (said instead of the agent side's outcome). `tasks`: a
+    `split`'s or `replan`'s; `detector`, `signature`, `calls`: a `quiet`'s."""
     from supervisor.guard.operator import DecisionError, send_decision
 
     after = store.end_cursor(session)
     try:
         decision_id = send_decision(store, session, action, escalation_id=escalation_id,
                                     text=text, checkpoint_id=checkpoint_id,
-                                    operator=args.operator, tasks=tasks)
+                                    operator=args.operator, tasks=tasks, detector=detector,
+                                    signature=signature, calls=calls)
     except DecisionError as exc:
         raise CliError(str(exc)) from exc
     return report_outcome(store, session, decision_id, after, args.wait,

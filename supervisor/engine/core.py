@@ -10,6 +10,7 @@ from typing import Any
 
 from supervisor.engine import workspace
 from supervisor.engine.categories import classify, file_path, is_file_read
+from supervisor.engine.confidence import as_nudge, may_refuse, weigh
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
     SESSION_LIMITS,
@@ -44,6 +45,7 @@ from supervisor.engine.types import (
 _ARGS_KEPT = 400
 """Characters of canonical arguments kept per step (similarity and messages)."""
 _MAX_PENDING = 64
+_QUIETS_KEPT = 16
 _LIMIT_COUNTERS = {
     "consecutive_tool_calls": "consecutive", "iterations_per_session": "iterations",
     "errors_per_session": "errors", "iterations_per_cycle": "cycle", "tokens": "tokens",
@@ -229,7 +231,7 @@ class Engine:
         p = self.policy.params(step["tool"], step["category"])
         for det in _SKIPPERS:  # the file cache answers a re-read, approved or not
             f = self._refusal(det, step, p)
-            if f is not None:
+            if f is not None and not self._quieted(f, step["index"]):
                 return Check("skip", st.level, "stale read", f.message, sig, [f],
                              cached_output=f.cached_output)
         if st.approvals.get(sig, 0) > 0:
@@ -238,7 +240,7 @@ class Engine:
             return Check("allow", st.level, f"approved repeat ({left} left)", None, sig)
         for det in _REFUSERS:  # the first detector to refuse the call wins
             f = self._refusal(det, step, p)
-            if f is not None:
+            if f is not None and not self._quieted(f, step["index"]):
                 return self._apply(f, sig, now)
         return Check("allow", st.level, "", None, sig)
 
@@ -248,8 +250,13 @@ class Engine:
         return det.refuse(self.st, step, self.st.memory[det.name], q) if q["enabled"] else None
 
     def _apply(self, f: Finding, sig: str, now: float) -> Check:
-        """Turn a refusing finding into a check; raise the level, open an escalation."""
+        """Turn a refusing finding into a check; raise the level, open an escalation (a
+        finding without strong evidence is told as a nudge: the call runs)."""
         st = self.st
+        self._weigh(f, st.pending.get(st.last_checked or ""))
+        if f.level < 2:
+            st.level = max(st.level, 1)
+            return Check("nudge", st.level, f.detector, f.message, sig, [f])
         level = f.level
         if level == 3 and self._cooling(f.signature, now):
             level = 2  # within the cooldown after an approved escalation: block, do not ask
@@ -394,7 +401,8 @@ class Engine:
             p = self.policy["detectors"][det.name]
             if p["enabled"]:
                 f = det.message(st, event, st.memory[det.name], p)
-                if f is not None:
+                if f is not None and not self._quieted(f, st.step_count):
+                    self._weigh(f)
                     self._raise(f)
                     found.append(f)
         return found
@@ -471,13 +479,14 @@ class Engine:
             q = p[det.name]
             if q["enabled"]:
                 f = det.observe(st, step, st.memory[det.name], q)
-                if f is not None:
+                if f is not None and not self._quieted(f, step["index"]):
                     found.append(f)
         for f in found:
             if f.level == 1 and _DETECTORS[f.detector].loop:
                 # the first nudge of a loop: a recovery turn from the evidence, in place of
                 # the detector's generic advice (kept when nothing it cites is still known)
                 f.message = recovery_turn(f.detector, f.evidence, st.hist) or f.message
+            self._weigh(f)
             self._raise(f)
         if step["progress"] and not found:
             st.progress_streak += 1
@@ -487,6 +496,28 @@ class Engine:
         elif not step["progress"]:
             st.progress_streak = 0
         return found
+
+    def _quieted(self, f: Finding, index: int) -> bool:
+        """Whether an operator quieted this finding (its detector, or its loop signature) for
+        the step at `index` (see `decisions`, the `quiet` effect); expired quiets are dropped."""
+        quiet = self.st.quiet
+        if not quiet:
+            return False
+        quiet[:] = [q for q in quiet if q["until"] is None or q["until"] > index]
+        return any(q["detector"] == f.detector
+                   and (q["signature"] is None or q["signature"] == f.signature)
+                   for q in quiet)
+
+    def _weigh(self, f: Finding, attempt: Step | None = None) -> None:
+        """Grade a loop finding's evidence (`confidence.weigh`; `attempt`: the call a refusal
+        is about), say it in its message, and keep blocks and escalations to strong evidence:
+        a weaker one becomes a nudge."""
+        if not _DETECTORS[f.detector].loop:
+            return
+        f.confidence, f.basis = weigh(f.detector, f.evidence, self.st.hist, attempt, f.level)
+        if f.level >= 2 and not may_refuse(f.confidence):
+            f.level, f.action, f.message = 1, "nudge", as_nudge(f.message)
+        f.message = f"{f.message} (Evidence: {f.confidence}, {f.basis}.)"
 
     def _raise(self, f: Finding) -> None:
         """Raise the level to an observe-time finding's; open an escalation for level 3 (a
@@ -577,6 +608,11 @@ class Engine:
             self.reset(now)
         elif kind == "stop":
             st.level = 4
+        elif kind == "quiet" and effect.detector:
+            st.quiet = [q for q in st.quiet if (q["detector"], q["signature"]) != (
+                effect.detector, effect.signature)][-(_QUIETS_KEPT - 1):]
+            st.quiet.append({"detector": effect.detector, "signature": effect.signature,
+                             "until": st.step_count + effect.calls if effect.calls else None})
 
     def go_on(self, call_id: str, now: float) -> None:
         """The pending escalation is answered "go on" (no extra repeats) and the paused call
@@ -636,6 +672,7 @@ class Engine:
         fresh.last_commit = st.last_commit
         fresh.last_ts = now
         fresh.counters["resets"] = st.counters["resets"] + 1
+        fresh.quiet = st.quiet  # the operator's quiets outlast a reset
         kept = list(TASK_LIMITS)
         if self.policy["reset_clears_session_limits"]:
             fresh.start_ts = now

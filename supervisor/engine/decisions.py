@@ -28,6 +28,11 @@ What each effect does (see also docs/engine.md, "Operator decisions"):
   per-task limits of its own.
 - `reset`: `RESET_CLEARS` below (bounded by `resets_per_conversation`).
 - `stop`: level 4: every later call is refused.
+- `quiet`: the operator quiets one detector (`detector`), or one loop signature of it
+  (`signature`), for `calls` tool calls (0: until the session ends): its findings on those
+  calls are dropped (no nudge, no block, no escalation). Nothing else changes: its memory
+  keeps counting, so it fires again after the quiet if the loop goes on; hard limits are not
+  detectors and are never quieted; a reset keeps the quiet.
 - `none`: nothing beyond `answers` (an approved operator pause, a failed rollback).
 
 Every effect with `answers` (the decision answered the engine's pending escalation, the
@@ -46,10 +51,12 @@ if TYPE_CHECKING:
 EffectKind = Literal[
     "approve", "guidance", "rollback", "skip", "reset", "stop", "none",
     "split",
+    "quiet",
 ]
 EFFECT_KINDS: tuple[EffectKind, ...] = (
     "approve", "guidance", "rollback", "skip", "reset", "stop", "none",
     "split",
+    "quiet",
 )
 
 PER_CYCLE_LIMITS = ("consecutive_tool_calls", "iterations_per_cycle")
@@ -84,11 +91,19 @@ class Effect:
     """The escalated signature (`approve`), for the record and for `repeats`."""
     limit: str | None = None
     """The hard limit behind the answered escalation, if one caused it."""
+    detector: str | None = None
+    """`quiet`: the detector quieted (`signature`: only that loop signature of it)."""
+    calls: int = 0
+    """`quiet`: for how many tool calls (0: until the session ends)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The `effect` field of `decision_applied`."""
-        return {"kind": self.kind, "answers": self.answers, "repeats": self.repeats,
-                "signature": self.signature, "limit": self.limit}
+        out: dict[str, Any] = {"kind": self.kind, "answers": self.answers,
+                               "repeats": self.repeats, "signature": self.signature,
+                               "limit": self.limit}
+        if self.kind == "quiet":
+            out["detector"], out["calls"] = self.detector, self.calls
+        return out
 
     @classmethod
     def from_dict(cls, d: Any) -> "Effect | None":
@@ -98,9 +113,14 @@ class Effect:
         repeats = d.get("repeats")
         repeats = repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else 0
         signature, limit = d.get("signature"), d.get("limit")
+        detector, calls = d.get("detector"), d.get("calls")
+        if d["kind"] == "quiet" and not (isinstance(detector, str) and detector):
+            return None  # a quiet of nothing
+        calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else 0
         return cls(d["kind"], bool(d.get("answers")), max(0, repeats),
                    signature if isinstance(signature, str) else None,
-                   limit if isinstance(limit, str) else None)
+                   limit if isinstance(limit, str) else None,
+                   detector if isinstance(detector, str) else None, max(0, calls))
 
 
 def effect_of(engine: "Engine", action: str, *, answering: bool, carried_out: bool = True
@@ -127,6 +147,15 @@ def effect_of(engine: "Engine", action: str, *, answering: bool, carried_out: bo
     if action in ("guidance", "rollback", "skip", "reset", "split") and carried_out:
         return Effect(action, answers, 0, signature, limit)  # type: ignore[arg-type]
     return Effect("none", answers, 0, signature, limit)
+
+
+def quiet_effect(decision: dict[str, Any]) -> Effect:
+    """The effect of a `quiet` decision (its `detector`, `signature`, `calls`): it answers no
+    escalation."""
+    calls = decision.get("calls")
+    return Effect("quiet", False, 0, decision.get("signature") or None, None,
+                  str(decision.get("detector") or ""),
+                  calls if isinstance(calls, int) and calls > 0 else 0)
 
 
 def recorded_effect(engine: "Engine", event: dict[str, Any]) -> Effect | None:

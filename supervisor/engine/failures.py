@@ -32,12 +32,22 @@ _AT_THE_END = re.compile(
     r"^make(?:\[\d+\])?: \*\*\* .+$",
 )
 _ERRORISH = re.compile(r"error|cannot|can't|failed|not found|no such|denied|invalid|unable|"
-                       r"refused|not exist|timed out|traceback", re.I)
+                       r"refused|not exist|timed out|traceback|unrecognized", re.I)
 _WARNING = re.compile(r"^\W*(?:warning|warn|deprecat|note|hint|info)\b", re.I)
 _BARE_STATUS = re.compile(r"(?:(?:exit(?:ed)? (?:with )?)?(?:code|status|return ?code)\s*:?\s*)?"
                           r"-?\d+|error|failed|failure|command failed", re.I)
 _LAST_LINES = 3
 _HEAD = 4096
+_TRAILER = re.compile(
+    r"^\[(?:The command |Command |Current working directory|Python interpreter|Exit code|"
+    r"Below is the output)[^\]]*\]?$|^</?output>$|^<returncode>-?\d+</returncode>$|"
+    r"^(?:exit(?:ed)? (?:with )?)?(?:exit )?(?:code|status):? ?-?\d+\.?$", re.I)
+"""A harness's own lines after a command's output (OpenHands' `[The command completed with
+exit code 1.]`, its working-directory and interpreter lines, `<returncode>1</returncode>`):
+they are not the program's last words, so they are skipped when looking for them."""
+_FRAME = re.compile(r"^(?:Traceback \(most recent call last\):|During handling of the above|"
+                    r"The above exception was the direct cause|File \"|\s)")
+_EXCEPTION_HEAD = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::\s.*|:)?$")
 
 
 def failure_line(output: str) -> str | None:
@@ -55,15 +65,43 @@ def failure_line(output: str) -> str | None:
     found = _ANYWHERE.search(head)
     if found:
         return _line_at(head, found.start())
-    tail = [line.strip() for line in output[-_HEAD:].splitlines() if line.strip()]
-    last = tail[-_LAST_LINES:]
+    last = last_lines(output)
     if _TRACEBACK in output:
+        exc = traceback_exception(output)
+        if exc and exc in last:
+            return exc
         for line in reversed(last):
             if _EXCEPTION_LINE.match(line):
                 return line
     for line in reversed(last):
         if _AT_THE_END.match(line):
             return line
+    return None
+
+
+def last_lines(output: str) -> list[str]:
+    """The last non-blank lines of `output` (stripped), a harness's trailer lines left out."""
+    tail = [line.strip() for line in output[-_HEAD:].splitlines() if line.strip()]
+    while tail and _TRAILER.match(tail[-1]):
+        tail.pop()
+    return tail[-_LAST_LINES:]
+
+
+def traceback_exception(output: str) -> str | None:
+    """The exception line that ends the last Python traceback of `output` (for a chained
+    traceback, the final exception; never the `Traceback (most recent call last):` header),
+    or None when there is no traceback or no such line after it."""
+    start = output.rfind(_TRACEBACK)
+    if start < 0:
+        return None
+    for line in output[start:].splitlines()[1:]:
+        if not line.strip() or _FRAME.match(line):
+            continue
+        if _TRAILER.match(line.strip()):
+            return None
+        if _EXCEPTION_HEAD.match(line.strip().split(" ", 1)[0].rstrip(":") + ":"):
+            return line.strip()
+        return None
     return None
 
 
@@ -85,6 +123,8 @@ _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-
 _TMP = re.compile(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+|"
                   r"\btmp[A-Za-z0-9_]{6,}\b")
 _DIGITS = re.compile(r"\d+")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|"
+                   r"[\x00-\x08\x0b-\x1f]")
 _WS = re.compile(r"\s+")
 _IDENTITY_CHARS = 200
 
@@ -107,11 +147,12 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
     error: `grep` finding nothing and a crashing build are not the same error)."""
     if ok:
         return ""
-    line = failure_line(output)
+    line = failure_line(output) or traceback_exception(output)
     if line:
         return line
     lines = [x.strip() for x in output[-_HEAD:].splitlines() if x.strip()]
-    errorish = [x for x in lines if _ERRORISH.search(x) and not _WARNING.match(x)]
+    errorish = [x for x in lines if _ERRORISH.search(x) and not _WARNING.match(x)
+                and not _FRAME.match(x) and not _TRAILER.match(x)]
     if errorish:
         return errorish[0]
     text = (error or "").strip()
@@ -132,7 +173,8 @@ def error_identity(ok: bool | None, error: str | None, output: str, args: str) -
         echoed = text in args or len(text) >= _ECHO_CHARS
         return "<arg>" if text and echoed else match.group(0)
 
-    line = _QUOTED.sub(mask, line[:1000])
+    line = _ANSI.sub("", line[:1000])  # a terminal's escape codes (bracketed paste) are noise
+    line = _QUOTED.sub(mask, line)
     for value in sorted(_ARG_VALUE.findall(args), key=len, reverse=True):
         value = value.replace('\\"', '"').replace("\\n", "\n").strip()
         if len(value) >= _ECHO_MIN and value in line:  # the call's own argument, echoed
@@ -147,3 +189,12 @@ def error_identity(ok: bool | None, error: str | None, output: str, args: str) -
     line = _HEX.sub("<hex>", line)
     line = _DIGITS.sub("#", line)
     return _WS.sub(" ", line).strip()[:_IDENTITY_CHARS]
+
+
+def is_test_report(error_class: str, error_id: str) -> bool:
+    """Whether a failure is a test runner's report of failing tests (class `test_failure`,
+    pytest's `E ...` / `FAILED ...` lines): the bug under repair, whose numbers (how many
+    tests fail) are information, so its masked identity is not enough to call two reports the
+    same."""
+    return error_class == "test_failure" or error_id.startswith(("E ", "FAILED "))
+

@@ -5,7 +5,7 @@
   arguments, and volatile keys (a Bash `description`, a `timeout`) dropped.
 - An outcome's hash is xxhash of the output normalised against noise that changes between two
   runs of the same thing: ANSI codes, timestamps, durations, hex ids and addresses, UUIDs,
-  temp paths, PIDs, trailing whitespace.
+  temp paths, PIDs, a persistent shell's line counter, trailing whitespace.
 - The error class names the kind of failure (`search_string_not_found`, `not_found`, ...), so
   "the same error with different arguments" can be seen.
 """
@@ -107,6 +107,9 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
      r"\1\2<PID>"),
     (_DIGITS, _Lazy(
         r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"), "<DUR>"),
+    # a persistent shell's own line counter ("/bin/bash: line 11301: cd: x: No such file",
+    # dash's "sh: 12: cd: can't cd to x") grows with every command it ran
+    (("sh: ",), _Lazy(r"^((?:\S*/)?(?:ba|da|z|k)?sh: (?:line )?)\d+:", re.M), r"\1<N>:"),
     # traceback line numbers move with every edit of the file
     (("line ",), _Lazy(r'(File "[^"\n]+", line )\d+'), r"\1<N>"),
     # element numbers of a browser page state are renumbered on every read of the same page

@@ -124,6 +124,23 @@ def exact_repeat_block(level: int, step: Any, run: list[Any]) -> str:
     )
 
 
+def reapplied_nudge(step: Any, same: list[Any]) -> str:
+    return (
+        f"Loop: you applied the identical change {short_call(step['tool'], step['args'])} at "
+        f"{seqs_text(_seqs(same))}; each application changes the file again (the same text "
+        f"once more), it does not fix it. Do not apply it again: re-read the file to see what "
+        f"it holds now, then make one edit that leaves it as you want it."
+    )
+
+
+def reapplied_block(level: int, step: Any, run: list[Any]) -> str:
+    return (
+        f"{_VERB[level]}: this exact change ({short_call(step['tool'], step['args'])}) was "
+        f"already applied at {seqs_text(_seqs(run))}, each time onto the result of the one "
+        f"before. Re-read the file and repair it with one different edit."
+    )
+
+
 def similar_calls_nudge(step: Any, n: int, threshold: float, seqs: list[int]) -> str:
     return (
         f"Loop: {n} near-identical {step['tool']} calls (arguments ≥ {threshold:.0%} alike) "

@@ -64,6 +64,9 @@ class State:
         """Paths whose edit failed because the tool wants them read first."""
         self.memory: dict[str, dict[str, Any]] = {}
         """Each detector's own memory, by detector name (see `detectors.base`)."""
+        self.quiet: list[dict[str, Any]] = []
+        """Operators' quiets in force: `detector`, `signature` (None: all of its findings),
+        `until` (the first step index no longer quiet; None: until the session ends)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -28,10 +28,16 @@ class Finding:
     """0-based index of the tool call this finding belongs to (-1: not tied to a call)."""
     cached_output: str | None = None
     """For a `skip`: the content handed back instead of running the call (not recorded)."""
+    confidence: str | None = None
+    """How much evidence it rests on: `strong`, `moderate` or `weak` (see
+    `engine.confidence`); None for what is not a loop finding (a skip, a hard limit)."""
+    basis: str = ""
+    """The evidence in a few words (`4 identical calls, output unchanged`)."""
 
     def to_event(self) -> dict[str, Any]:
-        """The protocol `detection` event (without `seq`/`ts`); `action` is an extension field."""
-        return {
+        """The protocol `detection` event (without `seq`/`ts`); `action`, `confidence` and
+        `basis` are extension fields."""
+        event: dict[str, Any] = {
             "type": "detection",
             "detector": self.detector,
             "level": self.level,
@@ -40,6 +46,10 @@ class Finding:
             "message": self.message,
             "action": self.action,
         }
+        if self.confidence:
+            event["confidence"] = self.confidence
+            event["basis"] = self.basis
+        return event
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.to_event(), "step": self.step}
@@ -48,7 +58,7 @@ class Finding:
     def from_dict(cls, d: dict[str, Any]) -> "Finding":
         return cls(
             d["detector"], d["level"], d["signature"], list(d["evidence"]), d["message"],
-            d["action"], d.get("step", -1),
+            d["action"], d.get("step", -1), None, d.get("confidence"), d.get("basis") or "",
         )
 
 

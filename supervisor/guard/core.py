@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.engine.decisions import Effect, effect_of
+from supervisor.engine.decisions import Effect, effect_of, quiet_effect
+from supervisor.engine.detectors import NAMES as DETECTOR_NAMES
 from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
@@ -951,6 +952,9 @@ class Guard:
                           effect_of(self.engine, action, answering=False))
             return Verdict("nudge", self.engine.level, _RESET_MESSAGE, outcome, call_id,
                            decision="reset")
+        if action == "quiet":
+            self._quiet(decision)
+            return None
         if action == "skip":
             task = self.state["task"]
             if task is None:
@@ -987,6 +991,21 @@ class Guard:
         self._end("aborted", f"aborted by {decision.get('operator') or 'the operator'}")
         return Verdict("stop", 4, "The operator aborted the session. Stop now.", "aborted",
                        call_id, decision="abort")
+
+    def _quiet(self, decision: dict[str, Any]) -> None:
+        """An operator quiets one detector (or one loop signature of it) for some calls or the
+        rest of the session: the effect is the engine's (`decisions.quiet_effect`); the agent is
+        told nothing."""
+        effect = quiet_effect(decision)
+        if effect.detector not in DETECTOR_NAMES:
+            self._ignore(decision["decision_id"], f"unknown detector '{effect.detector}' (one "
+                         f"of {', '.join(DETECTOR_NAMES)})")
+            return
+        what = effect.detector + (f" (signature {effect.signature})" if effect.signature
+                                  else "")
+        span = (f"for the next {effect.calls} tool call(s)" if effect.calls
+                else "until the session ends")
+        self._applied(None, decision, f"{what} quiet {span}", effect)
 
     def _rollback(self, checkpoint_id: str, call_id: str | None) -> tuple[Verdict, str, bool]:
         """Restore a checkpoint: (verdict for the agent, outcome, whether it was restored)."""

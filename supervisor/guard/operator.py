@@ -58,12 +58,16 @@ def send_decision(
     operator: str | None = None,
     decision_id: str | None = None,
     tasks: list[str] | None = None,
+    detector: str | None = None,
+    signature: str | None = None,
+    calls: int | None = None,
 ) -> str:
     """Append one decision to the session's control channel; return its `decision_id`.
 
     The session must exist. Raises `DecisionError` for an invalid decision (unknown action,
-    guidance without text, rollback without checkpoint, a split without a valid plan).
-    `tasks`: a `split`'s sub-tasks, in order."""
+    guidance without text, rollback without checkpoint, a split without a valid plan, quiet
+    without detector). `tasks`: a `split`'s sub-tasks, in order; `detector`, `signature` and
+    `calls` are a `quiet`'s."""
     if action not in DECISION_ACTIONS:
         raise DecisionError(f"unknown action '{action}' (one of {', '.join(DECISION_ACTIONS)})")
     line: dict[str, Any] = {
@@ -77,6 +81,8 @@ def send_decision(
     }
     if tasks is not None:
         line["tasks"] = list(tasks)
+    if action == "quiet":
+        line.update(detector=detector, signature=signature, calls=calls)
     problem = decision_problem({**line, "v": 1, "seq": 1, "ts": 0.0})
     if problem:
         raise DecisionError(problem)

@@ -30,6 +30,7 @@ COMMANDS = (
     "split",
     "replan",
     "drop_plan",
+    "quiet",
 )
 """What an operator may ask of a running session (`resume` answers its operator pause)."""
 

@@ -16,6 +16,7 @@ from supervisor.protocol.names import (
     DECISION_ACTIONS,
     MAX_INT,
     MAX_LINE_BYTES,
+    MAX_QUIET_CALLS,
     MAX_TS,
     PLAN_MAX_TASKS,
     PLAN_TASK_MAX_CHARS,
@@ -81,7 +82,7 @@ def decision_problem(value: Any) -> str | None:
         return "rollback needs a 'checkpoint_id'"
     if value["action"] in ("split", "replan") or value.get("tasks") is not None:
         return plan_problem(value.get("tasks"), str(value["action"]))
-    return None
+    return quiet_problem(value)
 
 
 def plan_problem(tasks: Any, action: str = "split") -> str | None:
@@ -97,6 +98,22 @@ def plan_problem(tasks: Any, action: str = "split") -> str | None:
         if len(task) > PLAN_TASK_MAX_CHARS:
             return (f"sub-task {number} has {len(task)} characters; at most "
                     f"{PLAN_TASK_MAX_CHARS}")
+    return None
+
+
+def quiet_problem(value: dict[str, Any]) -> str | None:
+    """Why the `quiet` fields (`detector`, `signature`, `calls`) of a decision are not valid, or
+    None: a quiet names a detector, maybe one of its signatures, maybe a number of calls."""
+    for name in ("detector", "signature"):
+        if value.get(name) is not None and (not isinstance(value[name], str)
+                                            or not value[name] or len(value[name]) > 200):
+            return f"field '{name}' must be a non-empty string of at most 200 characters or null"
+    calls = value.get("calls")
+    if calls is not None and (not isinstance(calls, int) or isinstance(calls, bool)
+                              or not 1 <= calls <= MAX_QUIET_CALLS):
+        return f"field 'calls' must be an integer between 1 and {MAX_QUIET_CALLS} or null"
+    if value["action"] == "quiet" and not value.get("detector"):
+        return "quiet needs a 'detector'"
     return None
 
 

@@ -33,6 +33,7 @@ DecisionAction = Literal[
     "split",
     "replan",
     "drop_plan",
+    "quiet",
 ]
 
 
@@ -230,6 +231,8 @@ class Decision(Event):
     # Extension `tasks` (kept as an extra field, so lines without it round-trip unchanged):
     # `split`: the ordered sub-tasks the agent takes one by one; `replan`: the new sub-tasks
     # after the current one (docs/plans.md). Checked by `protocol.decisions.plan_problem`.
+    # a `quiet` carries `detector`, `signature` and `calls` as extension fields (checked by
+    # `protocol.decisions.quiet_problem`)
 
 
 AgentEvent = Annotated[

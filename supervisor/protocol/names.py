@@ -75,12 +75,15 @@ DECISION_ACTIONS: Final = (
     "split",
     "replan",
     "drop_plan",
+    "quiet",
 )
 PLAN_TASK_MAX_CHARS: Final = 2000
 """The longest sub-task of a `split` decision, in characters (the agent reads each as its
 instruction; a longer one is refused, not cut)."""
 PLAN_MAX_TASKS: Final = 50
 """The most sub-tasks one `split` may carry."""
+MAX_QUIET_CALLS: Final = 1_000_000
+"""Largest `calls` of a `quiet` decision (omitted: until the session ends)."""
 TASK_STATUSES: Final = ("done", "skipped", "failed")
 SESSION_END_STATUSES: Final = ("completed", "terminated", "aborted", "failed")
 MESSAGE_ROLES: Final = ("assistant", "user", "system")

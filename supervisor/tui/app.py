@@ -58,6 +58,8 @@ LOAD_CHUNK_BYTES = 2 * 1024 * 1024
 """Bytes read per file per delivery: a huge session is shown after its first chunk and fills
 in while the operator already looks at it, instead of freezing until all of it is parsed."""
 OPERATOR_COMMANDS = ("pause", "guidance", "rollback", "reset", "abort")
+QUIET_CALLS = 20
+"""The short quiet the dashboard offers (the other lasts until the session ends)."""
 
 
 class SupervisorApp(App[None]):
@@ -343,7 +345,8 @@ class SupervisorApp(App[None]):
 
     def send(self, session_id: str, action: str, *, escalation_id: str | None = None,
              text: str | None = None, checkpoint_id: str | None = None,
-             command: str | None = None, tasks: list[str] | None = None
+             command: str | None = None, tasks: list[str] | None = None,
+             detector: str | None = None, calls: int | None = None,
              ) -> dict[str, Any] | None:
         """Write one decision; returns the written line, or None (with a message) if refused
         (`command`: the operator command it carries out, as `refusal` knows it)."""
@@ -358,7 +361,8 @@ class SupervisorApp(App[None]):
         try:
             decision_id = send_decision(
                 self.store, session_id, action, escalation_id=escalation_id, text=text,
-                checkpoint_id=checkpoint_id, operator=operator, tasks=tasks,
+                checkpoint_id=checkpoint_id, operator=operator, tasks=tasks, detector=detector,
+                calls=calls,
             )
         except (ValueError, StoreError, OSError) as exc:
             self.notify(f"decision not written: {exc}", severity="error", markup=False)
@@ -367,6 +371,29 @@ class SupervisorApp(App[None]):
                 "operator": operator}
         st.apply_control([_DecisionView(line)])
         return line
+
+    def _quiet_commands(self, session_id: str) -> Iterable[SystemCommand]:
+        """"Quiet DETECTOR ..." for each detector that fired in this session (newest first)."""
+        st = self.model.sessions.get(session_id)
+        if st is None:
+            return
+        fired = list(dict.fromkeys(d.detector for d in reversed(st.detections)))[:6]
+        for detector in fired:
+            for calls in (QUIET_CALLS, None):
+                span = f"for {calls} calls" if calls else "until the session ends"
+                yield SystemCommand(
+                    f"Quiet {detector} {span}", "This session only; hard limits still apply",
+                    lambda d=detector, c=calls: self.quiet(session_id, d, c))
+
+    def quiet(self, session_id: str, detector: str, calls: int | None) -> None:
+        """Send a `quiet` decision for one detector of a session (see `supervisor quiet`)."""
+        line = self.send(session_id, "quiet", detector=detector, calls=calls)
+        if line is not None:
+            st = self.model.sessions[session_id]
+            follow = FollowUp(session_id, line["decision_id"], "quiet", self.clock(), False)
+            self.commands[follow.decision_id] = follow
+            self.notify(f"quiet {detector} sent to {session_id}: "
+                        + sent_note(st, "quiet", False), markup=False)
 
     def operator_command(self, session_id: str, action: str) -> None:
         """pause / guidance / rollback / reset / abort on a session, escalated or not."""
@@ -464,6 +491,7 @@ class SupervisorApp(App[None]):
                 yield SystemCommand(title, help_text, callback)
             yield SystemCommand("Answer this session's escalation", "Open the prompt",
                                 screen.action_escalation)
+            yield from self._quiet_commands(screen.session_id)
         if isinstance(screen, SessionsScreen):
             yield SystemCommand("Filter sessions", "Show only matching sessions",
                                 screen.action_filter)

@@ -63,6 +63,9 @@ class DetectionInfo:
     signature: str
     evidence: list[int]
     message: str
+    confidence: str = ""
+    """How much evidence the finding rests on (`strong`, `moderate`, `weak`; "" when the
+    recording does not say)."""
 
 
 @dataclass(slots=True)
@@ -150,6 +153,8 @@ class SessionState:
     outcomes: dict[str, DecisionOutcome] = field(default_factory=dict)
     escalations: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Every escalation seen (pending or not), by id, as dicts."""
+    quiets: list[str] = field(default_factory=list)
+    """The operators' quiets applied in this session, as the guard recorded them (the last 8)."""
     rates: deque[list[float]] = field(default_factory=lambda: deque(maxlen=RATE_MINUTES))
     """[minute, tool calls, errors] for the latest minutes with activity."""
     cost_usd: float = 0.0
@@ -323,9 +328,14 @@ def _detection(st: SessionState, e: Any) -> None:
     st.detections.append(
         DetectionInfo(
             e.seq, e.ts, _s(e.detector, 40), e.level, _s(e.signature, 120), list(e.evidence),
-            _s(e.message, 400),
+            _s(e.message, 400), _confidence((e.__pydantic_extra__ or {}).get("confidence")),
         )
     )
+
+
+def _confidence(value: Any) -> str:
+    """A detection's `confidence` extension field, when it is one the engine writes."""
+    return value if value in ("strong", "moderate", "weak") else ""
 
 
 def _limit(st: SessionState, e: Any) -> None:
@@ -383,6 +393,8 @@ def _decision_applied(st: SessionState, e: Any) -> None:
             e.decision_id, e.action, e.escalation_id
         )
     out.state, out.detail = "applied", _s(e.outcome)
+    if e.action == "quiet":
+        st.quiets = [*st.quiets, f"{_s(e.outcome, 160)} (from #{e.seq})"][-8:]
 
 
 def _decision_ignored(st: SessionState, e: Any) -> None:

@@ -1,6 +1,9 @@
 """No progress: many steps without a workspace change or any new output.
 
-Poll and `other` calls (waiting, todo lists) neither count nor reset.
+Poll and `other` calls (waiting, todo lists) neither count nor reset, and neither does a
+successful call whose output says nothing (blank, "No matches found": a silent build, a `sed -i`
+whose effect the engine cannot see): it is no evidence either way, and long healthy sessions
+are full of them. A silent call repeated is `exact_repeat`'s.
 """
 
 from typing import ClassVar
@@ -24,7 +27,7 @@ class NoProgress(Detector):
         return {"steps": 0, "fired": 0}
 
     def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
-        if step["category"] in ("poll", "other"):
+        if step["category"] in ("poll", "other") or (step["ok"] and step["empty"]):
             return None
         if step["progress"]:
             mem.update(steps=0, fired=0)

@@ -6,9 +6,16 @@ agent runs is a program of its own, so reproducing a bug with one new script aft
 is investigation, not a repetition), and for edit tools per file. Occurrences count within a
 window of `window` steps, other calls in between allowed; a parallel batch counts once; a
 success of that tool (of an editor: of that sub-command, so a working insert does not excuse
-failing replacements) ends the episode. Identical calls failing identically in an unchanged
-workspace are exact repeats (another detector), so the occurrences must come from at least two
-different calls. The rubric's three occurrences: nudge at the 3rd; the next call of that tool
+failing replacements) ends the episode. Identical calls failing with one error identity in one
+workspace version are exact repeats (`exact_repeat` counts them by the same identity, whatever
+else their outputs say), so the occurrences here must come from at least two different calls;
+the same call failing the same way after edits is `ineffective_edits`' (edits without effect),
+and the edit-test-edit-test of ordinary repair is no loop, with one exception: a syntax error
+(`SyntaxError`, `IndentationError`) is made by the agent's own edits, not by the bug under
+repair, so the same syntax error from one run after different edits counts once per workspace
+version (three inserts that each break the file the same way).
+
+The rubric's three occurrences: nudge at the 3rd; the next call of that tool
 (program, file) is refused at the 4th, escalated at the 6th.
 """
 
@@ -16,6 +23,7 @@ from typing import ClassVar
 
 from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
 from supervisor.engine.step import Step
 from supervisor.engine.types import Finding
@@ -34,6 +42,14 @@ def group_of(step: Step) -> str:
     if step["error_source"] == "harness":
         return step["tool"]
     return step["head"]
+
+
+def _distinct(failures: list[dict[str, object]]) -> int:
+    """How many different calls failed (one call alone is an exact repeat, or repair); for a
+    syntax error, different (call, workspace version) pairs."""
+    if failures and all(f["error"] == "syntax_error" for f in failures):
+        return len({(f["signature"], f.get("workspace")) for f in failures})
+    return len({f["signature"] for f in failures})
 
 
 class RecurringError(Detector):
@@ -59,7 +75,10 @@ class RecurringError(Detector):
                 if not group["failures"]:
                     groups.pop(key)
             return None
-        if step["ok"] is None or not step["error_id"]:
+        if (step["ok"] is None or not step["error_id"]
+                or is_test_report(step["error"], step["error_id"])):
+            # the bug under repair recurs while it is repaired; edits that do not change it are
+            # `ineffective_edits`', identical runs `exact_repeat`'s
             return None
         group = groups.pop(key, None) or {"failures": [], "refused": 0, "fired": 0}
         groups[key] = group
@@ -70,11 +89,12 @@ class RecurringError(Detector):
         group["failures"].append({
             "index": step["index"], "batch": step["batch"] or f"step:{step['index']}",
             "signature": step["signature"], "error_id": step["error_id"], "seq": step["seq"],
+            "workspace": step["workspace"],
             "head": step["head"],
             "error": step["error"], "category": step["category"]})
         same = [f for f in group["failures"] if f["error_id"] == step["error_id"]]
         count = len({f["batch"] for f in same})
-        if len({f["signature"] for f in same}) < 2 or step["refused"]:
+        if _distinct(same) < 2 or step["refused"]:
             return None
         stop = p.get("stop")
         if stop and count >= stop:
@@ -98,7 +118,7 @@ class RecurringError(Detector):
         last = group["failures"][-1]
         same = [f for f in group["failures"] if f["error_id"] == last["error_id"]
                 and step["index"] - f["index"] <= p["window"]]
-        if len({f["signature"] for f in same}) < 2:
+        if _distinct(same) < 2:
             return None
         attempts = len({f["batch"] for f in same}) + group["refused"] + 1
         stop = p.get("stop")

@@ -1,19 +1,23 @@
-"""Revert: a file goes back to content it had before, again and again.
+"""Revert: a file comes back to one earlier content again and again.
 
 The workspace model (`workspace.py`: real digests live, content followed from the calls
 offline) marks a change that brings a file back to an earlier content: an undo, a restore from
-a backup, a redo of an edit that was undone. One is an undo; oscillation (A→B→A→B→A, or
-restore, edit, restore, edit, restore) is a loop once it happened the rubric's three times
-within a window of `window` steps (each return within `window` steps of the previous one) and
-without progress in between (a test or script re-run that now succeeds with another output
-restarts the count: restoring a backup between attempts that each change what a working test
-says is iterative repair; a new failure is not progress):
-nudge, then refuse the next rewrite of that file (the call that would write it again); the
-sixth return escalates. Two returns (A→B→A→B: one restore and one re-apply) stay quiet: a
-single restore-and-retry is how careful agents work.
+a backup, a redo of an edit that was undone. One is an undo; oscillation is a loop once one
+content of the file has come round the rubric's three times (it was there, and came back to it
+twice: A→B→A→B→A, or restore, edit, restore, edit, restore), each return within a window of
+`window` steps of the previous one and without progress in between (a test or script re-run
+that now succeeds with another output restarts the count: restoring a backup between
+attempts that each change what a working test says is iterative repair; a new failure is not
+progress): nudge, then refuse the next rewrite of that file (the call that would write it
+again); the sixth time escalates.
+
+Counting one content's returns, not all returns, is what tells oscillation from a
+restore-and-reapply clean-up: restoring a file from git and re-applying the wanted edits one by
+one returns to every intermediate version once (O→X1→X→O→X1→X: three returns, no content
+three times), which careful agents do; going round the same versions again is the loop.
 """
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding
@@ -22,6 +26,13 @@ from supervisor.engine.step import Step
 from supervisor.engine.types import Finding
 
 _FILES_KEPT = 32
+
+
+def _times(entry: dict[str, Any]) -> int:
+    """How far the file has gone round: its returns, at most the times it had its most
+    revisited content (there once, plus each return to it)."""
+    ids = entry.get("ids") or {}
+    return min(len(entry["steps"]), 1 + max((len(v) for v in ids.values()), default=0))
 
 
 class Revert(Detector):
@@ -47,18 +58,24 @@ class Revert(Detector):
                 probes.pop(next(iter(probes)))
         files = mem["files"]
         found = None
+        contents = st.workspace.get("files", {})
         for key in step["returned"]:
             entry = files.pop(key, None)
             if (entry is None or step["index"] - entry["steps"][-1] > p["window"]
                     or mem["progress_at"] > entry["steps"][-1]):
-                entry = {"steps": [], "seqs": [], "refused": False, "fired": 0}
+                entry = {"steps": [], "seqs": [], "refused": False, "fired": 0, "ids": {}}
+            content = str((contents.get(key) or {}).get("id", ""))
+            ids = entry.setdefault("ids", {})
+            ids[content] = [*ids.get(content, []), step["seq"]][-20:]
+            while len(ids) > _FILES_KEPT:
+                ids.pop(next(iter(ids)))
             entry["steps"] = (entry["steps"] + [step["index"]])[-20:]
             entry["seqs"] = (entry["seqs"] + [step["seq"]])[-20:]
             entry["refused"] = False
             files[key] = entry
             while len(files) > _FILES_KEPT:
                 files.pop(next(iter(files)))
-            n = len(entry["steps"])
+            n = _times(entry)
             if step["refused"] or found is not None:
                 continue
             if n >= p["escalate"] and entry["fired"] < 3:
@@ -75,11 +92,11 @@ class Revert(Detector):
     def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
         for key in step["touches"]:
             entry = mem["files"].get(key)
-            if (entry is None or entry["refused"] or len(entry["steps"]) < p["nudge"]
+            if (entry is None or entry["refused"] or _times(entry) < p["nudge"]
                     or step["index"] - entry["steps"][-1] > p["window"]):
                 continue
             entry["refused"] = True
-            level = 3 if len(entry["steps"]) >= p["escalate"] else 2
+            level = 3 if _times(entry) >= p["escalate"] else 2
             return finding(self.name, level, f"revert:{key}", entry["seqs"],
                            g.revert_block(level, key, entry["seqs"]), step["index"])
         return None

@@ -60,6 +60,8 @@ class DetectionsPanel(Panel):
             line.append_text(level_text(d.level))
             line.append("  ")
             line.append(d.detector, style="bold")
+            if d.confidence:
+                line.append(f" ({d.confidence})", style="dim")
             line.append("  ")
             line.append(d.message)  # cleaned by the model
             new.append(Option(line))
@@ -72,7 +74,8 @@ class DetectionsPanel(Panel):
         d = self._detections[message.option_index]
         detail = Text()
         detail.append(d.detector, style="bold")
-        detail.append(f"  level {d.level}  #{d.seq}\n")
+        detail.append(f"  level {d.level}  #{d.seq}")
+        detail.append(f"  {d.confidence} evidence\n" if d.confidence else "\n")
         detail.append("signature ", style="dim")
         detail.append(d.signature + "\n")
         detail.append("evidence  ", style="dim")

@@ -72,6 +72,11 @@ def _meta(state: "SessionState", clock: Callable[[float], str]) -> Text:
         meta.append(f"{label:<10}", style="dim")
         meta.append_text(safe(value if value is not None else "-", 200))
         meta.append("\n")
+    if state.quiets:
+        meta.append("\nQuieted by an operator\n", style="bold")
+        for quiet in state.quiets:
+            meta.append_text(safe(quiet, 200))
+            meta.append("\n")
     meta.append("\nEffective policy\n", style="bold")
     if state.policy:
         from supervisor.engine.policy_file import toml_text

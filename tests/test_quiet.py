@@ -1,0 +1,179 @@
+"""The operator's quiet switch, end to end: `supervisor quiet` writes the decision, the real guard
+applies it at the next tool call (recorded in `decision_applied` with its effect), the quieted
+detector stays silent for N calls and then fires again, another detector and the hard limits are
+untouched, and `analyze` / `stats` replay the recording to the live engine state."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from supervisor.analysis.replay import analyze_events
+from supervisor.engine import Engine, Policy
+from supervisor.engine.decisions import Effect
+from supervisor.guard.core import Guard
+from supervisor.guard.inspect import replay_engine
+from supervisor.guard.operator import send_decision
+from supervisor.guard.settings import GuardSettings
+from supervisor.protocol.decisions import decision_problem
+from supervisor.store.local import LocalStore
+from tests.guard_helpers import events, of_type
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def tick(self, s: float = 1.0) -> None:
+        self.t += s
+
+
+def _fail(guard: Guard, clock: Clock, command: str = "pytest -q") -> str:
+    clock.tick()
+    v = guard.pre_call("bash", {"command": command})
+    if v.proceed:
+        clock.tick()
+        guard.post_call(v.call_id, "1 failed", ok=False, error="exit 1")
+    return v.action
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "supervisor", "quiet", "--root", str(root),
+                           *args], capture_output=True, text=True, timeout=60)
+
+
+def test_quiet_from_the_command_line_silences_a_detector_for_n_calls(root: Path,
+                                                                     tmp_path: Path) -> None:
+    clock = Clock()
+    guard = Guard.open(root, "s1", cwd=tmp_path, clock=clock,
+                       settings=GuardSettings(checkpoints=False))
+    guard.start("test-agent")
+    assert _fail(guard, clock, "ls") == "allow"
+    out = _cli(root, "s1", "--detector", "exact_repeat", "--calls", "5", "--no-wait")
+    assert out.returncode == 0, out.stderr
+    # the next call picks the quiet up; five identical failures pass without a word
+    actions = [_fail(guard, clock) for _ in range(5)]
+    assert actions == ["allow"] * 5
+    assert not [e for e in of_type(events(root, "s1"), "detection")
+                if e["detector"] == "exact_repeat"]
+    # the quiet is over: the detector counted all along, so the sixth identical failure
+    # escalates at once (the policy's 6th)
+    assert _fail(guard, clock) == "pause"
+    applied = of_type(events(root, "s1"), "decision_applied")
+    assert [e["effect"] for e in applied] == [{
+        "kind": "quiet", "answers": False, "repeats": 0, "signature": None, "limit": None,
+        "detector": "exact_repeat", "calls": 5}]
+    assert applied[0]["outcome"] == "exact_repeat quiet for the next 5 tool call(s)"
+    live = guard.engine.snapshot()["state"]
+    guard.close()
+    # analyze and stats reach the live state from the recording
+    evs = events(root, "s1")
+    policy = Policy.from_dict(evs[0]["policy"])
+    analyzed = Engine(policy)
+    report = analyze_events(evs, policy, session="s1", source="t", engine=analyzed)
+    assert analyzed.snapshot()["state"] == live
+    assert replay_engine(LocalStore(root).read_all("s1").events).snapshot()["state"] == live
+    assert [(f.detector, f.action) for f in report.findings if f.level >= 1] == [
+        ("exact_repeat", "escalate")]
+
+
+def test_a_quiet_until_the_session_ends_leaves_other_detectors_and_limits_alone(
+        root: Path, tmp_path: Path) -> None:
+    clock = Clock()
+    policy = {"limits": {"errors_per_session": {"limit": 8, "action": "pause"}}}
+    guard = Guard.open(root, "s1", cwd=tmp_path, clock=clock, policy=policy,
+                       settings=GuardSettings(checkpoints=False))
+    guard.start("test-agent")
+    send_decision(root, "s1", "quiet", operator="ana", detector="exact_repeat")
+    actions = [_fail(guard, clock) for _ in range(9)]
+    # no detection of the quieted detector, but the hard limit still pauses the agent
+    assert "pause" in actions
+    assert not [e for e in of_type(events(root, "s1"), "detection")
+                if e["detector"] == "exact_repeat"]
+    assert of_type(events(root, "s1"), "limit")
+    guard.close()
+
+
+def test_a_quiet_of_one_signature_keeps_the_detector_on_for_other_loops() -> None:
+    engine = Engine()
+    call = {"tool": "Bash", "args": {"command": "pytest -q"}}
+    other = {"tool": "Bash", "args": {"command": "make"}}
+
+    def run(c: dict[str, Any], i: int) -> str:
+        check = engine.check({**c, "call_id": f"c{i}", "seq": 2 * i + 1}, 1.0)
+        engine.observe({"type": "tool_result", "call_id": f"c{i}", "seq": 2 * i + 2,
+                        "ok": False, "output": "1 failed"}, 1.0)
+        return check.action
+
+    sig = engine.check({**call, "call_id": "probe"}, 1.0).signature
+    engine.st.pending.clear()
+    engine.st.step_count = 0
+    engine.apply_effect(Effect("quiet", False, 0, sig, None, "exact_repeat", 0), 1.0)
+    assert [run(call, i) for i in range(5)] == ["allow"] * 5
+    assert [run(other, 10 + i) for i in range(4)] == ["allow", "allow", "allow", "block"]
+
+
+def test_unknown_detectors_and_bad_quiet_lines_are_refused(root: Path, tmp_path: Path) -> None:
+    clock = Clock()
+    guard = Guard.open(root, "s1", cwd=tmp_path, clock=clock,
+                       settings=GuardSettings(checkpoints=False))
+    guard.start("test-agent")
+    out = _cli(root, "s1", "--detector", "no_such_detector", "--no-wait")
+    assert out.returncode != 0 and "unknown detector 'no_such_detector'" in out.stderr
+    assert _cli(root, "s1", "--detector", "cycle", "--calls", "0").returncode != 0
+    base = {"type": "decision", "v": 1, "seq": 1, "ts": 1.0, "decision_id": "d-1",
+            "operator": "ana", "action": "quiet"}
+    assert decision_problem(base) == "quiet needs a 'detector'"
+    assert "calls" in (decision_problem({**base, "detector": "cycle", "calls": -1}) or "")
+    assert decision_problem({**base, "detector": "cycle", "calls": 3}) is None
+    # a decision naming a detector the guard does not know is recorded as ignored
+    line = {**base, "detector": "nope", "decision_id": "d-2", "seq": 2}
+    control = root / "sessions" / "s1" / "control.jsonl"
+    with control.open("a") as f:
+        f.write(json.dumps(line) + "\n")
+    _fail(guard, clock, "ls")
+    ignored = of_type(events(root, "s1"), "decision_ignored")
+    assert ignored and "unknown detector 'nope'" in ignored[-1]["reason"]
+    guard.close()
+
+
+# --- the dashboard --------------------------------------------------------------------------
+
+@pytest.mark.anyio
+async def test_the_dashboard_quiets_a_detector_that_fired_and_shows_the_quiet(
+        root: Path) -> None:
+    from tui_support import call, control_lines, load, make_app, start, write_events
+
+    detection = {"type": "detection", "detector": "similar_calls", "level": 1,
+                 "signature": "abc", "evidence": [2], "message": "Loop: near-identical calls",
+                 "action": "nudge", "confidence": "moderate", "basis": "5 similar calls"}
+    applied = {"type": "decision_applied", "decision_id": "d-0", "escalation_id": None,
+               "action": "quiet", "outcome": "cycle quiet until the session ends",
+               "effect": {"kind": "quiet", "detector": "cycle", "calls": 0}}
+    write_events(root, "s1", [start(), *call(1), detection, applied])
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        st = app.model.sessions["s1"]
+        assert st.quiets == ["cycle quiet until the session ends (from #5)"]
+        assert st.detections[0].confidence == "moderate"
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        assert "Quiet similar_calls until the session ends" in commands
+        commands["Quiet similar_calls for 20 calls"].callback()
+        await pilot.pause()
+    lines = control_lines(root, "s1")
+    assert [(x["action"], x["detector"], x["calls"]) for x in lines] == [
+        ("quiet", "similar_calls", 20)]
