@@ -50,7 +50,7 @@ def test_escalation_event_checkpoint_and_heartbeats(loop_agent) -> None:
     esc = of_type(evs, "escalation")[0]
     assert esc["kind"] == "detection" and esc["level"] == 3
     assert esc["fallback"] == "skip" and esc["deadline_ts"] > esc["ts"]
-    assert set(esc["options"]) == {"approve", "guidance", "rollback", "skip", "abort"}
+    assert set(esc["options"]) == {"approve", "guidance", "rollback", "skip", "abort", "split"}
     assert esc["evidence"] and esc["reason"]
     checkpoints = of_type(evs, "checkpoint")
     assert checkpoints[0]["label"] == "session start"

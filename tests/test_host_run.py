@@ -93,7 +93,10 @@ def test_the_agent_runs_in_the_callers_directory_with_the_callers_environment(
 
 
 def test_bad_input_gets_one_line_and_leaves_nothing(runs: Runs, tmp_path: Path) -> None:
-    assert "unknown agent 'nope' (known: claude-code, codex, gemini, claude" in runs.refused(
+    from supervisor.hooks.targets import TARGETS
+
+    known = ", ".join([*TARGETS, "claude"])  # every hook target, and the alias
+    assert f"unknown agent 'nope' (known: {known}; or --cmd COMMAND)" in runs.refused(
         "run", "nope")
     empty = tmp_path / "empty-bin"
     empty.mkdir()
