@@ -22,7 +22,7 @@ from typing import Any
 from supervisor.protocol.codec import BadLine, LineKind, parse_line
 from supervisor.store.base import Consumer, Cursor, SessionBatch, Store
 from supervisor.store.errors import SessionNotFound, StoreError
-from supervisor.store.redis import scripts
+from supervisor.store.redis import replies, scripts
 from supervisor.store.redis.connect import RedisTarget, parse_url, store_error
 from supervisor.store.redis.layout import (
     ACTIVITY_MAXLEN,
@@ -69,12 +69,12 @@ class RedisStore(Store):
 
     def session_ids(self) -> list[str]:
         with self.errors():
-            hosts = sorted(h.decode() for h in self.client.smembers(self.layout.hosts))
+            hosts = sorted(replies.text(h) for h in self.client.smembers(self.layout.hosts))
             pipe = self.client.pipeline(transaction=False)
             for host in hosts:
                 pipe.hkeys(self.layout.host(host))
-            found = pipe.execute()
-        return sorted(session_name(host, sid.decode())
+            found: list[list[bytes | str]] = pipe.execute()
+        return sorted(session_name(host, replies.text(sid))
                       for host, sids in zip(hosts, found, strict=True) for sid in sids)
 
     def exists(self, session_id: str) -> bool:
@@ -103,7 +103,8 @@ class RedisStore(Store):
         """One past the last entry's id: a reader started there sees only news."""
         split_name(session_id)
         with self.errors():
-            last = self.client.xrevrange(self.layout.events(session_id), "+", "-", count=1)
+            last = replies.entries(
+                self.client.xrevrange(self.layout.events(session_id), "+", "-", count=1))
         return pack(last[0][0]) + 1 if last else 0
 
     def append_decision(self, session_id: str, line: dict[str, Any]) -> dict[str, Any]:
@@ -154,24 +155,25 @@ class RedisReader:
             pipe = client.pipeline(transaction=False)
             pipe.xrange(self.key, low, "+", count=self.count)
             pipe.exists(self.key)
-            entries, exists = pipe.execute()
+            found, exists = pipe.execute()
+            entries = replies.entries(found)
             if not entries and timeout > 0:
-                got = client.xread({self.key: self.after or "0-0"}, count=self.count,
-                                   block=max(1, int(timeout * 1000)))
+                got = replies.xread(client, {self.key: self.after or "0-0"}, count=self.count,
+                                    block=max(1, int(timeout * 1000)))
                 entries = got[0][1] if got else []
                 exists = exists or bool(entries)
         batch = decode(self.name, self.kind, entries)
         batch.missing = not exists
         self.more = len(entries) >= self.count
         if entries:
-            self.after = entries[-1][0].decode()
+            self.after = replies.text(entries[-1][0])
         return batch
 
     def close(self) -> None:
         """The store's connection pool outlives its readers."""
 
 
-def decode(name: str, kind: LineKind, entries: list[Any]) -> SessionBatch:
+def decode(name: str, kind: LineKind, entries: list[replies.Entry]) -> SessionBatch:
     """Stream entries as a batch: lines parsed as the local tailer parses them, unusable lines
     as bad lines with their place in the agent's file, a generation mark as a reset."""
     batch = SessionBatch(name, kind)
@@ -184,11 +186,11 @@ def decode(name: str, kind: LineKind, entries: list[Any]) -> SessionBatch:
             batch.bad_cursors.clear()
             batch.reset = True
             continue
-        raw = fields.get(b"l", b"")
+        raw = replies.raw(fields.get(b"l", b""))
         offset = int(fields[b"o"]) if b"o" in fields else None
         reason = fields.get(b"b")
         if reason is not None:
-            bad = BadLine(reason.decode("utf-8", "replace"), raw, offset,
+            bad = BadLine(replies.text(reason, "replace"), raw, offset,
                           int(fields.get(b"z") or 0) or None)
         else:
             parsed = parse_line(raw, kind)
@@ -222,7 +224,7 @@ class RedisLog:
                 found = pipe.execute()
         except StoreError as exc:
             return [f"the store is unreachable ({exc})"] * len(cursors)
-        return [_line(entries) for entries in found]
+        return [_line(replies.entries(reply)) for reply in found]
 
     def find(self, needle: str, start: Cursor) -> list[Cursor]:
         """A scan of the stream from `start`, a page at a time."""
@@ -232,23 +234,24 @@ class RedisLog:
         while True:
             try:
                 with self.store.errors():
-                    page = self.store.client.xrange(self.key, low, "+", count=READ_COUNT)
+                    page = replies.entries(
+                        self.store.client.xrange(self.key, low, "+", count=READ_COUNT))
             except StoreError:
                 return hits
             for entry_id, fields in page:
-                if raw and raw in fields.get(b"l", b"").lower():
+                if raw and raw in replies.raw(fields.get(b"l", b"")).lower():
                     hits.append(pack(entry_id))
             if len(page) < READ_COUNT:
                 return hits
-            low = "(" + page[-1][0].decode()
+            low = "(" + replies.text(page[-1][0])
 
 
-def _line(entries: list[Any]) -> dict[str, Any] | str:
+def _line(entries: list[replies.Entry]) -> dict[str, Any] | str:
     if not entries:
         return "the entry is gone from the stream"
     fields = entries[0][1]
     if b"b" in fields:
-        return f"an unusable line ({fields[b'b'].decode('utf-8', 'replace')})"
+        return f"an unusable line ({replies.text(fields[b'b'], 'replace')})"
     try:
         value = json.loads(fields.get(b"l", b""))
     except (ValueError, RecursionError):
@@ -278,8 +281,9 @@ class RedisFollower:
         client = self.store.client
         if self._activity is None:
             with self.store.errors():
-                last = client.xrevrange(self.store.layout.activity, "+", "-", count=1)
-            self._activity = last[0][0].decode() if last else "0-0"
+                last = replies.entries(
+                    client.xrevrange(self.store.layout.activity, "+", "-", count=1))
+            self._activity = replies.text(last[0][0]) if last else "0-0"
         current = set(self.store.session_ids())
         batches = [self._forget(name) for name in sorted(self._known - current)]
         batches += self.poll(sorted(current))
@@ -295,7 +299,7 @@ class RedisFollower:
                 reader = self._readers.get((name, kind))
                 if reader is None:
                     reader = self._readers[(name, kind)] = RedisReader(
-                        self.store, name, kind, None, self.count)  # type: ignore[arg-type]
+                        self.store, name, kind, None, self.count)
                 readers.append(reader)
         if not readers:
             return []
@@ -306,9 +310,10 @@ class RedisFollower:
                 pipe.xrange(reader.key, low, "+", count=reader.count)
             found = pipe.execute()
         out = []
-        for reader, entries in zip(readers, found, strict=True):
+        for reader, reply in zip(readers, found, strict=True):
+            entries = replies.entries(reply)
             if entries:
-                reader.after = entries[-1][0].decode()
+                reader.after = replies.text(entries[-1][0])
                 if len(entries) >= reader.count:
                     self._behind.add(reader.name)
                 batch = decode(reader.name, reader.kind, entries)
@@ -341,14 +346,15 @@ class RedisFollower:
     def _wait(self) -> tuple[set[str], set[str]]:
         """Block on the activity stream; the sessions it names as moved, and as gone."""
         with self.store.errors():
-            got = self.store.client.xread({self.store.layout.activity: self._activity or "0-0"},
-                                          count=10_000, block=self.block_ms)
+            got = replies.xread(self.store.client,
+                                {self.store.layout.activity: self._activity or "0-0"},
+                                count=10_000, block=self.block_ms)
         moved: set[str] = set()
         gone: set[str] = set()
-        for _, entries in got or []:
+        for _, entries in got:
             for entry_id, fields in entries:
-                self._activity = entry_id.decode()
-                name = fields.get(b"s", b"").decode("utf-8", "replace")
+                self._activity = replies.text(entry_id)
+                name = replies.text(fields.get(b"s", b""), "replace")
                 (gone if fields.get(b"k") == b"g" else moved).add(name)
         return moved, gone
 

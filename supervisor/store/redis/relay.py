@@ -46,7 +46,7 @@ from supervisor.store.paths import (
     sessions_dir,
 )
 from supervisor.store.provenance import SEAL_FIELD, sealed
-from supervisor.store.redis import scripts
+from supervisor.store.redis import replies, scripts
 from supervisor.store.redis.backend import RedisStore
 from supervisor.store.redis.connect import store_error
 from supervisor.store.redis.layout import ACTIVITY_MAXLEN, session_name
@@ -564,7 +564,7 @@ class Relay:
                 if pos.next or shipper.pending_from:
                     shipper.rewind(pos.gen, 0)
                 continue
-            gen_s, next_s, seq_s, ctl0 = raw.decode().split(" ")
+            gen_s, next_s, seq_s, ctl0 = replies.text(raw).split(" ")
             gen, upto = int(gen_s), int(next_s)
             if pos.ctl is None:
                 pos.ctl = ctl0
@@ -612,7 +612,7 @@ class Relay:
                     await asyncio.wait_for(stop.wait(), self._pause())
                 continue
             for key, entries in got:
-                sid = key.decode().rpartition("/")[2]
+                sid = replies.text(key).rpartition("/")[2]
                 shipper = self.shippers.get(sid)
                 if shipper is None:
                     continue
@@ -624,18 +624,18 @@ class Relay:
                         with contextlib.suppress(TimeoutError):
                             await asyncio.wait_for(stop.wait(), self._pause())
                         break
-                    shipper.pos.ctl = entry_id.decode()
+                    shipper.pos.ctl = replies.text(entry_id)
                     self._changed = True
 
-    def _read_control(self, streams: dict[str, str]) -> list[Any]:
+    def _read_control(self, streams: dict[str, str]) -> list[replies.StreamNews]:
         import redis
 
         try:
-            return self.store.client.xread(streams, count=100, block=CONTROL_BLOCK_MS) or []
+            return replies.xread(self.store.client, streams, count=100, block=CONTROL_BLOCK_MS)
         except redis.RedisError as exc:
             raise store_error(self.store.target, exc) from None
 
-    def _deliver(self, shipper: Shipper, fields: dict[bytes, bytes]) -> None:
+    def _deliver(self, shipper: Shipper, fields: replies.Fields) -> None:
         """Append one decision to the local control file, unless it is already there."""
         try:
             decision = json.loads(fields.get(b"l", b""))
