@@ -137,8 +137,11 @@ def test_unknown_detectors_and_bad_quiet_lines_are_refused(root: Path, tmp_path:
     assert decision_problem(base) == "quiet needs a 'detector'"
     assert "calls" in (decision_problem({**base, "detector": "cycle", "calls": -1}) or "")
     assert decision_problem({**base, "detector": "cycle", "calls": 3}) is None
-    # a decision naming a detector the guard does not know is recorded as ignored
-    line = {**base, "detector": "nope", "decision_id": "d-2", "seq": 2}
+    # a decision naming a detector the guard does not know is recorded as ignored (sealed as
+    # an operator path writes it: an unsealed line would be rejected for that alone)
+    from supervisor.store.provenance import sealed
+
+    line = sealed(root, "s1", {**base, "detector": "nope", "decision_id": "d-2", "seq": 2})
     control = root / "sessions" / "s1" / "control.jsonl"
     with control.open("a") as f:
         f.write(json.dumps(line) + "\n")

@@ -9,6 +9,7 @@ agent.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -78,10 +79,15 @@ def stop(root: Path, session: str, operator: str) -> str:
     record = records.load(root, session)
     server = server_of(record)
     was_alive = record.alive()
-    server.kill_session(record.tmux_session)  # the pane's processes get SIGHUP
-    deadline = time.monotonic() + STOP_WAIT_S
-    while pid_alive(record.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    if was_alive:
+        # SIGTERM first, while the agent's terminal still exists: an agent on the SDK ends its
+        # session as `terminated` itself. Killing the tmux session first made its next write
+        # to the vanished terminal fail (EIO) before the SIGHUP arrived, and the session
+        # ended as `failed` for a stop the operator asked for.
+        _signal_group(record.pid, signal.SIGTERM)
+        _wait_gone(record.pid, STOP_WAIT_S / 2)
+    server.kill_session(record.tmux_session)  # what is left of the pane gets SIGHUP
+    _wait_gone(record.pid, STOP_WAIT_S)
     if pid_alive(record.pid):
         _kill_group(record.pid)
     _end_session(root, session, operator)
@@ -93,6 +99,21 @@ def stop(root: Path, session: str, operator: str) -> str:
         tail = (f"; its worktree {clean(record.worktree.path)} stays: supervisor worktree "
                 f"merge|discard {session}")
     return f"{'stopped' if was_alive else 'cleaned up'} {session}{tail}"
+
+
+def _wait_gone(pid: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    """`signum` to the pane's process group (the agent and what it started), else to `pid`."""
+    try:
+        os.killpg(os.getpgid(pid), signum)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signum)
 
 
 def _kill_group(pid: int) -> None:

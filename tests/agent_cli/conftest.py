@@ -171,7 +171,7 @@ def copilot(copilot_executable: Path, sandbox: Sandbox, chat_api: ChatServer) ->
     return Copilot(copilot_executable, sandbox, chat_api)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def opencode(opencode_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> OpenCode:
     """OpenCode in a fresh sandbox (no plugin installed)."""
     return OpenCode(OPENCODE, opencode_executable, sandbox, chat_api)
