@@ -69,10 +69,12 @@ def structural_depth(data: bytes, limit: int = MAX_JSON_DEPTH) -> int | None:
     importers check a file once instead of line by line."""
     kept = data.translate(None, _DROP_FOR_DEPTH)  # escapes keep their letter: pairs stay pairs
     kept = _QUOTE_OR_BACKSLASH_ESCAPE.sub(b"", kept).translate(None, b"\\" + _ESCAPED_LETTERS)
-    pieces = kept.split(b'"')
-    if len(pieces) % 2 == 0:
+    # two quotes side by side are an empty string or two strings with only separators between:
+    # dropping them changes no pairing and leaves few strings (those holding brackets) to blank
+    kept = kept.replace(b'""', b"")
+    if kept.count(b'"') % 2:
         return None
-    rest = b"".join(pieces[::2])
+    rest = _STRING_B.sub(b"", kept) if b'"' in kept else kept
     depth = 0
     while rest and depth <= limit:  # one pass per level: the innermost pairs go
         rest, removed = _PAIR_B.subn(b"", rest)
