@@ -758,15 +758,16 @@ class Engine:
         return engine
 
     @classmethod
-    def resume(cls, snapshot: Any) -> "Engine":
+    def resume(cls, snapshot: Any, *, copy: bool = True) -> "Engine":
         """`restore`, or, for a snapshot an older version of the engine saved (the package was
         upgraded in the middle of a session), a fresh engine under the policy it recorded: its
-        memories, levels and counters start over. Anything else raises `ValueError`."""
+        memories, levels and counters start over. Anything else raises `ValueError`. `copy` as
+        for `restore`."""
         version = snapshot.get("v") if isinstance(snapshot, dict) else None
         recorded = snapshot.get("policy") if isinstance(snapshot, dict) else None
         if not (isinstance(version, int) and 0 < version < SNAPSHOT_VERSION
                 and isinstance(recorded, dict)):
-            return cls.restore(snapshot)  # this version's, or not a snapshot (ValueError)
+            return cls.restore(snapshot, copy=copy)  # this version's, or not one (ValueError)
         try:
             return cls(Policy.from_dict(recorded))
         except ValueError:  # a key this version no longer knows

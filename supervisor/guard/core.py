@@ -502,7 +502,9 @@ class Guard:
             meta["settings"] = self._settings_arg.to_dict()
         self.settings = GuardSettings.from_dict(meta.get("settings") or {})
         if self.state["engine"] is not None:
-            self.engine = Engine.resume(self.state["engine"])
+            # the engine takes the freshly parsed snapshot over: copying it cost more than the
+            # rest of a hook step once the engine's window had filled (issue 28)
+            self.engine = Engine.resume(self.state["engine"], copy=False)
         else:
             policy = self._policy_arg
             if policy is None:
@@ -573,7 +575,8 @@ class Guard:
         self._abandoned = True
 
     def _save(self) -> None:
-        self.state["engine"] = self.engine.snapshot()
+        # shares the engine's live state: serialised below, before the engine changes again
+        self.state["engine"] = self.engine.snapshot(copy=False)
         try:  # how far into the log this state is up to date (see `_catch_up`)
             self.state["log_offset"] = os.stat(self.files.events).st_size
         except OSError:

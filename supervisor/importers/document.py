@@ -13,12 +13,14 @@ multiple of those bounds.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from supervisor.importers.base import FormatError
-from supervisor.protocol.bounded import JSONTooDeep, loads
+from supervisor.protocol.bounded import JSONTooDeep, loads, structural_depth
+from supervisor.protocol.names import MAX_JSON_DEPTH
 
 MAX_FILE_BYTES = 128 * 1024 * 1024
 """Files above this are refused rather than read into memory."""
@@ -65,21 +67,38 @@ def read_document(path: Path) -> Document:
         raise FormatError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
     if not text.strip():
         raise FormatError("empty file")
+    # one depth check for the whole file (and so for each of its lines, see structural_depth)
+    depth = 0 if containers <= MAX_JSON_DEPTH else structural_depth(data, MAX_JSON_DEPTH)
+    parse = _loads if depth is not None and depth <= MAX_JSON_DEPTH else _checked_loads
     try:
-        return Document(path, "json", loads(text, constants=True))
+        return Document(path, "json", parse(text))
     except JSONTooDeep as exc:
         raise FormatError(str(exc)) from None
     except json.JSONDecodeError as whole:
-        return _json_lines(path, text, whole)
+        return _json_lines(path, text, whole, parse)
 
 
-def _json_lines(path: Path, text: str, whole: json.JSONDecodeError) -> Document:
+def _checked_loads(text: str) -> Any:
+    return loads(text, constants=True)
+
+
+def _loads(text: str) -> Any:
+    """`json.loads` of text whose depth was checked (with the file); `JSONTooDeep`, never
+    `RecursionError`, should a malformed line make the parser go deep before it fails."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise JSONTooDeep(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+
+
+def _json_lines(path: Path, text: str, whole: json.JSONDecodeError,
+                parse: Callable[[str], Any]) -> Document:
     values: list[Any] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            values.append(loads(line, constants=True))
+            values.append(parse(line))
         except ValueError as exc:
             if not values and not isinstance(exc, JSONTooDeep):
                 # not JSON Lines either: report the error of the whole document
