@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from supervisor.guard.checkpoints import CHANGED_FILES_KEPT
 from supervisor.guard.refusals import UnreadDecision
+from supervisor.hooks.installed import broken_project_hook
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
 from supervisor.protocol.names import MAX_NUMBER
@@ -533,7 +534,7 @@ class DashboardModel:
         cached = self._silence.get(session_id)
         if cached is not None and cached[0] == seen and tick - cached[1] < self.silence_check_s:
             return cached[2]
-        reason = unsupervised(st.summary, now)
+        reason = unsupervised(st.summary, now, hooks=broken_project_hook)
         self._silence[session_id] = (seen, tick, reason)
         return reason
 
