@@ -592,6 +592,11 @@ def _all_statuses(root: Path) -> None:
                                  {"type": "session_end", "status": "terminated"}])
     write_events(root, "broken", [*call(2)])
     (root / "sessions" / "empty").mkdir()
+    transcript = root.parent / "unsupervised.jsonl"  # grew after the last hook event
+    transcript.write_text("{}\n")
+    os.utime(transcript, (FROZEN_NOW - 10, FROZEN_NOW - 10))
+    write_events(root, "hooks-stopped", [start(**alive, transcript_path=str(transcript)),
+                                         *call(2)], t0=FROZEN_NOW - 4000)
 
 
 @pytest.mark.parametrize("theme", sorted(p.stem for p in (REPO / "themes").glob("*.toml")))
@@ -626,7 +631,7 @@ async def test_every_shipped_theme_reads_at_4_5_to_1(root: Path, theme: str) -> 
                     if ratio < 4.5:
                         low[text] = round(ratio, 2)
         for label in ("completed", "aborted", "WAITING", "paused", "dead", "idle", "broken",
-                      "notrunning", "nodeadline", "abortin", "Answeroldest"):
+                      "unsupervised", "notrunning", "nodeadline", "abortin", "Answeroldest"):
             assert any(label in t for t in seen), (label, sorted(seen))
         assert not low, low
 

@@ -76,3 +76,60 @@ def test_unsupervised_is_shown_and_notified_once(root: Path, tmp_path: Path) -> 
     assert "https://sup.example.org/#s=silent" in message["message"]
     [record] = of_type(events(root, "silent"), "notification")
     assert record["outcome"] == "sent" and record["escalation_id"].startswith("unsupervised-")
+
+
+def test_the_reason_names_the_project_hook_command_that_no_longer_resolves(
+        root: Path, tmp_path: Path) -> None:
+    """A silent session whose agent's project settings run our hook from an environment that
+    is gone: the reason says which command (the same resolution check as `supervisor doctor`),
+    in `sessions --json` and in `notify watch`'s message."""
+    import sys
+
+    from supervisor.hooks.installed import broken_project_hook
+
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.json"
+    gone = tmp_path / "removed-venv" / "bin" / "supervisor-hook"
+
+    def install(program: Path | str) -> None:
+        settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": f"'{program}' claude-code", "timeout": 90}]}]}}))
+
+    install(gone)
+    now = time.time()
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("{}\n")
+    os.utime(transcript, (now, now))
+    with event_writer(root, "broken-hook") as w:
+        w.append({"type": "session_start", "ts": now - 310, "agent": "claude-code",
+                  "task": None, "cwd": str(project), "pid": None,
+                  "transcript_path": str(transcript)})
+        w.append({"type": "tool_call", "ts": now - 300, "call_id": "c1", "tool": "Bash",
+                  "args": {"command": "ls"}})
+    out = run_cli("sessions", "--json", "--root", str(root))
+    [row] = [json.loads(line) for line in out.stdout.splitlines()]
+    assert row["unsupervised"] == (
+        "its transcript changed 5 min after the last hook event: its hooks no longer reach "
+        f"the supervisor: the command of its PreToolUse hook no longer resolves: {gone} does "
+        f"not exist any more (was its environment removed or moved?); in {settings} (run "
+        "`supervisor install` again, see `supervisor doctor`)")
+    with Receiver() as rx:
+        write_config(tmp_path / "config", [rx.url])
+        first = run_cli("notify", "watch", "--once", "--root", str(root))
+    assert first.returncode == 0, first.stderr
+    [message] = rx.messages
+    assert f"{gone} does not exist any more" in message["message"]
+
+    # a command that resolves (this interpreter) is not named; other agents, no cwd: nothing
+    install(sys.executable)
+    assert broken_project_hook("claude-code", str(project)) is None
+    install(gone)
+    assert broken_project_hook("claude-code:Explore", str(project)) is not None  # a subagent
+    assert broken_project_hook("codex", str(project)) is None  # its settings are elsewhere
+    assert broken_project_hook("claude-code", None) is None
+    assert broken_project_hook("claude-code", "relative/path") is None
+    settings.write_text("{not json")  # unreadable settings: only the transcript speaks
+    out = run_cli("sessions", "--json", "--root", str(root))
+    [row] = [json.loads(line) for line in out.stdout.splitlines()]
+    assert row["unsupervised"].endswith("(check `supervisor install` and the hook command)")

@@ -12,9 +12,7 @@ to do; 0 otherwise (also when nothing is installed, which is said).
 """
 
 import argparse
-import json
 import os
-import shlex
 import socket
 import subprocess
 from pathlib import Path
@@ -67,71 +65,39 @@ def run(args: argparse.Namespace) -> int:
 
 def _our_entries(spec: Any, path: Path) -> list[tuple[str, dict[str, Any]]] | None:
     """(event, hook entry) of each of our entries in a settings file; None: no such file."""
+    from supervisor.hooks.installed import our_entries
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
+        return our_entries(spec, path)
     except (OSError, ValueError) as exc:
         print(f"{spec.target}: {path}: cannot read it: {exc}")
         return None
-    hooks = data.get("hooks") if isinstance(data, dict) else None
-    found = []
-    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
-        for group in groups if isinstance(groups, list) else ():
-            for hook in (group.get("hooks") or []) if isinstance(group, dict) else ():
-                if spec.is_our_hook(hook):
-                    found.append((str(event), hook))
-    return found
 
 
 def check(hook: dict[str, Any]) -> tuple[str | None, str]:
     """(what is wrong, None when nothing; what was checked)."""
     if hook.get("type") == "http":
         return _check_http(str(hook.get("url")))
-    try:
-        argv = shlex.split(str(hook.get("command")))
-    except ValueError as exc:
-        return f"the command cannot be parsed ({exc})", ""
-    program = argv[0] if argv else ""
+    from supervisor.hooks.installed import interpreter, unresolved
+
+    problem, program = unresolved(hook.get("command"))
+    if problem is not None:
+        return problem, ""
     if not os.path.isabs(program):
         return None, f"{program} from PATH"  # not one of ours: written by hand
-    if not (os.path.isfile(program) and os.access(program, os.X_OK)):
-        return (f"{program} does not exist any more (was its environment removed or "
-                "moved?)"), ""
-    interpreter = _interpreter(program)
-    if interpreter is None:
-        return f"{program} names an interpreter that does not exist", ""
+    interpreter_ = interpreter(program) or program  # `unresolved` found it
     try:
         done = subprocess.run(
-            [interpreter, "-c", "import supervisor, supervisor.hooks.client; "
+            [interpreter_, "-c", "import supervisor, supervisor.hooks.client; "
                                 "print(supervisor.__version__)"],
             capture_output=True, text=True, timeout=ANSWER_TIMEOUT_S,
             stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{interpreter} does not answer ({exc})", ""
+        return f"{interpreter_} does not answer ({exc})", ""
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"{interpreter} cannot load the hook client: {last}", ""
+        return f"{interpreter_} cannot load the hook client: {last}", ""
     return None, f"supervisor {done.stdout.strip()} via {program}"
-
-
-def _interpreter(program: str) -> str | None:
-    """The Python that runs `program`: itself, or the one its `#!` line names."""
-    if os.path.basename(program).startswith("python"):
-        return program
-    try:
-        with open(program, "rb") as f:
-            first = f.readline(400).decode("utf-8", "replace").strip()
-    except OSError:
-        return None
-    if not first.startswith("#!"):
-        return program
-    words = first[2:].split()
-    if not words:
-        return None
-    if os.path.basename(words[0]) == "env" and len(words) > 1:
-        return words[1]
-    return words[0] if os.path.isfile(words[0]) else None
 
 
 def _check_http(url: str) -> tuple[str | None, str]:

@@ -79,6 +79,7 @@ def _test(urls: list[str]) -> int:
 
 
 def _watch(args: argparse.Namespace, config: "NotifyConfig") -> int:
+    from supervisor.hooks.installed import broken_project_hook
     from supervisor.notify.watch import watch, watch_once
     from supervisor.store.silence import SILENT_AFTER_S
     from supervisor.userconfig import config_file
@@ -90,9 +91,10 @@ def _watch(args: argparse.Namespace, config: "NotifyConfig") -> int:
         raise CliError("--interval must be above 0 and --silent-after at least 0")
     root = root_from(args)
     if args.once:
-        for session in watch_once(root, config, after_s=after):
+        for session in watch_once(root, config, after_s=after, hooks=broken_project_hook):
             print(f"notified: {session} is unsupervised")
         return 0
     with contextlib.suppress(KeyboardInterrupt):
-        watch(root, config, interval_s=args.interval, after_s=after)
+        watch(root, config, interval_s=args.interval, after_s=after,
+              hooks=broken_project_hook)
     return 0

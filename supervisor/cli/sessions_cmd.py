@@ -79,6 +79,7 @@ def _pending_cell(s: Any, now: float) -> str:
 
 
 def _row(s: Any, now: float) -> dict[str, object]:
+    from supervisor.hooks.installed import broken_project_hook
     from supervisor.store.silence import unsupervised
 
     stale = _stale(s, now)
@@ -89,7 +90,8 @@ def _row(s: Any, now: float) -> dict[str, object]:
         "stale_escalations": list(s.needs_you()) if stale else [],
         "paused": next((eid for eid, esc in s.pending.items() if esc.get("kind") == "pause"),
                        None),
-        "notifications": s.notifications, "unsupervised": unsupervised(s, now),
+        "notifications": s.notifications,
+        "unsupervised": unsupervised(s, now, hooks=broken_project_hook),
         "policy_warnings": list(s.policy_warnings),
     }
 

@@ -88,7 +88,7 @@ def compose(items: list[Item], now: float | None = None) -> tuple[str, str]:
     blocks = []
     for item in items:
         lines = [] if len(items) == 1 else [f"{_text(item.session_id, 60)} ({item.escalation_id})"]
-        lines.append(_text(item.reason, 300 if item.unsupervised else 160))
+        lines.append(_text(item.reason, 600 if item.unsupervised else 160))
         if not item.unsupervised:
             lines.append(_deadline(item, now if now is not None else time.time()))
         if item.link:

@@ -9,6 +9,9 @@ after the last hook event means the agent works unsupervised.
 
 Only the transcript's metadata is read (`os.stat`), never its content. Sessions that promise
 heartbeats (SDK agents) are judged by `liveness` instead; ended sessions are never unsupervised.
+A caller that may read hook settings passes `hooks` (`supervisor.hooks.installed`'s
+`broken_project_hook`): for a session found silent, the reason then names the hook command that
+no longer resolves, when that is the cause.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ SILENT_AFTER_S = 60.0
 
 
 def unsupervised(summary: SessionSummary, now: float, *, after_s: float = SILENT_AFTER_S,
-                 stat: Callable[[str], os.stat_result] = os.stat) -> str | None:
+                 stat: Callable[[str], os.stat_result] = os.stat,
+                 hooks: Callable[[str | None, str | None], str | None] | None = None
+                 ) -> str | None:
     """Why the session's agent is working unsupervised at `now`, or None when it is not (or
     nothing shows it)."""
     path = summary.transcript_path
@@ -37,8 +42,12 @@ def unsupervised(summary: SessionSummary, now: float, *, after_s: float = SILENT
     late = changed - summary.last_seen_ts
     if late <= after_s or changed > now + after_s:  # a clock far ahead proves nothing
         return None
-    return (f"its transcript changed {_span(late)} after the last hook event: its hooks no "
-            "longer reach the supervisor (check `supervisor install` and the hook command)")
+    said = f"its transcript changed {_span(late)} after the last hook event: its hooks no " \
+           "longer reach the supervisor"
+    broken = hooks(summary.agent, summary.cwd) if hooks is not None else None
+    if broken is not None:
+        return f"{said}: {broken} (run `supervisor install` again, see `supervisor doctor`)"
+    return f"{said} (check `supervisor install` and the hook command)"
 
 
 def _span(seconds: float) -> str:

@@ -24,6 +24,7 @@ STATUS_STYLES = {
     "paused": "bold {info}",  # the operator's own choice: not the colour of a request
     "idle": "{muted}",
     "dead": "bold {on_bad} on {bad_bg}",
+    "unsupervised": "bold {on_alert} on {alert_bg}",  # its hooks stopped: not a request
     "completed": "{ok}",
     "aborted": "{bad}",
     "failed": "bold {bad}",

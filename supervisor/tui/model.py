@@ -6,6 +6,7 @@ lines, the control decisions and their outcomes, and per-minute tool-call and er
 returns what changed, so the widgets refresh by diff at their own tick instead of per event.
 """
 
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any, NamedTuple
 
 from supervisor.guard.checkpoints import CHANGED_FILES_KEPT
 from supervisor.guard.refusals import UnreadDecision
+from supervisor.hooks.installed import broken_project_hook
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
 from supervisor.protocol.names import MAX_NUMBER
@@ -22,11 +24,17 @@ from supervisor.store.base import Cursor, SessionBatch, Store
 from supervisor.store.liveness import Liveness
 from supervisor.store.open import as_store
 from supervisor.store.plan_view import PlanView
+from supervisor.store.silence import unsupervised
 from supervisor.store.summary import SessionSummary
 from supervisor.tui.history import HistoryStore
 
 RATE_MINUTES = 30
 """Minutes of tool-call and error counts kept for the sparkline."""
+
+SILENCE_CHECK_S = 5.0
+"""A session's transcript is looked at (one `stat`) at most this often, whatever the redraw
+rate: a silence shows within seconds of the minute that makes it one; a hook event that ends it
+shows at once (the check is redone when the last hook event changes)."""
 
 _VALUE_ALIASES = {
     "iterations_per_session": "tool_calls", "tool_calls": "tool_calls",
@@ -447,6 +455,10 @@ class DashboardModel:
         """The store holds recordings: sessions are shown as recorded (their agents are long
         gone: never judged dead or idle)."""
         self.sessions: dict[str, SessionState] = {}
+        self.silence_check_s = SILENCE_CHECK_S
+        self._silence: dict[str, tuple[float | None, float, str | None]] = {}
+        """Per session: the last hook event's time it was judged for, when (monotonic), and
+        why it is unsupervised (None: it is not)."""
 
     def apply(self, batches: Iterable[SessionBatch]) -> Changes:
         """Fold batches in. A session whose events make folding fail is marked broken (shown as
@@ -500,11 +512,31 @@ class DashboardModel:
         changes.sessions.add(sid)
 
     def status(self, session_id: str, now: float) -> str:
-        """The session's status at `now` (`supervisor.store.summary.STATUSES`, or `vanished`)."""
+        """The session's status at `now` (`supervisor.store.summary.STATUSES`, `vanished`, or
+        `unsupervised`: a running or idle agent whose hooks no longer reach the supervisor)."""
         st = self.sessions[session_id]
         if st.gone:
             return "vanished"
-        return st.summary.status(now, judge_liveness=not self.recordings)
+        status = st.summary.status(now, judge_liveness=not self.recordings)
+        if status in ("running", "idle") and self.unsupervised(session_id, now) is not None:
+            return "unsupervised"
+        return status
+
+    def unsupervised(self, session_id: str, now: float) -> str | None:
+        """Why the session's agent works unsupervised (`supervisor.store.silence`, the same
+        judgement as `sessions --json`, the web view and `notify watch`), or None. Throttled
+        to one `stat` of the transcript per `silence_check_s` per session."""
+        st = self.sessions[session_id]
+        if self.recordings or st.gone:
+            return None
+        seen = st.summary.last_seen_ts
+        tick = time.monotonic()
+        cached = self._silence.get(session_id)
+        if cached is not None and cached[0] == seen and tick - cached[1] < self.silence_check_s:
+            return cached[2]
+        reason = unsupervised(st.summary, now, hooks=broken_project_hook)
+        self._silence[session_id] = (seen, tick, reason)
+        return reason
 
     def liveness(self, session_id: str, now: float) -> Liveness:
         """Whether the session's agent is still there (recordings: as recorded)."""

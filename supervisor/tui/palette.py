@@ -59,6 +59,10 @@ class Palette:
     on_warn: str = "#000000"
     bad_bg: str = "#c62828"
     on_bad: str = "#ffffff"
+    alert_bg: str = "#a0379c"
+    """An unsupervised agent (its hooks stopped): the theme's secondary colour, apart from the
+    warning of a request and the error of a dead agent."""
+    on_alert: str = "#ffffff"
 
     @classmethod
     def of(cls, theme: Theme) -> "Palette":
@@ -84,11 +88,13 @@ class Palette:
 
         warn_bg, on_warn = label(theme.warning, "#ffb454")
         bad_bg, on_bad = label(theme.error, "#c62828")
+        alert_bg, on_alert = label(theme.secondary, "#a0379c")
         return cls(
             ok=text(theme.success, "#2e7d32"), warn=text(theme.warning, "#8a5a00"),
             bad=text(theme.error, "#c62828"), info=text(theme.primary, "#0b5cad"),
             muted=text(fore.blend(back, 0.4).hex, fore.hex),
             warn_bg=warn_bg, on_warn=on_warn, bad_bg=bad_bg, on_bad=on_bad,
+            alert_bg=alert_bg, on_alert=on_alert,
         )
 
 

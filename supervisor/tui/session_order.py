@@ -2,7 +2,8 @@
 k9s a key cycles the sort column and a click on a header sorts by it (again: reversed).
 
 The default, `status`: sessions waiting for an answer first, the oldest escalation first; then
-paused ones (an operator holds them); then every other session, most recently active first.
+unsupervised ones (their hooks stopped reaching us); then paused ones (an operator holds them);
+then every other session, most recently active first.
 UI-free: `order(model, ids, now, sort)` returns the ids in order.
 """
 
@@ -49,9 +50,11 @@ def _status(model: DashboardModel, sid: str, now: float) -> tuple[Any, ...]:
     if status == "waiting":
         oldest = min((e.get("ts") or 0.0 for e in st.summary.pending.values()), default=0.0)
         return (0, oldest, last)
-    if status == "paused":
+    if status == "unsupervised":
         return (1, 0.0, last)
-    return (2, 0.0, last)
+    if status == "paused":
+        return (2, 0.0, last)
+    return (3, 0.0, last)
 
 
 _KEYS: dict[str, Callable[[DashboardModel, str, float], Any]] = {

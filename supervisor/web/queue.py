@@ -13,7 +13,6 @@ from supervisor.guard.operator import DecisionError, send_decision
 from supervisor.guard.refusals import answer_refusal, unread_decisions
 from supervisor.safetext import clean
 from supervisor.store.base import SessionBatch, Store
-from supervisor.store.silence import unsupervised
 from supervisor.tui.model import DashboardModel
 
 ANSWER_WAIT_S = 5.0
@@ -72,7 +71,7 @@ class LiveQueue:
                        "agent": _t(st.summary.agent or "", 60),
                        "task": _t(st.summary.task or "", 200)}
                       for sid, st in self.model.sessions.items() if not st.gone
-                      and (reason := unsupervised(st.summary, now)) is not None]
+                      and (reason := self.model.unsupervised(sid, now)) is not None]
         return {"now": now, "queue": queue, "stale": stale, "sessions": sessions,
                 "unsupervised": silent}
 

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Label, Sparkline, Static
 
-from supervisor.tui.format import gauge_text, safe, safe_block
+from supervisor.tui.format import gauge_text, safe, safe_block, status_text
 from supervisor.tui.panels.base import Panel
 from supervisor.tui.widgets.history_view import format_clock
 
@@ -55,12 +55,19 @@ class OverviewPanel(Panel):
         self.query_one("#spark-calls", Sparkline).data = calls
         self.query_one("#spark-errors", Sparkline).data = errors
         clock = getattr(self.app, "clock_format", format_clock)
-        self.query_one("#meta", Static).update(_meta(state, clock))
+        model = getattr(self.app, "model", None)
+        silent = model.unsupervised(state.session_id, now) if model is not None else None
+        self.query_one("#meta", Static).update(_meta(state, clock, silent))
 
 
-def _meta(state: "SessionState", clock: Callable[[float], str]) -> Text:
+def _meta(state: "SessionState", clock: Callable[[float], str], silent: str | None) -> Text:
     s = state.summary
     meta = Text()
+    if silent is not None:  # first: the facts below are only what the hooks reported
+        meta.append_text(status_text("unsupervised"))
+        meta.append("\n")
+        meta.append_text(safe_block(silent, 400))
+        meta.append("\n\n")
     meta.append("Session\n", style="bold")
     ended = s.ended_as()
     for label, value in (

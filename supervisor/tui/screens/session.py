@@ -76,7 +76,7 @@ class SessionScreen(Screen[None]):
         self.ready = False
         """Composed and mounted: the app's tick may redraw it."""
         self.session_id = session_id
-        self._version = -1
+        self._version: tuple[int, str | None] | None = None
         self._find_mode = "search"
         self._last_search = ""
         self._no_match = False
@@ -141,9 +141,11 @@ class SessionScreen(Screen[None]):
         history.sync()
         self._history_state()
         self._head(now)
-        if st.version == self._version:
+        # a silence begins or ends without an event (the transcript changed): redraw then too
+        silent = self.sv.model.unsupervised(self.session_id, now)
+        if (st.version, silent) == self._version:
             return
-        self._version = st.version
+        self._version = (st.version, silent)
         tabs = self.query_one(TabbedContent)
         for panel in self.panels():
             panel.update(st, now)
