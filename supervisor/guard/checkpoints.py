@@ -127,6 +127,21 @@ class WorkTreeTooBig(CheckpointError):
     it will not change by trying again, so the session's checkpoints are turned off."""
 
 
+class GitTimeout(CheckpointError):
+    """A git process was killed at the call's deadline (it may have done part of its work)."""
+
+
+class RestoreInterrupted(CheckpointError):
+    """A restore stopped at the deadline. `safety`: the safety checkpoint taken before it
+    touched anything (None: it stopped before, so the work tree was not changed). Restoring the
+    same checkpoint again with `safety_id` finishes the job: a restore compares the checkpoint
+    with the work tree as it is, so a half-done one is simply continued."""
+
+    def __init__(self, message: str, safety: Checkpoint | None) -> None:
+        super().__init__(message)
+        self.safety = safety
+
+
 def too_broad(path: Path) -> str | None:
     """Why `path` is no project to checkpoint (the file system root, the home directory or a
     directory holding it: an agent started in `~`, `/home` or `~/..`), else None."""
@@ -376,7 +391,7 @@ class CheckpointStore:
         return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
                          cp.commit, tree)
 
-    def restore(self, checkpoint_id: str) -> RestoreResult:
+    def restore(self, checkpoint_id: str, *, safety_id: str | None = None) -> RestoreResult:
         """Bring the work tree back to the checkpoint.
 
         Refused (`CheckpointError`) when the checkpoint is of another directory. Takes a safety
@@ -384,46 +399,64 @@ class CheckpointStore:
         or deleted since, and removes the files created since. Never touched: ignored and
         excluded files, anything the checkpoint did not track (see the module's docstring),
         nested repositories, anything outside the work tree. A file that cannot be written or
-        removed is listed in `failed`; the others are restored all the same."""
+        removed is listed in `failed`; the others are restored all the same.
+
+        A git process killed at the deadline raises `RestoreInterrupted` (the work tree may be
+        partly restored); `restore(checkpoint_id, safety_id=...)` with its safety checkpoint
+        continues it without taking another one."""
         target = self.get(checkpoint_id)
         self._check_work_tree(target)
-        with self._locked():
-            untracked = self._untracked_of(target.commit)
-            safety = self._create(f"safety before restoring {target.checkpoint_id}", None)
-            changes = self._diff_trees(target.commit, safety.commit)
-            result = RestoreResult(checkpoint=target, safety=safety)
-            for rel in changes.added:
-                path = self._inside(rel)
-                if path is None or not (path.is_symlink() or path.is_file()):
-                    continue
-                if _covered(rel, untracked):  # there, untracked, when the checkpoint was taken
-                    result.kept.append(rel)
-                    continue
-                try:
-                    path.unlink()
-                except OSError as exc:
-                    result.failed.append((rel, exc.strerror or str(exc)))
-                    continue
-                result.removed.append(rel)
-                self._prune_empty_dirs(path.parent)
-            bring_back = []
-            for rel in changes.deleted:
-                # Deleted since: absent from the safety checkpoint. If something is there now,
-                # it is an ignored or oversized file: leave it alone.
-                path = self._inside(rel)
-                if path is None:
-                    continue
-                if os.path.lexists(path):
-                    result.kept.append(rel)
-                else:
-                    bring_back.append(rel)
-            bring_back += [rel for rel in changes.modified if self._inside(rel) is not None]
-            restored, failed = self._checkout(target.commit, bring_back)
-            result.restored.extend(sorted(restored))
-            result.failed.extend(failed)
-            result.removed.sort()
-            result.kept.sort()
-            return result
+        safety: Checkpoint | None = None
+        try:
+            with self._locked():
+                if safety_id is None:
+                    safety = self._create(f"safety before restoring {target.checkpoint_id}",
+                                          None)
+                    now = safety.commit
+                else:  # continuing an interrupted restore: its safety checkpoint stands
+                    safety = self.get(safety_id)
+                    now = self._snapshot_tree()
+                return self._restore(target, safety, now)
+        except GitTimeout as exc:
+            raise RestoreInterrupted(str(exc), safety) from exc
+
+    def _restore(self, target: Checkpoint, safety: Checkpoint, now: str) -> RestoreResult:
+        """Bring the work tree from `now` (a tree or commit of it) back to `target`."""
+        untracked = self._untracked_of(target.commit)
+        changes = self._diff_trees(target.commit, now)
+        result = RestoreResult(checkpoint=target, safety=safety)
+        for rel in changes.added:
+            path = self._inside(rel)
+            if path is None or not (path.is_symlink() or path.is_file()):
+                continue
+            if _covered(rel, untracked):  # there, untracked, when the checkpoint was taken
+                result.kept.append(rel)
+                continue
+            try:
+                path.unlink()
+            except OSError as exc:
+                result.failed.append((rel, exc.strerror or str(exc)))
+                continue
+            result.removed.append(rel)
+            self._prune_empty_dirs(path.parent)
+        bring_back = []
+        for rel in changes.deleted:
+            # Deleted since: absent from the safety checkpoint. If something is there now,
+            # it is an ignored or oversized file: leave it alone.
+            path = self._inside(rel)
+            if path is None:
+                continue
+            if os.path.lexists(path):
+                result.kept.append(rel)
+            else:
+                bring_back.append(rel)
+        bring_back += [rel for rel in changes.modified if self._inside(rel) is not None]
+        restored, failed = self._checkout(target.commit, bring_back)
+        result.restored.extend(sorted(restored))
+        result.failed.extend(failed)
+        result.removed.sort()
+        result.kept.sort()
+        return result
 
     def _untracked_of(self, commit: str) -> set[str] | None:
         """What the checkpoint did not track (None: not all of it is known, so nothing created
@@ -461,6 +494,8 @@ class CheckpointStore:
         try:
             self._checkout_paths(commit, paths)
             return paths, []
+        except GitTimeout:
+            raise  # no time left to try the paths one by one: the restore is interrupted
         except CheckpointError:
             pass
         restored, failed = [], []
@@ -856,7 +891,7 @@ def _run(
             encoding="utf-8", errors="surrogateescape", timeout=waits.remaining(),
         )
     except subprocess.TimeoutExpired as exc:  # killed: a hook call must answer in time
-        raise CheckpointError(
+        raise GitTimeout(
             f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} did not finish within the hook's time "
             "budget") from exc
     except FileNotFoundError as exc:
