@@ -236,6 +236,9 @@ class RestoreResult:
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    differs: list[str] = field(default_factory=list)
+    """Paths that still differ from the checkpoint when the restore ended, though it did not
+    fail on them: written (created, changed, deleted) by someone else while it ran."""
 
     @property
     def changed_files(self) -> list[str]:
@@ -243,8 +246,9 @@ class RestoreResult:
 
     @property
     def complete(self) -> bool:
-        """True when every file the restore meant to change was changed."""
-        return not self.failed
+        """True when the work tree was the checkpoint's when the restore ended (apart from
+        what it was told to keep)."""
+        return not self.failed and not self.differs
 
     def events(self, at_seq: int, **extra: object) -> list[dict[str, object]]:
         """The `checkpoint` (of the safety checkpoint) and `rollback` events that record this
@@ -258,6 +262,8 @@ class RestoreResult:
         }
         if self.failed:
             rollback["failed"] = [{"path": p, "reason": why} for p, why in self.failed[:100]]
+        if self.differs:
+            rollback["differs"] = self.differs[:100]
         checkpoint: dict[str, object] = {
             "type": "checkpoint", "checkpoint_id": safety.checkpoint_id, "label": safety.label,
             "commit": safety.commit, "at_seq": at_seq, "files": safety.files,
@@ -275,6 +281,8 @@ class RestoreResult:
             parts.append(f"kept {len(self.kept)} not tracked by the checkpoint")
         if self.failed:
             parts.append(f"FAILED on {len(self.failed)}")
+        if self.differs:
+            parts.append(f"{len(self.differs)} written during it STILL DIFFER")
         names = self.changed_files
         text = ", ".join(parts) + f" (checkpoint {self.checkpoint.checkpoint_id}"
         text += f", safety checkpoint {self.safety.checkpoint_id})"
@@ -285,6 +293,10 @@ class RestoreResult:
             shown = "; ".join(f"{path} ({why})" for path, why in self.failed[:limit])
             more = " ..." if len(self.failed) > limit else ""
             text += f"; not restored: {shown}{more}"
+        if self.differs:
+            shown = ", ".join(self.differs[:limit]) + (" ..." if len(self.differs) > limit
+                                                       else "")
+            text += f"; differ from the checkpoint (written during the rollback): {shown}"
         return text
 
 
@@ -456,7 +468,21 @@ class CheckpointStore:
         result.failed.extend(failed)
         result.removed.sort()
         result.kept.sort()
+        result.differs = self._still_different(target, untracked, result)
         return result
+
+    def _still_different(self, target: Checkpoint, untracked: set[str] | None,
+                         result: RestoreResult) -> builtins.list[str]:
+        """What differs from `target` once the restore is done, apart from what it reported
+        (failed, kept): files the agent wrote while it ran. Checked on the work tree itself,
+        so a restore is never reported complete over a tree that is not the checkpoint's."""
+        known = {p for p, _ in result.failed} | set(result.kept)
+        after = self._diff_trees(target.commit, self._snapshot_tree())
+        found = [rel for rel in after.added if not _covered(rel, untracked)]
+        found += after.modified
+        found += [rel for rel in after.deleted
+                  if (path := self._inside(rel)) is not None and not os.path.lexists(path)]
+        return sorted(rel for rel in found if rel not in known)
 
     def _untracked_of(self, commit: str) -> set[str] | None:
         """What the checkpoint did not track (None: not all of it is known, so nothing created

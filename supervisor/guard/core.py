@@ -1114,6 +1114,9 @@ class Guard:
         if result.failed:
             message += (" These files could not be restored and are as you left them: "
                         + ", ".join(f"{p} ({why})" for p, why in result.failed[:20]) + ".")
+        if result.differs:
+            message += (" These files were written while the rollback ran and differ from the "
+                        "checkpoint: " + ", ".join(result.differs[:20]) + ".")
         verdict = Verdict("block", self.engine.level, message, outcome, call_id,
                           changed_files=result.changed_files)
         return verdict, outcome, True
