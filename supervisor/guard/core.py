@@ -1027,7 +1027,9 @@ class Guard:
         except waits.DeadlineExceeded:
             raise  # a lock not taken in time: nothing restored yet, the next call applies it
         except RestoreInterrupted as exc:
-            return self._interrupted(checkpoint_id, exc, 1, call_id)
+            return self._interrupted(checkpoint_id, str(exc),
+                                     exc.safety.checkpoint_id if exc.safety else None, 1,
+                                     call_id)
         except Exception as exc:  # CheckpointError, or anything else: the rollback did not run
             if not isinstance(exc, CheckpointError):
                 exc = CheckpointError(f"{type(exc).__name__}: {exc}")
@@ -1037,17 +1039,16 @@ class Guard:
                            "was not run; re-plan.", outcome, call_id), outcome, False
         return self._restored(result, call_id)
 
-    def _interrupted(self, checkpoint_id: str, exc: RestoreInterrupted, attempt: int,
+    def _interrupted(self, checkpoint_id: str, exc: str, safety_id: str | None, attempt: int,
                      call_id: str | None) -> tuple[Verdict, str, bool]:
-        """A restore killed at the deadline: continued at the next call while attempts are
+        """A restore stopped at the deadline (`exc`: why; `safety_id`: its safety checkpoint,
+        None when it stopped before taking one): continued at the next call while attempts are
         left (the guard's state keeps it), else abandoned; both said as they are."""
-        safety = exc.safety
-        kept = (f"safety checkpoint {safety.checkpoint_id} holds the work tree as it was "
-                "before" if safety is not None else "nothing was changed yet")
+        kept = (f"safety checkpoint {safety_id} holds the work tree as it was before"
+                if safety_id is not None else "nothing was changed yet")
         if attempt < ROLLBACK_ATTEMPTS:
             self.state["rollback_retry"] = {
-                "checkpoint_id": checkpoint_id, "attempt": attempt,
-                "safety_id": safety.checkpoint_id if safety is not None else None}
+                "checkpoint_id": checkpoint_id, "attempt": attempt, "safety_id": safety_id}
             outcome = (f"rollback to {checkpoint_id} interrupted ({exc}); the work tree may be "
                        f"partly restored ({kept}); attempt {attempt} of {ROLLBACK_ATTEMPTS}, "
                        "continued at the next tool call")
@@ -1078,12 +1079,13 @@ class Guard:
             with waits.within(None if left is None else time.monotonic()
                               + left * CHECKPOINT_SHARE):
                 result = store.restore(retry["checkpoint_id"], safety_id=retry.get("safety_id"))
-        except RestoreInterrupted as exc:
-            if exc.safety is None and retry.get("safety_id"):
-                exc.safety = store.get(retry["safety_id"]) if store is not None else None
-            verdict, outcome, _ = self._interrupted(retry["checkpoint_id"], exc, attempt,
-                                                    call_id)
-        except (CheckpointError, waits.DeadlineExceeded) as exc:
+        except (RestoreInterrupted, waits.DeadlineExceeded) as exc:  # git killed, or the
+            safety = getattr(exc, "safety", None)  # checkpoints' lock not had in time
+            verdict, outcome, _ = self._interrupted(
+                retry["checkpoint_id"], str(exc),
+                safety.checkpoint_id if safety is not None else retry.get("safety_id"),
+                attempt, call_id)
+        except CheckpointError as exc:
             self.state["rollback_retry"] = None
             outcome = (f"rollback to {retry['checkpoint_id']} abandoned on attempt {attempt}: "
                        f"{exc}; the work tree may be partly restored")
