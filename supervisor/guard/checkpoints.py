@@ -127,6 +127,21 @@ class WorkTreeTooBig(CheckpointError):
     it will not change by trying again, so the session's checkpoints are turned off."""
 
 
+class GitTimeout(CheckpointError):
+    """A git process was killed at the call's deadline (it may have done part of its work)."""
+
+
+class RestoreInterrupted(CheckpointError):
+    """A restore stopped at the deadline. `safety`: the safety checkpoint taken before it
+    touched anything (None: it stopped before, so the work tree was not changed). Restoring the
+    same checkpoint again with `safety_id` finishes the job: a restore compares the checkpoint
+    with the work tree as it is, so a half-done one is simply continued."""
+
+    def __init__(self, message: str, safety: Checkpoint | None) -> None:
+        super().__init__(message)
+        self.safety = safety
+
+
 def too_broad(path: Path) -> str | None:
     """Why `path` is no project to checkpoint (the file system root, the home directory or a
     directory holding it: an agent started in `~`, `/home` or `~/..`), else None."""
@@ -221,6 +236,9 @@ class RestoreResult:
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    differs: list[str] = field(default_factory=list)
+    """Paths that still differ from the checkpoint when the restore ended, though it did not
+    fail on them: written (created, changed, deleted) by someone else while it ran."""
 
     @property
     def changed_files(self) -> list[str]:
@@ -228,8 +246,9 @@ class RestoreResult:
 
     @property
     def complete(self) -> bool:
-        """True when every file the restore meant to change was changed."""
-        return not self.failed
+        """True when the work tree was the checkpoint's when the restore ended (apart from
+        what it was told to keep)."""
+        return not self.failed and not self.differs
 
     def events(self, at_seq: int, **extra: object) -> list[dict[str, object]]:
         """The `checkpoint` (of the safety checkpoint) and `rollback` events that record this
@@ -243,6 +262,8 @@ class RestoreResult:
         }
         if self.failed:
             rollback["failed"] = [{"path": p, "reason": why} for p, why in self.failed[:100]]
+        if self.differs:
+            rollback["differs"] = self.differs[:100]
         checkpoint: dict[str, object] = {
             "type": "checkpoint", "checkpoint_id": safety.checkpoint_id, "label": safety.label,
             "commit": safety.commit, "at_seq": at_seq, "files": safety.files,
@@ -260,6 +281,8 @@ class RestoreResult:
             parts.append(f"kept {len(self.kept)} not tracked by the checkpoint")
         if self.failed:
             parts.append(f"FAILED on {len(self.failed)}")
+        if self.differs:
+            parts.append(f"{len(self.differs)} written during it STILL DIFFER")
         names = self.changed_files
         text = ", ".join(parts) + f" (checkpoint {self.checkpoint.checkpoint_id}"
         text += f", safety checkpoint {self.safety.checkpoint_id})"
@@ -270,6 +293,10 @@ class RestoreResult:
             shown = "; ".join(f"{path} ({why})" for path, why in self.failed[:limit])
             more = " ..." if len(self.failed) > limit else ""
             text += f"; not restored: {shown}{more}"
+        if self.differs:
+            shown = ", ".join(self.differs[:limit]) + (" ..." if len(self.differs) > limit
+                                                       else "")
+            text += f"; differ from the checkpoint (written during the rollback): {shown}"
         return text
 
 
@@ -376,7 +403,7 @@ class CheckpointStore:
         return self._git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
                          cp.commit, tree)
 
-    def restore(self, checkpoint_id: str) -> RestoreResult:
+    def restore(self, checkpoint_id: str, *, safety_id: str | None = None) -> RestoreResult:
         """Bring the work tree back to the checkpoint.
 
         Refused (`CheckpointError`) when the checkpoint is of another directory. Takes a safety
@@ -384,46 +411,78 @@ class CheckpointStore:
         or deleted since, and removes the files created since. Never touched: ignored and
         excluded files, anything the checkpoint did not track (see the module's docstring),
         nested repositories, anything outside the work tree. A file that cannot be written or
-        removed is listed in `failed`; the others are restored all the same."""
+        removed is listed in `failed`; the others are restored all the same.
+
+        A git process killed at the deadline raises `RestoreInterrupted` (the work tree may be
+        partly restored); `restore(checkpoint_id, safety_id=...)` with its safety checkpoint
+        continues it without taking another one."""
         target = self.get(checkpoint_id)
         self._check_work_tree(target)
-        with self._locked():
-            untracked = self._untracked_of(target.commit)
-            safety = self._create(f"safety before restoring {target.checkpoint_id}", None)
-            changes = self._diff_trees(target.commit, safety.commit)
-            result = RestoreResult(checkpoint=target, safety=safety)
-            for rel in changes.added:
-                path = self._inside(rel)
-                if path is None or not (path.is_symlink() or path.is_file()):
-                    continue
-                if _covered(rel, untracked):  # there, untracked, when the checkpoint was taken
-                    result.kept.append(rel)
-                    continue
-                try:
-                    path.unlink()
-                except OSError as exc:
-                    result.failed.append((rel, exc.strerror or str(exc)))
-                    continue
-                result.removed.append(rel)
-                self._prune_empty_dirs(path.parent)
-            bring_back = []
-            for rel in changes.deleted:
-                # Deleted since: absent from the safety checkpoint. If something is there now,
-                # it is an ignored or oversized file: leave it alone.
-                path = self._inside(rel)
-                if path is None:
-                    continue
-                if os.path.lexists(path):
-                    result.kept.append(rel)
-                else:
-                    bring_back.append(rel)
-            bring_back += [rel for rel in changes.modified if self._inside(rel) is not None]
-            restored, failed = self._checkout(target.commit, bring_back)
-            result.restored.extend(sorted(restored))
-            result.failed.extend(failed)
-            result.removed.sort()
-            result.kept.sort()
-            return result
+        safety: Checkpoint | None = None
+        try:
+            with self._locked():
+                if safety_id is None:
+                    safety = self._create(f"safety before restoring {target.checkpoint_id}",
+                                          None)
+                    now = safety.commit
+                else:  # continuing an interrupted restore: its safety checkpoint stands
+                    safety = self.get(safety_id)
+                    now = self._snapshot_tree()
+                return self._restore(target, safety, now)
+        except GitTimeout as exc:
+            raise RestoreInterrupted(str(exc), safety) from exc
+
+    def _restore(self, target: Checkpoint, safety: Checkpoint, now: str) -> RestoreResult:
+        """Bring the work tree from `now` (a tree or commit of it) back to `target`."""
+        untracked = self._untracked_of(target.commit)
+        changes = self._diff_trees(target.commit, now)
+        result = RestoreResult(checkpoint=target, safety=safety)
+        for rel in changes.added:
+            path = self._inside(rel)
+            if path is None or not (path.is_symlink() or path.is_file()):
+                continue
+            if _covered(rel, untracked):  # there, untracked, when the checkpoint was taken
+                result.kept.append(rel)
+                continue
+            try:
+                path.unlink()
+            except OSError as exc:
+                result.failed.append((rel, exc.strerror or str(exc)))
+                continue
+            result.removed.append(rel)
+            self._prune_empty_dirs(path.parent)
+        bring_back = []
+        for rel in changes.deleted:
+            # Deleted since: absent from the safety checkpoint. If something is there now,
+            # it is an ignored or oversized file: leave it alone.
+            path = self._inside(rel)
+            if path is None:
+                continue
+            if os.path.lexists(path):
+                result.kept.append(rel)
+            else:
+                bring_back.append(rel)
+        bring_back += [rel for rel in changes.modified if self._inside(rel) is not None]
+        restored, failed = self._checkout(target.commit, bring_back)
+        result.restored.extend(sorted(restored))
+        result.failed.extend(failed)
+        result.removed.sort()
+        result.kept.sort()
+        result.differs = self._still_different(target, untracked, result)
+        return result
+
+    def _still_different(self, target: Checkpoint, untracked: set[str] | None,
+                         result: RestoreResult) -> builtins.list[str]:
+        """What differs from `target` once the restore is done, apart from what it reported
+        (failed, kept): files the agent wrote while it ran. Checked on the work tree itself,
+        so a restore is never reported complete over a tree that is not the checkpoint's."""
+        known = {p for p, _ in result.failed} | set(result.kept)
+        after = self._diff_trees(target.commit, self._snapshot_tree())
+        found = [rel for rel in after.added if not _covered(rel, untracked)]
+        found += after.modified
+        found += [rel for rel in after.deleted
+                  if (path := self._inside(rel)) is not None and not os.path.lexists(path)]
+        return sorted(rel for rel in found if rel not in known)
 
     def _untracked_of(self, commit: str) -> set[str] | None:
         """What the checkpoint did not track (None: not all of it is known, so nothing created
@@ -461,6 +520,8 @@ class CheckpointStore:
         try:
             self._checkout_paths(commit, paths)
             return paths, []
+        except GitTimeout:
+            raise  # no time left to try the paths one by one: the restore is interrupted
         except CheckpointError:
             pass
         restored, failed = [], []
@@ -856,7 +917,7 @@ def _run(
             encoding="utf-8", errors="surrogateescape", timeout=waits.remaining(),
         )
     except subprocess.TimeoutExpired as exc:  # killed: a hook call must answer in time
-        raise CheckpointError(
+        raise GitTimeout(
             f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} did not finish within the hook's time "
             "budget") from exc
     except FileNotFoundError as exc:

@@ -50,6 +50,8 @@ from supervisor.guard.announce import announce
 from supervisor.guard.checkpoints import (
     CheckpointError,
     CheckpointStore,
+    RestoreInterrupted,
+    RestoreResult,
     WorkTreeTooBig,
     checkpoint_changes,
 )
@@ -68,6 +70,10 @@ OUTPUT_KEEP = 8 * 1024
 """Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
 _CALLS_KEPT = 64
 CHECKPOINT_SHARE = 0.4
+ROLLBACK_ATTEMPTS = 3
+"""A rollback whose git is killed at the deadline is continued at the next tool calls, each
+with a share of its own budget (`CHECKPOINT_SHARE`), at most this many attempts in all: a tree
+too big to restore in time holds up three calls, never every later one."""
 """In a hook call, a checkpoint may use at most this share of the time left: the escalation
 it is taken for must still be recorded and held (a broad work tree used to take it all)."""
 _RESOLUTIONS_KEPT = 16
@@ -250,12 +256,15 @@ class Guard:
             call_id = call_id or f"c{self.state['actions'] + 1}"
             if self.ended:
                 return self._stopped(call_id)
+            unfinished = self.state.get("rollback_retry")  # from an earlier call
             notes = self._consume(now, call_id)
             if self.ended:
                 return _merge(notes, self._stopped(call_id))
             if self.pending is not None:
                 return _merge(notes, self._pause_verdict(call_id))
             self.state["actions"] += 1
+            if unfinished and self.state.get("rollback_retry") is unfinished:
+                notes.append(self._continue_rollback(call_id))
             early = [n for n in notes if not n.proceed]
             if early:
                 # An operator command refuses this call (rollback, skip): recorded as refused,
@@ -1013,12 +1022,17 @@ class Guard:
     def _rollback(self, checkpoint_id: str, call_id: str | None) -> tuple[Verdict, str, bool]:
         """Restore a checkpoint: (verdict for the agent, outcome, whether it was restored)."""
         store = self.checkpoints
+        self.state["rollback_retry"] = None  # a new rollback replaces an unfinished one
         try:
             if store is None:
                 raise CheckpointError("checkpoints are off in this session")
             result = store.restore(checkpoint_id)
         except waits.DeadlineExceeded:
             raise  # a lock not taken in time: nothing restored yet, the next call applies it
+        except RestoreInterrupted as exc:
+            return self._interrupted(checkpoint_id, str(exc),
+                                     exc.safety.checkpoint_id if exc.safety else None, 1,
+                                     call_id)
         except Exception as exc:  # CheckpointError, or anything else: the rollback did not run
             if not isinstance(exc, CheckpointError):
                 exc = CheckpointError(f"{type(exc).__name__}: {exc}")
@@ -1026,10 +1040,78 @@ class Guard:
             return Verdict("block", self.engine.level,
                            f"The operator asked for a rollback, but it failed ({exc}). The call "
                            "was not run; re-plan.", outcome, call_id), outcome, False
-        for event in result.events(self.state["last_seq"]):
+        return self._restored(result, call_id)
+
+    def _interrupted(self, checkpoint_id: str, exc: str, safety_id: str | None, attempt: int,
+                     call_id: str | None) -> tuple[Verdict, str, bool]:
+        """A restore stopped at the deadline (`exc`: why; `safety_id`: its safety checkpoint,
+        None when it stopped before taking one): continued at the next call while attempts are
+        left (the guard's state keeps it), else abandoned; both said as they are."""
+        kept = (f"safety checkpoint {safety_id} holds the work tree as it was before"
+                if safety_id is not None else "nothing was changed yet")
+        if attempt < ROLLBACK_ATTEMPTS:
+            self.state["rollback_retry"] = {
+                "checkpoint_id": checkpoint_id, "attempt": attempt, "safety_id": safety_id}
+            outcome = (f"rollback to {checkpoint_id} interrupted ({exc}); the work tree may be "
+                       f"partly restored ({kept}); attempt {attempt} of {ROLLBACK_ATTEMPTS}, "
+                       "continued at the next tool call")
+            message = (f"The operator asked for a rollback to checkpoint {checkpoint_id}; it is "
+                       "not finished and continues at your next tool call. The call was not "
+                       "run; do not change files until the rollback is reported done.")
+        else:
+            self.state["rollback_retry"] = None
+            outcome = (f"rollback to {checkpoint_id} ABANDONED after {attempt} attempts ({exc})"
+                       f": the work tree is partly restored and differs from the checkpoint "
+                       f"({kept}); roll back again by hand when the agent is idle")
+            message = (f"The operator asked for a rollback to checkpoint {checkpoint_id}; it "
+                       "could not finish in time and was abandoned, so the files are partly "
+                       "restored. The call was not run; check the files before you go on.")
+        return (Verdict("block", self.engine.level, message, outcome, call_id), outcome,
+                False)
+
+    def _continue_rollback(self, call_id: str | None) -> Verdict:
+        """Continue an interrupted rollback with a share of this call's budget; the outcome is
+        recorded for the operator (a `rollback` event when done, a system message otherwise)."""
+        retry = self.state["rollback_retry"]
+        attempt = int(retry.get("attempt") or 0) + 1
+        store = self.checkpoints
+        left = waits.remaining()
+        try:
+            if store is None:
+                raise CheckpointError("checkpoints are off in this session")
+            with waits.within(None if left is None else time.monotonic()
+                              + left * CHECKPOINT_SHARE):
+                result = store.restore(retry["checkpoint_id"], safety_id=retry.get("safety_id"))
+        except (RestoreInterrupted, waits.DeadlineExceeded) as exc:  # git killed, or the
+            safety = getattr(exc, "safety", None)  # checkpoints' lock not had in time
+            verdict, outcome, _ = self._interrupted(
+                retry["checkpoint_id"], str(exc),
+                safety.checkpoint_id if safety is not None else retry.get("safety_id"),
+                attempt, call_id)
+        except CheckpointError as exc:
+            self.state["rollback_retry"] = None
+            outcome = (f"rollback to {retry['checkpoint_id']} abandoned on attempt {attempt}: "
+                       f"{exc}; the work tree may be partly restored")
+            verdict = Verdict("block", self.engine.level,
+                              f"The rollback the operator asked for could not be finished "
+                              f"({exc}); the files may be partly restored. The call was not "
+                              "run; check the files before you go on.", outcome, call_id)
+        else:
+            self.state["rollback_retry"] = None
+            verdict, outcome, _ = self._restored(result, call_id, attempt=attempt)
+        self._write({"type": "message", "role": "system", "text": outcome})
+        verdict.decision = "rollback"
+        return verdict
+
+    def _restored(self, result: RestoreResult, call_id: str | None, *, attempt: int = 1
+                  ) -> tuple[Verdict, str, bool]:
+        extra = {"attempt": attempt} if attempt > 1 else {}
+        for event in result.events(self.state["last_seq"], **extra):
             self._record(event)
         self.state["since_checkpoint"] = 0
         outcome = result.summary()
+        if attempt > 1:
+            outcome = f"rollback completed on attempt {attempt}: {outcome}"
         message = (f"The operator rolled the workspace back to checkpoint "
                    f"{result.checkpoint.checkpoint_id} ({result.checkpoint.label}). "
                    f"Files changed: {', '.join(result.changed_files) or 'none'}. The call was "
@@ -1037,6 +1119,9 @@ class Guard:
         if result.failed:
             message += (" These files could not be restored and are as you left them: "
                         + ", ".join(f"{p} ({why})" for p, why in result.failed[:20]) + ".")
+        if result.differs:
+            message += (" These files were written while the rollback ran and differ from the "
+                        "checkpoint: " + ", ".join(result.differs[:20]) + ".")
         verdict = Verdict("block", self.engine.level, message, outcome, call_id,
                           changed_files=result.changed_files)
         return verdict, outcome, True

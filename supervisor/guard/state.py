@@ -40,6 +40,7 @@ def new_state() -> dict[str, Any]:
         "decided": {},
         "resolutions": {},
         "pending": None,
+        "rollback_retry": None,
         "task": None,
         "tasks_started": 0,
         "ended": None,
