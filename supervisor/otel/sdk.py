@@ -15,6 +15,7 @@ the reason in our one-line error (`last_error`) instead of letting the SDK print
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -110,17 +111,24 @@ def resource(store_label: str) -> Resource:
     return _Resource(made.attributes, made.schema_url)
 
 
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_UNSET = Status(StatusCode.UNSET)
+
+
+@functools.lru_cache(maxsize=1024)
+def _context(trace_id: int, span_id: int) -> SpanContext:
+    """A span's context; cached: every tool span of a session names the same parent."""
+    return SpanContext(trace_id, span_id, is_remote=False, trace_flags=_SAMPLED)
+
+
 def to_sdk(record: SpanRecord, res: Resource) -> ReadableSpan:
     """The SDK's span for one record, ids and times as the record says."""
-    flags = TraceFlags(TraceFlags.SAMPLED)
-    context = SpanContext(record.trace_id, record.span_id, is_remote=False, trace_flags=flags)
-    parent = (SpanContext(record.trace_id, record.parent_id, is_remote=False, trace_flags=flags)
-              if record.parent_id is not None else None)
-    status = (Status(StatusCode.ERROR, record.error) if record.error is not None
-              else Status(StatusCode.UNSET))
+    parent = _context(record.trace_id, record.parent_id) if record.parent_id is not None else None
+    status = Status(StatusCode.ERROR, record.error) if record.error is not None else _UNSET
     return ReadableSpan(
-        name=record.name, context=context, parent=parent, resource=res,
-        attributes=record.attributes,
+        name=record.name, resource=res, parent=parent, attributes=record.attributes,
+        context=SpanContext(record.trace_id, record.span_id, is_remote=False,
+                            trace_flags=_SAMPLED),
         events=[SdkEvent(e.name, e.attributes, int(e.ts * NS)) for e in record.events],
         kind=SpanKind.CLIENT if record.kind == "client" else SpanKind.INTERNAL,
         status=status, start_time=int(record.start_ts * NS), end_time=int(record.end_ts * NS),
