@@ -22,6 +22,7 @@ docs/security.md says what is and is not promised.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -90,15 +91,22 @@ def _paths(tool: str, args: dict[str, Any], policy: Policy) -> list[str]:
     return paths
 
 
-def _spellings(root: Path) -> list[str]:
-    """The ways a command may name the root."""
+@functools.lru_cache(maxsize=16)
+def _spellings(root: Path) -> tuple[str, ...]:
+    """The ways a command may name the root (computed once per root: this runs on every tool
+    call, and the root's real path and the user's home do not change under a session)."""
     forms = {str(root).rstrip("/"), os.path.realpath(root).rstrip("/")}
     home = os.path.expanduser("~").rstrip("/")
     for form in list(forms):
         if home and form.startswith(home + "/"):
             rest = form[len(home):]
             forms.update({"~" + rest, "$HOME" + rest, "${HOME}" + rest})
-    return sorted(f for f in forms if f and f != "/")
+    return tuple(sorted(f for f in forms if f and f != "/"))
+
+
+@functools.lru_cache(maxsize=16)
+def _real(root: Path) -> Path:
+    return Path(os.path.realpath(root))
 
 
 def _inside(path: str, cwd: str | None, root: Path) -> bool:
@@ -107,7 +115,7 @@ def _inside(path: str, cwd: str | None, root: Path) -> bool:
         if not where.is_absolute():
             where = Path(cwd or os.getcwd()) / where
         real = Path(os.path.realpath(where))
-        top = Path(os.path.realpath(root))
+        top = _real(root)
     except (OSError, ValueError):
         return False
     return real == top or real.is_relative_to(top)
