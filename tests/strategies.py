@@ -4,9 +4,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from supervisor.protocol.decisions import ACTIONS as DECISION_ACTIONS
 from supervisor.protocol.names import (
     AGENT_EVENT_TYPES,
-    DECISION_ACTIONS,
     MAX_INT,
     MAX_NUMBER,
     MAX_TS,

@@ -223,7 +223,7 @@ def test_why_decisions_are_ignored(root: Path, work: Path) -> None:
         "no pending escalation to approve",
         "unknown escalation: esc-9",
         "duplicate: this decision id was already handled",
-        "esc-1 is pending: answer it first",
+        "already paused (esc-1): resume it or decide",
         f"late: esc-1 was already decided ({_decision_id(root, 'approve')})",
     ]
 

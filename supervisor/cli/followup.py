@@ -113,7 +113,8 @@ def run_command(args: argparse.Namespace, command: str, *, text: str | None = No
         summary = store.summary(args.session)
         if summary.started_ts is None:
             raise CliError(f"session '{args.session}' has not started")
-        refuse(args.session, command_refusal(summary, command, time.time(),
+        action = "guidance" if command == "guide" else command
+        refuse(args.session, command_refusal(summary, action, time.time(),
                                              unread_decisions(store, args.session, summary)))
         pending = next(iter(summary.pending.values()), None)
         if command == "resume":
@@ -122,7 +123,6 @@ def run_command(args: argparse.Namespace, command: str, *, text: str | None = No
                                    escalation_id=str(pending["escalation_id"]),
                                    agent_waits=True,
                                    applied_as="resumed: the agent goes on from where it paused")
-        action = "guidance" if command == "guide" else command
         applied_as = None
         if pending is not None and command in ("guide", "abort"):
             what = "paused" if pending.get("kind") == "pause" else "waiting for an answer"

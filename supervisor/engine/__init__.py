@@ -36,7 +36,7 @@ Usage::
     # json.dumps(engine.snapshot(copy=False)) on exit (no copies)
 
 Operator decisions have one meaning, defined in `supervisor.engine.decisions`: the guard builds
-an `Effect` with `effect_of(engine, action, answering=...)`, applies it with
+an `Effect` with `effect_of(engine, kind.effect, answering=...)`, applies it with
 `engine.apply_effect(effect, now)` and records it in `decision_applied`; a replay applies the
 recorded effect when the engine observes that event. `reset_description(policy)` says in words
 what a reset clears. A user message starts a new cycle by itself (`new_cycle()`).

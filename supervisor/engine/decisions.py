@@ -4,7 +4,8 @@ The guard decides *whether* a decision applies (is it for the pending escalation
 can a rollback be done) and carries out what happens outside the engine (restoring files, ending
 the task or the session). What the decision then does to the engine is an `Effect`:
 
-1. `effect_of(engine, action, ...)` builds it from the decision and the engine's own state;
+1. `effect_of(engine, kind.effect, ...)` builds it from the decision kind's `effect`
+   (`supervisor.protocol.decisions`) and the engine's own state;
 2. the guard carries out the side effects (their events, e.g. `rollback` or `task_end`, are
    observed by the engine as usual), then `Engine.apply_effect(effect, now)`;
 3. the guard records the effect in `decision_applied` (field `effect`, plus the `level` after it);
@@ -41,8 +42,11 @@ hard limit that caused it starts a new episode (its counter is measured from the
 again), so the next call does not escalate again at once.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from supervisor.protocol.decisions import KINDS
 
 if TYPE_CHECKING:
     from supervisor.engine.core import Engine
@@ -96,6 +100,11 @@ class Effect:
     calls: int = 0
     """`quiet`: for how many tool calls (0: until the session ends)."""
 
+    def not_carried_out(self) -> "Effect":
+        """The effect when the decision's side effect could not be done: it still answers the
+        escalation, nothing else."""
+        return Effect("none", self.answers, 0, self.signature, self.limit)
+
     def to_dict(self) -> dict[str, Any]:
         """The `effect` field of `decision_applied`."""
         out: dict[str, Any] = {"kind": self.kind, "answers": self.answers,
@@ -123,33 +132,34 @@ class Effect:
                    detector if isinstance(detector, str) else None, max(0, calls))
 
 
-def effect_of(engine: "Engine", action: str, *, answering: bool, carried_out: bool = True
-              ) -> Effect:
-    """The effect of an operator decision `action` the guard is about to apply.
+def effect_of(engine: "Engine", kind: str, *, answering: bool,
+              decision: Mapping[str, Any] | None = None) -> Effect:
+    """The effect `kind` (a decision kind's `effect`, `supervisor.protocol.decisions`) of an
+    operator decision the guard is about to apply.
 
-    `answering`: the decision answers the pending escalation (an operator's answer or the
-    deadline's fallback). `carried_out`: the guard could do what it asks outside the engine
-    (False for a rollback that failed). Call it before carrying out the side effects: it reads
-    the engine's pending escalation, which a `task_end` would close.
-    """
+    `answering`: the decision answers the engine's pending escalation (an operator's answer or
+    the deadline's fallback). `decision`: the decision line (a `quiet` reads its fields). Call
+    it before carrying out the side effects: it reads the engine's pending escalation, which a
+    `task_end` would close; if the side effect then cannot be done (a rollback that failed),
+    apply `Effect.not_carried_out()` instead."""
     esc = engine.st.escalation if answering else None
     answers = esc is not None
     signature = esc.get("signature") if esc else None
     limit = esc.get("limit") if esc else None
-    if action == "approve":
+    if kind == "approve":
         if not answers:
             return Effect("none")  # an operator pause the engine never saw: just go on
         return Effect("approve", True, int(engine.policy["approve_repeats"]), signature, limit)
-    if action == "abort":
-        return Effect("stop", answers, 0, signature, limit)
-    if action == "reset" and not engine.can_reset():
-        carried_out = False
-    if action in ("guidance", "rollback", "skip", "reset", "split") and carried_out:
-        return Effect(action, answers, 0, signature, limit)  # type: ignore[arg-type]
-    return Effect("none", answers, 0, signature, limit)
+    if kind == "quiet":
+        return quiet_effect(decision or {})
+    if kind == "reset" and not engine.can_reset():
+        kind = "none"
+    if kind not in EFFECT_KINDS:
+        raise ValueError(f"unknown effect kind {kind!r}")
+    return Effect(kind, answers, 0, signature, limit)
 
 
-def quiet_effect(decision: dict[str, Any]) -> Effect:
+def quiet_effect(decision: Mapping[str, Any]) -> Effect:
     """The effect of a `quiet` decision (its `detector`, `signature`, `calls`): it answers no
     escalation."""
     calls = decision.get("calls")
@@ -160,13 +170,15 @@ def quiet_effect(decision: dict[str, Any]) -> Effect:
 
 def recorded_effect(engine: "Engine", event: dict[str, Any]) -> Effect | None:
     """The effect of a recorded `decision_applied`: its `effect` field, or for a recording made
-    before effects were recorded, the effect its action has (None: nothing to apply)."""
+    before effects were recorded (only these six actions existed then), the effect its action
+    has (None: nothing to apply)."""
     if event.get("effect") is not None:
         return Effect.from_dict(event["effect"])
     action = event.get("action")
     if action not in ("approve", "guidance", "rollback", "skip", "reset", "abort"):
         return None
-    return effect_of(engine, str(action), answering=event.get("escalation_id") is not None)
+    return effect_of(engine, KINDS[str(action)].effect,
+                     answering=event.get("escalation_id") is not None)
 
 
 def reset_description(policy: "Policy") -> str:

@@ -35,12 +35,12 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.engine.decisions import Effect, effect_of, quiet_effect
+from supervisor.engine.decisions import Effect, effect_of
 from supervisor.engine.detectors import NAMES as DETECTOR_NAMES
 from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
@@ -59,6 +59,7 @@ from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import SessionLock, StateFile
 from supervisor.protocol.bounded import escape_text, writable
+from supervisor.protocol.decisions import ESCALATION_OPTIONS, KINDS, Context, Ignored, Result
 from supervisor.protocol.names import HINT
 from supervisor.protocol.policy_audit import switched_off
 from supervisor.store import provenance, waits
@@ -77,7 +78,6 @@ too big to restore in time holds up three calls, never every later one."""
 """In a hook call, a checkpoint may use at most this share of the time left: the escalation
 it is taken for must still be recorded and held (a broad work tree used to take it all)."""
 _RESOLUTIONS_KEPT = 16
-_RESET_MESSAGE = "The operator reset the loop counters; continue."
 _SEVERITY = {"allow": 0, "nudge": 1, "skip": 2, "block": 3, "pause": 4, "stop": 5}
 
 
@@ -715,10 +715,8 @@ class Guard:
         now = self.clock()
         deadline_s = (self.settings.pause_deadline_s if kind == "pause"
                       else self.settings.escalation_deadline_s)
-        options = ["approve", "guidance", "skip", "abort",
-                   "split"]
-        if self.checkpoints is not None:
-            options.insert(2, "rollback")
+        options = [name for name in ESCALATION_OPTIONS
+                   if name != "rollback" or self.checkpoints is not None]
         event = {
             "type": "escalation", "escalation_id": esc_id, "level": 3,
             "reason": reason, "evidence": evidence, "options": options,
@@ -778,7 +776,8 @@ class Guard:
                      "checkpoint_id": None, "operator": "guard"},
                     pending, call_id, outcome_prefix="deadline passed: ",
                 )
-                notes.append(note)
+                if note is not None:
+                    notes.append(note)
             except Exception as exc:
                 self._failed("fallback", exc)
         return notes
@@ -814,15 +813,12 @@ class Guard:
             return None
         esc_id = decision.get("escalation_id")
         pending = self.pending
-        action = decision["action"]
+        kind = KINDS[decision["action"]]
         if esc_id is not None:
             if pending is not None and esc_id == pending["escalation_id"]:
-                if action not in pending["options"] and action != "pause":
-                    self._ignore(dec_id, f"action '{action}' is not an option of {esc_id} "
-                                 f"({', '.join(pending['options'])})")
-                    return None
-                if action == "pause":
-                    self._ignore(dec_id, f"{esc_id} is already pausing the agent")
+                refused = kind.answer_refusal(esc_id, pending["options"])
+                if refused:
+                    self._ignore(dec_id, refused)
                     return None
                 return self._apply(decision, pending, call_id)
             decided = self.state["decided"].get(esc_id)
@@ -832,7 +828,7 @@ class Guard:
                 self._ignore(dec_id, f"unknown escalation: {esc_id}")
             return None
         # An operator command not tied to an escalation.
-        if pending is not None and action in pending["options"]:
+        if pending is not None and kind.name in pending["options"]:
             return self._apply(decision, pending, call_id)
         return self._command(decision, call_id)
 
@@ -860,164 +856,67 @@ class Guard:
     def _apply(
         self, decision: dict[str, Any], pending: dict[str, Any], call_id: str | None,
         outcome_prefix: str = "",
-    ) -> Verdict:
-        """Resolve the pending escalation with `decision`; return the verdict for the agent."""
+    ) -> Verdict | None:
+        """Resolve the pending escalation with `decision` (its kind carries it out); return the
+        verdict for the agent."""
         esc_id = pending["escalation_id"]
-        action = decision["action"]
+        kind = KINDS[decision["action"]]
         call_id = call_id or pending.get("call_id")
+        # an operator pause is the guard's own escalation: the engine has none to answer
+        effect = effect_of(self.engine, kind.effect, answering=pending.get("kind") != "pause",
+                           decision=decision)
         self.state["pending"] = None
         self.state["decided"][esc_id] = decision["decision_id"]
-        # an operator pause is the guard's own escalation: the engine has none to answer
-        answering = pending.get("kind") != "pause"
-        effect = effect_of(self.engine, action, answering=answering)
-        if action == "approve":
-            outcome = (f"approved: {effect.repeats} more repeat(s) of the escalated call allowed"
-                       if effect.signature and effect.repeats else "approved: continue")
-            verdict = Verdict("allow", 0, "The operator approved; you may continue.", outcome,
-                              call_id)
-        elif action == "guidance":
-            outcome = "guidance delivered to the agent"
-            verdict = Verdict("block", 0, f"Operator guidance: {decision.get('text') or ''}",
-                              outcome, call_id)
-        elif action == "rollback":
-            verdict, outcome, done = self._rollback(decision.get("checkpoint_id") or "",
-                                                    call_id)
-            effect = effect_of(self.engine, action, answering=answering, carried_out=done)
-        elif action == "skip":
-            task = self.state["task"]
-            following = plans.advance(self, "skipped") if plans.active(self.state) else None
-            if task is not None and self.state["task"] is task:
-                self._task_end("skipped")
-            if task is not None:
-                outcome = f"task {task['task_id']} skipped"
-            else:
-                outcome = "skipped: no task was open; the agent moves on"
-            who = ("No operator answered before the deadline, so" if outcome_prefix
-                   else "The operator skipped this task:")
-            text = (f"{who} stop working on this step of the plan.\n{following}" if following
-                    else f"{who} stop working on this task and move on to your next task.")
-            verdict = Verdict("skip", 0, text, outcome, call_id)
-        elif action == "split":  # why: the loop's evidence (an operator's pause has none)
-            why = pending.get("reason") if answering else None
-            text = plans.start(self, decision, why)
-            outcome = f"task split into {len(decision.get('tasks') or [])} sub-tasks"
-            verdict = Verdict("block", 0, text, outcome, call_id)
-        else:  # abort (reset and pause are never options of an escalation)
-            outcome = "session aborted"
-            text = ("No operator answered before the deadline; the session is aborted. Stop now."
-                    if outcome_prefix else "The operator aborted the session. Stop now.")
-            verdict = Verdict("stop", 4, text, outcome, call_id)
-        self._applied(esc_id, decision, outcome_prefix + outcome, effect)
-        verdict.level = self.engine.level
-        verdict.escalation_id = esc_id
-        verdict.decision = action
+        ctx = Context(esc_id, pending.get("kind"), pending.get("reason"), bool(outcome_prefix),
+                      decision.get("operator"), call_id)
+        result = kind.carry_out(DeskOps(self), decision, ctx, effect)
+        if isinstance(result, Ignored):  # the escalation still waits for a decision
+            self.state["pending"] = pending
+            del self.state["decided"][esc_id]
+            self._ignore(decision["decision_id"], result.reason)
+            return None
+        if not result.carried_out:
+            effect = effect.not_carried_out()
+        self._applied(esc_id, decision, outcome_prefix + result.outcome, effect)
+        verdict = Verdict(result.verdict or "allow", self.engine.level, result.message,
+                          result.outcome, call_id, escalation_id=esc_id, decision=kind.name,
+                          changed_files=list(result.changed_files))
         resolutions = self.state["resolutions"]
         resolutions[esc_id] = _verdict_dict(verdict)
         while len(resolutions) > _RESOLUTIONS_KEPT:
             del resolutions[next(iter(resolutions))]
         self._write({"type": "verdict", "call_id": call_id or esc_id, "action": verdict.action,
-                     "level": verdict.level, "reason": outcome, "message": verdict.message,
-                     "escalation_id": esc_id})
-        if action == "abort":
-            self._end("aborted", "no operator decision before the deadline" if outcome_prefix
-                      else f"aborted by {decision.get('operator') or 'the operator'}")
+                     "level": verdict.level, "reason": result.outcome,
+                     "message": verdict.message, "escalation_id": esc_id})
+        if result.then is not None:
+            result.then()
         return verdict
 
     def _command(self, decision: dict[str, Any], call_id: str | None) -> Verdict | None:
-        action = decision["action"]
-        dec_id = decision["decision_id"]
-        if action == "approve":
-            self._ignore(dec_id, "no pending escalation to approve")
-            return None
+        """An operator command not tied to an escalation: its kind carries it out; the note
+        for the agent's next call, if any."""
+        kind = KINDS[decision["action"]]
         pending = self.pending
-        if pending is not None and action in ("pause", "reset", "split"):
-            self._ignore(dec_id, f"{pending['escalation_id']} is pending: answer it first")
+        if pending is not None and kind.waits_for_pending:
+            self._ignore(decision["decision_id"], kind.pending_refusal(pending))
             return None
-        if action == "pause":
-            self._applied(None, decision, "agent paused at its next tool call", Effect("none"))
-            self._escalate("pause", f"paused by {decision.get('operator') or 'the operator'}",
-                           [], call_id, None, 3)
+        effect = effect_of(self.engine, kind.effect, answering=False, decision=decision)
+        result = kind.carry_out(DeskOps(self), decision,
+                                Context(operator=decision.get("operator"), call_id=call_id),
+                                effect)
+        if isinstance(result, Ignored):
+            self._ignore(decision["decision_id"], result.reason)
             return None
-        if action == "guidance":
-            self._applied(None, decision, "guidance delivered to the agent",
-                          effect_of(self.engine, action, answering=False))
-            return Verdict("nudge", self.engine.level,
-                           f"Operator guidance: {decision.get('text') or ''}", "guidance",
-                           call_id, decision="guidance")
-        if action == "rollback":
-            if self.checkpoints is None:
-                self._ignore(dec_id, "checkpoints are off in this session")
-                return None
-            verdict, outcome, done = self._rollback(decision.get("checkpoint_id") or "",
-                                                    call_id)
-            self._applied(None, decision, outcome,
-                          effect_of(self.engine, action, answering=False, carried_out=done))
-            verdict.level = self.engine.level
-            verdict.decision = "rollback"
-            return verdict
-        if action == "reset":
-            if not self.engine.can_reset():
-                self._ignore(dec_id, self._reset_outcome(False))
-                return None
-            outcome = self._reset_outcome(True)
-            self._applied(None, decision, outcome,
-                          effect_of(self.engine, action, answering=False))
-            return Verdict("nudge", self.engine.level, _RESET_MESSAGE, outcome, call_id,
-                           decision="reset")
-        if action == "quiet":
-            self._quiet(decision)
+        if not result.carried_out:
+            effect = effect.not_carried_out()
+        self._applied(None, decision, result.outcome, effect)
+        if result.then is not None:
+            result.then()
+        if result.verdict is None:
             return None
-        if action == "skip":
-            task = self.state["task"]
-            if task is None:
-                self._ignore(dec_id, "no task is open to skip")
-                return None
-            effect = effect_of(self.engine, action, answering=False)
-            following = plans.advance(self, "skipped") if plans.active(self.state) else None
-            if self.state["task"] is task:
-                self._task_end("skipped")
-            self._applied(None, decision, f"task {task['task_id']} skipped", effect)
-            text = (f"The operator skipped this step of the plan.\n{following}" if following
-                    else "The operator skipped this task. Stop working on it and move on to "
-                    "your next task.")
-            return Verdict("skip", self.engine.level, text, "skipped", call_id, decision="skip")
-        if action in ("replan", "drop_plan"):
-            told = (plans.replan(self, list(decision.get("tasks") or [])) if action == "replan"
-                    else plans.drop(self))
-            if told is None:
-                self._ignore(dec_id, "there is no plan to change (see docs/plans.md)")
-                return None
-            outcome = ("remaining sub-tasks replaced" if action == "replan"
-                       else "the rest of the plan dropped")
-            self._applied(None, decision, outcome, Effect("none"))
-            return Verdict("nudge", self.engine.level, told, outcome, call_id, decision=action)
-        if action == "split":
-            effect = effect_of(self.engine, action, answering=False)
-            text = plans.start(self, decision, None)
-            self._applied(None, decision,
-                          f"task split into {len(decision.get('tasks') or [])} sub-tasks", effect)
-            return Verdict("block", self.engine.level, text, "split", call_id, decision="split")
-        # abort
-        self._applied(None, decision, "session aborted",
-                      effect_of(self.engine, action, answering=False))
-        self._end("aborted", f"aborted by {decision.get('operator') or 'the operator'}")
-        return Verdict("stop", 4, "The operator aborted the session. Stop now.", "aborted",
-                       call_id, decision="abort")
-
-    def _quiet(self, decision: dict[str, Any]) -> None:
-        """An operator quiets one detector (or one loop signature of it) for some calls or the
-        rest of the session: the effect is the engine's (`decisions.quiet_effect`); the agent is
-        told nothing."""
-        effect = quiet_effect(decision)
-        if effect.detector not in DETECTOR_NAMES:
-            self._ignore(decision["decision_id"], f"unknown detector '{effect.detector}' (one "
-                         f"of {', '.join(DETECTOR_NAMES)})")
-            return
-        what = effect.detector + (f" (signature {effect.signature})" if effect.signature
-                                  else "")
-        span = (f"for the next {effect.calls} tool call(s)" if effect.calls
-                else "until the session ends")
-        self._applied(None, decision, f"{what} quiet {span}", effect)
+        return Verdict(result.verdict, self.engine.level, result.message,
+                       result.reason or result.outcome, call_id, decision=kind.name,
+                       changed_files=list(result.changed_files))
 
     def _rollback(self, checkpoint_id: str, call_id: str | None) -> tuple[Verdict, str, bool]:
         """Restore a checkpoint: (verdict for the agent, outcome, whether it was restored)."""
@@ -1137,6 +1036,63 @@ class Guard:
         self.state["resets"] += 1
         shown = f"{limit:g}" if limit is not None else "unlimited"
         return f"counters reset ({self.state['resets']} of {shown})"
+
+
+class DeskOps:
+    """The `Desk` a decision kind carries itself out on (`supervisor.protocol.decisions`):
+    each method does one thing to the session at once."""
+
+    __slots__ = ("_guard",)
+
+    def __init__(self, guard: Guard) -> None:
+        self._guard = guard
+
+    def has_checkpoints(self) -> bool:
+        return self._guard.checkpoints is not None
+
+    def rollback(self, checkpoint_id: str) -> Result:
+        verdict, outcome, done = self._guard._rollback(checkpoint_id, None)
+        return Result(verdict.action, verdict.message, outcome, carried_out=done,
+                      changed_files=tuple(verdict.changed_files))
+
+    def open_task(self) -> str | None:
+        task = self._guard.state["task"]
+        return task["task_id"] if task is not None else None
+
+    def skip_task(self) -> tuple[str | None, str | None]:
+        state = self._guard.state
+        task = state["task"]
+        following = plans.advance(self._guard, "skipped") if plans.active(state) else None
+        if task is not None and state["task"] is task:  # a plan's last step ends it itself
+            self._guard._task_end("skipped")
+        return (task["task_id"] if task is not None else None), following
+
+    def start_plan(self, decision: Mapping[str, Any], why: str | None) -> str:
+        return plans.start(self._guard, dict(decision), why)
+
+    def replan(self, tasks: list[str]) -> str | None:
+        return plans.replan(self._guard, tasks)
+
+    def drop_plan(self) -> str | None:
+        return plans.drop(self._guard)
+
+    def can_reset(self) -> bool:
+        return bool(self._guard.engine.can_reset())
+
+    def count_reset(self) -> str:
+        return self._guard._reset_outcome(True)
+
+    def reset_refused(self) -> str:
+        return self._guard._reset_outcome(False)
+
+    def detectors(self) -> tuple[str, ...]:
+        return tuple(DETECTOR_NAMES)
+
+    def pause(self, reason: str, call_id: str | None) -> None:
+        self._guard._escalate("pause", reason, [], call_id, None, 3)
+
+    def end_session(self, status: str, reason: str) -> None:
+        self._guard._end(status, reason)
 
 
 class _Step:

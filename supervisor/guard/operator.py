@@ -20,8 +20,8 @@ import os
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from supervisor.protocol.decisions import decision_problem
-from supervisor.protocol.names import DECISION, DECISION_ACTIONS
+from supervisor.protocol.decisions import ACTIONS, decision_problem
+from supervisor.protocol.names import DECISION
 from supervisor.store.open import as_store
 
 if TYPE_CHECKING:
@@ -68,8 +68,8 @@ def send_decision(
     guidance without text, rollback without checkpoint, a split without a valid plan, quiet
     without detector). `tasks`: a `split`'s sub-tasks, in order; `detector`, `signature` and
     `calls` are a `quiet`'s."""
-    if action not in DECISION_ACTIONS:
-        raise DecisionError(f"unknown action '{action}' (one of {', '.join(DECISION_ACTIONS)})")
+    if action not in ACTIONS:
+        raise DecisionError(f"unknown action '{action}' (one of {', '.join(ACTIONS)})")
     line: dict[str, Any] = {
         "type": DECISION,
         "decision_id": decision_id or new_decision_id(),

@@ -20,19 +20,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from supervisor.protocol import decisions
 from supervisor.store.summary import SessionSummary
 
 if TYPE_CHECKING:
     from supervisor.store.base import Store
 
-COMMANDS = (
-    "pause", "resume", "guidance", "rollback", "reset", "skip", "abort",
-    "split",
-    "replan",
-    "drop_plan",
-    "quiet",
-)
-"""What an operator may ask of a running session (`resume` answers its operator pause)."""
+COMMANDS = decisions.COMMANDS
+"""What an operator may ask of a running session (`resume` answers its operator pause): the
+decision kinds that are commands (`supervisor.protocol.decisions`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,40 +88,22 @@ def answer_refusal(summary: SessionSummary, escalation_id: str, action: str, now
                 f"({esc.get('fallback') or 'skip'}) applies")
     options = esc.get("options") or []
     if options and action not in options:
-        return f"'{action}' is not an option of {escalation_id} (options: {', '.join(options)})"
+        return decisions.not_an_option(action, escalation_id, options)
     return None
 
 
 def command_refusal(summary: SessionSummary, command: str, now: float,
                     unread: Iterable[UnreadDecision] = ()) -> str | None:
-    """Why the operator command `command` (one of `COMMANDS`) cannot apply now, or None."""
+    """Why the operator command `command` (one of `COMMANDS`) cannot apply now, or None: the
+    session must be running, then the command's own rules (its kind's `command_refusal`); a
+    command written as an answer (`resume`) is then checked as that answer."""
     stopped = _not_running(summary, now)
     if stopped:
         return stopped
-    pending = next(iter(summary.pending.values()), None)
-    paused = pending is not None and pending.get("kind") == "pause"
-    if command == "resume":
-        if not paused:
-            return "nothing to resume: the session is not paused"
-        assert pending is not None
-        return answer_refusal(summary, str(pending.get("escalation_id")), "approve", now,
-                              unread)
-    if command == "pause":
-        if paused:
-            assert pending is not None
-            return f"already paused ({pending.get('escalation_id')}): resume it or decide"
-        if pending is not None:
-            return (f"{pending.get('escalation_id')} already waits for an answer: answer it "
-                    "instead")
-        for other in unread:
-            if other.action == "pause":
-                return (f"already paused by {other.operator or 'an operator'} (the agent "
-                        "pauses at its next tool call)")
-    if command == "reset":
-        if pending is not None:
-            return (f"{pending.get('escalation_id')} is pending: answer it first (a reset "
-                    "cannot apply while the agent waits)")
-        if summary.reset_limit is not None and summary.resets >= summary.reset_limit:
-            return (f"already {summary.resets} reset(s): the limit "
-                    f"(resets_per_conversation) is {summary.reset_limit:g}")
-    return None
+    kind = decisions.KINDS[command]
+    unread = list(unread)
+    refused = kind.command_refusal(summary, unread)
+    if refused or kind.wire is None:
+        return refused
+    pending = next(iter(summary.pending.values()))  # the kind's rule says there is one
+    return answer_refusal(summary, str(pending.get("escalation_id")), kind.wire, now, unread)

@@ -14,8 +14,9 @@ the reason, not a crash later.
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from supervisor.protocol.decisions import ACTIONS
 from supervisor.protocol.names import MAX_INT, MAX_NUMBER, MAX_TS
 
 Level = Annotated[int, Field(ge=0, le=4)]
@@ -27,14 +28,15 @@ Number = Annotated[float, Field(ge=-MAX_NUMBER, le=MAX_NUMBER)]
 """A finite float of sensible magnitude (a cost, a limit, a duration)."""
 Pid = Annotated[int, Field(ge=0, le=2**31 - 1)]
 """A process id (what `os.kill` accepts)."""
+def _known_action(action: str) -> str:
+    if action not in ACTIONS:
+        raise ValueError(f"unknown action '{action}' (one of {', '.join(ACTIONS)})")
+    return action
+
+
 VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
-DecisionAction = Literal[
-    "approve", "guidance", "rollback", "skip", "abort", "pause", "reset",
-    "split",
-    "replan",
-    "drop_plan",
-    "quiet",
-]
+DecisionAction = Annotated[str, AfterValidator(_known_action)]
+"""One of the registry's actions (`supervisor.protocol.decisions.ACTIONS`)."""
 
 
 class Event(BaseModel):
@@ -232,7 +234,7 @@ class Decision(Event):
     # `split`: the ordered sub-tasks the agent takes one by one; `replan`: the new sub-tasks
     # after the current one (docs/plans.md). Checked by `protocol.decisions.plan_problem`.
     # a `quiet` carries `detector`, `signature` and `calls` as extension fields (checked by
-    # `protocol.decisions.quiet_problem`)
+    # `protocol.decisions.quiet.quiet_fields_problem`)
 
 
 AgentEvent = Annotated[

@@ -1,5 +1,8 @@
 """The one validator of operators' decision lines (`control.jsonl`), stdlib only.
 
+The common fields are checked here; what each action needs besides is its kind's
+(`DecisionKind.fields_problem`).
+
 The guard applies a decision only if this says it is valid, and every reader (the codec behind
 the dashboard, `tail`, `validate`) shows a line this refuses as a bad line with the same reason:
 nothing is applied that a reader would reject, and nothing a reader shows as a decision is
@@ -11,16 +14,10 @@ import math
 from typing import Any
 
 from supervisor.protocol.bounded import loads
-from supervisor.protocol.names import (
-    DECISION,
-    DECISION_ACTIONS,
-    MAX_INT,
-    MAX_LINE_BYTES,
-    MAX_QUIET_CALLS,
-    MAX_TS,
-    PLAN_MAX_TASKS,
-    PLAN_TASK_MAX_CHARS,
-)
+from supervisor.protocol.decisions.plan import plan_problem
+from supervisor.protocol.decisions.quiet import quiet_fields_problem
+from supervisor.protocol.decisions.registry import ACTIONS, KINDS
+from supervisor.protocol.names import DECISION, MAX_INT, MAX_LINE_BYTES, MAX_TS
 
 
 def read_decision(raw: bytes) -> tuple[Any, str | None]:
@@ -71,50 +68,16 @@ def decision_problem(value: Any) -> str | None:
             return f"missing field '{name}'"
         if not isinstance(value[name], str) or not value[name]:
             return f"field '{name}' must be a non-empty string"
-    if value["action"] not in DECISION_ACTIONS:
-        return f"unknown action {_show(value['action'])} (one of {', '.join(DECISION_ACTIONS)})"
+    if value["action"] not in ACTIONS:
+        return f"unknown action {_show(value['action'])} (one of {', '.join(ACTIONS)})"
     for name in ("escalation_id", "text", "checkpoint_id"):
         if value.get(name) is not None and not isinstance(value[name], str):
             return f"field '{name}' must be a string or null"
-    if value["action"] == "guidance" and not (value.get("text") or "").strip():
-        return "guidance needs a non-empty 'text'"
-    if value["action"] == "rollback" and not value.get("checkpoint_id"):
-        return "rollback needs a 'checkpoint_id'"
-    if value["action"] in ("split", "replan") or value.get("tasks") is not None:
-        return plan_problem(value.get("tasks"), str(value["action"]))
-    return quiet_problem(value)
-
-
-def plan_problem(tasks: Any, action: str = "split") -> str | None:
-    """Why `tasks` is not a valid plan for a `split` or `replan` (a non-empty list of at most
-    `PLAN_MAX_TASKS` non-empty texts, each at most `PLAN_TASK_MAX_CHARS`), or None."""
-    if not isinstance(tasks, list) or not tasks:
-        return f"{action} needs 'tasks': a non-empty list of sub-tasks"
-    if len(tasks) > PLAN_MAX_TASKS:
-        return f"{action} has {len(tasks)} sub-tasks; at most {PLAN_MAX_TASKS}"
-    for number, task in enumerate(tasks, 1):
-        if not isinstance(task, str) or not task.strip():
-            return f"sub-task {number} must be a non-empty text"
-        if len(task) > PLAN_TASK_MAX_CHARS:
-            return (f"sub-task {number} has {len(task)} characters; at most "
-                    f"{PLAN_TASK_MAX_CHARS}")
-    return None
-
-
-def quiet_problem(value: dict[str, Any]) -> str | None:
-    """Why the `quiet` fields (`detector`, `signature`, `calls`) of a decision are not valid, or
-    None: a quiet names a detector, maybe one of its signatures, maybe a number of calls."""
-    for name in ("detector", "signature"):
-        if value.get(name) is not None and (not isinstance(value[name], str)
-                                            or not value[name] or len(value[name]) > 200):
-            return f"field '{name}' must be a non-empty string of at most 200 characters or null"
-    calls = value.get("calls")
-    if calls is not None and (not isinstance(calls, int) or isinstance(calls, bool)
-                              or not 1 <= calls <= MAX_QUIET_CALLS):
-        return f"field 'calls' must be an integer between 1 and {MAX_QUIET_CALLS} or null"
-    if value["action"] == "quiet" and not value.get("detector"):
-        return "quiet needs a 'detector'"
-    return None
+    if value.get("tasks") is not None:  # whatever the action, a plan it carries is valid
+        problem = plan_problem(value["tasks"], str(value["action"]))
+        if problem:
+            return problem
+    return quiet_fields_problem(value) or KINDS[value["action"]].fields_problem(value)
 
 
 def _show(value: Any) -> str:

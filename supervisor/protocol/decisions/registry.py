@@ -1,0 +1,42 @@
+"""The registry of decision kinds: one line per operator action (see the package docstring)."""
+
+from supervisor.protocol.decisions import (
+    abort,
+    approve,
+    drop_plan,
+    guidance,
+    pause,
+    quiet,
+    replan,
+    reset,
+    resume,
+    rollback,
+    skip,
+    split,
+)
+from supervisor.protocol.decisions.base import DecisionKind
+
+KINDS: dict[str, DecisionKind] = {kind.name: kind for kind in (
+    approve.KIND,
+    guidance.KIND,
+    rollback.KIND,
+    skip.KIND,
+    abort.KIND,
+    pause.KIND,
+    reset.KIND,
+    split.KIND,
+    replan.KIND,
+    drop_plan.KIND,
+    quiet.KIND,
+    resume.KIND,
+)}
+"""Every operator action, by name, in the order the dashboard and the docs show them."""
+
+ACTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.wire is None)
+"""The actions a decision line may carry (`resume` is written as `approve`)."""
+ESCALATION_OPTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
+                                            if kind.answers)
+"""What an escalation offers, in this order (`rollback` only while checkpoints are on)."""
+COMMANDS: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.command)
+"""What an operator may send a running session with no escalation (`resume` answers its
+operator pause)."""
