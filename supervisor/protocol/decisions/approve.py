@@ -29,7 +29,7 @@ class Approve(DecisionKind):
     key = "a"
     protection = "+y"
     confirm = "The agent goes on, with the call the supervisor stopped."
-    cli = "supervisor answer SESSION ESCALATION approve"
+    cli = "supervisor answer SESSION --approve"
 
     def carry_out(self, desk: Desk, decision: Mapping[str, Any], ctx: Context,
                   effect: EffectFacts) -> Result | Ignored:

@@ -19,7 +19,7 @@ class Replan(DecisionKind):
     title = "Replan"
     summary = "the plan's waiting sub-tasks are replaced"
     needs = "tasks"
-    cli = "supervisor split SESSION --replace TASK..."
+    cli = "supervisor split SESSION STEP... --remaining"
 
     def fields_problem(self, value: Mapping[str, Any]) -> str | None:
         return plan_problem(value.get("tasks"), self.name)

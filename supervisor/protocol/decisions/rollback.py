@@ -28,7 +28,7 @@ class Rollback(DecisionKind):
     effect = "rollback"
     key = "r"
     protection = "+pick"
-    cli = "supervisor rollback SESSION CHECKPOINT"
+    cli = "supervisor answer SESSION --rollback CHECKPOINT"
 
     def fields_problem(self, value: Mapping[str, Any]) -> str | None:
         if not value.get("checkpoint_id"):

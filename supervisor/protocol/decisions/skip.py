@@ -26,7 +26,7 @@ class Skip(DecisionKind):
     key = "s"
     protection = "+y"
     confirm = "The agent drops its current task."
-    cli = "supervisor answer SESSION ESCALATION skip"
+    cli = "supervisor answer SESSION --skip"
 
     def carry_out(self, desk: Desk, decision: Mapping[str, Any], ctx: Context,
                   effect: EffectFacts) -> Result | Ignored:

@@ -27,7 +27,7 @@ class Split(DecisionKind):
     effect = "split"
     key = "p"
     protection = "+ctrl+s"
-    cli = "supervisor split SESSION TASK..."
+    cli = "supervisor split SESSION STEP..."
     waits_for_pending = True
 
     def fields_problem(self, value: Mapping[str, Any]) -> str | None:
