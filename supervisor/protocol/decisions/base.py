@@ -15,13 +15,14 @@ The kinds live in the protocol layer because a decision line is part of the prot
 validator runs on the hook path (stdlib only, no pydantic). What the agent side does is said
 against `Desk`, a small interface the guard implements; what a sender checks is said against
 `SessionView`, which the store's `SessionSummary` satisfies. So a kind imports nothing above the
-protocol and the arrows keep pointing down.
+protocol and the arrows keep pointing down. (Its records are plain slotted classes, not
+dataclasses or NamedTuples: every hook process imports this module, and building one of those
+costs about a millisecond.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
 Needs = Literal["text", "checkpoint", "tasks", "detector"]
@@ -109,21 +110,26 @@ class Desk(Protocol):
     def end_session(self, status: str, reason: str) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
 class Context:
     """Where a decision is carried out."""
 
-    escalation_id: str | None = None
-    """The escalation it answers (an operator's answer or the deadline's fallback), or None for
-    an operator command."""
-    escalation_kind: str | None = None
-    """That escalation's kind (`pause`: an operator's own pause, with no loop behind it)."""
-    escalation_reason: str | None = None
-    fallback: bool = False
-    """No operator answered before the deadline: the guard applies the fallback."""
-    operator: str | None = None
-    call_id: str | None = None
-    """The tool call it is applied at (None: while the agent waits)."""
+    __slots__ = ("call_id", "escalation_id", "escalation_kind", "escalation_reason", "fallback",
+                 "operator")
+
+    def __init__(self, escalation_id: str | None = None, escalation_kind: str | None = None,
+                 escalation_reason: str | None = None, fallback: bool = False,
+                 operator: str | None = None, call_id: str | None = None) -> None:
+        self.escalation_id = escalation_id
+        """The escalation it answers (an operator's answer or the deadline's fallback), or
+        None for an operator command."""
+        self.escalation_kind = escalation_kind
+        """That escalation's kind (`pause`: an operator's own pause, no loop behind it)."""
+        self.escalation_reason = escalation_reason
+        self.fallback = fallback
+        """No operator answered before the deadline: the guard applies the fallback."""
+        self.operator = operator
+        self.call_id = call_id
+        """The tool call it is applied at (None: while the agent waits)."""
 
     @property
     def answering(self) -> bool:
@@ -134,31 +140,39 @@ class Context:
         return self.operator or "the operator"
 
 
-@dataclass(frozen=True, slots=True)
 class Result:
     """What carrying out a decision did: what the agent is told now and the operator reads."""
 
-    verdict: str | None
-    """The verdict action for the agent (`allow`, `nudge`, `skip`, `block`, `stop`), or None:
-    nothing is said to the agent now."""
-    message: str | None
-    outcome: str
-    """For the operator: `decision_applied`'s outcome."""
-    reason: str | None = None
-    """The verdict's reason for a command, when not the outcome."""
-    carried_out: bool = True
-    """False when what it asks could not be done (a rollback that failed): its engine effect is
-    then none."""
-    changed_files: tuple[str, ...] = ()
-    then: Callable[[], None] | None = None
-    """What happens after the decision is recorded (the session ends, the agent pauses)."""
+    __slots__ = ("carried_out", "changed_files", "message", "outcome", "reason", "then",
+                 "verdict")
+
+    def __init__(self, verdict: str | None, message: str | None, outcome: str, *,
+                 reason: str | None = None, carried_out: bool = True,
+                 changed_files: tuple[str, ...] = (),
+                 then: Callable[[], None] | None = None) -> None:
+        self.verdict = verdict
+        """The verdict action for the agent (`allow`, `nudge`, `skip`, `block`, `stop`), or
+        None: nothing is said to the agent now."""
+        self.message = message
+        self.outcome = outcome
+        """For the operator: `decision_applied`'s outcome."""
+        self.reason = reason
+        """The verdict's reason for a command, when not the outcome."""
+        self.carried_out = carried_out
+        """False when what it asks could not be done (a rollback that failed): its engine
+        effect is then none."""
+        self.changed_files = changed_files
+        self.then = then
+        """What happens after the decision is recorded (the session ends, the agent pauses)."""
 
 
-@dataclass(frozen=True, slots=True)
 class Ignored:
     """The agent side cannot carry the decision out; `reason` is recorded (`decision_ignored`)."""
 
-    reason: str
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
 
 
 def not_an_option(action: str, escalation_id: str, options: Iterable[str]) -> str:
