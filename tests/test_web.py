@@ -3,10 +3,12 @@ reaches the log, answers get the terminal's refusals, a port in use is one line.
 
 import json
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
+from supervisor.store.writer import event_writer
 from tests.conftest import run_cli
 from tests.notify_helpers import escalate
 from tests.web_helpers import Web
@@ -104,3 +106,35 @@ def test_a_fleet_store_is_answered_through_redis(root: Path, redis_server) -> No
     finally:
         web.stop()
         relay.stop()
+
+
+def test_the_page_offers_only_answers_it_can_give(root: Path) -> None:
+    """A split needs a plan the page cannot take: it is not offered, and refused if posted
+    (the kind's `needs`, `supervisor.protocol.decisions`)."""
+    with event_writer(root, "s1") as w:
+        w.append({"type": "session_start", "agent": "test", "task": "fix it", "cwd": None,
+                  "pid": None})
+        w.append({"type": "escalation", "escalation_id": "esc-1", "level": 3,
+                  "reason": "looping", "evidence": [], "deadline_ts": None,
+                  "options": ["approve", "guidance", "skip", "abort", "split"],
+                  "fallback": "skip", "kind": "detection", "call_id": "c1"})
+    web = Web(root)
+    auth = {"Authorization": f"Bearer {web.token}", "Content-Type": "application/json",
+            "X-Supervisor": "1"}
+    try:
+        queue: list = []
+        for _ in range(100):  # the server folds the store in the background
+            queue = json.loads(web.get("/api/queue", auth)[1])["queue"]
+            if queue:
+                break
+            time.sleep(0.05)
+        [item] = queue
+        assert item["options"] == ["approve", "guidance", "skip", "abort"]
+        status, body = web.get("/api/answer", auth, json.dumps(
+            {"session": "s1", "escalation_id": "esc-1", "action": "split",
+             "operator": "ana"}).encode())
+        assert (status, json.loads(body)) == (
+            409, {"refused": "split needs tasks: give it from the dashboard or the CLI"})
+    finally:
+        web.stop()
+    assert not (root / "sessions" / "s1" / "control.jsonl").exists()

@@ -7,27 +7,32 @@ from typing import TYPE_CHECKING
 
 from supervisor.cli.common import CliError, add_store_arguments, store_from
 from supervisor.cli.followup import add_follow_arguments, refuse, send_and_follow
+from supervisor.protocol.decisions import ESCALATION_OPTIONS, KINDS
 
 if TYPE_CHECKING:
     from supervisor.store.base import Store
+
+
+_METAVARS = {"text": "TEXT", "checkpoint": "CHECKPOINT", "tasks": "STEP"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument("session", help="session id")
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--approve", action="store_true",
-                      help="continue; the escalated call may repeat a bounded number of times")
-    what.add_argument("--guidance", metavar="TEXT", help="tell the agent what to do instead")
-    what.add_argument("--rollback", metavar="CHECKPOINT",
-                      help="restore a checkpoint (see `supervisor checkpoints`) and go on")
-    what.add_argument("--skip", action="store_true", help="end the current task as skipped")
-    what.add_argument("--abort", action="store_true", help="end the session")
-    what.add_argument("--split", metavar="STEP", action="append",
-                      help="split the task into sub-tasks the agent takes one by one (repeat "
-                           "it, once per sub-task, in order; docs/plans.md)")
-    what.add_argument("--split-file", metavar="F",
-                      help="split the task into the sub-tasks of F, one per line")
+    for name in ESCALATION_OPTIONS:  # one flag per answer an escalation may offer
+        kind = KINDS[name]
+        flag = "--" + name.replace("_", "-")
+        if kind.needs is None:
+            what.add_argument(flag, action="store_true", help=kind.summary)
+        elif kind.needs == "tasks":
+            what.add_argument(flag, metavar="STEP", action="append",
+                              help=f"{kind.summary} (repeat it, once per sub-task, in order; "
+                                   "docs/plans.md)")
+            what.add_argument(f"{flag}-file", metavar="F",
+                              help=f"{kind.summary}: the sub-tasks of F, one per line")
+        else:
+            what.add_argument(flag, metavar=_METAVARS[kind.needs], help=kind.summary)
     parser.add_argument("--escalation", metavar="ID",
                         help="the escalation to answer (default: the pending one)")
     add_follow_arguments(parser)
@@ -78,20 +83,22 @@ def _answer(store: "Store", args: argparse.Namespace) -> int:
 
 
 def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
-    if args.approve:
-        return "approve", None, None
-    if args.guidance is not None:
-        if not args.guidance.strip():
-            raise CliError("--guidance needs a text")
-        return "guidance", args.guidance, None
-    if args.rollback is not None:
-        cp = args.rollback if args.rollback.startswith("cp-") else f"cp-{args.rollback}"
-        return "rollback", None, cp
-    if args.skip:
-        return "skip", None, None
-    if args.split is not None or args.split_file is not None:
-        return "split", None, None
-    return "abort", None, None
+    """The answer the flags ask for: (action, text, checkpoint)."""
+    for name in ESCALATION_OPTIONS:
+        given = getattr(args, name)
+        needs = KINDS[name].needs
+        if needs == "tasks" and getattr(args, f"{name}_file") is not None:
+            return name, None, None
+        if given is None or given is False:
+            continue
+        if needs == "text":
+            if not given.strip():
+                raise CliError(f"--{name} needs a text")
+            return name, given, None
+        if needs == "checkpoint":
+            return name, None, given if given.startswith("cp-") else f"cp-{given}"
+        return name, None, None
+    raise CliError("say what the answer is")  # argparse requires one of the flags
 
 
 def _check_checkpoint(store: "Store", session: str, checkpoint: str) -> None:

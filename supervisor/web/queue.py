@@ -11,6 +11,7 @@ from typing import Any
 
 from supervisor.guard.operator import DecisionError, send_decision
 from supervisor.guard.refusals import answer_refusal, unread_decisions
+from supervisor.protocol.decisions import KINDS
 from supervisor.safetext import clean
 from supervisor.store.base import SessionBatch, Store
 from supervisor.tui.model import DashboardModel
@@ -84,7 +85,7 @@ class LiveQueue:
             "session": sid, "escalation_id": _t(eid, 128), "reason": _t(esc.get("reason"), 2000),
             "kind": _t(esc.get("kind") or "", 40), "ts": esc.get("ts"),
             "deadline_ts": esc.get("deadline_ts"), "fallback": _t(esc.get("fallback"), 20),
-            "options": [_t(o, 20) for o in esc.get("options") or []],
+            "options": [_t(o, 20) for o in esc.get("options") or [] if _answerable_here(o)],
             "checkpoint_id": _t(esc.get("checkpoint_id") or "", 128) or None,
             "agent": _t(summary.agent or "", 60), "task": _t(summary.task or "", 200),
             "stale": stale, "liveness": _t(life.reason, 200),
@@ -114,8 +115,11 @@ class LiveQueue:
                                  unread_decisions(self.store, session, summary))
         if refusal:
             raise Refused(refusal)
+        kind = KINDS.get(action)
+        if kind is not None and kind.needs not in WEB_NEEDS:
+            raise Refused(f"{action} needs {kind.needs}: give it from the dashboard or the CLI")
         checkpoint = None
-        if action == "rollback":
+        if KINDS[action].needs == "checkpoint":
             checkpoint = summary.pending[escalation_id].get("checkpoint_id")
             if not checkpoint:
                 raise Refused("this escalation has no checkpoint to roll back to")
@@ -142,3 +146,14 @@ class LiveQueue:
 
 def _t(value: object, limit: int) -> str:
     return clean("" if value is None else str(value), keep_newlines=False, limit=limit)
+
+
+WEB_NEEDS = (None, "text", "checkpoint")
+"""What this page can give an answer: nothing, a text box, or the escalation's own checkpoint
+(a plan of sub-tasks is the dashboard's and the CLI's)."""
+
+
+def _answerable_here(action: object) -> bool:
+    """An escalation's option this page can answer with (its kind's `needs`)."""
+    kind = KINDS.get(action) if isinstance(action, str) else None
+    return kind is not None and kind.answers and kind.needs in WEB_NEEDS
