@@ -31,6 +31,7 @@ from supervisor.hooks.step import PayloadError, Step, child_session_id, read_pay
 from supervisor.hooks.target import Target
 from supervisor.hooks.targets import load as load_target
 from supervisor.hooks.wording import note
+from supervisor.protocol.decisions import NEWS
 from supervisor.store import waits
 from supervisor.store.paths import (
     ensure_session_dir,
@@ -275,16 +276,16 @@ class _Call:
 
     def guidance(self) -> str | None:
         """What the operator told the agent that it has not seen yet (from `Guard.poll`):
-        guidance, and a rollback (its files changed under it). Other outcomes (a fallback at
+        the decision kinds with `news`: guidance, and a rollback (its files changed under it).
+        Other outcomes (a fallback at
         a deadline, a reset) are no reason to keep an agent working that is about to stop."""
-        texts = [n.message for n in self.guard.poll() if n.message and n.decision in _TOLD]
+        texts = [n.message for n in self.guard.poll() if n.message and n.decision in NEWS]
         return "\n".join(dict.fromkeys(texts)) or None
 
 
 _READS_TRANSCRIPT = frozenset({"start", "call", "batch", "stop"})
 _RUNS = frozenset({"allow", "nudge"})
 """Verdicts under which the call runs (and a result will come)."""
-_TOLD = frozenset({"guidance", "rollback"})
 
 
 def _on_start(c: _Call) -> str:

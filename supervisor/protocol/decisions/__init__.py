@@ -24,11 +24,17 @@ from supervisor.protocol.decisions.base import (
     not_an_option,
 )
 from supervisor.protocol.decisions.plan import plan_problem
-from supervisor.protocol.decisions.registry import ACTIONS, COMMANDS, ESCALATION_OPTIONS, KINDS
+from supervisor.protocol.decisions.registry import (
+    ACTIONS,
+    COMMANDS,
+    ESCALATION_OPTIONS,
+    KINDS,
+    NEWS,
+)
 from supervisor.protocol.decisions.validate import common_problem, decision_problem, read_decision
 
 __all__ = [
-    "ACTIONS", "COMMANDS", "ESCALATION_OPTIONS", "KINDS", "Context", "DecisionKind", "Desk",
+    "ACTIONS", "COMMANDS", "ESCALATION_OPTIONS", "KINDS", "NEWS", "Context", "DecisionKind", "Desk",
     "Ignored", "Result", "SessionView", "common_problem", "decision_problem", "not_an_option",
     "plan_problem", "read_decision",
 ]

@@ -209,6 +209,10 @@ class DecisionKind:
     """What a confirmed answer does, asked before it is sent (None: no confirmation)."""
     cli: ClassVar[str]
     """The command line that sends it (docs; a test checks the command exists)."""
+    news: ClassVar[bool] = False
+    """What it tells the agent is news the agent must hear even between tool calls (guidance;
+    a rollback changed its files): an agent CLI's start and stop hooks pass it on, where a
+    fallback's or a reset's words would only keep an agent working that is about to stop."""
     waits_for_pending: ClassVar[bool] = False
     """Refused as a command while an escalation is pending (answer that first)."""
 

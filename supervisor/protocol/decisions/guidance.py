@@ -23,6 +23,7 @@ class Guidance(DecisionKind):
     summary = "the operator's text reaches the agent; the engine starts a new conversation cycle"
     needs = "text"
     answers = True
+    news = True
     effect = "guidance"
     key = "g"
     protection = "+ctrl+s"

@@ -40,3 +40,5 @@ ESCALATION_OPTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
 COMMANDS: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.command)
 """What an operator may send a running session with no escalation (`resume` answers its
 operator pause)."""
+NEWS: frozenset[str] = frozenset(name for name, kind in KINDS.items() if kind.news)
+"""The kinds whose words reach an agent between tool calls too (`DecisionKind.news`)."""

@@ -25,6 +25,7 @@ class Rollback(DecisionKind):
     summary = "the work tree goes back to a checkpoint; the call is refused"
     needs = "checkpoint"
     answers = True
+    news = True
     effect = "rollback"
     key = "r"
     protection = "+pick"
