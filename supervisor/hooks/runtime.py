@@ -277,8 +277,8 @@ class _Call:
     def guidance(self) -> str | None:
         """What the operator told the agent that it has not seen yet (from `Guard.poll`):
         the decision kinds with `news`: guidance, and a rollback (its files changed under it).
-        Other outcomes (a fallback at
-        a deadline, a reset) are no reason to keep an agent working that is about to stop."""
+        Other outcomes (a fallback at a deadline, a reset) are no reason to keep an agent
+        working that is about to stop."""
         texts = [n.message for n in self.guard.poll() if n.message and n.decision in NEWS]
         return "\n".join(dict.fromkeys(texts)) or None
 
