@@ -115,7 +115,8 @@ class SupervisorApp(App[None]):
         self.model = DashboardModel(self.store, recordings=self.recordings)
         self.view = DashboardView(self.model, self.store, lambda: self.clock(), clock_format,
                                   self.read_only, self.recordings, self.refusal)
-        """What every screen reads (given to each when it is made)."""
+        """What every screen reads (given to each when it is made); its clock is the app's,
+        read at each call (tests set `clock` on a running app)."""
         self.follower = follower or self.store.follower(chunk_bytes=LOAD_CHUNK_BYTES)
         self.table_tick = table_tick
         """Seconds between updates of the sessions table's cells (tests use 0)."""
