@@ -80,6 +80,29 @@ def test_decision_outcomes_are_matched_by_id(root: Path) -> None:
     assert model.queue(FROZEN_NOW) == []
 
 
+def test_a_decision_sent_from_here_is_sent_before_it_is_read_back(root: Path) -> None:
+    """`record_sent`: the dashboard's own answer counts at once (a second answer is refused
+    before the follower reads the line back), and reading it back does not count it twice."""
+    from supervisor.guard.refusals import answer_refusal
+
+    escalated_session(root)
+    model, follower = _model(root)
+    st = model.sessions["s1"]
+    version = st.version
+    assert answer_refusal(st.summary, "esc-1", "skip", FROZEN_NOW, st.unread()) is None
+    st.record_sent("d-1", "approve", "esc-1", "alice\x1b[31m")
+    assert st.version > version
+    assert [(u.decision_id, u.action, u.escalation_id) for u in st.unread()] == [
+        ("d-1", "approve", "esc-1")]
+    assert st.outcomes["d-1"].operator == "alice"  # cleaned as a read-back line is
+    assert answer_refusal(st.summary, "esc-1", "skip", FROZEN_NOW, st.unread()) is not None
+    (root / "sessions" / "s1" / "control.jsonl").write_text(
+        '{"v":1,"seq":1,"ts":1,"type":"decision","decision_id":"d-1","escalation_id":"esc-1",'
+        '"action":"approve","text":null,"checkpoint_id":null,"operator":"alice"}\n')
+    model.apply(follower.scan())
+    assert list(st.outcomes) == ["d-1"] and len(st.unread()) == 1
+
+
 def test_new_escalations_appear_and_vanish(root: Path) -> None:
     write_events(root, "s1", [start()])
     model, follower = _model(root)

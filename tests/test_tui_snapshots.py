@@ -155,7 +155,8 @@ def test_checkpoint_diff(snap_compare, size, tmp_path) -> None:
         await load(pilot)
         pilot.app.open_session("s1")
         await pilot.pause()
-        pilot.app.push_screen(DiffScreen("s1", "cp-1"))
+        pilot.app.push_screen(DiffScreen(pilot.app.store, pilot.app.model.sessions["s1"],
+                                         "cp-1"))
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()

@@ -3,8 +3,11 @@
 The store's follower (locally one watchfiles watcher for the whole root; in Redis one blocking
 read of the activity stream) runs as an async worker and hands batches to `ingest`, which only
 folds them into the UI-free `DashboardModel`. Screens redraw from the model on a fixed tick
-(`TICK_S`), by diff, so a burst of thousands of events costs one redraw. Decisions go to the
-session's control channel through the store; their outcomes come back through the events.
+(`TICK_S`), by diff, so a burst of thousands of events costs one redraw. State goes down: each
+screen is given the `DashboardView` (`supervisor.tui.view`) and the session it shows. Requests
+come up as messages (`supervisor.tui.messages`), each handled here in one place: a decision is
+refused, written to the session's control channel through the store, recorded in the model and
+announced only in `on_decision_requested`; its outcome comes back through the events.
 """
 
 import asyncio
@@ -15,13 +18,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import events, work
+from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
-from supervisor.guard.operator import reset_text
+from supervisor.guard.operator import default_operator, reset_text, send_decision
 from supervisor.guard.refusals import answer_refusal, command_refusal
 from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
@@ -33,7 +36,14 @@ from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
-from supervisor.tui.model import DashboardModel
+from supervisor.tui.messages import (
+    CommandRequested,
+    DecisionRequested,
+    DecisionResult,
+    OpenEscalation,
+    OpenSession,
+)
+from supervisor.tui.model import DashboardModel, SessionState
 from supervisor.tui.panels import PANELS
 from supervisor.tui.screens.diff import DiffScreen
 from supervisor.tui.screens.escalation import EscalationScreen
@@ -43,10 +53,12 @@ from supervisor.tui.screens.modals import (
     ConfirmScreen,
     GuidanceScreen,
     HelpScreen,
+    pick_checkpoint,
 )
-from supervisor.tui.screens.session import SessionScreen, panel_commands
+from supervisor.tui.screens.session import SessionScreen
 from supervisor.tui.screens.sessions import TABLE_TICK_S, SessionsScreen
 from supervisor.tui.themes import DEFAULT_THEME, default_folders, load_themes
+from supervisor.tui.view import DashboardView, LiveScreen
 from supervisor.tui.widgets.history_view import HistoryView, format_clock
 from supervisor.tui.widgets.session_table import SessionTable
 
@@ -58,8 +70,6 @@ LOAD_CHUNK_BYTES = 2 * 1024 * 1024
 """Bytes read per file per delivery: a huge session is shown after its first chunk and fills
 in while the operator already looks at it, instead of freezing until all of it is parsed."""
 OPERATOR_COMMANDS = ("pause", "guidance", "rollback", "reset", "abort")
-QUIET_CALLS = 20
-"""The short quiet the dashboard offers (the other lasts until the session ends)."""
 
 
 class SupervisorApp(App[None]):
@@ -103,6 +113,10 @@ class SupervisorApp(App[None]):
         self.root_created = root_created
         """The root did not exist: the dashboard made it (shown on the sessions screen)."""
         self.model = DashboardModel(self.store, recordings=self.recordings)
+        self.view = DashboardView(self.model, self.store, lambda: self.clock(), clock_format,
+                                  self.read_only, self.recordings, self.refusal)
+        """What every screen reads (given to each when it is made); its clock is the app's,
+        read at each call (tests set `clock` on a running app)."""
         self.follower = follower or self.store.follower(chunk_bytes=LOAD_CHUNK_BYTES)
         self.table_tick = table_tick
         """Seconds between updates of the sessions table's cells (tests use 0)."""
@@ -154,7 +168,9 @@ class SupervisorApp(App[None]):
     # -- life cycle --------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.push_screen(SessionsScreen())
+        self.push_screen(SessionsScreen(
+            self.view, table_tick=self.table_tick, root_created=self.root_created,
+            waiting_for=lambda: self.initial_session, store_problem=self._follower_problem))
         for message in self.startup_messages:
             self.notify(message, severity="error", timeout=10, markup=False)
         if self.root_created:
@@ -186,7 +202,7 @@ class SupervisorApp(App[None]):
         burst (`supervisor.tui.deliberate`)."""
         if isinstance(event, events.Key) and not event.is_forwarded:
             in_burst = self.key_pace.in_burst(event.time)
-            keys = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
+            keys: frozenset[str] = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
             if in_burst and key_matches(keys, event.key, event.character):
                 self._tell_burst(event.key)
                 return
@@ -269,15 +285,19 @@ class SupervisorApp(App[None]):
         self.follow_commands(self.clock())
         self.announce_arrivals()
         for screen in self.screen_stack:
-            refresh = getattr(screen, "refresh_view", None)
-            if refresh is not None and getattr(screen, "ready", False):
+            if isinstance(screen, LiveScreen) and screen.ready:
                 with contextlib.suppress(NoMatches):  # being composed or torn down: next tick
-                    refresh()
+                    screen.refresh_view()
+
+    def _follower_problem(self) -> str | None:
+        """What the store's follower says is wrong with the store now (None: nothing)."""
+        problem = getattr(self.follower, "problem", None)  # only followers that retry say
+        return problem if isinstance(problem, str) and problem else None
 
     def _report_store_problem(self) -> None:
         """A store that cannot be read (Redis down, a network cut) is said once, and so is its
         return; the follower retries meanwhile and what it shows stays as it was."""
-        problem = getattr(self.follower, "problem", None)
+        problem = self._follower_problem()
         if problem == self._store_problem:
             return
         if problem:
@@ -291,10 +311,11 @@ class SupervisorApp(App[None]):
     # -- navigation --------------------------------------------------------------------------
 
     def open_session(self, session_id: str) -> None:
-        if session_id not in self.model.sessions:
+        st = self.model.sessions.get(session_id)
+        if st is None:
             self.notify(f"no session {session_id}", severity="warning", markup=False)
             return
-        self.push_screen(SessionScreen(session_id))
+        self.push_screen(SessionScreen(self.view, st))
 
     def open_escalation(self, session_id: str, escalation_id: str) -> None:
         st = self.model.sessions.get(session_id)
@@ -302,7 +323,15 @@ class SupervisorApp(App[None]):
         if esc is None:
             self.notify("that escalation is gone", severity="warning")
             return
-        self.push_screen(EscalationScreen(session_id, esc))
+        self.push_screen(EscalationScreen(self.view, session_id, esc))
+
+    @on(OpenSession)
+    def _open_session_requested(self, message: OpenSession) -> None:
+        self.open_session(message.session_id)
+
+    @on(OpenEscalation)
+    def _open_escalation_requested(self, message: OpenEscalation) -> None:
+        self.open_escalation(message.session_id, message.escalation_id)
 
     def action_next_escalation(self) -> None:
         now = self.clock()
@@ -343,57 +372,45 @@ class SupervisorApp(App[None]):
             return answer_refusal(st.summary, escalation_id, action, now, st.unread())
         return command_refusal(st.summary, action, now, st.unread())
 
-    def send(self, session_id: str, action: str, *, escalation_id: str | None = None,
-             text: str | None = None, checkpoint_id: str | None = None,
-             command: str | None = None, tasks: list[str] | None = None,
-             detector: str | None = None, calls: int | None = None,
-             ) -> dict[str, Any] | None:
-        """Write one decision; returns the written line, or None (with a message) if refused
-        (`command`: the operator command it carries out, as `refusal` knows it)."""
-        refused = self.refusal(session_id, command or action, escalation_id)
+    def on_decision_requested(self, request: DecisionRequested) -> None:
+        """The one place a decision is written, whoever asked (the escalation prompt, an
+        operator command, the plan panel, the palette): refused as the CLI would refuse it,
+        else written, recorded as sent in the model and, when asked to `follow`, announced
+        and followed until the agent side applies or ignores it."""
+        decision_id = self._write(request)
+        if request.reply_to is not None:
+            request.reply_to.post_message(DecisionResult(request, decision_id))
+
+    def _write(self, request: DecisionRequested) -> str | None:
+        sid, action = request.session_id, request.action
+        refused = self.refusal(sid, action, request.escalation_id)
         if refused:
             self.notify(f"not sent: {refused}", severity="warning", markup=False)
             return None
-        from supervisor.guard.operator import default_operator, send_decision
-
-        st = self.model.sessions[session_id]
+        st = self.model.sessions[sid]
         operator = default_operator()
         try:
             decision_id = send_decision(
-                self.store, session_id, action, escalation_id=escalation_id, text=text,
-                checkpoint_id=checkpoint_id, operator=operator, tasks=tasks, detector=detector,
-                calls=calls,
+                self.store, sid, action, escalation_id=request.escalation_id,
+                text=request.text, checkpoint_id=request.checkpoint_id, operator=operator,
+                tasks=request.tasks, detector=request.detector, calls=request.calls,
             )
         except (ValueError, StoreError, OSError) as exc:
             self.notify(f"decision not written: {exc}", severity="error", markup=False)
             return None
-        line = {"decision_id": decision_id, "action": action, "escalation_id": escalation_id,
-                "operator": operator}
-        st.apply_control([_DecisionView(line)])
-        return line
+        st.record_sent(decision_id, action, request.escalation_id, operator)
+        if request.follow:
+            # an operator command answers the escalation pending, if any (a quiet does not)
+            waits = action in OPERATOR_COMMANDS and bool(st.summary.pending)
+            follow = FollowUp(sid, decision_id, action, self.clock(), waits)
+            self.commands[decision_id] = follow
+            what = f"{action} {request.detector}" if request.detector else action
+            self.notify(f"{what} sent to {sid}: " + sent_note(st, action, waits), markup=False)
+        return decision_id
 
-    def _quiet_commands(self, session_id: str) -> Iterable[SystemCommand]:
-        """"Quiet DETECTOR ..." for each detector that fired in this session (newest first)."""
-        st = self.model.sessions.get(session_id)
-        if st is None:
-            return
-        fired = list(dict.fromkeys(d.detector for d in reversed(st.detections)))[:6]
-        for detector in fired:
-            for calls in (QUIET_CALLS, None):
-                span = f"for {calls} calls" if calls else "until the session ends"
-                yield SystemCommand(
-                    f"Quiet {detector} {span}", "This session only; hard limits still apply",
-                    lambda d=detector, c=calls: self.quiet(session_id, d, c))
-
-    def quiet(self, session_id: str, detector: str, calls: int | None) -> None:
-        """Send a `quiet` decision for one detector of a session (see `supervisor quiet`)."""
-        line = self.send(session_id, "quiet", detector=detector, calls=calls)
-        if line is not None:
-            st = self.model.sessions[session_id]
-            follow = FollowUp(session_id, line["decision_id"], "quiet", self.clock(), False)
-            self.commands[follow.decision_id] = follow
-            self.notify(f"quiet {detector} sent to {session_id}: "
-                        + sent_note(st, "quiet", False), markup=False)
+    @on(CommandRequested)
+    def _command_requested(self, message: CommandRequested) -> None:
+        self.operator_command(message.session_id, message.action)
 
     def operator_command(self, session_id: str, action: str) -> None:
         """pause / guidance / rollback / reset / abort on a session, escalated or not."""
@@ -409,10 +426,11 @@ class SupervisorApp(App[None]):
         if refused:  # before asking for text or a checkpoint that could not be used
             self.notify(f"{action}: {refused}", severity="warning", markup=False)
             return
-        self._operator_command(session_id, action)
+        self._operator_command(st, action)
 
     @work(group="operator-command")
-    async def _operator_command(self, session_id: str, action: str) -> None:
+    async def _operator_command(self, st: SessionState, action: str) -> None:
+        session_id = st.session_id
         text = checkpoint = None
         if action == "guidance":
             text = await self.push_screen_wait(GuidanceScreen(session_id))
@@ -427,19 +445,12 @@ class SupervisorApp(App[None]):
             question.append_text(safe(session_id, 60, "bold"))
             question.append(
                 "? The agent stops for good." if action == "abort"
-                else "?\n" + reset_text(self.model.sessions[session_id].policy)
+                else "?\n" + reset_text(st.policy)
             )
             if not await self.push_screen_wait(ConfirmScreen(question)):
                 return
-        st = self.model.sessions[session_id]
-        waits = bool(st.summary.pending)  # then the command answers the pending escalation
-        line = self.send(session_id, action, text=text, checkpoint_id=checkpoint)
-        if line is None:
-            return
-        follow = FollowUp(session_id, line["decision_id"], action, self.clock(), waits)
-        self.commands[follow.decision_id] = follow
-        self.notify(f"{action} sent to {session_id}: " + sent_note(st, action, waits),
-                    markup=False)
+        self.post_message(DecisionRequested(session_id, action, text=text,
+                                            checkpoint_id=checkpoint, follow=True))
 
     def follow_commands(self, now: float) -> None:
         """Tell the operator what became of each command sent from here (on the tick): applied,
@@ -455,20 +466,17 @@ class SupervisorApp(App[None]):
             follow.told = state
             if state != "late":
                 del self.commands[decision_id]
-            severity = "information" if state == "applied" else "warning"
-            self.notify(f"{follow.session_id}: {text}", severity=severity, markup=False,
-                        timeout=10)
+            self.notify(f"{follow.session_id}: {text}", markup=False, timeout=10,
+                        severity="information" if state == "applied" else "warning")
 
     async def pick_checkpoint(self, session_id: str) -> str | None:
-        st = self.model.sessions[session_id]
-        if not st.checkpoints:
-            self.notify("this session has no checkpoints", severity="warning")
-            return None
-        return await self.push_screen_wait(CheckpointPicker(session_id, st.checkpoints))
+        return await pick_checkpoint(self, self.store, self.model.sessions[session_id])
 
     # -- command palette ---------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Everywhere: help, the oldest escalation, themes; then the commands of the screen
+        under the palette (its own `commands()`); then each session's, found by name."""
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help: every key", "Show the help screen", self.action_help)
         yield SystemCommand("Answer the oldest escalation", "Open the first of the queue",
@@ -476,29 +484,8 @@ class SupervisorApp(App[None]):
         for name in self.theme_names:
             yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
                                 lambda n=name: setattr(self, "theme", n))
-        if isinstance(screen, SessionScreen):
-            yield SystemCommand("Search history", "Find text in this session's history",
-                                screen.action_search)
-            yield SystemCommand("Filter history", "Show or hide matching history lines",
-                                screen.action_filter)
-            yield SystemCommand("Heartbeats: fold or show", "Fold runs of heartbeats into one "
-                                "row, or show each", screen.action_toggle_quiet)
-            yield SystemCommand("Wide history", "Hide or show the side bar",
-                                screen.action_toggle_side)
-            yield SystemCommand("Follow live", "Jump to the end of the history",
-                                screen.action_follow)
-            for title, help_text, callback in panel_commands(screen):
-                yield SystemCommand(title, help_text, callback)
-            yield SystemCommand("Answer this session's escalation", "Open the prompt",
-                                screen.action_escalation)
-            yield from self._quiet_commands(screen.session_id)
-        if isinstance(screen, SessionsScreen):
-            yield SystemCommand("Filter sessions", "Show only matching sessions",
-                                screen.action_filter)
-        if isinstance(screen, EscalationScreen):
-            for action in ("approve", "guidance", "rollback", "skip", "abort"):
-                yield SystemCommand(f"Decide: {action}", "Answer this escalation",
-                                    lambda a=action: screen.action_decide(a))
+        if isinstance(screen, LiveScreen):
+            yield from screen.commands()
         for sid, st in self.model.sessions.items():
             shown = clean(sid, keep_newlines=False, limit=60)
             yield SystemCommand(f"Open session {shown}", "Show its history and details",
@@ -512,17 +499,7 @@ class SupervisorApp(App[None]):
                     )
 
 
-class _DecisionView:
-    """A written decision line seen as an event, to mark it 'sent' before it is read back."""
-
-    def __init__(self, line: dict[str, Any]) -> None:
-        self.decision_id = line["decision_id"]
-        self.action = line["action"]
-        self.escalation_id = line.get("escalation_id")
-        self.operator = line.get("operator")
-
-
-def sent_note(st: Any, action: str, agent_waits: bool) -> str:
+def sent_note(st: SessionState, action: str, agent_waits: bool) -> str:
     """What to expect after sending an operator command (said with the 'sent' notification)."""
     if agent_waits:
         paused = any(esc.get("kind") == "pause" for esc in st.summary.pending.values())
@@ -560,7 +537,7 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
 
 def _keys(cls: type) -> list[tuple[str, str]]:
     """The (key, description) of a class's bindings, its bases' of ours included."""
-    keys = []
+    keys: list[tuple[str, str]] = []
     for klass in reversed(cls.__mro__):
         if not klass.__module__.startswith("supervisor."):
             continue

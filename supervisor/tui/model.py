@@ -211,14 +211,25 @@ class SessionState:
         """Decisions in `control.jsonl` (ours or another operator's) are 'sent' until answered."""
         for event in events:
             did = getattr(event, "decision_id", None)
-            if did is None or did in self.outcomes:
-                continue
-            operator = getattr(event, "operator", None)
-            self.outcomes[did] = DecisionOutcome(
-                did, getattr(event, "action", "?"), getattr(event, "escalation_id", None),
+            if did is not None:
+                self._sent(did, getattr(event, "action", "?"),
+                           getattr(event, "escalation_id", None), getattr(event, "operator", None))
+        self.version += 1
+
+    def record_sent(self, decision_id: str, action: str, escalation_id: str | None,
+                    operator: str | None) -> None:
+        """A decision this dashboard has just written: 'sent' at once, not only once the
+        follower reads it back from the control channel (a second answer is refused now)."""
+        self._sent(decision_id, action, escalation_id, operator)
+        self.version += 1
+
+    def _sent(self, decision_id: str, action: str, escalation_id: str | None,
+              operator: str | None) -> None:
+        if decision_id not in self.outcomes:
+            self.outcomes[decision_id] = DecisionOutcome(
+                decision_id, action, escalation_id,
                 operator=_s(operator, 60) if operator is not None else None,
             )
-        self.version += 1
 
     def unread(self) -> list[UnreadDecision]:
         """Decisions written (by anyone) that the agent side has not applied or ignored yet."""
@@ -380,12 +391,13 @@ def _diffstat(value: Any) -> Diffstat | None:
         return n if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_NUMBER \
             else None
 
-    counts = [count(k) for k in ("files", "added", "modified", "deleted")]
-    if None in counts:
+    files, added, modified, deleted = (count(k) for k in ("files", "added", "modified",
+                                                          "deleted"))
+    if files is None or added is None or modified is None or deleted is None:
         return None
     since = value.get("since")
     return Diffstat(_s(since, 80) if isinstance(since, str) else None,
-                    *counts, count("insertions"), count("deletions"))  # type: ignore[arg-type]
+                    files, added, modified, deleted, count("insertions"), count("deletions"))
 
 
 def _escalation(st: SessionState, e: Any) -> None:
@@ -555,7 +567,7 @@ class DashboardModel:
         return self._pending(now, stale=True)
 
     def _pending(self, now: float, *, stale: bool) -> list[QueueEntry]:
-        items = []
+        items: list[QueueEntry] = []
         for sid, st in self.sessions.items():
             waiting = st.summary.needs_you() if st.summary.pending else None
             if st.gone or not waiting:

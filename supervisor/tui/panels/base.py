@@ -7,17 +7,18 @@ list, so a new panel is one new module and one registry line. A panel reads only
 `SessionState` (the model layer, never paths) and renders agent text through
 `supervisor.safetext` (via `supervisor.tui.format`). Anything slow (git, a big file) runs in a
 worker that posts its result back; a panel asks the screen to show history rows by posting
-`ShowInHistory`.
+`ShowInHistory`, and the app to write a decision by posting `DecisionRequested`
+(`supervisor.tui.messages`); it is given the `DashboardView` and the session it shows.
 """
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widget import Widget
 
-if TYPE_CHECKING:
-    from supervisor.tui.model import SessionState
+from supervisor.tui.model import SessionState
+from supervisor.tui.view import DashboardView
 
 
 class Panel(Vertical):
@@ -39,9 +40,12 @@ class Panel(Vertical):
             self.seq = seq
             self.highlight = highlight
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, view: DashboardView, state: SessionState) -> None:
         super().__init__(id=f"panel-{self.ID}")
-        self.session_id = session_id
+        self.view = view
+        self.state = state
+        """The session shown (the model's own object, as `update` is given it)."""
+        self.session_id = state.session_id
 
     def title(self, state: "SessionState") -> str:
         """The tab's label (it may carry a count)."""

@@ -12,6 +12,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from supervisor.tui.panels.base import Panel
+from supervisor.tui.view import DashboardView
 from supervisor.tui.widgets.checkpoint_detail import CheckpointDetail
 
 if TYPE_CHECKING:
@@ -52,14 +53,14 @@ class CheckpointsPanel(Panel):
     CheckpointsPanel CheckpointDetail { height: auto; padding: 0 1; }
     """
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(session_id)
+    def __init__(self, view: DashboardView, state: "SessionState") -> None:
+        super().__init__(view, state)
         self._checkpoints: list[CheckpointInfo] = []
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="checkpoints-list")
         with VerticalScroll(id="checkpoint-scroll"):
-            yield CheckpointDetail(self.session_id)
+            yield CheckpointDetail(self.view.store, self.state)
 
     def focus_target(self) -> OptionList:
         return self.query_one(OptionList)
@@ -90,4 +91,4 @@ class CheckpointsPanel(Panel):
 
         shown = self.query_one(CheckpointDetail).checkpoint
         if shown is not None:
-            self.app.push_screen(DiffScreen(self.session_id, shown.checkpoint_id))
+            self.app.push_screen(DiffScreen(self.view.store, self.state, shown.checkpoint_id))

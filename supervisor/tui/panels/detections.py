@@ -12,6 +12,7 @@ from textual.widgets.option_list import Option
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.format import evidence_lines, level_text
 from supervisor.tui.panels.base import Panel
+from supervisor.tui.view import DashboardView
 
 if TYPE_CHECKING:
     from supervisor.tui.history import HistoryStore
@@ -33,8 +34,8 @@ class DetectionsPanel(Panel):
         border-top: solid $panel; }
     """
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(session_id)
+    def __init__(self, view: DashboardView, state: "SessionState") -> None:
+        super().__init__(view, state)
         self._detections: list[DetectionInfo] = []
         self._history: HistoryStore | None = None
 

@@ -12,7 +12,6 @@ from textual.widgets import Label, Sparkline, Static
 
 from supervisor.tui.format import gauge_text, safe, safe_block, status_text
 from supervisor.tui.panels.base import Panel
-from supervisor.tui.widgets.history_view import format_clock
 
 if TYPE_CHECKING:
     from supervisor.tui.model import SessionState
@@ -54,10 +53,8 @@ class OverviewPanel(Panel):
         calls, errors = state.rate_series(end)
         self.query_one("#spark-calls", Sparkline).data = calls
         self.query_one("#spark-errors", Sparkline).data = errors
-        clock = getattr(self.app, "clock_format", format_clock)
-        model = getattr(self.app, "model", None)
-        silent = model.unsupervised(state.session_id, now) if model is not None else None
-        self.query_one("#meta", Static).update(_meta(state, clock, silent))
+        silent = self.view.model.unsupervised(state.session_id, now)
+        self.query_one("#meta", Static).update(_meta(state, self.view.clock_format, silent))
 
 
 def _meta(state: "SessionState", clock: Callable[[float], str], silent: str | None) -> Text:

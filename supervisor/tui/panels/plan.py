@@ -12,12 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
 from supervisor.tui.format import safe
+from supervisor.tui.messages import DecisionRequested
 from supervisor.tui.panels.base import Panel
 from supervisor.tui.screens.modals import ConfirmScreen
 from supervisor.tui.screens.plan_input import PlanScreen
 
 if TYPE_CHECKING:
-    from supervisor.tui.app import SupervisorApp
     from supervisor.tui.model import SessionState
 
 _STYLES = {"done": "green", "current": "bold reverse", "waiting": "dim", "skipped": "yellow",
@@ -69,26 +69,25 @@ class PlanPanel(Panel):
     @work(exclusive=True, group="plan-change")
     async def action_change(self, action: str) -> None:
         """`replan` (edit the waiting sub-tasks) or `drop_plan` (confirmed)."""
-        app: SupervisorApp = self.app  # type: ignore[assignment]
-        state = app.model.sessions.get(self.session_id)
-        if state is None or not state.plan.active:
+        state = self.state
+        if not state.plan.active:
             self.notify("there is no plan to change: split the task first (p in the "
                         "escalation prompt)", severity="warning")
             return
-        refused = app.refusal(self.session_id, action)
+        refused = self.view.refusal(self.session_id, action, None)
         if refused:
             self.notify(f"not sent: {refused}", severity="warning", markup=False)
             return
         tasks = None
         if action == "replan":
             waiting = [s.title or "" for s in state.plan.steps if s.status == "waiting"]
-            tasks = await app.push_screen_wait(PlanScreen(self.session_id, initial=waiting))
+            tasks = await self.app.push_screen_wait(PlanScreen(self.session_id, initial=waiting))
             if tasks is None:
                 return
         else:
             question = Text("Drop the rest of the plan of ", style="bold")
             question.append_text(safe(self.session_id, 60, "bold"))
             question.append("? The agent finishes its current sub-task and gets no more.")
-            if not await app.push_screen_wait(ConfirmScreen(question)):
+            if not await self.app.push_screen_wait(ConfirmScreen(question)):
                 return
-        app.send(self.session_id, action, tasks=tasks)
+        self.post_message(DecisionRequested(self.session_id, action, tasks=tasks))

@@ -30,6 +30,7 @@ from textual.widgets import Input, Static
 
 from supervisor.safetext import clean, clean_sgr
 from supervisor.tui.panels.base import Panel
+from supervisor.tui.view import DashboardView
 
 if TYPE_CHECKING:
     from supervisor.host.records import RunRecord
@@ -84,8 +85,8 @@ class TerminalPanel(Panel):
     TerminalPanel #terminal-input.-shown { display: block; }
     """
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(session_id)
+    def __init__(self, view: DashboardView, state: SessionState) -> None:
+        super().__init__(view, state)
         self.captures = 0
         """Screens captured so far (what a hidden panel must not add to)."""
         self._record: RunRecord | None = None
@@ -121,7 +122,7 @@ class TerminalPanel(Panel):
     # -- the screen ----------------------------------------------------------------------------
 
     def _root(self) -> Path | None:
-        root = getattr(getattr(self.app, "store", None), "root", None)
+        root = getattr(self.view.store, "root", None)  # a local store's; Redis has none
         return Path(root) if root is not None else None
 
     def _tick(self) -> None:

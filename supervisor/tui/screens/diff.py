@@ -6,9 +6,11 @@ from rich.text import Text
 from textual import work
 
 from supervisor.safetext import clean
+from supervisor.store.base import Store
 from supervisor.store.units import count
 from supervisor.tui.checkpoint_changes import Patch, patch_since
 from supervisor.tui.format import safe
+from supervisor.tui.model import SessionState
 from supervisor.tui.screens.pager import PagerScreen
 
 
@@ -28,9 +30,12 @@ def _style(line: str) -> str:
 class DiffScreen(PagerScreen):
     """The unified diff since a checkpoint, in the work tree now."""
 
-    def __init__(self, session_id: str, checkpoint_id: str) -> None:
+    def __init__(self, store: Store, state: SessionState, checkpoint_id: str) -> None:
         super().__init__()
-        self.session_id = session_id
+        self.store = store
+        """Where the session's work tree is found (git runs there)."""
+        self.state = state
+        self.session_id = state.session_id
         self.checkpoint_id = checkpoint_id
         self.patch: Patch | None = None
 
@@ -47,9 +52,7 @@ class DiffScreen(PagerScreen):
 
     @work(thread=True, exclusive=True, group="checkpoint-patch")
     def _load(self) -> None:
-        state = self.sv.model.sessions.get(self.session_id)
-        patch = (Patch(None, "the session is gone") if state is None
-                 else patch_since(self.sv.store, state, self.checkpoint_id))
+        patch = patch_since(self.store, self.state, self.checkpoint_id)
         self.app.call_from_thread(self._show, patch)
 
     def _show(self, patch: Patch) -> None:

@@ -9,11 +9,12 @@ to `control.jsonl`; the modal then shows whether the agent side applied it or ig
 another operator answered first).
 """
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -25,11 +26,11 @@ from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import countdown, evidence_lines, level_text, safe, safe_block
 from supervisor.tui.history import HistoryStore, recent_steps
-from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
+from supervisor.tui.messages import DecisionRequested, DecisionResult, OpenEscalation
+from supervisor.tui.model import SessionState
+from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen, pick_checkpoint
 from supervisor.tui.screens.plan_input import PlanScreen
-
-if TYPE_CHECKING:
-    from supervisor.tui.app import SupervisorApp
+from supervisor.tui.view import DashboardView, LiveScreen
 
 PROTECTION = {
     "approve": "+y", "guidance": "+ctrl+s", "rollback": "+pick", "skip": "+y", "abort": "+y",
@@ -48,7 +49,7 @@ RECENT_STEPS = 8
 detection and limit rows, nor heartbeats: `history.recent_steps`)."""
 
 
-class EscalationScreen(ModalScreen[None]):
+class EscalationScreen(LiveScreen, ModalScreen[None]):
     """Answer one escalation."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -78,15 +79,19 @@ class EscalationScreen(ModalScreen[None]):
     #esc-next.-shown { display: block; }
     """
 
-    def __init__(self, session_id: str, escalation: dict[str, Any]) -> None:
+    def __init__(self, view: DashboardView, session_id: str, escalation: dict[str, Any]
+                 ) -> None:
         super().__init__()
         self.ready = False
         """Composed and mounted: the app's tick may redraw it."""
+        self.view = view
         self.session_id = session_id
         self.escalation = escalation
         self.escalation_id: str = str(escalation.get("escalation_id"))
         self.follow: FollowUp | None = None
         """The decision sent from here, followed until the agent records it."""
+        self._asked = False
+        """An answer was handed to the app, which has not said yet whether it wrote it."""
         self.refused: str | None = None
         """Why the last answer tried here could not apply (nothing was written)."""
         self.is_pause = escalation.get("kind") == "pause"
@@ -100,10 +105,6 @@ class EscalationScreen(ModalScreen[None]):
     def decision_id(self) -> str | None:
         """The id of the decision sent from here, if any."""
         return self.follow.decision_id if self.follow is not None else None
-
-    @property
-    def sv(self) -> "SupervisorApp":
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -140,7 +141,7 @@ class EscalationScreen(ModalScreen[None]):
         self.ready = True
 
     def _fill_steps(self) -> None:
-        st = self.sv.model.sessions.get(self.session_id)
+        st = self.view.model.sessions.get(self.session_id)
         if st is None:
             return
         history = st.history
@@ -171,7 +172,7 @@ class EscalationScreen(ModalScreen[None]):
         """In a worker: the task-size signals from the session's events up to the escalation."""
         upto = self.escalation.get("seq")
         events = []
-        for event in self.sv.store.read_all(self.session_id).events:
+        for event in self.view.store.read_all(self.session_id).events:
             if isinstance(upto, int) and event.seq > upto:
                 break
             events.append(event.model_dump(mode="json"))
@@ -232,7 +233,7 @@ class EscalationScreen(ModalScreen[None]):
 
     def _row_text(self, row: Any) -> Text:
         line = Text()
-        line.append(f"  #{row.seq:<6} {self.sv.clock_format(row.ts)} ", style="dim")
+        line.append(f"  #{row.seq:<6} {self.view.clock_format(row.ts)} ", style="dim")
         line.append(f"{row.type:<16} ", style="bold")
         line.append(row.text[:200])  # already cleaned by the history store
         line.append("\n")
@@ -240,11 +241,11 @@ class EscalationScreen(ModalScreen[None]):
 
     def refresh_view(self) -> None:
         """Countdown and the outcome of our decision (called on the app's tick)."""
-        now = self.sv.clock()
-        st = self.sv.model.sessions.get(self.session_id)
+        now = self.view.clock()
+        st = self.view.model.sessions.get(self.session_id)
         deadline_ts = self.escalation.get("deadline_ts")
-        dead = st is not None and self.sv.model.liveness(self.session_id, now).alive is False
-        self._show_options(self.follow is None and not dead and not self.sv.read_only and (
+        dead = st is not None and self.view.model.liveness(self.session_id, now).alive is False
+        self._show_options(self.follow is None and not dead and not self.view.read_only and (
             st is None or self.escalation_id in st.summary.pending) and not (
             isinstance(deadline_ts, int | float) and now >= deadline_ts))
         deadline = Text("Deadline: ", style="bold")
@@ -252,7 +253,7 @@ class EscalationScreen(ModalScreen[None]):
             deadline.append("answered", style="bold")
         elif dead:  # its guard is gone: neither an answer nor the fallback can apply
             deadline.append("none applies: the agent is not running (", style="bold red")
-            deadline.append_text(safe(self.sv.model.liveness(self.session_id, now).reason, 80,
+            deadline.append_text(safe(self.view.model.liveness(self.session_id, now).reason, 80,
                                       "bold red"))
             deadline.append("); no answer can reach it", style="bold red")
         elif self.escalation.get("deadline_ts") is None:
@@ -293,7 +294,7 @@ class EscalationScreen(ModalScreen[None]):
 
     def _others(self, now: float) -> list[tuple[str, dict[str, Any]]]:
         """The other pending escalations of the queue, oldest first."""
-        return [(sid, esc) for sid, esc in self.sv.model.queue(now)
+        return [(sid, esc) for sid, esc in self.view.model.queue(now)
                 if (sid, str(esc.get("escalation_id"))) != (self.session_id, self.escalation_id)]
 
     def next_pending(self, now: float) -> tuple[str, dict[str, Any]] | None:
@@ -301,11 +302,11 @@ class EscalationScreen(ModalScreen[None]):
         others = self._others(now)
         return others[0] if others else None
 
-    def _answered(self, st: Any) -> bool:
+    def _answered(self, st: SessionState | None) -> bool:
         return self.decision_id is not None or (
             st is not None and self.escalation_id not in st.summary.pending)
 
-    def _offer_next(self, st: Any, now: float) -> None:
+    def _offer_next(self, st: SessionState | None, now: float) -> None:
         """Once this one is answered: the next pending escalation, offered on `n`."""
         offer = self.query_one("#esc-next", Static)
         others = self._others(now) if self._answered(st) else []
@@ -326,7 +327,7 @@ class EscalationScreen(ModalScreen[None]):
         offer.update(text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "decide" and self.sv.read_only:  # nothing can be answered from here
+        if action == "decide" and self.view.read_only:  # nothing can be answered from here
             return False
         if action == "next_pending":
             shown = self.query("#esc-next")
@@ -334,22 +335,22 @@ class EscalationScreen(ModalScreen[None]):
         return True
 
     def action_next_pending(self) -> None:
-        upcoming = self.next_pending(self.sv.clock())
+        upcoming = self.next_pending(self.view.clock())
         if upcoming is None:
             self.notify("nothing else needs you")
             return
-        if not self._answered(self.sv.model.sessions.get(self.session_id)):
+        if not self._answered(self.view.model.sessions.get(self.session_id)):
             self.notify("answer this escalation first (or escape to leave it)",
                         severity="warning")
             return
         sid, esc = upcoming
+        self.app.post_message(OpenEscalation(sid, str(esc.get("escalation_id"))))
         self.dismiss(None)
-        self.sv.open_escalation(sid, str(esc.get("escalation_id")))
 
     # -- answers -----------------------------------------------------------------------------
 
     def action_decide(self, action: str) -> None:
-        if self.follow is not None:
+        if self.follow is not None or self._asked:
             self.notify("a decision was already sent from here", severity="warning")
             return
         allowed = self.escalation.get("options")
@@ -362,7 +363,7 @@ class EscalationScreen(ModalScreen[None]):
 
     def _refuse(self, action: str) -> bool:
         """Show why `action` cannot apply now, if it cannot; True when refused."""
-        self.refused = self.sv.refusal(self.session_id, action, self.escalation_id)
+        self.refused = self.view.refusal(self.session_id, action, self.escalation_id)
         if self.refused is None:
             return False
         self.notify(f"{action} refused: {self.refused}", severity="warning", markup=False)
@@ -378,7 +379,8 @@ class EscalationScreen(ModalScreen[None]):
             if text is None:
                 return
         elif action == "rollback":
-            checkpoint = await self.sv.pick_checkpoint(self.session_id)
+            state = self.view.model.sessions[self.session_id]
+            checkpoint = await pick_checkpoint(self.app, self.view.store, state)
             if checkpoint is None:
                 return
         elif action == "split":
@@ -396,15 +398,26 @@ class EscalationScreen(ModalScreen[None]):
                 return
         if self._refuse(action):  # things may have changed while the operator typed
             return
-        sent = self.sv.send(self.session_id, action, escalation_id=self.escalation_id,
-                            text=text, checkpoint_id=checkpoint, tasks=tasks)
-        if sent is not None:
-            self.follow = FollowUp(self.session_id, sent["decision_id"], action,
-                                   self.sv.clock(), agent_waits=True)
+        self._asked = True
+        self.post_message(DecisionRequested(
+            self.session_id, action, escalation_id=self.escalation_id, text=text,
+            checkpoint_id=checkpoint, tasks=tasks, reply_to=self))
+
+    def on_decision_result(self, result: DecisionResult) -> None:
+        """The app wrote our answer (then it is followed here) or said why it did not."""
+        self._asked = False
+        if result.decision_id is not None:
+            self.follow = FollowUp(self.session_id, result.decision_id, result.request.action,
+                                   self.view.clock(), agent_waits=True)
             self.refresh_view()
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def commands(self) -> Iterable[SystemCommand]:
+        for action in ("approve", "guidance", "rollback", "skip", "abort"):
+            yield SystemCommand(f"Decide: {action}", "Answer this escalation",
+                                lambda a=action: self.action_decide(a))
 
 
 def answered_text(answer: Answer | None) -> Text:

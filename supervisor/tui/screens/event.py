@@ -21,6 +21,7 @@ from supervisor.store.units import count
 from supervisor.tui.event_detail import EventDetail, Related, load_detail
 from supervisor.tui.format import evidence_lines, safe
 from supervisor.tui.history_layout import HistoryLayout
+from supervisor.tui.model import SessionState
 from supervisor.tui.screens.pager import PagerScreen
 
 _TITLES = {"tool_call": "Tool call", "tool_result": "Result", "verdict": "Verdict"}
@@ -35,9 +36,12 @@ class EventScreen(PagerScreen):
     ]
     HINTS = "/ search  ←/→ previous/next event  esc back"
 
-    def __init__(self, session_id: str, index: int, rows: HistoryLayout) -> None:
+    def __init__(self, clock_format: Callable[[float], str], state: SessionState, index: int,
+                 rows: HistoryLayout) -> None:
         super().__init__()
-        self.session_id = session_id
+        self.clock_format = clock_format
+        self.state = state
+        self.session_id = state.session_id
         self.index = index
         self.rows = rows
         """The history rows as the session screen shows them, for `left`/`right`."""
@@ -49,14 +53,12 @@ class EventScreen(PagerScreen):
 
     def _open(self, index: int) -> None:
         self.index = index
-        st = self.sv.model.sessions.get(self.session_id)
-        if st is None:
-            return
+        st = self.state
         store = st.history
         head = Text()
         head.append_text(safe(self.session_id, 40))
         head.append(f"  #{store.seq_of(index)} {store.type_of(index)} "
-                    f"{self.sv.clock_format(store.ts_of(index))}")
+                    f"{self.clock_format(store.ts_of(index))}")
         self.set_head(head)
         self.show_state("reading the event…")
         self._load(store, index, list(st.detections), list(st.escalations.values()))
@@ -72,7 +74,7 @@ class EventScreen(PagerScreen):
         if detail.index != self.index:
             return  # the operator moved on meanwhile
         self.detail = detail
-        self.set_text(detail_lines(detail, self.sv.clock_format))
+        self.set_text(detail_lines(detail, self.clock_format))
 
     def action_step(self, delta: int) -> None:
         self.rows.extend()

@@ -4,14 +4,16 @@ from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from supervisor.store.base import Store
 from supervisor.tui.format import safe
+from supervisor.tui.model import SessionState
 from supervisor.tui.widgets.checkpoint_detail import CheckpointDetail
 
 _MODAL_CSS = """
@@ -107,12 +109,14 @@ class CheckpointPicker(ModalScreen[str | None]):
     #changed { height: auto; max-height: 16; }
     """
 
-    def __init__(self, session_id: str, checkpoints: list[Any]) -> None:
+    def __init__(self, store: Store, state: SessionState) -> None:
         super().__init__()
-        self.session_id = session_id
+        self.store = store
+        self.state = state
+        self.session_id = state.session_id
         # one option per id (options need unique ids): a later checkpoint with the same id
         # (a hostile line, or the session's checkpoint repository made anew) is the one kept
-        unique = {cp.checkpoint_id: cp for cp in checkpoints}
+        unique = {cp.checkpoint_id: cp for cp in state.checkpoints}
         self.checkpoints = list(reversed(unique.values()))
         """Newest first."""
 
@@ -128,7 +132,7 @@ class CheckpointPicker(ModalScreen[str | None]):
             yield OptionList(*(Option(checkpoint_line(cp), id=cp.checkpoint_id)
                                for cp in self.checkpoints), id="checkpoint-options")
             with VerticalScroll(id="changed"):
-                yield CheckpointDetail(self.session_id, id="changed-files")
+                yield CheckpointDetail(self.store, self.state, id="changed-files")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -148,10 +152,19 @@ class CheckpointPicker(ModalScreen[str | None]):
 
         shown = self.query_one(CheckpointDetail).checkpoint
         if shown is not None:
-            self.app.push_screen(DiffScreen(self.session_id, shown.checkpoint_id))
+            self.app.push_screen(DiffScreen(self.store, self.state, shown.checkpoint_id))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+async def pick_checkpoint(app: App[Any], store: Store, state: SessionState) -> str | None:
+    """Ask which checkpoint to roll back to (None: there is none, or the operator cancelled);
+    from a worker, as every `push_screen_wait`."""
+    if not state.checkpoints:
+        app.notify("this session has no checkpoints", severity="warning")
+        return None
+    return await app.push_screen_wait(CheckpointPicker(store, state))
 
 
 class HelpScreen(ModalScreen[None]):

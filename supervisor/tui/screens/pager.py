@@ -5,7 +5,7 @@ a search box (`/`, then `n`/`N`); `esc` closes the box, then the screen. Subclas
 pager (from a worker when reading is slow) and add their own keys and status.
 """
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,9 +16,6 @@ from textual.widgets import Footer, Input, Label, Static
 from supervisor.safetext import clean
 from supervisor.store.units import count
 from supervisor.tui.widgets.text_pager import TextPager
-
-if TYPE_CHECKING:
-    from supervisor.tui.app import SupervisorApp
 
 
 class PagerScreen(Screen[None]):
@@ -44,10 +41,6 @@ class PagerScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._needle = ""
-
-    @property
-    def sv(self) -> "SupervisorApp":
-        return self.app  # type: ignore[return-value]
 
     @property
     def pager(self) -> TextPager:

@@ -8,10 +8,11 @@ hidden). The side bar's tabs, their keys, the palette's "Show ..." commands and 
 lines all come from `PANELS`.
 """
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Iterable
+from typing import ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -21,22 +22,23 @@ from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.store.units import count
 from supervisor.tui.format import level_text, safe, status_text
+from supervisor.tui.messages import CommandRequested, DecisionRequested, OpenEscalation
+from supervisor.tui.model import SessionState
 from supervisor.tui.panels import PANELS, Panel
 from supervisor.tui.screens.event import EventScreen
+from supervisor.tui.view import DashboardView, LiveScreen
 from supervisor.tui.widgets.history_view import HistoryView
-
-if TYPE_CHECKING:
-    from supervisor.tui.app import SupervisorApp
-    from supervisor.tui.model import SessionState
 
 NARROW_WIDTH = 100
 """Terminals narrower than this open a session with the side bar hidden (`w` shows it)."""
 SIDE_BY_SIDE_WIDTH = 70
 """History (40 columns at least) and side bar (30) fit side by side from this width; below it
 the side bar, when shown, takes the whole width (`w` goes back to the history)."""
+QUIET_CALLS = 20
+"""The short quiet the palette offers (the other lasts until the session ends)."""
 
 
-class SessionScreen(Screen[None]):
+class SessionScreen(LiveScreen, Screen[None]):
     """Everything about one session."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -71,25 +73,20 @@ class SessionScreen(Screen[None]):
     #history-state { height: 1; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, view: DashboardView, state: SessionState) -> None:
         super().__init__()
         self.ready = False
         """Composed and mounted: the app's tick may redraw it."""
-        self.session_id = session_id
+        self.view = view
+        self.state = state
+        """The session shown (the model's own object: it follows the session's changes)."""
+        self.session_id = state.session_id
         self._version: tuple[int, str | None] | None = None
         self._find_mode = "search"
         self._last_search = ""
         self._no_match = False
         self._side_wanted: bool | None = None
         """The operator's choice of showing the side bar (None: by the terminal's width)."""
-
-    @property
-    def sv(self) -> "SupervisorApp":
-        return self.app  # type: ignore[return-value]
-
-    @property
-    def state(self) -> "SessionState":
-        return self.sv.model.sessions[self.session_id]
 
     @property
     def history(self) -> HistoryView:
@@ -102,13 +99,13 @@ class SessionScreen(Screen[None]):
         yield Static(id="session-head")
         with Horizontal(id="session-body"):
             with Vertical(id="history"):
-                yield HistoryView(self.state.history, clock_format=self.sv.clock_format,
+                yield HistoryView(self.state.history, clock_format=self.view.clock_format,
                                   id="history-view")
                 yield Label("", id="history-state")
             with TabbedContent(id="side", initial=f"tab-{PANELS[0].ID}"):
                 for panel in PANELS:
                     with TabPane(panel.TITLE, id=f"tab-{panel.ID}"):
-                        yield panel(self.session_id)
+                        yield panel(self.view, self.state)
         yield Input(id="find")
         yield Footer()
 
@@ -134,7 +131,7 @@ class SessionScreen(Screen[None]):
     def refresh_view(self) -> None:
         """Called on the app's tick: redraw what changed since the last version."""
         st = self.state
-        now = self.sv.clock()
+        now = self.view.clock()
         history = self.history
         if history.store is not st.history:  # the file was reset
             history.set_store(st.history)
@@ -142,7 +139,7 @@ class SessionScreen(Screen[None]):
         self._history_state()
         self._head(now)
         # a silence begins or ends without an event (the transcript changed): redraw then too
-        silent = self.sv.model.unsupervised(self.session_id, now)
+        silent = self.view.model.unsupervised(self.session_id, now)
         if (st.version, silent) == self._version:
             return
         self._version = (st.version, silent)
@@ -181,7 +178,7 @@ class SessionScreen(Screen[None]):
         head.append("  ")
         head.append_text(
             Text("folder vanished", style="bold red") if st.gone
-            else status_text(self.sv.model.status(self.session_id, now))
+            else status_text(self.view.model.status(self.session_id, now))
         )
         if s.ended and s.end_reason:
             head.append(": ")
@@ -208,7 +205,8 @@ class SessionScreen(Screen[None]):
         history.focus()
 
     def on_history_view_open_event(self, message: HistoryView.OpenEvent) -> None:
-        self.app.push_screen(EventScreen(self.session_id, message.index, self.history.rows))
+        self.app.push_screen(EventScreen(self.view.clock_format, self.state, message.index,
+                                         self.history.rows))
 
     def on_history_view_layout_changed(self, _message: HistoryView.LayoutChanged) -> None:
         self._history_state()
@@ -295,21 +293,40 @@ class SessionScreen(Screen[None]):
         if not pending:
             self.notify("no escalation pending for this session")
             return
-        self.sv.open_escalation(self.session_id, pending[0]["escalation_id"])
+        self.post_message(OpenEscalation(self.session_id, str(pending[0]["escalation_id"])))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only (recordings): no operator command is offered, in the footer or by key."""
-        return not (action == "command" and self.sv.read_only)
+        return not (action == "command" and self.view.read_only)
 
     def action_command(self, action: str) -> None:
-        self.sv.operator_command(self.session_id, action)
+        self.post_message(CommandRequested(self.session_id, action))
+
+    def commands(self) -> Iterable[SystemCommand]:
+        """The palette here: the history's keys, a "Show ..." per panel, the escalation, and
+        a quiet for each detector that fired in this session (newest first)."""
+        yield SystemCommand("Search history", "Find text in this session's history",
+                            self.action_search)
+        yield SystemCommand("Filter history", "Show or hide matching history lines",
+                            self.action_filter)
+        yield SystemCommand("Heartbeats: fold or show", "Fold runs of heartbeats into one "
+                            "row, or show each", self.action_toggle_quiet)
+        yield SystemCommand("Wide history", "Hide or show the side bar", self.action_toggle_side)
+        yield SystemCommand("Follow live", "Jump to the end of the history", self.action_follow)
+        for p in PANELS:
+            yield SystemCommand(f"Show {p.TITLE.lower()}", p.HELP,
+                                lambda p=p: self.action_panel(p.ID))
+        yield SystemCommand("Answer this session's escalation", "Open the prompt",
+                            self.action_escalation)
+        fired = list(dict.fromkeys(d.detector for d in reversed(self.state.detections)))[:6]
+        for detector in fired:
+            for calls in (QUIET_CALLS, None):
+                span = f"for {calls} calls" if calls else "until the session ends"
+                yield SystemCommand(
+                    f"Quiet {detector} {span}", "This session only; hard limits still apply",
+                    lambda d=detector, c=calls: self.post_message(DecisionRequested(
+                        self.session_id, "quiet", detector=d, calls=c, follow=True)))
 
 
 def _short(text: str) -> str:
     return clean(text, keep_newlines=False, limit=30)
-
-
-def panel_commands(screen: SessionScreen) -> list[tuple[str, str, Any]]:
-    """The palette's "Show ..." command of each panel: (title, help, callback)."""
-    return [(f"Show {p.TITLE.lower()}", p.HELP, lambda p=p: screen.action_panel(p.ID))
-            for p in PANELS]

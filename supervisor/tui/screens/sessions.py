@@ -8,10 +8,11 @@ moves the focus between the table and the queue.
 """
 
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
@@ -20,14 +21,13 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.tui.format import level_text, safe, status_text
+from supervisor.tui.messages import CommandRequested, OpenEscalation, OpenSession
 from supervisor.tui.palette import style
 from supervisor.tui.queue_summary import escalation_summary
 from supervisor.tui.session_order import Sort, order
+from supervisor.tui.view import DashboardView, LiveScreen
 from supervisor.tui.widgets.escalation_queue import EscalationQueue, split_key
 from supervisor.tui.widgets.session_table import Column, SessionTable
-
-if TYPE_CHECKING:
-    from supervisor.tui.app import SupervisorApp
 
 TABLE_TICK_S = 1.0
 """The table's cells are compared and updated at most this often (the rows' "last activity" is
@@ -49,13 +49,13 @@ CELL_LIMIT = 200
 """Characters of agent text a cell holds at most (the column's width cuts it with `…`)."""
 
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(LiveScreen, Screen[None]):
     """All sessions under the root, live."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", show=True),
         Binding("slash", "filter", "Filter", show=True),
-        Binding("e", "next_escalation", "Answer oldest", show=True),
+        Binding("e", "app.next_escalation", "Answer oldest", show=True),
         Binding("tab,shift+tab", "switch_focus", "Table/queue", show=False),
         Binding("s", "cycle_sort", "Sort", show=True),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
@@ -81,10 +81,21 @@ class SessionsScreen(Screen[None]):
     #root-line { height: 1; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, view: DashboardView, *, table_tick: float, root_created: bool,
+                 waiting_for: Callable[[], str | None],
+                 store_problem: Callable[[], str | None]) -> None:
         super().__init__()
         self.ready = False
         """Composed and mounted: the app's tick may redraw it."""
+        self.view = view
+        self.table_tick = table_tick
+        """Seconds between updates of the table's cells (the queue follows every tick)."""
+        self.root_created = root_created
+        """The dashboard made the root: said while it is empty."""
+        self.waiting_for = waiting_for
+        """The session `--session` waits for, until it appears."""
+        self.store_problem = store_problem
+        """What is wrong with reading the store now (None: nothing)."""
         self.filter_text = ""
         self._shown: list[str] = []
         """Sessions shown in the table, in order."""
@@ -93,10 +104,6 @@ class SessionsScreen(Screen[None]):
         self.sort = Sort()
         self._summaries: dict[tuple[str, str], str] = {}
         """The sort column and direction (`s`, `S`, a click on a header)."""
-
-    @property
-    def sv(self) -> "SupervisorApp":
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Label("", id="root-line")
@@ -111,7 +118,7 @@ class SessionsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(SessionTable)
         self._root_line()
-        store = self.sv.store
+        store = self.view.store
         self.query_one("#empty-help", Static).update(
             empty_help(store.describe()) if store.noun == "root" else relay_help(store.describe()))
         self.refresh_view()
@@ -124,20 +131,20 @@ class SessionsScreen(Screen[None]):
         """`root: DIR` (or `store: URL`), how it is used, and the session `--session` waits
         for."""
         notes = []
-        if self.sv.recordings:
+        if self.view.recordings:
             notes.append("recordings, read-only")
-        elif self.sv.read_only:
+        elif self.view.read_only:
             notes.append("read-only")
-        if self.sv.root_created and not self.sv.model.sessions:  # true only while empty
+        if self.root_created and not self.view.model.sessions:  # true only while empty
             notes.append("created empty")
         line = Text(no_wrap=True, end="")
-        waiting = self.sv.initial_session  # first: a long root path must not hide it
-        if waiting is not None and waiting not in self.sv.model.sessions:
+        waiting = self.waiting_for()  # first: a long root path must not hide it
+        if waiting is not None and waiting not in self.view.model.sessions:
             line.append("waiting for session ", style="bold")
             line.append_text(safe(waiting, 60, "bold"))
             line.append(" to appear…   ", style="bold")
-        store = self.sv.store
-        problem = getattr(self.sv.follower, "problem", None)
+        store = self.view.store
+        problem = self.store_problem()
         if problem:  # shown until it can be read again (it names the root); the rows stay
             line.append_text(safe(f"{problem}; retrying, what is shown may be out of date",
                                   300, style("bold {bad}")))
@@ -151,21 +158,21 @@ class SessionsScreen(Screen[None]):
         try:
             return self._cells(sid, now)
         except Exception as exc:  # a row that cannot be drawn: that session shows as broken
-            summary = self.sv.model.sessions[sid].summary
+            summary = self.view.model.sessions[sid].summary
             summary.broken = clean(f"{type(exc).__name__}: {exc}", keep_newlines=False,
                                    limit=200)
             return (safe(sid, CELL_LIMIT), Text("-"), Text("-"), status_text("broken"),
                     Text("-"), Text("-"), Text("-"), Text("-"))
 
     def _cells(self, sid: str, now: float) -> tuple[Text, ...]:
-        st = self.sv.model.sessions[sid]
+        st = self.view.model.sessions[sid]
         s = st.summary
         return (
             safe(sid, CELL_LIMIT),
             safe(s.agent or "-", CELL_LIMIT),
             safe(s.task or "-", CELL_LIMIT),
             Text("vanished", style="dim strike") if st.gone
-            else status_text(self.sv.model.status(sid, now)),
+            else status_text(self.view.model.status(sid, now)),
             level_text(s.level, ended=s.ended),
             Text(str(s.events), justify="right"),
             errors_text(s.errors, s.bad_lines),
@@ -175,26 +182,26 @@ class SessionsScreen(Screen[None]):
     def _matches(self, sid: str, now: float) -> bool:
         if not self.filter_text:
             return True
-        st = self.sv.model.sessions[sid]
+        st = self.view.model.sessions[sid]
         s = st.summary
         hay = " ".join(
-            str(x) for x in (sid, s.agent, s.task, self.sv.model.status(sid, now),
+            str(x) for x in (sid, s.agent, s.task, self.view.model.status(sid, now),
                              f"level{s.level}") if x
         ).lower()
         return all(word in hay for word in self.filter_text.lower().split())
 
     def refresh_view(self, *, force: bool = False) -> None:
         """Bring the table and the queue up to date with the model (diff only)."""
-        now = self.sv.clock()
+        now = self.view.clock()
         tick = time.monotonic()
-        same_rows = len(self.sv.model.sessions) == len(self._shown) + self._hidden
-        if not force and same_rows and tick - self._table_at < self.sv.table_tick:
+        same_rows = len(self.view.model.sessions) == len(self._shown) + self._hidden
+        if not force and same_rows and tick - self._table_at < self.table_tick:
             with self.app.batch_update():
                 self._refresh_queue(now)
             return
         self._table_at = tick
         table = self.query_one(SessionTable)
-        model = self.sv.model
+        model = self.view.model
         # sorted at the table's tick (at most once a second): the cursor stays on its session
         wanted = order(model, [sid for sid in model.sessions if self._matches(sid, now)], now,
                        self.sort)
@@ -214,13 +221,13 @@ class SessionsScreen(Screen[None]):
 
     def _refresh_queue(self, now: float) -> None:
         """The count, and the entries with their ages and countdowns (they tick)."""
-        model = self.sv.model
+        model = self.view.model
         queue, stale = model.queue(now), model.stale(now)
         title = self.query_one("#needs-title", Label)
-        if self.sv.recordings:  # nothing here waits for anyone: recorded as it was
+        if self.view.recordings:  # nothing here waits for anyone: recorded as it was
             text = f"Pending when recorded: {len(queue)}" + (
                 "  (read-only: e shows the oldest)" if queue else "")
-        elif self.sv.read_only:
+        elif self.view.read_only:
             text = f"Needs you: {len(queue)}" + (
                 "  (read-only here: answer from another dashboard or the CLI)" if queue else "")
         else:
@@ -228,7 +235,7 @@ class SessionsScreen(Screen[None]):
         if stale:
             text += f"   {len(stale)} stale: agent not running"
         title.update(text)
-        title.set_class(bool(queue) and not self.sv.recordings, "-has")
+        title.set_class(bool(queue) and not self.view.recordings, "-has")
         self.query_one(EscalationQueue).show(
             queue, stale, now, lambda sid: model.liveness(sid, now).reason, self._summary
         )
@@ -237,7 +244,7 @@ class SessionsScreen(Screen[None]):
         """The queue's short summary of an escalation, made once (one read of the log)."""
         key = (sid, str(esc.get("escalation_id")))
         if key not in self._summaries:
-            st = self.sv.model.sessions.get(sid)
+            st = self.view.model.sessions.get(sid)
             self._summaries[key] = escalation_summary(st, esc) if st is not None else ""
         return self._summaries[key]
 
@@ -247,7 +254,7 @@ class SessionsScreen(Screen[None]):
         return self.query_one(SessionTable).cursor_key
 
     def on_session_table_row_selected(self, message: SessionTable.RowSelected) -> None:
-        self.sv.open_session(message.key)
+        self.post_message(OpenSession(message.key))
 
     def on_session_table_header_clicked(self, message: SessionTable.HeaderClicked) -> None:
         self._sort_by(self.sort.clicked(message.column))
@@ -279,26 +286,26 @@ class SessionsScreen(Screen[None]):
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         sid, eid = split_key(message.option.id or "")
-        self.sv.open_escalation(sid, eid)
+        self.post_message(OpenEscalation(sid, eid))
 
     def action_open(self) -> None:
         sid = self.selected_session()
         if sid:
-            self.sv.open_session(sid)
-
-    def action_next_escalation(self) -> None:
-        self.sv.action_next_escalation()
+            self.post_message(OpenSession(sid))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only (recordings): no operator command is offered, in the footer or by key."""
-        return not (action == "command" and self.sv.read_only)
+        return not (action == "command" and self.view.read_only)
 
     def action_command(self, action: str) -> None:
         sid = self.selected_session()
         if sid is None:
             self.notify("no session selected", severity="warning")
             return
-        self.sv.operator_command(sid, action)
+        self.post_message(CommandRequested(sid, action))
+
+    def commands(self) -> Iterable[SystemCommand]:
+        yield SystemCommand("Filter sessions", "Show only matching sessions", self.action_filter)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

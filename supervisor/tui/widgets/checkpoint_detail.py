@@ -11,10 +11,11 @@ from rich.text import Text
 from textual import work
 from textual.widgets import Static
 
+from supervisor.store.base import Store
 from supervisor.store.units import count
 from supervisor.tui.checkpoint_changes import SinceCheckpoint, files_since
 from supervisor.tui.format import safe
-from supervisor.tui.model import CheckpointInfo
+from supervisor.tui.model import CheckpointInfo, SessionState
 
 FILES_SHOWN = 200
 RECHECK_S = 2.0
@@ -24,9 +25,11 @@ RECHECK_S = 2.0
 class CheckpointDetail(Static):
     """The facts of one checkpoint and what a rollback to it would undo."""
 
-    def __init__(self, session_id: str, *, id: str | None = None) -> None:
+    def __init__(self, store: Store, state: SessionState, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.session_id = session_id
+        self.store = store
+        """Where the session's work tree is found (git runs there)."""
+        self.state = state
         self.checkpoint: CheckpointInfo | None = None
         self.since: SinceCheckpoint | None = None
         """What differs since the shown checkpoint (None: still looking)."""
@@ -51,13 +54,8 @@ class CheckpointDetail(Static):
     def _look(self, cp: CheckpointInfo) -> None:
         """Git over the workspace: never on the UI thread (one per highlight; the latest
         wins)."""
-        app = self.app
-        state = app.model.sessions.get(self.session_id)  # type: ignore[attr-defined]
-        if state is None:
-            app.call_from_thread(setattr, self, "_looking", False)
-            return
-        since = files_since(app.store, state, cp.checkpoint_id)  # type: ignore[attr-defined]
-        app.call_from_thread(self._arrived, cp, since)
+        since = files_since(self.store, self.state, cp.checkpoint_id)
+        self.app.call_from_thread(self._arrived, cp, since)
 
     def _arrived(self, cp: CheckpointInfo, since: SinceCheckpoint) -> None:
         self._looking = False
