@@ -26,6 +26,7 @@ from textual.screen import Screen
 
 from supervisor.guard.operator import default_operator, reset_text, send_decision
 from supervisor.guard.refusals import answer_refusal, command_refusal
+from supervisor.protocol.decisions import KINDS, SESSION_COMMANDS
 from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
@@ -69,7 +70,6 @@ ALERT_WINDOW_S = 1.0
 LOAD_CHUNK_BYTES = 2 * 1024 * 1024
 """Bytes read per file per delivery: a huge session is shown after its first chunk and fills
 in while the operator already looks at it, instead of freezing until all of it is parsed."""
-OPERATOR_COMMANDS = ("pause", "guidance", "rollback", "reset", "abort")
 
 
 class SupervisorApp(App[None]):
@@ -400,8 +400,10 @@ class SupervisorApp(App[None]):
             return None
         st.record_sent(decision_id, action, request.escalation_id, operator)
         if request.follow:
-            # an operator command answers the escalation pending, if any (a quiet does not)
-            waits = action in OPERATOR_COMMANDS and bool(st.summary.pending)
+            # a command that is an option of the pending escalation answers it (as the guard
+            # applies it); a quiet, a replan never does
+            waits = any(action in (esc.get("options") or [])
+                        for esc in st.summary.pending.values())
             follow = FollowUp(sid, decision_id, action, self.clock(), waits)
             self.commands[decision_id] = follow
             what = f"{action} {request.detector}" if request.detector else action
@@ -432,21 +434,20 @@ class SupervisorApp(App[None]):
     async def _operator_command(self, st: SessionState, action: str) -> None:
         session_id = st.session_id
         text = checkpoint = None
-        if action == "guidance":
+        kind = KINDS[action]
+        if kind.needs == "text":
             text = await self.push_screen_wait(GuidanceScreen(session_id))
             if text is None:
                 return
-        elif action == "rollback":
+        elif kind.needs == "checkpoint":
             checkpoint = await self.pick_checkpoint(session_id)
             if checkpoint is None:
                 return
-        elif action in ("abort", "reset"):
+        elif kind.confirm is not None:
             question = Text(f"{action.capitalize()} session ", style="bold")
             question.append_text(safe(session_id, 60, "bold"))
-            question.append(
-                "? The agent stops for good." if action == "abort"
-                else "?\n" + reset_text(st.policy)
-            )
+            question.append(  # a reset says what it clears under this session's policy
+                "?\n" + reset_text(st.policy) if action == "reset" else f"? {kind.confirm}")
             if not await self.push_screen_wait(ConfirmScreen(question)):
                 return
         self.post_message(DecisionRequested(session_id, action, text=text,
@@ -491,7 +492,7 @@ class SupervisorApp(App[None]):
             yield SystemCommand(f"Open session {shown}", "Show its history and details",
                                 lambda s=sid: self.open_session(s), discover=False)
             if st.summary.end_status is None and not st.gone:
-                for action in OPERATOR_COMMANDS:
+                for action in SESSION_COMMANDS:
                     yield SystemCommand(
                         f"{action.capitalize()} session {shown}",
                         f"Operator command: {action}",

@@ -30,11 +30,12 @@ from supervisor.protocol.decisions.registry import (
     ESCALATION_OPTIONS,
     KINDS,
     NEWS,
+    SESSION_COMMANDS,
 )
 from supervisor.protocol.decisions.validate import common_problem, decision_problem, read_decision
 
 __all__ = [
-    "ACTIONS", "COMMANDS", "ESCALATION_OPTIONS", "KINDS", "NEWS", "Context", "DecisionKind", "Desk",
-    "Ignored", "Result", "SessionView", "common_problem", "decision_problem", "not_an_option",
-    "plan_problem", "read_decision",
+    "ACTIONS", "COMMANDS", "ESCALATION_OPTIONS", "KINDS", "NEWS", "SESSION_COMMANDS", "Context",
+    "DecisionKind", "Desk", "Ignored", "Result", "SessionView", "common_problem",
+    "decision_problem", "not_an_option", "plan_problem", "read_decision",
 ]

@@ -23,6 +23,7 @@ class Abort(DecisionKind):
     protection = "+y"
     confirm = "The agent stops for good."
     cli = "supervisor abort SESSION"
+    command_key = "X"
 
     def carry_out(self, desk: Desk, decision: Mapping[str, Any], ctx: Context,
                   effect: EffectFacts) -> Result | Ignored:

@@ -202,6 +202,10 @@ class DecisionKind:
     """Its engine effect (`supervisor.engine.decisions.EffectKind`) when carried out."""
     key: ClassVar[str | None] = None
     """The escalation prompt's key for it (answers only)."""
+    command_key: ClassVar[str | None] = None
+    """The sessions and session screens' key for it as a command (None: the palette only)."""
+    command_shown: ClassVar[bool] = False
+    """That key is shown in the footer (the others are in the help screen)."""
     protection: ClassVar[str] = ""
     """The second step the dashboard asks for before sending it, said beside its key: `+y`
     (confirm), `+ctrl+s` (a text box), `+pick` (a checkpoint picker)."""

@@ -28,6 +28,8 @@ class Guidance(DecisionKind):
     key = "g"
     protection = "+ctrl+s"
     cli = "supervisor guide SESSION TEXT"
+    command_key = "G"
+    command_shown = True
 
     def fields_problem(self, value: Mapping[str, Any]) -> str | None:
         if not (value.get("text") or "").strip():

@@ -24,6 +24,8 @@ class Pause(DecisionKind):
     title = "Pause"
     summary = "the agent stops at its next tool call until an operator resumes it or decides"
     cli = "supervisor pause SESSION"
+    command_key = "P"
+    command_shown = True
     waits_for_pending = True
 
     def pending_refusal(self, pending: Mapping[str, Any]) -> str:

@@ -18,12 +18,12 @@ from supervisor.protocol.decisions.base import DecisionKind
 
 KINDS: dict[str, DecisionKind] = {kind.name: kind for kind in (
     approve.KIND,
+    pause.KIND,
     guidance.KIND,
     rollback.KIND,
+    reset.KIND,
     skip.KIND,
     abort.KIND,
-    pause.KIND,
-    reset.KIND,
     split.KIND,
     replan.KIND,
     drop_plan.KIND,
@@ -40,5 +40,8 @@ ESCALATION_OPTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
 COMMANDS: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.command)
 """What an operator may send a running session with no escalation (`resume` answers its
 operator pause)."""
+SESSION_COMMANDS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
+                                          if kind.command_key)
+"""The commands the dashboard's session screens bind to a key (and list in the palette)."""
 NEWS: frozenset[str] = frozenset(name for name, kind in KINDS.items() if kind.news)
 """The kinds whose words reach an agent between tool calls too (`DecisionKind.news`)."""

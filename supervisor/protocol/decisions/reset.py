@@ -28,6 +28,8 @@ class Reset(DecisionKind):
                "(at most `resets_per_conversation` times)")
     effect = "reset"
     cli = "supervisor reset SESSION"
+    command_key = "R"
+    confirm = "Its loop counters are cleared."
     waits_for_pending = True
 
     def pending_refusal(self, pending: Mapping[str, Any]) -> str:

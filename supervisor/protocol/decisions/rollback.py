@@ -30,6 +30,7 @@ class Rollback(DecisionKind):
     key = "r"
     protection = "+pick"
     cli = "supervisor answer SESSION --rollback CHECKPOINT"
+    command_key = "B"
 
     def fields_problem(self, value: Mapping[str, Any]) -> str | None:
         if not value.get("checkpoint_id"):

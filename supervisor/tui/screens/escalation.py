@@ -21,7 +21,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from supervisor.engine.task_size import LABELS, TaskSize, task_size
+from supervisor.protocol.decisions import ESCALATION_OPTIONS, KINDS
 from supervisor.store.summary import Answer
+from supervisor.tui.decision_keys import ANSWER_KEYS, answer_bindings
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import countdown, evidence_lines, level_text, safe, safe_block
@@ -32,18 +34,6 @@ from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen, pick_ch
 from supervisor.tui.screens.plan_input import PlanScreen
 from supervisor.tui.view import DashboardView, LiveScreen
 
-PROTECTION = {
-    "approve": "+y", "guidance": "+ctrl+s", "rollback": "+pick", "skip": "+y", "abort": "+y",
-    "split": "+ctrl+s",
-}
-"""The second step each answer needs, said on screen beside it."""
-CONFIRM = {
-    "approve": "The agent goes on, with the call the supervisor stopped.",
-    "skip": "The agent drops its current task.",
-    "abort": "The agent stops for good.",
-}
-"""What a confirmed answer does; it cannot be taken back once the agent has read it."""
-
 RECENT_STEPS = 8
 """Calls, results and messages shown before the escalation (not the engine's own verdict,
 detection and limit rows, nor heartbeats: `history.recent_steps`)."""
@@ -53,16 +43,11 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
     """Answer one escalation."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "decide('approve')", "Approve", show=True),
-        Binding("g", "decide('guidance')", "Guidance", show=True),
-        Binding("r", "decide('rollback')", "Rollback", show=True),
-        Binding("s", "decide('skip')", "Skip task", show=True),
-        Binding("x", "decide('abort')", "Abort", show=True),
-        Binding("p", "decide('split')", "Split", show=True),
+        *answer_bindings(),
         Binding("n", "next_pending", "Next pending", show=True),
         Binding("escape", "close", "Close", show=True),
     ]
-    DELIBERATE_KEYS = frozenset("agrsxp")
+    DELIBERATE_KEYS = ANSWER_KEYS
     """Keys that start an answer: ignored in a burst (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     EscalationScreen { align: center middle; }
@@ -209,16 +194,15 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         esc = self.escalation
         options = Text()
         allowed = esc.get("options") or []
-        answers = [("a", "approve"), ("g", "guidance"), ("r", "rollback"), ("s", "skip"),
-                   ("x", "abort"), ("p", "split")]
+        answers = [(KINDS[name].key, name) for name in ESCALATION_OPTIONS]
         if self.task_size is not None and self.task_size.suggests_split:
-            answers.insert(0, answers.pop())
+            answers.sort(key=lambda answer: answer[1] != "split")  # offered first
         for key, action in answers:
             style = ("bold" if action in allowed else "dim strike") if still_open else "dim"
             options.append(f" {key} ", style="reverse " + style)
             resume = action == "approve" and self.is_pause
             options.append(f" {'resume' if resume else action}", style=style)
-            second = "at once" if resume else PROTECTION[action]
+            second = "at once" if resume else KINDS[action].protection
             options.append(f" ({second})   ", style="dim")
         if still_open:
             options.append("\n+y: asks, y confirms (cannot be taken back)  +pick: choose the "
@@ -374,26 +358,27 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
     async def _decide(self, action: str) -> None:
         text = checkpoint = None
         tasks: list[str] | None = None
-        if action == "guidance":
+        kind = KINDS[action]
+        if kind.needs == "text":
             text = await self.app.push_screen_wait(GuidanceScreen(self.session_id))
             if text is None:
                 return
-        elif action == "rollback":
+        elif kind.needs == "checkpoint":
             state = self.view.model.sessions[self.session_id]
             checkpoint = await pick_checkpoint(self.app, self.view.store, state)
             if checkpoint is None:
                 return
-        elif action == "split":
+        elif kind.needs == "tasks":
             tasks = await self.app.push_screen_wait(
                 PlanScreen(self.session_id, self.escalation.get("reason")))
             if tasks is None:
                 return
-        elif action in CONFIRM and not (action == "approve" and self.is_pause):
+        elif kind.confirm is not None and not (action == "approve" and self.is_pause):
             question = Text(f"{action.capitalize()} ", style="bold")
             question.append_text(safe(self.escalation_id, 60, "bold"))
             question.append(" of session ", style="bold")
             question.append_text(safe(self.session_id, 60, "bold"))
-            question.append(f"? {CONFIRM[action]} This cannot be taken back.")
+            question.append(f"? {kind.confirm} This cannot be taken back.")
             if not await self.app.push_screen_wait(ConfirmScreen(question)):
                 return
         if self._refuse(action):  # things may have changed while the operator typed
@@ -415,7 +400,7 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         self.dismiss(None)
 
     def commands(self) -> Iterable[SystemCommand]:
-        for action in ("approve", "guidance", "rollback", "skip", "abort"):
+        for action in ESCALATION_OPTIONS:
             yield SystemCommand(f"Decide: {action}", "Answer this escalation",
                                 lambda a=action: self.action_decide(a))
 

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.store.units import count
+from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import CommandRequested, DecisionRequested, OpenEscalation
 from supervisor.tui.model import SessionState
@@ -51,14 +52,10 @@ class SessionScreen(LiveScreen, Screen[None]):
         Binding("w", "toggle_side", "Side bar", show=True),
         Binding("e", "escalation", "Answer", show=True),
         *(Binding(p.KEY, f"panel('{p.ID}')", p.TITLE, show=False) for p in PANELS),
-        Binding("P", "command('pause')", "Pause", show=True),
-        Binding("G", "command('guidance')", "Guidance", show=True),
-        Binding("B", "command('rollback')", "Rollback", show=False),
-        Binding("R", "command('reset')", "Reset", show=False),
-        Binding("X", "command('abort')", "Abort", show=False),
+        *command_bindings(),
         Binding("end", "follow", "Follow", show=False),
     ]
-    DELIBERATE_KEYS = frozenset("PGBRX")
+    DELIBERATE_KEYS = COMMAND_KEYS
     """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionScreen { layout: vertical; }

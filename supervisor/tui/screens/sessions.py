@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 
 from supervisor.safetext import clean
 from supervisor.store.render import ago
+from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import CommandRequested, OpenEscalation, OpenSession
 from supervisor.tui.palette import style
@@ -59,14 +60,10 @@ class SessionsScreen(LiveScreen, Screen[None]):
         Binding("tab,shift+tab", "switch_focus", "Table/queue", show=False),
         Binding("s", "cycle_sort", "Sort", show=True),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
-        Binding("P", "command('pause')", "Pause", show=True),
-        Binding("G", "command('guidance')", "Guidance", show=True),
-        Binding("B", "command('rollback')", "Rollback", show=False),
-        Binding("R", "command('reset')", "Reset", show=False),
-        Binding("X", "command('abort')", "Abort", show=False),
+        *command_bindings(),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
-    DELIBERATE_KEYS = frozenset("PGBRX")
+    DELIBERATE_KEYS = COMMAND_KEYS
     """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionsScreen { layout: vertical; }
