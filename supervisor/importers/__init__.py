@@ -119,12 +119,3 @@ def _shape(document: Document) -> str:
     if isinstance(value, list):
         return f"JSON list of {len(value)} items"
     return f"JSON {type(value).__name__}"
-
-
-def _register() -> None:
-    from supervisor.importers.sources import register_with_analysis
-
-    register_with_analysis()
-
-
-_register()
