@@ -6,7 +6,7 @@ corrupt state, a full disk): the complaint goes to the caller's `complain` (stde
 server's log) and, when possible, to a `supervisor_error` event in the session, and the agent
 gets no answer, which lets its call go on.
 
-`handle` does the work: the target reads the payload into a `Step`; the runtime follows resumed
+`handle` does the work: the target reads the payload into a `HookStep`; the runtime follows resumed
 sessions to their current run, opens the session's guard (recovering from a state it cannot
 load), applies the step, holds an escalated call for the operator within the call's `Budget`,
 and asks the target to phrase the answer. The cost stays flat as the session grows: the guard
@@ -27,7 +27,7 @@ from supervisor.guard.state import STATE_FILE
 from supervisor.hooks import memory as hook_memory
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.policy import guard_table, hook_settings, load_policy
-from supervisor.hooks.step import PayloadError, Step, child_session_id, read_payload
+from supervisor.hooks.step import HookStep, PayloadError, child_session_id, read_payload
 from supervisor.hooks.target import Target
 from supervisor.hooks.targets import load as load_target
 from supervisor.hooks.wording import note
@@ -133,7 +133,7 @@ def handle(
         guard.close()
 
 
-def _all_seen(root: Path, step: Step) -> bool:
+def _all_seen(root: Path, step: HookStep) -> bool:
     """True when every call of a batch went through PreToolUse and none was refused by the
     agent's own permission check since (cheap: the hook memory only)."""
     directory = session_dir(root, step.session_id)
@@ -145,7 +145,7 @@ def _all_seen(root: Path, step: Step) -> bool:
         return all(memory.saw(item["call"]["call_id"]) for item in step.batch)
 
 
-def _keep_display(root: Path, step: Step) -> None:
+def _keep_display(root: Path, step: HookStep) -> None:
     """Keep a non-final flush of the assistant's text in the hook memory."""
     assert step.display is not None
     directory = ensure_session_dir(root, step.session_id)
@@ -177,7 +177,7 @@ class _Call:
 
     target: Target
     guard: Any
-    step: Step
+    step: HookStep
     root: Path
     budget: Budget
 
@@ -212,7 +212,7 @@ class _Call:
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of
-        the oldest call with the same tool and arguments still waiting (`Step.pair`)."""
+        the oldest call with the same tool and arguments still waiting (`HookStep.pair`)."""
         key = self.step.pair
         if key is None:
             return
@@ -223,7 +223,7 @@ class _Call:
 
     def decided(self, verdict: Any) -> Any:
         """After the verdict on a call: a refused call gets no result, so it stops waiting for
-        one (`Step.pair`); a note on a call that runs waits for its result when the agent takes
+        one (`HookStep.pair`); a note on a call that runs waits for its result when the agent takes
         no context before a call (`Target.context_before_call`), and is left out of the
         verdict returned."""
         call = self.step.call
@@ -430,7 +430,7 @@ def _title(prompt: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _follow_resumes(root: Path, step: Step) -> None:
+def _follow_resumes(root: Path, step: HookStep) -> None:
     """Point the step at the current run of its agent session (see `_start_new_run`)."""
     base = step.parent_session_id or step.session_id
     current = _current_run(root, base)
@@ -444,7 +444,7 @@ def _follow_resumes(root: Path, step: Step) -> None:
         step.session_id = current
 
 
-def _start_new_run(root: Path, step: Step, base: str) -> None:
+def _start_new_run(root: Path, step: HookStep, base: str) -> None:
     """A session that ended (SessionEnd, an abort, a hard limit) and is resumed in the agent
     (`claude --resume`) continues as a new supervisor session `<id>.run<N>`: the ended one stays
     as it was, and the new run is supervised afresh. The base session's directory keeps a
@@ -468,7 +468,7 @@ def _current_run(root: Path, base: str) -> str:
         return base
 
 
-def _open_guard(root: Path, step: Step, budget: Budget) -> tuple[Any, list[str]]:
+def _open_guard(root: Path, step: HookStep, budget: Budget) -> tuple[Any, list[str]]:
     """The session's guard, and problems to record. A state the guard cannot restore is kept
     aside (`state.json.corrupt-<time>`) and the session goes on from a fresh state."""
     from supervisor.guard.core import Guard
@@ -527,7 +527,7 @@ def _settings(root: Path, budget: Budget, report: list[str]) -> Any:
         return hook_settings({}, budget)
 
 
-def _into_run(step: Step, session: str, pid: int | None) -> None:
+def _into_run(step: HookStep, session: str, pid: int | None) -> None:
     """Record into the session `supervisor run` named (its subagents into child sessions of
     it), whatever id the agent gave itself; the pane's pid makes a dead agent show `dead`."""
     session = validate_session_id(session)
@@ -540,12 +540,12 @@ def _into_run(step: Step, session: str, pid: int | None) -> None:
         step.start["pid"] = pid
 
 
-def _start_extra(step: Step) -> dict[str, Any]:
+def _start_extra(step: HookStep) -> dict[str, Any]:
     skip = {"type", "agent", "task", "cwd", "pid", "policy", "heartbeat_s"}
     return {k: v for k, v in step.start.items() if k not in skip and v is not None}
 
 
-def _link_parent(root: Path, step: Step) -> None:
+def _link_parent(root: Path, step: HookStep) -> None:
     """Tell the parent session (if it exists) that a subagent's child session started."""
     parent = session_files(root, step.parent_session_id or "")
     if not parent.dir.is_dir():

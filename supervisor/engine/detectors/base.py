@@ -27,7 +27,7 @@ from itertools import islice
 from typing import Any, ClassVar
 
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import ACTION_BY_LEVEL, Finding
 
 Params = dict[str, Any]
@@ -54,16 +54,16 @@ class Detector:
         """A fresh memory (JSON values only)."""
         return {}
 
-    def record(self, st: State, step: Step, mem: Memory) -> None:
+    def record(self, st: State, step: StepRecord, mem: Memory) -> None:
         return None
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         return None
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         return None
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         return None
 
     def clear(self, mem: Memory) -> None:
@@ -87,6 +87,6 @@ def finding(detector: str, level: int, signature: str, evidence: list[int], mess
                    action or ACTION_BY_LEVEL[level], step)  # type: ignore[arg-type]
 
 
-def recent(st: State, n: int) -> Iterator[Step]:
+def recent(st: State, n: int) -> Iterator[StepRecord]:
     """The last `n` completed steps, newest first."""
     return islice(reversed(st.hist), n)

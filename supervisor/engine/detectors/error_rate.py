@@ -16,11 +16,11 @@ from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
 from supervisor.engine.fingerprint import GENERIC_ERROR_CLASSES
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 
-def _hard_failure(step: Step) -> bool:
+def _hard_failure(step: StepRecord) -> bool:
     return not step["ok"] and not (step["category"] == "read"
                                    and step["error"] in GENERIC_ERROR_CLASSES)
 
@@ -36,7 +36,7 @@ class ErrorRate(Detector):
         # fired: windows in a row that reported; cooldown: steps until it looks again
         return {"fired": 0, "cooldown": 0}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if mem["cooldown"] > 0:
             mem["cooldown"] -= 1
             return None

@@ -32,18 +32,18 @@ from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
 from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 from supervisor.engine.workspace import file_key
 
 
-def same_call(st: State, step: Step) -> list[Step]:
+def same_call(st: State, step: StepRecord) -> list[StepRecord]:
     """Completed steps of this call in this workspace within the look-back, newest first."""
     return [s for s in recent(st, st.sizes["lookback"])
             if s["signature"] == step["signature"] and s["workspace"] == step["workspace"]]
 
 
-def same_outcome(a: Step, b: Step) -> bool:
+def same_outcome(a: StepRecord, b: StepRecord) -> bool:
     """The same normalised output, or two failures naming the same error (not test reports:
     "4 failed" then "3 failed" is a test count moving, progress)."""
     if a["outcome"] == b["outcome"]:
@@ -53,14 +53,14 @@ def same_outcome(a: Step, b: Step) -> bool:
             and not is_test_report(a["error"], a["error_id"]))
 
 
-def reapplied(st: State, step: Step) -> list[Step]:
+def reapplied(st: State, step: StepRecord) -> list[StepRecord]:
     """For a mutating call: the completed applications of this very call within the
     look-back, newest first, back to the last time another call changed a file it writes
     (only for an edit: a mutating call that names its file)."""
     if step["category"] != "mutate" or not step["path"]:
         return []
     files = set(step["touches"])
-    found: list[Step] = []
+    found: list[StepRecord] = []
     for s in recent(st, st.sizes["lookback"]):
         if s["signature"] == step["signature"]:
             if s["ok"]:  # an application that failed applied nothing
@@ -75,7 +75,7 @@ def reapplied(st: State, step: Step) -> list[Step]:
     return found
 
 
-def batches(steps: list[Step]) -> int:
+def batches(steps: list[StepRecord]) -> int:
     """How many decisions the steps were: a batch of parallel calls is one."""
     return len({s["batch"] or f"step:{s['index']}" for s in steps})
 
@@ -99,7 +99,7 @@ class ExactRepeat(Detector):
         "enabled": True, "nudge": 3, "block": 4, "escalate": 6, "stop": 0,
     }
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if step["refused"]:
             return None
         same = [s for s in same_call(st, step) if same_outcome(s, step)]
@@ -116,7 +116,7 @@ class ExactRepeat(Detector):
         return finding(self.name, 1, step["signature"], sorted(s["seq"] for s in same),
                        message, step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         prior = same_call(st, step)
         run = [s for s in prior if same_outcome(s, prior[0])] if prior else []
         again = reapplied(st, step)

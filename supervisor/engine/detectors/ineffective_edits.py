@@ -17,13 +17,13 @@ from supervisor.engine import guidance as g
 from supervisor.engine import workspace
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _PROBES_KEPT = 32
 
 
-def edits_since(st: State, since: int, step: Step) -> tuple[list[str], bool]:
+def edits_since(st: State, since: int, step: StepRecord) -> tuple[list[str], bool]:
     """(files edited since step `since` that count, whether the probe's own files changed)."""
     probes = st.workspace["probes"]
     counted: list[str] = []
@@ -51,7 +51,7 @@ class IneffectiveEdits(Detector):
         # edits did change some probe's output
         return {"probes": {}, "effective_at": -1}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if step["category"] != "run" or step["ok"] is None:
             return None
         probes: dict[str, Any] = mem["probes"]
@@ -92,7 +92,7 @@ class IneffectiveEdits(Detector):
                        g.ineffective_edits_nudge(step, n, entry["edited"], entry["seqs"]),
                        step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if step["category"] != "run":
             return None
         entry = mem["probes"].get(step["signature"])
@@ -112,7 +112,7 @@ class IneffectiveEdits(Detector):
         return finding(self.name, level, f"probe:{step['signature']}", entry["seqs"],
                        g.ineffective_edits_block(level, step, entry), step["index"])
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         entry = mem["probes"].get(step["signature"])
         if entry:
             entry["refused"] = max(0, entry["refused"] - 1)

@@ -11,7 +11,7 @@ from typing import ClassVar
 from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 
@@ -26,7 +26,7 @@ class NoProgress(Detector):
         # steps without progress so far, and the level it last reported at
         return {"steps": 0, "fired": 0}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if step["category"] in ("poll", "other") or (step["ok"] and step["empty"]):
             return None
         if step["progress"]:

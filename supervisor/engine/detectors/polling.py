@@ -11,7 +11,7 @@ from typing import ClassVar
 from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _POLLS_KEPT = 32
@@ -29,7 +29,7 @@ class Polling(Detector):
         # per poll call (signature): its current output, how often in a row, since when
         return {"polls": {}}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if step["category"] != "poll":
             return None
         polls = mem["polls"]
@@ -58,7 +58,7 @@ class Polling(Detector):
         return finding(self.name, level, step["signature"], entry["seqs"],
                        g.polling_nudge(step, n, waited, entry["seqs"]), step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if step["category"] != "poll":
             return None
         entry = mem["polls"].get(step["signature"])
@@ -75,7 +75,7 @@ class Polling(Detector):
         return finding(self.name, level, step["signature"], entry["seqs"],
                        g.polling_block(level, step, entry["count"]), step["index"])
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         entry = mem["polls"].get(step["signature"])
         if entry:
             entry["refused"] = max(0, entry["refused"] - 1)

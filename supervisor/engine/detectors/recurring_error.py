@@ -25,7 +25,7 @@ from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding
 from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 from supervisor.engine.workspace import file_key
 
@@ -33,8 +33,8 @@ _GROUPS_KEPT = 16
 _KEPT = 20
 
 
-def group_of(step: Step) -> str:
-    """Failures are compared within one tool (for a shell: one program, see `Step.head`; but
+def group_of(step: StepRecord) -> str:
+    """Failures are compared within one tool (for a shell: one program, see `StepRecord.head`; but
     an error only the harness names, such as a time-out, is the shell tool's own), and for an
     edit tool within one file."""
     if step["category"] == "mutate" and step["path"]:
@@ -65,7 +65,7 @@ class RecurringError(Detector):
         # and how many calls were refused since; the group's last reported size
         return {"groups": {}}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         groups = mem["groups"]
         key = group_of(step)
         if step["ok"]:  # the tool (for an editor: that sub-command) works again
@@ -110,7 +110,7 @@ class RecurringError(Detector):
                        [f["seq"] for f in same], g.recurring_error_nudge(step, key, same),
                        step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         key = group_of(step)
         group = mem["groups"].get(key)
         if not group or not group["failures"]:
@@ -138,7 +138,7 @@ class RecurringError(Detector):
                        episode["seqs"], g.recurring_error_block(level, step, episode),
                        step["index"])
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         group = mem["groups"].get(group_of(step))
         if group:
             group["refused"] = max(0, group["refused"] - 1)

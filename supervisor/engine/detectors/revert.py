@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _FILES_KEPT = 32
@@ -47,7 +47,7 @@ class Revert(Detector):
         # its last output, and the last step at which one of them succeeded with a new one
         return {"files": {}, "probes": {}, "progress_at": -1}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if step["category"] == "run":
             probes = mem["probes"]
             before = probes.pop(step["signature"], None)
@@ -89,7 +89,7 @@ class Revert(Detector):
                             g.revert_nudge(key, entry["seqs"]), step["index"])
         return found
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         for key in step["touches"]:
             entry = mem["files"].get(key)
             if (entry is None or entry["refused"] or _times(entry) < p["nudge"]

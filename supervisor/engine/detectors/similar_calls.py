@@ -13,7 +13,7 @@ from supervisor.engine import guidance as g
 from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
 from supervisor.engine.fingerprint import KNOWN_ERROR_CLASSES
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _FLAGS_KEPT = 8
@@ -25,11 +25,11 @@ def _ratio(a: str, b: str, cutoff: float) -> float:
     return ratio(a, b, score_cutoff=cutoff * 100) / 100
 
 
-def _uninformative(step: Step) -> bool:
+def _uninformative(step: StepRecord) -> bool:
     return step["empty"] and (bool(step["ok"]) or step["error"] not in KNOWN_ERROR_CLASSES)
 
 
-def outcome_class(step: Step) -> str:
+def outcome_class(step: StepRecord) -> str:
     """Errors of a known class compare by that class; other errors and successes by their
     normalised output (two scripts failing with different messages are not alike)."""
     if not step["ok"] and step["error"] in KNOWN_ERROR_CLASSES:
@@ -50,7 +50,7 @@ class SimilarCalls(Detector):
         # the clusters found, newest last: tool, workspace, outcome class, size, refusals
         return {"flags": []}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         if _uninformative(step):
             return None
         args = step["args"][: p["max_chars"]]
@@ -88,7 +88,7 @@ class SimilarCalls(Detector):
         msg = g.similar_calls_nudge(step, n, p["threshold"], flag["seqs"])
         return finding(self.name, level, step["signature"], flag["seqs"], msg, step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
         for flag in mem["flags"]:
             if flag["tool"] != step["tool"] or flag["workspace"] != step["workspace"]:
                 continue
@@ -108,7 +108,7 @@ class SimilarCalls(Detector):
                            step["index"])
         return None
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         for flag in mem["flags"]:
             if flag["tool"] == step["tool"] and flag["refused"]:
                 flag["refused"] -= 1

@@ -1,4 +1,4 @@
-"""Map one Claude Code hook payload to a `Step`: pure functions (stdlib, xxhash).
+"""Map one Claude Code hook payload to a `HookStep`: pure functions (stdlib, xxhash).
 
 Decisions documented in docs/claude-code.md:
 - the session id is the sanitised `session_id`;
@@ -16,7 +16,7 @@ Decisions documented in docs/claude-code.md:
   after PreToolUse let them through (`Claude requested permissions to use X, but you haven't
   granted it yet.`), which get no other result: the runtime records the batch's for them;
 - PreSkillShellCommand (2.1.332) is a shell command in a skill's text, run when the skill loads:
-  a call the engine judges like any other, whose outcome no hook reports (`Step.no_result`);
+  a call the engine judges like any other, whose outcome no hook reports (`HookStep.no_result`);
 - MessageDisplay (2.1.332) streams the assistant's text in flushes of whole lines: the
   runtime joins a message's flushes and records it at the final one.
 """
@@ -29,8 +29,8 @@ from typing import Any
 from supervisor.hooks.step import (
     BatchCall,
     Call,
+    HookStep,
     Result,
-    Step,
     as_end,
     as_notification,
     as_prompt,
@@ -63,7 +63,7 @@ _COMMON_KEYS = frozenset(
 )
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = payload.get("hook_event_name")
     event = event if isinstance(event, str) and event else "unknown"
@@ -72,7 +72,7 @@ def map_payload(payload: dict[str, Any]) -> Step:
     if parent:
         subagent = {"agent_id": str(payload["agent_id"]),
                     "agent_type": text_or_none(payload.get("agent_type")) or "subagent"}
-    step = Step(
+    step = HookStep(
         kind="other",
         hook_event=event,
         session_id=session_id,
@@ -163,19 +163,19 @@ def _session_start(
     return event
 
 
-def _session_start_event(payload: dict[str, Any], step: Step) -> None:
+def _session_start_event(payload: dict[str, Any], step: HookStep) -> None:
     """SessionStart: `session_start` for a new session (the handler decides); a resumed,
     cleared or compacted session that already runs gets a system message saying so."""
     as_start(step, LABEL, payload.get("source"))
 
 
-def _user_prompt(payload: dict[str, Any], step: Step) -> None:
+def _user_prompt(payload: dict[str, Any], step: HookStep) -> None:
     as_prompt(step, payload.get("prompt"))
     if step.message is not None and step.message["text"].lstrip().startswith(TASK_NOTIFICATION):
         step.message["role"] = "system"
 
 
-def _pre_tool(payload: dict[str, Any], step: Step) -> None:
+def _pre_tool(payload: dict[str, Any], step: HookStep) -> None:
     step.kind = "call"
     step.call = _call(payload)
 
@@ -185,7 +185,7 @@ def _call(payload: dict[str, Any]) -> Call:
     return {"call_id": _call_id(payload, tool, args), "tool": tool, "args": cut_args(args)}
 
 
-def _post_tool(payload: dict[str, Any], step: Step) -> None:
+def _post_tool(payload: dict[str, Any], step: HookStep) -> None:
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
     tool, args = tool_args(payload)
     response = payload.get("tool_response")
@@ -213,7 +213,7 @@ def _post_tool(payload: dict[str, Any], step: Step) -> None:
     }
 
 
-def _batch(payload: dict[str, Any], step: Step) -> None:
+def _batch(payload: dict[str, Any], step: HookStep) -> None:
     """PostToolBatch: every call of the model's turn with its response (the runtime records
     only those that never went through PreToolUse)."""
     step.kind = "batch"
@@ -245,13 +245,13 @@ def _batch_result(call: Call, item: dict[str, Any]) -> Result:
     return result_of(call["call_id"], call["tool"], output, error)
 
 
-def _skill_shell(payload: dict[str, Any], step: Step) -> None:
+def _skill_shell(payload: dict[str, Any], step: HookStep) -> None:
     """PreSkillShellCommand: a call (under its shell tool's name) with no outcome reported."""
     _pre_tool(payload, step)
     step.no_result = True
 
 
-def _display(payload: dict[str, Any], step: Step) -> None:
+def _display(payload: dict[str, Any], step: HookStep) -> None:
     """MessageDisplay: one flush of the assistant's text."""
     delta = payload.get("delta")
     step.kind = "display"
@@ -260,19 +260,19 @@ def _display(payload: dict[str, Any], step: Step) -> None:
                     "final": payload.get("final") is True}
 
 
-def _stop(payload: dict[str, Any], step: Step) -> None:
+def _stop(payload: dict[str, Any], step: HookStep) -> None:
     as_stop(step, payload.get("last_assistant_message"))
 
 
-def _notification(payload: dict[str, Any], step: Step) -> None:
+def _notification(payload: dict[str, Any], step: HookStep) -> None:
     as_notification(step, payload.get("message"), payload.get("notification_type"))
 
 
-def _session_end(payload: dict[str, Any], step: Step) -> None:
+def _session_end(payload: dict[str, Any], step: HookStep) -> None:
     as_end(step, LABEL, payload.get("reason"))
 
 
-def _other(payload: dict[str, Any], step: Step) -> None:
+def _other(payload: dict[str, Any], step: HookStep) -> None:
     """Anything else: recorded as it is (without the fields every payload carries)."""
     other_event(payload, step, _COMMON_KEYS)
 

@@ -1,4 +1,4 @@
-"""Map one step the Cline plugin sends (`plugin.js`) to a `Step`: pure functions, stdlib and
+"""Map one step the Cline plugin sends (`plugin.js`) to a `HookStep`: pure functions, stdlib and
 xxhash.
 
 Cline's file hooks cannot refuse one call (their `cancel` aborts the whole task), so the
@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from supervisor.hooks.step import (
-    Step,
+    HookStep,
     as_prompt,
     cut_args,
     first_line,
@@ -35,10 +35,10 @@ _COMMON_KEYS = frozenset({"session_id", "hook_event_name", "cwd"})
 _USER_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*)</user_input>\s*$", re.S)
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = text_or_none(payload.get("hook_event_name")) or "unknown"
-    step = Step(kind="other", hook_event=event,
+    step = HookStep(kind="other", hook_event=event,
                 session_id=sanitize_session_id(payload["session_id"]),
                 start=_session_start(payload))
     if event == "beforeRun":

@@ -1,4 +1,4 @@
-"""Map one Codex CLI hook payload to a `Step`: pure functions but for the rollout lookup.
+"""Map one Codex CLI hook payload to a `HookStep`: pure functions but for the rollout lookup.
 
 Codex sends Claude Code's field names plus `model` and `turn_id` (docs/codex.md):
 - the session id is the sanitised `session_id` (a thread id); `model`, `permission_mode` and
@@ -17,7 +17,7 @@ from typing import Any
 from supervisor.hooks.codex.rollout import exit_code
 from supervisor.hooks.step import (
     Call,
-    Step,
+    HookStep,
     as_end,
     as_prompt,
     as_start,
@@ -42,7 +42,7 @@ SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell"})
 """Tools whose outcome the rollout records as a `CommandExecution` with an exit code."""
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = text_or_none(payload.get("hook_event_name")) or "unknown"
     session_id, parent = session_ids(payload)
@@ -50,7 +50,7 @@ def map_payload(payload: dict[str, Any]) -> Step:
     if parent:
         subagent = {"agent_id": str(payload["agent_id"]),
                     "agent_type": text_or_none(payload.get("agent_type")) or "subagent"}
-    step = Step(
+    step = HookStep(
         kind="other", hook_event=event, session_id=session_id,
         start=_session_start(payload, parent, subagent), parent_session_id=parent,
         subagent=subagent, transcript=text_or_none(payload.get("transcript_path")),
@@ -80,23 +80,23 @@ def _session_start(
     return event
 
 
-def _start(payload: dict[str, Any], step: Step) -> None:
+def _start(payload: dict[str, Any], step: HookStep) -> None:
     as_start(step, LABEL, payload.get("source"))
 
 
-def _prompt(payload: dict[str, Any], step: Step) -> None:
+def _prompt(payload: dict[str, Any], step: HookStep) -> None:
     as_prompt(step, payload.get("prompt"))
     turn = {k: payload[k] for k in ("turn_id", "model") if text_or_none(payload.get(k))}
     if turn and step.message is not None:
         step.message["extra"] = turn
 
 
-def _pre_tool(payload: dict[str, Any], step: Step) -> None:
+def _pre_tool(payload: dict[str, Any], step: HookStep) -> None:
     step.kind = "call"
     step.call = _call(payload)
 
 
-def _post_tool(payload: dict[str, Any], step: Step) -> None:
+def _post_tool(payload: dict[str, Any], step: HookStep) -> None:
     call = _call(payload)
     response = payload.get("tool_response")
     output = response if isinstance(response, str) else (
@@ -114,20 +114,20 @@ def _post_tool(payload: dict[str, Any], step: Step) -> None:
     step.result = result_of(call["call_id"], call["tool"], output, error)
 
 
-def _stop(payload: dict[str, Any], step: Step) -> None:
+def _stop(payload: dict[str, Any], step: HookStep) -> None:
     as_stop(step, payload.get("last_assistant_message"))
 
 
-def _interrupt(payload: dict[str, Any], step: Step) -> None:
+def _interrupt(payload: dict[str, Any], step: HookStep) -> None:
     step.kind = "notification"
     step.message = {"role": "system", "text": "[interrupt] the user interrupted Codex's turn"}
 
 
-def _session_end(payload: dict[str, Any], step: Step) -> None:
+def _session_end(payload: dict[str, Any], step: HookStep) -> None:
     as_end(step, LABEL, payload.get("reason"))
 
 
-def _other(payload: dict[str, Any], step: Step) -> None:
+def _other(payload: dict[str, Any], step: HookStep) -> None:
     other_event(payload, step, _COMMON_KEYS)
 
 

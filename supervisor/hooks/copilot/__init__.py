@@ -13,7 +13,7 @@ from supervisor.hooks.copilot.payload import map_payload
 from supervisor.hooks.copilot.respond import CopilotAnswers
 from supervisor.hooks.copilot.transcript import assistant_texts, events_path
 from supervisor.hooks.settings_file import Settings
-from supervisor.hooks.step import Step
+from supervisor.hooks.step import HookStep
 from supervisor.hooks.target import Target
 
 EVENTS: tuple[tuple[str, bool], ...] = (
@@ -45,7 +45,7 @@ def project_settings_path(project: Path) -> Path:
     return Path(project).expanduser().resolve() / ".github" / "hooks" / "supervisor.json"
 
 
-def read(payload: dict[str, Any]) -> Step:
+def read(payload: dict[str, Any]) -> HookStep:
     """`map_payload`, with the session's events file as its transcript (only agentStop names
     it)."""
     step = map_payload(payload)

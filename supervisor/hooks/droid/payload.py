@@ -1,7 +1,7 @@
-"""Map one Factory Droid hook payload to a `Step`: Claude Code's mapping, with Droid's
+"""Map one Factory Droid hook payload to a `HookStep`: Claude Code's mapping, with Droid's
 differences (docs/droid.md), measured with Droid 0.225.2:
 - no call id in any payload: a call and its outcome pair by order, per tool and arguments
-  (`Step.pair`; the runtime numbers the calls), as for Gemini CLI;
+  (`HookStep.pair`; the runtime numbers the calls), as for Gemini CLI;
 - tool names: `Execute` is the shell and `Create` writes a whole file; they are recorded under
   Claude Code's names (`Bash`, `Write`) so the engine's categories, its shell parsing and the
   edit guidance read them; `Read`, `Edit`, `LS`, `Grep`, `Glob` and `Task` are Claude Code's
@@ -17,7 +17,7 @@ differences (docs/droid.md), measured with Droid 0.225.2:
 from typing import Any
 
 from supervisor.hooks.claude_code import payload as claude
-from supervisor.hooks.step import Step, stable_call_id, text_or_none
+from supervisor.hooks.step import HookStep, stable_call_id, text_or_none
 
 AGENT = "droid"
 LABEL = "Factory Droid"
@@ -52,7 +52,7 @@ def pair_key(tool: str, args: Any) -> str:
     return stable_call_id(tool_name(tool), tool_args(tool, args))
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     tool = text_or_none(payload.get("tool_name"))
     if tool in TOOL_NAMES:

@@ -1,4 +1,4 @@
-"""Map one step the OpenCode plugin sends (`plugin.js`) to a `Step`: pure functions, stdlib and
+"""Map one step the OpenCode plugin sends (`plugin.js`) to a `HookStep`: pure functions, stdlib and
 xxhash.
 
 OpenCode (and Kilo, its fork) has no command hooks; the plugin the installer writes sends the
@@ -25,7 +25,7 @@ paths are understood as for Claude Code.
 from typing import Any
 
 from supervisor.hooks.step import (
-    Step,
+    HookStep,
     as_prompt,
     as_start,
     cut_args,
@@ -43,12 +43,12 @@ ARG_NAMES = {"filePath": "file_path", "oldString": "old_string", "newString": "n
 """OpenCode's argument names, and the engine's for the same thing."""
 
 
-def mapper(agent: str, label: str):  # -> Callable[[dict[str, Any]], Step]
+def mapper(agent: str, label: str):  # -> Callable[[dict[str, Any]], HookStep]
     """The payload reader of an OpenCode-plugin target (`agent` is its command-line name)."""
 
-    def map_payload(payload: dict[str, Any]) -> Step:
+    def map_payload(payload: dict[str, Any]) -> HookStep:
         event = text_or_none(payload.get("hook_event_name")) or "unknown"
-        step = Step(kind="other", hook_event=event,
+        step = HookStep(kind="other", hook_event=event,
                     session_id=sanitize_session_id(payload["session_id"]),
                     start=_session_start(agent, payload))
         if event == "session.created":

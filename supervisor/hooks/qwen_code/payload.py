@@ -1,4 +1,4 @@
-"""Map one Qwen Code hook payload to a `Step`: Claude Code's mapping, with Qwen's differences.
+"""Map one Qwen Code hook payload to a `HookStep`: Claude Code's mapping, with Qwen's differences.
 
 Qwen Code sends Claude Code's payloads (the same event names and fields; docs/qwen-code.md)
 with Gemini CLI's tool names (`run_shell_command`, `read_file`, `edit`, `write_file`, ...), which
@@ -18,13 +18,13 @@ from typing import Any
 
 from supervisor.hooks.claude_code import payload as claude
 from supervisor.hooks.gemini.payload import outcome
-from supervisor.hooks.step import Step, first_line, number_or_none, result_of, text_or_none
+from supervisor.hooks.step import HookStep, first_line, number_or_none, result_of, text_or_none
 
 AGENT = "qwen-code"
 LABEL = "Qwen Code"
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = payload.get("hook_event_name")
     if event == "UserPromptSubmit" and not _text(payload.get("prompt")).strip():
@@ -41,7 +41,7 @@ def map_payload(payload: dict[str, Any]) -> Step:
     return step
 
 
-def _nothing(payload: dict[str, Any]) -> Step:
+def _nothing(payload: dict[str, Any]) -> HookStep:
     """A step that records nothing (a notification without a message)."""
     step = claude.map_payload({**payload, "hook_event_name": "Notification"})
     step.hook_event = "UserPromptSubmit"
@@ -65,7 +65,7 @@ def _with_call_ids(payload: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_outcome(payload: dict[str, Any], step: Step) -> None:
+def _read_outcome(payload: dict[str, Any], step: HookStep) -> None:
     """PostToolUse / PostToolUseFailure as Gemini's outcome: the text the model read, and the
     error (a non-zero exit code, a tool's own error)."""
     assert step.result is not None
