@@ -6,6 +6,7 @@ Only what the platform needs is imported here: the hook path starts once per too
 """
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def read(payload: dict[str, Any]) -> HookStep:
     it)."""
     step = map_payload(payload)
     if step.transcript is None:
-        step.transcript = events_path(str(payload["session_id"]))
+        return replace(step, transcript=events_path(str(payload["session_id"])))
     return step
 
 

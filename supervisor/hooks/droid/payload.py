@@ -14,6 +14,7 @@ differences (docs/droid.md), measured with Droid 0.225.2:
   (`transcript`), where every result is.
 """
 
+from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.claude_code import payload as claude
@@ -58,15 +59,9 @@ def map_payload(payload: dict[str, Any]) -> HookStep:
     if tool in TOOL_NAMES:
         payload = {**payload, "tool_name": TOOL_NAMES[tool],
                    "tool_input": tool_args(tool, payload.get("tool_input"))}
-    step = claude.map_payload(payload)
-    step.start["agent"] = step.start["agent"].replace(claude.AGENT, AGENT, 1)
-    step.start["droid_session_id"] = step.start.pop("claude_session_id", payload["session_id"])
-    if step.message is not None and step.kind == "start":
-        step.message["text"] = step.message["text"].replace(claude.LABEL, LABEL, 1)
-    if step.kind == "end" and step.end is not None and step.end["reason"]:
-        step.end["reason"] = step.end["reason"].replace(claude.LABEL, LABEL, 1)
+    step = claude.renamed(claude.map_payload(payload), AGENT, LABEL, "droid_session_id")
     if step.call is not None:  # no tool_use_id: claude's id is the stable one, the pair key
-        step.pair = step.call["call_id"]
-    elif step.result is not None:
-        step.pair = step.result["call_id"]
+        return replace(step, pair=step.call["call_id"])
+    if step.result is not None:
+        return replace(step, pair=step.result["call_id"])
     return step
