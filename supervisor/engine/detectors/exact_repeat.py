@@ -26,10 +26,10 @@ failing call is no exception (one retry of a failure is legitimate). Calls issue
 one model turn (a batch) count once; a call whose result never came counts as an attempt.
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
+from supervisor.engine.detectors.base import Detector, Memory, finding, recent
 from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
 from supervisor.engine.step import StepRecord
@@ -75,12 +75,23 @@ def reapplied(st: State, step: StepRecord) -> list[StepRecord]:
     return found
 
 
+class ExactRepeatParams(TypedDict):
+    """`[detectors.exact_repeat]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    block: int
+    escalate: int
+    stop: int
+
+
 def batches(steps: list[StepRecord]) -> int:
     """How many decisions the steps were: a batch of parallel calls is one."""
     return len({s["batch"] or f"step:{s['index']}" for s in steps})
 
 
-def _level(p: Params, attempts: int) -> int:
+def _level(p: ExactRepeatParams, attempts: int) -> int:
     stop = p.get("stop")
     if stop and attempts >= stop:
         return 4
@@ -91,15 +102,16 @@ def _level(p: Params, attempts: int) -> int:
     return 0
 
 
-class ExactRepeat(Detector):
+class ExactRepeat(Detector[ExactRepeatParams]):
     name = "exact_repeat"
     summary = ("the same call with the same outcome in the same workspace, anywhere in the "
                "look-back; a mutating call re-applied onto its own result")
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[ExactRepeatParams] = {
         "enabled": True, "nudge": 3, "block": 4, "escalate": 6, "stop": 0,
     }
 
-    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: ExactRepeatParams) -> Finding | None:
         if step["refused"]:
             return None
         same = [s for s in same_call(st, step) if same_outcome(s, step)]
@@ -116,7 +128,8 @@ class ExactRepeat(Detector):
         return finding(self.name, 1, step["signature"], sorted(s["seq"] for s in same),
                        message, step["index"])
 
-    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory,
+               p: ExactRepeatParams) -> Finding | None:
         prior = same_call(st, step)
         run = [s for s in prior if same_outcome(s, prior[0])] if prior else []
         again = reapplied(st, step)

@@ -11,16 +11,26 @@ three: nudge at 3 rounds; the probe's re-run after one more edit is refused at 4
 at 6.
 """
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
 from supervisor.engine import workspace
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.state import State
 from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _PROBES_KEPT = 32
+
+
+class IneffectiveEditsParams(TypedDict):
+    """`[detectors.ineffective_edits]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    block: int
+    escalate: int
 
 
 def edits_since(st: State, since: int, step: StepRecord) -> tuple[list[str], bool]:
@@ -39,11 +49,13 @@ def edits_since(st: State, since: int, step: StepRecord) -> tuple[list[str], boo
     return list(dict.fromkeys(counted)), own
 
 
-class IneffectiveEdits(Detector):
+class IneffectiveEdits(Detector[IneffectiveEditsParams]):
     name = "ineffective_edits"
     summary = ("edits between runs of the same test or script leave its output unchanged, "
                "round after round")
-    defaults: ClassVar[Params] = {"enabled": True, "nudge": 3, "block": 4, "escalate": 6}
+    defaults: ClassVar[IneffectiveEditsParams] = {
+        "enabled": True, "nudge": 3, "block": 4, "escalate": 6,
+    }
 
     def memory(self) -> Memory:
         # per probe (signature): its last run (step, output), rounds without effect so far,
@@ -51,7 +63,8 @@ class IneffectiveEdits(Detector):
         # edits did change some probe's output
         return {"probes": {}, "effective_at": -1}
 
-    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: IneffectiveEditsParams) -> Finding | None:
         if step["category"] != "run" or step["ok"] is None:
             return None
         probes: dict[str, Any] = mem["probes"]
@@ -92,7 +105,8 @@ class IneffectiveEdits(Detector):
                        g.ineffective_edits_nudge(step, n, entry["edited"], entry["seqs"]),
                        step["index"])
 
-    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory,
+               p: IneffectiveEditsParams) -> Finding | None:
         if step["category"] != "run":
             return None
         entry = mem["probes"].get(step["signature"])

@@ -19,10 +19,10 @@ The rubric's three occurrences: nudge at the 3rd; the next call of that tool
 (program, file) is refused at the 4th, escalated at the 6th.
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
 from supervisor.engine.step import StepRecord
@@ -44,6 +44,18 @@ def group_of(step: StepRecord) -> str:
     return step["head"]
 
 
+class RecurringErrorParams(TypedDict):
+    """`[detectors.recurring_error]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    block: int
+    escalate: int
+    window: int
+    stop: int
+
+
 def _distinct(failures: list[dict[str, object]]) -> int:
     """How many different calls failed (one call alone is an exact repeat, or repair); for a
     syntax error, different (call, workspace version) pairs."""
@@ -52,11 +64,11 @@ def _distinct(failures: list[dict[str, object]]) -> int:
     return len({f["signature"] for f in failures})
 
 
-class RecurringError(Detector):
+class RecurringError(Detector[RecurringErrorParams]):
     name = "recurring_error"
     summary = ("the same error (its normalised message) from one tool, or from edits of one "
                "file, within a window of steps while the arguments vary")
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[RecurringErrorParams] = {
         "enabled": True, "nudge": 3, "block": 4, "escalate": 6, "window": 20, "stop": 0,
     }
 
@@ -65,7 +77,8 @@ class RecurringError(Detector):
         # and how many calls were refused since; the group's last reported size
         return {"groups": {}}
 
-    def observe(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: RecurringErrorParams) -> Finding | None:
         groups = mem["groups"]
         key = group_of(step)
         if step["ok"]:  # the tool (for an editor: that sub-command) works again
@@ -110,7 +123,8 @@ class RecurringError(Detector):
                        [f["seq"] for f in same], g.recurring_error_nudge(step, key, same),
                        step["index"])
 
-    def refuse(self, st: State, step: StepRecord, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory,
+               p: RecurringErrorParams) -> Finding | None:
         key = group_of(step)
         group = mem["groups"].get(key)
         if not group or not group["failures"]:
