@@ -93,7 +93,7 @@ class Corpus:
 def load_corpus(base: Path, prefix: str = "") -> Corpus:
     """The labels and runs of one corpus folder (every subfolder is a source of native run
     files); with `prefix`, run names get it in front (several corpora in one score)."""
-    from supervisor.importers import sources as foreign
+    from supervisor.analysis import foreign
 
     labels = load_labels(base / "labels.jsonl")
     wanted = {label["run"] for label in labels}

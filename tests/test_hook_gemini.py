@@ -203,6 +203,8 @@ def test_a_note_on_a_call_that_runs_comes_with_its_result(tmp_path: Path) -> Non
     call = _Call(TARGET, guard, step, tmp_path, Budget(60))
     with hook_memory.remembered(tmp_path) as memory:
         call.pair(memory)
+    assert step.call is not None and not step.call["call_id"].endswith("-1")  # a value
+    step = call.step
     assert step.call is not None and step.call["call_id"].endswith("-1")
     fields = {f.name: None for f in dataclasses.fields(Verdict)}
     verdict = Verdict(**{**fields, "action": "allow", "message": "The operator approved.",

@@ -162,19 +162,21 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
                 step_of_seq[seq] = step
             step_cost[step] = pending_cost
             pending_cost = 0.0
-            call = {"call_id": event.get("call_id") or f"replay-{step}",
-                    "tool": event.get("tool"), "args": event.get("args"), "seq": seq,
-                    "batch": event.get("batch")}
+            # the engine keys its pending calls by the text of the id (an imported run may
+            # number its calls): the same text here, so "go on" finds the paused call
+            call_id = str(event.get("call_id") or f"replay-{step}")
+            call = {"call_id": call_id, "tool": event.get("tool"), "args": event.get("args"),
+                    "seq": seq, "batch": event.get("batch")}
             check = engine.check(call, now)
             if check.action == "pause" and answer_escalations:
-                engine.go_on(call["call_id"], now)
+                engine.go_on(call_id, now)
             found = list(check.findings)
             for hit in check.limits:
                 found.append(Finding(f"limit:{hit.name}", 4 if hit.action == "stop" else 3,
                                      f"limit:{hit.name}", [seq] if seq else [],
                                      check.message or "", hit.action, step))
             record(found, seq, step)
-            engine.observe({**event, "call_id": call["call_id"]}, now)
+            engine.observe({**event, "call_id": call_id}, now)
         elif kind in _RECOMPUTED:
             continue
         else:

@@ -4,11 +4,11 @@ foreign formats.
 A run is `(session, source, events)`: a session name, where it came from (a path, with
 `#name` for one of several runs in a file) and an iterable of protocol event dicts. Protocol
 JSONL files and session directories are built in; other formats (SWE-agent, OpenHands, ...) are
-added by packages that call `register_loader` — `supervisor.importers` does so when importable.
+read by the loaders of `_LOADERS`: the importers' (`foreign.runs_of`), named by module path and
+imported only when a path is not protocol, and any added with `register_loader`.
 """
 
 import importlib
-import importlib.util
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -32,7 +32,11 @@ class Run:
 Loader = Callable[[Path], list[Run] | None]
 """A loader returns the runs in a file or directory, or None when the path is not its format."""
 
-_LOADERS: list[tuple[str, Loader]] = []
+_LOADERS: dict[str, Loader | str] = {
+    "importers": "supervisor.analysis.foreign:runs_of",
+}
+"""Loaders of foreign formats, tried after the protocol in this order: a loader, or the
+`module:function` that names one, imported at first use (a session directory needs none)."""
 _bad_lines: list[str] = []
 
 
@@ -41,15 +45,18 @@ class SourceError(ValueError):
 
 
 def register_loader(name: str, loader: Loader) -> None:
-    """Add a loader for a foreign format (tried after the protocol, in registration order)."""
-    if all(n != name for n, _ in _LOADERS):
-        _LOADERS.append((name, loader))
+    """Add a loader for a foreign format (tried after the protocol and the importers, in
+    registration order); a name already registered keeps its loader."""
+    _LOADERS.setdefault(name, loader)
 
 
-def _ensure_plugins() -> None:
-    """Import `supervisor.importers` when it exists; it registers its loaders on import."""
-    if importlib.util.find_spec("supervisor.importers") is not None:
-        importlib.import_module("supervisor.importers")
+def _loader(name: str) -> Loader:
+    """The loader registered as `name`, imported the first time it is asked for."""
+    entry = _LOADERS[name]
+    if isinstance(entry, str):
+        module, _, function = entry.partition(":")
+        entry = _LOADERS[name] = getattr(importlib.import_module(module), function)
+    return entry
 
 
 _MAX_BAD_LINES = 1000
@@ -151,10 +158,9 @@ def _load(path: Path, depth: int) -> list[Run] | None:
 
 
 def _foreign(path: Path) -> list[Run] | None:
-    _ensure_plugins()
-    for _name, loader in _LOADERS:
+    for name in list(_LOADERS):
         try:
-            got = loader(path)
+            got = _loader(name)(path)
         except (OSError, ValueError) as exc:
             raise SourceError(f"{path}: {exc}") from None
         if got is not None:

@@ -52,15 +52,14 @@ def run(args: argparse.Namespace) -> int:
         policy = load_policy(Path(args.policy) if args.policy else None, args.profile)
     except PolicyError as exc:
         raise CliError(str(exc)) from None
+    from supervisor.analysis import foreign
     from supervisor.cli.analyze_summary import CostCounter, print_summary, run_line
     from supervisor.cli.common import report_error
     from supervisor.importers import FORMATS, UnknownFormat
-    from supervisor.importers import sources as foreign
     from supervisor.safetext import clean
 
     if args.format is not None and args.format not in FORMATS:
         raise CliError(f"unknown format {args.format!r} (known: {', '.join(FORMATS)})")
-    foreign.register_with_analysis()
     runs: list[Run] = []
     failed = 0
     if args.store:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from supervisor.cli.common import CliError, add_root_argument, root_from
 
 if TYPE_CHECKING:
-    from supervisor.guard.checkpoints import Checkpoint, CheckpointStore
+    from supervisor.guard.checkpoints import CheckpointCommit, CheckpointStore
     from supervisor.store.base import Store
 
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def changed_text(cp: "Checkpoint") -> str:
+def changed_text(cp: "CheckpointCommit") -> str:
     """`+1 ~2 -0 since cp-2`, or `first: 12 files` for the first checkpoint."""
     if cp.since is None and cp.modified == cp.deleted == 0:
         return f"first: {cp.added} files"

@@ -5,7 +5,7 @@ Each run in each file becomes one session under the store root DIR
 (`DIR/sessions/<name>/events.jsonl`). A file that is unknown or broken gets one error line on
 stderr and the others go on; the exit status is 1 if any file or run failed. With `--detect`
 the engine is replayed over each run (under `--policy`/`--profile`) and its detections and
-verdicts are written into the session (`supervisor.importers.detect`).
+verdicts are written into the session (`supervisor.analysis.detect`).
 """
 
 import argparse
@@ -38,9 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from supervisor.analysis.detect import with_detections
     from supervisor.cli.common import report_error
     from supervisor.importers import FormatError, UnknownFormat, load_runs
-    from supervisor.importers.detect import with_detections
     from supervisor.safetext import clean
     from supervisor.store.errors import StoreError
 
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
 def expand(names: list[str]) -> list[Path]:
     """The files named, with directories replaced by the run files found in them."""
-    from supervisor.importers.sources import run_paths
+    from supervisor.importers.files import run_paths
 
     out: list[Path] = []
     for name in names:

@@ -45,7 +45,7 @@ what a reset clears. A user message starts a new cycle by itself (`new_cycle()`)
 from supervisor.engine.core import Engine
 from supervisor.engine.decisions import Effect, effect_of, reset_description
 from supervisor.engine.policy import CATEGORIES, DETECTORS, LIMITS, PROFILES, Policy
-from supervisor.engine.types import Check, Escalation, Finding, Gauge, LimitHit
+from supervisor.engine.types import Check, EscalationRequest, Finding, LimitGauge, LimitHit
 
 __all__ = [
     "CATEGORIES",
@@ -55,9 +55,9 @@ __all__ = [
     "Check",
     "Effect",
     "Engine",
-    "Escalation",
+    "EscalationRequest",
     "Finding",
-    "Gauge",
+    "LimitGauge",
     "LimitHit",
     "Policy",
     "effect_of",

@@ -32,13 +32,13 @@ from supervisor.engine.policy import PROFILES, Policy
 from supervisor.engine.recovery import output_line, recovery_turn
 from supervisor.engine.shell import commands, last_pipeline_head, probe_files, program
 from supervisor.engine.state import SNAPSHOT_VERSION, State
-from supervisor.engine.step import Step, new_step
+from supervisor.engine.step import StepRecord, new_step
 from supervisor.engine.types import (
     ACTION_BY_LEVEL,
     Check,
-    Escalation,
+    EscalationRequest,
     Finding,
-    Gauge,
+    LimitGauge,
     LimitHit,
 )
 
@@ -84,10 +84,10 @@ class Engine:
         return self.st.level
 
     @property
-    def escalation(self) -> Escalation | None:
+    def escalation(self) -> EscalationRequest | None:
         """The escalation waiting for the operator, if any (level 3)."""
         e = self.st.escalation
-        return Escalation.from_dict(e) if e else None
+        return EscalationRequest.from_dict(e) if e else None
 
     @property
     def steps(self) -> int:
@@ -121,12 +121,12 @@ class Engine:
             return []
         return workspace.written_paths(self.st.workspace, step["plan"])
 
-    def gauges(self, now: float) -> list[Gauge]:
+    def gauges(self, now: float) -> list[LimitGauge]:
         """The value of every hard limit, in policy order."""
         out = []
         for name in self.policy["limits"]:
             limit, _ = self.policy.limit(name)
-            out.append(Gauge(name, self._limit_value(name, now), limit))
+            out.append(LimitGauge(name, self._limit_value(name, now), limit))
         return out
 
     # --- check ---------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ class Engine:
             f.step = step["index"]
         return check
 
-    def _register(self, call: dict[str, Any], now: float) -> Step:
+    def _register(self, call: dict[str, Any], now: float) -> StepRecord:
         """Count a call as an attempt and keep it pending until its result arrives."""
         st = self.st
         self._touch(now)
@@ -178,7 +178,7 @@ class Engine:
         st.fresh_cycle = False
         return step
 
-    def _follow_files(self, step: Step, tool: str, args: dict[str, Any]) -> None:
+    def _follow_files(self, step: StepRecord, tool: str, args: dict[str, Any]) -> None:
         """What the call would write, which file it shows, which files a probe calls its own."""
         st = self.st
         if step["category"] in ("mutate", "run"):
@@ -203,7 +203,7 @@ class Engine:
             return f"{tool}:{line}"
         return tool
 
-    def _settle_unanswered(self, step: Step) -> None:
+    def _settle_unanswered(self, step: StepRecord) -> None:
         """Earlier attempts of the same call whose result never came (the harness did not
         report one) still count: they join the history with no outcome."""
         st = self.st
@@ -216,7 +216,7 @@ class Engine:
                 for det in REGISTRY:
                     det.record(st, old, st.memory[det.name])
 
-    def _decide(self, step: Step, now: float) -> Check:
+    def _decide(self, step: StepRecord, now: float) -> Check:
         st = self.st
         sig = step["signature"]
         if st.level >= 4:
@@ -225,7 +225,7 @@ class Engine:
         if hits:
             return self._limit_check(hits, sig)
         if st.level == 3 and st.escalation:
-            esc = Escalation.from_dict(st.escalation)
+            esc = EscalationRequest.from_dict(st.escalation)
             return Check("pause", 3, "waiting for the operator", esc.reason, sig,
                          escalation=esc)
         p = self.policy.params(step["tool"], step["category"])
@@ -244,7 +244,7 @@ class Engine:
                 return self._apply(f, sig, now)
         return Check("allow", st.level, "", None, sig)
 
-    def _refusal(self, det: Detector, step: Step, p: dict[str, dict[str, Any]]
+    def _refusal(self, det: Detector, step: StepRecord, p: dict[str, dict[str, Any]]
                  ) -> Finding | None:
         q = p[det.name]
         return det.refuse(self.st, step, self.st.memory[det.name], q) if q["enabled"] else None
@@ -265,7 +265,7 @@ class Engine:
         st.progress_streak = 0
         esc = None
         if level == 3:
-            esc = Escalation("detection", f.message, list(f.evidence), f.signature)
+            esc = EscalationRequest("detection", f.message, list(f.evidence), f.signature)
             st.escalation = esc.to_dict()
             self._escalated(f.signature, now)
         action = ACTION_BY_LEVEL[level]
@@ -314,7 +314,7 @@ class Engine:
             " Continue?" if kind == "cycle"
             else " An operator must decide whether to go on."
         )
-        esc = Escalation(kind, reason + "." + question, [], None, hit.name)  # type: ignore[arg-type]
+        esc = EscalationRequest(kind, reason + "." + question, [], None, hit.name)  # type: ignore[arg-type]
         st.level = 3
         st.escalation = esc.to_dict()
         return Check("pause", 3, reason, f"Paused: {reason}.{question}", sig, limits=hits,
@@ -469,7 +469,7 @@ class Engine:
             _FILE_CACHE.keep(st, step, st.memory[_FILE_CACHE.name], output)
         return self._detect(step)
 
-    def _detect(self, step: Step) -> list[Finding]:
+    def _detect(self, step: StepRecord) -> list[Finding]:
         st = self.st
         p = self.policy.params(step["tool"], step["category"])
         for det in REGISTRY:
@@ -508,7 +508,7 @@ class Engine:
                    and (q["signature"] is None or q["signature"] == f.signature)
                    for q in quiet)
 
-    def _weigh(self, f: Finding, attempt: Step | None = None) -> None:
+    def _weigh(self, f: Finding, attempt: StepRecord | None = None) -> None:
         """Grade a loop finding's evidence (`confidence.weigh`; `attempt`: the call a refusal
         is about), say it in its message, and keep blocks and escalations to strong evidence:
         a weaker one becomes a nudge."""
@@ -529,7 +529,7 @@ class Engine:
         if f.level == 3 and self._cooling(f.signature, now):
             f.level, f.action = 2, "block"
         if f.level >= 3 and st.level < 3:
-            esc = Escalation("detection", f.message, list(f.evidence), f.signature)
+            esc = EscalationRequest("detection", f.message, list(f.evidence), f.signature)
             st.escalation = esc.to_dict()
             self._escalated(f.signature, now)
         st.level = max(st.level, f.level)
@@ -545,7 +545,7 @@ class Engine:
         while len(marks) > 64:
             marks.pop(next(iter(marks)))
 
-    def _push(self, step: Step) -> None:
+    def _push(self, step: StepRecord) -> None:
         st = self.st
         if len(st.outs) == st.outs.maxlen:
             old = st.outs[0]
@@ -559,7 +559,7 @@ class Engine:
         st.hist.append(step)
         st.seen_out[out] = st.seen_out.get(out, 0) + 1
 
-    def _add_pending(self, cid: str, step: Step) -> None:
+    def _add_pending(self, cid: str, step: StepRecord) -> None:
         pending = self.st.pending
         pending.pop(cid, None)
         pending[cid] = step

@@ -82,7 +82,7 @@ def recovery_turn(detector: str, evidence: Sequence[int], hist: Sequence[Mapping
 def step_back(detector: str, tried: Sequence[Mapping[str, Any]],
               results: Sequence[Mapping[str, Any]] | None = None, *,
               budget: int = STEP_BACK_CHARS) -> str:
-    """The text: `tried` are the attempts (engine `Step`s, oldest first), `results` the steps
+    """The text: `tried` are the attempts (engine `StepRecord`s, oldest first), `results` the steps
     whose outcomes are compared (the attempts themselves by default)."""
     tried = [s for s in tried if _seq(s)]
     results = [s for s in (results if results is not None else tried) if _seq(s)]
@@ -102,7 +102,7 @@ def step_back(detector: str, tried: Sequence[Mapping[str, Any]],
 
 def output_line(output: str) -> str:
     """The last non-blank line of an output, normalised as outcomes are and cut: what a
-    step keeps (`Step.last_line`) so the recovery turn can quote an output that stayed the
+    step keeps (`StepRecord.last_line`) so the recovery turn can quote an output that stayed the
     same. Reads only the output's tail."""
     for line in reversed(output[-2000:].splitlines()):
         if line.strip():

@@ -10,7 +10,7 @@ from collections import deque
 from typing import Any
 
 from supervisor.engine import workspace
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 
 SNAPSHOT_VERSION = 2
 
@@ -26,11 +26,11 @@ class State:
                       "file_cache_bytes": file_cache_bytes}
         self.step_count = 0
         """Tool calls seen so far (the next call's 0-based step index)."""
-        self.hist: deque[Step] = deque(maxlen=lookback)
+        self.hist: deque[StepRecord] = deque(maxlen=lookback)
         """Completed steps in completion order, the detectors' look-back."""
         self.outs: deque[str] = deque(maxlen=window)
         """Output hashes of the completed steps in the window (what counts as seen before)."""
-        self.pending: dict[str, Step] = {}
+        self.pending: dict[str, StepRecord] = {}
         """Steps whose result has not arrived (call_id -> step), oldest first."""
         self.last_checked: str | None = None
         self.workspace: dict[str, Any] = workspace.new_memory()

@@ -1,4 +1,4 @@
-"""What the engine knows of one tool call: the `Step` every detector reads.
+"""What the engine knows of one tool call: the `StepRecord` every detector reads.
 
 A step is made when `check` (or `observe` of a `tool_call`) counts a call, and completed when
 its `tool_result` arrives. It is a TypedDict (a plain dict at run time) so the engine's
@@ -9,7 +9,7 @@ through the engine.
 from typing import TypedDict
 
 
-class Step(TypedDict):
+class StepRecord(TypedDict):
     """One tool call and, once completed, its outcome (see the module docstring)."""
 
     index: int
@@ -83,9 +83,9 @@ class Step(TypedDict):
 
 def new_step(index: int, seq: int, call_id: str, tool: str, category: str, signature: str,
              args: str, workspace: str, path: str | None, is_read: bool, time: float,
-             batch: str | None = None, head: str = "") -> Step:
+             batch: str | None = None, head: str = "") -> StepRecord:
     """A step that has been checked and has no result yet."""
-    return Step(index=index, seq=seq, call_id=call_id, tool=tool, category=category,
+    return StepRecord(index=index, seq=seq, call_id=call_id, tool=tool, category=category,
                 signature=signature, args=args, head=head or tool, workspace=workspace,
                 batch=batch, plan=[],
                 touches=[], file=None, views=None, probe=[], path=path, is_read=is_read, time=time,

@@ -80,7 +80,7 @@ class LimitHit:
 
 
 @dataclass(slots=True, frozen=True)
-class Gauge:
+class LimitGauge:
     """The current value of one hard limit, for the dashboard's gauges (`limit` None: off)."""
 
     name: str
@@ -89,7 +89,7 @@ class Gauge:
 
 
 @dataclass(slots=True)
-class Escalation:
+class EscalationRequest:
     """Why a `pause` verdict asks for the operator (the guard writes an `escalation` event)."""
 
     kind: EscalationKind
@@ -106,7 +106,7 @@ class Escalation:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Escalation":
+    def from_dict(cls, d: dict[str, Any]) -> "EscalationRequest":
         return cls(d["kind"], d["reason"], list(d["evidence"]), d.get("signature"), d.get("limit"))
 
 
@@ -126,7 +126,7 @@ class Check:
     signature: str
     findings: list[Finding] = field(default_factory=list)
     limits: list[LimitHit] = field(default_factory=list)
-    escalation: Escalation | None = None
+    escalation: EscalationRequest | None = None
     cached_output: str | None = None
     step: int = -1
     """0-based index this call got among the session's tool calls."""

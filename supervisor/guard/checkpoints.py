@@ -13,7 +13,7 @@ What a checkpoint holds: every file of the work tree that is not ignored (the wo
 `.gitignore` files, the agent repository's `info/exclude`, the user's global excludes file),
 not in a build or cache folder (`DEFAULT_EXCLUDES`), not over `max_file_bytes`, not unreadable,
 and not inside a nested git repository (`git init sub` in the work tree). Nested repositories are
-left out explicitly: the checkpoint names them (`Checkpoint.nested`), so the operator knows a
+left out explicitly: the checkpoint names them (`CheckpointCommit.nested`), so the operator knows a
 rollback will not touch them. Each checkpoint also records its work tree and what it left out
 (`untracked`: ignored, oversized, unreadable entries and nested repositories present when it was
 taken), because a restore must never delete what the checkpoint did not track.
@@ -111,7 +111,7 @@ CHANGED_FILES_KEPT = 200
 """Paths a `checkpoint` event lists in `changed_files` at most (its `diffstat` counts them all)."""
 
 
-def checkpoint_changes(cp: Checkpoint) -> dict[str, object]:
+def checkpoint_changes(cp: CheckpointCommit) -> dict[str, object]:
     """The `changed_files` and `diffstat` fields of a `checkpoint` event: what changed since
     the previous checkpoint, so a reader needs no git to list it (see docs/protocol.md)."""
     return {"changed_files": list(cp.changed_paths[:CHANGED_FILES_KEPT]),
@@ -137,7 +137,7 @@ class RestoreInterrupted(CheckpointError):
     same checkpoint again with `safety_id` finishes the job: a restore compares the checkpoint
     with the work tree as it is, so a half-done one is simply continued."""
 
-    def __init__(self, message: str, safety: Checkpoint | None) -> None:
+    def __init__(self, message: str, safety: CheckpointCommit | None) -> None:
         super().__init__(message)
         self.safety = safety
 
@@ -158,7 +158,7 @@ def too_broad(path: Path) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Checkpoint:
+class CheckpointCommit:
     """One checkpoint: its id, label, commit, time, how many files it holds and changed."""
 
     checkpoint_id: str
@@ -230,8 +230,8 @@ class RestoreResult:
     work tree now holds an ignored or oversized file there; `failed`: (path, why) of files it
     could not write or remove (the rest of the restore went on)."""
 
-    checkpoint: Checkpoint
-    safety: Checkpoint
+    checkpoint: CheckpointCommit
+    safety: CheckpointCommit
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
@@ -345,7 +345,7 @@ class CheckpointStore:
 
     # -- public API -----------------------------------------------------------------------
 
-    def create(self, label: str, *, at_seq: int | None = None) -> Checkpoint:
+    def create(self, label: str, *, at_seq: int | None = None) -> CheckpointCommit:
         """Snapshot the work tree now; return the new checkpoint."""
         if not self.work_tree.is_dir():
             raise CheckpointError(f"work tree {self.work_tree} is not a directory")
@@ -355,7 +355,7 @@ class CheckpointStore:
         with self._locked():
             return self._create(label, at_seq)
 
-    def list(self) -> list[Checkpoint]:
+    def list(self) -> list[CheckpointCommit]:
         """Every checkpoint, oldest first."""
         if not (self.git_dir / "HEAD").exists():
             return []
@@ -371,7 +371,7 @@ class CheckpointStore:
         found.sort(key=lambda c: _number(c.checkpoint_id))
         return found
 
-    def get(self, checkpoint_id: str) -> Checkpoint:
+    def get(self, checkpoint_id: str) -> CheckpointCommit:
         """The checkpoint with this id (`cp-3`, or just `3`), else `CheckpointError`."""
         wanted = checkpoint_id if checkpoint_id.startswith("cp-") else f"cp-{checkpoint_id}"
         for cp in self.list():
@@ -379,7 +379,7 @@ class CheckpointStore:
                 return cp
         raise CheckpointError(f"no checkpoint '{checkpoint_id}'")
 
-    def latest(self) -> Checkpoint | None:
+    def latest(self) -> CheckpointCommit | None:
         cps = self.list()
         return cps[-1] if cps else None
 
@@ -418,7 +418,7 @@ class CheckpointStore:
         continues it without taking another one."""
         target = self.get(checkpoint_id)
         self._check_work_tree(target)
-        safety: Checkpoint | None = None
+        safety: CheckpointCommit | None = None
         try:
             with self._locked():
                 if safety_id is None:
@@ -432,7 +432,8 @@ class CheckpointStore:
         except GitTimeout as exc:
             raise RestoreInterrupted(str(exc), safety) from exc
 
-    def _restore(self, target: Checkpoint, safety: Checkpoint, now: str) -> RestoreResult:
+    def _restore(self, target: CheckpointCommit, safety: CheckpointCommit,
+                 now: str) -> RestoreResult:
         """Bring the work tree from `now` (a tree or commit of it) back to `target`."""
         untracked = self._untracked_of(target.commit)
         changes = self._diff_trees(target.commit, now)
@@ -471,7 +472,7 @@ class CheckpointStore:
         result.differs = self._still_different(target, untracked, result)
         return result
 
-    def _still_different(self, target: Checkpoint, untracked: set[str] | None,
+    def _still_different(self, target: CheckpointCommit, untracked: set[str] | None,
                          result: RestoreResult) -> builtins.list[str]:
         """What differs from `target` once the restore is done, apart from what it reported
         (failed, kept): files the agent wrote while it ran. Checked on the work tree itself,
@@ -496,7 +497,7 @@ class CheckpointStore:
             return None
         return {str(p) for p in meta.get("untracked") or [] if isinstance(p, str)}
 
-    def _check_work_tree(self, checkpoint: Checkpoint) -> None:
+    def _check_work_tree(self, checkpoint: CheckpointCommit) -> None:
         """Refuse a checkpoint of another directory (a session restarted elsewhere: its old
         checkpoints must never be written over this one)."""
         recorded = checkpoint.work_tree or self._repo_work_tree()
@@ -581,12 +582,12 @@ class CheckpointStore:
                     os.replace(item, target / item.name)
         self._extra_env = {}
 
-    def _create(self, label: str, at_seq: int | None) -> Checkpoint:
+    def _create(self, label: str, at_seq: int | None) -> CheckpointCommit:
         self._ensure_repo()
         with self._quarantine():
             return self._commit(label, at_seq)
 
-    def _commit(self, label: str, at_seq: int | None) -> Checkpoint:
+    def _commit(self, label: str, at_seq: int | None) -> CheckpointCommit:
         staged = self._stage()
         tree = staged.tree
         parent, previous, number, since = self._chain()
@@ -613,7 +614,7 @@ class CheckpointStore:
         self._adopt()
         self._git("update-ref", "--stdin",
                   input=f"update {_HEAD_REF} {commit}\nupdate {_REF_PREFIX + cp_id} {commit}\n")
-        return Checkpoint(
+        return CheckpointCommit(
             cp_id, _one_line(label), commit, now, files, added,
             modified, deleted, at_seq, str(self.work_tree),
             tuple(staged.nested), since, changes.insertions, changes.deletions,
@@ -983,13 +984,13 @@ def _user_excludes_file() -> str | None:
     return os.path.join(base, "git", "ignore")
 
 
-def _parse_record(record: str) -> Checkpoint:
+def _parse_record(record: str) -> CheckpointCommit:
     name, commit, body = record.split("\0", 2)
     meta = _meta_of(body)
     label = body.split("\n", 1)[0]
     work_tree = meta.get("work_tree")
     nested = meta.get("nested")
-    return Checkpoint(
+    return CheckpointCommit(
         name, label, commit, float(meta.get("ts", 0.0)), int(meta.get("files", 0)),
         int(meta.get("added", 0)), int(meta.get("modified", 0)), int(meta.get("deleted", 0)),
         meta.get("at_seq"), work_tree if isinstance(work_tree, str) else None,

@@ -10,7 +10,7 @@ One package for every agent CLI (docs/hooks.md):
   policy, the fail-safe, holding a call for the operator within the agent's own hook timeout
   (`budget`), resume chaining, the supervisor's own errors;
 - `targets`: the registry, one line per agent CLI; a target (`target.Target`, e.g.
-  `claude_code`) reads a payload into a `step.Step`, writes answers in the agent's shape and
+  `claude_code`) reads a payload into a `step.HookStep`, writes answers in the agent's shape and
   knows where the agent keeps its hook settings (`settings_file`).
 
 Nothing is imported here on purpose: the client must stay light.

@@ -6,13 +6,15 @@ corrupt state, a full disk): the complaint goes to the caller's `complain` (stde
 server's log) and, when possible, to a `supervisor_error` event in the session, and the agent
 gets no answer, which lets its call go on.
 
-`handle` does the work: the target reads the payload into a `Step`; the runtime follows resumed
+`handle` does the work: the target reads the payload into a `HookStep`; the runtime follows resumed
 sessions to their current run, opens the session's guard (recovering from a state it cannot
 load), applies the step, holds an escalated call for the operator within the call's `Budget`,
 and asks the target to phrase the answer. The cost stays flat as the session grows: the guard
 loads a bounded snapshot and nothing re-reads the event log. What each step does is in
-docs/hooks.md.
+docs/hooks.md. The step is a value: following a resume or a `supervisor run` makes a new one.
 """
+
+from __future__ import annotations
 
 import dataclasses
 import hashlib
@@ -21,13 +23,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from supervisor.guard.state import STATE_FILE
 from supervisor.hooks import memory as hook_memory
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.policy import guard_table, hook_settings, load_policy
-from supervisor.hooks.step import PayloadError, Step, child_session_id, read_payload
+from supervisor.hooks.step import (
+    Call,
+    HookStep,
+    PayloadError,
+    Result,
+    child_session_id,
+    read_payload,
+)
 from supervisor.hooks.target import Target
 from supervisor.hooks.targets import load as load_target
 from supervisor.hooks.wording import note
@@ -43,6 +52,11 @@ from supervisor.store.paths import (
     write_private,
 )
 from supervisor.store.writer import LineWriter
+
+if TYPE_CHECKING:  # the guard is imported when a session is opened (`_open_guard`), not before
+    from supervisor.guard.core import Guard, Verdict
+    from supervisor.guard.settings import GuardSettings
+    from supervisor.hooks.target import Unreported
 
 ERROR_EVENT = "supervisor_error"
 """Event type (protocol extension) written when the supervisor itself failed in this session."""
@@ -99,9 +113,9 @@ def handle(
     payload = read_payload(data)
     step = target.read(payload)
     if run is not None:
-        _into_run(step, *run)
+        step = _into_run(step, *run)
     base = step.session_id
-    _follow_resumes(root, step)
+    step = _follow_resumes(root, step)
     if step.kind == "batch" and _all_seen(root, step):
         return ""  # the common case: every call went through PreToolUse; nothing to open
     if step.kind == "display" and step.display and not step.display["final"]:
@@ -113,7 +127,7 @@ def handle(
                         "it (session, event, tool, call id)")
     if step.kind == "start" and guard.ended:
         guard.close()
-        _start_new_run(root, step, base)
+        step = _start_new_run(root, step, base)
         guard, more = _open_guard(root, step, budget)
         problems += more
     try:
@@ -134,7 +148,7 @@ def handle(
         guard.close()
 
 
-def _all_seen(root: Path, step: Step) -> bool:
+def _all_seen(root: Path, step: HookStep) -> bool:
     """True when every call of a batch went through PreToolUse and none was refused by the
     agent's own permission check since (cheap: the hook memory only)."""
     directory = session_dir(root, step.session_id)
@@ -146,7 +160,7 @@ def _all_seen(root: Path, step: Step) -> bool:
         return all(memory.saw(item["call"]["call_id"]) for item in step.batch)
 
 
-def _keep_display(root: Path, step: Step) -> None:
+def _keep_display(root: Path, step: HookStep) -> None:
     """Keep a non-final flush of the assistant's text in the hook memory."""
     assert step.display is not None
     directory = ensure_session_dir(root, step.session_id)
@@ -156,8 +170,7 @@ def _keep_display(root: Path, step: Step) -> None:
 
 def session_of(target: Target, root: Path, data: bytes) -> tuple[str, str]:
     """(the supervisor session, the hook event) a payload belongs to; raises like `handle`."""
-    step = target.read(read_payload(data))
-    _follow_resumes(root, step)
+    step = _follow_resumes(root, target.read(read_payload(data)))
     return step.session_id, step.hook_event
 
 
@@ -174,11 +187,12 @@ def record_error(root: Path, session_id: str, hook_event: str | None, message: s
 
 @dataclass(slots=True)
 class _Call:
-    """One hook call being handled: what every step handler gets."""
+    """One hook call being handled: what every step handler gets. Its `step` is the one read,
+    with the id an agent that gives none gets for its call (`pair`)."""
 
     target: Target
-    guard: Any
-    step: Step
+    guard: Guard
+    step: HookStep
     root: Path
     budget: Budget
 
@@ -213,32 +227,34 @@ class _Call:
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of
-        the oldest call with the same tool and arguments still waiting (`Step.pair`)."""
-        key = self.step.pair
+        the oldest call with the same tool and arguments still waiting (`HookStep.pair`)."""
+        step, key = self.step, self.step.pair
         if key is None:
             return
-        if self.step.call is not None:
-            self.step.call["call_id"] = memory.pair_call(key)
-        elif self.step.result is not None:
-            self.step.result["call_id"] = memory.pair_result(key) or key
+        if step.call is not None:
+            call: Call = {**step.call, "call_id": memory.pair_call(key)}
+            self.step = dataclasses.replace(step, call=call)
+        elif step.result is not None:
+            result: Result = {**step.result, "call_id": memory.pair_result(key) or key}
+            self.step = dataclasses.replace(step, result=result)
 
-    def decided(self, verdict: Any) -> Any:
+    def decided(self, verdict: Verdict) -> Verdict:
         """After the verdict on a call: a refused call gets no result, so it stops waiting for
-        one (`Step.pair`); a note on a call that runs waits for its result when the agent takes
+        one (`HookStep.pair`); a note on a call that runs waits for its result when the agent takes
         no context before a call (`Target.context_before_call`), and is left out of the
         verdict returned."""
         call = self.step.call
         runs = verdict.action in _RUNS
         unpair = self.step.pair is not None and not runs
-        hold = runs and bool(verdict.message) and not self.target.context_before_call
-        if call is None or not (unpair or hold):
+        held = verdict.message if runs and not self.target.context_before_call else None
+        if call is None or not (unpair or held):
             return verdict
         with hook_memory.remembered(self.guard.dir) as memory:
             if unpair and self.step.pair is not None:
                 memory.unpair(self.step.pair, call["call_id"])
-            if hold:
-                memory.hold_note(call["call_id"], verdict.message)
-        return dataclasses.replace(verdict, message=None) if hold else verdict
+            if held:
+                memory.hold_note(call["call_id"], held)
+        return dataclasses.replace(verdict, message=None) if held else verdict
 
     def held_note(self, call_id: str) -> str | None:
         """The note held back for this call until its result (see `decided`)."""
@@ -247,7 +263,7 @@ class _Call:
         with hook_memory.remembered(self.guard.dir) as memory:
             return memory.take_note(call_id)
 
-    def unreported(self, failure: Any, memory: hook_memory.Memory) -> None:
+    def unreported(self, failure: Unreported, memory: hook_memory.Memory) -> None:
         """A failure the agent's hooks never reported (`target.Unreported`), recorded as the
         result of the oldest call still waiting for one under its key; nothing when none waits
         (its result came through a hook, or the supervisor refused the call)."""
@@ -266,7 +282,7 @@ class _Call:
         memory.last_text = digest
         self.guard.message("assistant", text)
 
-    def hold(self, verdict: Any) -> Any:
+    def hold(self, verdict: Verdict) -> Verdict:
         """A `pause` verdict waits for the operator (or the escalation's deadline, which the
         policy fitted to the budget) until just before the agent's timeout; any other verdict
         is returned as it is."""
@@ -431,21 +447,25 @@ def _title(prompt: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _follow_resumes(root: Path, step: Step) -> None:
-    """Point the step at the current run of its agent session (see `_start_new_run`)."""
+def _follow_resumes(root: Path, step: HookStep) -> HookStep:
+    """The step pointed at the current run of its agent session (see `_start_new_run`)."""
     base = step.parent_session_id or step.session_id
     current = _current_run(root, base)
     if current == base:
-        return
+        return step
+    return _in_session(step, current)
+
+
+def _in_session(step: HookStep, session: str) -> HookStep:
+    """The step recorded into `session`; a subagent's into its child session of `session`."""
     if step.parent_session_id:
-        step.parent_session_id = current
-        step.start["parent_session"] = current
-        step.session_id = child_session_id(current, (step.subagent or {})["agent_id"])
-    else:
-        step.session_id = current
+        return dataclasses.replace(
+            step, parent_session_id=session, start={**step.start, "parent_session": session},
+            session_id=child_session_id(session, (step.subagent or {})["agent_id"]))
+    return dataclasses.replace(step, session_id=session)
 
 
-def _start_new_run(root: Path, step: Step, base: str) -> None:
+def _start_new_run(root: Path, step: HookStep, base: str) -> HookStep:
     """A session that ended (SessionEnd, an abort, a hard limit) and is resumed in the agent
     (`claude --resume`) continues as a new supervisor session `<id>.run<N>`: the ended one stays
     as it was, and the new run is supervised afresh. The base session's directory keeps a
@@ -453,11 +473,11 @@ def _start_new_run(root: Path, step: Step, base: str) -> None:
     pointer = session_dir(root, base) / RUN_POINTER
     current = _current_run(root, base)
     number = int(current.rsplit(".run", 1)[1]) + 1 if current != base else 2
-    previous = step.session_id
-    step.session_id = sanitize_session_id(f"{base[:100]}.run{number}")
-    step.start["resumed_from"] = previous
+    session = sanitize_session_id(f"{base[:100]}.run{number}")
     ensure_session_dir(root, base)
-    write_private(pointer, (step.session_id + "\n").encode("utf-8"))
+    write_private(pointer, (session + "\n").encode("utf-8"))
+    return dataclasses.replace(step, session_id=session,
+                               start={**step.start, "resumed_from": step.session_id})
 
 
 def _current_run(root: Path, base: str) -> str:
@@ -469,7 +489,7 @@ def _current_run(root: Path, base: str) -> str:
         return base
 
 
-def _open_guard(root: Path, step: Step, budget: Budget) -> tuple[Any, list[str]]:
+def _open_guard(root: Path, step: HookStep, budget: Budget) -> tuple[Guard, list[str]]:
     """The session's guard, and problems to record. A state the guard cannot restore is kept
     aside (`state.json.corrupt-<time>`) and the session goes on from a fresh state."""
     from supervisor.guard.core import Guard
@@ -517,7 +537,7 @@ def _new_session_policy(root: Path, problems: list[str]) -> dict[str, Any]:
     return {"policy": policy}
 
 
-def _settings(root: Path, budget: Budget, report: list[str]) -> Any:
+def _settings(root: Path, budget: Budget, report: list[str]) -> GuardSettings:
     """The guard settings for this invocation: the policy's `[guard]` table, its hold time
     fitted to this call's budget. A bad table gives the defaults (reported once, at
     creation)."""
@@ -528,25 +548,22 @@ def _settings(root: Path, budget: Budget, report: list[str]) -> Any:
         return hook_settings({}, budget)
 
 
-def _into_run(step: Step, session: str, pid: int | None) -> None:
-    """Record into the session `supervisor run` named (its subagents into child sessions of
-    it), whatever id the agent gave itself; the pane's pid makes a dead agent show `dead`."""
+def _into_run(step: HookStep, session: str, pid: int | None) -> HookStep:
+    """The step recorded into the session `supervisor run` named (its subagents into child
+    sessions of it), whatever id the agent gave itself; the pane's pid makes a dead agent show
+    `dead`."""
     session = validate_session_id(session)
     if step.parent_session_id:
-        step.parent_session_id = session
-        step.start["parent_session"] = session
-        step.session_id = child_session_id(session, (step.subagent or {})["agent_id"])
-    else:
-        step.session_id = session
-        step.start["pid"] = pid
+        return _in_session(step, session)
+    return dataclasses.replace(step, session_id=session, start={**step.start, "pid": pid})
 
 
-def _start_extra(step: Step) -> dict[str, Any]:
+def _start_extra(step: HookStep) -> dict[str, Any]:
     skip = {"type", "agent", "task", "cwd", "pid", "policy", "heartbeat_s"}
     return {k: v for k, v in step.start.items() if k not in skip and v is not None}
 
 
-def _link_parent(root: Path, step: Step) -> None:
+def _link_parent(root: Path, step: HookStep) -> None:
     """Tell the parent session (if it exists) that a subagent's child session started."""
     parent = session_files(root, step.parent_session_id or "")
     if not parent.dir.is_dir():

@@ -1,15 +1,17 @@
-"""What one hook call means for the supervisor, whatever the agent: the `Step` a target reads a
+"""What one hook call means for the supervisor, whatever the agent: the `HookStep` a target reads a
 payload into, and the payload helpers every target shares (parse, cut long texts, name
 sessions).
 
-A target's reader (`Target.read`) turns the agent's JSON payload into a `Step`: which supervisor
+A target's reader (`Target.read`) turns the agent's JSON payload into a `HookStep`: which supervisor
 session it belongs to, what kind of step it is and what to record; the runtime hands that to the
-guard, which writes the events, and asks the target to phrase the answer.
+guard, which writes the events, and asks the target to phrase the answer. A step is a value: a
+reader or the runtime that knows more (the kind of event, the run a resumed session continues
+in) makes a new one with `dataclasses.replace`, so a step seen once never changes under another.
 """
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any, NotRequired, TypedDict
 
 import xxhash
@@ -77,7 +79,7 @@ class Display(TypedDict):
     final: bool
 
 
-class Message(TypedDict):
+class HookMessage(TypedDict):
     role: str
     """`user`, `assistant` or `system` (a prompt no person wrote, e.g. a task notification)."""
     text: str
@@ -90,8 +92,8 @@ class End(TypedDict):
     reason: str | None
 
 
-@dataclass(slots=True)
-class Step:
+@dataclass(frozen=True, slots=True)
+class HookStep:
     """What one hook invocation means for the supervisor.
 
     `kind` is one of `KINDS`; the field of that kind says what to record.
@@ -106,8 +108,8 @@ class Step:
     subagent: dict[str, str] | None = None
     call: Call | None = None
     result: Result | None = None
-    batch: list[BatchCall] = field(default_factory=list)
-    message: Message | None = None
+    batch: tuple[BatchCall, ...] = ()
+    message: HookMessage | None = None
     """prompt, stop, notification, start: a `message` to record."""
     end: End | None = None
     """end, and stop of a subagent: the `session_end` to record."""
@@ -206,43 +208,44 @@ def tool_args(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return tool, args if isinstance(args, dict) else ({} if args is None else {"input": args})
 
 
-def as_start(step: Step, agent_label: str, source: Any) -> None:
+def as_start(step: HookStep, agent_label: str, source: Any) -> HookStep:
     """A session-start event: `start`, with a system message naming how it started."""
-    step.kind = "start"
-    step.message = {"role": "system",
-                    "text": f"{agent_label} session start ({text_or_none(source) or 'startup'})"}
+    how = text_or_none(source) or "startup"
+    return replace(step, kind="start",
+                   message={"role": "system", "text": f"{agent_label} session start ({how})"})
 
 
-def as_prompt(step: Step, prompt: Any) -> None:
+def as_prompt(step: HookStep, prompt: Any) -> HookStep:
     """A person's prompt."""
-    step.kind = "prompt"
-    step.message = {"role": "user",
-                    "text": cut_text(prompt if isinstance(prompt, str) else to_json(prompt))}
+    return replace(step, kind="prompt", message={
+        "role": "user", "text": cut_text(prompt if isinstance(prompt, str) else to_json(prompt))})
 
 
-def as_notification(step: Step, message: Any, kind: Any) -> None:
+def as_notification(step: HookStep, message: Any, kind: Any) -> HookStep:
     """A notification: a system message, prefixed with its kind."""
     text = message if isinstance(message, str) else to_json(message)
     kind = text_or_none(kind)
-    step.kind = "notification"
-    step.message = {"role": "system", "text": cut_text(f"[{kind}] {text}" if kind else text)}
+    text = cut_text(f"[{kind}] {text}" if kind else text)
+    return replace(step, kind="notification", message={"role": "system", "text": text})
 
 
-def as_end(step: Step, agent_label: str, reason: Any) -> None:
+def as_end(step: HookStep, agent_label: str, reason: Any) -> HookStep:
     """The agent's session ended."""
-    step.kind = "end"
-    step.end = {"status": "completed",
-                "reason": f"{agent_label} session ended ({text_or_none(reason) or 'other'})"}
+    return replace(step, kind="end", end={
+        "status": "completed",
+        "reason": f"{agent_label} session ended ({text_or_none(reason) or 'other'})"})
 
 
-def as_stop(step: Step, last_message: Any) -> None:
+def as_stop(step: HookStep, last_message: Any) -> HookStep:
     """The agent's turn stopped (Stop, SubagentStop): its last text as an assistant message; a
     subagent's stop ends the subagent's child session."""
-    step.kind = "stop"
+    message = step.message
     if isinstance(last_message, str) and last_message:
-        step.message = {"role": "assistant", "text": cut_text(last_message)}
+        message = {"role": "assistant", "text": cut_text(last_message)}
+    end = step.end
     if step.hook_event == "SubagentStop" and step.subagent:
-        step.end = {"status": "completed", "reason": "subagent finished"}
+        end = {"status": "completed", "reason": "subagent finished"}
+    return replace(step, kind="stop", message=message, end=end)
 
 
 def result_of(call_id: str, tool: str, output: str, error: str | None) -> Result:
@@ -302,15 +305,15 @@ def stable_call_id(tool: str, args: dict[str, Any]) -> str:
     return "call-" + xxhash.xxh3_64_hexdigest(to_json({"tool": tool, "args": args}).encode())
 
 
-def other_event(payload: dict[str, Any], step: Step, common: frozenset[str]) -> None:
-    """Make `step` record a hook event nobody maps as it is (without the fields every payload
+def other_event(payload: dict[str, Any], step: HookStep, common: frozenset[str]) -> HookStep:
+    """`step` recording a hook event nobody maps as it is (without the fields every payload
     of this agent carries, `common`); over `TEXT_LIMIT_BYTES`, a preview."""
     rest = {k: v for k, v in payload.items() if k not in common}
     encoded = to_json(rest)
     if len(encoded.encode("utf-8", "replace")) > TEXT_LIMIT_BYTES:
         rest = {"truncated": True, "bytes": len(encoded), "preview": cut_text(encoded, 4096, 0)}
-    step.kind = "other"
-    step.record = {"type": HOOK_EVENT, "event": step.hook_event, "payload": rest}
+    return replace(step, kind="other",
+                   record={"type": HOOK_EVENT, "event": step.hook_event, "payload": rest})
 
 
 def to_json(value: Any) -> str:

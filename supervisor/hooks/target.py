@@ -1,7 +1,7 @@
 """What a hook target is: everything the platform needs to know about one agent CLI.
 
 A target is small (docs/hooks.md, "Adding a target"): it reads the agent's payload into a
-`Step`, phrases the supervisor's answers in the agent's own shape, says where the agent keeps
+`HookStep`, phrases the supervisor's answers in the agent's own shape, says where the agent keeps
 its hook settings and which events to register (`settings_file.Settings`), and, when the agent
 keeps a transcript the runtime can read the assistant's text from, how to read it. The runtime
 does everything else.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from supervisor.hooks.plugin_file import PluginFile
 from supervisor.hooks.settings_file import Settings
-from supervisor.hooks.step import Result, Step
+from supervisor.hooks.step import HookStep, Result
 
 if TYPE_CHECKING:
     from supervisor.guard.core import Verdict
@@ -50,7 +50,7 @@ class Answers(Protocol):
 class Unreported(TypedDict):
     """A call's failure the agent's hooks never reported (Factory Droid runs no PostToolUse
     for a failed call), read from its transcript: recorded as the result of the oldest call
-    waiting under `pair` (`Step.pair`), if one still waits."""
+    waiting under `pair` (`HookStep.pair`), if one still waits."""
 
     pair: str
     result: Result
@@ -67,7 +67,7 @@ class Target:
     """The command-line name: `supervisor hook NAME`, `supervisor install NAME`."""
     label: str
     """The agent's name for people, e.g. "Claude Code"."""
-    read: Callable[[dict[str, Any]], Step]
+    read: Callable[[dict[str, Any]], HookStep]
     """A parsed payload (a JSON object with a `session_id`) to its step; never raises."""
     answers: Answers
     settings: Settings | PluginFile

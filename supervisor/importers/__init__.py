@@ -2,16 +2,16 @@
 
 `load_runs(path)` reads a file, detects its format by content (not by its name), and returns
 one `ImportedRun` per run in it (an OpenHands `output.jsonl` holds one run per line). Every
-problem with a file is a `FormatError` with a one-line message. What maps to what is in
-docs/importers.md. Importers depend on the protocol only (never on the store or the TUI), so
-`supervisor analyze` can replay the events straight through the engine.
+problem with a file is a `FormatError` with a one-line message. Each format is one module with
+one `Importer` (`base.py`: name, description, `matches`, `load`), listed in `IMPORTERS`. What
+maps to what is in docs/importers.md. Importers depend on the protocol and the engine's
+fingerprints only (never on the store, the TUI or the analysis), so `supervisor analyze` can
+replay the events straight through the engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from supervisor.importers import (
     claude_code,
@@ -21,34 +21,30 @@ from supervisor.importers import (
     openhands,
     swe_agent,
 )
-from supervisor.importers.base import FormatError, ImportedRun, UnknownFormat
+from supervisor.importers.base import FormatError, ImportedRun, Importer, UnknownFormat
 from supervisor.importers.document import Document, read_document
 
-__all__ = ["FORMATS", "FormatError", "ImportedRun", "UnknownFormat", "detect_format",
-           "load_runs"]
+__all__ = ["FORMATS", "IMPORTERS", "FormatError", "ImportedRun", "Importer", "UnknownFormat",
+           "detect_format", "load_runs"]
 
-_Loader = Callable[[Any, Path], list[ImportedRun]]
-_Matcher = Callable[[Any], bool]
-
-FORMATS: dict[str, str] = {
-    "swe-agent": "SWE-agent .traj (trajectory of action/observation/thought steps)",
-    "mini-swe-agent": "mini-swe-agent .traj.json (chat messages; bare list, v1 or v1.1 tools)",
-    "openhands": "OpenHands event stream, output.jsonl history, or LLM completion log",
-    "claude-code": "Claude Code transcript ~/.claude/projects/<project>/<session>.jsonl",
-    "codex": "Codex CLI rollout .jsonl (session_meta/response_item lines)",
-    "gemini-cli": "Gemini CLI session .json (messages with toolCalls)",
-}
+IMPORTERS: dict[str, Importer] = {importer.name: importer for importer in (
+    swe_agent.IMPORTER,
+    mini_swe_agent.IMPORTER,
+    openhands.IMPORTER,
+    claude_code.IMPORTER,
+    codex.IMPORTER,
+    gemini_cli.IMPORTER,
+)}
+"""Every format by name (for `--format`), in the order they are listed to people."""
+FORMATS: dict[str, str] = {name: importer.description for name, importer in IMPORTERS.items()}
 """Format names (for `--format`) and what each is."""
 
-# Detection order matters only where shapes could overlap: the specific ones come first.
-_HANDLERS: dict[str, tuple[_Matcher, _Loader]] = {
-    "swe-agent": (swe_agent.matches, swe_agent.load),
-    "openhands": (openhands.matches, openhands.load),
-    "mini-swe-agent": (mini_swe_agent.matches, mini_swe_agent.load),
-    "claude-code": (claude_code.matches, claude_code.load),
-    "codex": (codex.matches, codex.load),
-    "gemini-cli": (gemini_cli.matches, gemini_cli.load),
-}
+_TRIED_FIRST = ("swe-agent", "openhands")
+"""Detection order matters only where shapes could overlap: the specific ones come first, then
+the others in `IMPORTERS` order."""
+_DETECTION: tuple[Importer, ...] = tuple(
+    [IMPORTERS[name] for name in _TRIED_FIRST]
+    + [importer for name, importer in IMPORTERS.items() if name not in _TRIED_FIRST])
 
 
 def detect_format(path: Path) -> str | None:
@@ -78,9 +74,9 @@ def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
     if name is None:
         raise UnknownFormat(f"unknown format ({_shape(document)}); use --format to force one "
                             f"of: {', '.join(FORMATS)}")
-    loader = _HANDLERS[name][1]
+    importer = IMPORTERS[name]
     try:
-        return loader(_value(document, name), path)
+        return importer.load(importer.reads(document), path)
     except FormatError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -88,24 +84,13 @@ def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
 
 
 def _detect(document: Document) -> str | None:
-    for name, (matcher, _loader) in _HANDLERS.items():
+    for importer in _DETECTION:
         try:
-            if matcher(_value(document, name)):
-                return name
+            if importer.matches(importer.reads(document)):
+                return importer.name
         except (TypeError, ValueError, AttributeError, KeyError, IndexError):
             continue  # an odd value where a format expects another shape: not that format
     return None
-
-
-def _value(document: Document, name: str) -> Any:
-    """What a format's matcher and loader take: line formats get a list of records even when
-    the file holds a single line (which parses as one JSON document)."""
-    if name in ("claude-code", "codex"):
-        return document.records()
-    if name == "openhands" and document.kind == "json" and openhands.is_output_record(
-            document.value):
-        return document.records()
-    return document.value
 
 
 def _shape(document: Document) -> str:
@@ -119,12 +104,3 @@ def _shape(document: Document) -> str:
     if isinstance(value, list):
         return f"JSON list of {len(value)} items"
     return f"JSON {type(value).__name__}"
-
-
-def _register() -> None:
-    from supervisor.importers.sources import register_with_analysis
-
-    register_with_analysis()
-
-
-_register()

@@ -1,19 +1,22 @@
-"""What every importer shares: the imported run, the format error, and the event builder.
+"""What every importer shares: what an importer is, the imported run, the format error, and
+the event builder.
 
 An importer turns one recorded run of another agent framework into protocol events, as plain
-dicts in order. `RunBuilder` keeps the mechanics in one place so each format module only says
-what maps to what: call ids, output size and hash of the whole output, truncation of what would
-not fit in one protocol line, `seq` 1..n, and time stamps (recorded where the format has them,
-else synthetic and monotonic, which `meta["ts"]` says).
+dicts in order; its module says so in one `Importer` (name, description, `matches`, `load`),
+which `supervisor.importers.IMPORTERS` lists. `RunBuilder` keeps the mechanics in one place so
+each format module only says what maps to what: call ids, output size and hash of the whole
+output, truncation of what would not fit in one protocol line, `seq` 1..n, and time stamps
+(recorded where the format has them, else synthetic and monotonic, which `meta["ts"]` says).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from supervisor.engine.fingerprint import output_hash
 from supervisor.protocol.bounded import loads
@@ -39,6 +42,9 @@ LINE_BUDGET = MAX_LINE_BYTES - 4096
 SYNTHETIC_STEP = 0.001
 """Seconds between consecutive events when the format records no time at all."""
 TASK_LIMIT = 200
+
+if TYPE_CHECKING:  # document.py imports FormatError from here
+    from supervisor.importers.document import Document
 
 
 class FormatError(Exception):
@@ -69,6 +75,34 @@ class ImportedRun:
     def steps(self) -> int:
         """The number of tool calls in the run."""
         return sum(1 for e in self.events if e["type"] == TOOL_CALL)
+
+
+def whole_value(document: Document) -> Any:
+    """What most formats read of a file: its one JSON value (the list of lines of JSON Lines)."""
+    return document.value
+
+
+def records(document: Document) -> list[Any]:
+    """What line formats read of a file: its records, even when it holds a single line (which
+    parses as one JSON document)."""
+    return document.records()
+
+
+@dataclass(frozen=True, slots=True)
+class Importer:
+    """One foreign format, as `load_runs` and `detect_format` use it (docs/importers.md)."""
+
+    name: str
+    """Its name for `--format`, e.g. `swe-agent`."""
+    description: str
+    """What it is, for people (`supervisor import --help`)."""
+    matches: Callable[[Any], bool]
+    """Whether what it reads of a file is of this format, judged by content (an odd shape may
+    raise: taken as no)."""
+    load: Callable[[Any, Path], list[ImportedRun]]
+    """The runs in what it reads of the file at the path; `FormatError` when it is broken."""
+    reads: Callable[[Document], Any] = whole_value
+    """What `matches` and `load` take of the parsed file (`whole_value`, `records`, ...)."""
 
 
 def output_fields(text: str, limit: int = OUTPUT_LIMIT) -> dict[str, Any]:

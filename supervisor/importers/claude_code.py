@@ -18,10 +18,12 @@ from typing import Any
 from supervisor.importers.base import (
     FormatError,
     ImportedRun,
+    Importer,
     RunBuilder,
     as_dict,
     as_text,
     iso_ts,
+    records,
     run_name,
 )
 from supervisor.importers.errortext import task_line
@@ -158,3 +160,9 @@ def _input_tokens(usage: dict[str, Any]) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
             total += value
     return total
+
+
+IMPORTER = Importer(
+    "claude-code", "Claude Code transcript ~/.claude/projects/<project>/<session>.jsonl",
+    matches, load, reads=records,
+)

@@ -19,11 +19,13 @@ from typing import Any
 from supervisor.importers.base import (
     FormatError,
     ImportedRun,
+    Importer,
     RunBuilder,
     as_dict,
     as_text,
     iso_ts,
     parse_json_args,
+    records,
     run_name,
 )
 from supervisor.importers.errortext import task_line
@@ -123,3 +125,9 @@ def _output(raw: Any) -> tuple[str, int | None]:
             return as_text(value["output"]), code if isinstance(code, int) else None
     match = _EXIT.search(text[:200])
     return text, int(match.group(1)) if match else None
+
+
+IMPORTER = Importer(
+    "codex", "Codex CLI rollout .jsonl (session_meta/response_item lines)",
+    matches, load, reads=records,
+)

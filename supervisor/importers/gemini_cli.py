@@ -17,6 +17,7 @@ from typing import Any
 from supervisor.importers.base import (
     FormatError,
     ImportedRun,
+    Importer,
     RunBuilder,
     as_dict,
     as_list,
@@ -95,3 +96,9 @@ def _tool_call(builder: RunBuilder, call: dict[str, Any], ts: float | None) -> N
     error = None if ok else (f"exit code {code}" if code else f"status {status}")
     done = iso_ts(call.get("timestamp")) or ts
     builder.tool_result(call_id, ok, output, error=error, ts=done, exit_code=code)
+
+
+IMPORTER = Importer(
+    "gemini-cli", "Gemini CLI session .json (messages with toolCalls)",
+    matches, load,
+)

@@ -21,6 +21,7 @@ from typing import Any
 from supervisor.importers.base import (
     FormatError,
     ImportedRun,
+    Importer,
     RunBuilder,
     as_dict,
     as_text,
@@ -214,3 +215,9 @@ def _output_of(content: str) -> str:
         middle = f"\n[{elided.strip()} characters elided]\n" if elided else "\n[...]\n"
         return (head or "") + middle + (tail or "")
     return content
+
+
+IMPORTER = Importer(
+    "mini-swe-agent", "mini-swe-agent .traj.json (chat messages; bare list, v1 or v1.1 tools)",
+    matches, load,
+)

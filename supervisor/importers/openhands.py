@@ -31,6 +31,7 @@ from typing import Any
 from supervisor.importers.base import (
     FormatError,
     ImportedRun,
+    Importer,
     RunBuilder,
     as_list,
     as_text,
@@ -40,6 +41,7 @@ from supervisor.importers.base import (
     parse_json_args,
     run_name,
 )
+from supervisor.importers.document import Document
 from supervisor.importers.errortext import known_error, task_line
 from supervisor.protocol.bounded import loads
 
@@ -532,3 +534,17 @@ def _int(value: Any) -> int | None:
     if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
         return int(value)
     return None
+
+
+def _reads(document: Document) -> Any:
+    """The file's value; an `output.jsonl` of one line (which parses as one JSON document)
+    as its records, as one of several lines would be."""
+    if document.kind == "json" and is_output_record(document.value):
+        return document.records()
+    return document.value
+
+
+IMPORTER = Importer(
+    "openhands", "OpenHands event stream, output.jsonl history, or LLM completion log",
+    matches, load, reads=_reads,
+)

@@ -21,6 +21,7 @@ from typing import Any
 from supervisor.importers.base import (
     FormatError,
     ImportedRun,
+    Importer,
     RunBuilder,
     as_dict,
     as_list,
@@ -282,3 +283,9 @@ def _model(doc: dict[str, Any]) -> str | None:
 def _instance(path: Path) -> str | None:
     name = path.name
     return name[: -len(".traj")] if name.endswith(".traj") else None
+
+
+IMPORTER = Importer(
+    "swe-agent", "SWE-agent .traj (trajectory of action/observation/thought steps)",
+    matches, load,
+)

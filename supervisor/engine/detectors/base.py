@@ -22,20 +22,25 @@ Detectors read the `State` (the completed steps in `st.hist`, the pending ones i
 Every method must cost O(look-back), never O(session).
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from itertools import islice
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import ACTION_BY_LEVEL, Finding
 
-Params = dict[str, Any]
+Params = Mapping[str, Any]
+"""A detector's policy parameters for one tool (defaults < category < per-tool overrides): at
+run time a plain dict, read from and written to the policy file as it is; each detector names
+its keys and their types in a TypedDict (`ExactRepeatParams`, ...)."""
+P = TypeVar("P", bound=Params)
 Memory = dict[str, Any]
 
 
-class Detector:
-    """Base class: every hook does nothing; a detector overrides what it needs."""
+class Detector(Generic[P]):
+    """Base class: every hook does nothing; a detector overrides what it needs. `P` is the
+    TypedDict of its parameters."""
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
@@ -43,7 +48,7 @@ class Detector:
     defaults: ClassVar[Params] = {
         "enabled": True,
     }
-    """Its policy parameters and their defaults (documented in docs/policy.md)."""
+    """Its policy parameters and their defaults (documented in docs/policy.md): a `P`."""
     loop: ClassVar[bool] = True
     """It detects loops (`supervisor analyze` counts its evidence as loop steps)."""
     skips: ClassVar[bool] = False
@@ -54,16 +59,16 @@ class Detector:
         """A fresh memory (JSON values only)."""
         return {}
 
-    def record(self, st: State, step: Step, mem: Memory) -> None:
+    def record(self, st: State, step: StepRecord, mem: Memory) -> None:
         return None
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: P) -> Finding | None:
         return None
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: P) -> Finding | None:
         return None
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         return None
 
     def clear(self, mem: Memory) -> None:
@@ -72,7 +77,7 @@ class Detector:
     def new_context(self, mem: Memory) -> None:
         return None
 
-    def message(self, st: State, event: dict[str, Any], mem: Memory, p: Params
+    def message(self, st: State, event: dict[str, Any], mem: Memory, p: P
                 ) -> Finding | None:
         return None
 
@@ -87,6 +92,6 @@ def finding(detector: str, level: int, signature: str, evidence: list[int], mess
                    action or ACTION_BY_LEVEL[level], step)  # type: ignore[arg-type]
 
 
-def recent(st: State, n: int) -> Iterator[Step]:
+def recent(st: State, n: int) -> Iterator[StepRecord]:
     """The last `n` completed steps, newest first."""
     return islice(reversed(st.hist), n)

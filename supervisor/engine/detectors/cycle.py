@@ -8,13 +8,25 @@ that would continue it is refused.
 """
 
 from itertools import islice
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
+from supervisor.engine.detectors.base import Detector, Memory, finding, recent
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
+
+
+class CycleParams(TypedDict):
+    """`[detectors.cycle]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    min_period: int
+    max_period: int
+    min_steps: int
+    block_periods: int
+    escalate_periods: int
 
 
 def cycle_signature(sigs: list[str]) -> str:
@@ -23,11 +35,11 @@ def cycle_signature(sigs: list[str]) -> str:
     return "cycle:" + "-".join(s[:8] for s in sigs[start:] + sigs[:start])
 
 
-class Cycle(Detector):
+class Cycle(Detector[CycleParams]):
     name = "cycle"
     summary = ("the last steps repeat with a period of 2-6 calls, calls and outcomes "
                "identical, workspace unchanged")
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[CycleParams] = {
         "enabled": True, "min_period": 2, "max_period": 6, "min_steps": 5, "block_periods": 1,
         "escalate_periods": 2,
     }
@@ -37,7 +49,7 @@ class Cycle(Detector):
         # in a row equal the one a period earlier; cycle: the one found (calls, position)
         return {"keys": [], "runs": {}, "cycle": None}
 
-    def record(self, st: State, step: Step, mem: Memory) -> None:
+    def record(self, st: State, step: StepRecord, mem: Memory) -> None:
         keys = mem["keys"]
         keys.append(f"{step['signature']}:{step['outcome']}:{step['workspace']}")
         del keys[: -st.sizes["lookback"]]
@@ -45,7 +57,7 @@ class Cycle(Detector):
         if c and c["workspace"] == step["workspace"] and step["signature"] in c["sigs"]:
             c["pos"] = c["sigs"].index(step["signature"]) + 1
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: CycleParams) -> Finding | None:
         keys = mem["keys"]
         best = None
         for period in range(p["min_period"], p["max_period"] + 1):
@@ -86,7 +98,7 @@ class Cycle(Detector):
         msg = g.cycle_nudge(step, period, tools, length, evidence)
         return finding(self.name, level, cycle_signature(sigs), evidence, msg, step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: CycleParams) -> Finding | None:
         c = mem["cycle"]
         if not c or c["workspace"] != step["workspace"] or c["fired"] == 0:
             return None
@@ -104,7 +116,7 @@ class Cycle(Detector):
         return finding(self.name, level, cycle_signature(c["sigs"]), list(c.get("seqs", [])),
                        msg, step["index"])
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         if mem["cycle"]:
             mem["cycle"]["refused"] = max(0, mem["cycle"]["refused"] - 1)
 

@@ -10,25 +10,36 @@ stretch is reported); it escalates when it persists over `escalate_after` window
 command's bare non-zero exit (grep finding nothing exits 1) does not count.
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
+from supervisor.engine.detectors.base import Detector, Memory, finding, recent
 from supervisor.engine.fingerprint import GENERIC_ERROR_CLASSES
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 
-def _hard_failure(step: Step) -> bool:
+class ErrorRateParams(TypedDict):
+    """`[detectors.error_rate]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    window: int
+    ratio: float
+    min_steps: int
+    escalate_after: int
+
+
+def _hard_failure(step: StepRecord) -> bool:
     return not step["ok"] and not (step["category"] == "read"
                                    and step["error"] in GENERIC_ERROR_CLASSES)
 
 
-class ErrorRate(Detector):
+class ErrorRate(Detector[ErrorRateParams]):
     name = "error_rate"
     summary = "most of the last steps failed, and it persists"
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[ErrorRateParams] = {
         "enabled": False, "window": 12, "ratio": 0.75, "min_steps": 8, "escalate_after": 3,
     }
 
@@ -36,7 +47,8 @@ class ErrorRate(Detector):
         # fired: windows in a row that reported; cooldown: steps until it looks again
         return {"fired": 0, "cooldown": 0}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: ErrorRateParams) -> Finding | None:
         if mem["cooldown"] > 0:
             mem["cooldown"] -= 1
             return None

@@ -26,24 +26,24 @@ failing call is no exception (one retry of a failure is legitimate). Calls issue
 one model turn (a batch) count once; a call whose result never came counts as an attempt.
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
+from supervisor.engine.detectors.base import Detector, Memory, finding, recent
 from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 from supervisor.engine.workspace import file_key
 
 
-def same_call(st: State, step: Step) -> list[Step]:
+def same_call(st: State, step: StepRecord) -> list[StepRecord]:
     """Completed steps of this call in this workspace within the look-back, newest first."""
     return [s for s in recent(st, st.sizes["lookback"])
             if s["signature"] == step["signature"] and s["workspace"] == step["workspace"]]
 
 
-def same_outcome(a: Step, b: Step) -> bool:
+def same_outcome(a: StepRecord, b: StepRecord) -> bool:
     """The same normalised output, or two failures naming the same error (not test reports:
     "4 failed" then "3 failed" is a test count moving, progress)."""
     if a["outcome"] == b["outcome"]:
@@ -53,14 +53,14 @@ def same_outcome(a: Step, b: Step) -> bool:
             and not is_test_report(a["error"], a["error_id"]))
 
 
-def reapplied(st: State, step: Step) -> list[Step]:
+def reapplied(st: State, step: StepRecord) -> list[StepRecord]:
     """For a mutating call: the completed applications of this very call within the
     look-back, newest first, back to the last time another call changed a file it writes
     (only for an edit: a mutating call that names its file)."""
     if step["category"] != "mutate" or not step["path"]:
         return []
     files = set(step["touches"])
-    found: list[Step] = []
+    found: list[StepRecord] = []
     for s in recent(st, st.sizes["lookback"]):
         if s["signature"] == step["signature"]:
             if s["ok"]:  # an application that failed applied nothing
@@ -75,12 +75,23 @@ def reapplied(st: State, step: Step) -> list[Step]:
     return found
 
 
-def batches(steps: list[Step]) -> int:
+class ExactRepeatParams(TypedDict):
+    """`[detectors.exact_repeat]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    block: int
+    escalate: int
+    stop: int
+
+
+def batches(steps: list[StepRecord]) -> int:
     """How many decisions the steps were: a batch of parallel calls is one."""
     return len({s["batch"] or f"step:{s['index']}" for s in steps})
 
 
-def _level(p: Params, attempts: int) -> int:
+def _level(p: ExactRepeatParams, attempts: int) -> int:
     stop = p.get("stop")
     if stop and attempts >= stop:
         return 4
@@ -91,15 +102,16 @@ def _level(p: Params, attempts: int) -> int:
     return 0
 
 
-class ExactRepeat(Detector):
+class ExactRepeat(Detector[ExactRepeatParams]):
     name = "exact_repeat"
     summary = ("the same call with the same outcome in the same workspace, anywhere in the "
                "look-back; a mutating call re-applied onto its own result")
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[ExactRepeatParams] = {
         "enabled": True, "nudge": 3, "block": 4, "escalate": 6, "stop": 0,
     }
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: ExactRepeatParams) -> Finding | None:
         if step["refused"]:
             return None
         same = [s for s in same_call(st, step) if same_outcome(s, step)]
@@ -116,7 +128,8 @@ class ExactRepeat(Detector):
         return finding(self.name, 1, step["signature"], sorted(s["seq"] for s in same),
                        message, step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory,
+               p: ExactRepeatParams) -> Finding | None:
         prior = same_call(st, step)
         run = [s for s in prior if same_outcome(s, prior[0])] if prior else []
         again = reapplied(st, step)

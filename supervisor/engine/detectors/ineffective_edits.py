@@ -11,19 +11,29 @@ three: nudge at 3 rounds; the probe's re-run after one more edit is refused at 4
 at 6.
 """
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
 from supervisor.engine import workspace
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _PROBES_KEPT = 32
 
 
-def edits_since(st: State, since: int, step: Step) -> tuple[list[str], bool]:
+class IneffectiveEditsParams(TypedDict):
+    """`[detectors.ineffective_edits]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    block: int
+    escalate: int
+
+
+def edits_since(st: State, since: int, step: StepRecord) -> tuple[list[str], bool]:
     """(files edited since step `since` that count, whether the probe's own files changed)."""
     probes = st.workspace["probes"]
     counted: list[str] = []
@@ -39,11 +49,13 @@ def edits_since(st: State, since: int, step: Step) -> tuple[list[str], bool]:
     return list(dict.fromkeys(counted)), own
 
 
-class IneffectiveEdits(Detector):
+class IneffectiveEdits(Detector[IneffectiveEditsParams]):
     name = "ineffective_edits"
     summary = ("edits between runs of the same test or script leave its output unchanged, "
                "round after round")
-    defaults: ClassVar[Params] = {"enabled": True, "nudge": 3, "block": 4, "escalate": 6}
+    defaults: ClassVar[IneffectiveEditsParams] = {
+        "enabled": True, "nudge": 3, "block": 4, "escalate": 6,
+    }
 
     def memory(self) -> Memory:
         # per probe (signature): its last run (step, output), rounds without effect so far,
@@ -51,7 +63,8 @@ class IneffectiveEdits(Detector):
         # edits did change some probe's output
         return {"probes": {}, "effective_at": -1}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: IneffectiveEditsParams) -> Finding | None:
         if step["category"] != "run" or step["ok"] is None:
             return None
         probes: dict[str, Any] = mem["probes"]
@@ -92,7 +105,8 @@ class IneffectiveEdits(Detector):
                        g.ineffective_edits_nudge(step, n, entry["edited"], entry["seqs"]),
                        step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory,
+               p: IneffectiveEditsParams) -> Finding | None:
         if step["category"] != "run":
             return None
         entry = mem["probes"].get(step["signature"])
@@ -112,7 +126,7 @@ class IneffectiveEdits(Detector):
         return finding(self.name, level, f"probe:{step['signature']}", entry["seqs"],
                        g.ineffective_edits_block(level, step, entry), step["index"])
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         entry = mem["probes"].get(step["signature"])
         if entry:
             entry["refused"] = max(0, entry["refused"] - 1)

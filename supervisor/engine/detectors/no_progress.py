@@ -6,19 +6,28 @@ whose effect the engine cannot see): it is no evidence either way, and long heal
 are full of them. A silent call repeated is `exact_repeat`'s.
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
+from supervisor.engine.detectors.base import Detector, Memory, finding, recent
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 
-class NoProgress(Detector):
+class NoProgressParams(TypedDict):
+    """`[detectors.no_progress]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    escalate: int
+
+
+class NoProgress(Detector[NoProgressParams]):
     name = "no_progress"
     summary = "many steps without a workspace change or an output not seen before"
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[NoProgressParams] = {
         "enabled": True, "nudge": 10, "escalate": 30,
     }
 
@@ -26,7 +35,8 @@ class NoProgress(Detector):
         # steps without progress so far, and the level it last reported at
         return {"steps": 0, "fired": 0}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: NoProgressParams) -> Finding | None:
         if step["category"] in ("poll", "other") or (step["ok"] and step["empty"]):
             return None
         if step["progress"]:

@@ -6,22 +6,33 @@ least three polls). A poll with growing sleeps is a different call each time, so
 counts as one repeating call.
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _POLLS_KEPT = 32
 _MIN_POLLS = 3
 
 
-class Polling(Detector):
+class PollingParams(TypedDict):
+    """`[detectors.polling]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    block: int
+    escalate: int
+    stuck_after_s: float
+
+
+class Polling(Detector[PollingParams]):
     name = "polling"
     summary = ("a poll call returning the same output over many polls or a long time")
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[PollingParams] = {
         "enabled": True, "nudge": 12, "block": 16, "escalate": 24, "stuck_after_s": 900.0,
     }
 
@@ -29,7 +40,7 @@ class Polling(Detector):
         # per poll call (signature): its current output, how often in a row, since when
         return {"polls": {}}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: PollingParams) -> Finding | None:
         if step["category"] != "poll":
             return None
         polls = mem["polls"]
@@ -58,7 +69,7 @@ class Polling(Detector):
         return finding(self.name, level, step["signature"], entry["seqs"],
                        g.polling_nudge(step, n, waited, entry["seqs"]), step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: PollingParams) -> Finding | None:
         if step["category"] != "poll":
             return None
         entry = mem["polls"].get(step["signature"])
@@ -75,7 +86,7 @@ class Polling(Detector):
         return finding(self.name, level, step["signature"], entry["seqs"],
                        g.polling_block(level, step, entry["count"]), step["index"])
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         entry = mem["polls"].get(step["signature"])
         if entry:
             entry["refused"] = max(0, entry["refused"] - 1)

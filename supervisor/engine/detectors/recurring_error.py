@@ -19,13 +19,13 @@ The rubric's three occurrences: nudge at the 3rd; the next call of that tool
 (program, file) is refused at the 4th, escalated at the 6th.
 """
 
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 from supervisor.engine.workspace import file_key
 
@@ -33,8 +33,8 @@ _GROUPS_KEPT = 16
 _KEPT = 20
 
 
-def group_of(step: Step) -> str:
-    """Failures are compared within one tool (for a shell: one program, see `Step.head`; but
+def group_of(step: StepRecord) -> str:
+    """Failures are compared within one tool (for a shell: one program, see `StepRecord.head`; but
     an error only the harness names, such as a time-out, is the shell tool's own), and for an
     edit tool within one file."""
     if step["category"] == "mutate" and step["path"]:
@@ -42,6 +42,18 @@ def group_of(step: Step) -> str:
     if step["error_source"] == "harness":
         return step["tool"]
     return step["head"]
+
+
+class RecurringErrorParams(TypedDict):
+    """`[detectors.recurring_error]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    block: int
+    escalate: int
+    window: int
+    stop: int
 
 
 def _distinct(failures: list[dict[str, object]]) -> int:
@@ -52,11 +64,11 @@ def _distinct(failures: list[dict[str, object]]) -> int:
     return len({f["signature"] for f in failures})
 
 
-class RecurringError(Detector):
+class RecurringError(Detector[RecurringErrorParams]):
     name = "recurring_error"
     summary = ("the same error (its normalised message) from one tool, or from edits of one "
                "file, within a window of steps while the arguments vary")
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[RecurringErrorParams] = {
         "enabled": True, "nudge": 3, "block": 4, "escalate": 6, "window": 20, "stop": 0,
     }
 
@@ -65,7 +77,8 @@ class RecurringError(Detector):
         # and how many calls were refused since; the group's last reported size
         return {"groups": {}}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: RecurringErrorParams) -> Finding | None:
         groups = mem["groups"]
         key = group_of(step)
         if step["ok"]:  # the tool (for an editor: that sub-command) works again
@@ -110,7 +123,8 @@ class RecurringError(Detector):
                        [f["seq"] for f in same], g.recurring_error_nudge(step, key, same),
                        step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory,
+               p: RecurringErrorParams) -> Finding | None:
         key = group_of(step)
         group = mem["groups"].get(key)
         if not group or not group["failures"]:
@@ -138,7 +152,7 @@ class RecurringError(Detector):
                        episode["seqs"], g.recurring_error_block(level, step, episode),
                        step["index"])
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         group = mem["groups"].get(group_of(step))
         if group:
             group["refused"] = max(0, group["refused"] - 1)

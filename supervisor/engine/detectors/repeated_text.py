@@ -12,12 +12,12 @@ tool call between them (as OpenHands checks for).
 
 import re
 from collections import Counter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 import xxhash
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.state import State
 from supervisor.engine.types import Finding
 
@@ -26,6 +26,21 @@ _INDENTED = re.compile(r"^(?: {4}|\t).*$", re.M)
 _SPLIT = re.compile(r"(?<=[.!?:;])\s+|\n+")
 _NUM = re.compile(r"\d+")
 _WS = re.compile(r"\s+")
+
+
+class RepeatedTextParams(TypedDict):
+    """`[detectors.repeated_text]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    escalate: int
+    min_chars: int
+    overlap: float
+    chunk_chars: int
+    chunk_repeats: int
+    lookback: int
+    empty_replies: int
 
 
 def chunks(text: str, chunk_chars: int) -> list[str]:
@@ -43,11 +58,11 @@ def chunks(text: str, chunk_chars: int) -> list[str]:
     return out
 
 
-class RepeatedText(Detector):
+class RepeatedText(Detector[RepeatedTextParams]):
     name = "repeated_text"
     summary = ("assistant messages that are essentially the same, with nothing changing in "
                "between; a message repeating one sentence; empty replies")
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[RepeatedTextParams] = {
         "enabled": True, "nudge": 3, "escalate": 5, "min_chars": 40, "overlap": 0.7,
         "chunk_chars": 200, "chunk_repeats": 10, "lookback": 20, "empty_replies": 3,
     }
@@ -61,7 +76,7 @@ class RepeatedText(Detector):
     def new_context(self, mem: Memory) -> None:
         mem["streak"] = []
 
-    def message(self, st: State, event: dict[str, Any], mem: Memory, p: Params
+    def message(self, st: State, event: dict[str, Any], mem: Memory, p: RepeatedTextParams
                 ) -> Finding | None:
         text = event.get("text")
         if not isinstance(text, str):
@@ -113,6 +128,6 @@ class RepeatedText(Detector):
                        g.repeated_text_nudge(n), step)
 
     @staticmethod
-    def _remember(texts: list[list[str]], hashes: list[str], p: Params) -> None:
+    def _remember(texts: list[list[str]], hashes: list[str], p: RepeatedTextParams) -> None:
         texts.append(hashes)
         del texts[: -p["lookback"]]

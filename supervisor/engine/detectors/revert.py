@@ -17,15 +17,25 @@ one returns to every intermediate version once (O→X1→X→O→X1→X: three r
 three times), which careful agents do; going round the same versions again is the loop.
 """
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _FILES_KEPT = 32
+
+
+class RevertParams(TypedDict):
+    """`[detectors.revert]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    nudge: int
+    escalate: int
+    window: int
 
 
 def _times(entry: dict[str, Any]) -> int:
@@ -35,11 +45,11 @@ def _times(entry: dict[str, Any]) -> int:
     return min(len(entry["steps"]), 1 + max((len(v) for v in ids.values()), default=0))
 
 
-class Revert(Detector):
+class Revert(Detector[RevertParams]):
     name = "revert"
     summary = ("a file returns to content it had before, again and again within a window of "
                "steps (changes undone and redone)")
-    defaults: ClassVar[Params] = {"enabled": True, "nudge": 3, "escalate": 6, "window": 20}
+    defaults: ClassVar[RevertParams] = {"enabled": True, "nudge": 3, "escalate": 6, "window": 20}
 
     def memory(self) -> Memory:
         # per file key: the seqs and steps of its recent returns, whether the rewrite after
@@ -47,7 +57,7 @@ class Revert(Detector):
         # its last output, and the last step at which one of them succeeded with a new one
         return {"files": {}, "probes": {}, "progress_at": -1}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory, p: RevertParams) -> Finding | None:
         if step["category"] == "run":
             probes = mem["probes"]
             before = probes.pop(step["signature"], None)
@@ -89,7 +99,7 @@ class Revert(Detector):
                             g.revert_nudge(key, entry["seqs"]), step["index"])
         return found
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory, p: RevertParams) -> Finding | None:
         for key in step["touches"]:
             entry = mem["files"].get(key)
             if (entry is None or entry["refused"] or _times(entry) < p["nudge"]

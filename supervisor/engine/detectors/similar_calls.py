@@ -7,13 +7,13 @@ after another and finding nothing is exploring.
 """
 
 from itertools import islice
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding, recent
+from supervisor.engine.detectors.base import Detector, Memory, finding, recent
 from supervisor.engine.fingerprint import KNOWN_ERROR_CLASSES
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 
 _FLAGS_KEPT = 8
@@ -25,11 +25,24 @@ def _ratio(a: str, b: str, cutoff: float) -> float:
     return ratio(a, b, score_cutoff=cutoff * 100) / 100
 
 
-def _uninformative(step: Step) -> bool:
+def _uninformative(step: StepRecord) -> bool:
     return step["empty"] and (bool(step["ok"]) or step["error"] not in KNOWN_ERROR_CLASSES)
 
 
-def outcome_class(step: Step) -> str:
+class SimilarCallsParams(TypedDict):
+    """`[detectors.similar_calls]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+    threshold: float
+    nudge: int
+    block: int
+    escalate: int
+    lookback: int
+    max_chars: int
+
+
+def outcome_class(step: StepRecord) -> str:
     """Errors of a known class compare by that class; other errors and successes by their
     normalised output (two scripts failing with different messages are not alike)."""
     if not step["ok"] and step["error"] in KNOWN_ERROR_CLASSES:
@@ -37,11 +50,11 @@ def outcome_class(step: Step) -> str:
     return f"out:{step['outcome']}"
 
 
-class SimilarCalls(Detector):
+class SimilarCalls(Detector[SimilarCallsParams]):
     name = "similar_calls"
     summary = ("calls of one tool whose arguments are nearly alike, all with the same outcome "
                "class, in the same workspace")
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[SimilarCallsParams] = {
         "enabled": True, "threshold": 0.85, "nudge": 5, "block": 7, "escalate": 9, "lookback": 20,
         "max_chars": 400,
     }
@@ -50,7 +63,8 @@ class SimilarCalls(Detector):
         # the clusters found, newest last: tool, workspace, outcome class, size, refusals
         return {"flags": []}
 
-    def observe(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def observe(self, st: State, step: StepRecord, mem: Memory,
+                p: SimilarCallsParams) -> Finding | None:
         if _uninformative(step):
             return None
         args = step["args"][: p["max_chars"]]
@@ -88,7 +102,8 @@ class SimilarCalls(Detector):
         msg = g.similar_calls_nudge(step, n, p["threshold"], flag["seqs"])
         return finding(self.name, level, step["signature"], flag["seqs"], msg, step["index"])
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory,
+               p: SimilarCallsParams) -> Finding | None:
         for flag in mem["flags"]:
             if flag["tool"] != step["tool"] or flag["workspace"] != step["workspace"]:
                 continue
@@ -108,7 +123,7 @@ class SimilarCalls(Detector):
                            step["index"])
         return None
 
-    def undo(self, step: Step, mem: Memory) -> None:
+    def undo(self, step: StepRecord, mem: Memory) -> None:
         for flag in mem["flags"]:
             if flag["tool"] == step["tool"] and flag["refused"]:
                 flag["refused"] -= 1

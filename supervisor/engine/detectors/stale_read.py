@@ -3,25 +3,32 @@
 A read with the same arguments as an earlier one, the file not written since and no shell
 command or script run since (it might have written it), is skipped: the agent gets the cached
 content with a note. Live, the guard reports with each read what the file holds on disk (size,
-modification time, digest: `Step.file`); the cache answers only while that is what it was when
+modification time, digest: `StepRecord.file`); the cache answers only while that is what it was when
 the content was cached, so a change by the user's editor or a background job lets the read
 run. Not a loop detector: it saves a call; nothing escalates.
 """
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, Params, finding
+from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.state import State
-from supervisor.engine.step import Step
+from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
 from supervisor.engine.workspace import file_key
 
 
-class StaleRead(Detector):
+class StaleReadParams(TypedDict):
+    """`[detectors.stale_read]` of the policy, merged for one tool (defaults and meaning in
+    docs/policy.md)."""
+
+    enabled: bool
+
+
+class StaleRead(Detector[StaleReadParams]):
     name = "stale_read"
     summary = "a re-read of a file that has not changed since it was read: skipped, cached"
-    defaults: ClassVar[Params] = {
+    defaults: ClassVar[StaleReadParams] = {
         "enabled": True,
     }
     loop = False
@@ -31,7 +38,8 @@ class StaleRead(Detector):
         # entries: read signature -> {path, output, step, seq, bytes}, oldest first
         return {"entries": {}, "bytes": 0}
 
-    def refuse(self, st: State, step: Step, mem: Memory, p: Params) -> Finding | None:
+    def refuse(self, st: State, step: StepRecord, mem: Memory,
+               p: StaleReadParams) -> Finding | None:
         if not step["is_read"]:
             return None
         entry = mem["entries"].get(step["signature"])
@@ -47,7 +55,7 @@ class StaleRead(Detector):
         f.cached_output = entry["output"]
         return f
 
-    def keep(self, st: State, step: Step, mem: Memory, output: str) -> None:
+    def keep(self, st: State, step: StepRecord, mem: Memory, output: str) -> None:
         """Cache the output of a successful read (the oldest entries go past the budget)."""
         budget = st.sizes["file_cache_bytes"]
         size = len(output.encode("utf-8", "replace"))

@@ -1,4 +1,4 @@
-"""Map one Claude Code hook payload to a `Step`: pure functions (stdlib, xxhash).
+"""Map one Claude Code hook payload to a `HookStep`: pure functions (stdlib, xxhash).
 
 Decisions documented in docs/claude-code.md:
 - the session id is the sanitised `session_id`;
@@ -16,21 +16,23 @@ Decisions documented in docs/claude-code.md:
   after PreToolUse let them through (`Claude requested permissions to use X, but you haven't
   granted it yet.`), which get no other result: the runtime records the batch's for them;
 - PreSkillShellCommand (2.1.332) is a shell command in a skill's text, run when the skill loads:
-  a call the engine judges like any other, whose outcome no hook reports (`Step.no_result`);
+  a call the engine judges like any other, whose outcome no hook reports (`HookStep.no_result`);
 - MessageDisplay (2.1.332) streams the assistant's text in flushes of whole lines: the
   runtime joins a message's flushes and records it at the final one.
 """
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from supervisor.hooks.step import (
     BatchCall,
     Call,
+    HookStep,
     Result,
-    Step,
     as_end,
     as_notification,
     as_prompt,
@@ -63,7 +65,7 @@ _COMMON_KEYS = frozenset(
 )
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = payload.get("hook_event_name")
     event = event if isinstance(event, str) and event else "unknown"
@@ -72,7 +74,7 @@ def map_payload(payload: dict[str, Any]) -> Step:
     if parent:
         subagent = {"agent_id": str(payload["agent_id"]),
                     "agent_type": text_or_none(payload.get("agent_type")) or "subagent"}
-    step = Step(
+    step = HookStep(
         kind="other",
         hook_event=event,
         session_id=session_id,
@@ -81,8 +83,22 @@ def map_payload(payload: dict[str, Any]) -> Step:
         subagent=subagent,
         transcript=_transcript(payload, subagent),
     )
-    _MAPPERS.get(event, _other)(payload, step)
-    return step
+    return _MAPPERS.get(event, _other)(payload, step)
+
+
+def renamed(step: HookStep, agent: str, label: str, session_key: str) -> HookStep:
+    """The step of a payload in Claude Code's shape sent by another agent (Factory Droid, Qwen
+    Code): its name in `session_start` and in the start and end texts, and the agent's own
+    session id under `session_key`."""
+    start = dict(step.start)
+    start["agent"] = start["agent"].replace(AGENT, agent, 1)
+    start[session_key] = start.pop("claude_session_id")
+    message, end = step.message, step.end
+    if message is not None and step.kind == "start":
+        message = {**message, "text": message["text"].replace(LABEL, label, 1)}
+    if step.kind == "end" and end is not None and end["reason"]:
+        end = {**end, "reason": end["reason"].replace(LABEL, label, 1)}
+    return replace(step, start=start, message=message, end=end)
 
 
 def _transcript(payload: dict[str, Any], subagent: dict[str, str] | None) -> str | None:
@@ -163,21 +179,21 @@ def _session_start(
     return event
 
 
-def _session_start_event(payload: dict[str, Any], step: Step) -> None:
+def _session_start_event(payload: dict[str, Any], step: HookStep) -> HookStep:
     """SessionStart: `session_start` for a new session (the handler decides); a resumed,
     cleared or compacted session that already runs gets a system message saying so."""
-    as_start(step, LABEL, payload.get("source"))
+    return as_start(step, LABEL, payload.get("source"))
 
 
-def _user_prompt(payload: dict[str, Any], step: Step) -> None:
-    as_prompt(step, payload.get("prompt"))
+def _user_prompt(payload: dict[str, Any], step: HookStep) -> HookStep:
+    step = as_prompt(step, payload.get("prompt"))
     if step.message is not None and step.message["text"].lstrip().startswith(TASK_NOTIFICATION):
-        step.message["role"] = "system"
+        return replace(step, message={**step.message, "role": "system"})
+    return step
 
 
-def _pre_tool(payload: dict[str, Any], step: Step) -> None:
-    step.kind = "call"
-    step.call = _call(payload)
+def _pre_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return replace(step, kind="call", call=_call(payload))
 
 
 def _call(payload: dict[str, Any]) -> Call:
@@ -185,7 +201,7 @@ def _call(payload: dict[str, Any]) -> Call:
     return {"call_id": _call_id(payload, tool, args), "tool": tool, "args": cut_args(args)}
 
 
-def _post_tool(payload: dict[str, Any], step: Step) -> None:
+def _post_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
     tool, args = tool_args(payload)
     response = payload.get("tool_response")
@@ -202,21 +218,20 @@ def _post_tool(payload: dict[str, Any], step: Step) -> None:
         if isinstance(response, dict) and (response.get("is_error") or response.get("interrupted")):
             failed = True
             error = "interrupted" if response.get("interrupted") else first_line(output)
-    step.kind = "result"
-    step.result = {
+    return replace(step, kind="result", result={
         "call_id": _call_id(payload, tool, args),
         "tool": tool,
         "output": output,
         "ok": not failed,
         "error": cut_text(error, 2048, 0) if error else None,
         "duration_ms": number_or_none(payload.get("duration_ms")),
-    }
+    })
 
 
-def _batch(payload: dict[str, Any], step: Step) -> None:
+def _batch(payload: dict[str, Any], step: HookStep) -> HookStep:
     """PostToolBatch: every call of the model's turn with its response (the runtime records
     only those that never went through PreToolUse)."""
-    step.kind = "batch"
+    entries: list[BatchCall] = []
     calls = payload.get("tool_calls")
     for item in calls if isinstance(calls, list) else []:
         if not isinstance(item, dict):
@@ -226,7 +241,8 @@ def _batch(payload: dict[str, Any], step: Step) -> None:
         entry = BatchCall(call=call, result=result)
         if _PERMISSION_REFUSED.match(result["output"]):
             entry["refused"] = True
-        step.batch.append(entry)
+        entries.append(entry)
+    return replace(step, kind="batch", batch=tuple(entries))
 
 
 def _batch_result(call: Call, item: dict[str, Any]) -> Result:
@@ -245,39 +261,38 @@ def _batch_result(call: Call, item: dict[str, Any]) -> Result:
     return result_of(call["call_id"], call["tool"], output, error)
 
 
-def _skill_shell(payload: dict[str, Any], step: Step) -> None:
+def _skill_shell(payload: dict[str, Any], step: HookStep) -> HookStep:
     """PreSkillShellCommand: a call (under its shell tool's name) with no outcome reported."""
-    _pre_tool(payload, step)
-    step.no_result = True
+    return replace(_pre_tool(payload, step), no_result=True)
 
 
-def _display(payload: dict[str, Any], step: Step) -> None:
+def _display(payload: dict[str, Any], step: HookStep) -> HookStep:
     """MessageDisplay: one flush of the assistant's text."""
     delta = payload.get("delta")
-    step.kind = "display"
-    step.display = {"message_id": text_or_none(payload.get("message_id")) or "",
-                    "delta": delta if isinstance(delta, str) else "",
-                    "final": payload.get("final") is True}
+    return replace(step, kind="display", display={
+        "message_id": text_or_none(payload.get("message_id")) or "",
+        "delta": delta if isinstance(delta, str) else "",
+        "final": payload.get("final") is True})
 
 
-def _stop(payload: dict[str, Any], step: Step) -> None:
-    as_stop(step, payload.get("last_assistant_message"))
+def _stop(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_stop(step, payload.get("last_assistant_message"))
 
 
-def _notification(payload: dict[str, Any], step: Step) -> None:
-    as_notification(step, payload.get("message"), payload.get("notification_type"))
+def _notification(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_notification(step, payload.get("message"), payload.get("notification_type"))
 
 
-def _session_end(payload: dict[str, Any], step: Step) -> None:
-    as_end(step, LABEL, payload.get("reason"))
+def _session_end(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_end(step, LABEL, payload.get("reason"))
 
 
-def _other(payload: dict[str, Any], step: Step) -> None:
+def _other(payload: dict[str, Any], step: HookStep) -> HookStep:
     """Anything else: recorded as it is (without the fields every payload carries)."""
-    other_event(payload, step, _COMMON_KEYS)
+    return other_event(payload, step, _COMMON_KEYS)
 
 
-_MAPPERS = {
+_MAPPERS: dict[str, Callable[[dict[str, Any], HookStep], HookStep]] = {
     "SessionStart": _session_start_event,
     "UserPromptSubmit": _user_prompt,
     "PreToolUse": _pre_tool,

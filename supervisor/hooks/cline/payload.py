@@ -1,4 +1,4 @@
-"""Map one step the Cline plugin sends (`plugin.js`) to a `Step`: pure functions, stdlib and
+"""Map one step the Cline plugin sends (`plugin.js`) to a `HookStep`: pure functions, stdlib and
 xxhash.
 
 Cline's file hooks cannot refuse one call (their `cancel` aborts the whole task), so the
@@ -16,10 +16,11 @@ after Cline's hooks; the session is Cline's `conversationId`:
 """
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
-    Step,
+    HookStep,
     as_prompt,
     cut_args,
     first_line,
@@ -35,42 +36,35 @@ _COMMON_KEYS = frozenset({"session_id", "hook_event_name", "cwd"})
 _USER_INPUT = re.compile(r"^\s*<user_input[^>]*>(.*)</user_input>\s*$", re.S)
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = text_or_none(payload.get("hook_event_name")) or "unknown"
-    step = Step(kind="other", hook_event=event,
-                session_id=sanitize_session_id(payload["session_id"]),
-                start=_session_start(payload))
+    step = HookStep(kind="other", hook_event=event,
+                    session_id=sanitize_session_id(payload["session_id"]),
+                    start=_session_start(payload))
     if event == "beforeRun":
         prompt = payload.get("prompt")
         if isinstance(prompt, str):
             found = _USER_INPUT.match(prompt)
             prompt = found.group(1).strip() if found else prompt
-        as_prompt(step, prompt)
-    elif event == "beforeTool":
+        return as_prompt(step, prompt)
+    if event == "beforeTool":
         tool, args, call_id = _call(payload)
-        step.kind = "call"
-        step.call = {"call_id": call_id, "tool": tool, "args": cut_args(args)}
-    elif event == "afterTool":
+        return replace(step, kind="call",
+                       call={"call_id": call_id, "tool": tool, "args": cut_args(args)})
+    if event == "afterTool":
         tool, _args, call_id = _call(payload)
         output, error = outcome(payload)
-        step.kind = "result"
-        step.result = result_of(call_id, tool, output, error)
-    elif event == "message.text":
-        step.kind = "notification"  # recorded as a message, nothing answered
+        return replace(step, kind="result", result=result_of(call_id, tool, output, error))
+    if event in ("message.text", "afterRun"):
+        # recorded as a message, nothing answered; afterRun is not a stop: nothing keeps Cline
+        # working after its run, so guidance polled there would be lost; the final answer is
+        # the assistant's message
         text = payload.get("text")
-        if isinstance(text, str) and text.strip():
-            step.message = {"role": "assistant", "text": text.strip()}
-    elif event == "afterRun":
-        # not a stop: nothing keeps Cline working after its run, so guidance polled here would
-        # be lost; the final answer is the assistant's message
-        step.kind = "notification"
-        text = payload.get("text")
-        if isinstance(text, str) and text.strip():
-            step.message = {"role": "assistant", "text": text.strip()}
-    else:
-        other_event(payload, step, _COMMON_KEYS)
-    return step
+        said = text.strip() if isinstance(text, str) else ""
+        return replace(step, kind="notification",
+                       message={"role": "assistant", "text": said} if said else None)
+    return other_event(payload, step, _COMMON_KEYS)
 
 
 def _session_start(payload: dict[str, Any]) -> dict[str, Any]:

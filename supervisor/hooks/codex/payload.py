@@ -1,4 +1,4 @@
-"""Map one Codex CLI hook payload to a `Step`: pure functions but for the rollout lookup.
+"""Map one Codex CLI hook payload to a `HookStep`: pure functions but for the rollout lookup.
 
 Codex sends Claude Code's field names plus `model` and `turn_id` (docs/codex.md):
 - the session id is the sanitised `session_id` (a thread id); `model`, `permission_mode` and
@@ -12,12 +12,14 @@ Codex sends Claude Code's field names plus `model` and `turn_id` (docs/codex.md)
 """
 
 import json
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.codex.rollout import exit_code
 from supervisor.hooks.step import (
     Call,
-    Step,
+    HookStep,
     as_end,
     as_prompt,
     as_start,
@@ -42,7 +44,7 @@ SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell"})
 """Tools whose outcome the rollout records as a `CommandExecution` with an exit code."""
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = text_or_none(payload.get("hook_event_name")) or "unknown"
     session_id, parent = session_ids(payload)
@@ -50,13 +52,12 @@ def map_payload(payload: dict[str, Any]) -> Step:
     if parent:
         subagent = {"agent_id": str(payload["agent_id"]),
                     "agent_type": text_or_none(payload.get("agent_type")) or "subagent"}
-    step = Step(
+    step = HookStep(
         kind="other", hook_event=event, session_id=session_id,
         start=_session_start(payload, parent, subagent), parent_session_id=parent,
         subagent=subagent, transcript=text_or_none(payload.get("transcript_path")),
     )
-    _MAPPERS.get(event, _other)(payload, step)
-    return step
+    return _MAPPERS.get(event, _other)(payload, step)
 
 
 def _session_start(
@@ -80,23 +81,23 @@ def _session_start(
     return event
 
 
-def _start(payload: dict[str, Any], step: Step) -> None:
-    as_start(step, LABEL, payload.get("source"))
+def _start(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_start(step, LABEL, payload.get("source"))
 
 
-def _prompt(payload: dict[str, Any], step: Step) -> None:
-    as_prompt(step, payload.get("prompt"))
+def _prompt(payload: dict[str, Any], step: HookStep) -> HookStep:
+    step = as_prompt(step, payload.get("prompt"))
     turn = {k: payload[k] for k in ("turn_id", "model") if text_or_none(payload.get(k))}
     if turn and step.message is not None:
-        step.message["extra"] = turn
+        return replace(step, message={**step.message, "extra": turn})
+    return step
 
 
-def _pre_tool(payload: dict[str, Any], step: Step) -> None:
-    step.kind = "call"
-    step.call = _call(payload)
+def _pre_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return replace(step, kind="call", call=_call(payload))
 
 
-def _post_tool(payload: dict[str, Any], step: Step) -> None:
+def _post_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     call = _call(payload)
     response = payload.get("tool_response")
     output = response if isinstance(response, str) else (
@@ -110,28 +111,28 @@ def _post_tool(payload: dict[str, Any], step: Step) -> None:
         error = f"Exit code {code}"
         if output.strip():
             error += f"\n{first_line(output)}"
-    step.kind = "result"
-    step.result = result_of(call["call_id"], call["tool"], output, error)
+    return replace(step, kind="result",
+                   result=result_of(call["call_id"], call["tool"], output, error))
 
 
-def _stop(payload: dict[str, Any], step: Step) -> None:
-    as_stop(step, payload.get("last_assistant_message"))
+def _stop(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_stop(step, payload.get("last_assistant_message"))
 
 
-def _interrupt(payload: dict[str, Any], step: Step) -> None:
-    step.kind = "notification"
-    step.message = {"role": "system", "text": "[interrupt] the user interrupted Codex's turn"}
+def _interrupt(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return replace(step, kind="notification", message={
+        "role": "system", "text": "[interrupt] the user interrupted Codex's turn"})
 
 
-def _session_end(payload: dict[str, Any], step: Step) -> None:
-    as_end(step, LABEL, payload.get("reason"))
+def _session_end(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_end(step, LABEL, payload.get("reason"))
 
 
-def _other(payload: dict[str, Any], step: Step) -> None:
-    other_event(payload, step, _COMMON_KEYS)
+def _other(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return other_event(payload, step, _COMMON_KEYS)
 
 
-_MAPPERS = {
+_MAPPERS: dict[str, Callable[[dict[str, Any], HookStep], HookStep]] = {
     "SessionStart": _start,
     "UserPromptSubmit": _prompt,
     "PreToolUse": _pre_tool,

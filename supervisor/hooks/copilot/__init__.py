@@ -6,6 +6,7 @@ Only what the platform needs is imported here: the hook path starts once per too
 """
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from supervisor.hooks.copilot.payload import map_payload
 from supervisor.hooks.copilot.respond import CopilotAnswers
 from supervisor.hooks.copilot.transcript import assistant_texts, events_path
 from supervisor.hooks.settings_file import Settings
-from supervisor.hooks.step import Step
+from supervisor.hooks.step import HookStep
 from supervisor.hooks.target import Target
 
 EVENTS: tuple[tuple[str, bool], ...] = (
@@ -45,12 +46,12 @@ def project_settings_path(project: Path) -> Path:
     return Path(project).expanduser().resolve() / ".github" / "hooks" / "supervisor.json"
 
 
-def read(payload: dict[str, Any]) -> Step:
+def read(payload: dict[str, Any]) -> HookStep:
     """`map_payload`, with the session's events file as its transcript (only agentStop names
     it)."""
     step = map_payload(payload)
     if step.transcript is None:
-        step.transcript = events_path(str(payload["session_id"]))
+        return replace(step, transcript=events_path(str(payload["session_id"])))
     return step
 
 

@@ -1,4 +1,4 @@
-"""Map one GitHub Copilot CLI hook payload to a `Step`: pure functions (stdlib, xxhash).
+"""Map one GitHub Copilot CLI hook payload to a `HookStep`: pure functions (stdlib, xxhash).
 
 Copilot CLI sends its own camelCase payloads (docs/copilot.md), measured with 1.0.102:
 - **no event name**: a payload says which event it is by its fields (`toolResult`: a call's
@@ -7,7 +7,7 @@ Copilot CLI sends its own camelCase payloads (docs/copilot.md), measured with 1.
   stopping; `reason`: the session's end). The supervisor registers only these events, so the
   shapes cannot be confused with the ones it does not register;
 - the session id is the sanitised `sessionId`;
-- **no call id**: a call and its outcome pair by order, per tool and arguments (`Step.pair`),
+- **no call id**: a call and its outcome pair by order, per tool and arguments (`HookStep.pair`),
   as for Gemini CLI;
 - tools keep Copilot's names (`bash`, `view`, `edit`, `create`, `grep`, `glob`, ...), which
   the engine's default policy knows; `edit` (`path`, `old_str`, `new_str`) is a replacement;
@@ -19,10 +19,12 @@ Copilot CLI sends its own camelCase payloads (docs/copilot.md), measured with 1.
 """
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
-    Step,
+    HookStep,
     as_end,
     as_prompt,
     as_start,
@@ -62,15 +64,14 @@ def event_of(payload: dict[str, Any]) -> str:
     return "unknown"
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = event_of(payload)
     session_id, _parent = session_ids(payload)
-    step = Step(kind="other", hook_event=event, session_id=session_id,
-                start=_session_start(payload),
-                transcript=text_or_none(payload.get("transcriptPath")))
-    _MAPPERS.get(event, _other)(payload, step)
-    return step
+    step = HookStep(kind="other", hook_event=event, session_id=session_id,
+                    start=_session_start(payload),
+                    transcript=text_or_none(payload.get("transcriptPath")))
+    return _MAPPERS.get(event, _other)(payload, step)
 
 
 def _session_start(payload: dict[str, Any]) -> dict[str, Any]:
@@ -92,27 +93,27 @@ def _tool(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         {} if args is None else {"input": args})
 
 
-def _start(payload: dict[str, Any], step: Step) -> None:
-    as_start(step, LABEL, payload.get("source"))
+def _start(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_start(step, LABEL, payload.get("source"))
 
 
-def _prompt(payload: dict[str, Any], step: Step) -> None:
-    as_prompt(step, payload.get("prompt"))
+def _prompt(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_prompt(step, payload.get("prompt"))
 
 
-def _pre_tool(payload: dict[str, Any], step: Step) -> None:
+def _pre_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     tool, args = _tool(payload)
-    step.kind = "call"
-    step.pair = stable_call_id(tool, args)
-    step.call = {"call_id": step.pair, "tool": tool, "args": cut_args(args)}
+    pair = stable_call_id(tool, args)
+    return replace(step, kind="call", pair=pair,
+                   call={"call_id": pair, "tool": tool, "args": cut_args(args)})
 
 
-def _post_tool(payload: dict[str, Any], step: Step) -> None:
+def _post_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     tool, args = _tool(payload)
     output, error = outcome(payload)
-    step.kind = "result"
-    step.pair = stable_call_id(tool, args)
-    step.result = result_of(step.pair, tool, output, error)
+    pair = stable_call_id(tool, args)
+    return replace(step, kind="result", pair=pair,
+                   result=result_of(pair, tool, output, error))
 
 
 def outcome(payload: dict[str, Any]) -> tuple[str, str | None]:
@@ -136,19 +137,19 @@ def outcome(payload: dict[str, Any]) -> tuple[str, str | None]:
     return output, None
 
 
-def _stop(payload: dict[str, Any], step: Step) -> None:
-    step.kind = "stop"
+def _stop(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return replace(step, kind="stop")
 
 
-def _session_end(payload: dict[str, Any], step: Step) -> None:
-    as_end(step, LABEL, payload.get("reason"))
+def _session_end(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_end(step, LABEL, payload.get("reason"))
 
 
-def _other(payload: dict[str, Any], step: Step) -> None:
-    other_event(payload, step, _COMMON_KEYS)
+def _other(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return other_event(payload, step, _COMMON_KEYS)
 
 
-_MAPPERS = {
+_MAPPERS: dict[str, Callable[[dict[str, Any], HookStep], HookStep]] = {
     "sessionStart": _start,
     "userPromptSubmitted": _prompt,
     "preToolUse": _pre_tool,

@@ -1,7 +1,7 @@
-"""Map one Factory Droid hook payload to a `Step`: Claude Code's mapping, with Droid's
+"""Map one Factory Droid hook payload to a `HookStep`: Claude Code's mapping, with Droid's
 differences (docs/droid.md), measured with Droid 0.225.2:
 - no call id in any payload: a call and its outcome pair by order, per tool and arguments
-  (`Step.pair`; the runtime numbers the calls), as for Gemini CLI;
+  (`HookStep.pair`; the runtime numbers the calls), as for Gemini CLI;
 - tool names: `Execute` is the shell and `Create` writes a whole file; they are recorded under
   Claude Code's names (`Bash`, `Write`) so the engine's categories, its shell parsing and the
   edit guidance read them; `Read`, `Edit`, `LS`, `Grep`, `Glob` and `Task` are Claude Code's
@@ -14,10 +14,11 @@ differences (docs/droid.md), measured with Droid 0.225.2:
   (`transcript`), where every result is.
 """
 
+from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.claude_code import payload as claude
-from supervisor.hooks.step import Step, stable_call_id, text_or_none
+from supervisor.hooks.step import HookStep, stable_call_id, text_or_none
 
 AGENT = "droid"
 LABEL = "Factory Droid"
@@ -52,21 +53,15 @@ def pair_key(tool: str, args: Any) -> str:
     return stable_call_id(tool_name(tool), tool_args(tool, args))
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     tool = text_or_none(payload.get("tool_name"))
     if tool in TOOL_NAMES:
         payload = {**payload, "tool_name": TOOL_NAMES[tool],
                    "tool_input": tool_args(tool, payload.get("tool_input"))}
-    step = claude.map_payload(payload)
-    step.start["agent"] = step.start["agent"].replace(claude.AGENT, AGENT, 1)
-    step.start["droid_session_id"] = step.start.pop("claude_session_id", payload["session_id"])
-    if step.message is not None and step.kind == "start":
-        step.message["text"] = step.message["text"].replace(claude.LABEL, LABEL, 1)
-    if step.kind == "end" and step.end is not None and step.end["reason"]:
-        step.end["reason"] = step.end["reason"].replace(claude.LABEL, LABEL, 1)
+    step = claude.renamed(claude.map_payload(payload), AGENT, LABEL, "droid_session_id")
     if step.call is not None:  # no tool_use_id: claude's id is the stable one, the pair key
-        step.pair = step.call["call_id"]
-    elif step.result is not None:
-        step.pair = step.result["call_id"]
+        return replace(step, pair=step.call["call_id"])
+    if step.result is not None:
+        return replace(step, pair=step.result["call_id"])
     return step

@@ -1,4 +1,4 @@
-"""Map one Gemini CLI hook payload to a `Step`: pure functions, stdlib and xxhash.
+"""Map one Gemini CLI hook payload to a `HookStep`: pure functions, stdlib and xxhash.
 
 Gemini CLI sends Claude Code's field names with its own events and tool names (docs/gemini.md):
 - the session id is the sanitised `session_id`; BeforeAgent is the user's prompt, AfterAgent
@@ -7,7 +7,7 @@ Gemini CLI sends Claude Code's field names with its own events and tool names (d
 - tools keep Gemini's names (`run_shell_command`, `read_file`, `replace`, `write_file`, ...),
   which the engine's default policy puts in its categories;
 - there is no call id: a call and its outcome pair by order, per tool and arguments
-  (`Step.pair`; the runtime numbers the calls);
+  (`HookStep.pair`; the runtime numbers the calls);
 - the outcome: `tool_response.error` (`{message, type}`) is a tool's own failure (an edit
   whose `old_string` is not in the file, a missing file); a shell command's exit code is only
   in the text (`Exit Code: N` in `llmContent`, `Command exited with code: N` in
@@ -17,10 +17,12 @@ Gemini CLI sends Claude Code's field names with its own events and tool names (d
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
-    Step,
+    HookStep,
     as_end,
     as_notification,
     as_prompt,
@@ -47,15 +49,14 @@ _SIGNAL = re.compile(r"^Signal: (\S+)\s*$", re.MULTILINE)
 _PGID = re.compile(r"^Process Group PGID: \d+\s*\n?", re.MULTILINE)
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = text_or_none(payload.get("hook_event_name")) or "unknown"
     session_id, _parent = session_ids(payload)
-    step = Step(kind="other", hook_event=event, session_id=session_id,
-                start=_session_start(payload),
-                transcript=text_or_none(payload.get("transcript_path")))
-    _MAPPERS.get(event, _other)(payload, step)
-    return step
+    step = HookStep(kind="other", hook_event=event, session_id=session_id,
+                    start=_session_start(payload),
+                    transcript=text_or_none(payload.get("transcript_path")))
+    return _MAPPERS.get(event, _other)(payload, step)
 
 
 def _session_start(payload: dict[str, Any]) -> dict[str, Any]:
@@ -71,28 +72,28 @@ def _session_start(payload: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-def _start(payload: dict[str, Any], step: Step) -> None:
-    as_start(step, LABEL, payload.get("source"))
+def _start(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_start(step, LABEL, payload.get("source"))
 
 
-def _prompt(payload: dict[str, Any], step: Step) -> None:
-    as_prompt(step, payload.get("prompt"))
+def _prompt(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_prompt(step, payload.get("prompt"))
 
 
-def _before_tool(payload: dict[str, Any], step: Step) -> None:
+def _before_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     tool, args = tool_args(payload)
-    step.kind = "call"
-    step.pair = stable_call_id(tool, args)
-    step.call = {"call_id": step.pair, "tool": tool, "args": cut_args(args)}
+    pair = stable_call_id(tool, args)
+    return replace(step, kind="call", pair=pair,
+                   call={"call_id": pair, "tool": tool, "args": cut_args(args)})
 
 
-def _after_tool(payload: dict[str, Any], step: Step) -> None:
+def _after_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     tool, args = tool_args(payload)
     response = payload.get("tool_response")
     output, error = outcome(response)
-    step.kind = "result"
-    step.pair = stable_call_id(tool, args)
-    step.result = result_of(step.pair, tool, output, error)
+    pair = stable_call_id(tool, args)
+    return replace(step, kind="result", pair=pair,
+                   result=result_of(pair, tool, output, error))
 
 
 def outcome(response: Any) -> tuple[str, str | None]:
@@ -144,26 +145,27 @@ def _text(value: Any) -> str:
                                                default=str)
 
 
-def _stop(payload: dict[str, Any], step: Step) -> None:
-    step.kind = "stop"
+def _stop(payload: dict[str, Any], step: HookStep) -> HookStep:
     text = payload.get("prompt_response")
     if isinstance(text, str) and text.strip():
-        step.message = {"role": "assistant", "text": cut_text(text.strip())}
+        return replace(step, kind="stop",
+                       message={"role": "assistant", "text": cut_text(text.strip())})
+    return replace(step, kind="stop")
 
 
-def _notification(payload: dict[str, Any], step: Step) -> None:
-    as_notification(step, payload.get("message"), payload.get("notification_type"))
+def _notification(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_notification(step, payload.get("message"), payload.get("notification_type"))
 
 
-def _session_end(payload: dict[str, Any], step: Step) -> None:
-    as_end(step, LABEL, payload.get("reason"))
+def _session_end(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return as_end(step, LABEL, payload.get("reason"))
 
 
-def _other(payload: dict[str, Any], step: Step) -> None:
-    other_event(payload, step, _COMMON_KEYS)
+def _other(payload: dict[str, Any], step: HookStep) -> HookStep:
+    return other_event(payload, step, _COMMON_KEYS)
 
 
-_MAPPERS = {
+_MAPPERS: dict[str, Callable[[dict[str, Any], HookStep], HookStep]] = {
     "SessionStart": _start,
     "BeforeAgent": _prompt,
     "BeforeTool": _before_tool,

@@ -1,4 +1,4 @@
-"""Map one step the OpenCode plugin sends (`plugin.js`) to a `Step`: pure functions, stdlib and
+"""Map one step the OpenCode plugin sends (`plugin.js`) to a `HookStep`: pure functions, stdlib and
 xxhash.
 
 OpenCode (and Kilo, its fork) has no command hooks; the plugin the installer writes sends the
@@ -22,10 +22,11 @@ the names the engine reads for every agent (`file_path`, `old_string`, ...), so 
 paths are understood as for Claude Code.
 """
 
+from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
-    Step,
+    HookStep,
     as_prompt,
     as_start,
     cut_args,
@@ -43,39 +44,36 @@ ARG_NAMES = {"filePath": "file_path", "oldString": "old_string", "newString": "n
 """OpenCode's argument names, and the engine's for the same thing."""
 
 
-def mapper(agent: str, label: str):  # -> Callable[[dict[str, Any]], Step]
+def mapper(agent: str, label: str):  # -> Callable[[dict[str, Any]], HookStep]
     """The payload reader of an OpenCode-plugin target (`agent` is its command-line name)."""
 
-    def map_payload(payload: dict[str, Any]) -> Step:
+    def map_payload(payload: dict[str, Any]) -> HookStep:
         event = text_or_none(payload.get("hook_event_name")) or "unknown"
-        step = Step(kind="other", hook_event=event,
-                    session_id=sanitize_session_id(payload["session_id"]),
-                    start=_session_start(agent, payload))
+        step = HookStep(kind="other", hook_event=event,
+                        session_id=sanitize_session_id(payload["session_id"]),
+                        start=_session_start(agent, payload))
         if event == "session.created":
-            as_start(step, label, "startup")
-        elif event == "chat.message":
-            as_prompt(step, payload.get("prompt"))
-        elif event == "tool.execute.before":
+            return as_start(step, label, "startup")
+        if event == "chat.message":
+            return as_prompt(step, payload.get("prompt"))
+        if event == "tool.execute.before":
             tool, args, call_id = _call(payload)
-            step.kind = "call"
-            step.call = {"call_id": call_id, "tool": tool, "args": cut_args(args)}
-        elif event in ("tool.execute.after", "tool.error"):
+            return replace(step, kind="call",
+                           call={"call_id": call_id, "tool": tool, "args": cut_args(args)})
+        if event in ("tool.execute.after", "tool.error"):
             tool, _args, call_id = _call(payload)
             output, error = outcome(payload)
-            step.kind = "result"
-            step.result = result_of(call_id, tool, output, error)
-        elif event == "message.text":
-            step.kind = "notification"  # recorded as a message, nothing answered
+            return replace(step, kind="result", result=result_of(call_id, tool, output, error))
+        if event == "message.text":  # recorded as a message, nothing answered
             text = payload.get("text")
-            if isinstance(text, str) and text.strip():
-                step.message = {"role": "assistant", "text": text.strip()}
-        elif event == "session.idle":
+            said = text.strip() if isinstance(text, str) else ""
+            return replace(step, kind="notification",
+                           message={"role": "assistant", "text": said} if said else None)
+        if event == "session.idle":
             # not a stop: OpenCode cannot be kept working, so guidance polled here would be lost
-            step.kind = "notification"
-            step.message = {"role": "system", "text": f"{label}: the agent's turn ended"}
-        else:
-            other_event(payload, step, _COMMON_KEYS)
-        return step
+            return replace(step, kind="notification", message={
+                "role": "system", "text": f"{label}: the agent's turn ended"})
+        return other_event(payload, step, _COMMON_KEYS)
 
     return map_payload
 

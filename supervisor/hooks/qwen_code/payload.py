@@ -1,4 +1,4 @@
-"""Map one Qwen Code hook payload to a `Step`: Claude Code's mapping, with Qwen's differences.
+"""Map one Qwen Code hook payload to a `HookStep`: Claude Code's mapping, with Qwen's differences.
 
 Qwen Code sends Claude Code's payloads (the same event names and fields; docs/qwen-code.md)
 with Gemini CLI's tool names (`run_shell_command`, `read_file`, `edit`, `write_file`, ...), which
@@ -14,40 +14,41 @@ the engine's policy knows. What differs, measured with Qwen Code 0.24.4:
 - the agent's text is in its chat file (`transcript_path`, `transcript`).
 """
 
+from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.claude_code import payload as claude
 from supervisor.hooks.gemini.payload import outcome
-from supervisor.hooks.step import Step, first_line, number_or_none, result_of, text_or_none
+from supervisor.hooks.step import (
+    HookStep,
+    Result,
+    first_line,
+    number_or_none,
+    result_of,
+    text_or_none,
+)
 
 AGENT = "qwen-code"
 LABEL = "Qwen Code"
 
 
-def map_payload(payload: dict[str, Any]) -> Step:
+def map_payload(payload: dict[str, Any]) -> HookStep:
     """The step a payload (as returned by `read_payload`) stands for. Never raises."""
     event = payload.get("hook_event_name")
     if event == "UserPromptSubmit" and not _text(payload.get("prompt")).strip():
         return _nothing(payload)
-    step = claude.map_payload(_with_call_ids(payload))
-    step.start["agent"] = step.start["agent"].replace(claude.AGENT, AGENT, 1)
-    step.start["qwen_session_id"] = step.start.pop("claude_session_id", payload["session_id"])
-    if step.message is not None and step.kind == "start":
-        step.message["text"] = step.message["text"].replace(claude.LABEL, LABEL, 1)
-    if step.kind == "end" and step.end is not None and step.end["reason"]:
-        step.end["reason"] = step.end["reason"].replace(claude.LABEL, LABEL, 1)
+    step = claude.renamed(claude.map_payload(_with_call_ids(payload)), AGENT, LABEL,
+                          "qwen_session_id")
     if step.kind == "result" and step.result is not None:
-        _read_outcome(payload, step)
+        return replace(step, result=_read_outcome(payload, step.result))
     return step
 
 
-def _nothing(payload: dict[str, Any]) -> Step:
+def _nothing(payload: dict[str, Any]) -> HookStep:
     """A step that records nothing (a notification without a message)."""
     step = claude.map_payload({**payload, "hook_event_name": "Notification"})
-    step.hook_event = "UserPromptSubmit"
-    step.message = None
-    step.start["agent"] = AGENT
-    return step
+    return replace(step, hook_event="UserPromptSubmit", message=None,
+                   start={**step.start, "agent": AGENT})
 
 
 def _with_call_ids(payload: dict[str, Any]) -> dict[str, Any]:
@@ -65,10 +66,9 @@ def _with_call_ids(payload: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_outcome(payload: dict[str, Any], step: Step) -> None:
+def _read_outcome(payload: dict[str, Any], recorded: Result) -> Result:
     """PostToolUse / PostToolUseFailure as Gemini's outcome: the text the model read, and the
     error (a non-zero exit code, a tool's own error)."""
-    assert step.result is not None
     if payload.get("hook_event_name") == "PostToolUseFailure":
         text = _text(payload.get("error"))
         output, error = outcome({"llmContent": text})
@@ -77,9 +77,9 @@ def _read_outcome(payload: dict[str, Any], step: Step) -> None:
             error = f"interrupted by the user: {error}"
     else:
         output, error = outcome(payload.get("tool_response"))
-    result = result_of(step.result["call_id"], step.result["tool"], output, error)
+    result = result_of(recorded["call_id"], recorded["tool"], output, error)
     result["duration_ms"] = number_or_none(payload.get("duration_ms"))
-    step.result = result
+    return result
 
 
 def _text(value: Any) -> str:
