@@ -7,9 +7,9 @@ rollback or skip, a write to the supervisor's own store), the checkpoint cadence
 escalation when the engine asks for one. After it (`post_call`): the `tool_result` event with
 what the files it may have written hold now, and the hint for an edit that failed.
 
-Its own module so the one path that runs on every tool call reads top to bottom in one place,
-and costs what it reads: it keeps no state of its own (all of it is in the journal's state,
-saved by the step around it).
+Its own module so the one path that runs on every tool call (where its cost is paid) reads top
+to bottom in one place. It keeps no state of its own: all of it is in the journal's state, saved
+by the step around it.
 """
 
 from __future__ import annotations
