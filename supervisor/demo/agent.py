@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
                 getattr(agent, method)()
             except Skipped as exc:
                 say(f"moving on: {_first_line(str(exc))}")
-                if session.guard.state.get("task") is not None:
+                if session.guard.state.task is not None:
                     session.end_task("skipped")
                 continue
             session.end_task("done")

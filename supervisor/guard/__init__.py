@@ -20,7 +20,7 @@ _WHERE = {
     "ToolRefused": "supervisor.guard.sdk",
     "SessionStopped": "supervisor.guard.sdk",
     "Guard": "supervisor.guard.core",
-    "Verdict": "supervisor.guard.core",
+    "Verdict": "supervisor.guard.verdict",
     "GuardSettings": "supervisor.guard.settings",
     "CheckpointStore": "supervisor.guard.checkpoints",
     "send_decision": "supervisor.guard.operator",

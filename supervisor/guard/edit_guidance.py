@@ -32,10 +32,9 @@ from supervisor.engine.edit_hint import HINT_CHARS, FileVersion, failed_edit_hin
 from supervisor.engine.edits import edit_failure, edits_of
 from supervisor.engine.policy import Policy
 from supervisor.guard.fileread import read_file, resolve
+from supervisor.guard.state import GuardState
 from supervisor.store.paths import ensure_private_dir
 
-STATE_KEY = "edit_guidance"
-"""Where this module keeps its memory in the guard's state."""
 CALLS_KEPT = 16
 PATHS_KEPT = 64
 WRITES_KEPT = 3
@@ -46,11 +45,13 @@ COPIES_KEPT = 64
 
 
 class EditGuidance:
-    """One session's file memory (kept in `state[STATE_KEY]`, a JSON value)."""
+    """One session's file memory (kept in `state.edit_guidance`, a JSON value)."""
 
-    def __init__(self, state: dict[str, Any], reads_dir: Path, cwd: str | None,
+    def __init__(self, state: GuardState, reads_dir: Path, cwd: str | None,
                  policy: Policy) -> None:
-        self.mem = state.setdefault(STATE_KEY, {"calls": {}, "paths": {}})
+        if state.edit_guidance is None:
+            state.edit_guidance = {"calls": {}, "paths": {}}
+        self.mem = state.edit_guidance
         self.reads_dir = reads_dir
         self.cwd = cwd
         self.policy = policy

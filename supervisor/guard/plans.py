@@ -1,7 +1,7 @@
 """A task plan on the agent side: an operator's `split` and the sub-tasks the agent takes one by
 one (docs/plans.md).
 
-The plan lives in the guard's persisted state (`state["plan"]`), so it survives the end of the
+The plan lives in the guard's persisted state (`GuardState.plan`), so it survives the end of the
 process that applied it (each hook call is its own process; the resident hook server may be
 restarted) and the SDK's saves alike:
 
@@ -17,8 +17,9 @@ sub-task that loops escalates on its own) and every reader rebuilds the plan fro
 Operators may also replace the sub-tasks after the current one (`replan`) or drop them
 (`drop_plan`): neither touches the current sub-task nor the engine (their effect is `none`).
 
-The guard core calls these functions with itself; they use its event writing
-(`_task_start`, `_task_end`) so every event is recorded and observed as usual.
+The guard's operator desk (and `Guard.next_task`) calls these functions with the session's
+journal: they change its state and start and end tasks through it (`task_start`, `task_end`),
+so every event is recorded and observed as usual.
 """
 
 from __future__ import annotations
@@ -26,14 +27,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from supervisor.guard.core import Guard
+    from supervisor.guard.journal import SessionJournal
+    from supervisor.guard.state import GuardState
 
 DONE_WORDS = "When this step is done, say so and end your turn; the next step will follow."
 
 
-def active(state: dict[str, Any]) -> dict[str, Any] | None:
+def active(state: GuardState) -> dict[str, Any] | None:
     """The session's plan while a step of it is current or waiting, else None."""
-    plan = state.get("plan")
+    plan = state.plan
     if not isinstance(plan, dict):
         return None
     if any(s["status"] in ("current", "waiting") for s in plan["steps"]):
@@ -41,10 +43,10 @@ def active(state: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def replan(guard: Guard, tasks: list[str]) -> str | None:
+def replan(journal: SessionJournal, tasks: list[str]) -> str | None:
     """Replace the waiting sub-tasks with `tasks` (`replan`); returns what the agent is told, or
     None when there is no plan to change."""
-    plan = active(guard.state)
+    plan = active(journal.state)
     if plan is None:
         return None
     kept = [s for s in plan["steps"] if s["status"] != "waiting"]
@@ -54,10 +56,10 @@ def replan(guard: Guard, tasks: list[str]) -> str | None:
             f"(the plan now has {len(plan['steps'])}). Go on with the current step.")
 
 
-def drop(guard: Guard) -> str | None:
+def drop(journal: SessionJournal) -> str | None:
     """Drop the waiting sub-tasks (`drop_plan`); returns what the agent is told, or None when
     there is no plan to drop."""
-    plan = active(guard.state)
+    plan = active(journal.state)
     if plan is None:
         return None
     for step in plan["steps"]:
@@ -67,20 +69,20 @@ def drop(guard: Guard) -> str | None:
             "further steps will follow.")
 
 
-def start(guard: Guard, decision: dict[str, Any], why: str | None) -> str:
+def start(journal: SessionJournal, decision: dict[str, Any], why: str | None) -> str:
     """Apply a `split`: the open task (if any) ends (`skipped`, with `split_into`), the plan is
     kept in the state and its first step starts; returns what the agent must be told."""
     tasks = [str(t).strip() for t in decision.get("tasks") or []]
-    state = guard.state
-    current = state.get("task")
+    state = journal.state
+    current = state.task
     if current is not None:
-        guard._task_end("skipped", {"reason": f"split into {len(tasks)} sub-tasks"})
-    state["plan"] = {
+        journal.task_end("skipped", {"reason": f"split into {len(tasks)} sub-tasks"})
+    state.plan = {
         "decision_id": decision["decision_id"], "why": why,
         "steps": [{"title": t, "task_id": None, "status": "waiting"}
                   for t in tasks],
     }
-    first = _start_next(guard)
+    first = _start_next(journal)
     assert first is not None  # a valid split has at least one sub-task
     head = f"The operator split this task into {len(tasks)} steps; work only on step 1 now."
     if why:  # the escalation's reason: the evidence of the loop
@@ -88,23 +90,23 @@ def start(guard: Guard, decision: dict[str, Any], why: str | None) -> str:
     return f"{head}\n{first}"
 
 
-def advance(guard: Guard, status: str = "done") -> str | None:
+def advance(journal: SessionJournal, status: str = "done") -> str | None:
     """End the current step (`done`, or `skipped` by an operator) and start the next one;
     returns its instruction, or None when the plan is finished (or there is none)."""
-    plan = active(guard.state)
+    plan = active(journal.state)
     if plan is None:
         return None
-    task = guard.state.get("task")
+    task = journal.state.task
     if task is not None and any(s["task_id"] == task["task_id"] and s["status"] == "current"
                                 for s in plan["steps"]):
-        guard._task_end(status)
-    return _start_next(guard)
+        journal.task_end(status)
+    return _start_next(journal)
 
 
-def task_ended(state: dict[str, Any], task_id: str, status: str) -> None:
+def task_ended(state: GuardState, task_id: str, status: str) -> None:
     """Keep the plan's step in step with a `task_end` the guard wrote (any cause: a step done,
     skipped by an operator, the session's end)."""
-    plan = state.get("plan")
+    plan = state.plan
     if not isinstance(plan, dict):
         return
     for step in plan["steps"]:
@@ -117,8 +119,8 @@ def instruction(steps: list[dict[str, Any]], index: int) -> str:
     return (f"Step {index + 1} of {len(steps)}: {steps[index]['title']}\n{DONE_WORDS}")
 
 
-def _start_next(guard: Guard) -> str | None:
-    plan = guard.state.get("plan")
+def _start_next(journal: SessionJournal) -> str | None:
+    plan = journal.state.plan
     if not isinstance(plan, dict):
         return None
     steps = plan["steps"]
@@ -127,9 +129,9 @@ def _start_next(guard: Guard) -> str | None:
             continue
         extra = {"plan": {"decision_id": plan["decision_id"], "step": index + 1,
                           "of": len(steps)}}
-        if guard.state.get("task") is not None:
-            guard._task_end("done")
-        step["task_id"] = guard._task_start(step["title"], None, extra)
+        if journal.state.task is not None:
+            journal.task_end("done")
+        step["task_id"] = journal.task_start(step["title"], None, extra)
         step["status"] = "current"
         return instruction(steps, index)
     return None

@@ -271,7 +271,7 @@ class Session:
         return guarded
 
     def _end_task_if_current(self, task_id: str, status: str) -> None:
-        current = self._guard.state.get("task")
+        current = self._guard.state.task
         if current is not None and current.get("task_id") == task_id and not self.ended:
             self._guard.task_end(status)
 

@@ -14,8 +14,9 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.names import MAX_JSON_DEPTH
@@ -28,31 +29,92 @@ _STATE_DEPTH = 2 * MAX_JSON_DEPTH
 """The state holds recorded values (a pending call's arguments) a few levels down."""
 
 
-def new_state() -> dict[str, Any]:
-    """A fresh state: nothing seen, nothing pending."""
-    return {
-        "v": STATE_VERSION,
-        "engine": None,
-        "control_offset": 0,
-        "log_offset": None,
-        "seen_decisions": [],
-        "logged_decisions": [],
-        "decided": {},
-        "resolutions": {},
-        "pending": None,
-        "rollback_retry": None,
-        "task": None,
-        "tasks_started": 0,
-        "ended": None,
-        "escalations": 0,
-        "actions": 0,
-        "since_checkpoint": 0,
-        "resets": 0,
-        "calls": {},
-        "last_seq": 0,
-        "started": False,
-        "meta": {},
-    }
+class Task(TypedDict):
+    """The open task."""
+
+    task_id: str
+    title: str
+
+
+class RollbackRetry(TypedDict):
+    """A rollback interrupted at its deadline, continued at the next tool calls."""
+
+    checkpoint_id: str
+    attempt: int
+    safety_id: str | None
+
+
+@dataclass(slots=True)
+class GuardState:
+    """Everything one session's guard remembers between steps (and processes).
+
+    Saved as one JSON object whose keys are these attribute names (plus `"v"`), the format the
+    guard has always written: a state file written before this class existed loads, and one it
+    writes loads in that older code, so a session in flight survives an upgrade either way. A
+    missing key gets its default; a key this version does not know is kept as it was (`extra`)
+    and written back. The nested values stay plain JSON dicts: the pending escalation is its
+    `escalation` event plus bookkeeping, `meta` and `plan` are read by key."""
+
+    engine: dict[str, Any] | None = None
+    """The engine's snapshot, as of the last save."""
+    control_offset: int = 0
+    """Bytes of `control.jsonl` consumed."""
+    log_offset: int | None = None
+    """Bytes of `events.jsonl` this state is up to date with (`supervisor.guard.recovery`)."""
+    seen_decisions: list[str] = field(default_factory=list)
+    logged_decisions: list[str] = field(default_factory=list)
+    """Decision ids whose outcome the log holds but `control.jsonl` was not read past yet."""
+    decided: dict[str, str] = field(default_factory=dict)
+    """Escalation id -> the decision id that resolved it."""
+    resolutions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Escalation id -> the verdict its decision left (the last few), for every waiter."""
+    pending: dict[str, Any] | None = None
+    """The pending escalation: its `escalation` event plus `signature`."""
+    rollback_retry: RollbackRetry | None = None
+    task: Task | None = None
+    tasks_started: int = 0
+    ended: str | None = None
+    escalations: int = 0
+    actions: int = 0
+    since_checkpoint: int = 0
+    resets: int = 0
+    calls: dict[str, int] = field(default_factory=dict)
+    """Call id -> the seq of its `tool_call`, for the calls in flight (the last few)."""
+    last_seq: int = 0
+    started: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+    """agent, heartbeat_s, cwd, settings (a `GuardSettings` dict), checkpoints_off."""
+    plan: dict[str, Any] | None = None
+    """An operator's split (`supervisor.guard.plans`); written only once there is one."""
+    edit_guidance: dict[str, Any] | None = None
+    """`supervisor.guard.edit_guidance`'s memory; written only once there is one."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys of the saved state this version does not know, kept as they were."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object saved as `state.json`."""
+        out: dict[str, Any] = {"v": STATE_VERSION}
+        for name in _SAVED:
+            out[name] = getattr(self, name)
+        for name in _WHEN_SET:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        out.update((k, v) for k, v in self.extra.items() if k not in out)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GuardState:
+        """The state saved as `data` (a decoded `state.json` of this version); the values are
+        taken as they are (the guard wrote them), not copied."""
+        known = {k: v for k, v in data.items() if k in _FIELDS}
+        extra = {k: v for k, v in data.items() if k not in _FIELDS and k != "v"}
+        return cls(**known, extra=extra)
+
+
+_WHEN_SET = ("plan", "edit_guidance")
+_SAVED = tuple(f.name for f in fields(GuardState) if f.name not in (*_WHEN_SET, "extra"))
+_FIELDS = frozenset(f.name for f in fields(GuardState)) - {"extra"}
 
 
 class SessionLock:
@@ -94,14 +156,14 @@ class StateFile:
         """True when the file on disk is not the one this object last loaded or saved."""
         return self._current_stamp() != self._stamp
 
-    def load(self) -> dict[str, Any]:
+    def load(self) -> GuardState:
         """The saved state, or a fresh one when there is none. A state file that cannot be read
         (which atomic saves should make impossible) is kept aside as `state.json.bad`."""
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             self._stamp = None
-            return new_state()
+            return GuardState()
         try:
             state = loads(raw, max_depth=_STATE_DEPTH)
             if not isinstance(state, dict) or state.get("v") != STATE_VERSION:
@@ -109,15 +171,13 @@ class StateFile:
         except ValueError:  # bad JSON, too deep, not UTF-8, another version
             os.replace(self.path, self.path.with_suffix(".json.bad"))
             self._stamp = None
-            return new_state()
-        fresh = new_state()
-        fresh.update(state)
+            return GuardState()
         self._stamp = self._current_stamp()
-        return fresh
+        return GuardState.from_json(state)
 
-    def save(self, state: dict[str, Any]) -> None:
+    def save(self, state: GuardState) -> None:
         # ASCII: any text the agent sent (lone surrogates included) is kept exactly, as escapes
-        data = json.dumps(state, separators=(",", ":")).encode("ascii")
+        data = json.dumps(state.to_json(), separators=(",", ":")).encode("ascii")
         temp = self.path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:

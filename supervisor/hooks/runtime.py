@@ -311,7 +311,7 @@ def _on_start(c: _Call) -> str:
 def _on_prompt(c: _Call) -> str:
     message = c.step.message or {"role": "user", "text": ""}
     if message["role"] == "user":
-        if not c.guard.state.get("tasks_started"):  # the session's task: its first prompt
+        if not c.guard.state.tasks_started:  # the session's task: its first prompt
             c.guard.task_start(_title(message["text"]))
         c.guard.message("user", message["text"], extra=message.get("extra"))
         c.guard.new_cycle()
@@ -353,7 +353,7 @@ def _on_batch(c: _Call) -> str:
         unseen = [item for item in c.step.batch if not memory.saw(item["call"]["call_id"])]
         for item in unseen:
             memory.see(item["call"]["call_id"])
-    open_calls = c.guard.state.get("calls") or {}
+    open_calls = c.guard.state.calls
     hints: list[dict[str, Any]] = []
     for item in c.step.batch:  # let through by PreToolUse, refused by the agent's own check
         r = item["result"]

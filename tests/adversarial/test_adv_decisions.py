@@ -15,6 +15,7 @@ from hook_helpers import payload, run_hook
 
 from supervisor.guard.checkpoints import CheckpointStore
 from supervisor.guard.core import Guard
+from supervisor.guard.journal import SessionJournal
 from supervisor.guard.settings import GuardSettings
 from supervisor.store.provenance import sealed
 from tests.adversarial.test_adv_rollback import _git, unremovable
@@ -95,14 +96,15 @@ KILLED_STEP = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     from supervisor.guard.core import Guard
+    from supervisor.guard.desk import OperatorDesk
     from supervisor.guard.settings import GuardSettings
 
-    original = Guard._applied
+    original = OperatorDesk._applied
     def applied_then_killed(self, *args, **kwargs):
         original(self, *args, **kwargs)
         # decision_applied is in the log; the state is not saved yet: kill -9 right here
         os.kill(os.getpid(), signal.SIGKILL)
-    Guard._applied = applied_then_killed
+    OperatorDesk._applied = applied_then_killed
     root, session = Path(sys.argv[1]), sys.argv[2]
     with Guard.open(root, session, settings=GuardSettings(checkpoint_every=0)) as guard:
         guard.pre_call("bash", {"cmd": "ls"})
@@ -181,11 +183,11 @@ def test_any_failure_of_a_decision_is_recorded_as_ignored(root: Path, tmp_path: 
     def broken_restore(self: CheckpointStore, checkpoint_id: str) -> object:
         raise PermissionError(13, "Permission denied", "a.txt")
 
-    def broken_task_end(self: Guard, status: str) -> None:
+    def broken_task_end(self: SessionJournal, status: str) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(CheckpointStore, "restore", broken_restore)
-    monkeypatch.setattr(Guard, "_task_end", broken_task_end)
+    monkeypatch.setattr(SessionJournal, "task_end", broken_task_end)
     _decision(root, "s1", "d-rollback", "rollback", checkpoint_id="cp-1")
     _decision(root, "s1", "d-skip", "skip")
     _decision(root, "s1", "d-guide", "guidance", text="still delivered")

@@ -89,7 +89,7 @@ def test_a_rollback_killed_at_the_deadline_is_continued_at_the_next_call(
         assert (work / "app.py").read_text() == "print('v2')\n"   # checkout killed
         assert f"attempt 1 of {ROLLBACK_ATTEMPTS}" in _said(root)
         assert not [e for e in _events(root) if e["type"] == "rollback"]  # not reported done
-        assert guard.state["rollback_retry"], guard.state
+        assert guard.state.rollback_retry, guard.state
         slow_checkout.unlink()                           # the next call has time enough
         second, _ = _call(guard, 2)
         assert second.action == "block" and "rolled the workspace back" in (second.message or "")
@@ -125,4 +125,4 @@ def test_a_tree_never_restorable_in_time_is_abandoned_and_later_calls_are_superv
         assert not [e for e in _events(root) if e["type"] == "rollback"]
         later, _ = _call(guard, ROLLBACK_ATTEMPTS + 1)
         assert later.action == "allow"                   # supervised as usual, not held
-        assert guard.state["rollback_retry"] is None
+        assert guard.state.rollback_retry is None

@@ -1,0 +1,167 @@
+"""The call gate: the path every tool call takes through the guard, before and after it runs.
+
+Before a call (`pre_call`): the operators' new decisions first (`desk.OperatorDesk.consume`,
+whose notes are merged into the verdict), then the calls no engine may allow (an operator's
+rollback or skip, a write to the supervisor's own store), the checkpoint cadence, the
+`tool_call` event with what is on disk, the engine's check, the edit guidance's hints, and an
+escalation when the engine asks for one. After it (`post_call`): the `tool_result` event with
+what the files it may have written hold now, and the hint for an edit that failed.
+
+Its own module so the one path that runs on every tool call (where its cost is paid) reads top
+to bottom in one place. It keeps no state of its own: all of it is in the journal's state, saved
+by the step around it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from supervisor.engine import Engine
+from supervisor.engine.edit_hint import HINT_CHARS, with_hint
+from supervisor.engine.fingerprint import output_hash
+from supervisor.engine.recovery import region_room
+from supervisor.guard import disk, store_protect
+from supervisor.guard.desk import OperatorDesk
+from supervisor.guard.edit_guidance import EditGuidance
+from supervisor.guard.journal import SessionJournal
+from supervisor.guard.verdict import Verdict, _merge, _verdict_event, pause_verdict, stopped
+from supervisor.protocol.names import HINT
+
+OUTPUT_KEEP = 8 * 1024
+"""Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
+_CALLS_KEPT = 64
+
+
+class CallGate:
+    """Decides on one session's tool calls and records them (inside a journal step)."""
+
+    def __init__(self, journal: SessionJournal, desk: OperatorDesk) -> None:
+        self.journal = journal
+        self.desk = desk
+
+    @property
+    def engine(self) -> Engine:
+        """The session's engine (the journal's: replaced when the state is reloaded)."""
+        return self.journal.engine
+
+    def pre_call(self, tool: str, args: dict[str, Any] | None, call_id: str | None,
+                 batch: str | None) -> Verdict:
+        """See `Guard.pre_call`."""
+        journal = self.journal
+        state = journal.state
+        now = journal.clock()
+        call_id = call_id or f"c{state.actions + 1}"
+        if journal.ended:
+            return stopped(journal.ended, call_id)
+        unfinished = state.rollback_retry  # from an earlier call
+        notes = self.desk.consume(now, call_id)
+        if journal.ended:
+            return _merge(notes, stopped(journal.ended, call_id))
+        if journal.pending is not None:
+            return _merge(notes, pause_verdict(journal.pending, call_id))
+        state.actions += 1
+        if unfinished and state.rollback_retry is unfinished:
+            notes.append(self.desk.continue_rollback(call_id))
+        early = [n for n in notes if not n.proceed]
+        if early:
+            # An operator command refuses this call (rollback, skip): recorded as refused,
+            # counted by the engine as an attempt, not checked.
+            verdict = _merge(notes, early[0])
+            journal.record({"type": "tool_call", "call_id": call_id, "tool": tool,
+                            "args": args or {}, "refused_by": "operator"})
+            journal.write(_verdict_event(verdict, call_id))
+            return verdict
+        protected = store_protect.refusal(tool, args or {}, journal.root, journal.cwd,
+                                          self.engine.policy)
+        if protected is not None:  # the agent would change the supervisor's own files
+            verdict = _merge(notes, Verdict("block", self.engine.level,
+                                            f"Refused by the supervisor: {protected}.",
+                                            "store_protected", call_id))
+            journal.record({"type": "tool_call", "call_id": call_id, "tool": tool,
+                            "args": args or {}, "refused_by": "supervisor"})
+            journal.write(_verdict_event(verdict, call_id))
+            return verdict
+        state.since_checkpoint += 1
+        every = journal.settings.checkpoint_every
+        if every and state.since_checkpoint >= every:
+            journal.checkpoint(f"auto: every {every} actions")
+        call = journal.write({"type": "tool_call", "call_id": call_id, "tool": tool,
+                              "args": args or {}, **self._on_disk(tool, args or {}, batch)})
+        calls = state.calls
+        calls[call_id] = call["seq"]
+        if len(calls) > _CALLS_KEPT:
+            del calls[next(iter(calls))]
+        edits = self._edit_guidance()
+        edits.on_call(call_id, call["seq"], tool, args or {})
+        check = self.engine.check(call, call["ts"])
+        verdict = _merge(notes, Verdict(check.action, check.level, check.message,
+                                        check.reason, call_id,
+                                        cached_output=check.cached_output))
+        if verdict.action == "block":  # a refused edit: where its text really is
+            verdict.message = with_hint(verdict.message,
+                                        edits.refused_edit_hint(tool, args or {}))
+        elif verdict.proceed:  # an edit that will fail: where its text is, with the call
+            hint = edits.before_run_hint(call_id)
+            if hint:
+                verdict.message = with_hint(verdict.message, hint)
+                verdict.action = "nudge"  # run it, and tell the agent
+        events = [f.to_event() for f in check.findings]
+        events += [hit.to_event() for hit in check.limits]
+        events.append(_verdict_event(verdict, call_id, self.engine.gauges(now)))
+        journal.write_many(events)
+        if check.action == "pause":
+            esc = check.escalation
+            kind = esc.kind if esc is not None else "detection"
+            reason = esc.reason if esc is not None else (check.reason or "escalated")
+            evidence = list(esc.evidence) if esc is not None else [call["seq"]]
+            signature = (esc.signature if esc is not None else None) or check.signature
+            journal.escalate(kind, reason, evidence, call_id, signature, check.level)
+            return pause_verdict(journal.pending, call_id)
+        if check.action == "stop":
+            journal.end("terminated", check.reason or "a hard limit was reached")
+        return verdict
+
+    def post_call(self, call_id: str, text: str, ok: bool, error: str | None,
+                  duration_ms: float | None, tool: str | None,
+                  unknown: bool) -> list[dict[str, Any]]:
+        """See `Guard.post_call` (`text`: the output, escaped)."""
+        journal = self.journal
+        event: dict[str, Any] = {
+            "type": "tool_result", "call_id": call_id, "ok": bool(ok),
+            "output": text[:OUTPUT_KEEP], "output_bytes": len(text.encode("utf-8",
+                                                                          "replace")),
+            "output_hash": output_hash(text), "error": error, "duration_ms": duration_ms,
+        }
+        if tool is not None:
+            event["tool"] = tool
+        if unknown:
+            event["outcome"] = "unknown"
+        written = self.engine.touched_paths(call_id)
+        if written:  # what the files it may have written hold now (see guard.disk)
+            event["files"] = disk.digests(written, journal.cwd)
+        journal.state.calls.pop(call_id, None)
+        detections = journal.observe(event)
+        # told with a recovery turn, the file region fits in what the turn leaves
+        room = region_room((d.get("message") for d in detections), HINT_CHARS)
+        hint = self._edit_guidance().on_result(call_id, bool(ok), text, error, room)
+        if hint:
+            detections.append(journal.write({"type": HINT, "call_id": call_id,
+                                             "kind": "failed_edit", "message": hint}))
+        return detections
+
+    def _edit_guidance(self) -> EditGuidance:
+        return EditGuidance(self.journal.state, self.journal.files.reads, self.journal.cwd,
+                            self.engine.policy)
+
+    def _on_disk(self, tool: str, args: dict[str, Any], batch: str | None) -> dict[str, Any]:
+        """Extension fields of a `tool_call`: its batch, the state on disk of a file it reads
+        (for the file cache's freshness check) and the digests of the files it may write,
+        before it runs (so an undo is seen as one); see guard.disk."""
+        extra: dict[str, Any] = {"batch": batch} if batch else {}
+        read = self.engine.read_path(tool, args)
+        if read:
+            extra["file"] = disk.file_state(read, self.journal.cwd)
+        written = self.engine.planned_paths(tool, args)
+        if written:
+            extra["files_before"] = disk.digests(written, self.journal.cwd)
+        return extra
