@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.engine import Engine, Policy
-from supervisor.guard import plans, recovery
+from supervisor.guard import recovery
 from supervisor.guard.announce import announce
 from supervisor.guard.checkpoints import (
     CheckpointCommit,
@@ -318,7 +318,7 @@ class SessionJournal:
         task = self.state.task
         assert task is not None
         self.state.task = None
-        plans.task_ended(self.state, task["task_id"], status)
+        self.state.plan_step_ended(task["task_id"], status)
         self.record({"type": "task_end", "task_id": task["task_id"], "status": status,
                      **(extra or {})})
 

@@ -103,17 +103,6 @@ def advance(journal: SessionJournal, status: str = "done") -> str | None:
     return _start_next(journal)
 
 
-def task_ended(state: GuardState, task_id: str, status: str) -> None:
-    """Keep the plan's step in step with a `task_end` the guard wrote (any cause: a step done,
-    skipped by an operator, the session's end)."""
-    plan = state.plan
-    if not isinstance(plan, dict):
-        return
-    for step in plan["steps"]:
-        if step["task_id"] == task_id and step["status"] == "current":
-            step["status"] = status
-
-
 def instruction(steps: list[dict[str, Any]], index: int) -> str:
     """What the agent is told when step `index` (0-based) starts."""
     return (f"Step {index + 1} of {len(steps)}: {steps[index]['title']}\n{DONE_WORDS}")

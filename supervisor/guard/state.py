@@ -91,6 +91,15 @@ class GuardState:
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of the saved state this version does not know, kept as they were."""
 
+    def plan_step_ended(self, task_id: str, status: str) -> None:
+        """Keep the plan's step in step with a `task_end` the guard wrote (any cause: a step
+        done, skipped by an operator, the session's end)."""
+        if not isinstance(self.plan, dict):
+            return
+        for step in self.plan["steps"]:
+            if step["task_id"] == task_id and step["status"] == "current":
+                step["status"] = status
+
     def to_json(self) -> dict[str, Any]:
         """The JSON object saved as `state.json`."""
         out: dict[str, Any] = {"v": STATE_VERSION}
