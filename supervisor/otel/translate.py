@@ -42,7 +42,7 @@ from supervisor.protocol.models import (
     ToolCall,
     ToolResult,
     Usage,
-    Verdict,
+    VerdictEvent,
 )
 from supervisor.safetext import clean, is_clean
 
@@ -294,7 +294,7 @@ class SessionTranslator:
 
     # -- what the supervisor said ---------------------------------------------------------------
 
-    def _verdict(self, event: Verdict, out: Output) -> None:
+    def _verdict(self, event: VerdictEvent, out: Output) -> None:
         self.level = event.level
         if event.action == "allow":
             return
@@ -427,7 +427,7 @@ _HANDLERS: dict[type[Event], Callable[[SessionTranslator, Any, Output], None]] =
     # line of every session)
     ToolCall: SessionTranslator._tool_call,
     ToolResult: SessionTranslator._tool_result,
-    Verdict: SessionTranslator._verdict,
+    VerdictEvent: SessionTranslator._verdict,
     Detection: SessionTranslator._detection,
     Escalation: SessionTranslator._escalation,
     DecisionApplied: SessionTranslator._decision,

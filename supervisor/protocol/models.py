@@ -124,7 +124,10 @@ class Detection(Event):
     message: str
 
 
-class Verdict(Event):
+class VerdictEvent(Event):
+    """A `verdict` line. (`Verdict` is the guard's answer to a call, `supervisor.guard.Verdict`,
+    which this line records.)"""
+
     type: Literal["verdict"] = "verdict"
     call_id: str
     action: VerdictAction
@@ -239,7 +242,7 @@ class Decision(Event):
 
 AgentEvent = Annotated[
     SessionStart | TaskStart | TaskEnd | ToolCall | ToolResult | Message | Usage | Detection
-    | Verdict | Limit | Checkpoint | Escalation | DecisionApplied | DecisionIgnored | Rollback
+    | VerdictEvent | Limit | Checkpoint | Escalation | DecisionApplied | DecisionIgnored | Rollback
     | Heartbeat | SessionEnd | Notification,
     Field(discriminator="type"),
 ]
@@ -248,7 +251,7 @@ AGENT_MODELS: dict[str, type[Event]] = {
     m.model_fields["type"].default: m
     for m in (
         SessionStart, TaskStart, TaskEnd, ToolCall, ToolResult, Message, Usage, Detection,
-        Verdict, Limit, Checkpoint, Escalation, DecisionApplied, DecisionIgnored, Rollback,
+        VerdictEvent, Limit, Checkpoint, Escalation, DecisionApplied, DecisionIgnored, Rollback,
         Heartbeat, SessionEnd, Notification,
     )
 }
