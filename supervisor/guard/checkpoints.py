@@ -28,7 +28,7 @@ since, and removes files created since, but never a file the checkpoint did not 
     store = CheckpointStore(session_dir / "checkpoints.git", workdir)
     first = store.create("session start")
     ...                                    # the agent edits, creates and deletes files
-    store.diff(first.checkpoint_id)        # Changes(added=[...], modified=[...], deleted=[...])
+    store.diff(first.checkpoint_id)        # TreeChanges(added=[...], modified=[...], deleted=[...])
     result = store.restore(first.checkpoint_id)
     result.summary()                       # "restored 2 files, removed 1 created since"
 
@@ -200,7 +200,7 @@ class CheckpointCommit:
 
 
 @dataclass(slots=True)
-class Changes:
+class TreeChanges:
     """Files of the work tree relative to a checkpoint, as paths relative to the work tree."""
 
     added: list[str] = field(default_factory=list)
@@ -383,7 +383,7 @@ class CheckpointStore:
         cps = self.list()
         return cps[-1] if cps else None
 
-    def diff(self, checkpoint_id: str) -> Changes:
+    def diff(self, checkpoint_id: str) -> TreeChanges:
         """Files added, modified and deleted in the work tree since the checkpoint.
 
         Compares against the work tree as it is now (through a temporary index, so the
@@ -731,7 +731,7 @@ class CheckpointStore:
         finally:
             temp.unlink(missing_ok=True)
 
-    def _diff_trees(self, old: str, new: str, *, lines: bool = False) -> Changes:
+    def _diff_trees(self, old: str, new: str, *, lines: bool = False) -> TreeChanges:
         """The paths that differ between two trees; with `lines`, the lines added and removed
         too (the same git call: `--raw` records, then `--numstat` ones)."""
         if not lines:
@@ -756,7 +756,7 @@ class CheckpointStore:
                     insertions += int(numbers[0])  # "-" for a binary file: no lines
                     deletions += int(numbers[1])
                 i += 1
-        changes = Changes()
+        changes = TreeChanges()
         for status, path in pairs:
             kind = status[:1]
             if kind == "A":

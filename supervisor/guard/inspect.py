@@ -59,7 +59,7 @@ def why_not_applied_yet(summary: SessionSummary, now: float, *, agent_waits: boo
 
 
 @dataclass(slots=True)
-class Usage:
+class LimitUsage:
     """A session's standing: level, gauges (name, value, limit, action), and where it came from."""
 
     level: int
@@ -71,7 +71,7 @@ class Usage:
     shown instead), or None."""
 
 
-def session_usage(store: Store, session: str, now: float | None = None) -> Usage:
+def session_usage(store: Store, session: str, now: float | None = None) -> LimitUsage:
     """Usage of one session against every hard limit of its policy."""
     from supervisor.engine import Engine
 
@@ -102,7 +102,7 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Usage
     gauges = [
         (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(now)
     ]
-    return Usage(engine.level, gauges, source, problem)
+    return LimitUsage(engine.level, gauges, source, problem)
 
 
 def replay_engine(events: Iterable[Event], problems: list[str] | None = None) -> Any:

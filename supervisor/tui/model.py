@@ -440,7 +440,7 @@ _HANDLERS = {
 
 
 @dataclass(slots=True)
-class Changes:
+class ModelChanges:
     """What one `apply` changed: sessions touched, and escalations newly pending."""
 
     sessions: set[str] = field(default_factory=set)
@@ -472,11 +472,11 @@ class DashboardModel:
         """Per session: the last hook event's time it was judged for, when (monotonic), and
         why it is unsupervised (None: it is not)."""
 
-    def apply(self, batches: Iterable[SessionBatch]) -> Changes:
+    def apply(self, batches: Iterable[SessionBatch]) -> ModelChanges:
         """Fold batches in. A session whose events make folding fail is marked broken (shown as
         such, with the reason) and folds nothing more until its file starts over; the other
         sessions are not affected."""
-        changes = Changes()
+        changes = ModelChanges()
         for batch in batches:
             try:
                 self._apply_one(batch, changes)
@@ -488,7 +488,7 @@ class DashboardModel:
                 changes.sessions.add(batch.session_id)
         return changes
 
-    def _apply_one(self, batch: SessionBatch, changes: Changes) -> None:
+    def _apply_one(self, batch: SessionBatch, changes: ModelChanges) -> None:
         sid = batch.session_id
         state = self.sessions.get(sid)
         if batch.gone:
