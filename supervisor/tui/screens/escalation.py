@@ -203,7 +203,7 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
             resume = action == "approve" and self.is_pause
             options.append(f" {'resume' if resume else action}", style=style)
             second = "at once" if resume else KINDS[action].protection
-            options.append(f" ({second})   ", style="dim")
+            options.append(f" ({second})  ", style="dim")
         if still_open:
             options.append("\n+y: asks, y confirms (cannot be taken back)  +pick: choose the "
                            "checkpoint, enter  " + ("resume: P pauses again  "
