@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"session '{args.session}' has not started")
         unread = unread_decisions(store, args.session, summary)
         if args.drop or args.remaining:
-            return _change(store, args, tasks, command_refusal(summary, "split", time.time(),
+            kind = "drop_plan" if args.drop else "replan"
+            return _change(store, args, tasks, command_refusal(summary, kind, time.time(),
                                                                unread))
         pending = next(iter(summary.pending.values()), None)
         now = time.time()
