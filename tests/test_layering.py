@@ -3,7 +3,7 @@ statically (every import in every source file, lazy ones included) and at run ti
 importing a layer really loads, in a fresh interpreter), and keep that document's table in step
 with `LAYERS`.
 
-Layers another helper has not written yet are skipped; as soon as such a package exists it is
+Layers whose package does not exist yet are skipped; as soon as such a package exists it is
 checked. A module of `supervisor` that belongs to no layer fails the test: add it to `LAYERS`.
 """
 
