@@ -27,9 +27,11 @@ NOT_KINDS = {"base", "registry", "validate", "plan"}
 
 def docs_row(kind: DecisionKind) -> str:
     """The row docs/decisions.md must have for `kind`."""
-    key = f"`{kind.key}` ({kind.protection})" if kind.key else "-"
+    keys = ([f"`{kind.key}` ({kind.protection})"] if kind.key else []) + (
+        [f"`{kind.command_key}`"] if kind.command_key else [])
     return (f"| `{kind.name}` | `{kind.action}` | {'yes' if kind.answers else '-'} | "
-            f"{'yes' if kind.command else '-'} | {kind.needs or '-'} | `{kind.effect}` | {key} "
+            f"{'yes' if kind.command else '-'} | {kind.needs or '-'} | `{kind.effect}` | "
+            f"{', '.join(keys) or '-'} "
             f"| `{kind.cli}` | {kind.summary} |")
 
 
@@ -100,3 +102,24 @@ def test_sender_and_agent_side_refuse_in_the_same_words(root: Path, tmp_path: Pa
                     "reset": "esc-1 is pending: answer it first (a reset cannot apply while "
                              "the agent waits)"}
     assert ignored == [said["pause"], said["reset"]]
+
+
+def test_the_dashboard_binds_the_registry_keys_as_deliberate_keys() -> None:
+    from textual.binding import Binding
+
+    from supervisor.tui.screens.escalation import EscalationScreen
+    from supervisor.tui.screens.session import SessionScreen
+    from supervisor.tui.screens.sessions import SessionsScreen
+
+    def bound(screen: type, prefix: str) -> dict[str, str]:
+        return {b.key: b.action for b in screen.BINDINGS
+                if isinstance(b, Binding) and b.action.startswith(prefix)}
+
+    answers = bound(EscalationScreen, "decide(")
+    assert answers == {k.key: f"decide('{k.name}')" for k in KINDS.values() if k.key}
+    assert set(answers) <= EscalationScreen.DELIBERATE_KEYS
+    for screen in (SessionScreen, SessionsScreen):
+        commands = bound(screen, "command(")
+        assert commands == {k.command_key: f"command('{k.name}')" for k in KINDS.values()
+                            if k.command_key}
+        assert set(commands) <= screen.DELIBERATE_KEYS
