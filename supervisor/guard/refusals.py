@@ -26,10 +26,6 @@ from supervisor.store.summary import SessionSummary
 if TYPE_CHECKING:
     from supervisor.store.base import Store
 
-COMMANDS = decisions.COMMANDS
-"""What an operator may ask of a running session (`resume` answers its operator pause): the
-decision kinds that are commands (`supervisor.protocol.decisions`)."""
-
 
 @dataclass(frozen=True, slots=True)
 class UnreadDecision:
@@ -94,9 +90,9 @@ def answer_refusal(summary: SessionSummary, escalation_id: str, action: str, now
 
 def command_refusal(summary: SessionSummary, command: str, now: float,
                     unread: Iterable[UnreadDecision] = ()) -> str | None:
-    """Why the operator command `command` (one of `COMMANDS`) cannot apply now, or None: the
-    session must be running, then the command's own rules (its kind's `command_refusal`); a
-    command written as an answer (`resume`) is then checked as that answer."""
+    """Why the operator command `command` (a decision kind's name) cannot apply now, or None:
+    the session must be running, then the command's own rules (its kind's `command_refusal`);
+    a command written as an answer (`resume`) is then checked as that answer."""
     stopped = _not_running(summary, now)
     if stopped:
         return stopped

@@ -26,7 +26,6 @@ from supervisor.protocol.decisions.base import (
 from supervisor.protocol.decisions.plan import plan_problem
 from supervisor.protocol.decisions.registry import (
     ACTIONS,
-    COMMANDS,
     ESCALATION_OPTIONS,
     KINDS,
     NEWS,
@@ -35,7 +34,7 @@ from supervisor.protocol.decisions.registry import (
 from supervisor.protocol.decisions.validate import common_problem, decision_problem, read_decision
 
 __all__ = [
-    "ACTIONS", "COMMANDS", "ESCALATION_OPTIONS", "KINDS", "NEWS", "SESSION_COMMANDS", "Context",
+    "ACTIONS", "ESCALATION_OPTIONS", "KINDS", "NEWS", "SESSION_COMMANDS", "Context",
     "DecisionKind", "Desk", "Ignored", "Result", "SessionView", "common_problem",
     "decision_problem", "not_an_option", "plan_problem", "read_decision",
 ]

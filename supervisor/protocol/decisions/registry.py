@@ -37,9 +37,6 @@ ACTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.wi
 ESCALATION_OPTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
                                             if kind.answers)
 """What an escalation offers, in this order (`rollback` only while checkpoints are on)."""
-COMMANDS: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.command)
-"""What an operator may send a running session with no escalation (`resume` answers its
-operator pause)."""
 SESSION_COMMANDS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
                                           if kind.command_key)
 """The commands the dashboard's session screens bind to a key (and list in the palette)."""
