@@ -46,8 +46,9 @@ class DecisionResult(Message, bubble=False):
 
 
 class CommandRequested(Message):
-    """The operator pressed an operator command (P, G, B, R, X) on a session: the app asks for
-    what it needs (guidance text, a checkpoint, a confirmation), then requests the decision."""
+    """The operator pressed a command's key (its kind's `command_key`) on a session: the app
+    asks for what it needs (guidance text, a checkpoint, a confirmation), then requests the
+    decision."""
 
     def __init__(self, session_id: str, action: str) -> None:
         super().__init__()
