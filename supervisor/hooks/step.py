@@ -305,6 +305,22 @@ def stable_call_id(tool: str, args: dict[str, Any]) -> str:
     return "call-" + xxhash.xxh3_64_hexdigest(to_json({"tool": tool, "args": args}).encode())
 
 
+def as_unnamed_call(step: HookStep, tool: str, args: dict[str, Any]) -> HookStep:
+    """A tool call the agent gave no id (Gemini CLI, Copilot): named by `stable_call_id`, so
+    its result pairs up with it."""
+    pair = stable_call_id(tool, args)
+    return replace(step, kind="call", pair=pair,
+                   call={"call_id": pair, "tool": tool, "args": cut_args(args)})
+
+
+def as_unnamed_result(step: HookStep, tool: str, args: dict[str, Any], output: str,
+                      error: str | None) -> HookStep:
+    """The result of a call `as_unnamed_call` recorded (the same tool and arguments)."""
+    pair = stable_call_id(tool, args)
+    return replace(step, kind="result", pair=pair,
+                   result=result_of(pair, tool, output, error))
+
+
 def other_event(payload: dict[str, Any], step: HookStep, common: frozenset[str]) -> HookStep:
     """`step` recording a hook event nobody maps as it is (without the fields every payload
     of this agent carries, `common`); over `TEXT_LIMIT_BYTES`, a preview."""

@@ -28,12 +28,11 @@ from supervisor.hooks.step import (
     as_end,
     as_prompt,
     as_start,
-    cut_args,
+    as_unnamed_call,
+    as_unnamed_result,
     first_line,
     other_event,
-    result_of,
     session_ids,
-    stable_call_id,
     text_or_none,
 )
 
@@ -103,17 +102,13 @@ def _prompt(payload: dict[str, Any], step: HookStep) -> HookStep:
 
 def _pre_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     tool, args = _tool(payload)
-    pair = stable_call_id(tool, args)
-    return replace(step, kind="call", pair=pair,
-                   call={"call_id": pair, "tool": tool, "args": cut_args(args)})
+    return as_unnamed_call(step, tool, args)
 
 
 def _post_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     tool, args = _tool(payload)
     output, error = outcome(payload)
-    pair = stable_call_id(tool, args)
-    return replace(step, kind="result", pair=pair,
-                   result=result_of(pair, tool, output, error))
+    return as_unnamed_result(step, tool, args, output, error)
 
 
 def outcome(payload: dict[str, Any]) -> tuple[str, str | None]:

@@ -27,13 +27,12 @@ from supervisor.hooks.step import (
     as_notification,
     as_prompt,
     as_start,
-    cut_args,
+    as_unnamed_call,
+    as_unnamed_result,
     cut_text,
     first_line,
     other_event,
-    result_of,
     session_ids,
-    stable_call_id,
     text_or_none,
     tool_args,
 )
@@ -82,18 +81,14 @@ def _prompt(payload: dict[str, Any], step: HookStep) -> HookStep:
 
 def _before_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     tool, args = tool_args(payload)
-    pair = stable_call_id(tool, args)
-    return replace(step, kind="call", pair=pair,
-                   call={"call_id": pair, "tool": tool, "args": cut_args(args)})
+    return as_unnamed_call(step, tool, args)
 
 
 def _after_tool(payload: dict[str, Any], step: HookStep) -> HookStep:
     tool, args = tool_args(payload)
     response = payload.get("tool_response")
     output, error = outcome(response)
-    pair = stable_call_id(tool, args)
-    return replace(step, kind="result", pair=pair,
-                   result=result_of(pair, tool, output, error))
+    return as_unnamed_result(step, tool, args, output, error)
 
 
 def outcome(response: Any) -> tuple[str, str | None]:
