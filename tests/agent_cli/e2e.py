@@ -1,8 +1,11 @@
-"""What the Codex and Gemini end-to-end scenarios share: the scripts and the store checks."""
+"""What the agent CLIs' end-to-end scenarios share: the scripts, the store checks and the
+escalation every target holds for the operator."""
 
 from typing import Any
 
+from tests.agent_cli.runner import AgentRunner
 from tests.agent_cli.sandbox import Sandbox
+from tests.agent_cli.script import Script, ToolCall, say, turn
 
 FAILING = "ls missing-dir"
 """A command that fails the same way every time (`ls` exits 2)."""
@@ -41,3 +44,24 @@ def results_by_call(events: list[dict[str, Any]]) -> list[tuple[dict[str, Any], 
 def assert_seq_ordered(events: list[dict[str, Any]]) -> None:
     seqs = [e["seq"] for e in events]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
+def answer_an_escalation_with_guidance(agent: AgentRunner[Any], call: ToolCall,
+                                       repeats: int = 4) -> None:
+    """The scenario every target shares: the agent repeats a failing `call` until it escalates
+    (`ESCALATE_SOON`), the hook holds it, an operator answers with `GUIDANCE` from the command
+    line, and the run goes on to its end with the decision applied to that escalation. Each
+    test then checks, in its agent's own terms, that the model read the guidance."""
+    agent.sandbox.write_policy(ESCALATE_SOON)
+    agent.install_hooks("--timeout", "90")
+    agent.server.script = Script(main=[turn(call)] * repeats + [say("Done.")])
+
+    running = agent.start("list missing-dir")
+    session, escalation = agent.sandbox.wait_for_event("escalation", timeout=120)
+    answered = agent.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
+    run = running.wait()
+
+    assert answered.returncode == 0, answered.stderr
+    assert run.returncode == 0, run.describe()
+    applied = of_type(agent.sandbox.events(session), "decision_applied")
+    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]

@@ -97,6 +97,10 @@ class AgentRunner(Generic[RunT]):
     def agent_env(self) -> dict[str, str]:
         raise NotImplementedError
 
+    def install_hooks(self, *extra: str) -> subprocess.CompletedProcess[str]:
+        """`supervisor install <target>` into the sandbox's settings (`extra`: its options)."""
+        raise NotImplementedError
+
     def start(
         self, prompt: str, *, args: tuple[str, ...] = (), env: dict[str, str] | None = None
     ) -> RunningAgent[RunT]:

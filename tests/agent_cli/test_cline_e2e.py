@@ -9,12 +9,12 @@ import json
 from tests.agent_cli.cline_runner import Cline
 from tests.agent_cli.e2e import (
     CHECK,
-    ESCALATE_SOON,
     FAILING,
     FIXED,
     FOO,
     GUIDANCE,
     SOURCE,
+    answer_an_escalation_with_guidance,
     assert_seq_ordered,
     of_type,
     only_session,
@@ -88,20 +88,8 @@ def test_the_plugin_refuses_a_call_in_clines_hub_daemon(cline: Cline) -> None:
 def test_an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     cline: Cline,
 ) -> None:
-    cline.sandbox.write_policy(ESCALATE_SOON)
-    cline.install_hooks("--timeout", "90")
-    cline.server.script = Script(main=[turn(shell(FAILING))] * 4 + [say("Done.")])
-
-    running = cline.start("list missing-dir")
-    session, escalation = cline.sandbox.wait_for_event("escalation", timeout=120)
-    answered = cline.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
-    run = running.wait()
-
-    assert answered.returncode == 0, answered.stderr
-    assert run.returncode == 0, run.describe()
+    answer_an_escalation_with_guidance(cline, shell(FAILING))
     assert any(GUIDANCE in t and SOURCE in t for t in told(cline)), told(cline)
-    applied = of_type(cline.sandbox.events(session), "decision_applied")
-    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
 
 
 def test_a_healthy_session_is_never_denied_nor_told_anything(cline: Cline) -> None:

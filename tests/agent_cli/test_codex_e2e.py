@@ -8,12 +8,12 @@ received (the fake Responses API's log) and on what the store recorded.
 from tests.agent_cli.codex_runner import Codex
 from tests.agent_cli.e2e import (
     CHECK,
-    ESCALATE_SOON,
     FAILING,
     FIXED,
     FOO,
     GUIDANCE,
     SOURCE,
+    answer_an_escalation_with_guidance,
     assert_seq_ordered,
     of_type,
     only_session,
@@ -62,22 +62,9 @@ def test_a_repeated_failing_command_is_denied_by_the_4th_attempt(codex: Codex) -
 def test_an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     codex: Codex,
 ) -> None:
-    codex.sandbox.write_policy(ESCALATE_SOON)
-    codex.install_hooks("--timeout", "90")
-    codex.server.script = Script(main=[turn(shell(FAILING))] * 5 + [say("Done.")])
-
-    running = codex.start("list missing-dir")
-    session, escalation = codex.sandbox.wait_for_event("escalation", timeout=120)
-    answered = codex.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
-    run = running.wait()
-
-    assert answered.returncode == 0, answered.stderr
-    assert run.returncode == 0, run.describe()
+    answer_an_escalation_with_guidance(codex, shell(FAILING), repeats=5)
     outputs = [o.output for o in codex.server.call_outputs()]
     assert any(GUIDANCE in o and o.startswith(BLOCKED) for o in outputs), outputs
-    events = codex.sandbox.events(session)
-    applied = of_type(events, "decision_applied")
-    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
 
 
 def test_a_healthy_session_is_never_denied_nor_told_anything(codex: Codex) -> None:

@@ -9,12 +9,12 @@ the target tells the events apart and pairs calls with their results.
 from tests.agent_cli.copilot_runner import Copilot
 from tests.agent_cli.e2e import (
     CHECK,
-    ESCALATE_SOON,
     FAILING,
     FIXED,
     FOO,
     GUIDANCE,
     SOURCE,
+    answer_an_escalation_with_guidance,
     assert_seq_ordered,
     of_type,
     only_session,
@@ -68,21 +68,9 @@ def test_a_repeated_failing_command_is_denied_by_the_4th_attempt(copilot: Copilo
 def test_an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     copilot: Copilot,
 ) -> None:
-    copilot.sandbox.write_policy(ESCALATE_SOON)
-    copilot.install_hooks("--timeout", "90")
-    copilot.server.script = Script(main=[turn(bash(FAILING))] * 4 + [say("Done.")])
-
-    running = copilot.start("list missing-dir")
-    session, escalation = copilot.sandbox.wait_for_event("escalation", timeout=120)
-    answered = copilot.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
-    run = running.wait()
-
-    assert answered.returncode == 0, answered.stderr
-    assert run.returncode == 0, run.describe()
+    answer_an_escalation_with_guidance(copilot, bash(FAILING))
     told = [m.text for m in copilot.server.tool_messages()]
     assert any(GUIDANCE in t and t.startswith(DENIED) for t in told), told
-    applied = of_type(copilot.sandbox.events(session), "decision_applied")
-    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
 
 
 def test_a_healthy_session_is_never_denied_nor_told_anything(copilot: Copilot) -> None:

@@ -9,12 +9,12 @@ recorded from its transcript (at the next hook), which these scenarios prove too
 from tests.agent_cli.droid_runner import Droid
 from tests.agent_cli.e2e import (
     CHECK,
-    ESCALATE_SOON,
     FAILING,
     FIXED,
     FOO,
     GUIDANCE,
     SOURCE,
+    answer_an_escalation_with_guidance,
     assert_seq_ordered,
     of_type,
     only_session,
@@ -70,21 +70,9 @@ def test_a_repeated_failing_command_is_denied_by_the_4th_attempt(droid: Droid) -
 def test_an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     droid: Droid,
 ) -> None:
-    droid.sandbox.write_policy(ESCALATE_SOON)
-    droid.install_hooks("--timeout", "90")
-    droid.server.script = Script(main=[turn(execute(FAILING))] * 4 + [say("Done.")])
-
-    running = droid.start("list missing-dir")
-    session, escalation = droid.sandbox.wait_for_event("escalation", timeout=120)
-    answered = droid.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
-    run = running.wait()
-
-    assert answered.returncode == 0, answered.stderr
-    assert run.returncode == 0, run.describe()
+    answer_an_escalation_with_guidance(droid, execute(FAILING))
     told = [m.text for m in droid.server.tool_messages()]
     assert any(GUIDANCE in t and SOURCE in t for t in told), told
-    applied = of_type(droid.sandbox.events(session), "decision_applied")
-    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
 
 
 def test_a_healthy_session_is_never_denied_nor_told_anything(droid: Droid) -> None:

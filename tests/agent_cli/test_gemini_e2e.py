@@ -10,12 +10,12 @@ import json
 
 from tests.agent_cli.e2e import (
     CHECK,
-    ESCALATE_SOON,
     FAILING,
     FIXED,
     FOO,
     GUIDANCE,
     SOURCE,
+    answer_an_escalation_with_guidance,
     assert_seq_ordered,
     of_type,
     only_session,
@@ -64,21 +64,9 @@ def test_a_repeated_failing_command_is_denied_by_the_4th_attempt(gemini: Gemini)
 def test_an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     gemini: Gemini,
 ) -> None:
-    gemini.sandbox.write_policy(ESCALATE_SOON)
-    gemini.install_hooks("--timeout", "90")
-    gemini.server.script = Script(main=[turn(shell(FAILING))] * 4 + [say("Done.")])
-
-    running = gemini.start("list missing-dir")
-    session, escalation = gemini.sandbox.wait_for_event("escalation", timeout=120)
-    answered = gemini.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
-    run = running.wait()
-
-    assert answered.returncode == 0, answered.stderr
-    assert run.returncode == 0, run.describe()
+    answer_an_escalation_with_guidance(gemini, shell(FAILING))
     texts = [r.text for r in gemini.server.function_responses()]
     assert any(GUIDANCE in t and t.startswith(BLOCKED) for t in texts), texts
-    applied = of_type(gemini.sandbox.events(session), "decision_applied")
-    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
 
 
 def test_a_healthy_session_is_never_denied_nor_told_anything(gemini: Gemini) -> None:

@@ -9,12 +9,12 @@ received (the fake's request log) and what the store recorded.
 from tests.agent_cli.chat_api import ToolMessage
 from tests.agent_cli.e2e import (
     CHECK,
-    ESCALATE_SOON,
     FAILING,
     FIXED,
     FOO,
     GUIDANCE,
     SOURCE,
+    answer_an_escalation_with_guidance,
     assert_seq_ordered,
     of_type,
     only_session,
@@ -67,22 +67,9 @@ def test_a_repeated_failing_command_is_denied_by_the_4th_attempt(opencode_like: 
 def test_an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     opencode_like: OpenCode,
 ) -> None:
-    agent = opencode_like
-    agent.sandbox.write_policy(ESCALATE_SOON)
-    agent.install_hooks("--timeout", "90")
-    agent.server.script = Script(main=[turn(shell(FAILING))] * 4 + [say("Done.")])
-
-    running = agent.start("list missing-dir")
-    session, escalation = agent.sandbox.wait_for_event("escalation", timeout=120)
-    answered = agent.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
-    run = running.wait()
-
-    assert answered.returncode == 0, answered.stderr
-    assert run.returncode == 0, run.describe()
-    told = texts(agent.server.tool_messages())
+    answer_an_escalation_with_guidance(opencode_like, shell(FAILING))
+    told = texts(opencode_like.server.tool_messages())
     assert any(GUIDANCE in t and t.startswith(SOURCE) for t in told), told
-    applied = of_type(agent.sandbox.events(session), "decision_applied")
-    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
 
 
 def test_a_healthy_session_is_never_denied_nor_told_anything(opencode_like: OpenCode) -> None:

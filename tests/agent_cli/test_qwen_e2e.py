@@ -10,12 +10,12 @@ import json
 
 from tests.agent_cli.e2e import (
     CHECK,
-    ESCALATE_SOON,
     FAILING,
     FIXED,
     FOO,
     GUIDANCE,
     SOURCE,
+    answer_an_escalation_with_guidance,
     assert_seq_ordered,
     of_type,
     only_session,
@@ -71,21 +71,9 @@ def test_a_repeated_failing_command_is_denied_by_the_4th_attempt(qwen: QwenCode)
 def test_an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     qwen: QwenCode,
 ) -> None:
-    qwen.sandbox.write_policy(ESCALATE_SOON)
-    qwen.install_hooks("--timeout", "90")
-    qwen.server.script = Script(main=[turn(shell(FAILING))] * 4 + [say("Done.")])
-
-    running = qwen.start("list missing-dir")
-    session, escalation = qwen.sandbox.wait_for_event("escalation", timeout=120)
-    answered = qwen.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
-    run = running.wait()
-
-    assert answered.returncode == 0, answered.stderr
-    assert run.returncode == 0, run.describe()
+    answer_an_escalation_with_guidance(qwen, shell(FAILING))
     told = [m.text for m in qwen.server.tool_messages()]
     assert any(GUIDANCE in t and t.startswith(SOURCE) for t in told), told
-    applied = of_type(qwen.sandbox.events(session), "decision_applied")
-    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
 
 
 def test_a_healthy_session_is_never_denied_nor_told_anything(qwen: QwenCode) -> None:
