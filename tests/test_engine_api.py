@@ -139,9 +139,49 @@ def test_duration_tokens_and_cost_limits() -> None:
     check = _step(engine, 1, command="b", ok=True, output="b", now=122.0)[0]
     assert check.action == "pause" and check.limits[0].name == "cost_usd"
     gauges = {g.name: (g.value, g.limit) for g in engine.gauges(130.0)}
-    assert gauges["tokens"][0] == 15 and gauges["duration_s"] == (30.0, 60.0)
+    assert gauges["tokens"][0] == 15 and gauges["duration_s"] == (22.0, 60.0)  # paused since
+    engine.go_on("c1", 150.0)  # the operator's answer: the wait for it was not work
     late = engine.check({"call_id": "z", "tool": "Bash", "args": {"command": "z"}}, 200.0)
     assert late.action == "stop" and late.limits[0].name == "duration_s"
+    assert late.limits[0].value == 72.0
+
+
+def _duration(engine: Engine, now: float) -> float:
+    return next(g.value for g in engine.gauges(now) if g.name == "duration_s")
+
+
+def test_duration_counts_working_time_not_the_waits_for_the_user_or_an_operator() -> None:
+    engine = Engine()
+    engine.observe({"type": "session_start", "ts": 1000.0, "agent": "a"}, 1000.0)
+    engine.observe({"type": "message", "role": "user", "text": "fix it"}, 1010.0)
+    _step(engine, 0, command="a", ok=True, output="a", now=1070.0)
+    assert _duration(engine, 1070.0) == 60.0  # the first prompt's wait was not work either
+    engine.observe({"type": "message", "role": "assistant", "text": "done"}, 1100.0)
+    # the user comes back the next morning: the night was the agent waiting for its user
+    engine.observe({"type": "message", "role": "user", "text": "now the docs"}, 1100.0 + 9 * 3600)
+    assert _duration(engine, 1100.0 + 9 * 3600) == 90.0
+    check, _ = _step(engine, 1, command="b", ok=True, output="b", now=1130.0 + 9 * 3600)
+    assert check.action == "allow" and _duration(engine, 1130.0 + 9 * 3600) == 120.0
+    # a guard's pause: from the escalation to the operator's decision is not work
+    t = 1200.0 + 9 * 3600
+    engine.observe({"type": "escalation", "escalation_id": "e1", "kind": "pause"}, t)
+    assert _duration(engine, t + 5000) == _duration(engine, t) == 190.0
+    engine.observe({"type": "decision_applied", "escalation_id": "e1", "action": "approve",
+                    "effect": {"kind": "none", "answers": True, "repeats": 0,
+                               "signature": None, "limit": None}}, t + 5000)
+    assert _duration(engine, t + 5010) == 200.0
+    # a silence nobody explains (a call left hanging) counts at most idle_gap_s
+    gap = engine.policy.idle_gap_s
+    assert _duration(engine, t + 5000 + 10 * gap) == 190.0 + gap
+    # the sum is state: a restored engine goes on from it, the same from the same events
+    again = Engine.restore(json.loads(json.dumps(engine.snapshot())))
+    assert _duration(again, t + 5010) == 200.0
+
+
+def test_a_policy_recorded_before_idle_gap_s_gets_the_default() -> None:
+    data = Policy.profile().to_dict()
+    del data["idle_gap_s"]
+    assert Policy(data).idle_gap_s == 900.0
 
 
 def test_reset_is_bounded() -> None:

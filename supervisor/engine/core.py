@@ -146,6 +146,8 @@ class Engine:
         """Count a call as an attempt and keep it pending until its result arrives."""
         st = self.st
         self._touch(now)
+        if st.waiting == "user":
+            st.waiting = None  # the agent works again (a hook target's turn went on)
         call = call if isinstance(call, dict) else {}
         tool = str(call.get("tool") or "?")
         args = call.get("args")
@@ -276,7 +278,7 @@ class Engine:
     def _limit_value(self, name: str, now: float) -> float:
         st = self.st
         if name == "duration_s":
-            return 0.0 if st.start_ts is None else max(0.0, now - st.start_ts)
+            return st.work_s + self._worked(now)
         if name == "resets_per_conversation":
             return st.counters["resets"]
         return st.counters[_LIMIT_COUNTERS[name]]
@@ -340,8 +342,10 @@ class Engine:
     def _observe(self, event: dict[str, Any], now: float) -> list[Finding]:
         st = self.st
         kind = event.get("type")
-        self._touch(now)
+        user = kind == "message" and event.get("role") == "user"
+        self._touch(now, waited=user)
         if kind == "tool_result":
+            st.waiting = None  # a tool ran: whatever held the agent is over
             return self._result(event)
         if kind == "tool_call":
             cid = str(event.get("call_id") or "")
@@ -372,6 +376,9 @@ class Engine:
             ts = event.get("ts")
             st.start_ts = float(ts) if isinstance(ts, int | float) and ts else now
             return []
+        if kind == "escalation":  # the guard's own pause, or this engine's escalation
+            st.waiting = "operator"
+            return []
         if kind in ("task_start", "task_end"):
             self._task_boundary()
             return []
@@ -391,6 +398,7 @@ class Engine:
         st = self.st
         role = event.get("role")
         if role == "user":
+            st.waiting = None
             self.new_cycle()
             return []
         if role != "assistant":
@@ -586,6 +594,7 @@ class Engine:
         """Apply what an operator decision does to the engine (the table in `decisions`)."""
         st = self.st
         self._touch(now)
+        st.waiting = None  # an operator decided: the agent goes on
         if effect.answers:
             self._close_escalation(effect.limit)
         kind = effect.kind
@@ -678,7 +687,7 @@ class Engine:
             fresh.start_ts = now
         else:
             kept += SESSION_LIMITS
-            fresh.start_ts = st.start_ts
+            fresh.start_ts, fresh.work_s = st.start_ts, st.work_s
         for name in kept:
             counter = _LIMIT_COUNTERS.get(name)
             if counter is not None:
@@ -725,11 +734,26 @@ class Engine:
         for det in REGISTRY:
             det.clear(self.st.memory[det.name])
 
-    def _touch(self, now: float) -> None:
+    def _touch(self, now: float, *, waited: bool = False) -> None:
+        """Time moves to `now`: the gap since the last event joins the working time, unless
+        the agent was waiting (`waited`: the event is a user's prompt, so the agent waited
+        for it)."""
         st = self.st
         if st.start_ts is None:
             st.start_ts = now
+        if not waited:
+            st.work_s += self._worked(now)
         st.last_ts = now
+
+    def _worked(self, now: float) -> float:
+        """What the time since the last event adds to the agent's working time: nothing while
+        it waits for its operator (an escalation held) or for its user (after the end of a
+        turn, `waiting`), and at most the policy's `idle_gap_s` for one silence (someone is
+        away, not the agent at work). The engine has no clock: only the `now` it is given."""
+        st = self.st
+        if st.last_ts is None or st.waiting is not None or st.escalation is not None:
+            return 0.0
+        return min(max(0.0, now - st.last_ts), self.policy.idle_gap_s)
 
     # --- snapshot ------------------------------------------------------------------------------
 

@@ -26,6 +26,10 @@ LIMITS = (
     "resets_per_conversation",
 )
 
+IDLE_GAP_S = 900.0
+"""The most one gap between two events of a session adds to its working time (`duration_s`):
+a longer silence is someone away (a permission prompt left open, a laptop closed), not work."""
+
 _DEFAULT: dict[str, Any] = {
     "profile": "default",
     "window": 1000,
@@ -33,6 +37,7 @@ _DEFAULT: dict[str, Any] = {
     "approve_repeats": 3,
     "level_decay_steps": 2,
     "escalation_cooldown_s": 300.0,
+    "idle_gap_s": IDLE_GAP_S,
     "reset_clears_session_limits": False,
     "ignore_arg_keys": ["description", "timeout", "thought", "security_risk", "is_input"],
     "shell_tools": ["Bash", "bash", "execute_bash", "run", "shell", "shell_command",
@@ -170,6 +175,12 @@ class Policy:
 
     def __getitem__(self, key: str) -> Any:
         return self.data[key]
+
+    @property
+    def idle_gap_s(self) -> float:
+        """`idle_gap_s` (a policy recorded before it existed has the default)."""
+        value = self.data.get("idle_gap_s", IDLE_GAP_S)
+        return float(value) if isinstance(value, int | float) and value > 0 else IDLE_GAP_S
 
     def limit(self, name: str) -> tuple[float | None, str]:
         """(limit or None when off, action) of one hard limit."""

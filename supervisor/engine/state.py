@@ -53,6 +53,11 @@ class State:
         }
         self.start_ts: float | None = None
         self.last_ts: float | None = None
+        self.work_s = 0.0
+        """The agent's working time so far (what `duration_s` counts; see `Engine._touch`)."""
+        self.waiting: str | None = None
+        """Whom the agent waits for since its last event: `user` (its turn ended) or
+        `operator` (an escalation or a pause is held); None while it works."""
         self.baselines: dict[str, float] = {}
         """Per-limit offsets: a limit's episode starts again from its value when answered."""
         self.limits_hit: dict[str, bool] = {}

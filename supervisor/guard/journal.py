@@ -355,7 +355,8 @@ class SessionJournal:
             "checkpoint_id": cp.checkpoint_id if cp is not None else None,
             "call_id": call_id,
         }
-        self.write(event)
+        written = self.write(event)
+        self.engine.observe(written, now)  # the agent waits for an operator: not working time
         self.state.pending = {**event, "signature": signature}
         self.must_save = True
         if kind != "pause":  # an operator's own pause is no news to the operators
