@@ -3,10 +3,12 @@
 The shadow repository lives in the session directory (`<session>/checkpoints.git`); its work tree
 is the agent's working directory, passed explicitly with `--git-dir`/`--work-tree` on every git
 command. The agent's own `.git` is never written: git never adds a `.git` entry, and the only
-thing read from the agent's repository is its `info/exclude`, copied into ours. Every `GIT_*`
-variable of the environment is dropped (a hook inherits `GIT_DIR`, `GIT_INDEX_FILE`, ... from
-whatever ran the agent), and the user's global and system git configuration is not read, so no
-hook, signing or fsmonitor setting of theirs runs here; the user's global excludes file is still
+thing read from the agent's repository is its `info/exclude`, copied into ours. Every git
+command is built by `supervisor.guard.safe_git` (the work tree is the agent's: nothing in it may
+name a program git runs): every `GIT_*` variable of the environment is dropped (a hook inherits
+`GIT_DIR`, `GIT_INDEX_FILE`, ... from whatever ran the agent), the user's global and system git
+configuration is not read, and fsmonitor, hooks, external diffs, textconv and nested
+repositories are switched off on the command line; the user's global excludes file is still
 honoured through our own `core.excludesFile`.
 
 What a checkpoint holds: every file of the work tree that is not ignored (the work tree's
@@ -62,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, overload
 
+from supervisor.guard import safe_git
 from supervisor.store import waits
 from supervisor.store.paths import write_private
 
@@ -677,8 +680,8 @@ class CheckpointStore:
     def _listing(self, index_env: dict[str, str] | None) -> str:
         """`git ls-files` of the files to track, read as it comes and stopped once it names
         more than `max_files` (then `WorkTreeTooBig`) or the call's deadline passes."""
-        cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}",
-               "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        cmd = safe_git.argv("ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                            git_dir=self.git_dir, work_tree=self.work_tree)
         env = {**self._env, **self._extra_env, **(index_env or {})}
         left = waits.remaining()
         deadline = None if left is None else time.monotonic() + left
@@ -795,7 +798,8 @@ class CheckpointStore:
         if not (self.git_dir / "HEAD").exists():
             self.git_dir.parent.mkdir(parents=True, exist_ok=True)
             # --shared=0600: every file git makes in it is private, directories 0700
-            _run(["git", "init", "-q", "--bare", "--shared=0600", str(self.git_dir)], self._env)
+            _run(safe_git.argv("init", "-q", "--bare", "--shared=0600", str(self.git_dir)),
+                 self._env, cwd=self.git_dir.parent)
             os.chmod(self.git_dir, 0o700)
             for key, value in (
                 ("supervisor.workTree", str(self.work_tree)),
@@ -902,7 +906,7 @@ class CheckpointStore:
         env: dict[str, str] | None = None, full: bool = False,
     ) -> str | subprocess.CompletedProcess[str]:
         """Run git on the shadow repository; its stdout (`full`: the whole process)."""
-        cmd = ["git", f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}", *args]
+        cmd = safe_git.argv(*args, git_dir=self.git_dir, work_tree=self.work_tree)
         full_env = {**self._env, **self._extra_env, **(env or {})}
         proc = _run(cmd, full_env, input=input, check=check, cwd=self.work_tree)
         return proc if full else proc.stdout
@@ -919,7 +923,7 @@ def _run(
         )
     except subprocess.TimeoutExpired as exc:  # killed: a hook call must answer in time
         raise GitTimeout(
-            f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} did not finish within the hook's time "
+            f"git {safe_git.subcommand(cmd)} did not finish within the hook's time "
             "budget") from exc
     except FileNotFoundError as exc:
         raise CheckpointError("git is not installed (checkpoints need it)") from exc
@@ -927,7 +931,7 @@ def _run(
         raise CheckpointError(f"git could not run: {exc.strerror or exc}") from exc
     if check and proc.returncode != 0:
         raise CheckpointError(
-            f"git {cmd[3] if len(cmd) > 3 else cmd[-1]} failed: {_last_line(proc)}")
+            f"git {safe_git.subcommand(cmd)} failed: {_last_line(proc)}")
     return proc
 
 
@@ -958,23 +962,17 @@ def _covered(rel: str, untracked: set[str] | None) -> bool:
 def _clean_env() -> dict[str, str]:
     """The environment without any `GIT_*` variable, with our identity, and without the
     user's global or system configuration."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(_IDENTITY)
-    env["GIT_CONFIG_NOSYSTEM"] = "1"
-    env["GIT_CONFIG_GLOBAL"] = os.devnull
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["LC_ALL"] = "C"
-    return env
+    return safe_git.environment(own_config=True, extra=_IDENTITY)
 
 
 def _user_excludes_file() -> str | None:
     """The user's global excludes file: `core.excludesFile` of their global configuration,
     else git's default (`$XDG_CONFIG_HOME/git/ignore`)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    try:
+    try:  # from the root directory: no repository found, none of the agent's read
         proc = subprocess.run(
-            ["git", "config", "--global", "--path", "--get", "core.excludesFile"],
-            capture_output=True, text=True, env=env, timeout=waits.remaining(),
+            safe_git.argv("config", "--global", "--path", "--get", "core.excludesFile"),
+            capture_output=True, text=True, env=safe_git.environment(), cwd="/",
+            timeout=waits.remaining(),
         )
         if proc.returncode == 0 and proc.stdout.strip():
             return proc.stdout.strip()
