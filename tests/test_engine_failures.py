@@ -93,3 +93,46 @@ def test_real_differences_in_a_browser_page_remain() -> None:
     a = '{"url": "http://x/files?dir=%2F", "elements": [{"index": 1, "text": "Files"}]}'
     b = '{"url": "http://x/files?dir=%2Fdocs", "elements": [{"index": 1, "text": "Files"}]}'
     assert normalise_output(a) != normalise_output(b)
+
+
+BUN_CLOSE = 'error: script "{}" exited with code 1'
+
+
+@pytest.mark.parametrize(("output", "command", "identity"), [
+    ("✗ parses dates\nerror: expect(received).toBe(expected)\n 1 fail\n" + BUN_CLOSE.format(
+        "test"), "bun run test", "error: expect(received).toBe(expected)"),
+    ("src/a.ts\n  3:5  error  'x' is assigned a value but never used  no-unused-vars\n"
+     + BUN_CLOSE.format("lint"), "bun run lint",
+     "#:# error 'x' is assigned a value but never used no-unused-vars"),
+    ("a.c:3:1: error: expected ';' before '}' token\nmake: *** [Makefile:2: a] Error 1",
+     "make", "a.c:#:#: error: expected ';' before <arg> token"),
+    ("error[E0308]: mismatched types\n --> src/main.rs:2:18\nerror: could not compile `foo` "
+     "(bin \"foo\") due to 1 previous error", "cargo build", "error[E#]: mismatched types"),
+    ("FAIL src/a.test.js\nTypeError: x is not a function\nnpm ERR! code ELIFECYCLE\n"
+     "npm ERR! errno 1\nnpm ERR! Exit status 1", "npm test", "TypeError: x is not a function"),
+    ("$ tsc\n" + BUN_CLOSE.format("check"), "bun run check", ""),  # names nothing but status
+])
+def test_a_task_runners_closing_line_is_not_the_error(output: str, command: str,
+                                                      identity: str) -> None:
+    """bun, npm, make and cargo end a failed script with a line of their own; the error is
+    the one named above it (three scripts failing three ways are three errors), or none."""
+    args = json.dumps({"command": command})
+    assert error_identity(False, "exit code 1", output, args) == identity
+
+
+def test_scripts_failing_for_different_reasons_behind_one_runner_are_no_recurring_error(
+) -> None:
+    engine = Engine()
+    outputs = [
+        ("bun run test", "error: expect(received).toBe(expected)\n" + BUN_CLOSE.format("test")),
+        ("bun run lint", "3:5 error 'x' is never used\n" + BUN_CLOSE.format("lint")),
+        ("bun run lint:fix", "TypeError: cannot read 'x'\n" + BUN_CLOSE.format("lint:fix")),
+        ("bun run build", "error TS2322: Type 'string' is not assignable\n"
+         + BUN_CLOSE.format("build")),
+    ]
+    for i, (command, output) in enumerate(outputs):
+        call = {"call_id": f"c{i}", "tool": "Bash", "args": {"command": command}}
+        assert engine.check(call, 1.0).action == "allow"
+        found = engine.observe({"type": "tool_result", "call_id": f"c{i}", "ok": False,
+                                "output": output, "error": "exit code 1"}, 1.0)
+        assert found == []

@@ -45,6 +45,24 @@ _TRAILER = re.compile(
 """A harness's own lines after a command's output (OpenHands' `[The command completed with
 exit code 1.]`, its working-directory and interpreter lines, `<returncode>1</returncode>`):
 they are not the program's last words, so they are skipped when looking for them."""
+_RUNNER = re.compile(
+    r"^error: script \"[^\"]*\" exited with code -?\d+|"           # bun
+    r"^(?:npm (?:ERR!|error)|ERR_PNPM_\w+|\S* ?ERR_PNPM_|\S+ ERR!)(?:\s|$)|"  # npm, pnpm
+    r"^(?:\S+\s+)?ELIFECYCLE\b|"                                   # pnpm, older npm
+    r"^(?:error |\S+: )?Command failed with exit code -?\d+|"         # yarn, pnpm
+    r"^info Visit https://yarnpkg\.com/|"
+    r"^make(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error -?\d+$|"         # make
+    r"^error: [Rr]ecipe `[^`]*` failed|"                               # just
+    r"^error: (?:test failed, to rerun pass|could not compile `|"     # cargo
+    r"\d+ targets? failed)|"
+    r"^exit status -?\d+$|^FAIL\s*$|"                                 # go test
+    r"^Error: Process completed with exit code -?\d+|"
+    r"^(?:Task|Script) .{0,80} (?:failed|exited) with (?:exit )?code -?\d+")
+"""A task runner's closing lines after the program it ran failed (`bun run`, npm, pnpm, yarn,
+make, just, cargo, go): they say which script failed and with what status, never why, so a
+test run, a lint run and a build that fail for three different reasons all end with the same
+line. They still mark the call as failed; its error is named by the lines above them
+(`error_line`)."""
 _FRAME = re.compile(r"^(?:Traceback \(most recent call last\):|During handling of the above|"
                     r"The above exception was the direct cause|File \"|\s)")
 _EXCEPTION_HEAD = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::\s.*|:)?$")
@@ -144,21 +162,34 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
     """The raw line naming the error of a failed call: the output's failure line, else its
     first line that reads like an error (not a warning), else the harness's error text; ""
     for a success, and for a failure that says nothing but its exit status (that names no
-    error: `grep` finding nothing and a crashing build are not the same error)."""
+    error: `grep` finding nothing and a crashing build are not the same error). A task
+    runner's closing line (`_RUNNER`: `error: script "test" exited with code 1`) names no
+    error either: the error is the one the lines above it name, or none."""
     if ok:
         return ""
     line = failure_line(output) or traceback_exception(output)
+    runner = line is not None and _RUNNER.match(line) is not None
+    if runner:  # a task runner's closing line: the error is named above it, or nowhere
+        output = _without_runner_lines(output)
+        line = failure_line(output) or traceback_exception(output)
     if line:
         return line
     lines = [x.strip() for x in output[-_HEAD:].splitlines() if x.strip()]
     errorish = [x for x in lines if _ERRORISH.search(x) and not _WARNING.match(x)
-                and not _FRAME.match(x) and not _TRAILER.match(x)]
+                and not _FRAME.match(x) and not _TRAILER.match(x) and not _RUNNER.match(x)]
     if errorish:
         return errorish[0]
-    text = (error or "").strip()
+    text = "" if runner else (error or "").strip()
     if text and not _BARE_STATUS.fullmatch(text):
         return text.splitlines()[0]
     return ""
+
+
+def _without_runner_lines(output: str) -> str:
+    """`output` without the task runner's closing lines (`_RUNNER`), wherever they are (npm
+    prints its block after the script's own output, pnpm one line before it)."""
+    return "\n".join(line for line in output[-_HEAD:].splitlines()
+                     if not _RUNNER.match(line.strip()))
 
 
 def error_identity(ok: bool | None, error: str | None, output: str, args: str) -> str:
