@@ -40,8 +40,8 @@ LAYERS: dict[str, frozenset[str]] = {
     "demo": frozenset({"protocol", "engine", "store", "guard", "demo"}),  # an agent on the SDK
     "otel": frozenset({"protocol", "engine", "store", "otel"}),  # the engine read-only
 }
-LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.resources",
-                    "supervisor.userconfig", "supervisor.runenv"})
+LEAVES = frozenset({"supervisor", "supervisor.safetext", "supervisor.redact",
+                    "supervisor.resources", "supervisor.userconfig", "supervisor.runenv"})
 """Leaf utilities any layer may import (stdlib only)."""
 FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "protocol": frozenset({"textual", "rich", "watchfiles", "rapidfuzz", "xxhash",

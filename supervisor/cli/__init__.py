@@ -36,6 +36,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("stats", "supervisor.cli.stats_cmd", "a session's usage against every limit"),
     ("reset", "supervisor.cli.reset_cmd", "clear a session's loop counters (bounded)"),
     ("quiet", "supervisor.cli.quiet_cmd", "quiet one loop detector in a session for a while"),
+    ("memory", "supervisor.cli.memory_cmd",
+     "list, show, forget or switch off a project's memory of failures"),
     ("analyze", "supervisor.cli.analyze_cmd", "replay recorded runs through the engine"),
     ("policy", "supervisor.cli.policy_cmd", "show the effective loop-prevention policy"),
     ("import", "supervisor.cli.import_cmd", "write runs of other agent frameworks as sessions"),

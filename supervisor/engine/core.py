@@ -121,6 +121,11 @@ class Engine:
             return []
         return workspace.written_paths(self.st.workspace, step["plan"])
 
+    def pending_step(self, call_id: str) -> StepRecord | None:
+        """The step of a call checked and still waiting for its result (the same record is
+        completed in place when the result is observed), or None."""
+        return self.st.pending.get(call_id)
+
     def gauges(self, now: float) -> list[LimitGauge]:
         """The value of every hard limit, in policy order."""
         out = []

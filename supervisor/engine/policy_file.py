@@ -100,6 +100,9 @@ class _GuardTable(BaseModel):
     checkpoint_max_file_bytes: int | None = Field(default=None, ge=0)
     escalation_deadline_s: float | None = Field(default=None, ge=0)
     fallback: Literal["skip", "abort"] | None = None
+    memory: bool | None = None
+    memory_expire_days: float | None = Field(default=None, ge=0)
+    memory_project: str | None = None
 
 
 _SCALARS = {k: v for k, v in _DEFAULT.items() if not isinstance(v, dict)}

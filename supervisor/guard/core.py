@@ -50,6 +50,7 @@ from supervisor.guard.checkpoints import CheckpointCommit, CheckpointStore
 from supervisor.guard.desk import ROLLBACK_ATTEMPTS, OperatorDesk
 from supervisor.guard.gate import CallGate
 from supervisor.guard.journal import PolicyArg, SessionJournal
+from supervisor.guard.memory import SessionMemory
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import GuardState
 from supervisor.guard.verdict import Verdict, _merge, pause_verdict
@@ -230,6 +231,13 @@ class Guard:
     def plan(self) -> dict[str, Any] | None:
         """The session's plan (its steps and their status), or None when there has been none."""
         return self.state.plan
+
+    def recall(self) -> str | None:
+        """The pitfalls of this project's failure memory to offer the agent at its start
+        (docs/memory.md), recorded as a `memory` event; None when there are none or memory
+        is off."""
+        with self.journal.step():
+            return SessionMemory(self.journal).at_start()
 
     def new_cycle(self) -> None:
         """A new conversation cycle (a new user prompt): per-cycle counters start over."""

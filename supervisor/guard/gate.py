@@ -24,6 +24,7 @@ from supervisor.guard import disk, store_protect
 from supervisor.guard.desk import OperatorDesk
 from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.journal import SessionJournal
+from supervisor.guard.memory import SessionMemory
 from supervisor.guard.verdict import Verdict, _merge, _verdict_event, pause_verdict, stopped
 from supervisor.protocol.names import HINT
 
@@ -105,6 +106,11 @@ class CallGate:
             if hint:
                 verdict.message = with_hint(verdict.message, hint)
                 verdict.action = "nudge"  # run it, and tell the agent
+        if verdict.proceed:  # what failed this way in earlier sessions: told, never refused
+            told = SessionMemory(journal).before_call(call, call_id)
+            if told:
+                verdict.message = "\n".join(m for m in (verdict.message, told) if m)
+                verdict.action = "nudge"
         events = [f.to_event() for f in check.findings]
         events += [hit.to_event() for hit in check.limits]
         events.append(_verdict_event(verdict, call_id, self.engine.gauges(now)))
@@ -140,7 +146,9 @@ class CallGate:
         if written:  # what the files it may have written hold now (see guard.disk)
             event["files"] = disk.digests(written, journal.cwd)
         journal.state.calls.pop(call_id, None)
+        step = self.engine.pending_step(call_id)
         detections = journal.observe(event)
+        SessionMemory(journal).after_result(step, call_id, journal.clock())
         # told with a recovery turn, the file region fits in what the turn leaves
         room = region_room((d.get("message") for d in detections), HINT_CHARS)
         hint = self._edit_guidance().on_result(call_id, bool(ok), text, error, room)

@@ -135,6 +135,12 @@ class Session:
         """The guard core of this session (for what the SDK does not wrap)."""
         return self._guard
 
+    def recall(self) -> str | None:
+        """The pitfalls the project's failure memory knows from earlier sessions (what failed,
+        what worked then; docs/memory.md), for the agent's first prompt; None when there are
+        none. Before each call, `before_call`'s verdict carries the memory's warning itself."""
+        return self._guard.recall()
+
     @property
     def ended(self) -> str | None:
         return self._guard.ended

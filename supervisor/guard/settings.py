@@ -32,6 +32,14 @@ class GuardSettings:
     resumes the agent or decides): a pause is a person's choice, not a loop to cut short."""
     fallback: str = "skip"
     """What the deadline does: `skip` the task (the seeds' choice) or `abort` the session."""
+    memory: bool = True
+    """The project's failure memory (docs/memory.md): learn from this session's failures,
+    and tell the agent what failed before. False: neither."""
+    memory_expire_days: float = 30.0
+    """A remembered failure not seen again for this many days is no longer told (0: never
+    expires)."""
+    memory_project: str = ""
+    """The project whose memory the session shares (empty: the work tree's repository)."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GuardSettings:
@@ -51,11 +59,14 @@ class GuardSettings:
                 ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
             elif isinstance(default, float):
                 ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-            else:
+            elif key == "fallback":
                 ok = value in FALLBACKS
+            else:
+                ok = isinstance(value, str) and len(value) <= 200
             if not ok:
                 expected = (
                     f"one of {', '.join(FALLBACKS)}" if key == "fallback"
+                    else "a name (text, at most 200 characters)" if isinstance(default, str)
                     else f"a {'boolean' if isinstance(default, bool) else 'non-negative number'}"
                 )
                 raise ValueError(f"guard setting '{key}' must be {expected}, not {value!r}")

@@ -88,6 +88,9 @@ class GuardState:
     """An operator's split (`supervisor.guard.plans`); written only once there is one."""
     edit_guidance: dict[str, Any] | None = None
     """`supervisor.guard.edit_guidance`'s memory; written only once there is one."""
+    memory: dict[str, Any] | None = None
+    """`supervisor.guard.memory`'s part: the project, what this session is learning; written
+    only once there is one."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of the saved state this version does not know, kept as they were."""
 
@@ -121,7 +124,7 @@ class GuardState:
         return cls(**known, extra=extra)
 
 
-_WHEN_SET = ("plan", "edit_guidance")
+_WHEN_SET = ("plan", "edit_guidance", "memory")
 _SAVED = tuple(f.name for f in fields(GuardState) if f.name not in (*_WHEN_SET, "extra"))
 _FIELDS = frozenset(f.name for f in fields(GuardState)) - {"extra"}
 

@@ -305,7 +305,9 @@ _RUNS = frozenset({"allow", "nudge"})
 
 
 def _on_start(c: _Call) -> str:
-    return c.target.answers.context(c.step.hook_event, c.guidance())
+    """Operator guidance not yet seen, and the project's failure memory (its pitfalls)."""
+    texts = [t for t in (c.guidance(), c.guard.recall()) if t]
+    return c.target.answers.context(c.step.hook_event, "\n\n".join(texts) or None)
 
 
 def _on_prompt(c: _Call) -> str:

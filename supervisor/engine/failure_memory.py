@@ -1,0 +1,341 @@
+"""The failure memory of a project: what failed in its earlier sessions, and what worked then.
+
+Pure (no I/O, no clock: times are the events' own). Three parts, each used the same way live
+(`supervisor.guard.memory`) and in the benchmark's replay:
+
+- `Learner` turns a session's completed steps into **records** (plain JSON dicts): a `fail`
+  when a call failed with an error the engine can name (its error identity is not empty, and it
+  is not a test runner's report of the bug under repair, nor a time-out: those change by
+  themselves), a `fix` when, within `FIX_WINDOW` steps, the same call succeeded (`retry`: what
+  succeeded just before it is what changed) or another call of the same tool on the same file
+  did (`instead`), and an `ok` when a remembered call succeeded in a session where it had not
+  failed (the pitfall is gone, until it fails again).
+- `MemoryIndex` folds records, in the order written, into **entries**: one per failure class,
+  keyed by the engine's own call signature and error identity (`entry_id`), with how often,
+  when, in which sessions (`#seq` evidence), the last fixes; and an index by signature, so the
+  check before a call is one dict lookup whatever the size of the memory.
+- `warning` and `pitfalls` word what is told to the agent: the supervisor's sentences around
+  quotations (`safetext.quote`) of what the agent's tools printed and ran, so an entry can never
+  speak in the supervisor's voice. Excerpts are cut and redacted (`supervisor.redact`) when
+  they are learned: nothing else of a tool's output is kept.
+
+Records also carry `forget` (one entry, or `*` for all) and `switch` (memory on or off for the
+project), so the operator's choices travel with the memory (a fleet's hosts replay the same
+log).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import xxhash
+
+from supervisor.engine.failures import is_test_report
+from supervisor.engine.fingerprint import TRANSIENT_ERROR_CLASSES
+from supervisor.engine.step import StepRecord
+from supervisor.redact import redact
+from supervisor.safetext import clean, quote
+
+FIX_WINDOW = 6
+"""Steps after a failure within which a success counts as its fix."""
+OPEN_KEPT = 8
+EXCERPT_CHARS = 160
+"""Characters of a call or an error line kept in a record (after redaction)."""
+SESSIONS_KEPT = 8
+SEQS_KEPT = 4
+FIXES_KEPT = 3
+PITFALLS = 3
+"""Entries offered at a session's start, at most."""
+PITFALLS_CHARS = 1200
+DAY_S = 86400.0
+HALF_LIFE_S = 7 * DAY_S
+"""Recency weight of an entry at a session's start: halved every week since its last failure."""
+_CALL_KEYS = ("command", "cmd", "file_path", "path", "filePath", "absolute_path", "pattern",
+              "url", "query")
+
+
+def entry_id(signature: str, error_id: str) -> str:
+    """The id of a failure class: the call's signature and its error identity, hashed (the same
+    on every host, so a fleet's records of one class meet in one entry)."""
+    return xxhash.xxh3_64_hexdigest(f"{signature}\0{error_id}".encode("utf-8", "replace"))[:12]
+
+
+def remembered(step: StepRecord) -> bool:
+    """Whether a failed step is worth remembering across sessions (see the module docstring)."""
+    return (step["ok"] is False and not step["refused"] and bool(step["error_id"])
+            and step["error"] not in TRANSIENT_ERROR_CLASSES
+            and not is_test_report(step["error"], step["error_id"]))
+
+
+def call_text(args: str) -> str:
+    """What a call ran or touched, from its canonical arguments: the command line, else the
+    file, else the arguments; redacted and cut."""
+    try:
+        parsed = json.loads(args)
+    except ValueError:
+        parsed = None
+    text = args
+    if isinstance(parsed, dict):
+        text = next((parsed[k] for k in _CALL_KEYS if isinstance(parsed.get(k), str)), args)
+    return _excerpt(text)
+
+
+def _excerpt(text: str) -> str:
+    return clean(redact(text), keep_newlines=False, limit=EXCERPT_CHARS)
+
+
+class Learner:
+    """One session's learning (see the module docstring). Its `state` is a JSON dict (the guard
+    keeps it in the session's saved state between hook processes)."""
+
+    def __init__(self, session: str, state: dict[str, Any] | None = None) -> None:
+        self.session = session
+        self.state: dict[str, Any] = state if isinstance(state, dict) else {}
+        self.state.setdefault("open", [])
+        self.state.setdefault("last_ok", None)
+        self.state.setdefault("seen", [])
+
+    def learn(self, step: StepRecord, index: MemoryIndex, *, files: str = "",
+              ts: float = 0.0) -> list[dict[str, Any]]:
+        """The records a completed step teaches (`files`: the state of the files it read or
+        wrote before it ran, see `MemoryIndex.warning_for`; `ts`: when its result came)."""
+        if step["ok"] is None or step["refused"]:
+            return []
+        base = {"session": self.session, "seq": step["seq"], "ts": ts}
+        opened: list[dict[str, Any]] = self.state["open"]
+        opened[:] = [o for o in opened if step["index"] - o["index"] <= FIX_WINDOW]
+        if not step["ok"]:
+            if not remembered(step):
+                return []
+            eid = entry_id(step["signature"], step["error_id"])
+            opened[:] = [o for o in opened if o["id"] != eid][-(OPEN_KEPT - 1):]
+            opened.append({"id": eid, "sig": step["signature"], "tool": step["tool"],
+                           "path": step["path"], "index": step["index"]})
+            if eid not in self.state["seen"]:
+                self.state["seen"] = [*self.state["seen"], eid][-64:]
+            return [{**base, "k": "fail", "id": eid, "sig": step["signature"],
+                     "tool": step["tool"], "error": step["error"],
+                     "error_id": _excerpt(step["error_id"]),
+                     "call": call_text(step["args"]), "files": files}]
+        records = self._fixes(step, base)
+        for eid in index.by_sig.get(step["signature"], ()):
+            entry = index.entries.get(eid)
+            if entry is not None and eid not in self.state["seen"] and entry.active:
+                records.append({**base, "k": "ok", "id": eid})
+        if not records or all(r["k"] == "ok" for r in records):
+            self.state["last_ok"] = {"index": step["index"], "seq": step["seq"],
+                                     "tool": step["tool"], "sig": step["signature"],
+                                     "call": call_text(step["args"])}
+        return records
+
+    def _fixes(self, step: StepRecord, base: dict[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        keep = []
+        last = self.state["last_ok"]
+        for o in self.state["open"]:
+            if step["signature"] == o["sig"]:
+                after = last if last and last["index"] > o["index"] and last["sig"] != o["sig"] \
+                    else None
+                out.append({**base, "k": "fix", "id": o["id"], "how": "retry",
+                            "tool": after["tool"] if after else step["tool"],
+                            "call": after["call"] if after else "",
+                            "at": after["seq"] if after else step["seq"]})
+            elif step["tool"] == o["tool"] and (o["path"] is None or o["path"] == step["path"]):
+                out.append({**base, "k": "fix", "id": o["id"], "how": "instead",
+                            "tool": step["tool"], "call": call_text(step["args"]),
+                            "at": step["seq"]})
+            else:
+                keep.append(o)
+        self.state["open"] = keep
+        return out
+
+
+@dataclass(slots=True)
+class Entry:
+    """One failure class of a project (see the module docstring)."""
+
+    id: str
+    signature: str
+    tool: str
+    error: str
+    error_id: str
+    call: str
+    files: str
+    count: int = 0
+    first_ts: float = 0.0
+    last_ts: float = 0.0
+    ok_ts: float = 0.0
+    """When the same call last succeeded in a session where it had not failed."""
+    sessions: dict[str, list[int]] = field(default_factory=dict)
+    """Session -> the `#seq` of its failures (the last few of the last few sessions)."""
+    fixes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        """Failed since it last succeeded."""
+        return self.last_ts >= self.ok_ts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "tool": self.tool, "error": self.error,
+                "error_id": self.error_id, "call": self.call, "count": self.count,
+                "first_ts": self.first_ts, "last_ts": self.last_ts, "ok_ts": self.ok_ts,
+                "active": self.active, "sessions": self.sessions, "fixes": self.fixes}
+
+
+class MemoryIndex:
+    """A project's entries, folded from its records in the order written."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Entry] = {}
+        self.by_sig: dict[str, list[str]] = {}
+        self.enabled = True
+
+    def apply(self, record: Any) -> None:
+        """Fold one record in; a record of an unknown kind or shape is ignored."""
+        if not isinstance(record, dict):
+            return
+        try:
+            self._apply(record)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return
+
+    def apply_all(self, records: list[Any]) -> None:
+        for record in records:
+            self.apply(record)
+
+    def _apply(self, r: dict[str, Any]) -> None:
+        kind = r.get("k")
+        if kind == "switch":
+            self.enabled = bool(r["on"])
+            return
+        if kind == "forget":
+            self._forget(str(r["id"]))
+            return
+        eid = str(r["id"])
+        ts = float(r.get("ts") or 0.0)
+        if kind == "fail":
+            entry = self.entries.get(eid)
+            if entry is None:
+                entry = Entry(eid, str(r["sig"]), str(r["tool"]), str(r["error"]),
+                              str(r["error_id"]), str(r["call"]), str(r.get("files") or ""),
+                              first_ts=ts)
+                self.entries[eid] = entry
+                self.by_sig.setdefault(entry.signature, []).append(eid)
+            entry.count += 1
+            entry.last_ts = max(entry.last_ts, ts)
+            entry.files = str(r.get("files") or "")
+            session = str(r["session"])
+            seqs = entry.sessions.pop(session, [])
+            entry.sessions[session] = [*seqs, int(r["seq"])][-SEQS_KEPT:]
+            while len(entry.sessions) > SESSIONS_KEPT:
+                del entry.sessions[next(iter(entry.sessions))]
+            return
+        entry = self.entries.get(eid)
+        if entry is None:
+            return
+        if kind == "fix":
+            fix = {k: r.get(k) for k in ("how", "tool", "call", "session", "at")}
+            entry.fixes = [*[f for f in entry.fixes if f != fix][-(FIXES_KEPT - 1):], fix]
+        elif kind == "ok":
+            entry.ok_ts = max(entry.ok_ts, ts)
+
+    def _forget(self, eid: str) -> None:
+        if eid == "*":
+            self.entries.clear()
+            self.by_sig.clear()
+            return
+        entry = self.entries.pop(eid, None)
+        if entry is not None:
+            ids = [i for i in self.by_sig.get(entry.signature, []) if i != eid]
+            if ids:
+                self.by_sig[entry.signature] = ids
+            else:
+                self.by_sig.pop(entry.signature, None)
+
+    def live(self, now: float, expire_s: float) -> list[Entry]:
+        """The entries that have not expired (last failure within `expire_s` of `now`; 0:
+        never expire), most recent first."""
+        out = [e for e in self.entries.values() if not expire_s or now - e.last_ts <= expire_s]
+        return sorted(out, key=lambda e: e.last_ts, reverse=True)
+
+    def warning_for(self, signature: str, files: str, session: str, now: float,
+                    expire_s: float) -> Entry | None:
+        """The entry to warn about before a call with `signature` in `session`: one that
+        failed in an earlier session, has not expired, has not succeeded since, and (when it
+        was learned with the state of the files the call read or wrote) finds them as they
+        were. None when there is nothing to say, or memory is off."""
+        if not self.enabled:
+            return None
+        best = None
+        for eid in self.by_sig.get(signature, ()):
+            e = self.entries[eid]
+            if expire_s and now - e.last_ts > expire_s:
+                continue
+            if not e.active or (e.files and e.files != files):
+                continue
+            if not any(s != session for s in e.sessions):
+                continue
+            if best is None or e.count > best.count:
+                best = e
+        return best
+
+    def pitfalls(self, session: str, now: float, expire_s: float) -> list[Entry]:
+        """The few entries most likely to matter at a session's start: active, failed in
+        another session, by frequency times recency."""
+        if not self.enabled:
+            return []
+        scored = []
+        for e in self.live(now, expire_s):
+            if e.active and any(s != session for s in e.sessions):
+                weight = 0.5 ** (max(0.0, now - e.last_ts) / HALF_LIFE_S)
+                scored.append((e.count * weight, e.last_ts, e))
+        scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
+        return [e for _, _, e in scored[:PITFALLS]]
+
+
+def _evidence(entry: Entry, session: str) -> str:
+    earlier = [(s, seqs) for s, seqs in entry.sessions.items() if s != session][-3:]
+    return "; ".join(f"session {clean(s, keep_newlines=False, limit=80)} "
+                     + ", ".join(f"#{n}" for n in seqs) for s, seqs in earlier)
+
+
+def _fix_text(entry: Entry) -> str:
+    if not entry.fixes:
+        return "no fix was seen then"
+    fix = entry.fixes[-1]
+    where = f"session {clean(str(fix.get('session')), keep_newlines=False, limit=80)} " \
+            f"#{fix.get('at')}"
+    tool = clean(str(fix.get("tool")), keep_newlines=False, limit=40)
+    if fix.get("how") == "instead":
+        return f"{tool} {quote(str(fix.get('call') or ''))} succeeded instead ({where})"
+    if fix.get("call"):
+        return (f"after {tool} {quote(str(fix['call']))} ({where}), the same call "
+                "succeeded")
+    return f"the same call succeeded when run again ({where})"
+
+
+def warning(entry: Entry, session: str) -> str:
+    """What the agent is told before a call that failed this way in earlier sessions."""
+    earlier = sum(1 for s in entry.sessions if s != session)
+    times = "once" if entry.count == 1 else f"{entry.count} times"
+    sessions = "an earlier session" if earlier == 1 else f"{earlier} earlier sessions"
+    return (f"Failure memory: this same call failed {times} in {sessions} of this project "
+            f"({_evidence(entry, session)}), with {quote(entry.error_id)}. What worked then: "
+            f"{_fix_text(entry)}. Nothing stops it from running; check whether that applies "
+            "before running it as it is.")
+
+
+def pitfalls(entries: list[Entry], session: str) -> str | None:
+    """What the agent is told at a session's start: the pitfalls, bounded in size."""
+    if not entries:
+        return None
+    lines = ["Failure memory of this project (from earlier sessions; a reminder, not a rule):"]
+    for n, e in enumerate(entries, 1):
+        line = (f"{n}. {clean(e.tool, keep_newlines=False, limit=40)} {quote(e.call)} failed "
+                f"{e.count}x with {quote(e.error_id)}; what worked: {_fix_text(e)}.")
+        if sum(map(len, lines)) + len(line) > PITFALLS_CHARS:
+            break
+        lines.append(line)
+    return "\n".join(lines) if len(lines) > 1 else None
