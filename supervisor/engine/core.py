@@ -26,6 +26,8 @@ from supervisor.engine.fingerprint import (
     call_signature,
     canonical_args,
     error_class,
+    is_launch,
+    launch_outcome,
     outcome,
 )
 from supervisor.engine.policy import PROFILES, Policy
@@ -433,6 +435,8 @@ class Engine:
         ok = bool(event.get("ok")) and failure_line(output) is None
         step["ok"] = ok
         step["outcome"], step["empty"] = outcome(ok, output)
+        if ok and is_launch(output):  # an acknowledgement is no outcome: the launch itself is
+            step["outcome"] = launch_outcome(step["signature"])
         step["error"] = error_class(ok, err, output)
         step["error_id"] = error_identity(ok, err, output, step["args"])
         step["error_source"] = error_source(ok, err, output)

@@ -151,6 +151,27 @@ def outcome(ok: bool | None, output: str) -> tuple[str, bool]:
     return digest, not normal or bool(_NO_RESULT.get().fullmatch(normal))
 
 
+_LAUNCH = _Lazy(
+    r"\s*(?:Async agent launched|Command running in background|Background (?:task|job|agent|"
+    r"process) (?:started|launched)|Started background (?:task|job|process)|"
+    r"Agent (?:launched|started) in the background)\b", re.I)
+
+
+def is_launch(output: str) -> bool:
+    """Whether a call's output is only the acknowledgement that background work started (a
+    Claude Code `Agent`/`Task` or `Bash` with `run_in_background`: "Async agent launched
+    successfully. agentId: ...", "Command running in background with ID: ..."). Such an answer
+    says nothing about the work: launches of fifteen sub-agents, each on its own files, are
+    answered alike and are still fifteen different pieces of work (see `launch_outcome`)."""
+    return bool(_LAUNCH.get().match(output[:200]))
+
+
+def launch_outcome(signature: str) -> str:
+    """The outcome of a launch: the call itself (what was launched), not its acknowledgement;
+    the same launch again is the same outcome, a different one a new outcome."""
+    return xxhash.xxh3_64_hexdigest(f"launch\0{signature}".encode())
+
+
 _ERROR_CLASSES: list[tuple[str, tuple[str, ...], _Lazy]] = [
     # (class, lower-case keywords one of which must occur, pattern): checked in this order
     ("search_string_not_found",

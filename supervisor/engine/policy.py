@@ -65,8 +65,8 @@ _DEFAULT: dict[str, Any] = {
         "run": [
             "run_ipython", "execute_ipython_cell", "Agent", "Task", "delegate", "mcp__*", "python",
         ],
-        "poll": ["BashOutput", "KillShell", "KillBash", "wait", "sleep",
-                 "read_background_output", "list_background_processes"],
+        "poll": ["BashOutput", "KillShell", "KillBash", "TaskOutput", "AgentOutputTool", "wait",
+                 "sleep", "read_background_output", "list_background_processes"],
         "other": ["think", "finish", "submit", "TodoWrite", "TodoRead", "exit_plan_mode",
                   "ExitPlanMode", "AskUserQuestion", "save_memory", "update_plan",
                   "write_todos", "update_topic", "enter_plan_mode", "activate_skill"],

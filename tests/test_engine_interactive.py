@@ -1,0 +1,49 @@
+"""Sessions with a person in the loop (issue 35): what an interactive Claude Code or Codex
+session does that is not a loop. Sub-agent fan-out answered by one acknowledgement, a user who
+asks for the same check again."""
+
+from typing import Any
+
+from supervisor.engine import Engine, Finding
+
+ACK = ("Async agent launched successfully.\nagentId: a{:06x} (internal ID - do not mention to "
+       "user.)\nThe agent is working in the background. You will be notified automatically "
+       "when it completes.\nContinue with other tasks.\noutput_file: /tmp/claude/{:06x}.output")
+PROMPT = ("Apply the specification in docs/spec.md to the document {}: keep its front matter, "
+          "rewrite the sections that the specification lists, and report what you changed.")
+
+
+def _run(engine: Engine, i: int, tool: str, args: dict[str, Any], output: str,
+         ok: bool = True, now: float = 1.0) -> tuple[str, list[Finding]]:
+    call = {"call_id": f"c{i}", "tool": tool, "args": args}
+    check = engine.check(call, now)
+    found = engine.observe({"type": "tool_result", "call_id": f"c{i}", "ok": ok,
+                            "output": output, "seq": 2 * i + 2}, now)
+    return check.action, [*check.findings, *found]
+
+
+def test_a_fan_out_of_sub_agents_answered_alike_is_no_loop() -> None:
+    engine = Engine()
+    for i in range(18):
+        args = {"description": f"doc {i}", "subagent_type": "general-purpose",
+                "prompt": PROMPT.format(f"docs/part-{i}.md"), "run_in_background": True}
+        action, found = _run(engine, i, "Task", args, ACK.format(i * 7919, i))
+        assert (action, found) == ("allow", []), i
+    assert engine.level == 0
+
+
+def test_the_same_launch_again_and_again_is_still_a_repeat() -> None:
+    engine = Engine()
+    args = {"subagent_type": "general-purpose", "prompt": PROMPT.format("docs/a.md"),
+            "run_in_background": True}
+    seen = [f.detector for i in range(5) for f in _run(engine, i, "Task", args,
+                                                       ACK.format(i, i))[1]]
+    assert "exact_repeat" in seen
+
+
+def test_polls_of_a_sub_agent_still_at_work_are_polls() -> None:
+    engine = Engine()
+    for i in range(8):
+        action, found = _run(engine, i, "TaskOutput", {"task_id": "a1b2c3"},
+                             "<status>running</status>", now=1.0 + 30 * i)
+        assert (action, found) == ("allow", []), i
