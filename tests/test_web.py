@@ -14,36 +14,48 @@ from tests.notify_helpers import escalate
 from tests.web_helpers import Web
 
 
-def test_without_the_token_nothing_is_served(root: Path) -> None:
+def test_without_a_sign_in_nothing_is_served(root: Path) -> None:
     escalate(root, "secret-session")
     web = Web(root)
     try:
+        cookie = f"supervisor_session_{web.port}"
         for path, data in (("/", None), ("/api/queue", None), ("/api/answer", b"{}"),
-                           ("/?token=wrong", None), ("/api/queue?token=", None)):
+                           ("/?token=" + web.token, None), ("/login?code=wrong", None),
+                           ("/login", None), ("/api/escalation?session=secret-session"
+                                              "&escalation_id=esc-1", None)):
             status, body = web.get(path, data=data)
             assert status == 401, path
             assert b"secret-session" not in body and b"esc-1" not in body
-        status, _ = web.get("/api/queue", {"Cookie": "supervisor_token=nope"})
-        assert status == 401
-        bearer = {"Authorization": f"Bearer {web.token}"}
+            assert b"supervisor web --login" in body  # the 401 page says how to sign in
+        for value in ("nope", web.token, web.code):  # the token is no cookie value
+            assert web.get("/api/queue", {"Cookie": f"{cookie}={value}"})[0] == 401
         for _ in range(100):  # the server folds the store in the background
-            status, body = web.get("/api/queue", bearer)
+            status, body = web.get("/api/queue", web.bearer)
             if status != 200 or json.loads(body)["sessions"]:
                 break
             time.sleep(0.05)
         assert status == 200 and json.loads(body)["sessions"] == {"secret-session": "waiting"}
-        status, body = web.get("/api/queue", {"Cookie": f"supervisor_token={web.token}"})
-        assert status == 200
+        session = web.login()
+        assert session not in (web.token, web.code)
+        assert web.get("/api/queue", {"Cookie": f"{cookie}={session}"})[0] == 200
+        assert web.get(f"/login?code={web.code}", follow=False)[0] == 401  # spent
+        minted = run_cli("web", "--login")
+        assert minted.returncode == 0, minted.stderr
+        new_url = minted.stdout.split()[0]
+        assert new_url.startswith(f"{web.base}/login?code=")
+        second = web.login(new_url.rpartition("=")[2])
+        assert second != session
+        assert web.get("/api/queue", {"Cookie": f"{cookie}={second}"})[0] == 200
     finally:
         log = web.stop()
-    assert web.token not in log and "wrong" not in log
+    assert web.token not in log and web.code not in log and "wrong" not in log
     assert "GET /api/queue 401" in log and "GET /api/queue 200" in log
 
 
 def test_answers_are_checked_like_the_terminal(root: Path) -> None:
     escalate(root, "s1")
     web = Web(root)
-    auth = {"Authorization": f"Bearer {web.token}", "Content-Type": "application/json"}
+    auth = {**web.bearer, "Content-Type": "application/json"}
 
     def post(body: dict, extra: dict | None = None) -> tuple[int, dict]:
         status, raw = web.get("/api/answer", {**auth, **(extra or {})}, json.dumps(body).encode())
@@ -113,9 +125,13 @@ def test_a_fleet_store_is_answered_through_redis(root: Path, redis_server) -> No
         relay.stop()
 
 
-def test_the_page_offers_only_answers_it_can_give(root: Path) -> None:
-    """A split needs a plan the page cannot take: it is not offered, and refused if posted
-    (the kind's `needs`, `supervisor.protocol.decisions`)."""
+def test_answers_take_what_their_kind_needs(root: Path) -> None:
+    """Each option is offered as its kind says (`supervisor.protocol.decisions.KINDS`): its
+    title, what it needs and the question asked before it is sent; a split takes its steps, a
+    rollback a checkpoint the session recorded, and both are refused with the registry's
+    words when what they need is missing."""
+    from supervisor.protocol.decisions import KINDS
+
     with event_writer(root, "s1") as w:
         w.append({"type": "session_start", "agent": "test", "task": "fix it", "cwd": None,
                   "pid": None})
@@ -124,8 +140,13 @@ def test_the_page_offers_only_answers_it_can_give(root: Path) -> None:
                   "options": ["approve", "guidance", "skip", "abort", "split"],
                   "fallback": "skip", "kind": "detection", "call_id": "c1"})
     web = Web(root)
-    auth = {"Authorization": f"Bearer {web.token}", "Content-Type": "application/json",
-            "X-Supervisor": "1"}
+    auth = {**web.bearer, "Content-Type": "application/json", "X-Supervisor": "1"}
+
+    def post(**fields: object) -> tuple[int, dict]:
+        status, raw = web.get("/api/answer", auth, json.dumps(
+            {"session": "s1", "escalation_id": "esc-1", "operator": "ana", **fields}).encode())
+        return status, json.loads(raw)
+
     try:
         queue: list = []
         for _ in range(100):  # the server folds the store in the background
@@ -134,12 +155,21 @@ def test_the_page_offers_only_answers_it_can_give(root: Path) -> None:
                 break
             time.sleep(0.05)
         [item] = queue
-        assert item["options"] == ["approve", "guidance", "skip", "abort"]
-        status, body = web.get("/api/answer", auth, json.dumps(
-            {"session": "s1", "escalation_id": "esc-1", "action": "split",
-             "operator": "ana"}).encode())
-        assert (status, json.loads(body)) == (
-            409, {"refused": "split needs tasks: give it from the dashboard or the CLI"})
+        assert [o["action"] for o in item["options"]] == [
+            "approve", "guidance", "skip", "abort", "split"]
+        for option in item["options"]:
+            kind = KINDS[option["action"]]
+            assert (option["title"], option["needs"], option["confirm"]) == (
+                kind.title, kind.needs, kind.confirm)
+        assert post(action="split", tasks=[" ", ""]) == (
+            409, {"refused": "split needs 'tasks': a non-empty list of sub-tasks"})
+        assert post(action="guidance", text="  ")[1] == {
+            "refused": "guidance needs a text: write it first"}
+        status, done = post(action="split", tasks=["Read the failing test", "Fix add()"])
+        assert status == 200 and done["status"] == "written", done
     finally:
         web.stop()
-    assert not (root / "sessions" / "s1" / "control.jsonl").exists()
+    [decision] = [json.loads(line) for line in
+                  (root / "sessions" / "s1" / "control.jsonl").read_text().splitlines()]
+    assert decision["action"] == "split"
+    assert decision["tasks"] == ["Read the failing test", "Fix add()"]

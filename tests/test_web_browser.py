@@ -57,8 +57,15 @@ def test_a_phone_answers_a_live_agent_from_the_notification_link(
         page = browser.new_context(**PHONE).new_page()
         assert page.goto(link).status == 401  # the link alone: nothing served
         assert "phone1" not in page.content()
-        page.goto(web.url)  # the printed URL: the token becomes a cookie, and leaves the URL
-        assert "token" not in page.url
+        opened = page.goto(web.url)  # the printed URL: its code becomes a session cookie
+        assert "code" not in page.url and opened.request.redirected_from is not None
+        # what the browser's history keeps (the redirect chain) opens nothing a second time
+        other = browser.new_context(**PHONE).new_page()
+        assert other.goto(opened.request.redirected_from.url).status == 401
+        assert "phone1" not in other.content()
+        [cookie] = page.context.cookies()
+        assert cookie["name"] == f"supervisor_session_{web.port}" and cookie["httpOnly"]
+        assert cookie["value"] != web.token
         page.goto(link)
         target = page.locator("section.card.target")
         target.wait_for()
@@ -66,10 +73,21 @@ def test_a_phone_answers_a_live_agent_from_the_notification_link(
         assert "notified via json://127.0.0.1" in target.inner_text()
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # no side scroll
         page.fill("#who", "ana")
-        target.get_by_role("button", name="guidance").click()
+        # the evidence the terminal shows: each evidence call with its result
+        target.locator("summary").click()
+        target.locator(".step").first.wait_for()
+        assert "call" in target.locator("details").inner_text()
+        target.get_by_role("button", name="Guidance").click()
         target.locator("textarea").fill("Read the failing assertion, then fix add().")
-        target.get_by_role("button", name="guidance").click()
+        target.get_by_role("button", name="Send guidance").click()
         page.wait_for_selector("text=guidance by ana: applied")
+        # the escalation leaves the queue; its card and result stay until dismissed
+        page.wait_for_function("() => document.querySelector('section.card.answered .note')")
+        page.wait_for_timeout(2500)  # a refresh later: still there
+        assert "guidance by ana: applied" in page.locator("section.card.answered").inner_text()
+        assert "Nothing needs you." not in page.locator("#queue").inner_text()
+        page.locator("section.card.answered").get_by_role("button", name="Dismiss").click()
+        page.wait_for_selector("text=Nothing needs you.")
 
         evs = wait_for(root, "phone1", lambda e: bool(of_type(e, "decision_applied")))
         [applied] = of_type(evs, "decision_applied")
@@ -95,7 +113,10 @@ def test_a_phone_answers_a_live_agent_from_the_notification_link(
         dead = page.locator("#stale section.card")
         dead.wait_for(timeout=15000)
         assert "agent not running" in dead.inner_text()
-        dead.get_by_role("button", name="approve").click()
+        dead.get_by_role("button", name="Approve").click()
+        # asked first, as the terminal asks for `y`: nothing is sent on one tap
+        assert "This cannot be taken back." in dead.inner_text()
+        dead.get_by_role("button", name="Yes, approve").click()
         page.wait_for_selector("text=refused: the agent is not running")
         assert not (root / "sessions" / "phone2" / "control.jsonl").exists() or \
             (root / "sessions" / "phone2" / "control.jsonl").read_text() == ""
@@ -114,7 +135,8 @@ def test_without_the_token_the_browser_sees_nothing(root: Path, tmp_path: Path,
     web = Web(root)
     try:
         page = browser.new_context(**PHONE).new_page()
-        for url in (web.base + "/", web.base + "/api/queue", web.base + "/?token=nope"):
+        for url in (web.base + "/", web.base + "/api/queue", web.base + "/?token=nope",
+                    web.base + f"/?token={web.token}", web.base + "/login?code=nope"):
             assert page.goto(url).status == 401
             assert "hidden" not in page.content()
     finally:

@@ -44,6 +44,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from supervisor.hooks.args import DEFAULT_TIMEOUT_S
 from supervisor.hooks.budget import Budget
+from supervisor.hooks.peer import peer_uid
 from supervisor.hooks.step import PAYLOAD_LIMIT_BYTES
 from supervisor.hooks.targets import TARGETS
 from supervisor.safetext import clean
@@ -267,26 +268,3 @@ def recognised(root: Path, target_name: str, data: bytes) -> str | None:
         if where != tree and not where.startswith(tree.rstrip("/") + "/"):
             return "the payload's directory is not the session's"
     return None
-
-
-def peer_uid(client: tuple[str, int] | object, server: tuple[str, int] | object) -> int | None:
-    """The uid owning the TCP socket at `client` connected to `server` (both on 127.0.0.1),
-    from `/proc/net/tcp`; -1 when the table has no such socket (the caller is gone, or hides:
-    refused), None where it cannot be known (no /proc: other systems)."""
-    try:
-        (client_host, client_port), (server_host, server_port) = client, server  # type: ignore
-        local = f"{_hex_ip(client_host)}:{int(client_port):04X}"
-        remote = f"{_hex_ip(server_host)}:{int(server_port):04X}"
-        with open("/proc/net/tcp", encoding="ascii") as table:
-            for line in table:
-                fields = line.split()
-                if len(fields) > 7 and fields[1] == local and fields[2] == remote:
-                    return int(fields[7])
-    except (OSError, ValueError, TypeError):
-        return None
-    return -1
-
-
-def _hex_ip(address: str) -> str:
-    """An IPv4 address as /proc/net/tcp writes it (little-endian hex)."""
-    return bytes(reversed(socket.inet_aton(address))).hex().upper()

@@ -1,56 +1,236 @@
 """The HTTP side of `supervisor web`: stdlib only, a page and a small JSON API, every request
-behind the token.
+behind a signed-in session (or the token, for scripts), from the server's own user.
 
-    GET  /?token=T        sets the token's cookie (HttpOnly, SameSite=Strict), redirects to /
+    GET  /login?code=C    spends a one-time code: sets the session cookie, redirects to /
     GET  /                the page (docs/web.md)
     GET  /api/queue       the queue as JSON
-    POST /api/answer      {"session", "escalation_id", "action", "text", "operator"}
+    GET  /api/escalation?session=S&escalation_id=E
+                          what the terminal's escalation view shows besides the card: the
+                          evidence steps (each call with its result) and the checkpoints
+    POST /api/answer      {"session", "escalation_id", "action", "operator", "text",
+                           "checkpoint_id", "tasks"}
 
-Without the token (query, cookie or `Authorization: Bearer`) every path is a 401 with no data.
+Who may ask, in this order (docs/security.md, "Another local user"):
+1. A caller on this machine must run as the server's own user (or one `--allow-user` names, a
+   reverse proxy's): its socket's owner, from `/proc/net/tcp{,6}` (`supervisor.hooks.peer`).
+   Anyone else gets a 403 before a byte of the request is read. A caller from another machine
+   (a non-loopback bind) has no owner to check: only its session stands between it and the
+   queue.
+2. The request carries a live session in its cookie (`supervisor.web.logins`) or the token
+   in `Authorization: Bearer` (scripts). Without one every path is a 401 with no data.
 A POST must carry `X-Supervisor: 1` and a JSON body (a cross-site form can send neither), and the
-cookie is SameSite=Strict. The access log names the method, the path without its query (the
-token never reaches a log) and the status.
+cookie is SameSite=Strict. The access log names the method, the path without its query (a code
+never reaches a log) and the status.
+
+Connections are bounded: at most `MAX_CONNECTIONS` at once, `MAX_PER_PEER` from one address
+(over that a connection is closed as soon as it is accepted, nothing read); each is closed
+after `CONNECTION_DEADLINE_S` whatever it sends (a client that sends one byte a second cannot
+hold a thread for good); an accept that fails for want of file descriptors waits before the
+next (no spinning).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import ipaddress
 import json
+import os
+import socket
 import sys
+import threading
+import time
 import urllib.parse
+from collections import Counter
 from http import cookies
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
 
+from supervisor.hooks.peer import peer_uid
+from supervisor.web.logins import SESSION_DAYS, Logins
 from supervisor.web.queue import LiveQueue, Refused
 from supervisor.web.token import matches
 
-COOKIE = "supervisor_token"
 MAX_BODY = 64 * 1024
+MAX_CONNECTIONS = 256
+"""Connections at once (well below the usual 1024 file descriptors)."""
+MAX_PER_PEER = 16
+"""Connections at once from one address (a browser opens six at most; a reverse proxy on
+loopback is one address for all its clients, and limits them itself)."""
+CONNECTION_DEADLINE_S = 30.0
+"""A connection lives at most this long (an answer waits 5 s for the agent; a page is small)."""
+READ_TIMEOUT_S = 10.0
+"""Silence allowed between two reads of a request."""
+ACCEPT_BACKOFF_S = 0.2
+"""The wait after an accept that failed for want of file descriptors."""
 PAGE = Path(__file__).with_name("page.html")
-DENIED = (b"<!doctype html><meta name=viewport content='width=device-width'>"
-          b"<title>Agent Supervisor</title><p>This page needs its token: open the URL "
-          b"<code>supervisor web</code> printed (it ends in <code>?token=...</code>).</p>")
+DENIED_PAGE = Path(__file__).with_name("denied.html")
+
+
+def cookie_name(port: int) -> str:
+    """The session cookie's name: one per port, so two servers on one host (a cookie goes to
+    every port of its host) do not overwrite each other's sessions."""
+    return f"supervisor_session_{port}"
 
 
 class WebServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], queue: LiveQueue, token: str, *,
+                 logins: Logins | None = None, allowed_uids: frozenset[int] | None = None,
                  log: TextIO | None = None) -> None:
         self.queue = queue
         self.token = token
+        self.logins = logins if logins is not None else Logins()
+        self.allowed_uids = (allowed_uids if allowed_uids is not None
+                             else frozenset({os.geteuid()}))
         self.log = log if log is not None else sys.stderr
         self.page = PAGE.read_bytes()
+        self.denied = DENIED_PAGE.read_bytes()
+        self.address_family = family_of(address[0])
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._peers: Counter[str] = Counter()
+        self._peers_lock = threading.Lock()
         super().__init__(address, Handler)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def server_bind(self) -> None:
+        if self.address_family == socket.AF_INET6:  # `::` serves IPv4 callers too
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        super().server_bind()
+
+    # -- connections -------------------------------------------------------------------------
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        try:
+            return super().get_request()
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                # the pending connection stays in the backlog and the listening socket stays
+                # readable: without a pause the loop would spin on it at full speed
+                print(f"accept failed ({exc.strerror}): waiting", file=self.log, flush=True)
+                time.sleep(ACCEPT_BACKOFF_S)
+            raise
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        peer = str(client_address[0])
+        with self._peers_lock:
+            crowded = self._peers[peer] >= MAX_PER_PEER
+            if not crowded:
+                self._peers[peer] += 1
+        if crowded or not self._slots.acquire(timeout=1.0):
+            if not crowded:
+                self._forget(peer)
+            self.shutdown_request(request)  # over the cap: closed at once, nothing read
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release(peer)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        timer = threading.Timer(CONNECTION_DEADLINE_S, _cut, (request,))
+        timer.daemon = True
+        timer.start()
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            timer.cancel()
+            self._release(str(client_address[0]))
+
+    def _release(self, peer: str) -> None:
+        self._slots.release()
+        self._forget(peer)
+
+    def _forget(self, peer: str) -> None:
+        with self._peers_lock:
+            self._peers[peer] -= 1
+            if self._peers[peer] <= 0:
+                del self._peers[peer]
+
+    def peer_refusal(self, client_address: Any, local_address: Any) -> str | None:
+        """Why this connection's caller may not be served (another local user), or None.
+        `local_address` is the connection's own end (not the bound `::` or `0.0.0.0`)."""
+        owner = peer_uid(client_address, local_address)
+        if owner is None:  # no /proc (not Linux): only the session can tell
+            return None
+        if owner == -1:
+            # no socket of this machine is the other end: a caller from another machine,
+            # which a loopback bind cannot have (so the table is lying or the caller is gone)
+            return ("the caller could not be identified" if is_loopback(str(client_address[0]))
+                    else None)
+        if owner not in self.allowed_uids:
+            return f"the caller runs as uid {owner}, not as this server's user"
+        return None
+
+
+def _cut(request: socket.socket) -> None:
+    """Close a connection that outlived its deadline (the handler's next read or write fails)."""
+    with contextlib.suppress(OSError):
+        request.shutdown(socket.SHUT_RDWR)
+
+
+def family_of(host: str) -> socket.AddressFamily:
+    """AF_INET6 for an IPv6 address (`::`, `::1`), AF_INET otherwise (a name resolves to IPv4
+    first, as the standard library's own servers do)."""
+    try:
+        return (socket.AF_INET6 if isinstance(ipaddress.ip_address(host.split("%", 1)[0]),
+                                              ipaddress.IPv6Address) else socket.AF_INET)
+    except ValueError:
+        return socket.AF_INET
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address, or `localhost`) is this machine's loopback."""
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
 
 
 class Handler(BaseHTTPRequestHandler):
     server: WebServer
     server_version = "supervisor-web"
     sys_version = ""
+    timeout = READ_TIMEOUT_S
 
     # -- plumbing --------------------------------------------------------------------------
+
+    def handle(self) -> None:
+        try:
+            local = self.connection.getsockname()
+        except OSError:
+            return  # the caller is gone already
+        refusal = self.server.peer_refusal(self.client_address, local)
+        if refusal is None:
+            super().handle()
+            return
+        print(f"{self.address_string()} refused: {refusal}", file=self.server.log, flush=True)
+        body = b"refused: this server answers only its own user\n"
+        try:  # the answer goes before anything of the request is read or parsed
+            self.wfile.write(b"HTTP/1.0 403 Forbidden\r\nContent-Type: text/plain\r\n"
+                             b"Content-Length: " + str(len(body)).encode() + b"\r\n"
+                             b"Connection: close\r\n\r\n" + body)
+            self.wfile.flush()
+            # then what the caller sent is dropped unread (closing on unread bytes would reset
+            # the connection, and the caller would never see why it was refused)
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(0.5)
+            for _ in range(16):
+                if not self.connection.recv(65536):
+                    break
+        except OSError:
+            pass
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # `log_request` below writes the one line, without the query string
@@ -81,37 +261,40 @@ class Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, value: Any) -> None:
         self._send(status, json.dumps(value).encode(), "application/json")
 
-    def _given_token(self) -> tuple[str | None, bool]:
-        """(the token the request carries, whether it came in the query)."""
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-        if "token" in query:
-            return query["token"][0], True
-        auth = self.headers.get("Authorization", "")
-        if auth.startswith("Bearer "):
-            return auth[7:].strip(), False
-        jar = cookies.SimpleCookie()
+    def _query(self) -> dict[str, list[str]]:
+        return urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+
+    def _session(self) -> str | None:
+        jar: cookies.SimpleCookie = cookies.SimpleCookie()
         try:
             jar.load(self.headers.get("Cookie", ""))
         except cookies.CookieError:
-            return None, False
-        morsel = jar.get(COOKIE)
-        return (morsel.value if morsel is not None else None), False
+            return None
+        morsel = jar.get(cookie_name(self.server.port))
+        return morsel.value if morsel is not None else None
 
     def _authorised(self) -> bool:
-        given, in_query = self._given_token()
-        if not matches(given, self.server.token):
-            self._send(401, DENIED, "text/html; charset=utf-8")
-            return False
-        if in_query:  # trade the token in the URL for a cookie, and drop it from the URL
-            path = urllib.parse.urlsplit(self.path).path or "/"
-            secure = "; Secure" if self.headers.get("X-Forwarded-Proto") == "https" else ""
-            self._send(303, b"", "text/plain", {
-                "Location": path,
-                "Set-Cookie": (f"{COOKIE}={self.server.token}; HttpOnly; SameSite=Strict; "
-                               f"Path=/; Max-Age=31536000{secure}"),
-            })
-            return False
-        return True
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer ") and matches(auth[7:].strip(), self.server.token):
+            return True
+        if self.server.logins.valid(self._session()):
+            return True
+        self._send(401, self.server.denied, "text/html; charset=utf-8")
+        return False
+
+    def _login(self) -> None:
+        """Spend a one-time code for a session cookie; the code is useless afterwards."""
+        codes = self._query().get("code") or [""]
+        session = self.server.logins.redeem(codes[0]) if codes[0] else None
+        if session is None:
+            self._send(401, self.server.denied, "text/html; charset=utf-8")
+            return
+        secure = "; Secure" if self.headers.get("X-Forwarded-Proto") == "https" else ""
+        self._send(303, b"", "text/plain", {
+            "Location": "/",
+            "Set-Cookie": (f"{cookie_name(self.server.port)}={session}; HttpOnly; "
+                           f"SameSite=Strict; Path=/; Max-Age={SESSION_DAYS * 86400}{secure}"),
+        })
 
     # -- routes ----------------------------------------------------------------------------
 
@@ -119,13 +302,23 @@ class Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
+        path = urllib.parse.urlsplit(self.path).path
+        if path == "/login":
+            self._login()
+            return
         if not self._authorised():
             return
-        path = urllib.parse.urlsplit(self.path).path
         if path == "/":
             self._send(200, self.server.page, "text/html; charset=utf-8")
         elif path == "/api/queue":
             self._json(200, self.server.queue.snapshot())
+        elif path == "/api/escalation":
+            query = self._query()
+            try:
+                self._json(200, self.server.queue.escalation(
+                    (query.get("session") or [""])[0], (query.get("escalation_id") or [""])[0]))
+            except Refused as exc:
+                self._json(404, {"refused": str(exc)})
         else:
             self._send(404, b"not found", "text/plain")
 
@@ -149,17 +342,22 @@ class Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(self.rfile.read(length))
             fields = {k: body[k] for k in ("session", "escalation_id", "action", "operator")}
-            text = body.get("text")
+            text, checkpoint, tasks = (body.get("text"), body.get("checkpoint_id"),
+                                       body.get("tasks"))
             if not all(isinstance(v, str) for v in fields.values()) or not (
-                    text is None or isinstance(text, str)):
+                    all(v is None or isinstance(v, str) for v in (text, checkpoint))
+                    and (tasks is None or (isinstance(tasks, list)
+                                           and all(isinstance(t, str) for t in tasks)))):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             self._json(400, {"refused": "an answer needs session, escalation_id, action and "
-                                        "operator (strings), and text for guidance"})
+                                        "operator (strings), and text, checkpoint_id or tasks "
+                                        "for the answers that need them"})
             return
         try:
             done = self.server.queue.answer(fields["session"], fields["escalation_id"],
-                                            fields["action"], text, fields["operator"])
+                                            fields["action"], text, fields["operator"],
+                                            checkpoint_id=checkpoint, tasks=tasks)
         except Refused as exc:
             self._json(409, {"refused": str(exc)})
             return
