@@ -4,7 +4,7 @@ asks for the same check again."""
 
 from typing import Any
 
-from supervisor.engine import Engine, Finding
+from supervisor.engine import Engine, Finding, Policy
 
 ACK = ("Async agent launched successfully.\nagentId: a{:06x} (internal ID - do not mention to "
        "user.)\nThe agent is working in the background. You will be notified automatically "
@@ -47,3 +47,21 @@ def test_polls_of_a_sub_agent_still_at_work_are_polls() -> None:
         action, found = _run(engine, i, "TaskOutput", {"task_id": "a1b2c3"},
                              "<status>running</status>", now=1.0 + 30 * i)
         assert (action, found) == ("allow", []), i
+
+
+def test_a_user_turn_is_a_new_task() -> None:
+    engine = Engine(Policy.from_dict({"limits": {"actions_per_task": {"limit": 5,
+                                                                      "action": "pause"}}}))
+    fail = "FAILED tests/test_a.py::test_x - assert 1 == 2\n1 failed"
+    found = []
+    for turn in range(4):  # the person asks for the same run again, four times
+        engine.observe({"type": "message", "role": "user", "text": "run the tests again"},
+                       10.0 * turn)
+        for i in range(3):
+            action, more = _run(engine, 3 * turn + i, "Bash", {"command": "pytest -q"} if i == 0
+                                else {"command": f"cat src/{turn}_{i}.py"}, fail if i == 0
+                                else f"print({turn}, {i})", ok=i != 0, now=10.0 * turn + i)
+            assert action == "allow"
+            found += more
+    assert found == [] and engine.level == 0
+    assert next(g.value for g in engine.gauges(40.0) if g.name == "actions_per_task") == 3

@@ -404,9 +404,8 @@ class Engine:
     def _message(self, event: dict[str, Any]) -> list[Finding]:
         st = self.st
         role = event.get("role")
-        if role == "user":
-            st.waiting = None
-            self.new_cycle()
+        if role == "user":  # a person's prompt: a new task (see `user_turn`)
+            self.user_turn()
             return []
         if role != "assistant":
             return []
@@ -718,6 +717,16 @@ class Engine:
             st.baselines.pop(name, None)
         self._new_context()
         st.fresh_cycle = True
+
+    def user_turn(self) -> None:
+        """A person prompted: a new cycle and a new task. The per-cycle and per-task limits
+        start again, and the detectors see a new context (a new workspace version: "run the
+        tests again", asked by the user, is no repeat of the agent's). The agent no longer
+        waits for its user."""
+        self.st.waiting = None
+        self.new_cycle()
+        self.st.counters["task"] = 0
+        self.st.baselines.pop("actions_per_task", None)
 
     def task_skipped(self) -> None:
         """The operator skipped the current task: start the next one with a clean slate."""

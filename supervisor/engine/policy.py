@@ -41,7 +41,7 @@ _DEFAULT: dict[str, Any] = {
     "reset_clears_session_limits": False,
     "ignore_arg_keys": ["description", "timeout", "thought", "security_risk", "is_input"],
     "shell_tools": ["Bash", "bash", "execute_bash", "run", "shell", "shell_command",
-                    "run_shell_command"],
+                    "run_shell_command", "exec_command"],
     "editor_tools": ["str_replace_editor", "str_replace_based_edit_tool", "edit_file"],
     "code_tools": ["run_ipython", "execute_ipython_cell", "ipython", "python"],
     "file_read_tools": ["Read", "read", "read_file", "str_replace_editor:view",

@@ -27,6 +27,7 @@ from supervisor.importers.base import (
     run_name,
 )
 from supervisor.importers.errortext import task_line
+from supervisor.importers.prompts import role_of_user_text
 
 AGENT = "claude-code"
 _LINE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot"})
@@ -80,14 +81,14 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
                 builder.usage(_input_tokens(usage), usage.get("output_tokens"), None, ts)
             continue
         if isinstance(content, str):
-            role = "system" if record.get("isMeta") else "user"
+            role = role_of_user_text(content, bool(record.get("isMeta")))
             if role == "user" and task is None:
                 task = task_line(content)
             builder.message(role, content, ts, **mark)
             continue
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                continue
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        results = any(b.get("type") == "tool_result" for b in blocks)
+        for block in blocks:
             if block.get("type") == "tool_result":
                 call_id = open_calls.pop(str(block.get("tool_use_id")), None)
                 if call_id is None:
@@ -97,8 +98,9 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
                 failed = bool(block.get("is_error"))
                 builder.tool_result(call_id, not failed, output,
                                     error=output if failed else None, ts=ts, **mark)
-            elif block.get("type") == "text":
-                role = "system" if record.get("isMeta") else "user"
+            elif block.get("type") == "text":  # beside tool results: the harness's text
+                role = role_of_user_text(block.get("text"), bool(record.get("isMeta"))
+                                         or results)
                 if role == "user" and task is None:
                     task = task_line(block.get("text"))
                 builder.message(role, block.get("text"), ts, **mark)

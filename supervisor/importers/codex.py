@@ -3,10 +3,15 @@
 `response_item` lines carry the model's items: `message` (user or assistant text),
 `reasoning` (its summary becomes an assistant message, `thinking: true`), `function_call` and
 `custom_tool_call` (a `tool_call` named as Codex named it, `shell_command`, `apply_patch`, ...,
-with the JSON arguments, or `{"input": ...}` for custom tools) and their `*_output` (a
-`tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`). `event_msg` lines
-of type `token_count` give token usage (the `last_token_usage` of each turn); other `event_msg`
-lines repeat what the response items say and are skipped. A rollout records no end of session.
+with the JSON arguments, or `{"input": ...}` for custom tools; `exec_command`'s `cmd` is given as
+`command`, and an `exec` whose JavaScript snippet runs shell commands through
+`tools.exec_command` is read as those commands, the output going to the last) and their
+`*_output` (a `tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`).
+`event_msg` lines of type `token_count` give token usage (the `last_token_usage` of each
+turn); other `event_msg` lines repeat what the response items say and are skipped, as are
+record types this importer does not know (counted in the run's `skipped`). User messages the
+harness wrote (`AGENTS.md` instructions, the environment) are system messages: only a
+person's prompt is a task boundary. A rollout records no end of session.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from supervisor.importers.base import (
     run_name,
 )
 from supervisor.importers.errortext import task_line
+from supervisor.importers.prompts import role_of_user_text
 from supervisor.protocol.bounded import loads
 
 AGENT = "codex"
@@ -38,13 +44,15 @@ _EXIT = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
 
 
 def matches(records: Any) -> bool:
+    """Every record of the head has the rollout's shape ({type, payload}) and one at least a
+    type this importer knows: a newer Codex adds record types (Codex Desktop's
+    `world_state`), which are skipped and counted, never a reason to refuse the file."""
     if not isinstance(records, list) or not records:
         return False
     head = [r for r in records[:20] if isinstance(r, dict)]
     return bool(head) and all(
-        isinstance(r.get("type"), str) and r["type"] in _LINE_TYPES
-        and isinstance(r.get("payload"), dict) for r in head
-    )
+        isinstance(r.get("type"), str) and isinstance(r.get("payload"), dict) for r in head
+    ) and any(r["type"] in _LINE_TYPES for r in head)
 
 
 def load(records: Any, path: Path) -> list[ImportedRun]:
@@ -80,20 +88,28 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
             if role == "user":
                 if text.lstrip().startswith("<environment_context>"):
                     continue
-                task = task or task_line(text)
-                builder.message("user", text, ts)
+                role = role_of_user_text(text)
+                if role == "user":
+                    task = task or task_line(text)
+                builder.message(role, text, ts)
             elif role in ("assistant", "system"):
                 builder.message(role, text, ts)
         elif kind == "response_item" and item == "reasoning":
             builder.message("assistant", as_text(payload.get("summary")), ts, thinking=True)
         elif kind == "response_item" and item in ("function_call", "custom_tool_call"):
+            name = str(payload.get("name"))
+            native = payload.get("call_id")
             if item == "function_call":
-                args = parse_json_args(payload.get("arguments"))
+                args = _shell_args(name, parse_json_args(payload.get("arguments")))
             else:
                 args = {"input": payload.get("input")}
-            native = payload.get("call_id")
-            open_calls[str(native)] = builder.tool_call(str(payload.get("name")), args, native,
-                                                        ts)
+                wrapped = _wrapped_commands(payload.get("input")) if name == "exec" else []
+                for command in wrapped[:-1]:  # all but the last: their outcome is not apart
+                    inner = builder.tool_call("exec_command", {"command": command}, None, ts)
+                    builder.tool_result(inner, True, "", ts=ts)
+                if wrapped:
+                    name, args = "exec_command", {"command": wrapped[-1]}
+            open_calls[str(native)] = builder.tool_call(name, args, native, ts)
         elif kind == "response_item" and item in ("function_call_output",
                                                    "custom_tool_call_output"):
             call_id = open_calls.pop(str(payload.get("call_id")), None)
@@ -109,6 +125,31 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
     builder.session_start(AGENT, task, cwd)
     meta.update(skipped=dict(skipped), pending_calls=len(open_calls))
     return [builder.build(run_name(path, meta["session_id"]), meta)]
+
+
+_WRAPPED = re.compile(
+    r"""tools\.exec_command\(\s*\{[^{}]*?\bcmd\s*:\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|`([^`$]*)`)""")
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\", "`": "`"}
+
+
+def _wrapped_commands(script: Any) -> list[str]:
+    """The shell commands a Codex `exec` call runs: its input is a JavaScript snippet that
+    calls `tools.exec_command({cmd: "..."})`, once or several times (read without running
+    it: only string literals count). None: the snippet runs no command this can read."""
+    if not isinstance(script, str):
+        return []
+    found = []
+    for match in _WRAPPED.finditer(script[:100_000]):
+        text = next(g for g in match.groups() if g is not None)
+        found.append(re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text))
+    return found
+
+
+def _shell_args(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """`exec_command`'s `cmd` as the `command` every shell tool has (the engine reads that)."""
+    if name == "exec_command" and isinstance(args.get("cmd"), str) and "command" not in args:
+        return {"command": args["cmd"], **{k: v for k, v in args.items() if k != "cmd"}}
+    return args
 
 
 def _output(raw: Any) -> tuple[str, int | None]:

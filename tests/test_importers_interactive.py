@@ -1,0 +1,76 @@
+"""Importers meet interactive sessions as they are (issue 35): record types they do not know
+are skipped and counted, Codex's `exec` wrapper is read as the shell commands it runs, and only
+a person's prompt is a user message (a task boundary for the engine)."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from supervisor.importers import load_runs
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _codex(item: dict[str, Any], kind: str = "response_item", t: int = 0) -> dict[str, Any]:
+    return {"timestamp": f"2026-03-01T10:00:{t:02d}.000Z", "type": kind, "payload": item}
+
+
+def test_a_codex_rollout_with_records_of_a_newer_codex_is_read(tmp_path: Path) -> None:
+    script = ('const a = await tools.exec_command({ cmd: "git status", workdir: "/w" });\n'
+              "const b = await tools.exec_command({cmd: 'pytest -q tests/test_a.py'});\n"
+              "text(a.output + b.output);")
+    path = _write(tmp_path / "rollout.jsonl", [
+        _codex({"id": "s1", "cwd": "/w", "cli_version": "0.144.0"}, "session_meta"),
+        _codex({"state": {"windows": []}}, "world_state", 1),
+        _codex({"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "# AGENTS.md instructions for /w\n\nBe brief."}]}, t=2),
+        _codex({"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "make the tests pass"}]}, t=3),
+        _codex({"type": "function_call", "name": "exec_command", "call_id": "c1",
+                "arguments": json.dumps({"cmd": "ls src", "yield_time_ms": 1000})}, t=4),
+        _codex({"type": "function_call_output", "call_id": "c1",
+                "output": "Exit code: 0\nOutput:\na.py\n"}, t=5),
+        _codex({"type": "custom_tool_call", "name": "exec", "call_id": "c2", "input": script},
+               t=6),
+        _codex({"type": "world_state", "windows": 2}, "world_state", 7),
+        _codex({"type": "custom_tool_call_output", "call_id": "c2",
+                "output": "Exit code: 1\nOutput:\n1 failed\n"}, t=8),
+    ])
+    (run,) = load_runs(path)
+    calls = [(e["tool"], e["args"]) for e in run.events if e["type"] == "tool_call"]
+    assert calls == [("exec_command", {"command": "ls src", "yield_time_ms": 1000}),
+                     ("exec_command", {"command": "git status"}),
+                     ("exec_command", {"command": "pytest -q tests/test_a.py"})]
+    results = [(e["ok"], e["output"]) for e in run.events if e["type"] == "tool_result"]
+    assert results[-1][0] is False and "1 failed" in results[-1][1]
+    messages = [(e["role"], e["text"][:9]) for e in run.events if e["type"] == "message"]
+    assert messages == [("system", "# AGENTS."), ("user", "make the ")]
+    assert run.meta["skipped"]["world_state/None"] == 1
+    assert run.meta["skipped"]["world_state/world_state"] == 1
+
+
+def _claude(kind: str, content: Any, t: int, **extra: Any) -> dict[str, Any]:
+    return {"type": kind, "sessionId": "s1", "uuid": f"u{t}",
+            "timestamp": f"2026-03-01T10:00:{t:02d}.000Z",
+            "message": {"role": kind, "content": content}, **extra}
+
+
+def test_only_a_persons_prompt_is_a_user_message_in_a_claude_code_transcript(
+        tmp_path: Path) -> None:
+    path = _write(tmp_path / "s1.jsonl", [
+        _claude("user", "fix the parser", 0),
+        _claude("assistant", [{"type": "tool_use", "id": "t1", "name": "Task", "input": {
+            "prompt": "read the parser", "run_in_background": True}}], 1),
+        _claude("user", [{"type": "tool_result", "tool_use_id": "t1",
+                          "content": "Async agent launched successfully."},
+                         {"type": "text", "text": "hook feedback: formatted"}], 2),
+        _claude("user", "<task-notification>\n<task-id>a1</task-id> completed", 3),
+        _claude("user", [{"type": "text", "text": "now the docs, please"}], 4),
+    ])
+    (run,) = load_runs(path)
+    messages = [(e["role"], e["text"][:10]) for e in run.events if e["type"] == "message"]
+    assert messages == [("user", "fix the pa"), ("system", "hook feedb"),
+                        ("system", "<task-noti"), ("user", "now the do")]
