@@ -1,10 +1,15 @@
 """Helpers for the Claude Code hook tests: run the real hook in a subprocess, read sessions."""
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import cli_env
 
@@ -22,6 +27,33 @@ def fixture_payload(name: str, workspace: Path | None = None) -> bytes:
 
 def hook_command(*extra: str) -> list[str]:
     return [sys.executable, "-m", "supervisor", "hook", "claude-code", *extra]
+
+
+_native: list[Path] = []
+
+
+def native_command(*extra: str, target: str = "claude-code") -> list[str]:
+    """The native hook client (`supervisor.hooks.native`), built once per test process into a
+    private cache of its own, falling back to this interpreter's Python client; the test is
+    skipped on a machine without a C compiler."""
+    if not _native:
+        from supervisor.hooks import native
+
+        if shutil.which("cc") is None:
+            pytest.skip("no C compiler: the hooks run the Python client")
+        cache = Path(tempfile.mkdtemp(prefix="native-hook-"))
+        old = os.environ.get("XDG_CACHE_HOME")
+        os.environ["XDG_CACHE_HOME"] = str(cache)
+        try:
+            built = native.client([sys.executable, "-m", "supervisor.hooks.client"])
+        finally:
+            if old is None:
+                del os.environ["XDG_CACHE_HOME"]
+            else:
+                os.environ["XDG_CACHE_HOME"] = old
+        assert built is not None, "the native hook client did not build"
+        _native.append(built)
+    return [str(_native[0]), target, *extra]
 
 
 def run_hook(

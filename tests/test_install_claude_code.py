@@ -2,6 +2,7 @@
 
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,10 +56,21 @@ def _backups(path: Path) -> list[Path]:
     return sorted(path.parent.glob("settings.json.bak-*"))
 
 
-def _client_command() -> list[str]:
-    """The hook command the installer should write for this interpreter."""
+def _python_client() -> list[str]:
+    """The Python hook client of this interpreter: the `supervisor-hook` script of an installed
+    package, else this interpreter with `-m supervisor.hooks.client` (a checkout)."""
     script = Path(sys.executable).with_name("supervisor-hook")
     return [str(script)] if script.is_file() else [sys.executable, "-m", "supervisor.hooks.client"]
+
+
+def _client_command(tmp_path: Path) -> list[str]:
+    """The hook command the installer should write: the native client, built (this machine has
+    a C compiler) into the user's cache, which falls back to the Python client."""
+    [native] = (tmp_path / "home" / ".cache" / "agent-supervisor" / "hook-client").glob(
+        "*/supervisor-hook")
+    check = subprocess.run([str(native), "--check"], capture_output=True, text=True, timeout=30)
+    assert check.stdout.splitlines()[1] == _python_client()[0]
+    return [str(native)]
 
 
 def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
@@ -77,11 +89,20 @@ def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
         assert entry["timeout"] == (120 if name in held else 60)
     command = shlex.split(ours["PreToolUse"][0]["command"])
     assert Path(command[0]).is_absolute()
-    # the thin client of the resident hook server: the `supervisor-hook` script of an installed
-    # package, else this interpreter with `-m supervisor.hooks.client` (a checkout)
-    assert command == [*_client_command(), "claude-code", "--timeout", "120"]
+    # the native client of the resident hook server (docs/hooks.md)
+    assert command == [*_client_command(tmp_path), "claude-code", "--timeout", "120"]
     assert _backups(path) == []  # nothing was there to back up
     assert "installed" in done.stdout and str(path) in done.stdout
+
+
+def test_without_the_native_client_the_python_client_is_installed(tmp_path: Path) -> None:
+    done = run_cli("install", "claude-code", "--user", "--timeout", "120",
+                   SUPERVISOR_HOOK_NATIVE="0", **_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+    command = shlex.split(_ours(settings)["PreToolUse"][0]["command"])
+    assert command == [*_python_client(), "claude-code", "--timeout", "120"]
+    assert not (tmp_path / "home" / ".cache" / "agent-supervisor").exists()
 
 
 def test_install_merges_keeps_everything_and_is_idempotent(tmp_path: Path) -> None:
@@ -197,7 +218,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     done = _install(tmp_path, "--project", str(project), "--timeout", "90", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("---") and "+++" in done.stdout
-    assert f"{shlex.join(_client_command())} claude-code --timeout 90" in done.stdout
+    assert f"{shlex.join(_client_command(tmp_path))} claude-code --timeout 90" in done.stdout
     assert path.read_text() == EXISTING and _backups(path) == []
 
     assert _install(tmp_path, "--project", str(project), "--timeout", "90").returncode == 0

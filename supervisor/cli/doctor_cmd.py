@@ -85,6 +85,19 @@ def check(hook: dict[str, Any]) -> tuple[str | None, str]:
         return problem, ""
     if not os.path.isabs(program):
         return None, f"{program} from PATH"  # not one of ours: written by hand
+    from supervisor.hooks.native import fallback_of
+
+    via, fallback = program, fallback_of(program)
+    if fallback is not None:  # the native client: it answers, and so does its Python client
+        try:
+            native = subprocess.run([program, "--check"], capture_output=True, text=True,
+                                    timeout=ANSWER_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{program} does not answer ({exc})", ""
+        if native.returncode != 0 or native.stdout.splitlines()[1:2] != [fallback]:
+            return f"{program} is not a working native hook client; run `supervisor install` " \
+                   "again", ""
+        program, via = fallback, f"{program} (native, falling back to {fallback})"
     interpreter_ = interpreter(program) or program  # `unresolved` found it
     try:
         done = subprocess.run(
@@ -97,7 +110,7 @@ def check(hook: dict[str, Any]) -> tuple[str | None, str]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return f"{interpreter_} cannot load the hook client: {last}", ""
-    return None, f"supervisor {done.stdout.strip()} via {program}"
+    return None, f"supervisor {done.stdout.strip()} via {via}"
 
 
 def _check_http(url: str) -> tuple[str | None, str]:

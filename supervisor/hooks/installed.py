@@ -52,6 +52,12 @@ def unresolved(command: object) -> tuple[str | None, str]:
                 "moved?)"), program
     if interpreter(program) is None:
         return f"{program} names an interpreter that does not exist", program
+    from supervisor.hooks.native import fallback_of
+
+    fallback = fallback_of(program)  # the native client: its Python client must be there too
+    if fallback is not None and not (os.path.isfile(fallback) and os.access(fallback, os.X_OK)):
+        return (f"{program} falls back to {fallback}, which does not exist any more (was its "
+                "environment removed or moved?)"), program
     return None, program
 
 

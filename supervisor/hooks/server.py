@@ -10,7 +10,9 @@ hook calls can work side by side.
 Protocol, one call per connection: the client sends one JSON header line (`target`, `cwd`,
 `version`, `root`, `timeout`: the seconds left of the agent's hook timeout) and the raw payload,
 then half-closes; the server answers one JSON object `{"stdout": str, "status": int}` (or
-`{"error": "version"}` when the versions differ).
+`{"error": "version"}` when the versions differ). A header with `"reply": "raw"` (the native
+client, `fastclient.c`, and the plugins, which parse no JSON on their side) gets the same answer
+as bytes instead: `<status>\n<stdout>`, or `version\n`.
 
 Start-up holds an exclusive `flock` on `<socket>.lock` for the server's whole life, so of two
 racing starts one serves and the other exits; only the holder removes a stale socket file. The
@@ -192,9 +194,11 @@ class HookServer:
             with conn:
                 conn.settimeout(READ_TIMEOUT_S)
                 request = _read_all(conn)
-                reply = self._answer(request, started)
+                head, _, data = request.partition(b"\n")
+                header = json.loads(head)
+                reply = self._answer(header, data, started)
                 conn.settimeout(READ_TIMEOUT_S)
-                conn.sendall(json.dumps(reply).encode())
+                conn.sendall(_encode(reply, raw=header.get("reply") == "raw"))
         except Exception as exc:
             _log(f"connection failed: {type(exc).__name__}: {exc}")
         finally:
@@ -202,9 +206,7 @@ class HookServer:
                 self._active -= 1
                 self._last = time.monotonic()
 
-    def _answer(self, request: bytes, started: float) -> dict[str, object]:
-        head, _, data = request.partition(b"\n")
-        header = json.loads(head)
+    def _answer(self, header: dict[str, Any], data: bytes, started: float) -> dict[str, object]:
         if header.get("version") != __version__:
             return {"error": "version"}
         budget = Budget(float(header["timeout"]), started)
@@ -214,6 +216,15 @@ class HookServer:
         text = run_safely(str(header["target"]), data, Path(header["root"]), budget, _log,
                           run=(str(run[0]), run[1]) if run else None)
         return {"stdout": text, "status": 0, "served_by": os.getpid()}
+
+
+def _encode(reply: dict[str, object], raw: bool) -> bytes:
+    """The answer as the client asked for it: JSON, or `<status>\n<stdout>` (`version\n`)."""
+    if not raw:
+        return json.dumps(reply).encode()
+    if "error" in reply:
+        return f"{reply['error']}\n".encode()
+    return f"{reply['status']}\n{reply['stdout']}".encode("utf-8", "surrogateescape")
 
 
 def _read_all(conn: socket.socket) -> bytes:

@@ -124,12 +124,17 @@ class Plan:
 def hook_command(target: str, timeout_s: float, root: Path | None = None) -> str:
     """The shell command the agent runs: an absolute path, so it works without PATH.
 
-    The `supervisor-hook` script installed beside this interpreter when there is one, else this
-    interpreter with `-m supervisor.hooks.client`: both are the thin client of the resident hook
-    server (docs/hooks.md). `--timeout` tells the hook its budget, so a hold answers with the
-    fallback before the agent gives up on it.
+    The native client (`supervisor.hooks.native`, built with the machine's C compiler) when it
+    can be built, relaying to the resident hook server with no interpreter start; else the Python
+    client `hook_argv` names, which the native one also falls back to (docs/hooks.md).
+    `--timeout` tells the hook its budget, so a hold answers with the fallback before the agent
+    gives up on it.
     """
-    parts = [*hook_argv(target), "--timeout", str(int(timeout_s))]
+    from supervisor.hooks import native
+
+    python = hook_argv(target)[:-1]
+    fast = native.client(python)
+    parts = [*([str(fast)] if fast else python), target, "--timeout", str(int(timeout_s))]
     if root is not None:
         parts += ["--root", str(root)]
     return " ".join(shlex.quote(p) for p in parts)

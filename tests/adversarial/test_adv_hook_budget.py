@@ -18,7 +18,7 @@ import pytest
 from supervisor.hooks.budget import Budget
 from supervisor.store import waits
 from tests.conftest import cli_env
-from tests.hook_helpers import hook_command, payload
+from tests.hook_helpers import hook_command, native_command, payload
 
 TIMEOUT_S = 4.0
 """The agent's hook timeout in these tests: small, so that waiting it out is cheap."""
@@ -45,11 +45,14 @@ def held_flock(path: Path) -> Iterator[subprocess.Popen[bytes]]:
         holder.wait()
 
 
-def _hook(data: dict, root: Path, **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run the real hook once with `--timeout TIMEOUT_S`; (the process, its wall time)."""
+def _hook(data: dict, root: Path, command: list[str] | None = None,
+          **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run the real hook (the Python client, or `command`) once with `--timeout TIMEOUT_S`;
+    (the process, its wall time)."""
     started = time.monotonic()
     done = subprocess.run(
-        hook_command("--timeout", f"{TIMEOUT_S:g}"), input=json.dumps(data).encode(),
+        [*(command or hook_command()), "--timeout", f"{TIMEOUT_S:g}"],
+        input=json.dumps(data).encode(),
         capture_output=True, timeout=TIMEOUT_S + 30, env=cli_env(SUPERVISOR_HOME=str(root), **env))
     took = time.monotonic() - started
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(),
@@ -141,8 +144,9 @@ def test_the_hook_answers_in_time_while_another_process_holds_the_session(
     assert errors and "time budget" in errors[-1]["message"]
 
 
+@pytest.mark.parametrize("client", ["python", "native"])
 def test_the_hook_answers_in_time_when_the_server_takes_the_call_and_never_replies(
-        tmp_path: Path) -> None:
+        tmp_path: Path, client: str) -> None:
     root = tmp_path / "store"
     env = cli_env(SUPERVISOR_HOME=str(root))
     where = subprocess.run(
@@ -169,7 +173,8 @@ def test_the_hook_answers_in_time_when_the_server_takes_the_call_and_never_repli
     thread = threading.Thread(target=accept_and_sit, daemon=True)
     thread.start()
     try:
-        done, took = _hook(_call("wedged-1", 1), root)
+        done, took = _hook(_call("wedged-1", 1), root,
+                           native_command() if client == "native" else None)
     finally:
         thread.join(5)
         for conn in taken:

@@ -17,7 +17,7 @@ import pytest
 from supervisor import __version__
 from supervisor.hooks import client, server
 from tests.conftest import cli_env
-from tests.hook_helpers import events
+from tests.hook_helpers import events, native_command
 from tests.hookd_helpers import stop_servers
 
 pytestmark = pytest.mark.slow
@@ -58,6 +58,34 @@ def test_the_client_never_holds_a_huge_stdin(tmp_path: Path) -> None:
     assert peak_kb < BOUND_KB, f"client peaked at {peak_kb // 1024} MB"
     [call] = [e for e in events(root, "huge-client") if e["type"] == "tool_call"]
     assert call["args"]["unreadable_payload"].startswith("payload of")  # still recorded
+
+
+def test_the_native_client_never_holds_a_huge_stdin(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    env = cli_env(SUPERVISOR_HOME=str(root))
+    first = subprocess.run(native_command("--timeout", "60"), input=_head("huge-native") + b'"}}',
+                           env=env, capture_output=True, timeout=60)
+    assert first.returncode == 0, first.stderr  # no server yet: the Python client starts one
+    end = time.monotonic() + 30
+    while not list((root / "run").glob("hook-*.sock")):
+        assert time.monotonic() < end, "no server"
+        time.sleep(0.05)
+    measure = ("import resource, subprocess, sys; "
+               "p = subprocess.run(sys.argv[1:], stdin=sys.stdin); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    proc = subprocess.Popen([sys.executable, "-c", measure, *native_command("--timeout", "60")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert proc.stdin is not None
+    _stream(proc.stdin, "huge-native")
+    proc.stdin.close()
+    out = proc.stdout.read() if proc.stdout else b""
+    assert proc.wait(timeout=120) == 0
+    peak_kb = int(out.split()[-1])
+    # the 16 MiB it keeps; the 200 MB sent were drained (the Python client alone is ~40 MB)
+    assert peak_kb < 40 * 1024, f"native client peaked at {peak_kb // 1024} MB"
+    calls = [e for e in events(root, "huge-native") if e["type"] == "tool_call"]
+    assert calls[-1]["args"]["unreadable_payload"].startswith("payload of")  # recorded
+    stop_servers(root)
 
 
 def test_the_server_never_holds_a_huge_call(tmp_path: Path) -> None:

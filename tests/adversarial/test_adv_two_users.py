@@ -188,7 +188,32 @@ FAKE_SERVER = """
 """
 
 
-def test_the_hook_never_trusts_another_users_server(users: Users, shared: Path) -> None:
+def _native_for(users: Users, shared: Path) -> str:
+    """The native hook client built for the victim (falling back to the victim's Python
+    client), copied where the victim may run it; skipped without a C compiler."""
+    from supervisor.hooks import native
+
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler: the hooks run the Python client")
+    cache = Path(tempfile.mkdtemp(prefix="native-hook-"))
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    try:
+        built = native.client([users.python, "-m", "supervisor.hooks.client"])
+    finally:
+        os.environ.pop("XDG_CACHE_HOME") if old is None else os.environ.update(
+            XDG_CACHE_HOME=old)
+    assert built is not None
+    copy = shared / "native-hook"
+    shutil.copy(built, copy)
+    copy.chmod(0o755)
+    shutil.rmtree(cache, ignore_errors=True)
+    return str(copy)
+
+
+@pytest.mark.parametrize("client", ["python", "native"])
+def test_the_hook_never_trusts_another_users_server(users: Users, shared: Path,
+                                                    client: str) -> None:
     root = shared / "sv"
     assert users.run(users.attacker, "mkdir", "-m", "0777", str(root)).returncode == 0
     where = users.py(users.victim, """
@@ -205,8 +230,11 @@ def test_the_hook_never_trusts_another_users_server(users: Users, shared: Path) 
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=users.env)
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
-        hook = users.cli(users.victim, "hook", "claude-code", "--timeout", "20", "--root",
-                         str(root), input=_payload(shared))
+        args = ("claude-code", "--timeout", "20", "--root", str(root))
+        hook = (users.cli(users.victim, "hook", *args, input=_payload(shared))
+                if client == "python" else
+                users.run(users.victim, _native_for(users, shared), *args,
+                          input=_payload(shared)))
         assert "FORGED-BY-ATTACKER" not in hook.stdout, hook.stdout
         assert hook.returncode == 0
         server.wait(timeout=60)

@@ -1,0 +1,156 @@
+"""The native hook client (`supervisor/hooks/fastclient.c`) in real processes: it relays a call to
+the resident server with no Python started, answers as the Python client does, and hands every
+call it cannot relay (no server, a killed server, a server it does not trust, an unusual command
+line) to the Python client, so no call goes unsupervised.
+
+Whether a Python process ran is read from the process itself: with `PYTHONPROFILEIMPORTTIME=1`
+every interpreter writes its imports to stderr, so a relayed call has an empty stderr."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from supervisor.guard.operator import send_decision
+from supervisor.hooks import native
+from tests.conftest import cli_env
+from tests.hook_helpers import events, native_command, payload
+from tests.hookd_helpers import server_pids
+
+
+def _hook(command: list[str], body: dict | bytes, root: Path,
+          **env: str) -> subprocess.CompletedProcess[str]:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    done = subprocess.run(command, input=data, capture_output=True, timeout=60,
+                          env=cli_env(SUPERVISOR_HOME=str(root), PYTHONPROFILEIMPORTTIME="1",
+                                      **env))
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(),
+                                       done.stderr.decode())
+
+
+def _python_ran(done: subprocess.CompletedProcess[str]) -> bool:
+    return "import time:" in done.stderr
+
+
+def _read(ws: Path, i: int, session: str = "loop-1") -> dict:
+    return payload("PreToolUse", session, cwd=ws, tool_name="Read",
+                   tool_input={"file_path": f"/w/f{i}.py"}, tool_use_id=f"toolu_{i}")
+
+
+def _wait_server(root: Path, other_than: int | None = None) -> int:
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        pids = [p for p in server_pids(root) if p != other_than]
+        if pids and list((root / "run").glob("hook-*.sock")):
+            return pids[0]
+        time.sleep(0.05)
+    raise AssertionError("no server")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def test_calls_are_relayed_with_no_python_once_the_server_runs(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    first = _hook(native_command("--timeout", "60"), _read(ws, 0), root)
+    assert first.returncode == 0 and first.stdout == ""
+    assert _python_ran(first)  # no server yet: the Python client handled it and started one
+    pid = _wait_server(root)
+    for i in (1, 2):
+        done = _hook(native_command("--timeout", "60"), _read(ws, i), root)
+        assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    assert server_pids(root) == [pid]
+    calls = [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"]
+    assert calls == ["toolu_0", "toolu_1", "toolu_2"]
+    # a refusal comes back through the relay exactly as the Python client prints it
+    send_decision(root, "loop-1", "abort", operator="ana")
+    relayed = _hook(native_command("--timeout", "60"), _read(ws, 3), root)
+    assert relayed.stderr == ""
+    client = [sys.executable, "-m", "supervisor.hooks.client", "claude-code", "--timeout", "60"]
+    for i in (0, 1, 2):
+        _hook(client, _read(ws, i, "loop-2"), root)
+    send_decision(root, "loop-2", "abort", operator="ana")
+    python = _hook(client, _read(ws, 3, "loop-2"), root)
+    answer = json.loads(relayed.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert relayed.stdout.replace("loop-1", "loop-2") == python.stdout
+
+
+@pytest.mark.slow
+def test_a_killed_server_leaves_no_call_unsupervised(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    _hook(native_command("--timeout", "60"), _read(ws, 0), root)
+    first = _wait_server(root)
+    assert _hook(native_command("--timeout", "60"), _read(ws, 1), root).stderr == ""
+    os.kill(first, signal.SIGKILL)  # mid-session: its socket file stays behind
+    time.sleep(0.2)
+    send_decision(root, "loop-1", "abort", operator="ana")
+    done = _hook(native_command("--timeout", "60"), _read(ws, 2), root)
+    assert _python_ran(done)  # the Python client took the call and started a new server
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    second = _wait_server(root, other_than=first)
+    served = _hook(native_command("--timeout", "60"), _read(ws, 3), root)
+    assert served.stderr == "" and server_pids(root) == [second]
+    assert json.loads(served.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    calls = [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"]
+    assert calls == ["toolu_0", "toolu_1"]  # the operator's abort refused the later ones
+
+
+def test_what_it_does_not_handle_goes_to_the_python_client(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    _hook(native_command("--timeout", "60"), _read(ws, 0), root)
+    _wait_server(root)
+    # the Python client's own message for a bad command line, exit 1 (never 2)
+    bad = _hook(native_command("--timeout", "soon"), _read(ws, 1), root)
+    assert bad.returncode == 1 and "--timeout must be a number" in bad.stderr
+    # the in-process path when asked for
+    off = _hook(native_command("--timeout", "60"), _read(ws, 2), root, SUPERVISOR_HOOK_DAEMON="0")
+    assert off.returncode == 0 and _python_ran(off)
+    # an environment whose paths it does not normalise itself: relayed by the Python client
+    odd = _hook(native_command("--timeout", "60", "--root", f"{root}/./"), _read(ws, 3), root)
+    assert odd.returncode == 0 and _python_ran(odd)
+    calls = [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"]
+    assert calls == ["toolu_0", "toolu_2", "toolu_3"]
+
+
+def test_the_build_is_private_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    program = Path(native_command()[0])
+    for path in (program.parent, program.parent.parent):
+        assert path.stat().st_mode & 0o077 == 0 and path.stat().st_uid == os.geteuid()
+    check = subprocess.run([str(program), "--check"], capture_output=True, text=True, timeout=30)
+    assert check.stdout.splitlines() == [__import__("supervisor").__version__, sys.executable]
+    assert native.fallback_of(str(program)) == sys.executable
+    # a build another user could have replaced is never used
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fallback = [sys.executable, "-m", "supervisor.hooks.client"]
+    built = native.client(fallback)
+    assert built is not None and built != program
+    os.chmod(built, 0o755)
+    native._found.clear()
+    assert native.client(fallback) is None
+
+
+def test_doctor_checks_the_native_client_and_its_fallback(tmp_path: Path) -> None:
+    from supervisor.cli.doctor_cmd import check
+    from supervisor.hooks.installed import unresolved
+
+    program = native_command()[0]
+    problem, what = check({"type": "command", "command": f"{program} claude-code"})
+    assert problem is None and "native" in what and sys.executable in what
+    # its Python client gone (the environment removed): the native one cannot start a server
+    copy = tmp_path / "hook-client" / "supervisor-hook"
+    copy.parent.mkdir()
+    copy.write_bytes(Path(program).read_bytes())
+    copy.chmod(0o700)
+    (copy.parent / native.FALLBACK_NOTE).write_text(str(tmp_path / "gone" / "python") + "\n")
+    problem, _ = unresolved(f"{copy} claude-code")
+    assert problem is not None and "falls back to" in problem and "gone" in problem
