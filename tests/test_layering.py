@@ -370,3 +370,50 @@ def test_no_module_is_exempt_from_the_type_check() -> None:
     exempt = [o.get("module") for o in config.get("overrides", []) if o.get("ignore_errors")]
     assert exempt == [], f"modules exempt from mypy: {exempt}"
     assert config["files"] == ["supervisor"]
+
+
+# --- the document names every hook target -------------------------------------------------
+
+_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+            "eleven", "twelve", "thirteen", "fourteen", "fifteen")
+
+
+def documented_targets(text: str) -> tuple[str | None, list[str]]:
+    """The number word and the back-quoted target names of the guard's paragraph in "The
+    parts" ("a hook command for the nine agent CLIs we do not own, ...: Claude Code
+    (`claude-code`), ...")."""
+    start = text.index("1. **The guard**")
+    paragraph = text[start:text.index("\n2. ", start)]
+    count = re.search(r"for the (\w+) agent CLIs we do not own", paragraph)
+    return (count.group(1) if count else None,
+            re.findall(r"\(`([a-z][a-z0-9-]*)`\)", paragraph))
+
+
+def target_differences(text: str, registered: tuple[str, ...]) -> list[str]:
+    """Where the document's list of agent CLIs and the hook targets' registry disagree."""
+    count, names = documented_targets(text)
+    found = []
+    if count != _NUMBERS[len(registered)]:
+        found.append(f"docs/architecture.md says '{count}' agent CLIs; TARGETS has "
+                     f"{len(registered)}")
+    if names != list(registered):
+        found.append(f"docs/architecture.md names the targets {names}; TARGETS has "
+                     f"{list(registered)} (same order)")
+    return found
+
+
+def test_architecture_doc_names_every_hook_target() -> None:
+    from supervisor.hooks import targets
+
+    assert target_differences(ARCHITECTURE.read_text(), targets.names()) == []
+
+
+def test_target_check_flags_a_missing_or_extra_target() -> None:
+    from supervisor.hooks import targets
+
+    text = ARCHITECTURE.read_text()
+    with_crush = (*targets.names(), "crush")
+    found = target_differences(text, with_crush)
+    assert len(found) == 2 and "'nine'" in found[0] and "'crush'" in found[1]
+    without_cline = text.replace(" and Cline CLI\n   (`cline`)", "")
+    assert len(target_differences(without_cline, targets.names())) == 1
