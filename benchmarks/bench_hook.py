@@ -9,6 +9,10 @@ Each figure is measured against its baseline in the same run (medians of interle
 - cold first call: the call that finds no server, starts one and handles itself in-process
   (reported against the same baseline, no target: it happens once per idle period);
 - in-process: the same call with `SUPERVISOR_HOOK_DAEMON=0` (reported, no target);
+- failure memory (docs/memory.md): the warm call in a project whose memory holds 10,000 entries
+  against one with none (target: at most 1.1x), and the memory's own part of a call measured in
+  one process, the index loaded: bringing it up to date (one `stat`) and the lookup of a call
+  that failed before, with its warning worded (target: at most 1 ms);
 - flat cost: the warm call on a session with 10,000 earlier events against one with 10
   (target: at most 1.1x), because the hook loads a bounded snapshot and never re-reads the log;
   and against one with 2,000, both past the engine's window (1,000 events), where the snapshot
@@ -30,8 +34,12 @@ from pathlib import Path
 from common import REPO, Figure, work_dir
 
 from supervisor.engine import Policy
+from supervisor.engine.failure_memory import warning
+from supervisor.engine.fingerprint import call_signature, canonical_args
 from supervisor.guard.core import Guard
+from supervisor.guard.memory import project_index, project_of
 from supervisor.guard.settings import GuardSettings
+from supervisor.store.memory_log import MemoryLog
 
 POLICY = """
 [guard]
@@ -80,6 +88,48 @@ def build_session(root: Path, session: str, workspace: Path, events: int) -> int
     return _count(root, session)
 
 
+def build_memory(root: Path, workspace: Path, entries: int) -> list[str]:
+    """The memory of `workspace`'s project with `entries` failure classes of 40 sessions (none
+    of them a call the measured hook calls make); the signatures remembered."""
+    project = project_of(str(workspace))
+    assert project is not None
+    records, signatures = [], []
+    for i in range(entries):
+        args = canonical_args({"command": f"tool{i} --check src/part{i % 97}"})
+        sig = call_signature("Bash", args)
+        signatures.append(sig)
+        records.append({"k": "fail", "id": f"e{i:011d}", "sig": sig, "tool": "Bash",
+                        "error": "command_not_found", "files": "",
+                        "error_id": f"/bin/bash: line #: tool{i}: command not found",
+                        "call": f"tool{i} --check", "session": f"old-{i % 40}", "seq": i + 1,
+                        "ts": time.time() - 3600})
+        if i % 3 == 0:
+            records.append({"k": "fix", "id": f"e{i:011d}", "how": "instead", "tool": "Bash",
+                            "call": f"tool{i}-ng --check", "session": f"old-{i % 40}",
+                            "at": i + 2, "ts": time.time() - 3600})
+    MemoryLog(root, project).append(records)
+    return signatures
+
+
+def memory_lookup_ms(root: Path, workspace: Path, signatures: list[str]) -> tuple[float, float]:
+    """(loading the index from the log, one call's part: refresh and look up a call that
+    failed before, its warning worded), in ms, in this process."""
+    project = project_of(str(workspace))
+    assert project is not None
+    started = time.perf_counter()
+    project_index(root, project)
+    loaded = time.perf_counter() - started
+    now = time.time()
+    started = time.perf_counter()
+    for sig in signatures:
+        _, index = project_index(root, project)
+        entry = index.warning_for(sig, "", "bench-memory", now, 30 * 86400.0)
+        assert entry is not None
+        warning(entry, "bench-memory")
+    each = (time.perf_counter() - started) / len(signatures)
+    return loaded * 1000.0, each * 1000.0
+
+
 def _count(root: Path, session: str) -> int:
     path = root / "sessions" / session / "events.jsonl"
     if not path.exists():
@@ -113,7 +163,9 @@ def run(scale: float = 1.0) -> list[Figure]:
     history = max(100, round(10_000 * scale))
     base = work_dir("hook")
     root, workspace = base / "store", base / "ws"
+    remembering = base / "ws-memory"
     workspace.mkdir()
+    remembering.mkdir()
     root.mkdir()
     (root / "policy.toml").write_text(POLICY)
     env = {"PATH": "/usr/bin:/bin", "SUPERVISOR_HOME": str(root), "PYTHONPATH": str(REPO)}
@@ -122,22 +174,29 @@ def run(scale: float = 1.0) -> list[Figure]:
         small = build_session(root, "bench-small", workspace, 10)
         full = build_session(root, "bench-full", workspace, history // 5)
         large = build_session(root, "bench-large", workspace, history)
+        build_session(root, "bench-memory", remembering, 10)
+        entries = max(1000, round(10_000 * scale))
+        signatures = build_memory(root, remembering, entries)
+        load_ms, lookup_ms = memory_lookup_ms(root, remembering, signatures)
         timed(BASELINE, payload("bench-small", workspace, 0), env)  # warm the file cache
         cold = timed(HOOK, payload("bench-small", workspace, 0), env)
         _wait_for_server(root)
         baseline, in_process, hook_small, hook_full, hook_large = [], [], [], [], []
+        hook_memory = []
         for i in range(1, runs + 2):
             b = timed(BASELINE, payload("bench-small", workspace, i), env)
             p = timed(HOOK, payload("bench-small", workspace, 1000 + i), in_process_env)
             s = timed(HOOK, payload("bench-small", workspace, i), env)
             f = timed(HOOK, payload("bench-full", workspace, i), env)
             g = timed(HOOK, payload("bench-large", workspace, i), env)
+            m = timed(HOOK, payload("bench-memory", remembering, i), env)
             if i > 1:  # the first round warms the server's imports and the bytecode
                 baseline.append(b)
                 in_process.append(p)
                 hook_small.append(s)
                 hook_full.append(f)
                 hook_large.append(g)
+                hook_memory.append(m)
     finally:
         _stop_server(root)
         shutil.rmtree(base, ignore_errors=True)
@@ -160,6 +219,18 @@ def run(scale: float = 1.0) -> list[Figure]:
             statistics.median(hook_large) * ms, "ms",
             baseline=statistics.median(hook_full) * ms, max_ratio=1.1,
             note="both beyond the engine's window (1,000 events): the snapshot no longer grows",
+        ),
+        Figure(
+            f"hook wall time in a project whose memory holds {entries} entries vs none",
+            statistics.median(hook_memory) * ms, "ms",
+            baseline=statistics.median(hook_small) * ms, max_ratio=1.1,
+            note=f"median of {runs} interleaved runs, warm server (index loaded once)",
+        ),
+        Figure(
+            f"memory's part of a call with {entries} entries (refresh + lookup + wording)",
+            lookup_ms, "ms", max_value=1.0,
+            note=f"in one process, mean of {entries} lookups; loading the index once took "
+                 f"{load_ms:.0f} ms",
         ),
         Figure(
             "hook cold first call (starts the server, answers in-process) vs json.load",

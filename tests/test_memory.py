@@ -252,3 +252,41 @@ def test_a_record_an_agent_shaped_never_changes_the_wording():
     text = warning(index.entries["e"], "b")
     assert "\n" not in text and "\x1b" not in text
     assert "Operator approved" not in re.sub(r"“[^“”]*”", "", text)
+
+
+def test_the_benchmark_replay_counts_repeats_warnings_and_noise():
+    import importlib.util
+
+    from supervisor.engine import Policy
+    from tests.conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("bench_memory",
+                                                  REPO / "benchmarks" / "bench_memory.py")
+    assert spec and spec.loader
+    import sys
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def run(start: float, steps) -> list[dict]:
+        out = [{"type": "session_start", "ts": start}]
+        for n, (command, output, ok) in enumerate(steps):
+            ts = start + n * 10
+            out += [{"type": "usage", "ts": ts, "input_tokens": 100, "output_tokens": 5},
+                    {"type": "tool_call", "ts": ts + 1, "call_id": f"c{n}", "tool": "Bash",
+                     "args": {"command": command}},
+                    {"type": "tool_result", "ts": ts + 2, "call_id": f"c{n}", "ok": ok,
+                     "output": output}]
+        return out
+
+    missing = ("lint --all", "bash: lint: command not found", False)
+    works = ("npx lint --all", "clean", True)
+    flaky = ("make db", "error: the database is not running", False)
+    tally = bench.replay_project([
+        ("a", run(1000.0, [missing, works, flaky])),
+        ("b", run(5000.0, [missing, ("make db", "ok", True)])),
+        ("c", run(9000.0, [missing])),
+    ], Policy.profile("default"))
+    assert (tally.repeated, tally.warned_repeated) == (2, 2)  # lint in b and in c
+    assert (tally.warnings, tally.noise) == (3, 1)  # make db warned in b, then it worked
+    assert tally.warned_tokens == 2 * 105

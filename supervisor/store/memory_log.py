@@ -112,9 +112,9 @@ class MemoryLog:
         for line in data[:end].splitlines():
             if not line.strip() or len(line) > _MAX_LINE:
                 continue
-            try:
-                record = loads(line)
-            except ValueError:
+            try:  # a line is at most 16 KiB: too short to nest past the recursion limit's reach
+                record = json.loads(line)
+            except (ValueError, RecursionError):
                 continue
             if isinstance(record, dict) and record.get("k") != HEADER:
                 records.append(record)

@@ -1,0 +1,222 @@
+"""The failure memory on real sessions: would it have warned before failures seen in earlier
+sessions of the same project, and how often would it have warned for nothing?
+
+Every project's sessions are replayed together in time order (their events merged by time
+stamp), each session with an engine of its own, with one memory per project learned only from
+what happened before (`supervisor.engine.failure_memory`: the `Learner` and `MemoryIndex` the
+guard uses, fed the engine's own steps). Before each call, the memory is asked what the guard
+would ask (`warning_for`); after its result, what it teaches is learned.
+
+- **repeated cross-session failures**: calls that failed with the same signature and error
+  identity as a call of another, earlier session of the project (whatever the memory keeps);
+- **warned**: of those, how many the memory warned before (target: at least half);
+- **noise**: warnings before a call that then succeeded, per warning (target: at most 1 in 10);
+- **cost**: the calls the warned failures were, and the tokens of the model turns that made them
+  in the original runs (the usage recorded just before each call).
+
+The data: the interactive corpus (`benchmarks/corpus-interactive/`: labels with each session's
+`project`; the run files in the folder its README names, found beside the checkout or named in
+`$SUPERVISOR_MEMORY_CORPUS`, folders separated by the path separator), and the raw Claude Code
+and Codex transcripts of the shared development corpus when it is there (project: the session's
+working directory). Files the importers cannot read are left out and counted.
+"""
+
+import json
+import os
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from common import REPO, Figure
+
+from supervisor.engine import Engine, Policy
+from supervisor.engine.failure_memory import Learner, MemoryIndex
+from supervisor.engine.failures import is_test_report
+
+EXPIRE_S = 30 * 86400.0
+SOURCES = ("claude-code", "codex")
+
+
+@dataclass(slots=True)
+class Tally:
+    sessions: int = 0
+    calls: int = 0
+    repeated: int = 0
+    warned_repeated: int = 0
+    warnings: int = 0
+    noise: int = 0
+    warned_tokens: int = 0
+    missed: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def add(self, other: "Tally") -> None:
+        for name in ("sessions", "calls", "repeated", "warned_repeated", "warnings", "noise",
+                     "warned_tokens"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for reason, n in other.missed.items():
+            self.missed[reason] += n
+
+
+def corpus_folders() -> list[Path]:
+    """Folders of run files: `$SUPERVISOR_MEMORY_CORPUS`, else the interactive corpus and the
+    shared development corpus where the team keeps them, beside the checkout."""
+    env = os.environ.get("SUPERVISOR_MEMORY_CORPUS")
+    if env:
+        return [Path(p) for p in env.split(os.pathsep) if p and Path(p).is_dir()]
+    found: list[Path] = []
+    for up in (REPO.parent, REPO.parent.parent):
+        for candidate in (up / "corpus-interactive", up / "shared" / "corpus"):
+            if candidate.is_dir() and candidate.resolve() not in [f.resolve() for f in found]:
+                found.append(candidate)
+    return found
+
+
+def sessions_by_project(folders: list[Path]) -> tuple[dict[str, list[tuple[str, list[dict]]]],
+                                                      int]:
+    """project -> [(session name, events)], and how many files could not be read."""
+    from supervisor.importers import load_runs
+    from supervisor.importers.base import FormatError
+
+    projects: dict[str, list[tuple[str, list[dict]]]] = defaultdict(list)
+    unreadable = 0
+    for folder in folders:
+        labels = _labels(folder / "labels.jsonl")
+        for source in SOURCES:
+            if not (folder / source).is_dir():
+                continue
+            for path in sorted((folder / source).glob("*.json*")):
+                try:
+                    runs = load_runs(path)
+                except (FormatError, OSError, ValueError):
+                    unreadable += 1
+                    continue
+                for run in runs:
+                    label = labels.get(f"{source}/{path.stem}")
+                    project = label.get("project") if label else _cwd(run.events)
+                    if project:
+                        projects[str(project)].append((f"{source}/{run.name}", run.events))
+    return projects, unreadable
+
+
+def _labels(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.is_file():
+        return {}
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {row["run"]: row for row in rows}
+
+
+def _cwd(events: list[dict]) -> str | None:
+    start = next((e for e in events if e["type"] == "session_start"), None)
+    cwd = start.get("cwd") if start else None
+    return str(cwd) if cwd else None
+
+
+def _merged(sessions: list[tuple[str, list[dict]]]) -> Iterator[tuple[str, dict]]:
+    """The events of every session in time order (ties: the session's own order)."""
+    keyed = [(float(e.get("ts") or 0.0), n, i, name, e)
+             for n, (name, events) in enumerate(sessions) for i, e in enumerate(events)]
+    keyed.sort(key=lambda t: (t[0], t[1], t[2]))
+    for _, _, _, name, event in keyed:
+        yield name, event
+
+
+def replay_project(sessions: list[tuple[str, list[dict]]], policy: Policy) -> Tally:
+    """One project's sessions, replayed together with one memory (see the module docstring)."""
+    tally = Tally(sessions=len(sessions))
+    engines = {name: Engine(policy) for name, _ in sessions}
+    learners = {name: Learner(name) for name, _ in sessions}
+    index = MemoryIndex()
+    failed_in: dict[tuple[str, str], set[str]] = defaultdict(set)
+    warned: dict[tuple[str, str], str] = {}
+    turn_tokens: dict[str, int] = defaultdict(int)
+    call_tokens: dict[tuple[str, str], int] = {}
+    for name, event in _merged(sessions):
+        engine, kind, ts = engines[name], event["type"], float(event.get("ts") or 0.0)
+        cid = str(event.get("call_id") or "")
+        if kind == "usage":
+            turn_tokens[name] = int(event.get("input_tokens") or 0) + int(
+                event.get("output_tokens") or 0)
+        if kind == "tool_call" and not event.get("refused_by"):
+            engine.observe(event, ts)
+            step = engine.pending_step(cid)
+            if step is None:
+                continue
+            tally.calls += 1
+            call_tokens[(name, cid)] = turn_tokens[name]
+            entry = index.warning_for(step["signature"], "", name, ts, EXPIRE_S)
+            if entry is not None:
+                warned[(name, cid)] = entry.id
+                tally.warnings += 1
+            continue
+        if kind != "tool_result":
+            engine.observe(event, ts)
+            continue
+        step = engine.pending_step(cid)
+        engine.observe(event, ts)
+        if step is None or step["ok"] is None:
+            continue
+        was_warned = (name, cid) in warned
+        if step["ok"] and was_warned:
+            tally.noise += 1
+        if not step["ok"] and step["error_id"]:
+            key = (step["signature"], step["error_id"])
+            if failed_in[key] - {name}:
+                tally.repeated += 1
+                if was_warned:
+                    tally.warned_repeated += 1
+                    tally.warned_tokens += call_tokens.get((name, cid), 0)
+                else:
+                    tally.missed[_why_missed(step)] += 1
+            failed_in[key].add(name)
+        index.apply_all(learners[name].learn(step, index, ts=ts))
+    return tally
+
+
+def _why_missed(step: Any) -> str:
+    if is_test_report(step["error"], step["error_id"]):
+        return "a test report (not remembered)"
+    if step["error"] == "timeout":
+        return "a time-out (not remembered)"
+    if step["refused"]:
+        return "refused by the engine in the replay"
+    return "succeeded in between, or expired"
+
+
+def run(scale: float = 1.0) -> list[Figure]:
+    folders = corpus_folders()
+    projects, unreadable = sessions_by_project(folders)
+    policy = Policy.profile("default")
+    total = Tally()
+    shared = {p: s for p, s in projects.items() if len(s) > 1}
+    if scale < 1.0:  # the smoke test: the two smallest projects
+        shared = dict(sorted(shared.items(), key=lambda kv: sum(len(e) for _, e in kv[1]))[:2])
+    for sessions in shared.values():
+        total.add(replay_project(sessions, policy))
+    note = (f"{total.sessions} sessions of {len(shared)} projects with 2 or more sessions, "
+            f"{total.calls} calls; {unreadable} files unreadable")
+    if not shared:
+        note = "no corpus with several sessions of one project found (see the module docstring)"
+    missed = "; ".join(f"{n} {why}" for why, n in sorted(total.missed.items(),
+                                                           key=lambda kv: -kv[1]))
+    return [
+        Figure("repeated cross-session failures (same call, same error)", total.repeated,
+               "calls", note=note),
+        Figure("of them, warned before by the memory", total.warned_repeated, "calls",
+               baseline=total.repeated or None, max_ratio=None,
+               note=f"goal: at least half; missed: {missed or 'none'}"),
+        Figure("share of repeated failures warned", (total.warned_repeated / total.repeated)
+               if total.repeated else 0.0, "", note="goal >= 0.5"),
+        Figure("warnings given", total.warnings, "calls"),
+        Figure("warnings before a call that then succeeded, per warning",
+               (total.noise / total.warnings) if total.warnings else 0.0, "",
+               max_value=0.1, note=f"{total.noise} of {total.warnings} warnings"),
+        Figure("tokens of the turns that made the warned failures (original runs)",
+               total.warned_tokens, "tokens",
+               note=f"{total.warned_repeated} calls; input + output of the turn before each"),
+    ]
+
+
+if __name__ == "__main__":
+    for figure in run():
+        print(f"{figure.name}: {figure.value:g} {figure.unit} ({figure.note})")
