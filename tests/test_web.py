@@ -17,6 +17,7 @@ from tests.web_helpers import Web
 def test_without_a_sign_in_nothing_is_served(root: Path) -> None:
     escalate(root, "secret-session")
     web = Web(root)
+    assert web.line.startswith(f"serving {root.resolve()} at http://")  # absolute
     try:
         cookie = f"supervisor_session_{web.port}"
         for path, data in (("/", None), ("/api/queue", None), ("/api/answer", b"{}"),
@@ -173,3 +174,32 @@ def test_answers_take_what_their_kind_needs(root: Path) -> None:
                   (root / "sessions" / "s1" / "control.jsonl").read_text().splitlines()]
     assert decision["action"] == "split"
     assert decision["tasks"] == ["Read the failing test", "Fix add()"]
+
+
+def test_before_its_first_read_the_queue_says_it_is_loading(root: Path) -> None:
+    """An empty queue means nothing until the store has been read once (100,000 sessions
+    take a while): the snapshot says `loading` until then, and how many sessions there are."""
+    from supervisor.store.local import LocalStore
+    from supervisor.web.queue import LiveQueue
+
+    escalate(root, "s1")
+    queue = LiveQueue(LocalStore(root))
+    assert queue.snapshot()["loading"] is True
+    queue.start()
+    try:
+        assert queue.loaded.wait(30)
+        for _ in range(100):
+            if queue.snapshot()["queue"]:
+                break
+            time.sleep(0.05)
+        after = queue.snapshot()
+        assert after["loading"] is False and after["total"] == 1
+        assert [e["session"] for e in after["queue"]] == ["s1"]
+    finally:
+        queue.close()
+    empty = LiveQueue(LocalStore(root / "empty"))
+    empty.start()
+    try:  # nothing to read: loaded at once, not loading for ever
+        assert empty.loaded.wait(30) and empty.snapshot()["loading"] is False
+    finally:
+        empty.close()

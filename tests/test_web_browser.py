@@ -141,3 +141,105 @@ def test_without_the_token_the_browser_sees_nothing(root: Path, tmp_path: Path,
             assert "hidden" not in page.content()
     finally:
         web.stop()
+
+
+def test_a_phone_rolls_back_to_the_checkpoint_it_chose_and_splits(
+        root: Path, tmp_path: Path, browser) -> None:
+    """The rollback offers the session's checkpoints (the one before the escalation chosen);
+    the one tapped is the one written and rolled back to. A split takes its steps from a box,
+    one a line, and the agent works the plan."""
+    web = Web(root)
+    agents = [start_demo(root, name, "loop", tmp_path / name, deadline=120)
+              for name in ("phone3", "phone4")]
+    try:
+        evs = wait_for(root, "phone3", lambda e: bool(of_type(e, "escalation")))
+        assert len(of_type(evs, "checkpoint")) >= 2
+        page = browser.new_context(**PHONE).new_page()
+        page.goto(web.url)
+        page.fill("#who", "ana")
+        card = page.locator("section.card", has_text="phone3 · esc-1")
+        card.get_by_role("button", name="Rollback").click()
+        radios = card.locator("input[type=radio]")
+        radios.first.wait_for()
+        ids = [radios.nth(i).get_attribute("value") for i in range(radios.count())]
+        assert ids[0] == "cp-2" and radios.first.is_checked()  # taken before the escalation
+        assert "taken before this escalation" in card.inner_text()
+        assert "throws away: calc.py" in card.inner_text()
+        card.locator("label.cp", has_text="cp-1").click()
+        card.get_by_role("button", name="Roll back to cp-1").click()
+        page.wait_for_selector("text=rollback by ana: applied")
+        [decision] = [json.loads(line) for line in
+                      (root / "sessions" / "phone3" / "control.jsonl").read_text().splitlines()]
+        assert (decision["action"], decision["checkpoint_id"]) == ("rollback", "cp-1")
+        evs = wait_for(root, "phone3", lambda e: bool(of_type(e, "rollback")))
+        assert of_type(evs, "rollback")[0]["checkpoint_id"] == "cp-1"
+
+        wait_for(root, "phone4", lambda e: bool(of_type(e, "escalation")))
+        card = page.locator("section.card", has_text="phone4 · esc-1")
+        card.get_by_role("button", name="Split").click()
+        card.locator("textarea").fill("Read the failing test\n\n  Fix mul() in calc.py  \n")
+        card.get_by_role("button", name="Send split").click()
+        page.wait_for_selector("text=split by ana: applied")
+        [split] = [json.loads(line) for line in
+                   (root / "sessions" / "phone4" / "control.jsonl").read_text().splitlines()]
+        assert split["action"] == "split"
+        assert split["tasks"] == ["Read the failing test", "Fix mul() in calc.py"]
+        evs = wait_for(root, "phone4", lambda e: bool(of_type(e, "decision_applied")))
+        assert of_type(evs, "decision_applied")[0]["action"] == "split"
+    finally:
+        for agent in agents:
+            agent.kill()
+            agent.wait(timeout=30)
+        web.stop()
+
+
+def test_a_cancelled_answer_sends_nothing_and_the_sign_in_page_fits_a_phone(
+        root: Path, browser) -> None:
+    from tests.notify_helpers import escalate
+
+    escalate(root, "s1")
+    web = Web(root)
+    try:
+        page = browser.new_context(**PHONE).new_page()
+        assert page.goto(web.base + "/").status == 401
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert "supervisor web --login" in page.inner_text("body")
+        font = page.evaluate("getComputedStyle(document.body).fontSize")
+        assert float(font.rstrip("px")) >= 16  # readable without zooming
+        page.goto(web.url)
+        page.fill("#who", "ana")
+        card = page.locator("section.card", has_text="esc-1")
+        for name in ("Skip task", "Abort"):
+            card.get_by_role("button", name=name).click()
+            assert "This cannot be taken back." in card.inner_text()
+            card.get_by_role("button", name="Cancel").click()
+        card.get_by_role("button", name="Approve").wait_for()
+        assert not (root / "sessions" / "s1" / "control.jsonl").exists()
+    finally:
+        web.stop()
+
+
+def test_a_store_still_loading_is_not_an_empty_queue(root: Path, browser) -> None:
+    """While the server reads a large store a first time, the page says it is loading (the
+    queue it has is not yet what needs you). The server's answer is the one `LiveQueue`
+    gives before its first read (`tests/test_web.py`), replayed to the page here."""
+    from supervisor.web.queue import LiveQueue
+    from tests.notify_helpers import escalate
+
+    escalate(root, "s1")
+    from supervisor.store.local import LocalStore
+
+    before = LiveQueue(LocalStore(root)).snapshot()
+    before["total"] = 100000
+    web = Web(root)
+    try:
+        page = browser.new_context(**PHONE).new_page()
+        page.goto(web.url)
+        page.route("**/api/queue", lambda route: route.fulfill(
+            status=200, content_type="application/json", body=json.dumps(before)))
+        page.reload()
+        page.wait_for_selector("text=Loading 100,000 sessions")
+        assert "Nothing needs you." not in page.locator("#queue").inner_text()
+        assert page.locator("#title").inner_text() == "Needs you (loading…)"
+    finally:
+        web.stop()
