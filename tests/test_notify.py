@@ -47,7 +47,7 @@ def test_one_message_per_burst_exactly_once(root: Path, tmp_path: Path) -> None:
     for session in ("alpha", "beta"):
         [record] = notifications(root, session)
         assert record["outcome"] == "sent" and record["attempt"] == 1
-        assert record["service"].startswith("json://127.0.0.1:")
+        assert record["service"] == "json://…"  # never the URL's secrets
         assert record["by"] == "notify"
 
 
@@ -122,7 +122,7 @@ def test_notify_test_command(tmp_path: Path) -> None:
         ok = run_cli("notify", "test", "--url", rx.url,
                      SUPERVISOR_CONFIG=str(tmp_path / "config"))
         assert ok.returncode == 0, ok.stderr
-        assert ok.stdout.startswith("sent: json://127.0.0.1:")
+        assert ok.stdout == "sent: json://…\n"
         assert rx.messages[0]["title"] == "Agent Supervisor: test"
     with Receiver(fail_first=100) as rx:
         write_config(tmp_path / "config", [rx.url])

@@ -70,7 +70,7 @@ def test_a_phone_answers_a_live_agent_from_the_notification_link(
         target = page.locator("section.card.target")
         target.wait_for()
         assert "phone1 · esc-1" in target.inner_text()
-        assert "notified via json://127.0.0.1" in target.inner_text()
+        assert "notified via json://…" in target.inner_text()
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # no side scroll
         page.fill("#who", "ana")
         # the evidence the terminal shows: each evidence call with its result

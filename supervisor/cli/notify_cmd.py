@@ -63,13 +63,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _test(urls: list[str]) -> int:
-    from supervisor.notify.send import send_one, service_of
+    from supervisor.notify.send import send_one, service_names
 
     failed = 0
-    for url in urls:
+    for url, name in zip(urls, service_names(urls), strict=True):
         result = send_one(url, "Agent Supervisor: test",
                           "A test of `supervisor notify test`: escalations will arrive here.")
-        name = service_of(url) or "?"
         if result.ok:
             print(f"sent: {name}")
         else:

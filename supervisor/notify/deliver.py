@@ -30,8 +30,9 @@ from typing import Any
 
 from supervisor.notify.config import NotifyConfig
 from supervisor.notify.message import Item, compose, item_of
-from supervisor.notify.send import Attempt, send_one, service_of
+from supervisor.notify.send import Attempt, send_one, service_names
 from supervisor.protocol.names import NOTIFICATION
+from supervisor.protocol.redact import in_text
 from supervisor.store.local import LocalStore
 from supervisor.store.paths import SESSION_ID_RE, session_files
 from supervisor.store.summary import SessionSummary
@@ -120,16 +121,16 @@ def send_all(root: Path, items: list[Item], config: NotifyConfig, send: Sender =
         for item in items:
             _record(root, item, {"outcome": "failed", "service": "config.toml", "attempt": 1,
                                  "reason": problem})
-    for url in config.urls:
-        service = service_of(url) or "?"
+    for url, service in zip(config.urls, service_names(config.urls), strict=True):
         attempts = config.retries + 1
         for attempt in range(1, attempts + 1):
             result = send(url, title, body)
             outcome = ("sent" if result.ok else "failed" if attempt == attempts
                        else "retrying")
+            reason = None if result.reason is None else in_text(result.reason, url)
             for item in items:
                 _record(root, item, {"outcome": outcome, "service": service,
-                                     "attempt": attempt, "reason": result.reason})
+                                     "attempt": attempt, "reason": reason})
             if result.ok:
                 break
             if attempt < attempts:

@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from supervisor.protocol.decisions import ACTIONS
 from supervisor.protocol.names import MAX_INT, MAX_NUMBER, MAX_TS
+from supervisor.protocol.redact import in_text
 
 Level = Annotated[int, Field(ge=0, le=4)]
 Count = Annotated[int, Field(ge=0, le=MAX_INT)]
@@ -32,6 +33,10 @@ def _known_action(action: str) -> str:
     if action not in ACTIONS:
         raise ValueError(f"unknown action '{action}' (one of {', '.join(ACTIONS)})")
     return action
+
+
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else in_text(text)
 
 
 VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
@@ -214,11 +219,13 @@ class Notification(Event):
     type: Literal["notification"] = "notification"
     escalation_id: str
     outcome: Literal["sent", "failed", "retrying"]
-    service: str
-    """Which service, never its secrets: the apprise URL's scheme and host."""
+    service: Annotated[str, AfterValidator(in_text)]
+    """Which service, never its secrets: the apprise URL's scheme only (`ntfy://…`, numbered
+    when several URLs are configured); any URL in it is reduced so when read
+    (`supervisor.protocol.redact`)."""
     attempt: Annotated[int, Field(ge=1, le=MAX_INT)]
-    reason: str | None = None
-    """Why it failed (null when sent)."""
+    reason: Annotated[str | None, AfterValidator(_redacted)] = None
+    """Why it failed (null when sent); any URL in it is reduced to its scheme when read."""
     link: str | None = None
     """Where the message said to answer (the web view), or null."""
 
