@@ -9,8 +9,12 @@ loop-free run. Each run is imported (`supervisor.importers`, step numbers as in 
 `STEPS.md`) and replayed through the engine with the `default` policy; at levels 1 (nudge),
 2 (block) and 3 (escalate) an episode is caught when a finding of that level or higher falls in
 [onset, end + 2], and a loop-free run with any such finding is a false-alarm run
-(`supervisor.analysis.rubric`). Targets (issue 23): recall >= 0.92 with <= 4 % false-alarm
-runs at level 1, recall >= 0.80 with <= 2 % at level 2, <= 1 % false-alarm runs at level 3.
+(`supervisor.analysis.rubric`). Autonomous runs and interactive sessions (a label's
+`"interactive": true`: a person in the loop) are scored apart. Targets (issue 35): on
+autonomous runs recall >= 0.90 with <= 4 % false-alarm runs at level 1, recall >= 0.80 with
+<= 2 % at level 2, <= 1 % false-alarm runs at level 3; on loop-free interactive sessions
+< 5 % with a finding at level >= 1, < 2 % at >= 2, < 1 % at 3. A labelled run whose run file
+is not on this machine is named as missing and left out of every score (never a miss).
 Several corpus folders are scored together (`$SUPERVISOR_LABELLED_CORPUS` may list several;
 the repository's own `benchmarks/corpus-labelled/` joins when present), and each apart.
 
@@ -51,10 +55,13 @@ from supervisor.analysis.rubric import (
 )
 from supervisor.engine import Policy
 
-TARGETS = {1: (0.92, 0.04), 2: (0.80, 0.02)}
-"""Level -> (minimum recall, maximum false-alarm rate) (issue 23)."""
+TARGETS = {1: (0.90, 0.04), 2: (0.80, 0.02)}
+"""Level -> (minimum recall, maximum false-alarm rate) on autonomous runs (issue 35)."""
 ESCALATION_FALSE_ALARMS = 0.01
 """Maximum false-alarm rate at level 3 (issue 23)."""
+INTERACTIVE_FALSE_ALARMS = {1: 0.05, 2: 0.02, 3: 0.01}
+"""Level -> maximum share of loop-free interactive sessions with a finding at that level or
+higher (issue 35): a person in the loop prompts again, waits, fans out sub-agents."""
 FOLDS = {"mini-swe-agent": ("mini-swe-agent",), "openhands + swe-agent": ("openhands",
                                                                           "swe-agent")}
 PRINCIPLED = (3, 20)
@@ -86,8 +93,12 @@ def corpus_dirs() -> list[Path]:
 @dataclass(slots=True)
 class Corpus:
     labels: list[dict[str, Any]]
+    """The labels of the runs that are here (a label whose run file is missing is in
+    `missing`, not here: it is not scored, neither as a miss nor as a quiet run)."""
     runs: dict[str, list[dict[str, Any]]]
     """Run name -> protocol events (imported once, replayed under every policy)."""
+    missing: dict[str, list[str]]
+    """Corpus folder -> the labelled runs whose run files are not on this machine."""
 
 
 def load_corpus(base: Path, prefix: str = "") -> Corpus:
@@ -106,7 +117,9 @@ def load_corpus(base: Path, prefix: str = "") -> Corpus:
                     runs[prefix + name] = list(run.events)
     if prefix:
         labels = [{**lab, "run": prefix + lab["run"]} for lab in labels]
-    return Corpus(labels, runs)
+    here = [lab for lab in labels if lab["run"] in runs]
+    gone = [lab["run"] for lab in labels if lab["run"] not in runs]
+    return Corpus(here, runs, {str(base): gone} if gone else {})
 
 
 def load_corpora(bases: list[Path]) -> Corpus:
@@ -116,7 +129,13 @@ def load_corpora(bases: list[Path]) -> Corpus:
         return load_corpus(bases[0])
     parts = [load_corpus(b, f"{b.parent.name}:") for b in bases]
     return Corpus([lab for c in parts for lab in c.labels],
-                  {k: v for c in parts for k, v in c.runs.items()})
+                  {k: v for c in parts for k, v in c.runs.items()},
+                  {k: v for c in parts for k, v in c.missing.items()})
+
+
+def is_interactive(label: dict[str, Any]) -> bool:
+    """A session with a person in the loop (its label says `"interactive": true`)."""
+    return label.get("interactive") is True
 
 
 def source_of(label: dict[str, Any]) -> str:
@@ -305,18 +324,29 @@ def run() -> list[Figure]:
         return guidance
     corpus = load_corpora(bases)
     fires = replay(corpus, Policy.profile("default"))
-    scores = {level: score(corpus.labels, fires, level) for level in (1, 2, 3)}
     lines = [f"corpora: {', '.join(str(b) for b in bases)}"]
+    for base, gone in corpus.missing.items():
+        lines.append(f"  {base}: the run files of {len(gone)} labelled runs are not on this "
+                     f"machine (e.g. {gone[0]}): NOT SCORED (see that folder's README for "
+                     "where they are)")
     if len(bases) > 1:
         for base in bases:
             prefix = f"{base.parent.name}:"
             part = [lab for lab in corpus.labels if lab["run"].startswith(prefix)]
+            if not part:
+                continue
             for level in (1, 2, 3):
                 s = score(part, fires, level)
                 lines.append(f"  {base}: level >= {level}: recall {s.recall:.3f} of "
                              f"{len(s.episodes)} episodes; false-alarm runs "
                              f"{s.false_alarm_rate:.3f} of {s.clean_runs}")
-    lines += report(corpus, scores)
+    autonomous = [lab for lab in corpus.labels if not is_interactive(lab)]
+    interactive = [lab for lab in corpus.labels if is_interactive(lab)]
+    scores = {level: score(autonomous, fires, level) for level in (1, 2, 3)}
+    people = {level: score(interactive, fires, level) for level in (1, 2, 3)}
+    lines.append("autonomous runs (no person in the loop):")
+    lines += report(Corpus(autonomous, corpus.runs, {}), scores)
+    lines += interactive_report(people)
     lines += per_detector(corpus, fires)
     lines.append("beside the documented rules of other agents (as nudges, level 1):")
     figures: list[Figure] = []
@@ -334,10 +364,37 @@ def run() -> list[Figure]:
     ours: list[Figure] = []
     for level, s in scores.items():
         recall_min, fa_max = TARGETS.get(level, (None, ESCALATION_FALSE_ALARMS))
-        ours.append(Figure(f"level {level}: missed episodes (1 - recall)",
+        ours.append(Figure(f"autonomous level {level}: missed episodes (1 - recall)",
                            round(1 - s.recall, 3),
                            max_value=round(1 - recall_min, 3) if recall_min else None,
                            note=f"recall {s.recall:.3f} of {len(s.episodes)} episodes"))
-        ours.append(Figure(f"level {level}: false-alarm runs", round(s.false_alarm_rate, 3),
+        ours.append(Figure(f"autonomous level {level}: false-alarm runs",
+                           round(s.false_alarm_rate, 3),
                            max_value=fa_max, note=f"of {s.clean_runs} loop-free runs"))
+    for level, s in people.items():
+        if s.clean_runs:
+            ours.append(Figure(f"interactive level {level}: false-alarm sessions",
+                               round(s.false_alarm_rate, 3),
+                               max_value=INTERACTIVE_FALSE_ALARMS[level],
+                               note=f"of {s.clean_runs} loop-free sessions"))
     return ours + figures + guidance
+
+
+def interactive_report(scores: dict[int, LevelScore]) -> list[str]:
+    """Sessions with a person in the loop: the share of loop-free ones with a finding at each
+    level (their false alarms named), and recall where they hold labelled loops."""
+    clean = scores[1].clean_runs
+    if not clean and not scores[1].episodes:
+        return ["interactive sessions: none labelled here"]
+    lines = [f"interactive sessions (a person in the loop): {clean} loop-free, "
+             f"{len(scores[1].episodes)} loop episodes"]
+    for level, s in scores.items():
+        caught = sum(e.caught for e in s.episodes)
+        lines.append(f"  level >= {level}: false-alarm sessions {len(s.false_alarms)}/{clean}"
+                     f" = {s.false_alarm_rate:.3f} (target < "
+                     f"{INTERACTIVE_FALSE_ALARMS[level]:.2f}); recall {caught}/"
+                     f"{len(s.episodes)}")
+        for run, fires in s.false_alarms.items():
+            shown = "; ".join(f"{f.detector}@{f.step}: {f.message[:90]}" for f in fires[:2])
+            lines.append(f"    false alarm: {run}: {shown}")
+    return lines

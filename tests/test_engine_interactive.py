@@ -65,3 +65,41 @@ def test_a_user_turn_is_a_new_task() -> None:
             found += more
     assert found == [] and engine.level == 0
     assert next(g.value for g in engine.gauges(40.0) if g.name == "actions_per_task") == 3
+
+
+NOT_FOUND = ("<tool_use_error>String to replace not found in file.\nString: {}"
+             "</tool_use_error>")
+
+
+def _failed_edits(looks: list[tuple[str, dict[str, Any], str]]) -> list[str]:
+    """Four failed edits of app.py, each with another anchor, a look at the file before each
+    of the last three; the detectors that fired."""
+    engine = Engine()
+    engine.observe({"type": "message", "role": "user", "text": "fix the header"}, 0.0)
+    _run(engine, 0, "Read", {"file_path": "/w/app.py"}, "1\tdef a():\n2\t\treturn 1\n")
+    found: list[str] = []
+    i = 1
+    for n, anchor in enumerate(["def a():\n    return 1", "    return 1", "return 1",
+                                "a():\n\t\treturn"]):
+        if n:
+            tool, args, output = looks[n - 1]
+            found += [f.detector for f in _run(engine, i, tool, args, output)[1]]
+            i += 1
+        _, more = _run(engine, i, "Edit", {"file_path": "/w/app.py", "old_string": anchor,
+                                           "new_string": "x"},
+                            NOT_FOUND.format(anchor), ok=False)
+        found += [f.detector for f in more]
+        i += 1
+    return found
+
+
+def test_failed_edits_with_new_looks_at_the_file_between_them_are_investigation() -> None:
+    looks = [("Bash", {"command": "cat -A /w/app.py"}, "def a():$\n^I^Ireturn 1$\n"),
+             ("Bash", {"command": "xxd /w/app.py"}, "00000000: 6465 6620 6128 293a  def a():"),
+             ("Read", {"file_path": "/w/app.py", "offset": 2}, "2\t\treturn 1\n")]
+    assert _failed_edits(looks) == []
+
+
+def test_failed_edits_with_the_same_look_between_them_still_recur() -> None:
+    same = ("Read", {"file_path": "/w/app.py"}, "1\tdef a():\n2\t\treturn 1\n")
+    assert "recurring_error" in _failed_edits([same, same, same])

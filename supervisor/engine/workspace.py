@@ -195,7 +195,8 @@ def touched_paths(planned: list[list[Effect]]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-_VIEWERS = {"cat": 0, "nl": 0, "head": 0, "tail": 0, "sed": 1, "awk": 1, "grep": 1}
+_VIEWERS = {"cat": 0, "nl": 0, "head": 0, "tail": 0, "sed": 1, "awk": 1, "grep": 1, "xxd": 0,
+            "od": 0}
 """Commands that show one file, and how many operands come before it (a sed or awk script,
 a grep pattern)."""
 

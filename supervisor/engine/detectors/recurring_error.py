@@ -15,6 +15,12 @@ and the edit-test-edit-test of ordinary repair is no loop, with one exception: a
 repair, so the same syntax error from one run after different edits counts once per workspace
 version (three inserts that each break the file the same way).
 
+Failed edits of a file between which the agent looked at that file and saw something it had not
+seen before (a re-read after the file changed, another region, `cat -A` or `xxd` of its bytes)
+are investigation, not one more variation: such a look starts the file's count again. A look
+that shows what an earlier one showed (the same view of an unchanged file), or nothing (a grep
+for the missing text), teaches nothing and changes nothing.
+
 The rubric's three occurrences: nudge at the 3rd; the next call of that tool
 (program, file) is refused at the 4th, escalated at the 6th.
 """
@@ -81,6 +87,10 @@ class RecurringError(Detector[RecurringErrorParams]):
                 p: RecurringErrorParams) -> Finding | None:
         groups = mem["groups"]
         key = group_of(step)
+        if step["ok"] and step["novel"] and not step["empty"] and step["views"]:  # a new look
+            looked = groups.get(f"edit:{file_key(step['views'])}")
+            if looked is not None:
+                looked["learned"] = step["index"]
         if step["ok"]:  # the tool (for an editor: that sub-command) works again
             group = groups.get(key)
             if group is not None:
@@ -97,8 +107,10 @@ class RecurringError(Detector[RecurringErrorParams]):
         groups[key] = group
         while len(groups) > _GROUPS_KEPT:
             groups.pop(next(iter(groups)))
+        learned = group.pop("learned", -1)
         group["failures"] = [f for f in group["failures"]
-                             if step["index"] - f["index"] <= p["window"]][-_KEPT:]
+                             if step["index"] - f["index"] <= p["window"]
+                             and f["index"] > learned][-_KEPT:]
         group["failures"].append({
             "index": step["index"], "batch": step["batch"] or f"step:{step['index']}",
             "signature": step["signature"], "error_id": step["error_id"], "seq": step["seq"],
