@@ -103,3 +103,18 @@ def test_failed_edits_with_new_looks_at_the_file_between_them_are_investigation(
 def test_failed_edits_with_the_same_look_between_them_still_recur() -> None:
     same = ("Read", {"file_path": "/w/app.py"}, "1\tdef a():\n2\t\treturn 1\n")
     assert "recurring_error" in _failed_edits([same, same, same])
+
+
+def test_a_tool_re_exposed_by_zeds_agent_client_protocol_is_the_agents_own() -> None:
+    """`mcp__acp__Bash` is Claude Code's Bash; its `Timed out. New output:` is a failure: a
+    commit that hangs on a prompt five times, phrased five ways, recurs."""
+    engine = Engine()
+    found: list[str] = []
+    for i, how in enumerate(["git commit -m a", "git commit -m b", "git commit -m 'a b'",
+                             "echo n | git commit -m a", "GIT_EDITOR=true git commit -m a"]):
+        action, more = _run(engine, i, "mcp__acp__Bash", {"command": how},
+                            "Timed out. New output:\n\nLink this commit to the session? [Y/n]")
+        found += [f"{f.detector}:{f.action}" for f in more]
+        assert action == ("block" if i == 4 else "allow"), i
+    assert found == ["recurring_error:nudge", "recurring_error:block"]
+    assert engine.read_path("mcp__acp__Read", {"file_path": "/w/a.py"}) == "/w/a.py"

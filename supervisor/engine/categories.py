@@ -150,6 +150,18 @@ def shell_category(command: str) -> str:
     return "other"
 
 
+_ACP_PREFIX = "mcp__acp__"
+
+
+def native_tool(tool: str) -> str:
+    """The tool a call is: an agent's own tool re-exposed over MCP by Zed's Agent Client
+    Protocol adapter (`mcp__acp__Bash`, `mcp__acp__Read`, `mcp__acp__Edit`) is that tool
+    (`Bash`, `Read`, `Edit`), so its shell line, its file and its edits are read as such."""
+    if tool.startswith(_ACP_PREFIX) and len(tool) > len(_ACP_PREFIX):
+        return tool[len(_ACP_PREFIX):]
+    return tool
+
+
 def _match(tool: str, patterns: list[str]) -> bool:
     for pattern in patterns:
         if pattern == tool or (("*" in pattern or "?" in pattern or "[" in pattern)

@@ -9,7 +9,7 @@ from copy import deepcopy as _deepcopy
 from typing import Any
 
 from supervisor.engine import workspace
-from supervisor.engine.categories import classify, file_path, is_file_read
+from supervisor.engine.categories import classify, file_path, is_file_read, native_tool
 from supervisor.engine.confidence import as_nudge, may_refuse, weigh
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
@@ -100,6 +100,7 @@ class Engine:
         """The file a call reads that the file cache may answer (the guard reports its state
         on disk with the call, as `file`), or None."""
         args = args if isinstance(args, dict) else {}
+        tool = native_tool(tool)
         if not is_file_read(tool, args, self.policy):
             return None
         return file_path(tool, args, self.policy)
@@ -108,6 +109,7 @@ class Engine:
         """The files a call may write, as it names them (the guard reports their digests
         before the call as `files_before`, and after it as `tool_result.files`)."""
         args = args if isinstance(args, dict) else {}
+        tool = native_tool(tool)
         if classify(tool, args, self.policy) not in ("mutate", "run"):
             return []
         try:
@@ -156,7 +158,7 @@ class Engine:
         if st.waiting == "user":
             st.waiting = None  # the agent works again (a hook target's turn went on)
         call = call if isinstance(call, dict) else {}
-        tool = str(call.get("tool") or "?")
+        tool = native_tool(str(call.get("tool") or "?"))
         args = call.get("args")
         args = args if isinstance(args, dict) else {}
         call_id = str(call.get("call_id") or f"step-{st.step_count}")

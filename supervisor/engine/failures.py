@@ -21,7 +21,8 @@ _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$")
 _ANYWHERE = re.compile(
     r"No replacement was performed|<tool_use_error>|did not appear verbatim|"
-    r"Parameter `?\w+`? is required", re.I)
+    r"Parameter `?\w+`? is required|"
+    r"\A(?:Command )?timed out\b", re.I)  # a harness's report of a time-out, before the output
 _AT_THE_END = re.compile(
     r"^E: .+|"                                            # apt
     r"^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found$|"  # bash / sh
@@ -73,7 +74,8 @@ def failure_line(output: str) -> str | None:
 
     A Python traceback counts when its exception line is among the last lines (a traceback
     printed and survived is not a failure of the call); tool refusals (`No replacement was
-    performed`, `<tool_use_error>`) count anywhere in the first 4 KiB; `E:` lines of apt,
+    performed`, `<tool_use_error>`) count anywhere in the first 4 KiB, a harness's time-out
+    report when the output starts with it (Zed's `Timed out. New output: ...`); `E:` lines of apt,
     `command not found`, `timed out`, `error:`/`fatal:` lines, `cannot stat` and make's `***`
     count when they are among the last lines, where a command's final status is printed.
     """
