@@ -16,7 +16,13 @@ Each figure is measured against its baseline in the same run (medians of interle
 - flat cost: the warm call on a session with 10,000 earlier events against one with 10
   (target: at most 1.1x), because the hook loads a bounded snapshot and never re-reads the log;
   and against one with 2,000, both past the engine's window (1,000 events), where the snapshot
-  has stopped growing.
+  has stopped growing;
+- usage: a PreToolUse on a session with 10,000 earlier events whose transcript is 50 MB, the
+  model's answer (text, a call and its `usage`) appended to it before each call, so each call
+  reads, prices and records one answer's usage; against the same call on the same history
+  without a transcript (target: at most 2 ms more), because the transcript is read on from where
+  the last call left. Measured inside one warm process (`runtime.run_safely`, what the resident
+  server runs), interleaved, so the figure is the usage's cost and not process start-up noise.
 
 Both sessions run under a policy whose hard limits are out of reach and whose checkpoints are off,
 so the history can be built quickly and no measured call is held by an escalation; every measured
@@ -130,6 +136,45 @@ def memory_lookup_ms(root: Path, workspace: Path, signatures: list[str]) -> tupl
     return loaded * 1000.0, each * 1000.0
 
 
+def usage_cost(root: Path, workspace: Path, transcript: Path,
+               calls: int) -> tuple[list[float], list[float]]:
+    """(seconds per call without a transcript, with one answer to read before each call),
+    interleaved in this process; the first round (imports, the price table) is left out."""
+    from supervisor.hooks.budget import Budget
+    from supervisor.hooks.runtime import run_safely
+
+    def one(session: str, index: int, path: Path | None) -> float:
+        complaints: list[str] = []
+        started = time.perf_counter()
+        answer = run_safely("claude-code", payload(session, workspace, index, path), root,
+                            Budget(60), complaints.append)
+        took = time.perf_counter() - started
+        if complaints or answer:
+            raise RuntimeError(f"a measured call was not simply allowed: {complaints} {answer}")
+        return took
+
+    build_session(root, "bench-nousage", workspace, _count(root, "bench-usage"))
+    one("bench-usage", 0, transcript)  # the session meets its transcript: read on from its end
+    without, with_usage = [], []
+    for i in range(1, calls + 2):
+        w = one("bench-nousage", 20_000 + i, None)
+        with open(transcript, "ab") as handle:
+            handle.write(answer_line(f"msg_new_{i}") + result_line(i))
+        u = one("bench-usage", 20_000 + i, transcript)
+        if i > 1:
+            without.append(w)
+            with_usage.append(u)
+    if _count_usage(root, "bench-usage") != calls + 1:
+        raise RuntimeError("not every answer's usage was recorded once")
+    return without, with_usage
+
+
+def _count_usage(root: Path, session: str) -> int:
+    path = root / "sessions" / session / "events.jsonl"
+    with open(path, "rb") as f:
+        return sum(1 for line in f if b'"type":"usage"' in line or b'"type": "usage"' in line)
+
+
 def _count(root: Path, session: str) -> int:
     path = root / "sessions" / session / "events.jsonl"
     if not path.exists():
@@ -138,9 +183,39 @@ def _count(root: Path, session: str) -> int:
         return sum(1 for _ in f)
 
 
-def payload(session: str, workspace: Path, index: int) -> bytes:
+TRANSCRIPT_MB = 50
+
+
+def write_transcript(path: Path, megabytes: float) -> None:
+    """A Claude Code transcript of about `megabytes`: answers and tool results."""
+    block = b"".join(answer_line(f"msg_old_{i}") + result_line(i) for i in range(100))
+    with open(path, "wb") as handle:
+        for _ in range(max(1, round(megabytes * 1024 * 1024 / len(block)))):
+            handle.write(block)
+
+
+def answer_line(message_id: str) -> bytes:
+    """One assistant line as Claude Code writes it, with the message's usage."""
     return json.dumps({
-        "session_id": session, "transcript_path": f"/tmp/{session}.jsonl",
+        "type": "assistant", "uuid": message_id, "isSidechain": False, "message": {
+            "id": message_id, "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+            "content": [{"type": "text", "text": "Next I read the module. " * 20},
+                        {"type": "tool_use", "id": "toolu_x", "name": "Read",
+                         "input": {"file_path": "/w/mod.py"}}],
+            "usage": {"input_tokens": 4, "output_tokens": 180, "cache_read_input_tokens": 42000,
+                      "cache_creation_input_tokens": 350}}}).encode() + b"\n"
+
+
+def result_line(index: int) -> bytes:
+    return json.dumps({"type": "user", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_x",
+         "content": f"line {index}\n" * 60}]}}).encode() + b"\n"
+
+
+def payload(session: str, workspace: Path, index: int, transcript: Path | None = None) -> bytes:
+    return json.dumps({
+        "session_id": session,
+        "transcript_path": str(transcript) if transcript else f"/tmp/{session}.jsonl",
         "cwd": str(workspace), "permission_mode": "default", "hook_event_name": "PreToolUse",
         "tool_name": "Read", "tool_input": {"file_path": str(workspace / f"read{index}.py")},
         "tool_use_id": f"toolu_bench_{index}",
@@ -178,6 +253,10 @@ def run(scale: float = 1.0) -> list[Figure]:
         entries = max(1000, round(10_000 * scale))
         signatures = build_memory(root, remembering, entries)
         load_ms, lookup_ms = memory_lookup_ms(root, remembering, signatures)
+        build_session(root, "bench-usage", workspace, history)
+        transcript = base / "transcript.jsonl"
+        write_transcript(transcript, TRANSCRIPT_MB * scale)
+        megabytes = transcript.stat().st_size / 1024 / 1024
         timed(BASELINE, payload("bench-small", workspace, 0), env)  # warm the file cache
         cold = timed(HOOK, payload("bench-small", workspace, 0), env)
         _wait_for_server(root)
@@ -197,6 +276,7 @@ def run(scale: float = 1.0) -> list[Figure]:
                 hook_full.append(f)
                 hook_large.append(g)
                 hook_memory.append(m)
+        without, hook_usage = usage_cost(root, workspace, transcript, runs * 3)
     finally:
         _stop_server(root)
         shutil.rmtree(base, ignore_errors=True)
@@ -231,6 +311,15 @@ def run(scale: float = 1.0) -> list[Figure]:
             lookup_ms, "ms", max_value=1.0,
             note=f"in one process, mean of {entries} lookups; loading the index once took "
                  f"{load_ms:.0f} ms",
+        ),
+        Figure(
+            f"hook: reading usage, extra ms per call ({large} events, {megabytes:.0f} MB "
+            "transcript)",
+            (statistics.median(hook_usage) - statistics.median(without)) * ms, "ms",
+            max_value=2.0,
+            note=f"median of {runs * 3} interleaved calls in one warm process: "
+                 f"{statistics.median(hook_usage) * ms:.1f} ms with one answer's usage read, "
+                 f"priced and recorded, {statistics.median(without) * ms:.1f} ms without",
         ),
         Figure(
             "hook cold first call (starts the server, answers in-process) vs json.load",
@@ -273,5 +362,6 @@ def _stop_server(root: Path) -> None:
 
 if __name__ == "__main__":
     for figure in run(float(sys.argv[1]) if len(sys.argv) > 1 else 1.0):
-        print(f"{figure.name}: {figure.value:.1f} {figure.unit} vs {figure.baseline:.1f} "
-              f"(ratio {figure.ratio:.2f}, target {figure.target})")
+        against = "" if figure.baseline is None else (
+            f" vs {figure.baseline:.1f} (ratio {figure.ratio:.2f})")
+        print(f"{figure.name}: {figure.value:.1f} {figure.unit}{against}, target {figure.target}")

@@ -10,7 +10,7 @@ from supervisor.hooks.codex import TARGET
 from supervisor.hooks.codex.payload import map_payload
 from supervisor.hooks.codex.respond import context_output, pre_tool_output, stop_output
 from supervisor.hooks.codex.rollout import exit_code
-from supervisor.hooks.codex.transcript import assistant_texts
+from supervisor.hooks.codex.transcript import read_rollout
 from tests.conftest import run_cli
 
 DATA = Path(__file__).parent / "data" / "codex"
@@ -99,11 +99,18 @@ def test_stop_and_end() -> None:
                                             "reason": "Codex session ended (other)"}
 
 
-def test_the_transcript_reader_finds_the_assistant_texts() -> None:
-    texts, offset = assistant_texts(str(ROLLOUT), 0)
+def test_the_transcript_reader_finds_the_assistant_texts_and_the_usage() -> None:
+    entries, offset = read_rollout(str(ROLLOUT), 0)
+    texts = [e for e in entries if isinstance(e, str)]
     assert texts == ["Looking at foo.py.", "The check keeps failing; stopping here."]
+    assert {"used_model": "fake-model"} in entries
+    spent = [e for e in entries if isinstance(e, dict) and "key" in e]
+    assert spent[0]["counts"] == {"input_tokens": 100, "cache_read_tokens": 0,
+                                  "output_tokens": 10}
+    assert spent[0]["key"].startswith("resp_")
+    assert len({s["key"] for s in spent}) == len(spent)  # one per response
     assert offset == ROLLOUT.stat().st_size
-    assert assistant_texts(str(ROLLOUT), offset) == ([], offset)
+    assert read_rollout(str(ROLLOUT), offset) == ([], offset)
 
 
 def test_answers_in_codex_shape() -> None:

@@ -13,7 +13,7 @@ from supervisor.hooks import memory as hook_memory
 from supervisor.hooks.gemini import TARGET
 from supervisor.hooks.gemini.payload import map_payload
 from supervisor.hooks.gemini.respond import before_tool_output, context_output
-from supervisor.hooks.gemini.transcript import assistant_texts
+from supervisor.hooks.gemini.transcript import read_transcript
 from tests.conftest import run_cli
 
 DATA = Path(__file__).parent / "data" / "gemini"
@@ -111,9 +111,15 @@ def test_the_transcript_reader(tmp_path: Path) -> None:
     lines = [{"type": "user", "content": [{"text": "fix"}]},
              {"type": "gemini", "content": "Looking."},
              {"type": "gemini", "content": ""},
-             {"$set": {"lastUpdated": "x"}}]
+             {"$set": {"lastUpdated": "x"}},
+             {"type": "gemini", "id": "a1", "content": "", "model": "gemini-2.5-pro",
+              "tokens": {"input": 1500, "output": 100, "cached": 500, "thoughts": 20,
+                         "tool": 5, "total": 1625}}]
     chat.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert assistant_texts(str(chat), 0) == (["Looking."], chat.stat().st_size)
+    assert read_transcript(str(chat), 0) == (["Looking.", {
+        "key": "a1", "model": "gemini-2.5-pro", "unknown": [],
+        "counts": {"input_tokens": 1005, "cache_read_tokens": 500, "output_tokens": 120}}],
+        chat.stat().st_size)
 
 
 def test_answers_in_gemini_shape() -> None:

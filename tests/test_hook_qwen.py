@@ -8,7 +8,7 @@ from pathlib import Path
 from supervisor.engine.edits import edit_failure, edits_of
 from supervisor.hooks.qwen_code import TARGET
 from supervisor.hooks.qwen_code.payload import map_payload
-from supervisor.hooks.qwen_code.transcript import assistant_texts
+from supervisor.hooks.qwen_code.transcript import read_chat
 from supervisor.hooks.step import read_payload
 from supervisor.hooks.targets import load, names
 from tests.conftest import run_cli
@@ -105,8 +105,12 @@ def test_answers() -> None:
 
 def test_the_chat_file_reader() -> None:
     chat = DATA / "session.transcript.jsonl"
-    texts, offset = assistant_texts(str(chat), 0)
-    assert texts == ["Looking.", "All done."]
+    entries, offset = read_chat(str(chat), 0)
+    assert [e for e in entries if isinstance(e, str)] == ["Looking.", "All done."]
+    spent = [e for e in entries if isinstance(e, dict)]
+    assert spent and all(s["model"] == "fake-model" and s["counts"] == {
+        "input_tokens": 100, "cache_read_tokens": 0, "output_tokens": 10} for s in spent)
+    assert len({s["key"] for s in spent}) == len(spent)
     assert offset == chat.stat().st_size
 
 

@@ -245,3 +245,12 @@ def test_gauges_use_the_values_the_guard_reported(root: Path) -> None:
     assert gauges["errors_per_session"].value == 2.0
     # a gauge that is no number makes its verdict a bad line, shown with the reason
     assert "gauges.bogus" in model.sessions["g1"].bad_lines[0].reason
+
+
+def test_a_session_whose_agent_has_no_usage_record_says_so(root: Path) -> None:
+    write_events(root, "droid", [start("droid", usage_record=False)])
+    write_events(root, "claude", [start("claude-code", usage_record=True)])
+    write_events(root, "sdk", [start()])  # the SDK reports usage itself
+    model, _ = _model(root)
+    assert {sid: st.usage_record for sid, st in model.sessions.items()} == {
+        "droid": False, "claude": True, "sdk": True}

@@ -36,6 +36,7 @@ decisions). Each public method opens one journal step and hands the work to one 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -134,6 +135,11 @@ class Guard:
         working directory."""
         return self.journal.checkpoints
 
+    def saving_later(self) -> contextlib.AbstractContextManager[None]:
+        """Records made inside save no state; the next step or `close` does, once
+        (`SessionJournal.saving_later`)."""
+        return self.journal.saving_later()
+
     # -- session lifecycle ---------------------------------------------------------------
 
     def start(
@@ -194,13 +200,23 @@ class Guard:
                                          "text": text})
 
     def usage(
-        self, input_tokens: int, output_tokens: int, cost_usd: float | None = None,
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None = None, *,
+        cache_read_tokens: int | None = None, cache_write_tokens: int | None = None,
+        model: str | None = None, extra: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
-        """Record token usage (and cost) of one model call."""
+        """Record token usage (and cost; None: unknown) of one model call. `input_tokens` are
+        those not read from the provider's cache; cache reads and writes are apart."""
+        event: dict[str, Any] = {**(writable(extra) or {}), "type": "usage",
+                                 "input_tokens": int(input_tokens),
+                                 "output_tokens": int(output_tokens), "cost_usd": cost_usd}
+        if cache_read_tokens is not None:
+            event["cache_read_tokens"] = int(cache_read_tokens)
+        if cache_write_tokens is not None:
+            event["cache_write_tokens"] = int(cache_write_tokens)
+        if model is not None:
+            event["model"] = writable(model)
         with self.journal.step():
-            return self.journal.observe({"type": "usage", "input_tokens": int(input_tokens),
-                                         "output_tokens": int(output_tokens),
-                                         "cost_usd": cost_usd})
+            return self.journal.observe(event)
 
     def task_start(self, title: str, task_id: str | None = None) -> str:
         """Start a task (ending the current one as done); return its id."""

@@ -15,9 +15,11 @@ is state plus events), and the engine, which is part of the saved state (its sna
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +133,19 @@ class SessionJournal:
     def step(self) -> _Step:
         """The context of one step: lock held, state fresh, saved afterwards when needed."""
         return _Step(self)
+
+    @contextlib.contextmanager
+    def saving_later(self) -> Iterator[None]:
+        """Steps inside save no state: the step after them (or `close`) does, once. For
+        records a hook call makes before the step it is for (what the transcript says before
+        a call is judged): a state saved per record would cost a snapshot each. Nothing is
+        lost if the process dies first: the next load catches up from the log."""
+        before = self.save_every_s
+        self.save_every_s = math.inf
+        try:
+            yield
+        finally:
+            self.save_every_s = before
 
     def close(self) -> None:
         """Save the state and release files. The session itself stays open (see `end`)."""

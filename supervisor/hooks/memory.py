@@ -6,8 +6,9 @@ the last assistant text it recorded (Stop's `last_assistant_message` repeats the
 the recent calls that went through PreToolUse (so PostToolBatch records only the others,
 never a call twice), and, for agents that give a call no id (Gemini CLI), the ids given to calls
 still waiting for their result, per tool and arguments, oldest first (`pair_call`,
-`pair_result`), and notes held back until a call's result for agents that take no context
-before a call (`hold_note`). Bounded: the call ids kept are the last `CALLS_KEPT`.
+`pair_result`), notes held back until a call's result for agents that take no context
+before a call (`hold_note`), and the token counts already recorded from the agent's usage
+record (`tally`). Bounded: the call ids kept are the last `CALLS_KEPT`.
 """
 
 import contextlib
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from supervisor.hooks.usage import Tally, load_tally
 from supervisor.protocol.bounded import loads
 from supervisor.store import waits
 from supervisor.store.paths import write_private
@@ -34,6 +36,8 @@ class Memory:
     """The transcript read so far (a different path starts over)."""
     offset: int = 0
     """Bytes of `transcript` already read."""
+    mark: str | None = None
+    """What identified those bytes when they were read (`transcript.mark`)."""
     last_text: str | None = None
     """The last assistant text recorded (a hash), so the same text is not recorded twice."""
     seen: list[str] = field(default_factory=list)
@@ -53,7 +57,14 @@ class Memory:
     the message's final flush."""
     displays: bool = False
     """The agent gives the assistant's text to a hook (MessageDisplay): its transcript is not
-    read for it any more (the two would record the same text twice)."""
+    read for it any more (the two would record the same text twice); usage still is."""
+    tally: Tally = field(default_factory=Tally)
+    """The token counts already recorded per key of the agent's usage record
+    (`supervisor.hooks.usage`)."""
+    model: str | None = None
+    """The model the agent's record last named apart from its counts (Codex's turn context)."""
+    usage_warned: bool = False
+    """A usage line that could not be counted was reported (once per session)."""
 
     def displayed(self, message_id: str, delta: str) -> None:
         """Keep a flush of a message's text (bounded: `DISPLAY_KEPT` messages, each cut at
@@ -151,6 +162,7 @@ def _load(path: Path) -> Memory:
     return Memory(
         transcript=data.get("transcript") if isinstance(data.get("transcript"), str) else None,
         offset=offset if isinstance(offset, int) and offset >= 0 else 0,
+        mark=data.get("mark") if isinstance(data.get("mark"), str) else None,
         last_text=data.get("last_text") if isinstance(data.get("last_text"), str) else None,
         seen=[s for s in seen if isinstance(s, str)][-CALLS_KEPT:] if isinstance(seen, list)
         else [],
@@ -163,15 +175,21 @@ def _load(path: Path) -> Memory:
         display={k: v for k, v in display.items() if isinstance(v, str)}
         if isinstance(display, dict) else {},
         displays=data.get("displays") is True,
+        tally=load_tally(data.get("tally")),
+        model=data.get("model") if isinstance(data.get("model"), str) else None,
+        usage_warned=data.get("usage_warned") is True,
     )
 
 
 def _dump(memory: Memory) -> str:
     return json.dumps({"transcript": memory.transcript, "offset": memory.offset,
+                       "mark": memory.mark,
                        "last_text": memory.last_text, "seen": memory.seen,
                        "waiting": memory.waiting, "numbered": memory.numbered,
                        "notes": memory.notes, "display": memory.display,
-                       "displays": memory.displays}, sort_keys=True)
+                       "displays": memory.displays, "tally": memory.tally.dump(),
+                       "model": memory.model, "usage_warned": memory.usage_warned},
+                      sort_keys=True)
 
 
 def _save(path: Path, text: str) -> None:

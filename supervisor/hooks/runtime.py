@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.guard.state import STATE_FILE
 from supervisor.hooks import memory as hook_memory
+from supervisor.hooks import transcript
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.policy import guard_table, hook_settings, load_policy
 from supervisor.hooks.step import (
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # the guard is imported when a session is opened (`_open_guar
     from supervisor.guard.core import Guard, Verdict
     from supervisor.guard.settings import GuardSettings
     from supervisor.hooks.target import Unreported
+    from supervisor.hooks.usage import Spent
 
 ERROR_EVENT = "supervisor_error"
 """Event type (protocol extension) written when the supervisor itself failed in this session."""
@@ -134,7 +136,7 @@ def handle(
         new = not guard.started
         if new:
             guard.start(step.start["agent"], None, pid=step.start.get("pid"), heartbeat_s=None,
-                        extra=_start_extra(step))
+                        extra={**_start_extra(step), "usage_record": target.reads_usage})
             if step.parent_session_id:
                 _link_parent(root, step)
         elif step.kind == "start" and step.message:
@@ -211,19 +213,32 @@ class _Call:
             self.pair(memory)
             if self.step.call is not None:
                 memory.see(self.step.call["call_id"])
-            if not reads or reader is None or path is None or memory.displays:
+            if not reads or reader is None or path is None:
                 return
             if memory.transcript != path:
                 resumed = self.step.start.get("source") == "resume" or "resumed_from" in (
                     self.step.start)
                 memory.transcript = path
                 memory.offset = 0 if new_session and not resumed else _size(path)
+                memory.mark = None
+            elif memory.mark is not None and transcript.mark(path, memory.offset) != memory.mark:
+                memory.offset = _size(path)  # shortened or rewritten: nothing of it twice
+                self.usage_warning(memory, "the agent's transcript was shortened or rewritten "
+                                   "under the supervisor; what it held before is not counted "
+                                   "again, what it holds now is not counted")
             entries, memory.offset = reader(path, memory.offset)
-            for entry in entries:
-                if isinstance(entry, str):
-                    self.assistant_said(entry, memory)
-                else:
-                    self.unreported(entry, memory)
+            memory.mark = transcript.mark(path, memory.offset)
+            with self.guard.saving_later():  # the step this call is for saves, once
+                for entry in entries:
+                    if isinstance(entry, str):
+                        if not memory.displays:  # else the agent's display hook gave the text
+                            self.assistant_said(entry, memory)
+                    elif "pair" in entry:
+                        self.unreported(entry, memory)  # type: ignore[arg-type]
+                    elif "key" in entry:
+                        self.spent(entry, memory)  # type: ignore[arg-type]
+                    elif "used_model" in entry:
+                        memory.model = entry["used_model"]
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of
@@ -273,6 +288,37 @@ class _Call:
         r = failure["result"]
         self.guard.post_call(call_id, r["output"], ok=r["ok"], error=r["error"],
                              duration_ms=r["duration_ms"], tool=r["tool"])
+
+    def spent(self, entry: Spent, memory: hook_memory.Memory) -> None:
+        """Record what a line of the agent's usage record adds to what was recorded under its
+        key (`usage.Tally`), priced (`guard.prices`; unknown when the model or a count is);
+        a count that could not be read or a model not named is reported once."""
+        grown = memory.tally.growth(entry)
+        model = entry["model"] or memory.model
+        if entry["unknown"]:
+            self.usage_warning(memory, "the agent's usage record has counts that are not "
+                               f"token counts ({', '.join(entry['unknown'])}); they are "
+                               "counted as unknown")
+        elif model is None:
+            self.usage_warning(memory, "the agent's usage record names no model; its cost is "
+                               "unknown")
+        if not any(grown.values()) and not entry["unknown"]:
+            return
+        from supervisor.guard.prices import cost_usd
+
+        cost = None if entry["unknown"] else cost_usd(model, grown)
+        self.guard.usage(
+            grown.get("input_tokens", 0), grown.get("output_tokens", 0), cost,
+            cache_read_tokens=grown.get("cache_read_tokens"),
+            cache_write_tokens=grown.get("cache_write_tokens"), model=model,
+            extra={"unknown": entry["unknown"]} if entry["unknown"] else None)
+
+    def usage_warning(self, memory: hook_memory.Memory, message: str) -> None:
+        """One `supervisor_error` per session about the agent's usage record."""
+        if memory.usage_warned:
+            return
+        memory.usage_warned = True
+        record_error(self.root, self.step.session_id, self.step.hook_event, message)
 
     def assistant_said(self, text: str, memory: hook_memory.Memory) -> None:
         """Record an assistant message once (the transcript and Stop both carry the last)."""

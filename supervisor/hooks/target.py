@@ -3,8 +3,8 @@
 A target is small (docs/hooks.md, "Adding a target"): it reads the agent's payload into a
 `HookStep`, phrases the supervisor's answers in the agent's own shape, says where the agent keeps
 its hook settings and which events to register (`settings_file.Settings`), and, when the agent
-keeps a transcript the runtime can read the assistant's text from, how to read it. The runtime
-does everything else.
+keeps a transcript the runtime can read the assistant's text and the tokens it spent from, how
+to read it. The runtime does everything else.
 """
 
 from collections.abc import Callable, Sequence
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 from supervisor.hooks.plugin_file import PluginFile
 from supervisor.hooks.settings_file import Settings
 from supervisor.hooks.step import HookStep, Result
+from supervisor.hooks.usage import Spent, UsedModel
 
 if TYPE_CHECKING:
     from supervisor.guard.core import Verdict
@@ -56,9 +57,12 @@ class Unreported(TypedDict):
     result: Result
 
 
-TranscriptReader = Callable[[str, int], tuple[Sequence[str | Unreported], int]]
-"""`(path, offset) -> (assistant texts, and failures no hook reported, after offset; the offset
-after them)`: reads only whole lines; a missing or unreadable file gives `([], offset)`."""
+TranscriptEntry = str | Unreported | Spent | UsedModel
+"""What a transcript line says: an assistant text, a failure no hook reported, what the model
+spent (`supervisor.hooks.usage`), or the model the next answers come from."""
+TranscriptReader = Callable[[str, int], tuple[Sequence[TranscriptEntry], int]]
+"""`(path, offset) -> (the entries after offset; the offset after them)`: reads only whole
+lines; a missing or unreadable file gives `([], offset)`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +78,9 @@ class Target:
     """Where the agent keeps its hooks: a JSON settings file, or a plugin folder where the
     supervisor's plugin file goes (agents without command hooks)."""
     transcript: TranscriptReader | None = None
+    reads_usage: bool = False
+    """True when `transcript` returns what the model spent (`supervisor.hooks.usage`); a
+    session of a target that reads none says so in its `session_start` (`usage_record`)."""
     context_before_call: bool = True
     """False when the agent takes no added context before a call runs (Gemini CLI ignores it
     at BeforeTool): a note on a call that runs (a nudge, an approval) is then given with the

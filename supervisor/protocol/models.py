@@ -114,10 +114,19 @@ class Message(Event):
 
 
 class Usage(Event):
+    """Tokens of one model call (or the growth of one, read from an agent's record).
+    `input_tokens` are those not read from the provider's cache; `cost_usd` null: unknown."""
+
     type: Literal["usage"] = "usage"
     input_tokens: Count
     output_tokens: Count
     cost_usd: Number | None = None
+    cache_read_tokens: Count | None = None
+    """Extension: input tokens read from the provider's cache."""
+    cache_write_tokens: Count | None = None
+    """Extension: input tokens written to the provider's cache."""
+    model: str | None = None
+    """Extension: the model, as the agent named it."""
 
 
 class Detection(Event):

@@ -167,6 +167,9 @@ class SessionState:
     """[minute, tool calls, errors] for the latest minutes with activity."""
     cost_usd: float = 0.0
     tokens: int = 0
+    usage_record: bool = True
+    """False when the agent's hook target reads no usage (`session_start.usage_record`): its
+    tokens and cost are not known, whatever the gauges say."""
     gone: bool = False
     plan: PlanView = field(default_factory=PlanView)
     """The session's task plan (docs/plans.md), rebuilt from its events."""
@@ -327,6 +330,7 @@ def _session_start(st: SessionState, e: Any) -> None:
     st.policy = e.policy if isinstance(e.policy, dict) else None
     guard = (e.__pydantic_extra__ or {}).get("guard")
     st.guard = guard if isinstance(guard, dict) else None
+    st.usage_record = (e.__pydantic_extra__ or {}).get("usage_record") is not False
 
 
 def _tool_call(st: SessionState, e: Any) -> None:

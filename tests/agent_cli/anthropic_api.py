@@ -80,6 +80,10 @@ class AnthropicServer(ModelServer):
                 found.append(request)
         return found
 
+    def models(self, key: str | None = None) -> list[str]:
+        """The models the conversation's requests asked for, in order."""
+        return [str(r.body.get("model")) for r in self.conversation(key)]
+
     def history(self, key: str | None = None) -> list[dict[str, Any]]:
         """The messages of the conversation's longest request (its whole history so far)."""
         requests = self.conversation(key)
@@ -165,18 +169,25 @@ def _stop_reason(chosen: Turn) -> str:
     return "tool_use" if chosen.calls else "end_turn"
 
 
-def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
-    return {
-        "input_tokens": input_tokens, "output_tokens": output_tokens,
-        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-    }
+def _usage(chosen: Turn, input_tokens: int, output_tokens: int) -> dict[str, int]:
+    """The turn's scripted usage, else `input_tokens` (the request's rough size)."""
+    u = chosen.usage
+    if u is None:
+        return {"input_tokens": input_tokens, "output_tokens": output_tokens,
+                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    return {"input_tokens": u.input, "output_tokens": min(output_tokens, u.output),
+            "cache_creation_input_tokens": u.cache_write, "cache_read_input_tokens": u.cache_read}
+
+
+def _final_output(chosen: Turn) -> int:
+    return chosen.usage.output if chosen.usage is not None else 10
 
 
 def _message(chosen: Turn, message_id: str, model: str, input_tokens: int) -> dict[str, Any]:
     return {
         "id": message_id, "type": "message", "role": "assistant", "model": model,
         "content": _blocks(chosen), "stop_reason": _stop_reason(chosen), "stop_sequence": None,
-        "usage": _usage(input_tokens, 10),
+        "usage": _usage(chosen, input_tokens, _final_output(chosen)),
     }
 
 
@@ -185,7 +196,7 @@ def _events(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     start = {
         "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": _usage(input_tokens, 1),
+        "stop_reason": None, "stop_sequence": None, "usage": _usage(chosen, input_tokens, 1),
     }
     yield "message_start", {"type": "message_start", "message": start}
     for index, block in enumerate(_blocks(chosen)):
@@ -203,6 +214,6 @@ def _events(
     yield "message_delta", {
         "type": "message_delta",
         "delta": {"stop_reason": _stop_reason(chosen), "stop_sequence": None},
-        "usage": {"output_tokens": 10},
+        "usage": {"output_tokens": _final_output(chosen)},
     }
     yield "message_stop", {"type": "message_stop"}

@@ -29,11 +29,10 @@ from tests.agent_cli.model_server import (
     ModelServer,
     SseAnswer,
 )
-from tests.agent_cli.script import Script, Text, ToolCall, Turn, say
+from tests.agent_cli.script import DEFAULT_USAGE, Script, Text, ToolCall, Turn, say
 
 MODEL = "fake-model"
 SIDE_TEXT = "Scripted session"
-_USAGE = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +126,15 @@ def _text(chosen: Turn) -> str:
     return "\n".join(block.text for block in chosen.blocks if isinstance(block, Text))
 
 
+def _usage(chosen: Turn) -> dict[str, Any]:
+    """The turn's usage as Chat Completions reports it (cached tokens inside the prompt's)."""
+    u = chosen.usage or DEFAULT_USAGE
+    prompt = u.input + u.cache_read
+    return {"prompt_tokens": prompt, "completion_tokens": u.output,
+            "total_tokens": prompt + u.output,
+            "prompt_tokens_details": {"cached_tokens": u.cache_read}}
+
+
 def _chunks(chosen: Turn, model: str) -> Iterator[dict[str, Any] | str]:
     base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk",
             "created": int(time.time()), "model": model}
@@ -141,7 +149,7 @@ def _chunks(chosen: Turn, model: str) -> Iterator[dict[str, Any] | str]:
     calls = _calls(chosen)
     for index, call in enumerate(calls):
         yield chunk({"tool_calls": [{"index": index, **call}]})
-    yield {**chunk({}, "tool_calls" if calls else "stop"), "usage": _USAGE}
+    yield {**chunk({}, "tool_calls" if calls else "stop"), "usage": _usage(chosen)}
     yield "[DONE]"
 
 
@@ -151,6 +159,6 @@ def _completion(chosen: Turn, model: str) -> dict[str, Any]:
     if calls:
         message["tool_calls"] = calls
     return {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
-            "created": int(time.time()), "model": model, "usage": _USAGE,
+            "created": int(time.time()), "model": model, "usage": _usage(chosen),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if calls else "stop"}]}

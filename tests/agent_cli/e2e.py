@@ -65,3 +65,51 @@ def answer_an_escalation_with_guidance(agent: AgentRunner[Any], call: ToolCall,
     assert run.returncode == 0, run.describe()
     applied = of_type(agent.sandbox.events(session), "decision_applied")
     assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
+
+
+TOKEN_BUDGET = """
+[limits.tokens]
+limit = 3000
+action = "pause"
+
+[guard]
+escalation_deadline_s = 2
+fallback = "skip"
+"""
+"""A session budget of 3,000 tokens (input + output), held for the operator when reached; no
+operator answers, so the held call is skipped after two seconds."""
+
+
+def usage_is_recorded_and_the_budget_holds(
+    agent: AgentRunner[Any], calls: list[ToolCall], reads: int = 500, writes: int = 40,
+) -> list[dict[str, Any]]:
+    """The scenario every target with a usage record shares: each scripted answer reports
+    1,000 input and 100 output tokens, `reads` read from the cache and `writes` written to it
+    (an API without cache writes: 0); the tokens
+    the store recorded are what the model server sent, and the call made once 3,000 tokens are
+    spent (the third) is held for the operator (`TOKEN_BUDGET`) before it runs. Returns the
+    session's events."""
+    agent.sandbox.write_policy(TOKEN_BUDGET)
+    agent.install_hooks("--timeout", "90")
+    turns = [turn(call).spending(1000, 100, reads, writes) for call in calls[:3]]
+    agent.server.script = Script(main=[*turns, say("Done.").spending(1000, 100, reads, writes)])
+
+    run = agent.run("list the directories")
+
+    assert run.returncode == 0, run.describe()
+    _session, events = only_session(agent.sandbox)
+    usages = of_type(events, "usage")
+    served = len(agent.server.script.main)
+    assert sum(u["input_tokens"] for u in usages) == 1000 * served, usages
+    assert sum(u["output_tokens"] for u in usages) == 100 * served, usages
+    assert sum(u.get("cache_read_tokens") or 0 for u in usages) == reads * served, usages
+    assert sum(u.get("cache_write_tokens") or 0 for u in usages) == writes * served, usages
+    calls_made = of_type(events, "tool_call")
+    (escalation,) = of_type(events, "escalation")
+    assert escalation["kind"] == "limit" and "tokens" in escalation["reason"], escalation
+    assert escalation["call_id"] == calls_made[2]["call_id"]  # the third call, before it ran
+    verdicts = {v["call_id"]: v["action"] for v in of_type(events, "verdict")}
+    assert [verdicts[c["call_id"]] for c in calls_made[:2]] == ["allow", "allow"]
+    ran = {r["call_id"] for r in of_type(events, "tool_result") if r.get("ok")}
+    assert calls_made[2]["call_id"] not in ran
+    return events

@@ -23,7 +23,7 @@ from tests.agent_cli.model_server import (
     ModelServer,
     SseAnswer,
 )
-from tests.agent_cli.script import Script, Text, ToolCall, Turn, say
+from tests.agent_cli.script import DEFAULT_USAGE, Script, Text, ToolCall, Turn, TurnUsage, say
 
 SIDE_TEXT = "Scripted session"
 _PREFIX = "/v1beta/models/"
@@ -77,7 +77,7 @@ class GeminiServer(ModelServer):
         if config.get("responseMimeType") == "application/json" and isinstance(schema, dict):
             # the CLI's routing classifier asks for JSON of a schema: a valid, minimal instance
             return JsonAnswer(_candidate([{"text": json.dumps(_instance(schema))}], final=True))
-        return JsonAnswer(_candidate(_parts_of(chosen), final=True))
+        return JsonAnswer(_candidate(_parts_of(chosen), final=True, usage=chosen.usage))
 
     # -- what the model received --------------------------------------------------------------
     def conversation(self, key: str | None = None) -> list[LoggedRequest]:
@@ -182,13 +182,18 @@ def _parts_of(chosen: Turn) -> list[dict[str, Any]]:
     return parts
 
 
-def _candidate(parts: list[dict[str, Any]], final: bool) -> dict[str, Any]:
+def _candidate(
+    parts: list[dict[str, Any]], final: bool, usage: TurnUsage | None = None
+) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
     chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": "gemini-fake"}
     if final:
         candidate["finishReason"] = "STOP"
+        u = usage or DEFAULT_USAGE
         chunk["usageMetadata"] = {
-            "promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110,
+            "promptTokenCount": u.input + u.cache_read, "candidatesTokenCount": u.output,
+            "cachedContentTokenCount": u.cache_read,
+            "totalTokenCount": u.input + u.cache_read + u.output,
         }
     return chunk
 
@@ -196,4 +201,4 @@ def _candidate(parts: list[dict[str, Any]], final: bool) -> dict[str, Any]:
 def _chunks(chosen: Turn) -> Iterator[tuple[None, dict[str, Any]]]:
     parts = _parts_of(chosen)
     for index, part in enumerate(parts):
-        yield None, _candidate([part], final=index == len(parts) - 1)
+        yield None, _candidate([part], final=index == len(parts) - 1, usage=chosen.usage)

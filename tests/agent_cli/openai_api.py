@@ -24,7 +24,7 @@ from tests.agent_cli.model_server import (
     ModelServer,
     SseAnswer,
 )
-from tests.agent_cli.script import Script, Text, ToolCall, Turn
+from tests.agent_cli.script import DEFAULT_USAGE, Script, Text, ToolCall, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +155,12 @@ def _events(chosen: Turn, response_id: str, model: str) -> Iterator[tuple[str, d
         yield "response.output_item.done", {
             "type": "response.output_item.done", "output_index": index, "item": item,
         }
+    u = chosen.usage or DEFAULT_USAGE
     usage = {
-        "input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 110,
+        "input_tokens": u.input + u.cache_read, "input_tokens_details": {
+            "cached_tokens": u.cache_read},
+        "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": u.input + u.cache_read + u.output,
     }
     yield "response.completed", {
         "type": "response.completed",

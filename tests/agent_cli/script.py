@@ -31,14 +31,36 @@ Block = Text | ToolCall
 
 
 @dataclass(frozen=True, slots=True)
+class TurnUsage:
+    """The tokens a fake server reports for one answer, in the Anthropic convention: `input`
+    not read from the cache, `cache_read` and `cache_write` apart (an API that counts cached
+    tokens inside the input reports `input + cache_read` there)."""
+
+    input: int
+    output: int
+    cache_read: int = 0
+    cache_write: int = 0
+
+
+DEFAULT_USAGE = TurnUsage(input=100, output=10)
+
+
+@dataclass(frozen=True, slots=True)
 class Turn:
-    """One assistant answer: its blocks in order."""
+    """One assistant answer: its blocks in order, and the usage the server reports for it."""
 
     blocks: tuple[Block, ...]
+    usage: TurnUsage | None = None
+    """None: the server's default (`DEFAULT_USAGE`, or a count of the request's size)."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
         return tuple(b for b in self.blocks if isinstance(b, ToolCall))
+
+    def spending(self, input: int, output: int, cache_read: int = 0,
+                 cache_write: int = 0) -> "Turn":
+        """This turn, reported as having used these tokens."""
+        return Turn(self.blocks, TurnUsage(input, output, cache_read, cache_write))
 
 
 def turn(*blocks: Block) -> Turn:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from supervisor.hooks.claude_code.payload import map_payload
 from supervisor.hooks.claude_code.respond import ClaudeCodeAnswers
-from supervisor.hooks.claude_code.transcript import assistant_texts
+from supervisor.hooks.claude_code.transcript import read_transcript
 from supervisor.hooks.settings_file import Settings
 from supervisor.hooks.target import Target
 
@@ -57,5 +57,6 @@ TARGET = Target(
         http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
                                "PostToolBatch"}),
     ),
-    transcript=assistant_texts,
+    transcript=read_transcript,
+    reads_usage=True,
 )

@@ -1,39 +1,66 @@
-"""The assistant's text between tool calls, read from Claude Code's transcript.
+"""The assistant's text between tool calls, and what each answer cost, read from Claude Code's
+transcript.
 
 Claude Code gives hooks no assistant text except `last_assistant_message` at Stop, yet the
-engine's `consecutive_tool_calls` limit counts calls since the model last said something. The
-transcript (`transcript_path`, one JSON object per line) has that text: the runtime reads it
-incrementally, from the offset it remembered, at each tool call. Its format is internal and
-changes between releases, so this reader is tolerant: any line that is not a JSON object with an
-assistant message of text blocks is skipped, and only whole lines are consumed.
+engine's `consecutive_tool_calls` limit counts calls since the model last said something; and
+it gives them no token counts at all. The transcript (`transcript_path`, one JSON object per
+line) has both: the runtime reads it incrementally, from the offset it remembered, at each tool
+call. An assistant line carries the API message's `usage` (`input_tokens` not read from the
+cache, `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`) and its
+`model`; one message is written as several lines (one per content block) with the same
+`message.id`, which is the key it is counted once under (`supervisor.hooks.usage`). Lines of a
+subagent written into the main transcript (`isSidechain`) are left to the subagent's own
+session, which reads its own transcript. The format is internal and changes between releases,
+so this reader is tolerant: any line that is not a JSON object with an assistant message is
+skipped, and only whole lines are consumed.
 """
 
 from typing import Any
 
-from supervisor.hooks.transcript import new_texts
+from supervisor.hooks.transcript import new_entries
+from supervisor.hooks.usage import Spent, spent
 from supervisor.protocol.bounded import loads
 
+_COUNTS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
+           "cache_read_input_tokens": "cache_read_tokens",
+           "cache_creation_input_tokens": "cache_write_tokens"}
+"""Claude Code's names of the counts -> the `usage` event's."""
 
-def assistant_texts(path: str, offset: int) -> tuple[list[str], int]:
-    """(the assistant's texts in the whole lines after `offset`, the offset after them)."""
-    return new_texts(path, offset, _assistant_text)
+
+def read_transcript(path: str, offset: int) -> tuple[list[str | Spent], int]:
+    """(the assistant's texts and what its answers spent, in the whole lines after `offset`;
+    the offset after them)."""
+    return new_entries(path, offset, _entries)
 
 
-def _assistant_text(line: bytes) -> str | None:
+def _entries(line: bytes) -> list[str | Spent]:
     if b'"assistant"' not in line:  # cheap: most lines are tool results and user turns
-        return None
+        return []
     try:
         entry = loads(line)
     except ValueError:  # not JSON, or nested too deeply to be a message
-        return None
+        return []
     if not isinstance(entry, dict):
-        return None
+        return []
     message: Any = entry.get("message")
     if not isinstance(message, dict):
-        return None
+        return []
     if entry.get("type") != "assistant" and message.get("role") != "assistant":
-        return None
-    content = message.get("content")
+        return []
+    found: list[str | Spent] = []
+    text = _text(message.get("content"))
+    if text:
+        found.append(text)
+    usage = message.get("usage")
+    if isinstance(usage, dict) and entry.get("isSidechain") is not True:
+        key = message.get("id") or entry.get("requestId") or entry.get("uuid")
+        raw = {ours: usage[theirs] for theirs, ours in _COUNTS.items() if theirs in usage}
+        if isinstance(key, str) and key and raw:
+            found.append(spent(key, message.get("model"), raw))
+    return found
+
+
+def _text(content: object) -> str | None:
     if isinstance(content, str):
         return content.strip() or None
     if not isinstance(content, list):

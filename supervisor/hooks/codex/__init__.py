@@ -10,7 +10,7 @@ from pathlib import Path
 
 from supervisor.hooks.codex.payload import map_payload
 from supervisor.hooks.codex.respond import CodexAnswers
-from supervisor.hooks.codex.transcript import assistant_texts
+from supervisor.hooks.codex.transcript import read_rollout
 from supervisor.hooks.settings_file import Settings
 from supervisor.hooks.target import Target
 
@@ -60,5 +60,6 @@ TARGET = Target(
         # Codex caps these at 3 s and warns on every run about a longer timeout
         timeout_caps_s=(("SessionEnd", 3.0), ("Interrupt", 3.0)),
     ),
-    transcript=assistant_texts,
+    transcript=read_rollout,
+    reads_usage=True,
 )

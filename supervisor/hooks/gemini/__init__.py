@@ -9,7 +9,7 @@ from pathlib import Path
 
 from supervisor.hooks.gemini.payload import map_payload
 from supervisor.hooks.gemini.respond import GeminiAnswers
-from supervisor.hooks.gemini.transcript import assistant_texts
+from supervisor.hooks.gemini.transcript import read_transcript
 from supervisor.hooks.settings_file import Settings
 from supervisor.hooks.target import Target
 
@@ -55,6 +55,7 @@ TARGET = Target(
         timeout_unit_s=0.001,  # Gemini CLI's hook timeouts are milliseconds
         notes=NOTES,
     ),
-    transcript=assistant_texts,
+    transcript=read_transcript,
+    reads_usage=True,
     context_before_call=False,  # Gemini ignores additionalContext at BeforeTool
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from supervisor.hooks.claude_code.respond import StopBlockAnswers
 from supervisor.hooks.qwen_code.payload import map_payload
-from supervisor.hooks.qwen_code.transcript import assistant_texts
+from supervisor.hooks.qwen_code.transcript import read_chat
 from supervisor.hooks.settings_file import Settings
 from supervisor.hooks.target import Target
 
@@ -61,5 +61,6 @@ TARGET = Target(
         http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
                                "PostToolBatch"}),
     ),
-    transcript=assistant_texts,
+    transcript=read_chat,
+    reads_usage=True,
 )

@@ -47,6 +47,9 @@ class OverviewPanel(Panel):
         lines += [gauge_text(g.name, g.value, g.limit, g.action) for g in gauges] or [
             Text("no limits reported", style="dim")
         ]
+        if not state.usage_record:
+            lines.append(Text("no usage record: this agent's tokens and cost are not read",
+                              style="dim"))
         self.query_one("#gauges", Static).update(Text("\n").join(lines))
         s = state.summary
         end = now if s.end_status is None else (s.last_ts or now)

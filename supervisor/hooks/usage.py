@@ -1,0 +1,121 @@
+"""What an agent spent, as its own record says: the platform's half of reading usage.
+
+Each target's transcript reader (`Target.transcript`) turns the lines of the agent's record that
+carry token counts into `Spent` entries (and `UsedModel` where the record names the model apart
+from the counts, as Codex's rollout does). What a line means is the target's; what is recorded
+is decided here, once for every agent:
+
+- **Counted once.** A `Spent` is the usage *so far* of one thing the agent keys it by: one
+  API message (Claude Code writes a message as several lines with the same `message.id`),
+  or the whole session (Codex's `token_count` carries running totals). The session's hook
+  memory keeps the last counts per key (`Tally`); only the growth over them is recorded, so a
+  line repeated, split or re-read never counts twice, and running totals become increments.
+- **Never negative, never a crash.** A count that is not a whole number of tokens between 0 and
+  `MAX_TOKENS` (negative, huge, a string, NaN) is left out and named in the entry's `unknown`;
+  the runtime records what could be read, its cost as unknown (`cost_usd` null, never $0), and
+  one warning per session.
+
+Token convention of the `usage` event (docs/protocol.md): `input_tokens` are the input tokens
+*not* read from the provider's cache; `cache_read_tokens` and `cache_write_tokens` are apart.
+Readers of agents whose provider counts cached tokens inside the input (OpenAI, Gemini) subtract
+them (`split_cached`).
+"""
+
+import math
+from typing import TypedDict
+
+MAX_TOKENS = 10**10
+"""More tokens than this in one count is not a real count (a corrupt or hostile line)."""
+KEYS_KEPT = 64
+"""Keys whose counts the memory keeps (a message's lines are written close together)."""
+COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+class Spent(TypedDict):
+    """The usage so far under `key`, as one line of the agent's record says."""
+
+    key: str
+    model: str | None
+    counts: dict[str, int]
+    """Of `COUNTS`, those the line gave and that are real counts."""
+    unknown: list[str]
+    """Counts the line gave that are not real counts (left out, reported once)."""
+
+
+class UsedModel(TypedDict):
+    """The model the agent's next answers come from (a record that names it apart)."""
+
+    used_model: str
+
+
+def spent(key: str, model: object, raw: dict[str, object]) -> Spent:
+    """A `Spent` from the raw counts a line gave (`COUNTS` names; absent ones are left out)."""
+    counts: dict[str, int] = {}
+    unknown: list[str] = []
+    for name, value in raw.items():
+        number = token_count(value)
+        if number is None:
+            unknown.append(name)
+        else:
+            counts[name] = number
+    named = model.strip()[:200] if isinstance(model, str) and model.strip() else None
+    return {"key": key[:200], "model": named, "counts": counts, "unknown": unknown}
+
+
+def token_count(value: object) -> int | None:
+    """`value` as a count of tokens, or None when it is not one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        return None
+    number = int(value)
+    return number if 0 <= number <= MAX_TOKENS else None
+
+
+def split_cached(total_input: object, cached: object) -> dict[str, object]:
+    """The input of a provider that counts cached tokens inside it, in the event's convention:
+    uncached `input_tokens` and `cache_read_tokens` (an unreadable `cached` counts as none)."""
+    whole, part = token_count(total_input), token_count(cached)
+    if whole is None:
+        return {"input_tokens": total_input}
+    part = min(part or 0, whole)
+    return {"input_tokens": whole - part, "cache_read_tokens": part}
+
+
+class Tally:
+    """The counts already recorded per key (the session's hook memory keeps it)."""
+
+    def __init__(self, kept: dict[str, list[int]] | None = None) -> None:
+        self.kept: dict[str, list[int]] = kept or {}
+
+    def growth(self, entry: Spent) -> dict[str, int]:
+        """What `entry` adds to what was recorded under its key (each count at least 0); the
+        key then remembers the entry's counts. A count that shrank (a record started over)
+        adds nothing and becomes the new base."""
+        before = self.kept.pop(entry["key"], [0] * len(COUNTS))
+        after = list(before)
+        grown: dict[str, int] = {}
+        for index, name in enumerate(COUNTS):
+            if name in entry["counts"]:
+                now = entry["counts"][name]
+                grown[name] = max(now - before[index], 0)
+                after[index] = now
+        self.kept[entry["key"]] = after
+        while len(self.kept) > KEYS_KEPT:
+            del self.kept[next(iter(self.kept))]
+        return grown
+
+    def dump(self) -> dict[str, list[int]]:
+        return self.kept
+
+
+def load_tally(data: object) -> Tally:
+    """The tally as the memory saved it; anything unreadable is left out."""
+    if not isinstance(data, dict):
+        return Tally()
+    kept = {}
+    for key, counts in data.items():
+        if (isinstance(key, str) and isinstance(counts, list) and len(counts) == len(COUNTS)
+                and all(token_count(c) is not None for c in counts)):
+            kept[key] = [int(c) for c in counts]
+    return Tally(dict(list(kept.items())[-KEYS_KEPT:]))

@@ -1,0 +1,192 @@
+"""Usage read from the agent's own record by the hook platform (in-process, real guard, real
+files): Claude Code's transcript counted once per API message, priced from the price table,
+sub-agent lines left to their own session, bad lines and rewritten transcripts counted as unknown
+with one warning, and a session's cost limit holding the next call."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from supervisor.hooks.usage import Spent, Tally, spent, token_count
+from tests.test_hook_platform import Hook
+
+SONNET = "claude-sonnet-4-5-20250929"
+
+
+@pytest.fixture
+def hook(tmp_path: Path) -> Hook:
+    cwd = tmp_path / "ws"
+    cwd.mkdir()
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / "policy.toml").write_text("[guard]\ncheckpoints = false\n")
+    return Hook(root, cwd, tmp_path / "transcript.jsonl")
+
+
+def answer(hook: Hook, message_id: str, usage: dict, *, model: object = SONNET,
+           blocks: int = 2, sidechain: bool = False, end: str = "\n") -> None:
+    """An API message as Claude Code writes it: one line per content block, each with the
+    message's usage."""
+    with hook.transcript.open("a") as handle:
+        for index in range(blocks):
+            content = ([{"type": "text", "text": "Looking."}] if index == 0 else
+                       [{"type": "tool_use", "id": f"t{index}", "name": "Read", "input": {}}])
+            message = {"id": message_id, "role": "assistant", "type": "message",
+                       "content": content, "usage": usage}
+            if model is not None:
+                message["model"] = model
+            line = {"type": "assistant", "isSidechain": sidechain, "uuid": f"u{index}",
+                    "message": message}
+            handle.write(json.dumps(line) + (end if index == blocks - 1 else "\n"))
+
+
+def call(hook: Hook, n: int) -> dict | None:
+    return hook("PreToolUse", tool_name="Read", tool_input={"file_path": f"/w/f{n}.py"},
+                tool_use_id=f"toolu_{n}")
+
+
+def usages(hook: Hook) -> list[dict]:
+    return hook.events("usage")
+
+
+def warnings(hook: Hook) -> list[str]:
+    return [e["message"] for e in hook.events("supervisor_error")]
+
+
+USAGE = {"input_tokens": 1000, "output_tokens": 50, "cache_read_input_tokens": 5000,
+         "cache_creation_input_tokens": 200}
+
+
+def test_each_api_message_is_counted_once_and_priced(hook: Hook) -> None:
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_1", USAGE)
+    call(hook, 1)
+    answer(hook, "msg_1", USAGE, blocks=1)  # the same message, a line more: nothing new
+    answer(hook, "msg_2", {**USAGE, "output_tokens": 70}, blocks=1)
+    call(hook, 2)
+    recorded = usages(hook)
+    assert [(u["input_tokens"], u["output_tokens"], u["cache_read_tokens"],
+             u["cache_write_tokens"], u["model"]) for u in recorded] == [
+        (1000, 50, 5000, 200, SONNET), (1000, 70, 5000, 200, SONNET)]
+    # $3/M input, $15/M output, $0.30/M cache reads, $3.75/M cache writes
+    assert recorded[0]["cost_usd"] == pytest.approx(0.003 + 0.00075 + 0.0015 + 0.00075)
+    verdicts = hook.events("verdict")
+    assert verdicts[-1]["gauges"]["tokens"] == 1000 + 50 + 1000 + 70
+    assert verdicts[-1]["gauges"]["cost_usd"] == pytest.approx(0.006 + 0.006 + 0.0003)
+    assert warnings(hook) == []
+
+
+def test_a_message_whose_counts_grow_records_the_growth(hook: Hook) -> None:
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_1", {**USAGE, "output_tokens": 3}, blocks=1)
+    call(hook, 1)
+    answer(hook, "msg_1", USAGE, blocks=1)  # streamed: the later line has the final count
+    call(hook, 2)
+    assert [(u["input_tokens"], u["output_tokens"]) for u in usages(hook)] == [
+        (1000, 3), (0, 47)]
+
+
+def test_an_unknown_model_counts_tokens_and_its_cost_is_unknown(hook: Hook) -> None:
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_1", USAGE, model="claude-from-the-future-9")
+    call(hook, 1)
+    (usage,) = usages(hook)
+    assert usage["cost_usd"] is None and usage["input_tokens"] == 1000
+    assert hook.events("verdict")[-1]["gauges"]["cost_usd"] == 0.0
+    assert warnings(hook) == []  # a model the table does not know is no fault of the record
+
+
+def test_sub_agent_lines_in_the_main_transcript_are_left_to_the_sub_agent(hook: Hook) -> None:
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_side", USAGE, sidechain=True)
+    answer(hook, "msg_1", USAGE)
+    call(hook, 1)
+    assert len(usages(hook)) == 1
+
+
+def test_a_partial_last_line_waits_for_its_end(hook: Hook) -> None:
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_1", USAGE, blocks=1, end="")
+    call(hook, 1)
+    assert usages(hook) == []
+    with hook.transcript.open("a") as handle:
+        handle.write("\n")
+    call(hook, 2)
+    assert len(usages(hook)) == 1
+
+
+@pytest.mark.parametrize("bad", [-5, 10**15, "12", "NaN", 1.5, True, None, {"n": 1}])
+def test_a_count_that_is_no_count_is_unknown_with_one_warning(hook: Hook, bad: object) -> None:
+    """(A line with a bare NaN is no JSON: it is skipped like any other such line.)"""
+    hook("SessionStart", source="startup")
+    raw = json.dumps(bad)
+    with hook.transcript.open("a") as handle:
+        for n in (1, 2):
+            handle.write(f'{{"type": "assistant", "message": {{"id": "m{n}", "model": "{SONNET}", '
+                         '"role": "assistant", "content": [], "usage": {"input_tokens": 10, '
+                         f'"output_tokens": {raw}}}}}}}\n')
+    call(hook, 1)
+    recorded = usages(hook)
+    assert [(u["input_tokens"], u["output_tokens"], u["cost_usd"], u["unknown"])
+            for u in recorded] == [(10, 0, None, ["output_tokens"])] * 2
+    assert len(warnings(hook)) == 1 and "output_tokens" in warnings(hook)[0]
+    assert hook.events("verdict")[-1]["gauges"]["tokens"] == 20
+
+
+def test_a_missing_model_counts_tokens_with_one_warning(hook: Hook) -> None:
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_1", USAGE, model=None)
+    answer(hook, "msg_2", USAGE, model=None)
+    call(hook, 1)
+    assert [u["cost_usd"] for u in usages(hook)] == [None, None]
+    assert len(warnings(hook)) == 1 and "no model" in warnings(hook)[0]
+
+
+def test_a_transcript_rewritten_under_the_reader_is_not_counted_twice(hook: Hook) -> None:
+    hook("SessionStart", source="startup")
+    for n in range(3):
+        answer(hook, f"msg_{n}", USAGE)
+    call(hook, 1)
+    assert len(usages(hook)) == 3
+    text = hook.transcript.read_text()
+    hook.transcript.write_text(text[: len(text) // 2])  # shortened
+    call(hook, 2)
+    hook.transcript.write_text(text + text)  # rewritten, longer than before
+    call(hook, 3)
+    answer(hook, "msg_new", USAGE)
+    call(hook, 4)
+    assert len(usages(hook)) == 4  # the three, and the one written after the rewrite
+    assert len(warnings(hook)) == 1 and "rewritten" in warnings(hook)[0]
+
+
+def test_a_session_cost_limit_holds_the_call_that_would_cross_it(hook: Hook) -> None:
+    (hook.root / "policy.toml").write_text(
+        "[limits.cost_usd]\nlimit = 0.01\naction = 'pause'\n"
+        "[guard]\ncheckpoints = false\nescalation_deadline_s = 1\nfallback = 'skip'\n")
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_1", USAGE)  # $0.006
+    assert call(hook, 1) is None  # allowed
+    answer(hook, "msg_2", USAGE)  # $0.012 spent: the next call waits for the operator
+    refused = call(hook, 2)
+    (escalation,) = hook.events("escalation")
+    assert escalation["kind"] == "limit" and "cost_usd" in escalation["reason"]
+    assert refused is not None
+    assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_tally_counts_growth_and_never_goes_negative() -> None:
+    tally = Tally()
+    first: Spent = spent("k", "m", {"input_tokens": 10, "output_tokens": 5})
+    assert tally.growth(first) == {"input_tokens": 10, "output_tokens": 5}
+    assert tally.growth(first) == {"input_tokens": 0, "output_tokens": 0}
+    assert tally.growth(spent("k", "m", {"input_tokens": 4})) == {"input_tokens": 0}
+    assert tally.growth(spent("k", "m", {"input_tokens": 9})) == {"input_tokens": 5}
+    assert [token_count(v) for v in (3, 3.0, -1, 2**40, "3", None, math.inf)] == [
+        3, 3, None, None, None, None, None]
+
+
+def test_the_session_start_says_whether_the_agent_has_a_usage_record(hook: Hook) -> None:
+    hook("SessionStart", source="startup")
+    assert hook.events("session_start")[0]["usage_record"] is True
