@@ -92,6 +92,7 @@ class WebServer(ThreadingHTTPServer):
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._peers: Counter[str] = Counter()
         self._peers_lock = threading.Lock()
+        self._accept_said = -1e9
         super().__init__(address, Handler)
 
     @property
@@ -112,7 +113,10 @@ class WebServer(ThreadingHTTPServer):
             if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                 # the pending connection stays in the backlog and the listening socket stays
                 # readable: without a pause the loop would spin on it at full speed
-                print(f"accept failed ({exc.strerror}): waiting", file=self.log, flush=True)
+                if time.monotonic() - self._accept_said >= 10:  # said once per episode
+                    self._accept_said = time.monotonic()
+                    print(f"accept failed ({exc.strerror}): waiting for connections to end",
+                          file=self.log, flush=True)
                 time.sleep(ACCEPT_BACKOFF_S)
             raise
 
