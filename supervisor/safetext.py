@@ -122,33 +122,3 @@ def clean_sgr(text: str, *, reset: bool = True) -> str:
     out.append(clean(text[last:]))
     return "".join(out) + ("\x1b[0m" if reset else "")
 
-
-_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{1,31})://([^\s\"'<>]*)")
-_HOST = re.compile(r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,62})\.)+[a-zA-Z0-9-]{1,63}|localhost"
-                   r"|\[[0-9a-fA-F:.]+\]")
-
-
-def mask_url_secrets(text: str) -> str:
-    """`text` with the secrets of every URL in it masked: the one redaction of notification
-    service URLs (an apprise URL keeps its secret in its user part, its path or its host: an
-    ntfy topic, a webhook path, a bot token), wherever one is shown or written.
-
-    A URL keeps its scheme, and its host when it is a host name with a dot, `localhost` or an
-    IP address (`json://127.0.0.1/…`, `ntfys://ntfy.sh/…`); everything else (user, password,
-    path, query, a host that is no host name such as `ntfy://TOPIC`) becomes `…`. Idempotent:
-    a masked text is masked as it is."""
-
-    def mask(match: re.Match[str]) -> str:
-        scheme, rest = match.group(1), match.group(2)
-        trail = re.search(r"[.,:;!?)\]]*$", rest)
-        after = trail.group(0) if trail else ""
-        rest = rest[:len(rest) - len(after)]
-        authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
-        host = authority.rpartition("@")[2]
-        bare = re.sub(r":\d{1,5}$", "", host)
-        tail = "/…" if len(rest) > len(authority) or "@" in authority else ""
-        if bare and _HOST.fullmatch(bare):
-            return f"{scheme}://{host}{tail}{after}"
-        return f"{scheme}://…{after}" if rest else match.group(0)
-
-    return _URL.sub(mask, text)

@@ -11,8 +11,9 @@ from typing import Any
 
 from supervisor.guard.operator import DecisionError, send_decision
 from supervisor.guard.refusals import answer_refusal, unread_decisions
+from supervisor.protocol import redact
 from supervisor.protocol.decisions import KINDS, plan_problem
-from supervisor.safetext import clean, mask_url_secrets
+from supervisor.safetext import clean
 from supervisor.store.base import SessionBatch, Store
 from supervisor.tui.event_detail import evidence_steps
 from supervisor.tui.history import recent_steps
@@ -106,9 +107,9 @@ class LiveQueue:
             "agent": _t(summary.agent or "", 60), "task": _t(summary.task or "", 200),
             "stale": stale, "liveness": _t(life.reason, 200),
             "notifications": [
-                {"service": _t(mask_url_secrets(service), 200), "outcome": n["outcome"],
-                 "attempt": n["attempt"],
-                 "reason": _t(mask_url_secrets(n.get("reason") or ""), 300) or None}
+                {"service": _t(redact.in_text(service), 200), "outcome": n["outcome"],
+                 "attempt": n["attempt"],  # redacted when read already; said again here
+                 "reason": _t(redact.in_text(n.get("reason") or ""), 300) or None}
                 for service, n in summary.notifications.get(eid, {}).items()
             ],
         }
