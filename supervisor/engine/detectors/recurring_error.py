@@ -15,11 +15,12 @@ and the edit-test-edit-test of ordinary repair is no loop, with one exception: a
 repair, so the same syntax error from one run after different edits counts once per workspace
 version (three inserts that each break the file the same way).
 
-Failed edits of a file between which the agent looked at that file and saw something it had not
-seen before (a re-read after the file changed, another region, `cat -A` or `xxd` of its bytes)
-are investigation, not one more variation: such a look starts the file's count again. A look
-that shows what an earlier one showed (the same view of an unchanged file), or nothing (a grep
-for the missing text), teaches nothing and changes nothing.
+Failed edits of a file between which the agent looked at that file in a way it had not used
+since its edits began failing (a re-read, then `cat -A` of its whitespace, then `xxd` of its
+bytes), and saw something not seen before, are investigation, not one more variation: such a
+look starts the file's count again. A look that shows what an earlier one showed, or nothing
+(a grep for the missing text), or one more view of a neighbouring range through the same tool,
+teaches nothing new and changes nothing.
 
 The rubric's three occurrences: nudge at the 3rd; the next call of that tool
 (program, file) is refused at the 4th, escalated at the 6th.
@@ -87,9 +88,10 @@ class RecurringError(Detector[RecurringErrorParams]):
                 p: RecurringErrorParams) -> Finding | None:
         groups = mem["groups"]
         key = group_of(step)
-        if step["ok"] and step["novel"] and not step["empty"] and step["views"]:  # a new look
+        if step["ok"] and step["novel"] and not step["empty"] and step["views"]:
             looked = groups.get(f"edit:{file_key(step['views'])}")
-            if looked is not None:
+            if looked is not None and step["head"] not in looked.setdefault("looks", []):
+                looked["looks"] = [*looked["looks"], step["head"]][-8:]  # a new way to look
                 looked["learned"] = step["index"]
         if step["ok"]:  # the tool (for an editor: that sub-command) works again
             group = groups.get(key)
