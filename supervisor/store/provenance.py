@@ -6,8 +6,12 @@ ever escalating. Every operator path (`send_decision`, used by the CLI and the d
 the relay bringing in a remote operator's decision) therefore writes decisions through
 `LocalStore.append_decision`/the relay, which add `seal`: an HMAC-SHA256, under the store
 root's private key (`<root>/operator.key`, 0600, made on first use), of the session and the
-decision's fields. The guard applies only sealed decisions; any other is recorded as
-`decision_ignored` ("rejected: ...") for the operator to see.
+canonical form of **every** field of the decision but the line's envelope (`v`, `seq`, `ts`,
+which the writer assigns, and `type`, which must be `decision` anyway): sorted keys, a null
+field the same as an absent one. So a split's `tasks`, a quiet's `detector`, `signature` and
+`calls`, and any field a decision kind adds later are covered without naming them here. The
+guard applies only sealed decisions; any other is recorded as `decision_ignored`
+("rejected: ...") for the operator to see.
 
 What this promises (docs/security.md, "A hostile agent"): a decision appended by hand, or by a
 tool call that does not first read the key, is never applied. It is no boundary against an
@@ -28,7 +32,8 @@ from typing import Any
 
 KEY_FILE = "operator.key"
 SEAL_FIELD = "seal"
-_SEALED = ("decision_id", "escalation_id", "action", "text", "checkpoint_id", "operator")
+_ENVELOPE = frozenset({"v", "seq", "ts", "type", SEAL_FIELD})
+"""What the seal leaves out: the line's envelope, which says nothing of the decision."""
 
 
 def operator_key(root: Path) -> bytes:
@@ -61,11 +66,18 @@ def _read(path: Path) -> bytes:
         os.close(fd)
 
 
+def canonical(session_id: str, decision: dict[str, Any]) -> bytes:
+    """What is sealed: the session and every field of `decision` outside the envelope, as
+    JSON with sorted keys (a null field dropped, so it equals an absent one)."""
+    fields = {k: v for k, v in decision.items() if k not in _ENVELOPE and v is not None}
+    return json.dumps([session_id, fields], ensure_ascii=True, sort_keys=True,
+                      separators=(",", ":")).encode()
+
+
 def seal(root: Path, session_id: str, decision: dict[str, Any]) -> str:
-    """The seal of `decision` (its fields in `_SEALED`) for session `session_id`."""
-    fields = [session_id, *(decision.get(name) for name in _SEALED)]
-    message = json.dumps(fields, ensure_ascii=True, separators=(",", ":")).encode()
-    return hmac.new(operator_key(root), message, hashlib.sha256).hexdigest()
+    """The seal of `decision` (`canonical`) for session `session_id`."""
+    return hmac.new(operator_key(root), canonical(session_id, decision),
+                    hashlib.sha256).hexdigest()
 
 
 def sealed(root: Path, session_id: str, decision: dict[str, Any]) -> dict[str, Any]:
@@ -80,5 +92,5 @@ def is_sealed(root: Path, session_id: str, decision: dict[str, Any]) -> bool:
         return False
     try:
         return hmac.compare_digest(given, seal(root, session_id, decision))
-    except OSError:
+    except (OSError, TypeError, ValueError):  # no key; a field JSON cannot say
         return False
