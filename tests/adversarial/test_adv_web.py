@@ -90,6 +90,17 @@ def test_another_local_user_with_the_token_is_refused(root: Path, intruder: str)
         log = web.stop()
     assert "refused: the caller runs as uid" in log
     assert not (root / "sessions" / "s1" / "control.jsonl").exists()
+    # a user named with --allow-user (a reverse proxy's) is let in, and only it
+    web = Web(root, "--allow-user", intruder)
+    try:
+        _queue_when_loaded(web, web.bearer)
+        done = subprocess.run(
+            [str(shutil.which("runuser")), "-u", intruder, "--", "/usr/bin/python3", "-c",
+             _AS_INTRUDER, web.base + "/api/queue", web.token, ""],
+            capture_output=True, text=True, timeout=30, env=env)
+        assert done.stdout.startswith("200 "), (done.stdout, done.stderr)
+    finally:
+        web.stop()
 
 
 def test_the_cookie_is_a_session_not_the_token(root: Path) -> None:
