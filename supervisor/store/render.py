@@ -100,6 +100,11 @@ def _opt(label: str, value: object) -> str:
     return f" {label} {value}" if value not in (None, "") else ""
 
 
+def _memory(e: Any) -> str:
+    call = getattr(e, "call_id", None)
+    return f"{getattr(e, 'kind', '?')}{f' [{call}]' if call else ''} {getattr(e, 'message', '')}"
+
+
 def _session_start(e: Any) -> str:
     beat = f", heartbeat every {e.heartbeat_s:g}s" if e.heartbeat_s else ""
     return (f"agent {e.agent}{_opt('task', repr(e.task) if e.task else None)}"
@@ -192,6 +197,7 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
                            f"(safety checkpoint {e.safety_checkpoint_id})"),
     "heartbeat": lambda e: "",
     "hint": lambda e: f"{e.kind} [{e.call_id}] {e.message}",
+    "memory": _memory,
     "notification": lambda e: (f"{e.escalation_id}: {e.outcome} via {e.service} "
                                f"(attempt {e.attempt}){_opt(':', e.reason)}"
                                ).replace(" :", ":"),

@@ -84,6 +84,9 @@ def summarize(g: dict[str, Any]) -> str:
             return f"{g.get('status')} {g.get('reason') or ''}"
         case "heartbeat":
             return ""
+        case "memory":  # the failure memory (docs/memory.md): what it told, what it learned
+            call = f" [{g.get('call_id')}]" if g.get("call_id") else ""
+            return f"{g.get('kind')}{call} {g.get('message')}"
         case _:
             return _compact({k: v for k, v in g.items() if k not in ("v", "seq", "ts", "type")})
 

@@ -107,6 +107,21 @@ class CheckpointInfo:
 
 
 @dataclass(slots=True)
+class MemoryNote:
+    """One `memory` event: what the project's failure memory told the agent, or learned."""
+
+    seq: int
+    ts: float
+    kind: str
+    call_id: str | None
+    message: str
+    entries: list[str]
+
+
+MEMORY_KEPT = 64
+
+
+@dataclass(slots=True)
 class BadLineInfo:
     file: str
     offset: int | None
@@ -161,6 +176,8 @@ class SessionState:
     outcomes: dict[str, DecisionOutcome] = field(default_factory=dict)
     escalations: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Every escalation seen (pending or not), by id, as dicts."""
+    memory: list[MemoryNote] = field(default_factory=list)
+    """The failure memory's `memory` events (docs/memory.md), the last `MEMORY_KEPT`."""
     quiets: list[str] = field(default_factory=list)
     """The operators' quiets applied in this session, as the guard recorded them (the last 8)."""
     rates: deque[list[float]] = field(default_factory=lambda: deque(maxlen=RATE_MINUTES))
@@ -428,6 +445,16 @@ def _decision_ignored(st: SessionState, e: Any) -> None:
     out.state, out.detail = "ignored", _s(e.reason)
 
 
+def _memory(st: SessionState, e: Any) -> None:
+    entries = getattr(e, "entries", None)
+    call_id = getattr(e, "call_id", None)
+    note = MemoryNote(e.seq, e.ts, _s(getattr(e, "kind", "?"), 20),
+                      _s(call_id, 80) if isinstance(call_id, str) else None,
+                      _s(getattr(e, "message", ""), 1200),
+                      [_s(x, 20) for x in entries[:8]] if isinstance(entries, list) else [])
+    st.memory = [*st.memory, note][-MEMORY_KEPT:]
+
+
 _HANDLERS = {
     "session_start": _session_start,
     "tool_call": _tool_call,
@@ -440,6 +467,7 @@ _HANDLERS = {
     "escalation": _escalation,
     "decision_applied": _decision_applied,
     "decision_ignored": _decision_ignored,
+    "memory": _memory,
 }
 
 
