@@ -53,6 +53,7 @@ from supervisor.analysis.rubric import (
     run_name,
     score,
 )
+from supervisor.cli.vocabulary import load_all
 from supervisor.engine import Policy
 
 TARGETS = {1: (0.90, 0.04), 2: (0.80, 0.02)}
@@ -322,6 +323,7 @@ def run() -> list[Figure]:
               "machine; set SUPERVISOR_LABELLED_CORPUS to its directory. Nothing measured.")
         print("\n".join(guidance_lines), file=sys.stdout, flush=True)
         return guidance
+    load_all()  # every agent's tool names, as `supervisor analyze` has them
     corpus = load_corpora(bases)
     fires = replay(corpus, Policy.profile("default"))
     lines = [f"corpora: {', '.join(str(b) for b in bases)}"]

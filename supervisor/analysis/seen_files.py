@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from supervisor.engine import tools
 from supervisor.engine.edits import Edit, edits_of
 
 _STYLES: tuple[re.Pattern[str], ...] = (
@@ -43,8 +44,6 @@ _VIEW_TOOLS = frozenset({"read", "Read", "view", "open", "goto", "scroll_up", "s
                          "read_file", "str_replace_based_edit_tool", "edit_file_by_replace"})
 _EDIT_TOOLS = frozenset({"edit", "str_replace_editor", "str_replace_based_edit_tool", "Edit",
                          "MultiEdit", "Write", "replace", "write_file", "insert", "append"})
-_SHELL_TOOLS = frozenset({"bash", "Bash", "run", "execute_bash", "shell", "shell_command",
-                          "run_shell_command", "exec_command"})
 _WRITING_COMMAND = re.compile(
     r"\b(?:sed\s+-i|perl\s+-[a-z]*i|mv|cp|rm|git\s+(?:checkout|restore|reset|stash|apply|am|"
     r"merge|rebase|revert|cherry-pick|pull)|patch|tee|truncate|dd|rsync|tar|unzip)\b"
@@ -115,8 +114,8 @@ class SeenFiles:
         if ok and edits:
             for edit in edits:
                 self._apply(edit)
-        elif ok and tool in _SHELL_TOOLS:
-            self._shell(str(args.get("command") or ""))
+        elif ok and tool in tools.vocabulary().shell:
+            self._shell(tools.vocabulary().line_of(args) or "")
         elif ok and tool in _EDIT_TOOLS and _call_path(args) and not _is_view(args):
             self.files.pop(_key(_call_path(args) or ""), None)  # a change we cannot follow
         if ok and (tool in _VIEW_TOOLS or edits):

@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from supervisor.cli.vocabulary import load_all
+
+    load_all()  # every agent's tool names, before the policy is built
     from supervisor.analysis.replay import analyze_events
     from supervisor.analysis.sources import SourceError, bad_lines, load_runs, skipped
     from supervisor.engine.policy_file import PolicyError, load_policy

@@ -1,15 +1,18 @@
 """Which kind of tool a call is: read-only, mutating, test/run, poll, or other.
 
-Names are matched against the policy's patterns; shell tools (Bash, bash, execute_bash, run)
-are classified by their `command` argument, and editor tools (str_replace_editor) by their
-`command` sub-action. The classification decides what counts as a workspace change (a
-successful `mutate` call), which thresholds apply, and which file reads the cache may skip.
+Names are matched against the policy's patterns; shell tools (Bash, bash, execute_bash, run,
+exec_command, ...: the policy's `shell_tools`, by default the tool vocabulary's) are classified
+by their command argument (the vocabulary's command keys: `command`, Codex's `cmd`), and
+editor tools (str_replace_editor) by their `command` sub-action. The classification decides
+what counts as a workspace change (a successful `mutate` call), which thresholds apply, and
+which file reads the cache may skip.
 """
 
 import fnmatch
 import re
 from typing import Any
 
+from supervisor.engine import tools
 from supervisor.engine.policy import Policy
 from supervisor.engine.shell import commands
 
@@ -176,16 +179,9 @@ def classify(tool: str, args: dict[str, Any], policy: Policy) -> str:
     if forced:
         return forced
     if tool in policy["shell_tools"]:
-        command = args.get("command") if isinstance(args, dict) else None
-        if isinstance(command, str):
-            return shell_category(command)
-        if isinstance(command, list):
-            words = [str(c) for c in command]
-            if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and (
-                words[1] in ("-c", "-lc")
-            ):
-                return shell_category(words[2])  # Codex: ["bash", "-lc", "<script>"]
-            return shell_category(" ".join(words))
+        line = tools.vocabulary().line_of(args)  # `command`, Codex's `cmd` or argv list
+        if line is not None:
+            return shell_category(line)
     if tool in policy["code_tools"] and isinstance(args, dict):
         code = args.get("code")
         if isinstance(code, str):

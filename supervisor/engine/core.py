@@ -8,7 +8,7 @@ save it. See the package docstring for a usage example and docs/engine.md for th
 from copy import deepcopy as _deepcopy
 from typing import Any
 
-from supervisor.engine import workspace
+from supervisor.engine import tools, workspace
 from supervisor.engine.categories import classify, file_path, is_file_read, native_tool
 from supervisor.engine.confidence import as_nudge, may_refuse, weigh
 from supervisor.engine.decisions import (
@@ -198,20 +198,20 @@ class Engine:
         elif step["category"] == "read":
             step["views"] = workspace.viewed_path(tool, args, step["path"], self._shell_tools)
         if step["category"] == "run":
-            line = args.get("command")
+            line = tools.vocabulary().line_of(args) if tool in self._shell_tools else None
             if isinstance(line, str):
                 step["probe"] = workspace.note_probe(st.workspace, probe_files(line))
 
     def _head(self, tool: str, args: dict[str, Any]) -> str:
         """The tool, and for a shell line the program of its last pipeline (whose status the
         line reports), for an editor its sub-command (`str_replace`, `insert`)."""
-        line = args.get("command")
-        if tool in self._shell_tools and isinstance(line, str):
-            last = last_pipeline_head([c for c in commands(line) if c.words])
-            if last is not None:
-                return f"{tool}:{program(last)[:80]}"
-        elif isinstance(line, str) and line.isidentifier():  # an editor's sub-command
-            return f"{tool}:{line}"
+        if tool in self._shell_tools:
+            line = tools.vocabulary().line_of(args)
+            last = last_pipeline_head([c for c in commands(line) if c.words]) if line else None
+            return f"{tool}:{program(last)[:80]}" if last is not None else tool
+        sub = args.get("command")
+        if isinstance(sub, str) and sub.isidentifier():  # an editor's sub-command
+            return f"{tool}:{sub}"
         return tool
 
     def _settle_unanswered(self, step: StepRecord) -> None:

@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from supervisor.engine import tools
+
 EditKind = Literal["replace", "insert", "lines", "write"]
 
 MAX_CODE_CHARS = 200_000
@@ -63,8 +65,6 @@ _EDITOR_TOOLS = frozenset({"str_replace_editor", "edit", "str_replace_based_edit
 _REPLACE_TOOLS = frozenset({"Edit", "replace", "edit_file_by_replace"})
 _WRITE_TOOLS = frozenset({"Write", "write_file", "create_file"})
 _PATCH_TOOLS = frozenset({"apply_patch", "applypatch"})
-_SHELL_TOOLS = frozenset({"Bash", "bash", "exec_command", "shell", "shell_command",
-                          "execute_bash", "run_shell_command", "run"})
 _HEREDOC = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?apply_patch\s*<<-?\s*(['\"]?)(\w+)\1[^\n]*\n")
 
 
@@ -87,9 +87,8 @@ def edits_of(tool: str, args: Any) -> list[Edit]:
             return _patch(_text(args.get("input")) or _text(args.get("patch")) or "")
         if tool == "run_ipython":
             return _ipython(_text(args.get("code")) or "")
-        if tool in _SHELL_TOOLS:
-            return _patch(_shell_patch(_text(args.get("command")) or _text(args.get("cmd"))
-                                       or ""))
+        if tool in tools.vocabulary().shell:
+            return _patch(_shell_patch(_text(tools.vocabulary().command_of(args)) or ""))
     except (TypeError, ValueError, RecursionError):
         return []
     return []
@@ -117,7 +116,7 @@ def _int(value: Any) -> int | None:
 
 
 def _path(args: dict[str, Any]) -> str | None:
-    for key in ("file_path", "path", "file_name", "filename", "absolute_path"):
+    for key in tools.vocabulary().path_keys:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             return value
@@ -128,8 +127,9 @@ def _replace(args: dict[str, Any]) -> list[Edit]:
     """A search-and-replace edit: Claude Code's `old_string`/`new_string`, Factory Droid's and
     Copilot CLI's `old_str`/`new_str`, and older `to_replace`/`new_content`."""
     path = _path(args)
-    search = _first_text(args, ("old_string", "old_str", "to_replace"))
-    new = _first_text(args, ("new_string", "new_str", "new_content"))
+    names = tools.vocabulary()
+    search = _first_text(args, names.old_keys)
+    new = _first_text(args, names.new_keys)
     if not path or search is None:
         return []
     return [Edit("replace", path, new or "", search, replace_all=args.get("replace_all") is True)]
@@ -161,9 +161,7 @@ def _multi(args: dict[str, Any]) -> list[Edit]:
 
 def _write(args: dict[str, Any]) -> list[Edit]:
     path = _path(args)
-    content = _text(args.get("content"))
-    if content is None:
-        content = _text(args.get("file_text"))
+    content = _first_text(args, tools.vocabulary().content_keys)
     return [Edit("write", path, content)] if path and content is not None else []
 
 

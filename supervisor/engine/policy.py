@@ -13,6 +13,7 @@ import copy
 import fnmatch
 from typing import Any
 
+from supervisor.engine import tools
 from supervisor.engine.detectors import NAMES, REGISTRY
 
 CATEGORIES = ("read", "mutate", "run", "poll", "other")
@@ -39,14 +40,13 @@ _DEFAULT: dict[str, Any] = {
     "escalation_cooldown_s": 300.0,
     "idle_gap_s": IDLE_GAP_S,
     "reset_clears_session_limits": False,
-    "ignore_arg_keys": ["description", "timeout", "thought", "security_risk", "is_input"],
-    "shell_tools": ["Bash", "bash", "execute_bash", "run", "shell", "shell_command",
-                    "run_shell_command", "exec_command"],
-    "editor_tools": ["str_replace_editor", "str_replace_based_edit_tool", "edit_file"],
-    "code_tools": ["run_ipython", "execute_ipython_cell", "ipython", "python"],
-    "file_read_tools": ["Read", "read", "read_file", "str_replace_editor:view",
-                        "str_replace_based_edit_tool:view"],
-    "path_args": ["file_path", "path", "absolute_path", "notebook_path", "filename", "file"],
+    # the tool lists below come from the agents' tool vocabulary (`_from_vocabulary`)
+    "ignore_arg_keys": [],
+    "shell_tools": [],
+    "editor_tools": [],
+    "code_tools": [],
+    "file_read_tools": [],
+    "path_args": [],
     "file_cache_bytes": 262_144,
     "categories": {
         "read": [
@@ -65,8 +65,7 @@ _DEFAULT: dict[str, Any] = {
         "run": [
             "run_ipython", "execute_ipython_cell", "Agent", "Task", "delegate", "mcp__*", "python",
         ],
-        "poll": ["BashOutput", "KillShell", "KillBash", "TaskOutput", "AgentOutputTool", "wait",
-                 "sleep", "read_background_output", "list_background_processes"],
+        "poll": [],  # the vocabulary's poll tools (`_from_vocabulary`)
         "other": ["think", "finish", "submit", "TodoWrite", "TodoRead", "exit_plan_mode",
                   "ExitPlanMode", "AskUserQuestion", "save_memory", "update_plan",
                   "write_todos", "update_topic", "enter_plan_mode", "activate_skill"],
@@ -133,6 +132,29 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _from_vocabulary(base: dict[str, Any]) -> dict[str, Any]:
+    """`base` with the tool lists the agents' tool vocabulary (`engine/tools.py`) defines: read
+    when a policy is built, not at import, so a vocabulary contributed after this module was
+    imported is in every policy built after it."""
+    names = tools.vocabulary()
+    out = copy.deepcopy(base)
+    out.update({
+        "ignore_arg_keys": list(names.noise_keys),
+        "shell_tools": list(names.shell),
+        "editor_tools": list(names.editor),
+        "code_tools": list(names.code),
+        "file_read_tools": list(names.read),
+        "path_args": list(names.path_keys),
+    })
+    categories = out["categories"]
+    categories["poll"] = list(dict.fromkeys(categories["poll"] + list(names.poll)))
+    categories["read"] = list(dict.fromkeys(
+        categories["read"] + [tool for tool in names.read if ":" not in tool]))
+    categories["mutate"] = list(dict.fromkeys(
+        categories["mutate"] + list(names.edit) + list(names.write)))
+    return out
+
+
 class Policy:
     """The effective runtime policy. Build with `from_dict` or `profile`; read, never mutate."""
 
@@ -148,7 +170,7 @@ class Policy:
         """The named built-in profile (`default` or `seed-strict`)."""
         if name not in PROFILES:
             raise ValueError(f"unknown profile {name!r} (known: {', '.join(PROFILES)})")
-        return cls(merge(_DEFAULT, PROFILES[name]))
+        return cls(merge(_from_vocabulary(_DEFAULT), PROFILES[name]))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], profile: str | None = None) -> "Policy":

@@ -29,6 +29,7 @@ from typing import Any, TypedDict
 
 import xxhash
 
+from supervisor.engine import tools
 from supervisor.engine.edits import edits_of
 from supervisor.engine.shell import Command, commands
 
@@ -43,8 +44,6 @@ ABSENT = "absent"
 UNKNOWN_FILE = "*"
 """The key of a change whose files are not known (it moves the epoch)."""
 _SKIP_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-_SHELL_TOOLS_DEFAULT = frozenset({"Bash", "bash", "execute_bash", "run", "shell",
-                                  "shell_command", "run_shell_command"})
 _MENTION = re.compile(r"""['"]((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]\w{0,6})['"]""")
 _WRITES = re.compile(
     r"\.write(?:_text|_bytes|lines)?\(|open\([^)]*['\"][wax]b?\+?['\"]|shutil\.(?:copy|move)"
@@ -154,11 +153,10 @@ def plan(tool: str, args: Any, shell_tools: frozenset[str] | None = None
     group for any other tool; `apply` carries it out once the result is known."""
     if not isinstance(args, dict):
         return []
-    if tool in (shell_tools or _SHELL_TOOLS_DEFAULT):
-        line = args.get("command") or args.get("cmd")
-        if isinstance(line, list):
-            line = line[-1] if line and isinstance(line[-1], str) else ""
-        if not isinstance(line, str):
+    names = tools.vocabulary()
+    if tool in (shell_tools or names.shell):
+        line = names.line_of(args)
+        if line is None:
             return []
         return [group for group in (_command_effects(cmd) for cmd in commands(line))]
     group: list[Effect] = []
@@ -207,9 +205,10 @@ def viewed_path(tool: str, args: Any, path: str | None,
     the file of `cat f`, `sed -n '1,9p' f`, `grep -n x f`, ... possibly piped into a filter)."""
     if path:
         return path
-    if not isinstance(args, dict) or tool not in (shell_tools or _SHELL_TOOLS_DEFAULT):
+    names = tools.vocabulary()
+    if not isinstance(args, dict) or tool not in (shell_tools or names.shell):
         return None
-    line = args.get("command")
+    line = names.line_of(args)
     cmds = commands(line) if isinstance(line, str) else []
     if not cmds or cmds[0].name not in _VIEWERS or any(not c.piped for c in cmds[:-1]):
         return None

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
+from supervisor.engine.tools import ToolVocabulary, contribute
 from supervisor.hooks.plugin_file import PluginFile
 from supervisor.hooks.settings_file import Settings
 from supervisor.hooks.step import HookStep, Result
@@ -85,3 +86,11 @@ class Target:
     """False when the agent takes no added context before a call runs (Gemini CLI ignores it
     at BeforeTool): a note on a call that runs (a nudge, an approval) is then given with the
     call's result instead."""
+    tools: ToolVocabulary | None = None
+    """The agent's tool names and argument keys the engine's shared vocabulary lacks or shares
+    (`engine/tools.py`): contributed when the target is built, so on importing its module; a
+    name another contributor reads otherwise fails that import, naming both."""
+
+    def __post_init__(self) -> None:
+        if self.tools is not None:
+            contribute(self.name, self.tools)

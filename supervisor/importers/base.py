@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from supervisor.engine.fingerprint import output_hash
+from supervisor.engine.tools import ToolVocabulary, contribute
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.lines import fit_line
 from supervisor.protocol.names import (
@@ -103,6 +104,15 @@ class Importer:
     """The runs in what it reads of the file at the path; `FormatError` when it is broken."""
     reads: Callable[[Document], Any] = whole_value
     """What `matches` and `load` take of the parsed file (`whole_value`, `records`, ...)."""
+    tools: ToolVocabulary | None = None
+    """The format's tool names and argument keys the engine's shared vocabulary lacks or shares
+    (`engine/tools.py`): contributed when the importer is built, so on importing its module
+    (`supervisor.importers` imports every one); a name another contributor reads otherwise
+    fails that import, naming both."""
+
+    def __post_init__(self) -> None:
+        if self.tools is not None:
+            contribute(self.name, self.tools)
 
 
 def output_fields(text: str, limit: int = OUTPUT_LIMIT) -> dict[str, Any]:

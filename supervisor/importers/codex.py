@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from supervisor.engine.tools import ToolVocabulary
 from supervisor.importers.base import (
     FormatError,
     ImportedRun,
@@ -171,4 +172,6 @@ def _output(raw: Any) -> tuple[str, int | None]:
 IMPORTER = Importer(
     "codex", "Codex CLI rollout .jsonl (session_meta/response_item lines)",
     matches, load, reads=records,
+    tools=ToolVocabulary(shell=("shell", "exec_command", "local_shell", "shell_command"),
+                         edit=("apply_patch",), command_keys=("cmd", "command")),
 )

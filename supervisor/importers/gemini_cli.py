@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from supervisor.engine.tools import ToolVocabulary
 from supervisor.importers.base import (
     FormatError,
     ImportedRun,
@@ -101,4 +102,6 @@ def _tool_call(builder: RunBuilder, call: dict[str, Any], ts: float | None) -> N
 IMPORTER = Importer(
     "gemini-cli", "Gemini CLI session .json (messages with toolCalls)",
     matches, load,
+    tools=ToolVocabulary(shell=("run_shell_command",), edit=("replace",), write=("write_file",),
+                         read=("read_file",)),
 )

@@ -8,7 +8,7 @@ Only what the platform needs is imported here: the hook path starts once per too
 import os
 from pathlib import Path
 
-from supervisor.hooks.codex.payload import map_payload
+from supervisor.hooks.codex.payload import TOOLS, map_payload
 from supervisor.hooks.codex.respond import CodexAnswers
 from supervisor.hooks.codex.transcript import read_rollout
 from supervisor.hooks.settings_file import Settings
@@ -62,4 +62,5 @@ TARGET = Target(
     ),
     transcript=read_rollout,
     reads_usage=True,
+    tools=TOOLS,
 )

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from supervisor.engine import tools
 from supervisor.hooks.codex.rollout import exit_code
 from supervisor.hooks.step import (
     Call,
@@ -40,7 +41,10 @@ _COMMON_KEYS = frozenset(
     {"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name", "model",
      "turn_id", "agent_id", "agent_type"}
 )
-SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "local_shell"})
+TOOLS = tools.ToolVocabulary(shell=("Bash", "shell", "exec_command", "local_shell"),
+                             edit=("apply_patch",), command_keys=("cmd", "command"))
+"""Codex's tool names (its `Target` contributes them to the engine's vocabulary)."""
+SHELL_TOOLS = frozenset(TOOLS.shell)
 """Tools whose outcome the rollout records as a `CommandExecution` with an exit code."""
 
 

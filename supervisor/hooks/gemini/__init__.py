@@ -7,6 +7,7 @@ Only what the platform needs is imported here: the hook path starts once per too
 import os
 from pathlib import Path
 
+from supervisor.engine.tools import ToolVocabulary
 from supervisor.hooks.gemini.payload import map_payload
 from supervisor.hooks.gemini.respond import GeminiAnswers
 from supervisor.hooks.gemini.transcript import read_transcript
@@ -58,4 +59,6 @@ TARGET = Target(
     transcript=read_transcript,
     reads_usage=True,
     context_before_call=False,  # Gemini ignores additionalContext at BeforeTool
+    tools=ToolVocabulary(shell=("run_shell_command",), edit=("replace",), write=("write_file",),
+                         read=("read_file",)),
 )
