@@ -19,7 +19,6 @@ from pathlib import Path
 
 from supervisor.host import HostError, records, tmux
 from supervisor.safetext import clean, is_clean
-from supervisor.store.liveness import pid_alive
 from supervisor.store.paths import session_files
 
 STOP_WAIT_S = 5.0
@@ -85,11 +84,12 @@ def stop(root: Path, session: str, operator: str) -> str:
         # to the vanished terminal fail (EIO) before the SIGHUP arrived, and the session
         # ended as `failed` for a stop the operator asked for.
         _signal_group(record.pid, signal.SIGTERM)
-        _wait_gone(record.pid, STOP_WAIT_S / 2)
+        _wait_gone(record, STOP_WAIT_S / 2)
     server.kill_session(record.tmux_session)  # what is left of the pane gets SIGHUP
-    _wait_gone(record.pid, STOP_WAIT_S)
-    if pid_alive(record.pid):
-        _kill_group(record.pid)
+    if was_alive:  # a signal only ever goes to the run's own process (`RunRecord.alive`)
+        _wait_gone(record, STOP_WAIT_S)
+        if record.alive():
+            _kill_group(record.pid)
     _end_session(root, session, operator)
     shutil.rmtree(records.private_dir(root, session), ignore_errors=True)  # a killed pane's
     if record.worktree is None:
@@ -101,9 +101,9 @@ def stop(root: Path, session: str, operator: str) -> str:
     return f"{'stopped' if was_alive else 'cleaned up'} {session}{tail}"
 
 
-def _wait_gone(pid: int, seconds: float) -> None:
+def _wait_gone(record: records.RunRecord, seconds: float) -> None:
     deadline = time.monotonic() + seconds
-    while pid_alive(pid) and time.monotonic() < deadline:
+    while record.alive() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 

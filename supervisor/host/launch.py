@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from supervisor.host import HostError, agents, records, tmux, worktree
+from supervisor.store.liveness import process_start
 from supervisor.store.paths import (
     ENV_HOME,
     ensure_private_dir,
@@ -98,6 +99,7 @@ def start_run(request: RunRequest) -> records.RunRecord:
         records.save(root, record)
         record.pid = server.new_session(
             record.tmux_session, cwd, [sys.executable, "-m", "supervisor.host.pane", str(spec)])
+        record.started = process_start(record.pid)
         records.save(root, record)
         return record
     except BaseException:

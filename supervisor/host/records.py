@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.host import HostError
-from supervisor.store.liveness import pid_alive
+from supervisor.host import HostError, tmux
+from supervisor.store.liveness import pid_alive, process_start
 from supervisor.store.paths import ensure_private_dir, validate_session_id, write_private
 
 
@@ -48,9 +48,25 @@ class RunRecord:
     """The pane's process: it lives exactly as long as the agent."""
     created: float = field(default_factory=time.time)
     worktree: Worktree | None = None
+    started: int | None = None
+    """When `pid` started (`liveness.process_start`), so that a process that reused the pid
+    after the agent ended is never taken for it (nor stopped); None without `/proc`."""
 
     def alive(self) -> bool:
-        return pid_alive(self.pid)
+        """The agent's own process still runs: its pid exists and is the process started for
+        this run (same start time). A record without a start time (older, or no `/proc`)
+        believes tmux: the run's pane must still be running that pid."""
+        if not pid_alive(self.pid):
+            return False
+        if self.started is not None:
+            return process_start(self.pid) == self.started
+        server = tmux.Server(self.socket)
+        try:
+            return (server.has_session(self.tmux_session)
+                    and server.pane_pid(self.tmux_session) == self.pid
+                    and not server.pane_dead(self.tmux_session))
+        except (HostError, ValueError):
+            return False
 
     def to_json(self) -> bytes:
         return (json.dumps(asdict(self), indent=1) + "\n").encode()

@@ -55,6 +55,20 @@ def pid_alive(pid: int | None) -> bool:
     return not _zombie(pid)
 
 
+def process_start(pid: int | None) -> int | None:
+    """When process `pid` started (clock ticks since boot, Linux `/proc/<pid>/stat`), or None
+    (no such process, or no `/proc`). A pid is reused; a pid with its start time is not: this
+    is what tells the process a record names from one that got its pid since."""
+    if not pid or pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        return int(fields[19])  # field 22 of proc(5); the name before ")" may hold spaces
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _zombie(pid: int) -> bool:
     """True for a process that has exited but was not reaped yet (Linux `/proc`; elsewhere
     False): its agent is gone."""
