@@ -129,11 +129,13 @@ def test_a_real_burst_in_tmux_sends_nothing(
     # typed into the wrong pane: `git status && rm -rf build` + enter, then a paste
     term.type("s")  # the burst's first key comes after a pause: it asks, nothing more
     term.type("tatus && rm -rf build\ryyyy\rxy\rary\r")
-    term.keys("Escape", "Escape", "Escape")
-    screen = term.wait_for(lambda s: "Needs you: 1" in s, "back on the sessions screen")
+    screen = term.press_until("Escape", lambda s: "Needs you: 1" in s,
+                              "back on the sessions screen", tries=6)
     assert not (root / "sessions" / "s1" / "control.jsonl").exists(), screen
-    term.keys("e", "s", "y")  # a person: one key at a time
-    term.wait_for(lambda s: "waiting for the agent" in s, "the decision sent")
+    # a person: one key at a time, each once the screen shows what it answers
+    term.press_until("e", lambda s: "Escalation esc-1" in s, "the prompt")
+    term.press_until("s", lambda s: "y: yes" in s, "the question")
+    term.press_until("y", lambda s: "waiting for the agent" in s, "the decision sent")
     assert [line["action"] for line in control_lines(root, "s1")] == ["skip"]
     term.keys("Escape", "q")
     term.wait_for(lambda s: "EXITED 0" in s, "the dashboard to quit")

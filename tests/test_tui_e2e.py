@@ -50,6 +50,20 @@ class Terminal:
             self._tmux("send-keys", "-t", "t", key)
             time.sleep(0.45)
 
+    def press_until(self, key: str, done: Callable[[str], bool], what: str, tries: int = 5
+                    ) -> str:
+        """Press `key` alone until the screen shows `done`: a person under load whose key came
+        too soon after another (the dashboard says so) presses it again."""
+        for _ in range(tries):
+            self.keys(key)
+            end = time.monotonic() + 3
+            while time.monotonic() < end:
+                text = self.screen()
+                if done(text):
+                    return text
+                time.sleep(0.2)
+        raise AssertionError(f"{key} did not lead to {what}; screen:\n{self.screen()}")
+
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "t", "-l", text)
         time.sleep(0.5)

@@ -22,6 +22,8 @@ from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 
 from supervisor.guard.operator import default_operator, reset_text, send_decision
@@ -37,6 +39,7 @@ from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
+from supervisor.tui.key_arrival import ArrivalDriver, arrival_of
 from supervisor.tui.messages import (
     CommandRequested,
     DecisionRequested,
@@ -159,6 +162,12 @@ class SupervisorApp(App[None]):
         self.theme = wanted
         palette.use_theme(self.get_theme(wanted) or self.current_theme)
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, unless it is the Linux one: then ours, which records how each key
+        arrived (`supervisor.tui.key_arrival`)."""
+        chosen = super().get_driver_class()
+        return ArrivalDriver if chosen is LinuxDriver else chosen
+
     def watch_theme(self, name: str) -> None:
         """Our labels take the new theme's colours (readable on its background)."""
         theme = self.get_theme(name)
@@ -199,9 +208,12 @@ class SupervisorApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         """Keys first pass here, in the order they arrived: a key that sends or confirms a
         decision on the current screen (its `DELIBERATE_KEYS`) is dropped when it came in a
-        burst (`supervisor.tui.deliberate`)."""
+        burst (`supervisor.tui.deliberate`): with other keys in one read of the terminal, or
+        without a quiet before it (`supervisor.tui.key_arrival`)."""
         if isinstance(event, events.Key) and not event.is_forwarded:
-            in_burst = self.key_pace.in_burst(event.time)
+            arrival = arrival_of(event)
+            in_burst = self.key_pace.in_burst(event.time) if arrival is None else \
+                arrival.in_burst(self.key_pace.gap)
             keys: frozenset[str] = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
             if in_burst and key_matches(keys, event.key, event.character):
                 self._tell_burst(event.key)
@@ -315,7 +327,8 @@ class SupervisorApp(App[None]):
         if st is None:
             self.notify(f"no session {session_id}", severity="warning", markup=False)
             return
-        self.push_screen(SessionScreen(self.view, st))
+        self._show(lambda screen: isinstance(screen, SessionScreen)
+                   and screen.session_id == session_id, lambda: SessionScreen(self.view, st))
 
     def open_escalation(self, session_id: str, escalation_id: str) -> None:
         st = self.model.sessions.get(session_id)
@@ -323,7 +336,21 @@ class SupervisorApp(App[None]):
         if esc is None:
             self.notify("that escalation is gone", severity="warning")
             return
-        self.push_screen(EscalationScreen(self.view, session_id, esc))
+        self._show(lambda screen: isinstance(screen, EscalationScreen)
+                   and (screen.session_id, screen.escalation_id) == (session_id, escalation_id),
+                   lambda: EscalationScreen(self.view, session_id, esc))
+
+    def _show(self, shows: Callable[[Screen[Any]], bool], make: Callable[[], Screen[Any]]
+              ) -> None:
+        """Go back to the screen that already shows this (closing those above it), or open
+        it: one screen per session and per escalation, however often it is asked for (a
+        burst of keys would otherwise pile up screens an operator must close one by one)."""
+        for screen in reversed(self.screen_stack):
+            if shows(screen):
+                while self.screen is not screen:
+                    self.pop_screen()
+                return
+        self.push_screen(make())
 
     @on(OpenSession)
     def _open_session_requested(self, message: OpenSession) -> None:

@@ -1,16 +1,19 @@
 """A decision comes from a person, never from a burst of keys.
 
-Text typed into the wrong tmux pane (a shell command, a paste) reaches the dashboard as a burst:
-keys a few milliseconds apart. A key that sends or confirms a decision (a screen lists them in
-`DELIBERATE_KEYS`) is therefore ignored when it arrives less than `BURST_GAP_S` after the
-previous key of any kind; the time is the key's arrival, as the terminal driver stamped it, so a
-slow screen does not stretch a burst. A person who reads the screen before pressing takes longer
-than that; one who pressed too fast is told so and presses again.
+Text typed into the wrong tmux pane (a shell command, a paste) reaches the dashboard as a burst.
+A key that sends or confirms a decision, or opens the step that does (a screen lists them in
+`DELIBERATE_KEYS`), counts only when it came alone: the only key of its read of the terminal,
+after a quiet of at least `BURST_GAP_S` that the terminal driver saw (`supervisor.tui.key_arrival`:
+both are facts of the input thread, which a loaded machine can delay but not fake, so the rule
+holds at any load). A person who reads the screen before pressing takes longer than that; one
+who pressed too fast is told so and presses again. Keys that come from no terminal read (a
+test's Pilot) are judged by their parse time (`KeyPace`).
 
 Second steps, on top of that rule: approve, skip and abort ask for `y` (a confirmation, itself a
-deliberate key); rollback needs `enter` in the checkpoint picker, which shows what it throws
-away; guidance needs its text and `ctrl+s`. Resuming an operator's pause and pausing act at once:
-they can be taken back (pause again, resume).
+deliberate key, hence pressed alone after a quiet that began once the question was asked);
+rollback needs `enter` in the checkpoint picker, which shows what it throws away; guidance needs
+its text and `ctrl+s`. Resuming an operator's pause and pausing act at once: they can be taken
+back (pause again, resume).
 """
 
 BURST_GAP_S = 0.3
@@ -19,7 +22,8 @@ BURST_GAP_S = 0.3
 
 
 class KeyPace:
-    """The arrival time of the previous key, to tell a burst from a deliberate press."""
+    """The parse time of the previous key, to tell a burst from a deliberate press when the
+    driver recorded no arrival (keys a test presses)."""
 
     def __init__(self, gap: float = BURST_GAP_S) -> None:
         self.gap = gap

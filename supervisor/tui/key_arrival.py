@@ -1,0 +1,133 @@
+"""How each key reached the dashboard: with how many others, after how long a quiet.
+
+A burst (a paste, a shell command typed into the wrong pane, tmux `send-keys`) is written to
+the terminal at once. The terminal driver's input thread reads what is there in one
+`os.read`; that thread and the app's handling may both be delayed for long stretches when the
+machine is loaded, so neither the time a key is *handled* nor the time it is *parsed* says
+when it arrived (a parse interrupted for 500 ms stamps the rest of a burst 500 ms later).
+What a loaded machine cannot fake is what the input thread observed:
+
+- every key parsed from one read arrived together: a read that yields more than one key is a
+  burst, however long its parsing took;
+- a quiet is only what was seen to be quiet. A wait on the terminal that timed out after
+  `WAIT_S` proves that nothing arrived during it, and a read proves that whatever was not in it
+  arrived after the read began. The quiet before a read is the time from the previous read
+  that had keys (all of its keys had arrived when that read returned) to the last such proof.
+  A delayed thread only makes that bound smaller, never larger.
+
+`ArrivalDriver` is Textual's Linux driver with that input loop; each `events.Key` it posts
+carries an `Arrival` (`arrival_of`). `supervisor.tui.deliberate` decides from it.
+"""
+
+import contextlib
+import os
+import selectors
+import time
+from codecs import getincrementaldecoder
+from dataclasses import dataclass
+
+from textual import events
+from textual._parser import ParseError
+from textual.drivers.linux_driver import LinuxDriver
+from textual.message import Message
+
+WAIT_S = 0.05
+"""How long one wait on the terminal lasts: the resolution of a proven quiet (a person's
+quiet is undercounted by at most this)."""
+
+_ATTRIBUTE = "_supervisor_arrival"
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """How a key reached the app."""
+
+    keys_in_read: int
+    """Keys parsed from the same read of the terminal (1: it came alone)."""
+    quiet_before: float
+    """Seconds during which, provably, no key arrived before this read (0: none proven)."""
+
+    def in_burst(self, gap: float) -> bool:
+        """Whether the key came with others, or without a quiet of `gap` seconds before it."""
+        return self.keys_in_read != 1 or self.quiet_before < gap
+
+
+NOT_ALONE = Arrival(keys_in_read=0, quiet_before=0.0)
+"""A key the parser let out later than its read (an escape sequence completed by a timeout):
+nothing is known of its arrival, so it never counts as deliberate."""
+
+
+def arrival_of(event: events.Key) -> Arrival | None:
+    """The arrival the driver recorded (None: the key did not come from a terminal read, as
+    the keys a test's Pilot presses)."""
+    found = getattr(event, _ATTRIBUTE, None)
+    return found if isinstance(found, Arrival) else None
+
+
+class QuietLedger:
+    """The proofs of quiet the input loop collects, turned into an `Arrival` per read."""
+
+    def __init__(self, now: float) -> None:
+        self.last_keys_at = now
+        """When the previous read with keys returned (all of its keys had arrived)."""
+        self.absent_since = now
+        """The latest moment at which nothing (else) had arrived yet."""
+
+    def waited(self, started: float, timeout: float) -> None:
+        """A wait begun at `started` timed out: nothing arrived before `started + timeout`."""
+        self.absent_since = max(self.absent_since, started + timeout)
+
+    def read(self, began: float, returned: float, keys: int) -> Arrival:
+        """A read begun at `began` returned at `returned` with `keys` keys."""
+        arrival = Arrival(keys, max(0.0, self.absent_since - self.last_keys_at))
+        if keys:
+            self.last_keys_at = returned
+        # what this read did not take arrived after it began
+        self.absent_since = max(self.absent_since, began)
+        return arrival
+
+
+class ArrivalDriver(LinuxDriver):
+    """Textual's Linux driver, whose input thread tags each key with its `Arrival`."""
+
+    def run_input_thread(self) -> None:
+        """Textual's loop (wait, read, parse, post), with each wait and read recorded."""
+        from textual._xterm_parser import XTermParser
+
+        selector = selectors.SelectSelector()
+        selector.register(self.fileno, selectors.EVENT_READ)
+        parser = XTermParser(self._debug)
+        decode = getincrementaldecoder("utf-8")().decode
+        ledger = QuietLedger(time.monotonic())
+
+        def read(final: bool = False) -> None:
+            began = time.monotonic()
+            data = decode(os.read(self.fileno, 1024 * 4), final=final)
+            returned = time.monotonic()
+            if not data:
+                return
+            parsed: list[Message] = list(parser.feed(data))
+            keys = sum(isinstance(message, events.Key) for message in parsed)
+            self._post(parsed, ledger.read(began, returned, keys))
+
+        try:
+            while not self.exit_event.is_set():
+                started = time.monotonic()
+                if selector.select(WAIT_S):
+                    read()
+                else:
+                    ledger.waited(started, WAIT_S)
+                self._post(list(parser.tick()), NOT_ALONE)
+            selector.unregister(self.fileno)
+            self._post(list(parser.tick()), NOT_ALONE)
+        finally:
+            selector.close()
+            with contextlib.suppress(EOFError, ParseError):
+                for _ in parser.feed(""):  # tell the parser the input ended, as Textual does
+                    pass
+
+    def _post(self, messages: list[Message], arrival: Arrival) -> None:
+        for message in messages:
+            if isinstance(message, events.Key):
+                setattr(message, _ATTRIBUTE, arrival)
+            self.process_message(message)
