@@ -114,6 +114,8 @@ _PolicyModel = _model("PolicyFile", {
     "category_overrides": (_optional(GenericAlias(dict, (Category, _DetectorTable))), None),
     "tools": (_optional(GenericAlias(dict, (str, _ToolOverride))), None),
     "guard": (TypeForm(_GuardTable | None), None),
+    # the daily budgets over many sessions: the guard's (guard/spend.py checks each table)
+    "budgets": (TypeForm(dict[str, dict[str, Any]] | None), None),
 })
 
 

@@ -216,7 +216,16 @@ class Guard:
         if model is not None:
             event["model"] = writable(model)
         with self.journal.step():
-            return self.journal.observe(event)
+            found = self.journal.observe(event)
+            spending = self.journal.spending
+            if spending is not None and not self.journal.ended:
+                now = self.journal.clock()
+                for rule, spent, limit in spending.add(
+                        self.state.last_seq, int(input_tokens) + int(output_tokens), cost_usd,
+                        now):
+                    self.journal.write({"type": "limit", "name": f"budget:{rule.name}",
+                                        "value": spent, "limit": limit, "action": "warn"})
+            return found
 
     def task_start(self, title: str, task_id: str | None = None) -> str:
         """Start a task (ending the current one as done); return its id."""

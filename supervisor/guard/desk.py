@@ -213,6 +213,12 @@ class OperatorDesk:
             return None
         if not result.carried_out:
             effect = effect.not_carried_out()
+        spending = self.journal.spending
+        if (kind.effect == "approve" and pending.get("kind") == "budget" and not outcome_prefix
+                and result.carried_out and spending is not None):  # an operator's, once
+            name = str(pending.get("signature") or "").removeprefix("budget:")
+            raised = spending.raise_once(name, self.journal.clock())
+            result.outcome += f"; daily budget '{name}' raised by {raised:g} for today"
         self._applied(esc_id, decision, outcome_prefix + result.outcome, effect)
         verdict = Verdict(result.verdict or "allow", self.engine.level, result.message,
                           result.outcome, call_id, escalation_id=esc_id, decision=kind.name,

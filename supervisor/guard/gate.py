@@ -113,8 +113,20 @@ class CallGate:
                 verdict.action = "nudge"
         events = [f.to_event() for f in check.findings]
         events += [hit.to_event() for hit in check.limits]
+        breach = None
+        if verdict.proceed and journal.spending is not None:  # the store's daily budgets
+            breach = journal.spending.check(now)
+            if breach is not None:
+                verdict = Verdict("pause", 3, breach.reason, "budget", call_id)
+                events.append({"type": "limit", "name": f"budget:{breach.rule.name}",
+                               "value": breach.spent, "limit": breach.limit,
+                               "action": "pause"})
         events.append(_verdict_event(verdict, call_id, self.engine.gauges(now)))
         journal.write_many(events)
+        if breach is not None:
+            journal.escalate("budget", breach.reason, [call["seq"]], call_id,
+                             f"budget:{breach.rule.name}", 3)
+            return pause_verdict(journal.pending, call_id)
         if check.action == "pause":
             esc = check.escalation
             kind = esc.kind if esc is not None else "detection"

@@ -34,6 +34,7 @@ from supervisor.guard.checkpoints import (
     checkpoint_changes,
 )
 from supervisor.guard.settings import GuardSettings
+from supervisor.guard.spend import Spending
 from supervisor.guard.state import GuardState, SessionLock, StateFile
 from supervisor.protocol.decisions import ESCALATION_OPTIONS
 from supervisor.protocol.policy_audit import switched_off
@@ -81,6 +82,9 @@ class SessionJournal:
         self._policy_arg = policy
         self._settings_arg = settings
         self._cwd_arg = str(Path(cwd).resolve()) if cwd is not None else None
+        self.spending: Spending | None = None
+        """The store's daily spend and budgets this session counts in (the hook runtime
+        sets it when the policy has `[budgets]`); None: no budgets."""
         self.dirty = False
         """The state changed since it was last saved."""
         self.must_save = False

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.guard.settings import GuardSettings
+from supervisor.guard.spend import BudgetRule, budget_rules
 from supervisor.hooks.budget import Budget
 
 ENV_POLICY = "SUPERVISOR_POLICY"
@@ -54,9 +55,22 @@ def load_policy(root: Path) -> tuple[Any, str]:
         raise PolicyError(str(exc)) from exc
     try:
         guard_settings(policy)
+        budget_rules(policy.to_dict().get("budgets"))
     except (ValueError, TypeError, KeyError) as exc:
         raise PolicyError(f"policy file {path} is not valid: {exc}") from exc
     return policy, str(path)
+
+
+def budgets_of(root: Path) -> list[BudgetRule]:
+    """The daily budgets of the policy in force (its `[budgets]` tables), read at every call
+    like `[guard]`. Raises `PolicyError` for a file or a table that cannot be used."""
+    path = policy_path(root)
+    if path is None:
+        return []
+    try:
+        return budget_rules(_read(path).get("budgets"))
+    except ValueError as exc:
+        raise PolicyError(f"policy file {path}: {exc}") from exc
 
 
 def guard_table(root: Path) -> dict[str, Any]:

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from supervisor.guard.spend import Spending
 from supervisor.guard.state import STATE_FILE
 from supervisor.hooks import memory as hook_memory
 from supervisor.hooks import transcript
 from supervisor.hooks.budget import Budget
-from supervisor.hooks.policy import guard_table, hook_settings, load_policy
+from supervisor.hooks.policy import budgets_of, guard_table, hook_settings, load_policy
 from supervisor.hooks.step import (
     Call,
     HookStep,
@@ -143,11 +144,27 @@ def handle(
             guard.message(step.message["role"], step.message["text"])
         for problem in problems:
             record_error(root, step.session_id, step.hook_event, problem)
+        _count_spending(guard, target, step, root)
         call = _Call(target, guard, step, root, budget)
         call.remember(new)
         return _HANDLERS[step.kind](call)
     finally:
         guard.close()
+
+
+def _count_spending(guard: Guard, target: Target, step: HookStep, root: Path) -> None:
+    """When the policy has daily budgets, this session counts in the store's spend
+    (`guard.spend`): its usage is added, its calls checked. A bad `[budgets]` table is
+    recorded as a `supervisor_error` (with each call, until it is fixed) and no budget
+    holds."""
+    try:
+        rules = budgets_of(root)
+    except ValueError as exc:
+        record_error(root, step.session_id, step.hook_event, f"{exc}; no daily budget applies")
+        return
+    if rules:
+        guard.journal.spending = Spending(root, rules, step.session_id, target.name,
+                                          guard.cwd)
 
 
 def _all_seen(root: Path, step: HookStep) -> bool:
