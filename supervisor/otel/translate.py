@@ -18,6 +18,15 @@ The trace of a session (docs/otel.md has the table):
 - rollbacks, operator commands and detections that fall between calls are span events of the
   session span.
 
+Content is opt-in (`include_content`), decided by what a field *is*, not by what it looks like:
+the arguments and result of a call, and every free text the engine or the agent composed (the
+engine's messages and reasons quote the call: a looping `curl -H 'Authorization: …'` was in
+`supervisor.escalation.reason`; a tool's error; a decision's outcome; a session's end reason)
+are sent only with it. Without it, what is sent is made of ids, numbers, names from the
+supervisor's own vocabularies (actions, detectors, kinds, statuses) and the tool's name; a
+detection's signature, which can hold a path, is sent as a hash (`_hidden`), so repeats of one
+loop still correlate.
+
 Memory stays bounded whatever the session's length: open calls, span events and attribute text
 have caps (`MAX_OPEN_CALLS`, `MAX_SPAN_EVENTS`, `MAX_TEXT`); what a cap drops is counted on the
 span (`supervisor.dropped_events`), never silently.
@@ -25,6 +34,7 @@ span (`supervisor.dropped_events`), never silently.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -148,6 +158,11 @@ def _text(value: object, limit: int = MAX_TEXT) -> str:
     return clean(text, limit=limit)
 
 
+def _hidden(value: object) -> str:
+    """A stable stand-in for a text that may quote an argument: its hash, not its words."""
+    return "sha256:" + hashlib.sha256(str(value).encode("utf-8", "replace")).hexdigest()[:16]
+
+
 class SessionTranslator:
     """Translates one session's events (see the module docstring)."""
 
@@ -201,6 +216,13 @@ class SessionTranslator:
         self.session = _Open(f"invoke_agent {attributes[AGENT_NAME]}",
                              span_id(self.trace, "session", ""), event.ts, attributes)
 
+    def _content(self, attributes: dict[str, Any], name: str, value: object,
+                 limit: int = MAX_TEXT) -> None:
+        """Set `name` to free text that may quote an argument or an output, only when content
+        is exported (see the module docstring)."""
+        if self.include_content and value:
+            attributes[name] = _text(value, limit)
+
     def _session_event(self, name: str, ts: float, attributes: dict[str, Any]) -> None:
         assert self.session is not None
         self.session.add_event(SpanEvent(name, ts, attributes))
@@ -216,8 +238,7 @@ class SessionTranslator:
         session = self.session
         assert session is not None
         session.attributes["supervisor.session.status"] = status
-        if reason:
-            session.attributes["supervisor.session.reason"] = _text(reason)
+        self._content(session.attributes, "supervisor.session.reason", reason)
         session.attributes[INPUT_TOKENS], session.attributes[OUTPUT_TOKENS] = self.tokens
         if self.cost:
             session.attributes["supervisor.cost_usd"] = round(self.cost, 6)
@@ -268,7 +289,9 @@ class SessionTranslator:
             span.attributes["supervisor.tool.duration_ms"] = float(event.duration_ms)
         if self.include_content:
             span.attributes[TOOL_RESULT] = _text(event.output, MAX_CONTENT)
-        error = None if event.ok else _text(event.error or "the tool reported a failure", 200)
+        error = None if event.ok else "the tool reported a failure"
+        if error and self.include_content and event.error:
+            error = _text(event.error, 200)
         if error:
             span.attributes[ERROR_TYPE] = "tool_error"
         self._finish_call(event.call_id, event.ts, out, error=error)
@@ -302,10 +325,8 @@ class SessionTranslator:
             "supervisor.verdict.action": event.action,
             "supervisor.level": event.level,
         }
-        if event.reason:
-            attributes["supervisor.verdict.reason"] = _text(event.reason, 200)
-        if event.message:
-            attributes["supervisor.verdict.message"] = _text(event.message)
+        self._content(attributes, "supervisor.verdict.reason", event.reason, 200)
+        self._content(attributes, "supervisor.verdict.message", event.message)
         span = self.calls.get(event.call_id)
         if span is None:
             self._session_event("supervisor.verdict", event.ts, attributes)
@@ -322,10 +343,11 @@ class SessionTranslator:
         attributes: dict[str, Any] = {
             "supervisor.detector": _text(event.detector, 100),
             "supervisor.level": event.level,
-            "supervisor.signature": _text(event.signature, 200),
+            "supervisor.signature": _text(event.signature, 200) if self.include_content
+            else _hidden(event.signature),
             "supervisor.evidence": [int(seq) for seq in event.evidence[:64]],
-            "supervisor.message": _text(event.message),
         }
+        self._content(attributes, "supervisor.message", event.message)
         confidence = (event.model_extra or {}).get("confidence")
         if isinstance(confidence, str | int | float) and not isinstance(confidence, bool):
             attributes["supervisor.confidence"] = confidence
@@ -344,10 +366,10 @@ class SessionTranslator:
             "supervisor.escalation.id": _text(event.escalation_id, 200),
             "supervisor.level": event.level,
             "supervisor.escalation.kind": event.kind or "detection",
-            "supervisor.escalation.reason": _text(event.reason),
             "supervisor.escalation.fallback": event.fallback,
             "supervisor.evidence": [int(seq) for seq in event.evidence[:64]],
         }
+        self._content(attributes, "supervisor.escalation.reason", event.reason)
         if event.deadline_ts is not None:
             attributes["supervisor.escalation.deadline_s"] = round(event.deadline_ts - event.ts, 3)
         if event.escalation_id in self.escalations:  # raised again: the first one is over
@@ -368,8 +390,8 @@ class SessionTranslator:
             "supervisor.decision.action": _text(event.action, 100),
             "supervisor.decision.id": _text(event.decision_id, 200),
             "supervisor.decision.by": by,
-            "supervisor.decision.outcome": _text(event.outcome),
         }
+        self._content(attributes, "supervisor.decision.outcome", event.outcome)
         if isinstance(operator, str) and operator:
             attributes["supervisor.decision.operator"] = _text(operator, 200)
         escalation = event.escalation_id
