@@ -290,3 +290,49 @@ def test_the_benchmark_replay_counts_repeats_warnings_and_noise():
     assert (tally.repeated, tally.warned_repeated) == (2, 2)  # lint in b and in c
     assert (tally.warnings, tally.noise) == (3, 1)  # make db warned in b, then it worked
     assert tally.warned_tokens == 2 * 105
+
+
+@pytest.mark.parametrize("content", [False, True])
+def test_otel_sees_what_memory_told_and_its_words_only_with_content(content):
+    import json as _json
+
+    from supervisor.otel.translate import SessionTranslator
+    from supervisor.protocol.codec import parse_line
+
+    translator = SessionTranslator("s", include_content=content)
+    told = "Failure memory: this same call failed once ... with “curl: token abc”."
+    lines = [
+        {"type": "session_start", "agent": "a"},
+        {"type": "memory", "kind": "pitfalls", "project": "p", "entries": ["e1"],
+         "message": "Failure memory of this project ..."},
+        {"type": "tool_call", "call_id": "c1", "tool": "Bash", "args": {"command": "curl"}},
+        {"type": "memory", "kind": "warned", "call_id": "c1", "project": "p", "entries": ["e1"],
+         "message": told},
+        {"type": "tool_result", "call_id": "c1", "ok": False, "output": "x"},
+        {"type": "session_end", "status": "completed"},
+    ]
+    spans, measures = [], []
+    for seq, line in enumerate(lines, 1):
+        event = parse_line(_json.dumps({"v": 1, "seq": seq, "ts": 100.0 + seq, **line}).encode())
+        out = translator.feed(event)
+        spans += out.spans
+        measures += out.measures
+    kinds = [dict(m.attributes)["supervisor.memory.kind"] for m in measures
+             if m.instrument == "memory"]
+    assert kinds == ["pitfalls", "warned"]
+    (tool,) = [s for s in spans if s.attributes.get("gen_ai.tool.call.id") == "c1"]
+    (warned,) = [e for e in tool.events if e.name == "supervisor.memory"]
+    assert warned.attributes["supervisor.memory.kind"] == "warned"
+    assert warned.attributes["supervisor.memory.entries"] == ["e1"]
+    assert warned.attributes.get("supervisor.memory.message") == (told if content else None)
+
+
+def test_analyze_shows_what_memory_told_as_recorded(root, repo, capsys):
+    clock = Clock()
+    session(root, "s1", repo, clock, [FAIL, FIX])
+    session(root, "s2", repo, clock, [FAIL])
+    assert cli_main(["analyze", str(root / "sessions" / "s2")]) == 0
+    out = capsys.readouterr().out
+    seq = next(e["seq"] for e in events(root, "s2") if e["type"] == "memory"
+               and e["kind"] == "warned")
+    assert f"failure memory warned before 1 calls (as recorded): #{seq}" in out

@@ -17,6 +17,7 @@ from typing import Any
 from supervisor.engine import Engine, Policy
 from supervisor.engine.detectors import LOOP_DETECTORS
 from supervisor.engine.types import Finding
+from supervisor.protocol.names import MEMORY
 
 FIRST_ACTIONS = ("nudge", "block", "escalate", "stop")
 """The reactions `first` reports, in rising order (`pause` is reported as `escalate`)."""
@@ -76,6 +77,10 @@ class RunReport:
     loop_steps: int = 0
     loop_cost_usd: float | None = None
     signatures: list[dict[str, Any]] = field(default_factory=list)
+    memory: list[dict[str, Any]] = field(default_factory=list)
+    """What the failure memory told the agent in the recorded session (docs/memory.md): its
+    `memory` events of kind `warned` and `pitfalls` (`seq`, `kind`, `call_id`), as recorded:
+    memory is not recomputed by a replay (it depends on the project's other sessions)."""
 
     def to_json(self) -> dict[str, Any]:
         """The object `supervisor analyze --json` prints for this run (exactly the issue's keys)."""
@@ -90,6 +95,7 @@ class RunReport:
             **self.to_json(), "cost_usd": self.cost_usd, "tokens": self.tokens,
             "loop_steps": self.loop_steps, "loop_cost_usd": self.loop_cost_usd,
             "signatures": [dict(s) for s in self.signatures],
+            "memory": [dict(m) for m in self.memory],
         }
 
     @property
@@ -179,12 +185,17 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             engine.observe({**event, "call_id": call_id}, now)
         elif kind in _RECOMPUTED:
             continue
+
         else:
             if kind == "tool_result":
                 cid = event.get("call_id")
                 pending = engine.st.pending.get(str(cid)) if cid is not None else None
                 if pending is not None and seq:
                     step_of_seq[seq] = pending["index"]
+            elif kind == MEMORY and event.get("kind") in ("warned", "pitfalls"):
+                call = event.get("call_id")
+                report.memory.append({"seq": seq, "kind": str(event.get("kind")),
+                                      "call_id": call if isinstance(call, str) else None})
             elif kind == "usage":
                 report.tokens += _int(event.get("input_tokens")) + _int(event.get("output_tokens"))
                 cost = event.get("cost_usd")

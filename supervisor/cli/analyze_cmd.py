@@ -164,6 +164,10 @@ def _print_table(report: "RunReport", out: TextIO) -> None:
     out.write(f"{clean(report.session, keep_newlines=False)}  "
               f"({clean(report.source, keep_newlines=False)})\n")
     out.write(f"  {report.steps} tool calls; {first}\n")
+    warned = [m for m in report.memory if m["kind"] == "warned"]
+    if warned:
+        out.write(f"  failure memory warned before {len(warned)} calls (as recorded): "
+                  + ", ".join(f"#{m['seq']}" for m in warned[:20]) + "\n")
     if report.findings:
         name = max(8, *(len(f.detector) for f in report.findings))
         out.write(f"  {'step':>5} {'seq':>6}  {'detector':<{name}} {'lvl':>3}  {'action':<8} "

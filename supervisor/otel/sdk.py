@@ -80,6 +80,8 @@ INSTRUMENTS: dict[str, Instrument] = {
     "cost": Instrument("counter", "supervisor.cost", "USD", "what the agents' models cost"),
     "loop_cost": Instrument("counter", "supervisor.loop.cost", "USD",
                             "cost spent while the engine's level was 1 or more"),
+    "memory": Instrument("counter", "supervisor.memory", "{note}",
+                         "what the failure memory told the agents and learned, by kind"),
     "sessions_ended": Instrument("counter", "supervisor.sessions.ended", "{session}",
                                  "sessions that ended, by status"),
 }

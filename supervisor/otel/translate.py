@@ -46,6 +46,7 @@ from supervisor.protocol.models import (
     Detection,
     Escalation,
     Event,
+    GenericEvent,
     Rollback,
     SessionEnd,
     SessionStart,
@@ -54,6 +55,7 @@ from supervisor.protocol.models import (
     Usage,
     VerdictEvent,
 )
+from supervisor.protocol.names import MEMORY
 from supervisor.safetext import clean, is_clean
 
 SEMCONV_VERSION = "1.44.0"
@@ -412,6 +414,30 @@ class SessionTranslator:
         out.spans.append(self._record(span, self._session_id(), ts))
         return waited
 
+    def _extension(self, event: GenericEvent, out: Output) -> None:
+        """Extension events: the failure memory's `memory` (docs/memory.md), as a span event
+        on the call it was about (the session span for the pitfalls at the start). Its
+        message quotes the agent's calls and errors: sent only with content."""
+        if event.type != MEMORY:
+            return
+        extra = event.model_extra or {}
+        kind = _text(extra.get("kind"), 40)
+        entries = extra.get("entries")
+        attributes: dict[str, Any] = {
+            "supervisor.memory.kind": kind,
+            "supervisor.memory.entries": [_text(e, 40) for e in entries[:16]]
+            if isinstance(entries, list) else [],
+        }
+        if self.include_content and extra.get("message"):
+            attributes["supervisor.memory.message"] = _text(extra.get("message"))
+        call_id = extra.get("call_id")
+        span = self.calls.get(call_id) if isinstance(call_id, str) else None
+        if span is None:
+            self._session_event("supervisor.memory", event.ts, attributes)
+        else:
+            span.add_event(SpanEvent("supervisor.memory", event.ts, attributes))
+        out.measures.append(Measure("memory", 1, (("supervisor.memory.kind", kind),)))
+
     def _rollback(self, event: Rollback, out: Output) -> None:
         self._session_event("supervisor.rollback", event.ts, {
             "supervisor.checkpoint.id": _text(event.checkpoint_id),
@@ -456,4 +482,5 @@ _HANDLERS: dict[type[Event], Callable[[SessionTranslator, Any, Output], None]] =
     Rollback: SessionTranslator._rollback,
     Usage: SessionTranslator._usage,
     SessionEnd: SessionTranslator._session_end,
+    GenericEvent: SessionTranslator._extension,
 }
