@@ -193,9 +193,9 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
                 if pending is not None and seq:
                     step_of_seq[seq] = pending["index"]
             elif kind == MEMORY and event.get("kind") in ("warned", "pitfalls"):
-                call = event.get("call_id")
+                told = event.get("call_id")
                 report.memory.append({"seq": seq, "kind": str(event.get("kind")),
-                                      "call_id": call if isinstance(call, str) else None})
+                                      "call_id": told if isinstance(told, str) else None})
             elif kind == "usage":
                 report.tokens += _int(event.get("input_tokens")) + _int(event.get("output_tokens"))
                 cost = event.get("cost_usd")
