@@ -31,11 +31,12 @@ def test_without_a_sign_in_nothing_is_served(root: Path) -> None:
         for value in ("nope", web.token, web.code):  # the token is no cookie value
             assert web.get("/api/queue", {"Cookie": f"{cookie}={value}"})[0] == 401
         for _ in range(100):  # the server folds the store in the background
-            status, body = web.get("/api/queue", web.bearer)
+            status, body = web.get("/api/queue?session=secret-session", web.bearer)
             if status != 200 or json.loads(body)["sessions"]:
                 break
             time.sleep(0.05)
         assert status == 200 and json.loads(body)["sessions"] == {"secret-session": "waiting"}
+        assert json.loads(body)["count"] == 1
         session = web.login()
         assert session not in (web.token, web.code)
         assert web.get("/api/queue", {"Cookie": f"{cookie}={session}"})[0] == 200

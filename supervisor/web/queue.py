@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from supervisor.guard.operator import DecisionError, send_decision
@@ -38,6 +39,7 @@ class LiveQueue:
         self.model = DashboardModel(store)
         self._lock = threading.Lock()
         self._stop: asyncio.Event | None = None
+        self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.loaded = threading.Event()
         """Set once the store's sessions have been read a first time: until then the page
@@ -50,9 +52,12 @@ class LiveQueue:
         self._thread.start()
 
     def close(self) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(timeout=5)
+        with self._lock:
+            self._closing = True
+            if self._loop is not None and self._stop is not None:
+                self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
 
     def _run(self) -> None:
         try:
@@ -63,9 +68,12 @@ class LiveQueue:
             self.loaded.set()
 
         async def main() -> None:
-            self._loop = asyncio.get_running_loop()
-            self._stop = asyncio.Event()
-            await self.store.follower().run(self._consume, self._stop)
+            stop = asyncio.Event()
+            with self._lock:  # a close() before this point must still stop the follower
+                self._loop, self._stop = asyncio.get_running_loop(), stop
+                if self._closing:
+                    return
+            await self.store.follower().run(self._consume, stop)
 
         asyncio.run(main())
 
@@ -76,21 +84,28 @@ class LiveQueue:
 
     # -- what the page shows -------------------------------------------------------------
 
-    def snapshot(self, now: float | None = None) -> dict[str, Any]:
+    def snapshot(self, now: float | None = None, statuses: Iterable[str] = ()
+                 ) -> dict[str, Any]:
+        """What the page shows: the queue, the stale and unsupervised sessions, and the status
+        of the sessions in `statuses` only (the page asks for the one a link names: the
+        status of every session would cost each 2-second refresh a walk over the whole store,
+        seconds and megabytes with 100,000 sessions)."""
         now = time.time() if now is None else now
         with self._lock:
             queue = [self._entry(e.session_id, e.escalation, now, stale=False)
                      for e in self.model.queue(now)]
             stale = [self._entry(e.session_id, e.escalation, now, stale=True)
                      for e in self.model.stale(now)]
-            sessions = {sid: self.model.status(sid, now) for sid in self.model.sessions}
+            sessions = {sid: self.model.status(sid, now) for sid in statuses
+                        if sid in self.model.sessions}
+            count = len(self.model.sessions)
             silent = [{"session": sid, "reason": _t(reason, 400),
                        "agent": _t(st.summary.agent or "", 60),
                        "task": _t(st.summary.task or "", 200)}
                       for sid, st in self.model.sessions.items() if not st.gone
                       and (reason := self.model.unsupervised(sid, now)) is not None]
         return {"now": now, "queue": queue, "stale": stale, "sessions": sessions,
-                "unsupervised": silent, "loading": not self.loaded.is_set(),
+                "count": count, "unsupervised": silent, "loading": not self.loaded.is_set(),
                 "total": self.total}
 
     def _entry(self, sid: str, esc: dict[str, Any], now: float, *, stale: bool

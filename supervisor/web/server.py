@@ -3,7 +3,8 @@ behind a signed-in session (or the token, for scripts), from the server's own us
 
     GET  /login?code=C    spends a one-time code: sets the session cookie, redirects to /
     GET  /                the page (docs/web.md)
-    GET  /api/queue       the queue as JSON
+    GET  /api/queue[?session=S]
+                          the queue as JSON (with the status of session S)
     GET  /api/escalation?session=S&escalation_id=E
                           what the terminal's escalation view shows besides the card: the
                           evidence steps (each call with its result) and the checkpoints
@@ -315,7 +316,8 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/":
             self._send(200, self.server.page, "text/html; charset=utf-8")
         elif path == "/api/queue":
-            self._json(200, self.server.queue.snapshot())
+            self._json(200, self.server.queue.snapshot(
+                statuses=self._query().get("session", [])[:20]))
         elif path == "/api/escalation":
             query = self._query()
             try:
