@@ -336,3 +336,39 @@ def test_analyze_shows_what_memory_told_as_recorded(root, repo, capsys):
     seq = next(e["seq"] for e in events(root, "s2") if e["type"] == "memory"
                and e["kind"] == "warned")
     assert f"failure memory warned before 1 calls (as recorded): #{seq}" in out
+
+
+@pytest.mark.slow
+def test_a_fleet_shares_the_memory_through_its_relays(tmp_path, redis_server):
+    """Two hosts (two roots, each with its relay), two clones of one repository: what failed
+    on host 1 is told on host 2."""
+    from tests.redis_helpers import RelayThread, wait_for
+
+    clones = []
+    for name in ("clone1", "clone2"):
+        path = tmp_path / name
+        subprocess.run(["git", "init", "-q", str(path)], check=True)
+        subprocess.run(["git", "-C", str(path), "remote", "add", "origin",
+                        "git@github.com:acme/widget.git"], check=True)
+        clones.append(path)
+    roots = [tmp_path / "root1", tmp_path / "root2"]
+    relays = [RelayThread(roots[0], redis_server.url(), "h1"),
+              RelayThread(roots[1], redis_server.url(), "h2")]
+    try:
+        clock = Clock()
+        session(roots[0], "s1", clones[0], clock, [FAIL, FIX])
+        log2 = MemoryLog(roots[1], "git:github.com/acme/widget")
+        wait_for(lambda: len(log2.read()[0]) >= 2, 30, "host 1's records on host 2")
+        told = session(roots[1], "s2", clones[1], clock, [FAIL])[0]
+        assert told.action == "nudge" and "(session s1 #" in told.message
+        assert "What worked then: Bash “python3 manage.py test” succeeded instead" in told.message
+        # what host 2 learned goes back to host 1, and nothing is shipped twice
+        log1 = MemoryLog(roots[0], "git:github.com/acme/widget")
+        wait_for(lambda: any(r.get("session") == "s2" for r in log1.read()[0]), 30, "back")
+        with redis_server.admin() as admin:
+            (key,) = admin.keys("sv:mem:*")
+            sessions = [json.loads(f[b"r"])["session"] for _, f in admin.xrange(key)]
+        assert sorted(sessions) == ["s1", "s1", "s2"]
+    finally:
+        for relay in relays:
+            relay.stop()

@@ -4,7 +4,8 @@ operator's hands on a project's failure memory (docs/memory.md).
 The project is `--project`, else the one a session in the current directory would use (the
 policy's `[guard] memory_project`, else the repository: see `supervisor.guard.memory`).
 `forget` and `off`/`on` are records in the project's log, so every session of the root (and
-every host of a fleet that shares the log) reads them; `forget --all` empties the log.
+every host of a fleet, through the relays) reads them; `forget --all` replaces the log by one
+record that forgets everything.
 """
 
 import argparse
@@ -77,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
                   f"{_safe(str(fix.get('session')))} #{fix.get('at')}")
         return 0
     if args.action == "forget":
-        if args.all:
-            log.replace([])
+        if args.all:  # one record that forgets everything: the relays carry it to the fleet
+            log.replace([{"k": "forget", "id": "*", "ts": now}])
             print(f"forgot every entry of {project}")
             return 0
         if not args.entry:

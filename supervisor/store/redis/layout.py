@@ -9,6 +9,8 @@ With the default prefix `sv`:
 | `sv:ev:<host>/<id>` | stream | its relay | the session's `events.jsonl`, an entry per line |
 | `sv:ctl:<host>/<id>` | stream | operators | decisions for the session (its `control.jsonl`) |
 | `sv:activity` | stream | both | `s`=`host/id`, `k`=`e`/`c`/`g`: which session moved |
+| `sv:mem:<digest>` | stream | relays | failure memory: `r` a record, `o` its host (`memory_sync`) |
+| `sv:memprojects` | hash | relays | project digest -> the project's name |
 
 An entry of an event stream has `o` (the line's byte offset in the agent's file) and `l` (the
 line as written), or `b` (why the line is unusable: too long), `l` (its first bytes) and `z`
@@ -83,6 +85,7 @@ class Layout:
                 raise ValueError("a relay's ACL is for one host")
             check_part(host, "host")
             return (f"resetkeys ~{p}:ev:{host}/* ~{p}:host:{host} ~{p}:activity ~{p}:hosts "
+                    f"~{p}:mem:* ~{p}:memprojects "
                     f"%R~{p}:ctl:{host}/* resetchannels -@all {common} "
                     "+hget +hgetall +hset +hdel +sadd +xtrim")
         if role == "operator":

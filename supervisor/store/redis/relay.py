@@ -50,6 +50,7 @@ from supervisor.store.redis import replies, scripts
 from supervisor.store.redis.backend import RedisStore
 from supervisor.store.redis.connect import store_error
 from supervisor.store.redis.layout import ACTIVITY_MAXLEN, session_name
+from supervisor.store.redis.memory_sync import MemorySync
 from supervisor.store.tailer import RawTailer
 from supervisor.store.writer import LineWriter
 
@@ -65,6 +66,8 @@ PREVIEW_BYTES = 4096
 RESCAN_S = 2.0
 SAVE_EVERY_S = 1.0
 HEAL_S = 10.0
+MEMORY_EVERY_S = 2.0
+"""How often the projects' failure memory is exchanged with the fleet (`memory_sync`)."""
 """How often a relay puts its host back into the host registry (see `_heal_registry`)."""
 BACKOFF_MIN_S, BACKOFF_MAX_S = 0.2, 10.0
 CONTROL_BLOCK_MS = 500
@@ -356,6 +359,8 @@ class Relay:
         self._backoff = BACKOFF_MIN_S
         self._lock_fd: int | None = None
         self._changed = True
+        self.memory = MemorySync(self.root, store.client, self.layout.prefix, self.host,
+                                 self.state_path.with_name(f"{self.state_path.stem}.memory"))
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -384,7 +389,7 @@ class Relay:
             self.log(f"relaying {self.root} as host '{self.host}' to {self.store.describe()}")
             tasks = [asyncio.create_task(t) for t in (
                 self._watch(stop), self._ship_loop(stop), self._control_loop(stop),
-                self._save_loop(stop))]
+                self._save_loop(stop), self._memory_loop(stop))]
             await stop.wait()
             self._wake.set()
             for task in tasks:
@@ -653,6 +658,20 @@ class Relay:
         with LineWriter(shipper.files.control) as writer:
             writer.append(line)
         self.status.decisions += 1
+
+    async def _memory_loop(self, stop: asyncio.Event) -> None:
+        """The projects' failure memory, shared with the fleet (`memory_sync`)."""
+        import redis
+
+        while not stop.is_set():
+            try:
+                await asyncio.to_thread(self.memory.round)
+            except redis.RedisError as exc:
+                self._problem(str(store_error(self.store.target, exc)))
+            except OSError as exc:  # the local disk: try again at the next round
+                self._problem(f"the failure memory was not exchanged: {exc}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), MEMORY_EVERY_S)
 
     # -- bookkeeping -------------------------------------------------------------------------
 

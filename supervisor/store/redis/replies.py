@@ -42,9 +42,9 @@ def entries(reply: StreamRangeResponse | None) -> list[Entry]:
 
 
 def xread(client: redis.Redis, after: Mapping[str, str], *, count: int,
-          block: int) -> list[StreamNews]:
+          block: int | None) -> list[StreamNews]:
     """XREAD of the streams `after` names, each from the id after which to read; [] when
-    nothing came within `block` milliseconds."""
+    nothing came within `block` milliseconds (None: do not wait)."""
     ids: dict[KeyT, StreamIdT] = {key: last for key, last in after.items()}
     reply: XReadResponse = client.xread(ids, count=count, block=block)
     if isinstance(reply, dict):

@@ -1,0 +1,127 @@
+"""The failure memory across a fleet: each host's relay shares its projects' memory logs.
+
+Every project has one stream in Redis, `sv:mem:<digest>` (an entry per record: `r` the record,
+`o` the host that learned it), and `sv:memprojects` maps each digest to the project's name. A
+relay, every few seconds (`MemorySync.round`, in the relay's worker thread):
+
+- ships the records appended to its root's memory logs since the last round (its position in
+  each log is kept in its state), except those it brought in itself (marked `"via": "redis"`);
+- reads every project's stream from where it last got to, and appends the records other hosts
+  learned to the local log of that project (created when the host has never seen it), so a
+  session on this host is told what failed on another.
+
+The guard never talks to the network: it reads and writes the local log, as without a fleet.
+What a record says is only ever shown quoted (docs/memory.md): a host that writes the memory
+streams can make another host's agents read a warning, never speak in the supervisor's voice,
+and never refuse a call. An operator's `forget` and `off`/`on` are records and travel the same
+way; `forget --all` replaces the local log by one record that forgets everything, which does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from supervisor.store.memory_log import Cursor, MemoryLog, projects
+from supervisor.store.paths import write_private
+from supervisor.store.redis import replies
+
+VIA = "redis"
+READ_COUNT = 1000
+
+
+def digest(project: str) -> str:
+    return hashlib.blake2b(project.encode("utf-8", "replace"), digest_size=12).hexdigest()
+
+
+class MemorySync:
+    """Ships and fetches one root's memory logs (see the module docstring)."""
+
+    def __init__(self, root: Path, client: Any, prefix: str, host: str, state: Path) -> None:
+        self.root = Path(root)
+        self.client = client
+        self.prefix = prefix
+        self.host = host
+        self.state_path = state
+        self.shipped: dict[str, list[int]] = {}
+        """Project -> [inode, offset] of its local log shipped so far."""
+        self.pulled: dict[str, str] = {}
+        """Project digest -> the last stream id read."""
+        self._load()
+
+    def stream(self, project: str) -> str:
+        return f"{self.prefix}:mem:{digest(project)}"
+
+    @property
+    def names(self) -> str:
+        return f"{self.prefix}:memprojects"
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict):
+            self.shipped = {k: v for k, v in (data.get("shipped") or {}).items()
+                            if isinstance(v, list) and len(v) == 2}
+            self.pulled = {k: v for k, v in (data.get("pulled") or {}).items()
+                           if isinstance(v, str)}
+
+    def save(self) -> None:
+        data = json.dumps({"shipped": self.shipped, "pulled": self.pulled}).encode()
+        write_private(self.state_path, data)
+
+    def round(self) -> int:
+        """One exchange; how many records moved (either way). Raises `redis.RedisError`."""
+        moved = self._ship()
+        moved += self._pull()
+        if moved:
+            self.save()
+        return moved
+
+    def _ship(self) -> int:
+        moved = 0
+        for project in projects(self.root):
+            log = MemoryLog(self.root, project)
+            inode, offset = self.shipped.get(project, [0, 0])
+            records, cursor, _fresh = log.read(Cursor(inode, offset))
+            mine = [r for r in records if r.get("via") != VIA]
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hset(self.names, digest(project), project)
+            for r in mine:
+                pipe.xadd(self.stream(project), {"r": json.dumps(r, ensure_ascii=False),
+                                                 "o": self.host})
+            pipe.execute()
+            moved += len(mine)
+            self.shipped[project] = [cursor.inode, cursor.offset]
+        return moved
+
+    def _pull(self) -> int:
+        names = {replies.text(k): replies.text(v)
+                 for k, v in (self.client.hgetall(self.names) or {}).items()}
+        if not names:
+            return 0
+        streams = {f"{self.prefix}:mem:{d}": self.pulled.get(d, "0-0") for d in names}
+        moved = 0
+        for key, entries in replies.xread(self.client, streams, count=READ_COUNT, block=None):
+            d = replies.text(key).rpartition(":")[2]
+            project = names.get(d)
+            if project is None:
+                continue
+            theirs = []
+            for entry_id, fields in entries:
+                self.pulled[d] = replies.text(entry_id)
+                if replies.text(fields.get(b"o", b"")) == self.host:
+                    continue
+                try:
+                    record = json.loads(fields.get(b"r", b""))
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(record, dict):
+                    theirs.append({**record, "via": VIA})
+            if theirs:
+                MemoryLog(self.root, project).append(theirs)
+                moved += len(theirs)
+        return moved
