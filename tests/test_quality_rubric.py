@@ -146,3 +146,34 @@ def test_parallel_tool_uses_of_one_claude_code_response_share_a_batch(tmp_path: 
     ]) + "\n")
     calls = [e for e in load_runs(path)[0].events if e["type"] == "tool_call"]
     assert [c["batch"] for c in calls] == ["msg_1", "msg_1", "msg_2"]
+
+
+def test_labelled_runs_without_their_files_are_named_not_scored(tmp_path: Path) -> None:
+    """A label whose run file is not on the machine is missing, not a miss (issue 35); an
+    interactive label is told apart from an autonomous one."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from bench_quality import is_interactive, load_corpus
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    (tmp_path / "claude-code").mkdir()
+    (tmp_path / "claude-code" / "here.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+        {"type": "user", "sessionId": "s1", "timestamp": "2026-01-01T10:00:00Z",
+         "message": {"role": "user", "content": "list the files"}},
+        {"type": "assistant", "sessionId": "s1", "timestamp": "2026-01-01T10:00:01Z",
+         "message": {"id": "m1", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}},
+        {"type": "user", "sessionId": "s1", "timestamp": "2026-01-01T10:00:02Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}]}},
+    ]))
+    labels = [{"run": "claude-code/here", "steps": 1, "loop": False, "episodes": [],
+               "interactive": True},
+              {"run": "claude-code/gone", "steps": 9, "loop": True, "episodes": [
+                  {"onset": 1, "evident": 3, "end": 5, "kind": "cycle", "why": "x"}]}]
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(lab) + "\n" for lab in labels))
+    corpus = load_corpus(tmp_path)
+    assert [lab["run"] for lab in corpus.labels] == ["claude-code/here"]
+    assert corpus.missing == {str(tmp_path): ["claude-code/gone"]}
+    assert is_interactive(corpus.labels[0]) and not is_interactive(labels[1])
+    assert score(corpus.labels, {}, 1).recall == 1.0  # nothing to miss: the loop is not here
