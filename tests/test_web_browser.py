@@ -243,3 +243,33 @@ def test_a_store_still_loading_is_not_an_empty_queue(root: Path, browser) -> Non
         assert page.locator("#title").inner_text() == "Needs you (loading…)"
     finally:
         web.stop()
+
+
+def test_an_answer_written_before_the_agent_reads_it_is_followed_to_its_outcome(
+        root: Path, browser) -> None:
+    """No agent reads the answer within the 5 s the server waits: the card says it was
+    written, and nothing more; when the agent side applies it later, the card says so, in the
+    agent side's words."""
+    from supervisor.store.writer import event_writer
+    from tests.notify_helpers import escalate
+
+    escalate(root, "s1")
+    web = Web(root)
+    try:
+        page = browser.new_context(**PHONE).new_page()
+        page.goto(web.url)
+        page.fill("#who", "ana")
+        card = page.locator("section.card", has_text="esc-1")
+        card.get_by_role("button", name="Skip task").click()
+        card.get_by_role("button", name="Yes, skip").click()
+        page.wait_for_selector("text=skip by ana: written; the agent has not picked it up yet")
+        [decision] = [json.loads(line) for line in
+                      (root / "sessions" / "s1" / "control.jsonl").read_text().splitlines()]
+        with event_writer(root, "s1") as w:  # the agent side, later
+            w.append({"type": "decision_applied", "escalation_id": "esc-1",
+                      "decision_id": decision["decision_id"], "action": "skip",
+                      "outcome": "task t1 skipped"})
+        page.wait_for_selector("text=skip by ana: applied: task t1 skipped")
+        assert "no longer waiting" in page.locator("section.card.answered").inner_text()
+    finally:
+        web.stop()

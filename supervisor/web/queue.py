@@ -84,12 +84,13 @@ class LiveQueue:
 
     # -- what the page shows -------------------------------------------------------------
 
-    def snapshot(self, now: float | None = None, statuses: Iterable[str] = ()
-                 ) -> dict[str, Any]:
+    def snapshot(self, now: float | None = None, statuses: Iterable[str] = (),
+                 decisions: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
         """What the page shows: the queue, the stale and unsupervised sessions, and the status
         of the sessions in `statuses` only (the page asks for the one a link names: the
         status of every session would cost each 2-second refresh a walk over the whole store,
-        seconds and megabytes with 100,000 sessions)."""
+        seconds and megabytes with 100,000 sessions), and what became of the `decisions`
+        (session, decision id) the page sent and still shows as written."""
         now = time.time() if now is None else now
         with self._lock:
             queue = [self._entry(e.session_id, e.escalation, now, stale=False)
@@ -99,14 +100,21 @@ class LiveQueue:
             sessions = {sid: self.model.status(sid, now) for sid in statuses
                         if sid in self.model.sessions}
             count = len(self.model.sessions)
+            followed: dict[str, dict[str, str]] = {}
+            for sid, decision_id in decisions:
+                st = self.model.sessions.get(sid)
+                out = st.outcomes.get(decision_id) if st is not None else None
+                if out is not None:
+                    status, said = _said(out.state, out.detail)
+                    followed[f"{sid}/{decision_id}"] = {"status": status, "result": said}
             silent = [{"session": sid, "reason": _t(reason, 400),
                        "agent": _t(st.summary.agent or "", 60),
                        "task": _t(st.summary.task or "", 200)}
                       for sid, st in self.model.sessions.items() if not st.gone
                       and (reason := self.model.unsupervised(sid, now)) is not None]
         return {"now": now, "queue": queue, "stale": stale, "sessions": sessions,
-                "count": count, "unsupervised": silent, "loading": not self.loaded.is_set(),
-                "total": self.total}
+                "count": count, "decisions": followed, "unsupervised": silent,
+                "loading": not self.loaded.is_set(), "total": self.total}
 
     def _entry(self, sid: str, esc: dict[str, Any], now: float, *, stale: bool
                ) -> dict[str, Any]:
@@ -221,16 +229,26 @@ class LiveQueue:
             raise Refused(str(exc)) from exc
         outcome = self.store.wait_outcome(session, decision_id, after, ANSWER_WAIT_S)
         if outcome is None:
-            status, said = "written", "written; the agent has not picked it up yet"
+            status, said = _said("sent", "")
         elif outcome["type"] == "decision_applied":
-            status, said = "applied", f"applied: {_t(outcome.get('outcome'), 300)}"
+            status, said = _said("applied", outcome.get("outcome"))
         elif outcome["type"] == "session_end":
             status = "ended"
             said = f"the session ended ({_t(outcome.get('status'), 40)}) before the agent read it"
         else:
-            status, said = "ignored", f"ignored: {_t(outcome.get('reason'), 300)}"
+            status, said = _said("ignored", outcome.get("reason"))
         return {"decision_id": decision_id, "status": status, "result": said,
                 "operator": operator, "checkpoint_id": checkpoint}
+
+
+def _said(state: str, detail: object) -> tuple[str, str]:
+    """(status, result line) of a decision as the agent side reported it: one wording for the
+    answer's reply and for an answer followed afterwards."""
+    if state == "applied":
+        return "applied", f"applied: {_t(detail, 300)}"
+    if state == "ignored":
+        return "ignored", f"ignored: {_t(detail, 300)}"
+    return "written", "written; the agent has not picked it up yet"
 
 
 def _t(value: object, limit: int) -> str:

@@ -3,8 +3,9 @@ behind a signed-in session (or the token, for scripts), from the server's own us
 
     GET  /login?code=C    spends a one-time code: sets the session cookie, redirects to /
     GET  /                the page (docs/web.md)
-    GET  /api/queue[?session=S]
-                          the queue as JSON (with the status of session S)
+    GET  /api/queue[?session=S][&decision=S/D]
+                          the queue as JSON (with the status of session S, and what became
+                          of decision D of S: the page follows an answer it sent)
     GET  /api/escalation?session=S&escalation_id=E
                           what the terminal's escalation view shows besides the card: the
                           evidence steps (each call with its result) and the checkpoints
@@ -316,8 +317,11 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/":
             self._send(200, self.server.page, "text/html; charset=utf-8")
         elif path == "/api/queue":
+            query = self._query()
+            followed = [d.rpartition("/") for d in query.get("decision", [])[:20]]
             self._json(200, self.server.queue.snapshot(
-                statuses=self._query().get("session", [])[:20]))
+                statuses=query.get("session", [])[:20],
+                decisions=[(sid, did) for sid, _, did in followed if sid and did]))
         elif path == "/api/escalation":
             query = self._query()
             try:
