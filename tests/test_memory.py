@@ -372,3 +372,19 @@ def test_a_fleet_shares_the_memory_through_its_relays(tmp_path, redis_server):
     finally:
         for relay in relays:
             relay.stop()
+
+
+def test_the_sdk_recalls_and_warns_through_its_verdict(root, repo):
+    from supervisor.guard import Session
+
+    settings = GuardSettings(checkpoints=False)
+    with Session("sdk-agent", cwd=repo, root=root, session_id="a1", settings=settings,
+                 heartbeat_s=None) as s:
+        assert s.recall() is None
+        v = s.before_call("Bash", {"command": "tox -e lint"})
+        s.after_call(v, "bash: tox: command not found", ok=False)
+    with Session("sdk-agent", cwd=repo, root=root, session_id="a2", settings=settings,
+                 heartbeat_s=None) as s:
+        assert "“tox -e lint” failed 1x" in (s.recall() or "")
+        v = s.before_call("Bash", {"command": "tox -e lint"})
+        assert v.action == "nudge" and "this same call failed once" in (v.message or "")

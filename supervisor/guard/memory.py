@@ -21,7 +21,6 @@ words), and nothing else.
 
 from __future__ import annotations
 
-import configparser
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +84,8 @@ def _common_dir(top: Path, dot: Path) -> Path | None:
 def _origin(common: Path) -> str | None:
     """The `origin` remote's URL, normalised to `host/path` without user, credentials or
     `.git` (the first remote when there is no `origin`)."""
+    import configparser  # once per session, when its project is first looked for
+
     try:
         with open(common / "config", encoding="utf-8", errors="replace") as f:
             text = f.read(_CONFIG_BYTES)
