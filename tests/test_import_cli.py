@@ -21,8 +21,8 @@ def test_import_every_fixture_then_validate(tmp_path: Path) -> None:
     sessions = sorted(p.name for p in (out / "sessions").iterdir())
     assert "ProntoQA_1" in sessions and "ProntoQA_2" in sessions
     assert "pydicom-1458-edit-retries" in sessions
-    assert len(sessions) == 15
-    assert proc.stdout.splitlines()[-1] == f"imported 15 runs from 14 files into {out}"
+    assert len(sessions) == 17
+    assert proc.stdout.splitlines()[-1] == f"imported 17 runs from 16 files into {out}"
     check = run_cli("validate", *[str(out / "sessions" / s) for s in sessions])
     assert check.returncode == 0, check.stdout
     assert " 0 bad lines" in check.stdout and "bad lines" in check.stdout
@@ -97,7 +97,7 @@ def test_unknown_files_found_in_a_directory_are_skipped_with_a_warning(tmp_path:
     assert proc.stderr.splitlines() == [
         f"supervisor: warning: skipped {batch / 'preds.json'}: unknown format (JSON object with "
         "keys: i1); use --format to force one of: swe-agent, mini-swe-agent, openhands, "
-        "claude-code, codex, gemini-cli"]
+        "claude-code, codex, gemini-cli, copilot-cli, opencode"]
     assert len(list((out / "sessions").iterdir())) == 4
     (batch / "cut.traj.json").write_text('{"messages": [')  # a broken run file is an error
     proc = run_cli("import", str(batch), "-o", str(tmp_path / "store2"))

@@ -99,7 +99,8 @@ JSON_VALUES = st.recursive(
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=JSON_VALUES, fmt=st.sampled_from([None, "swe-agent", "mini-swe-agent", "openhands",
-                                               "claude-code", "codex", "gemini-cli"]))
+                                               "claude-code", "codex", "gemini-cli",
+                                               "copilot-cli", "opencode"]))
 def test_arbitrary_json_gives_runs_or_a_format_error(value: object, fmt: str | None,
                                                       tmp_path: Path) -> None:
     path = tmp_path / "any.json"
@@ -130,7 +131,7 @@ def test_cli_reports_each_bad_file_and_goes_on(tmp_path: Path) -> None:
     assert errors == [f"supervisor: error: {bad}: empty file",
                       f"supervisor: error: {unknown}: unknown format (JSON object with keys: "
                       "hello); use --format to force one of: swe-agent, mini-swe-agent, "
-                      "openhands, claude-code, codex, gemini-cli"]
+                      "openhands, claude-code, codex, gemini-cli, copilot-cli, opencode"]
     assert "Traceback" not in proc.stderr
     assert (out / "sessions" / "bare-list" / "events.jsonl").is_file()
 

@@ -14,6 +14,7 @@ ALL_FIXTURES = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix != 
 EXPECTED_FORMAT = {
     "swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent", "openhands": "openhands",
     "claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini-cli",
+    "copilot-cli": "copilot-cli", "opencode": "opencode",
 }
 
 
@@ -360,3 +361,58 @@ def test_mini_framework_feedback_is_a_system_message(tmp_path: Path) -> None:
     assert ("system", "Please always provid") in messages
     assert not any(r == "user" and t.startswith("Please") for r, t in messages)
     assert of_type(run, "tool_result")[0]["ok"] is True
+
+
+def test_copilot_cli_session_events() -> None:
+    """Made by the real Copilot CLI against the scripted model (tests/agent_cli)."""
+    (run,) = load_runs(fixture("copilot-cli/events.jsonl"))
+    pairs = steps(run)
+    assert [c["tool"] for c, _ in pairs] == ["bash", "bash", "view", "edit", "bash"]
+    assert [r["ok"] for _, r in pairs] == [False, False, True, True, True]
+    assert [r["exit_code"] for _, r in pairs] == [2, 2, None, None, 0]
+    assert pairs[0][1]["error"] == "exit code 2"
+    # Copilot numbers its shells: the counter is dropped, so a repeat's outcome is identical
+    assert pairs[0][1]["output"] == pairs[1][1]["output"]
+    assert pairs[0][1]["output"].endswith("<shellId: completed with exit code 2>")
+    assert pairs[3][0]["args"]["old_str"] == "return a - b"
+    assert pairs[0][0]["call_id"].startswith("call_")
+    assert run.events[0]["task"] == "fix foo.py"
+    assert run.events[0]["cwd"] == "/home/dev/sandbox/work"
+    assert [m["role"] for m in of_type(run, "message")] == ["user", "assistant", "assistant"]
+    assert len(of_type(run, "usage")) == 6
+    assert of_type(run, "session_end")[0]["status"] == "completed"
+    assert run.meta["ts"] == "recorded"
+
+
+def test_opencode_session_export() -> None:
+    """Made by the real OpenCode (`opencode export`) against the scripted model."""
+    (run,) = load_runs(fixture("opencode/session-export.json"))
+    pairs = steps(run)
+    assert [c["tool"] for c, _ in pairs] == ["bash", "bash", "read", "edit", "bash"]
+    assert [r["ok"] for _, r in pairs] == [False, False, True, True, True]
+    assert [r["exit_code"] for _, r in pairs] == [2, 2, None, None, 0]
+    # OpenCode's camelCase arguments under the engine's names, as the live hook records them
+    assert pairs[3][0]["args"] == {"file_path": "/home/dev/sandbox/work/foo.py",
+                                   "old_string": "return a - b",
+                                   "new_string": "return a + b"}
+    assert all(r["duration_ms"] and r["duration_ms"] > 0 for _, r in pairs)
+    assert run.events[0]["cwd"] == "/home/dev/sandbox/work"
+    assert run.name == "ses_ddff680b6ffeKlETS4Ih7GTq2p"
+    assert len(of_type(run, "usage")) == 6
+    assert not of_type(run, "session_end")
+
+
+def test_copilot_and_opencode_calls_are_read_through_the_vocabulary() -> None:
+    """The engine reads the imported calls as the live ones: the shell line, the edit."""
+    from supervisor.engine.categories import classify
+    from supervisor.engine.edits import edits_of
+    from supervisor.engine.policy import Policy
+
+    policy = Policy.profile()
+    for name in ("copilot-cli/events.jsonl", "opencode/session-export.json"):
+        pairs = steps(load_runs(fixture(name))[0])
+        assert [classify(c["tool"], c["args"], policy) for c, _ in pairs] == [
+            "read", "read", "read", "mutate", "run"]
+        (edit,) = edits_of(pairs[3][0]["tool"], pairs[3][0]["args"])
+        assert (edit.kind, edit.search, edit.text) == ("replace", "return a - b",
+                                                       "return a + b")

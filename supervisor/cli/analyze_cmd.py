@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one JSON object per session per line")
     parser.add_argument("--format", metavar="NAME",
                         help="force the format of foreign run files (swe-agent, "
-                             "mini-swe-agent, openhands, claude-code, codex, gemini-cli); "
+                             "mini-swe-agent, openhands, claude-code, codex, gemini-cli, "
+                             "copilot-cli, opencode); "
                              "default: detected by content")
 
 

@@ -16,8 +16,10 @@ from pathlib import Path
 from supervisor.importers import (
     claude_code,
     codex,
+    copilot_cli,
     gemini_cli,
     mini_swe_agent,
+    opencode,
     openhands,
     swe_agent,
 )
@@ -34,6 +36,8 @@ IMPORTERS: dict[str, Importer] = {importer.name: importer for importer in (
     claude_code.IMPORTER,
     codex.IMPORTER,
     gemini_cli.IMPORTER,
+    copilot_cli.IMPORTER,
+    opencode.IMPORTER,
 )}
 """Every format by name (for `--format`), in the order they are listed to people."""
 FORMATS: dict[str, str] = {name: importer.description for name, importer in IMPORTERS.items()}

@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+from supervisor.importers.copilot_cli import is_session_file
 from supervisor.importers.openhands import is_event_dir
 
 RUN_SUFFIXES = (".traj", ".json", ".jsonl")
@@ -13,7 +14,8 @@ PROTOCOL_FILES = ("events.jsonl", "control.jsonl")
 
 def run_paths(directory: Path) -> list[Path]:
     """The run files under `directory` (sorted, recursive), with OpenHands event directories
-    as one item each, and without our own session files (`events.jsonl`, `control.jsonl`)."""
+    as one item each, and without our own session files (`events.jsonl`, `control.jsonl`; a
+    Copilot CLI session is named `events.jsonl` too, and is told apart by its first line)."""
     if is_event_dir(directory):
         return [directory]
     found: list[Path] = []
@@ -24,6 +26,6 @@ def run_paths(directory: Path) -> list[Path]:
             dirs[:] = []
             continue
         dirs.sort()
-        found.extend(here / name for name in files
-                     if name.endswith(RUN_SUFFIXES) and name not in PROTOCOL_FILES)
+        found.extend(here / name for name in files if name.endswith(RUN_SUFFIXES) and (
+            name not in PROTOCOL_FILES or is_session_file(here / name)))
     return sorted(found)
