@@ -123,6 +123,14 @@ def test_the_cookie_is_a_session_not_the_token(root: Path) -> None:
         assert session not in stored and web.code not in stored  # digests only
         assert stat.S_IMODE(os.stat(Path(os.environ["SUPERVISOR_CONFIG"])
                                     / "web-logins.json").st_mode) == 0o600
+        # --new-token signs every browser out (a cookie that leaked is then worth nothing)
+        renewed = Web(root, "--new-token")
+        try:
+            assert renewed.token != web.token
+            assert web.get("/api/queue", {"Cookie": f"{name}={session}"})[0] == 401
+            assert renewed.get("/api/queue", web.bearer)[0] == 401
+        finally:
+            renewed.stop()
     finally:
         web.stop()
 
