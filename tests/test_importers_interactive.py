@@ -41,9 +41,9 @@ def test_a_codex_rollout_with_records_of_a_newer_codex_is_read(tmp_path: Path) -
     ])
     (run,) = load_runs(path)
     calls = [(e["tool"], e["args"]) for e in run.events if e["type"] == "tool_call"]
-    assert calls == [("exec_command", {"command": "ls src", "yield_time_ms": 1000}),
-                     ("exec_command", {"command": "git status"}),
-                     ("exec_command", {"command": "pytest -q tests/test_a.py"})]
+    assert calls == [("exec_command", {"cmd": "ls src", "yield_time_ms": 1000}),
+                     ("exec_command", {"cmd": "git status"}),
+                     ("exec_command", {"cmd": "pytest -q tests/test_a.py"})]
     results = [(e["ok"], e["output"]) for e in run.events if e["type"] == "tool_result"]
     assert results[-1][0] is False and "1 failed" in results[-1][1]
     messages = [(e["role"], e["text"][:9]) for e in run.events if e["type"] == "message"]

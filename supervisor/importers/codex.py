@@ -3,9 +3,9 @@
 `response_item` lines carry the model's items: `message` (user or assistant text),
 `reasoning` (its summary becomes an assistant message, `thinking: true`), `function_call` and
 `custom_tool_call` (a `tool_call` named as Codex named it, `shell_command`, `apply_patch`, ...,
-with the JSON arguments, or `{"input": ...}` for custom tools; `exec_command`'s `cmd` is given as
-`command`, and an `exec` whose JavaScript snippet runs shell commands through
-`tools.exec_command` is read as those commands, the output going to the last) and their
+with the JSON arguments, or `{"input": ...}` for custom tools; an `exec` whose JavaScript snippet
+runs shell commands through `tools.exec_command` is read as those `exec_command` calls, the
+output going to the last) and their
 `*_output` (a `tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`).
 `event_msg` lines of type `token_count` give token usage (the `last_token_usage` of each
 turn); other `event_msg` lines repeat what the response items say and are skipped, as are
@@ -101,15 +101,15 @@ def load(records: Any, path: Path) -> list[ImportedRun]:
             name = str(payload.get("name"))
             native = payload.get("call_id")
             if item == "function_call":
-                args = _shell_args(name, parse_json_args(payload.get("arguments")))
+                args = parse_json_args(payload.get("arguments"))
             else:
                 args = {"input": payload.get("input")}
                 wrapped = _wrapped_commands(payload.get("input")) if name == "exec" else []
                 for command in wrapped[:-1]:  # all but the last: their outcome is not apart
-                    inner = builder.tool_call("exec_command", {"command": command}, None, ts)
+                    inner = builder.tool_call("exec_command", {"cmd": command}, None, ts)
                     builder.tool_result(inner, True, "", ts=ts)
                 if wrapped:
-                    name, args = "exec_command", {"command": wrapped[-1]}
+                    name, args = "exec_command", {"cmd": wrapped[-1]}
             open_calls[str(native)] = builder.tool_call(name, args, native, ts)
         elif kind == "response_item" and item in ("function_call_output",
                                                    "custom_tool_call_output"):
@@ -144,13 +144,6 @@ def _wrapped_commands(script: Any) -> list[str]:
         text = next(g for g in match.groups() if g is not None)
         found.append(re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text))
     return found
-
-
-def _shell_args(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """`exec_command`'s `cmd` as the `command` every shell tool has (the engine reads that)."""
-    if name == "exec_command" and isinstance(args.get("cmd"), str) and "command" not in args:
-        return {"command": args["cmd"], **{k: v for k, v in args.items() if k != "cmd"}}
-    return args
 
 
 def _output(raw: Any) -> tuple[str, int | None]:
