@@ -175,19 +175,24 @@ class Guard:
         that are not UTF-8) is kept as escapes, NaN as text: never an error (`writable`)."""
         tool, args, call_id = writable(tool), writable(args), writable(call_id)
         with self.journal.step():
-            return self.gate.pre_call(tool, args, call_id, batch)
+            return self.gate.settle(self.gate.pre_call(tool, args, call_id, batch))
 
     def post_call(
         self, call_id: str, output: str = "", *, ok: bool = True, error: str | None = None,
         duration_ms: float | None = None, tool: str | None = None, unknown: bool = False,
+        verdict_known: bool = True,
     ) -> list[dict[str, Any]]:
         """Record a tool's outcome; returns the detections it caused (as events). `unknown`:
-        the agent reports no outcome for this call (it ran; `outcome: "unknown"` says so)."""
+        the agent reports no outcome for this call (it ran; `outcome: "unknown"` says so).
+        `verdict_known=False`: the agent did not have our verdict on the call before it ended
+        (a call judged after the fact, or one the agent refused itself), so a result is never
+        disobedience of a refusal of ours."""
         text = escape_text(output if isinstance(output, str) else str(output))
         call_id, error, tool = writable(call_id), writable(error), writable(tool)
         duration_ms = duration_ms if duration_ms is None or math.isfinite(duration_ms) else None
         with self.journal.step():
-            return self.gate.post_call(call_id, text, ok, error, duration_ms, tool, unknown)
+            return self.gate.post_call(call_id, text, ok, error, duration_ms, tool, unknown,
+                                       verdict_known)
 
     def message(
         self, role: str, text: str, *, extra: dict[str, Any] | None = None
@@ -299,6 +304,12 @@ class Guard:
         applies the decision, every waiter gets its verdict. Writes a `heartbeat` every
         `heartbeat_s` while waiting (None: the caller writes its own). After `timeout`
         seconds (or when `stop()` is true) returns `pause` if still undecided."""
+        verdict = self._wait(timeout, escalation_id, heartbeat_s, stop)
+        with self.journal.step():  # the held call may run now, or stays refused
+            return self.gate.settle(verdict, answer=True)
+
+    def _wait(self, timeout: float | None, escalation_id: str | None,
+              heartbeat_s: float | None, stop: Callable[[], bool] | None) -> Verdict:
         from supervisor.guard.waiting import ChangeWaiter
 
         waiter = ChangeWaiter(self.files.control)

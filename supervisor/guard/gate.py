@@ -7,6 +7,12 @@ rollback or skip, a write to the supervisor's own store), the checkpoint cadence
 escalation when the engine asks for one. After it (`post_call`): the `tool_result` event with
 what the files it may have written hold now, and the hint for an edit that failed.
 
+Disobedience: every call the agent is told not to run is remembered (`settle`, the last
+`REFUSALS_KEPT`), until a later verdict lets that same call run (an operator's approve after a
+hold). A result for such a call means the agent ran it anyway: it is recorded as `disobeyed`
+(shown in the session's history), and escalated again (so the operators are notified and the
+agent's next call waits), unless an escalation is already waiting for them.
+
 Its own module so the one path that runs on every tool call (where its cost is paid) reads top
 to bottom in one place. It keeps no state of its own: all of it is in the journal's state, saved
 by the step around it.
@@ -26,11 +32,13 @@ from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.journal import SessionJournal
 from supervisor.guard.memory import SessionMemory
 from supervisor.guard.verdict import Verdict, _merge, _verdict_event, pause_verdict, stopped
-from supervisor.protocol.names import HINT
+from supervisor.protocol.names import DISOBEYED, HINT
 
 OUTPUT_KEEP = 8 * 1024
 """Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
 _CALLS_KEPT = 64
+REFUSALS_KEPT = 64
+"""Refused calls remembered, to recognise a result that arrives for one (disobedience)."""
 
 
 class CallGate:
@@ -141,7 +149,7 @@ class CallGate:
 
     def post_call(self, call_id: str, text: str, ok: bool, error: str | None,
                   duration_ms: float | None, tool: str | None,
-                  unknown: bool) -> list[dict[str, Any]]:
+                  unknown: bool, verdict_known: bool = True) -> list[dict[str, Any]]:
         """See `Guard.post_call` (`text`: the output, escaped)."""
         journal = self.journal
         event: dict[str, Any] = {
@@ -158,8 +166,11 @@ class CallGate:
         if written:  # what the files it may have written hold now (see guard.disk)
             event["files"] = disk.digests(written, journal.cwd)
         journal.state.calls.pop(call_id, None)
+        refused = journal.state.refused.pop(call_id, None) if journal.state.refused else None
         step = self.engine.pending_step(call_id)
         detections = journal.observe(event)
+        if refused is not None and verdict_known and not journal.ended:
+            detections.append(self._disobeyed(call_id, tool, refused))
         SessionMemory(journal).after_result(step, call_id, journal.clock())
         # told with a recovery turn, the file region fits in what the turn leaves
         room = region_room((d.get("message") for d in detections), HINT_CHARS)
@@ -168,6 +179,47 @@ class CallGate:
             detections.append(journal.write({"type": HINT, "call_id": call_id,
                                              "kind": "failed_edit", "message": hint}))
         return detections
+
+    def settle(self, verdict: Verdict, *, answer: bool = False) -> Verdict:
+        """Remember whether the agent was told not to run `verdict`'s call (see the module
+        docstring); returns the verdict. `answer`: the verdict ends a wait for an operator, and
+        if it lets the agent go on, every call held (`pause`) meanwhile may run."""
+        call_id = verdict.call_id
+        state = self.journal.state
+        refused = state.refused if state.refused is not None else {}
+        before = len(refused)
+        if answer and verdict.proceed:
+            for held in [c for c, action in refused.items() if action == "pause"]:
+                del refused[held]
+        if call_id is not None:
+            refused.pop(call_id, None)
+            if not verdict.proceed:
+                refused[call_id] = verdict.action
+                while len(refused) > REFUSALS_KEPT:
+                    del refused[next(iter(refused))]
+                self.journal.must_save = True  # a hold alone writes nothing else
+        if refused or before:
+            self.journal.dirty = True
+        state.refused = refused or None  # the state file as before until there is one
+        return verdict
+
+    def _disobeyed(self, call_id: str, tool: str | None, refused: str) -> dict[str, Any]:
+        """A result arrived for a call the agent was told not to run: record it, and escalate
+        again unless an escalation already waits. The reason names the call, never its
+        arguments (they may hold secrets; the history has them)."""
+        journal = self.journal
+        seq = journal.state.last_seq
+        name = f" ({tool})" if tool else ""
+        reason = (f"The agent ran call {call_id}{name} although the supervisor refused it "
+                  f"({refused}): it does not follow the supervisor's answers.")
+        told = (f"You ran call {call_id}{name} although the supervisor refused it "
+                f"({refused}). Do not run a call the supervisor refuses; the operators have "
+                "been told.")
+        event = journal.write({"type": DISOBEYED, "call_id": call_id, "refused": refused,
+                               "result_seq": seq, "message": told})
+        if journal.pending is None:
+            journal.escalate("disobedience", reason, [seq], call_id, None, 3)
+        return event
 
     def _edit_guidance(self) -> EditGuidance:
         return EditGuidance(self.journal.state, self.journal.files.reads, self.journal.cwd,

@@ -91,6 +91,10 @@ class GuardState:
     memory: dict[str, Any] | None = None
     """`supervisor.guard.memory`'s part: the project, what this session is learning; written
     only once there is one."""
+    refused: dict[str, str] | None = None
+    """Call id -> the action that refused it (`skip`, `block`, `pause`, `stop`), for the last
+    few calls the agent was told not to run: a result for one of them is disobedience
+    (`supervisor.guard.gate`); written only once there is one."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of the saved state this version does not know, kept as they were."""
 
@@ -124,7 +128,7 @@ class GuardState:
         return cls(**known, extra=extra)
 
 
-_WHEN_SET = ("plan", "edit_guidance", "memory")
+_WHEN_SET = ("plan", "edit_guidance", "memory", "refused")
 _SAVED = tuple(f.name for f in fields(GuardState) if f.name not in (*_WHEN_SET, "extra"))
 _FIELDS = frozenset(f.name for f in fields(GuardState)) - {"extra"}
 

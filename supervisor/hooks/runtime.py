@@ -424,13 +424,15 @@ def _on_batch(c: _Call) -> str:
         r = item["result"]
         if item.get("refused") and item not in unseen and r["call_id"] in open_calls:
             hints += c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
-                                       duration_ms=r["duration_ms"], tool=r["tool"])
+                                       duration_ms=r["duration_ms"], tool=r["tool"],
+                                       verdict_known=False)
     worst = None
     for item in unseen:
         call, r = item["call"], item["result"]
         verdict = c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"])
         hints += c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
-                                   duration_ms=r["duration_ms"], tool=r["tool"])
+                                   duration_ms=r["duration_ms"], tool=r["tool"],
+                                   verdict_known=False)  # judged after the fact
         if worst is None or _SEVERITY[verdict.action] > _SEVERITY[worst.action]:
             worst = verdict
     if worst is None:  # only calls the agent's permission check refused: what they taught

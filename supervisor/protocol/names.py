@@ -48,6 +48,8 @@ tell the operator about an escalation (`outcome` sent, failed or retrying)."""
 HINT: Final = "hint"
 """Extension: what the agent was told about a tool's outcome besides the engine's findings (a
 failed edit's closest match)."""
+DISOBEYED: Final = "disobeyed"
+"""Extension: the agent ran a call the supervisor had refused (its result arrived anyway)."""
 MEMORY: Final = "memory"
 """Extension: the project's failure memory in this session (docs/memory.md): what it told the
 agent (`warned` before a call, `pitfalls` at the start) and what it learned (`learned`)."""

@@ -197,6 +197,7 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
                            f"(safety checkpoint {e.safety_checkpoint_id})"),
     "heartbeat": lambda e: "",
     "hint": lambda e: f"{e.kind} [{e.call_id}] {e.message}",
+    "disobeyed": lambda e: f"[{e.call_id}] ran although refused ({e.refused}): {e.message}",
     "memory": _memory,
     "notification": lambda e: (f"{e.escalation_id}: {e.outcome} via {e.service} "
                                f"(attempt {e.attempt}){_opt(':', e.reason)}"
