@@ -388,3 +388,30 @@ def test_the_sdk_recalls_and_warns_through_its_verdict(root, repo):
         assert "“tox -e lint” failed 1x" in (s.recall() or "")
         v = s.before_call("Bash", {"command": "tox -e lint"})
         assert v.action == "nudge" and "this same call failed once" in (v.message or "")
+
+
+def test_a_one_call_process_reads_only_what_concerns_the_call(root, repo, monkeypatch):
+    from supervisor.guard import memory
+
+    clock = Clock()
+    noise = [("Bash", {"command": f"other{n}"}, f"bash: other{n}: command not found", False)
+             for n in range(30)]
+    session(root, "s1", repo, clock, [*noise, FAIL, FIX])
+    whole = session(root, "s2", repo, clock, [FAIL])[0].message
+    monkeypatch.setattr(memory, "ONE_CALL", True)
+    _LOADED.clear()
+    told = session(root, "s3", repo, clock, [FAIL])[0].message
+    assert told is not None and whole is not None
+    assert "this same call failed 2 times in 2 earlier sessions" in told
+    assert told.split("What worked then:")[1] == whole.split("What worked then:")[1]
+    assert _LOADED == {}  # nothing loaded whole
+    (entry,) = [i for i, e in project_index(root, "git:github.com/Acme/widget")[1]
+                .entries.items() if e.call == "python manage.py test"]
+    _LOADED.clear()
+    MemoryLog(root, "git:github.com/Acme/widget").append([{"k": "switch", "on": False}])
+    assert session(root, "s4", repo, clock, [FAIL])[0].action == "allow"
+    MemoryLog(root, "git:github.com/Acme/widget").append([
+        {"k": "switch", "on": True}, {"k": "forget", "id": entry}])
+    assert session(root, "s5", repo, clock, [FAIL])[0].action == "allow"
+    assert session(root, "s6", repo, clock, [FAIL])[0].action == "nudge"  # learned again in s5
+    assert _LOADED == {}

@@ -126,6 +126,21 @@ class _Loaded:
 
 _LOADED: dict[tuple[str, str], _Loaded] = {}
 """(root, project) -> its index in this process (see the module docstring)."""
+ONE_CALL = False
+"""Set by a process that handles one hook call and exits (`supervisor.hooks.local`): it reads
+only the records about the call at hand (`MemoryLog.read_about`), not the whole memory."""
+
+
+def index_about(root: Path, project: str, signature: str) -> tuple[MemoryLog, MemoryIndex]:
+    """The project's log, and an index good for questions about calls with `signature`: the
+    whole memory where this process keeps it (`project_index`), only what concerns that
+    signature in a process that handles one call."""
+    if not ONE_CALL or (str(root), project) in _LOADED:
+        return project_index(root, project)
+    log = MemoryLog(root, project)
+    index = MemoryIndex()
+    index.apply_all(log.read_about(signature))
+    return log, index
 
 
 def project_index(root: Path, project: str) -> tuple[MemoryLog, MemoryIndex]:
@@ -179,10 +194,14 @@ class SessionMemory:
         project = self._mine.get("project")
         return project if isinstance(project, str) else None
 
-    def _index(self) -> tuple[MemoryLog, MemoryIndex] | None:
+    def _index(self, signature: str | None = None) -> tuple[MemoryLog, MemoryIndex] | None:
+        """The project's log and index (`signature`: only questions about that call will be
+        asked; see `index_about`), None when memory is off for the session."""
         project = self.project
         if not self.settings.memory or project is None:
             return None
+        if signature is not None:
+            return index_about(self.journal.root, project, signature)
         return project_index(self.journal.root, project)
 
     def _expire_s(self) -> float:
@@ -191,18 +210,18 @@ class SessionMemory:
     def before_call(self, call: dict[str, Any], call_id: str) -> str | None:
         """The warning for a call about to run (`call`: its `tool_call` as written), recorded
         as a `memory` event; None when memory has nothing to say."""
-        loaded = self._index()
-        if loaded is None:
+        if not self.on:
             return None
-        index = loaded[1]
         files = files_key(call)
         files_seen = self._mine["files"]
         files_seen[call_id] = files
         while len(files_seen) > _FILES_KEPT:
             del files_seen[next(iter(files_seen))]
         step = self.journal.engine.pending_step(call_id)
-        if step is None or not index.by_sig.get(step["signature"]):
+        loaded = self._index(step["signature"]) if step is not None else None
+        if step is None or loaded is None or not loaded[1].by_sig.get(step["signature"]):
             return None
+        index = loaded[1]
         session = self.journal.session_id
         entry = index.warning_for(step["signature"], files, session, call["ts"],
                                   self._expire_s())
@@ -217,8 +236,10 @@ class SessionMemory:
         """Learn from a completed step: append what it teaches to the project's log."""
         mine = self._mine
         files = mine["files"].pop(call_id, "")
-        loaded = self._index()
-        if loaded is None or step is None:
+        if step is None:
+            return
+        loaded = self._index(step["signature"])
+        if loaded is None:
             return
         log, index = loaded
         if not index.enabled:

@@ -31,9 +31,12 @@ def run_hook(argv: list[str], data: bytes | None = None, started: float | None =
         from supervisor.hooks.client import read_stdin
 
         data = read_stdin()
+    from supervisor.guard import memory
     from supervisor.hooks.budget import Budget
     from supervisor.hooks.runtime import run_safely
     from supervisor.runenv import run_of
+
+    memory.ONE_CALL = True  # this process handles one call: no whole-memory index to load
 
     text = run_safely(target, data, root_arg, Budget(timeout, started), _complain,
                       run=run_of(os.environ))

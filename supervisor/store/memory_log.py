@@ -121,6 +121,57 @@ class MemoryLog:
         return records, Cursor(info.st_ino, start + end), fresh
 
 
+    def read_about(self, signature: str) -> list[dict[str, Any]]:
+        """Only the records a check of one call needs: those of the entries learned for
+        `signature`, and the operator's switches and forgets (for a process that handles one
+        call and exits: finding them with `bytes.find` costs about a read of the file, where
+        parsing every record of a large memory would cost much more)."""
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return []
+        data = data[: data.rfind(b"\n") + 1]
+        needles = [f'"sig":"{signature}"'.encode(), b'"k":"switch"', b'"k":"forget"']
+        ids: list[bytes] = []
+        lines = set()
+        for needle in needles:
+            for start, end in _lines_with(data, needle):
+                lines.add((start, end))
+                if needle is needles[0]:
+                    found = _ID.search(data, start, end)
+                    if found:
+                        ids.append(b'"id":"' + found.group(1) + b'"')
+        for needle in dict.fromkeys(ids):
+            lines.update(_lines_with(data, needle))
+        records = []
+        for start, end in sorted(lines):
+            if end - start > _MAX_LINE:
+                continue
+            try:
+                record = json.loads(data[start:end])
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(record, dict) and record.get("k") != HEADER:
+                records.append(record)
+        return records
+
+
+_ID = re.compile(rb'"id":"([0-9a-f*]{1,40})"')
+
+
+def _lines_with(data: bytes, needle: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every line of `data` that holds `needle`."""
+    out = []
+    at = data.find(needle)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        out.append((start, end))
+        at = data.find(needle, end)
+    return out
+
+
 def projects(root: Path) -> list[str]:
     """The names of the projects that have a memory log under `root`."""
     out = []
