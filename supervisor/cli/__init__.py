@@ -45,7 +45,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("demo", "supervisor.cli.demo_cmd", "demo agents with the dashboard on them"),
     ("notify", "supervisor.cli.notify_cmd",
      "try the notification services; deliver an escalation's notification"),
-    ("web", "supervisor.cli.web_cmd", "the needs-you queue in a browser, behind a token"),
+    ("web", "supervisor.cli.web_cmd", "the needs-you queue in a browser, for your user, signed in"),
     ("relay", "supervisor.cli.relay_cmd",
      "ship this host's sessions to a Redis store and bring decisions back"),
     ("otel", "supervisor.cli.otel_cmd",
