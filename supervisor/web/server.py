@@ -65,6 +65,7 @@ CONNECTION_DEADLINE_S = 30.0
 READ_TIMEOUT_S = 10.0
 """Silence allowed between two reads of a request."""
 ACCEPT_BACKOFF_S = 0.2
+REFUSAL_LOG_EVERY_S = 10.0
 """The wait after an accept that failed for want of file descriptors."""
 PAGE = Path(__file__).with_name("page.html")
 DENIED_PAGE = Path(__file__).with_name("denied.html")
@@ -95,6 +96,8 @@ class WebServer(ThreadingHTTPServer):
         self._peers: Counter[str] = Counter()
         self._peers_lock = threading.Lock()
         self._accept_said = -1e9
+        self._refusal_said = -1e9
+        self._refused = 0
         super().__init__(address, Handler)
 
     @property
@@ -159,6 +162,17 @@ class WebServer(ThreadingHTTPServer):
             if self._peers[peer] <= 0:
                 del self._peers[peer]
 
+    def note_refusal(self, line: str) -> None:
+        """Log a refused caller: at most one line per `REFUSAL_LOG_EVERY_S` (the others are
+        counted in the next), so a flood of refused connections cannot fill the log."""
+        with self._peers_lock:
+            self._refused += 1
+            if time.monotonic() - self._refusal_said < REFUSAL_LOG_EVERY_S:
+                return
+            self._refusal_said, count, self._refused = time.monotonic(), self._refused, 0
+        more = f" (and {count - 1} more since the last line)" if count > 1 else ""
+        print(line + more, file=self.log, flush=True)
+
     def peer_refusal(self, client_address: Any, local_address: Any) -> str | None:
         """Why this connection's caller may not be served (another local user), or None.
         `local_address` is the connection's own end (not the bound `::` or `0.0.0.0`)."""
@@ -221,7 +235,7 @@ class Handler(BaseHTTPRequestHandler):
         if refusal is None:
             super().handle()
             return
-        print(f"{self.address_string()} refused: {refusal}", file=self.server.log, flush=True)
+        self.server.note_refusal(f"{self.address_string()} refused: {refusal}")
         body = b"refused: this server answers only its own user\n"
         try:  # the answer goes before anything of the request is read or parsed
             self.wfile.write(b"HTTP/1.0 403 Forbidden\r\nContent-Type: text/plain\r\n"
