@@ -32,26 +32,38 @@ from typing import Any
 
 KEY_FILE = "operator.key"
 SEAL_FIELD = "seal"
+KEY_CHARS = 64
+"""A key is 32 random bytes as hexadecimal; anything else (an empty file) is refused."""
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 _ENVELOPE = frozenset({"v", "seq", "ts", "type", SEAL_FIELD})
 """What the seal leaves out: the line's envelope, which says nothing of the decision."""
 
 
 def operator_key(root: Path) -> bytes:
-    """The root's key, made now (0600, never replaced once there) when there is none."""
+    """The root's key, made now (0600, never replaced once there) when there is none.
+
+    Made whole or not at all: written to a private temporary file, then linked to its name
+    (`link` fails if another operator path made it first; then that one is read). Writing the
+    file in place let a reader between its creation and its write seal with an empty key."""
     path = Path(root) / KEY_FILE
     try:
         return _read(path)
     except FileNotFoundError:
         pass
     key = secrets.token_hex(32).encode()
+    temp = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, key)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(temp, path)
     except FileExistsError:  # another operator path made it first
         return _read(path)
-    try:
-        os.write(fd, key)
     finally:
-        os.close(fd)
+        temp.unlink(missing_ok=True)
     return key
 
 
@@ -61,9 +73,14 @@ def _read(path: Path) -> bytes:
         info = os.fstat(fd)
         if info.st_uid != os.geteuid() or info.st_mode & 0o077:
             raise PermissionError(f"{path} must be yours and private (0600)")
-        return os.read(fd, 4096).strip()
+        key = os.read(fd, 4096).strip()
     finally:
         os.close(fd)
+    if len(key) != KEY_CHARS or any(c not in _HEX for c in key):
+        raise PermissionError(f"{path} is not a key of {KEY_CHARS} hexadecimal characters: "
+                              "refusing it (remove it to make a new one; decisions not yet "
+                              "applied must then be sent again)")
+    return key
 
 
 def canonical(session_id: str, decision: dict[str, Any]) -> bytes:
