@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from supervisor.protocol import decisions
+from supervisor.store import provenance
+from supervisor.store.local import LocalStore
 from supervisor.store.summary import SessionSummary
 
 if TYPE_CHECKING:
@@ -40,10 +42,16 @@ class UnreadDecision:
 def unread_decisions(store: Store, session_id: str, summary: SessionSummary
                      ) -> list[UnreadDecision]:
     """The session's decisions not yet applied or ignored by its agent (`summary` is the
-    session's summary, which knows the handled ones)."""
+    session's summary, which knows the handled ones). In a local store only sealed lines
+    count (`store.provenance`): the agent can append to `control.jsonl`, and an unsealed
+    "approve by alice", which the guard will reject, must not refuse the real answer."""
+    root = store.root if isinstance(store, LocalStore) else None
     unread = []
     for line in store.read_all(session_id, "control").events:
         decision_id = getattr(line, "decision_id", None)
+        if root is not None and not provenance.is_sealed(
+                root, session_id, {**line.model_dump(), **(line.model_extra or {})}):
+            continue
         if isinstance(decision_id, str) and decision_id not in summary.handled:
             unread.append(UnreadDecision(decision_id, str(getattr(line, "action", "?")),
                                          getattr(line, "escalation_id", None),
