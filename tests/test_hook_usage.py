@@ -190,3 +190,39 @@ def test_tally_counts_growth_and_never_goes_negative() -> None:
 def test_the_session_start_says_whether_the_agent_has_a_usage_record(hook: Hook) -> None:
     hook("SessionStart", source="startup")
     assert hook.events("session_start")[0]["usage_record"] is True
+
+
+def test_a_loop_says_what_it_has_cost_since_its_onset(hook: Hook) -> None:
+    (hook.root / "policy.toml").write_text(
+        "[detectors.exact_repeat]\nnudge = 2\nblock = 10\nescalate = 4\n"
+        "[guard]\ncheckpoints = false\nescalation_deadline_s = 1\nfallback = 'skip'\n")
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_before", USAGE)  # $0.006 before the loop began
+    hook("PreToolUse", tool_name="Read", tool_input={"file_path": "/w/a.py"}, tool_use_id="r")
+    for n in range(4):
+        answer(hook, f"msg_{n}", USAGE)
+        hook("PreToolUse", tool_name="Bash", tool_input={"command": "make"},
+             tool_use_id=f"b{n}")
+        hook("PostToolUse", tool_name="Bash", tool_input={"command": "make"},
+             tool_use_id=f"b{n}", tool_response={"stdout": "make: *** no rule", "stderr": "",
+                                                 "interrupted": False})
+    (escalation,) = hook.events("escalation")
+    spent = escalation["spent"]
+    assert spent["cost_usd"] == pytest.approx(0.006 * 4) and not spent["at_least"]
+    assert spent["tokens"] == 1050 * 4 and spent["calls"] == 4
+    assert escalation["reason"].endswith("; this loop has cost $0.02 over 4 calls")
+    nudges = [d for d in hook.events("detection") if d["detector"] == "exact_repeat"]
+    assert nudges and nudges[0]["spent"]["cost_usd"] == pytest.approx(0.006 * 2)
+    # `supervisor stats` sums it over the session's escalations
+    from supervisor.guard.loop_cost import in_loops
+
+    loops = in_loops(hook.events())
+    assert loops is not None and loops["cost_usd"] == pytest.approx(0.006 * 4)
+    assert loops["calls"] == 4
+    # and the notification's short reason says it
+    from supervisor.notify.message import item_of
+    from supervisor.store.local import LocalStore
+
+    recorded = LocalStore(hook.root).read_all("loop-1").events
+    item = item_of("loop-1", recorded, escalation["escalation_id"], None)
+    assert item is not None and item.reason.endswith(" · $0.02 over 4 calls")

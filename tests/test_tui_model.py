@@ -254,3 +254,15 @@ def test_a_session_whose_agent_has_no_usage_record_says_so(root: Path) -> None:
     model, _ = _model(root)
     assert {sid: st.usage_record for sid, st in model.sessions.items()} == {
         "droid": False, "claude": True, "sdk": True}
+
+
+def test_a_queue_item_says_what_its_loop_cost() -> None:
+    from supervisor.tui.model import SessionState
+    from supervisor.tui.queue_summary import escalation_summary
+
+    st = SessionState("s1")
+    spent = {"tokens": 52000, "cost_usd": 1.8412, "calls": 14, "at_least": False}
+    assert escalation_summary(st, {"kind": "cycle", "spent": spent}) == "cycle · $1.84"
+    unknown = {**spent, "cost_usd": None}
+    assert escalation_summary(st, {"kind": "cycle", "spent": unknown}) == "cycle · 52,000 tokens"
+    assert escalation_summary(st, {"kind": "cycle"}) == "cycle"

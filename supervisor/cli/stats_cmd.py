@@ -16,6 +16,7 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from supervisor.guard.inspect import session_usage
+    from supervisor.guard.loop_cost import in_loops, sentence
     from supervisor.store.units import human, unit_of
 
     store = store_from(args)
@@ -23,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     now = time.time()
     summary = store.summary(args.session)
     usage = session_usage(store, args.session, now)
+    loops = in_loops([e.model_dump() for e in store.read_all(args.session).events])
     if args.json:
         print(json.dumps({
             "session": args.session, "status": summary.status(now), "level": usage.level,
@@ -30,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
             "limits": [{"name": n, "value": v, "limit": lim, "action": a}
                        for n, v, lim, a in usage.gauges],
             "source": usage.source, "policy_problem": usage.problem,
+            "inside_loops": loops,
         }))
         return 0
     print(f"session {args.session}: {summary.status(now)}, level {usage.level}, "
@@ -45,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    said = sentence(loops)
+    if said:
+        print("inside its loops (from each escalation's onset): "
+              + said.removeprefix("this loop has cost "))
     if usage.problem:
         print(f"(the session's {usage.problem}: the limits shown are the default profile's)")
     if usage.source == "replay":

@@ -46,7 +46,7 @@ from typing import Any
 
 from supervisor.engine import Engine
 from supervisor.engine.types import LimitGauge
-from supervisor.guard import plans
+from supervisor.guard import loop_cost, plans
 from supervisor.guard.checkpoints import CheckpointCommit, CheckpointStore
 from supervisor.guard.desk import ROLLBACK_ATTEMPTS, OperatorDesk
 from supervisor.guard.gate import CallGate
@@ -222,6 +222,8 @@ class Guard:
             event["model"] = writable(model)
         with self.journal.step():
             found = self.journal.observe(event)
+            loop_cost.record(self.state, self.state.last_seq,
+                             int(input_tokens) + int(output_tokens), cost_usd)
             spending = self.journal.spending
             if spending is not None and not self.journal.ended:
                 now = self.journal.clock()

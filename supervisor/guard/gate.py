@@ -26,7 +26,7 @@ from supervisor.engine import Engine
 from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
-from supervisor.guard import disk, store_protect
+from supervisor.guard import disk, loop_cost, store_protect
 from supervisor.guard.desk import OperatorDesk
 from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.journal import SessionJournal
@@ -119,7 +119,7 @@ class CallGate:
             if told:
                 verdict.message = "\n".join(m for m in (verdict.message, told) if m)
                 verdict.action = "nudge"
-        events = [f.to_event() for f in check.findings]
+        events = [loop_cost.annotate(journal.state, f.to_event()) for f in check.findings]
         events += [hit.to_event() for hit in check.limits]
         breach = None
         if verdict.proceed and journal.spending is not None:  # the store's daily budgets

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.engine import Engine, Policy
-from supervisor.guard import recovery
+from supervisor.guard import loop_cost, recovery
 from supervisor.guard.announce import announce
 from supervisor.guard.checkpoints import (
     CheckpointCommit,
@@ -291,7 +291,7 @@ class SessionJournal:
         """Write an event and let the engine see it; write the detections it causes."""
         written = self.write(event)
         findings = self.engine.observe(written, written["ts"])
-        detections = [f.to_event() for f in findings]
+        detections = [loop_cost.annotate(self.state, f.to_event()) for f in findings]
         if detections:
             self.write_many(detections)
         return detections
@@ -374,6 +374,12 @@ class SessionJournal:
             "checkpoint_id": cp.checkpoint_id if cp is not None else None,
             "call_id": call_id,
         }
+        spent = loop_cost.since(self.state, min(evidence)) if evidence else None
+        if spent is not None:
+            event["spent"] = spent
+        said = loop_cost.sentence(spent) if kind not in ("budget", "pause") else None
+        if said:  # every reader of the reason (queue, prompt, notification, web) says it
+            event["reason"] = f"{reason}; {said}"
         written = self.write(event)
         self.engine.observe(written, now)  # the agent waits for an operator: not working time
         self.state.pending = {**event, "signature": signature}

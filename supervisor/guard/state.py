@@ -95,6 +95,9 @@ class GuardState:
     """Call id -> the action that refused it (`skip`, `block`, `pause`, `stop`), for the last
     few calls the agent was told not to run: a result for one of them is disobedience
     (`supervisor.guard.gate`); written only once there is one."""
+    spend: dict[str, Any] | None = None
+    """`supervisor.guard.loop_cost`'s running totals and marks; written only once there is
+    usage."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of the saved state this version does not know, kept as they were."""
 
@@ -128,7 +131,7 @@ class GuardState:
         return cls(**known, extra=extra)
 
 
-_WHEN_SET = ("plan", "edit_guidance", "memory", "refused")
+_WHEN_SET = ("plan", "edit_guidance", "memory", "refused", "spend")
 _SAVED = tuple(f.name for f in fields(GuardState) if f.name not in (*_WHEN_SET, "extra"))
 _FIELDS = frozenset(f.name for f in fields(GuardState)) - {"extra"}
 

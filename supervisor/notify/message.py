@@ -32,7 +32,7 @@ class Item:
     session_id: str
     escalation_id: str
     reason: str
-    """The short reason: detector · call · ×N."""
+    """The short reason: detector · call · ×N · what the loop cost."""
     deadline_ts: float | None
     fallback: str
     link: str | None
@@ -59,6 +59,7 @@ def item_of(session_id: str, events: list[Any], escalation_id: str, link_base: s
         parts.append(_call(call.tool, call.args))
     if esc.evidence:
         parts.append(f"×{len(esc.evidence)}")
+    parts.append(_spent(extra.get("spent")))
     reason = " · ".join(p for p in parts if p) or _text(esc.reason, 120)
     return Item(session_id, escalation_id, reason, esc.deadline_ts, esc.fallback,
                 link_for(link_base, session_id))
@@ -68,6 +69,17 @@ def silence_item(session_id: str, key: str, reason: str, link_base: str | None) 
     """The item of an unsupervised agent (`key` names the silence, see `notify.watch`)."""
     return Item(session_id, key, _text(reason, 300), None, "", link_for(link_base, session_id),
                 unsupervised=True)
+
+
+def _spent(spent: object) -> str:
+    """What the loop cost since its onset (`escalation.spent`): `$1.84 over 14 calls`."""
+    if not isinstance(spent, dict):
+        return ""
+    cost, calls = spent.get("cost_usd"), spent.get("calls")
+    if not isinstance(cost, int | float) or isinstance(cost, bool) or cost <= 0:
+        return ""
+    money = f"${cost:.2f}" if cost >= 0.01 else f"${cost:.4f}"
+    return f"{money} over {calls} calls" if isinstance(calls, int) and calls > 0 else money
 
 
 def link_for(base: str | None, session_id: str) -> str | None:

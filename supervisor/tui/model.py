@@ -29,6 +29,8 @@ from supervisor.store.summary import SessionSummary
 from supervisor.tui.history import HistoryStore
 
 RATE_MINUTES = 30
+DAYS_KEPT = 8
+"""Days whose cost a session keeps (`SessionState.cost_by_day`)."""
 """Minutes of tool-call and error counts kept for the sparkline."""
 
 SILENCE_CHECK_S = 5.0
@@ -184,6 +186,8 @@ class SessionState:
     """[minute, tool calls, errors] for the latest minutes with activity."""
     cost_usd: float = 0.0
     tokens: int = 0
+    cost_by_day: dict[str, float] = field(default_factory=dict)
+    """Known cost per local day (the last `DAYS_KEPT` days with usage), for the day's total."""
     usage_record: bool = True
     """False when the agent's hook target reads no usage (`session_start.usage_record`): its
     tokens and cost are not known, whatever the gauges say."""
@@ -362,6 +366,16 @@ def _tool_result(st: SessionState, e: Any) -> None:
 def _usage(st: SessionState, e: Any) -> None:
     st.tokens += e.input_tokens + e.output_tokens
     st.cost_usd += e.cost_usd or 0.0
+    if e.cost_usd:
+        day = day_of(e.ts)
+        st.cost_by_day[day] = st.cost_by_day.get(day, 0.0) + e.cost_usd
+        while len(st.cost_by_day) > DAYS_KEPT:
+            del st.cost_by_day[min(st.cost_by_day)]
+
+
+def day_of(ts: float) -> str:
+    """The local date of a time stamp, as the daily budgets count it (`guard/spend.py`)."""
+    return time.strftime("%Y-%m-%d", time.localtime(ts))
 
 
 def _detection(st: SessionState, e: Any) -> None:
@@ -588,6 +602,12 @@ class DashboardModel:
         if self.recordings and summary.end_status is None:
             return Liveness(None, "a recording")
         return summary.liveness(now)
+
+    def day_cost(self, now: float) -> tuple[float, int]:
+        """(the known cost of today's usage over every session, the sessions that spent)."""
+        day = day_of(now)
+        spent = [st.cost_by_day[day] for st in self.sessions.values() if day in st.cost_by_day]
+        return sum(spent), len(spent)
 
     def queue(self, now: float) -> list[QueueEntry]:
         """Pending escalations that an answer can still reach, oldest first: their agents are

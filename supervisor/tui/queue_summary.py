@@ -1,7 +1,8 @@
 """A short, distinct summary of one escalation for the "Needs you" queue: what fired, how often,
-on which call (`exact_repeat ×3 · Bash make build`: the count before the call, so a cut at the
-line's end keeps it), so a queue of escalations that all
-start with the same prose ("Paused: this exact call (…") can be told apart at 80 columns.
+what the loop cost since its onset, on which call (`exact_repeat ×3 · $1.84 · Bash make
+build`: the count and the cost before the call, so a cut at the line's end keeps them), so a
+queue of escalations that all start with the same prose ("Paused: this exact call (…") can be
+told apart at 80 columns.
 
 Built from the model (the detection that led to it) and one read of the last evidence call from
 the log; the sessions screen keeps it per escalation (an escalation never changes).
@@ -23,6 +24,9 @@ def escalation_summary(st: SessionState, esc: dict[str, Any]) -> str:
                 if isinstance(n, int) and not isinstance(n, bool)]
     what = _what(st, esc, evidence)
     parts = [f"{what} ×{len(evidence)}" if len(evidence) > 1 else what]
+    cost = _cost(esc.get("spent"))
+    if cost:
+        parts.append(cost)
     call = _call(st, evidence)
     if call:
         parts.append(call)
@@ -38,6 +42,19 @@ def _what(st: SessionState, esc: dict[str, Any], evidence: list[int]) -> str:
               if not isinstance(seq, int) or isinstance(seq, bool) or d.seq < seq]
     related = [d for d in before if set(d.evidence) & set(evidence)] or before
     return related[-1].detector if related else kind or "escalation"  # cleaned by the model
+
+
+def _cost(spent: object) -> str | None:
+    """What the loop cost since its onset (`escalation.spent`, docs/protocol.md): `$1.84`, or
+    its tokens when the cost is unknown."""
+    if not isinstance(spent, dict):
+        return None
+    cost, tokens = spent.get("cost_usd"), spent.get("tokens")
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
+        return f"${cost:.2f}" if cost >= 0.01 else f"${cost:.4f}"
+    if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+        return f"{tokens:,} tokens"
+    return None
 
 
 def _call(st: SessionState, evidence: list[int]) -> str | None:

@@ -149,6 +149,10 @@ class SessionsScreen(LiveScreen, Screen[None]):
             line.append_text(safe(f"{store.noun}: {store.describe()}"))
             if notes:
                 line.append(f"  ({', '.join(notes)})")
+            cost, spenders = self.view.model.day_cost(self.view.clock())
+            if spenders:  # what the agents' known usage cost today (local day)
+                line.append(f"   today ${cost:.2f} in {spenders} "
+                            f"session{'s' if spenders != 1 else ''}", style="bold")
         self.query_one("#root-line", Label).update(line)
 
     def _row_cells(self, sid: str, now: float) -> tuple[Text, ...]:
