@@ -187,6 +187,8 @@ def test_genai_names_are_the_semantic_conventions() -> None:
     assert translate.TOOL_RESULT == g.GEN_AI_TOOL_CALL_RESULT
     assert translate.INPUT_TOKENS == g.GEN_AI_USAGE_INPUT_TOKENS
     assert translate.OUTPUT_TOKENS == g.GEN_AI_USAGE_OUTPUT_TOKENS
+    assert translate.CACHE_READ_TOKENS == g.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS
+    assert translate.CACHE_WRITE_TOKENS == g.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS
     assert translate.ERROR_TYPE == err.ERROR_TYPE
     assert g.GenAiOperationNameValues.INVOKE_AGENT.value == "invoke_agent"
     assert g.GenAiOperationNameValues.EXECUTE_TOOL.value == "execute_tool"
@@ -378,6 +380,25 @@ def _event(line: dict) -> object:
     parsed = parse_line(json.dumps({"v": 1, "seq": line.pop("seq"), "ts": line.pop("ts"),
                                     **line}).encode())
     return parsed
+
+
+def test_usage_read_from_an_agents_record_with_its_cache_tokens() -> None:
+    translator = SessionTranslator("s")
+    events = [{"type": "session_start", "agent": "claude-code"},
+              {"type": "usage", "input_tokens": 3, "output_tokens": 120,
+               "cache_read_tokens": 41200, "cache_write_tokens": 380, "cost_usd": 0.0156,
+               "model": "claude-sonnet-4-5-20250929"},
+              {"type": "usage", "input_tokens": 100, "output_tokens": 10, "cost_usd": None},
+              {"type": "session_end", "status": "completed"}]
+    spans = []
+    for seq, fields in enumerate(events, 1):
+        spans += translator.feed(_event({"seq": seq, "ts": 1000.0 + seq, **fields})).spans
+    (session,) = [s for s in spans if s.name.startswith("invoke_agent")]
+    assert session.attributes["gen_ai.usage.input_tokens"] == 3 + 41200 + 380 + 100
+    assert session.attributes["gen_ai.usage.output_tokens"] == 130
+    assert session.attributes["gen_ai.usage.cache_read.input_tokens"] == 41200
+    assert session.attributes["gen_ai.usage.cache_creation.input_tokens"] == 380
+    assert session.attributes["supervisor.cost_usd"] == 0.0156
 
 
 def test_open_calls_are_bounded_and_what_a_cap_drops_is_said() -> None:

@@ -72,6 +72,8 @@ TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_RESULT = "gen_ai.tool.call.result"
 INPUT_TOKENS = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+CACHE_READ_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+CACHE_WRITE_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
 ERROR_TYPE = "error.type"
 
 MAX_OPEN_CALLS = 4096
@@ -182,6 +184,9 @@ class SessionTranslator:
         cost while it is 1 or more are "spent inside a loop"."""
         self.ended = False
         self.tokens = [0, 0]
+        """Input (cached included, as the conventions count it) and output tokens."""
+        self.cached = [0, 0]
+        """Input tokens read from and written to the provider's cache."""
         self.cost = 0.0
 
     # -- the one entry point ----------------------------------------------------------------
@@ -242,6 +247,9 @@ class SessionTranslator:
         session.attributes["supervisor.session.status"] = status
         self._content(session.attributes, "supervisor.session.reason", reason)
         session.attributes[INPUT_TOKENS], session.attributes[OUTPUT_TOKENS] = self.tokens
+        if any(self.cached):
+            session.attributes[CACHE_READ_TOKENS], session.attributes[CACHE_WRITE_TOKENS] = (
+                self.cached)
         if self.cost:
             session.attributes["supervisor.cost_usd"] = round(self.cost, 6)
         error = f"session {status}" if status in ("failed", "aborted") else None
@@ -450,8 +458,11 @@ class SessionTranslator:
         self._end(event.ts, event.status, event.reason, out)
 
     def _usage(self, event: Usage, out: Output) -> None:
-        self.tokens[0] += event.input_tokens
+        read, written = event.cache_read_tokens or 0, event.cache_write_tokens or 0
+        self.tokens[0] += event.input_tokens + read + written
         self.tokens[1] += event.output_tokens
+        self.cached[0] += read
+        self.cached[1] += written
         cost = float(event.cost_usd or 0.0)
         self.cost += cost
         if cost:
