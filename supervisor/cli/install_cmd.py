@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     scope.add_argument(
         "--project", metavar="DIR",
-        help="a project's shared settings (for claude-code DIR/.claude/settings.json)",
+        help="a project's shared settings (for claude-code DIR/.claude/settings.json; with "
+        "--transport http DIR/.claude/settings.local.json, which is not committed)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print the change as a diff; write nothing"
@@ -59,6 +60,16 @@ def run(args: argparse.Namespace) -> int:
     path = spec.project_path(Path(args.project)) if args.project else spec.user_path()
     if isinstance(spec, PluginFile):
         return _run_plugin(args, target, spec, path)
+    if args.project and spec.project_private_path is not None:
+        private = spec.project_private_path(Path(args.project))
+        if args.command == "install" and args.transport == "http":
+            path = private  # the token never goes into the settings a team commits
+        elif args.command == "uninstall" and private.exists():
+            _uninstall_too(args, spec, private)
+    elif args.project and args.command == "install" and args.transport == "http":
+        raise CliError(f"an HTTP install for a project would put the hook token into {path}, "
+                       "which is shared (teams commit it): install for the user (--user), or "
+                       "with --transport command")
     try:
         if args.command == "install":
             timeout = args.timeout if args.timeout is not None else _default_timeout(args)
@@ -87,6 +98,24 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
     _report(args.command, target, path, plan, backup)
     return 0
+
+
+def _uninstall_too(args: argparse.Namespace, spec: Any, path: Path) -> None:
+    """`uninstall --project` also removes our entries from the project's private settings
+    (where an HTTP install put them)."""
+    from supervisor.hooks import settings_file as installer
+
+    try:
+        plan = installer.plan_uninstall(spec, path)
+        if plan.changed and not args.dry_run:
+            installer.apply(plan)
+            print(f"removed the supervisor's hooks from {path}")
+        elif plan.changed:
+            print(plan.diff(), end="")
+    except installer.InstallError as exc:
+        raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _run_plugin(args: argparse.Namespace, target: Any, spec: PluginFile, path: Path) -> int:

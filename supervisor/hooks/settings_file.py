@@ -61,6 +61,11 @@ class Settings:
     about."""
     http_events: frozenset[str] = frozenset()
     """Events the agent can send to an HTTP hook (`--transport http`); none: command only."""
+    project_private_path: Callable[[Path], Path] | None = None
+    """Where a project install writes entries that hold a secret (the HTTP token): a file of
+    the project that is not meant to be committed (Claude Code: `.claude/settings.local.json`).
+    None: the agent has none, so an HTTP install for a project is refused (the token would go
+    into the shared settings, which teams commit)."""
     flat: bool = False
     """The event's list holds the hook entries themselves, with no matcher groups (GitHub
     Copilot CLI: `{"hooks": {"preToolUse": [{"type": "command", "bash": ...}]}}`)."""

@@ -41,6 +41,12 @@ def project_settings_path(project: Path) -> Path:
     return Path(project).expanduser().resolve() / ".claude" / "settings.json"
 
 
+def project_local_settings_path(project: Path) -> Path:
+    """The project settings of this machine only, `DIR/.claude/settings.local.json` (Claude Code
+    keeps it out of git): where entries holding the HTTP token go."""
+    return Path(project).expanduser().resolve() / ".claude" / "settings.local.json"
+
+
 TARGET = Target(
     name="claude-code",
     label="Claude Code",
@@ -50,6 +56,7 @@ TARGET = Target(
         target="claude-code",
         user_path=user_settings_path,
         project_path=project_settings_path,
+        project_private_path=project_local_settings_path,
         events=EVENTS,
         # PostToolBatch holds a call Claude Code refused itself when it escalates
         held=frozenset({"PreToolUse", "PostToolBatch", "PreSkillShellCommand"}),
