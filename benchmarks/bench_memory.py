@@ -144,7 +144,8 @@ def replay_project(sessions: list[tuple[str, list[dict]]], policy: Policy) -> Ta
                 continue
             tally.calls += 1
             call_tokens[(name, cid)] = turn_tokens[name]
-            entry = index.warning_for(step["signature"], "", name, ts, EXPIRE_S)
+            entry = index.warning_for(step["signature"], "", name, ts, EXPIRE_S,
+                                      learners[name].done)
             if entry is not None:
                 warned[(name, cid)] = entry.id
                 tally.warnings += 1

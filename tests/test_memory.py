@@ -415,3 +415,16 @@ def test_a_one_call_process_reads_only_what_concerns_the_call(root, repo, monkey
     assert session(root, "s5", repo, clock, [FAIL])[0].action == "allow"
     assert session(root, "s6", repo, clock, [FAIL])[0].action == "nudge"  # learned again in s5
     assert _LOADED == {}
+
+
+def test_the_fix_that_worked_is_told_and_a_session_that_made_it_is_not_warned(root, repo):
+    clock = Clock()
+    tests = ("Bash", {"command": "npm run e2e"},
+             "Error: connect ECONNREFUSED 127.0.0.1:5432", False)
+    start_db = ("Bash", {"command": "docker compose up -d db"}, "Started", True)
+    passes = ("Bash", {"command": "npm run e2e"}, "12 passing", True)
+    session(root, "s1", repo, clock, [tests, start_db, passes])
+    assert session(root, "s2", repo, clock, [start_db, passes])[1].action == "allow"
+    told = session(root, "s3", repo, clock, [tests])[0].message or ""
+    assert ("What worked then: after Bash “docker compose up -d db” (session s1 #" in told
+            and "), the same call succeeded." in told)

@@ -96,6 +96,13 @@ class Learner:
         self.state.setdefault("open", [])
         self.state.setdefault("last_ok", None)
         self.state.setdefault("seen", [])
+        self.state.setdefault("done", [])
+
+    @property
+    def done(self) -> frozenset[str]:
+        """Signatures of the calls that succeeded in this session (the last 64): a pitfall
+        whose fix this session already made is not told again (`MemoryIndex.warning_for`)."""
+        return frozenset(self.state["done"])
 
     def learn(self, step: StepRecord, index: MemoryIndex, *, files: str = "",
               ts: float = 0.0) -> list[dict[str, Any]]:
@@ -122,15 +129,23 @@ class Learner:
         records = self._fixes(step, base)
         for eid in index.by_sig.get(step["signature"], ()):
             entry = index.entries.get(eid)
-            if entry is not None and eid not in self.state["seen"] and entry.active:
+            if (entry is not None and eid not in self.state["seen"] and entry.active
+                    and not (entry.fixes and entry.fixes[-1].get("sig") in self.done)):
+                # it worked without its fix: the pitfall is gone (not so after the fix)
                 records.append({**base, "k": "ok", "id": eid})
-        if not records or all(r["k"] == "ok" for r in records):
-            self.state["last_ok"] = {"index": step["index"], "seq": step["seq"],
-                                     "tool": step["tool"], "sig": step["signature"],
-                                     "call": call_text(step["args"])}
+        self.state["last_ok"] = {"index": step["index"], "seq": step["seq"],
+                                 "tool": step["tool"], "sig": step["signature"],
+                                 "call": call_text(step["args"])}
+        done = [s for s in self.state["done"] if s != step["signature"]]
+        self.state["done"] = [*done, step["signature"]][-64:]
         return records
 
     def _fixes(self, step: StepRecord, base: dict[str, Any]) -> list[dict[str, Any]]:
+        """The fixes a success makes: the same call succeeding closes a failure (`retry`,
+        after the success before it); the first success of the same tool on the same file is
+        told as done `instead`, and the failure stays open, so a retry within the window (the
+        same call after `bun install`) is what is told last. Each fix names the signature of
+        the call that fixed it."""
         out = []
         keep = []
         last = self.state["last_ok"]
@@ -141,13 +156,16 @@ class Learner:
                 out.append({**base, "k": "fix", "id": o["id"], "how": "retry",
                             "tool": after["tool"] if after else step["tool"],
                             "call": after["call"] if after else "",
+                            "sig": after["sig"] if after else "",
                             "at": after["seq"] if after else step["seq"]})
-            elif step["tool"] == o["tool"] and (o["path"] is None or o["path"] == step["path"]):
+                continue
+            if (not o.get("instead") and step["tool"] == o["tool"]
+                    and (o["path"] is None or o["path"] == step["path"])):
                 out.append({**base, "k": "fix", "id": o["id"], "how": "instead",
                             "tool": step["tool"], "call": call_text(step["args"]),
-                            "at": step["seq"]})
-            else:
-                keep.append(o)
+                            "sig": step["signature"], "at": step["seq"]})
+                o["instead"] = True
+            keep.append(o)
         self.state["open"] = keep
         return out
 
@@ -236,7 +254,7 @@ class MemoryIndex:
         if entry is None:
             return
         if kind == "fix":
-            fix = {k: r.get(k) for k in ("how", "tool", "call", "session", "at")}
+            fix = {k: r.get(k) for k in ("how", "tool", "call", "sig", "session", "at")}
             entry.fixes = [*[f for f in entry.fixes if f != fix][-(FIXES_KEPT - 1):], fix]
         elif kind == "ok":
             entry.ok_ts = max(entry.ok_ts, ts)
@@ -261,11 +279,12 @@ class MemoryIndex:
         return sorted(out, key=lambda e: e.last_ts, reverse=True)
 
     def warning_for(self, signature: str, files: str, session: str, now: float,
-                    expire_s: float) -> Entry | None:
+                    expire_s: float, done: frozenset[str] = frozenset()) -> Entry | None:
         """The entry to warn about before a call with `signature` in `session`: one that
-        failed in an earlier session, has not expired, has not succeeded since, and (when it
+        failed in an earlier session, has not expired, has not succeeded since, (when it
         was learned with the state of the files the call read or wrote) finds them as they
-        were. None when there is nothing to say, or memory is off."""
+        were, and whose fix is not among the calls `done` (succeeded) in this session. None
+        when there is nothing to say, or memory is off."""
         if not self.enabled:
             return None
         best = None
@@ -277,6 +296,8 @@ class MemoryIndex:
                 continue
             if not any(s != session for s in e.sessions):
                 continue
+            if e.fixes and e.fixes[-1].get("sig") and e.fixes[-1]["sig"] in done:
+                continue  # this session already did what fixed it
             if best is None or e.count > best.count:
                 best = e
         return best

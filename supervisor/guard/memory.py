@@ -223,8 +223,9 @@ class SessionMemory:
             return None
         index = loaded[1]
         session = self.journal.session_id
+        done = Learner(session, self._mine["learner"]).done
         entry = index.warning_for(step["signature"], files, session, call["ts"],
-                                  self._expire_s())
+                                  self._expire_s(), done)
         if entry is None:
             return None
         text = warning(entry, session)
