@@ -1,11 +1,13 @@
 """The call gate: the path every tool call takes through the guard, before and after it runs.
 
-Before a call (`pre_call`): the operators' new decisions first (`desk.OperatorDesk.consume`,
-whose notes are merged into the verdict), then the calls no engine may allow (an operator's
-rollback or skip, a write to the supervisor's own store), the checkpoint cadence, the
-`tool_call` event with what is on disk, the engine's check, the edit guidance's hints, and an
-escalation when the engine asks for one. After it (`post_call`): the `tool_result` event with
-what the files it may have written hold now, and the hint for an edit that failed.
+Before a call (`pre_call`), in named stages: `_operators` (the operators' new decisions first,
+`desk.OperatorDesk.consume`, whose notes are merged into the verdict; an operator's rollback or
+skip refuses the call), `_protection` (a write to the supervisor's own store is refused),
+`_record` (the checkpoint cadence, the `tool_call` event with what is on disk), the engine's
+check, `_hints` (the edit guidance's hints, the failure memory's nudge) and `_escalate` (the
+findings and verdict recorded, the daily budgets, an escalation when the engine asks for one).
+After it (`post_call`): the `tool_result` event with what the files it may have written hold
+now, and the hint for an edit that failed.
 
 Disobedience: every call the agent is told not to run is remembered (`settle`, the last
 `REFUSALS_KEPT`), until a later verdict lets that same call run (an operator's approve after a
@@ -26,6 +28,7 @@ from supervisor.engine import Engine
 from supervisor.engine.edit_hint import HINT_CHARS, with_hint
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
+from supervisor.engine.types import Check
 from supervisor.guard import disk, loop_cost, store_protect
 from supervisor.guard.desk import OperatorDesk
 from supervisor.guard.edit_guidance import EditGuidance
@@ -55,70 +58,115 @@ class CallGate:
 
     def pre_call(self, tool: str, args: dict[str, Any] | None, call_id: str | None,
                  batch: str | None) -> Verdict:
-        """See `Guard.pre_call`."""
+        """See `Guard.pre_call`. The call passes the stages below in order; the first two may
+        answer it before the engine sees it."""
+        args = args or {}
+        now = self.journal.clock()
+        call_id = call_id or f"c{self.journal.state.actions + 1}"
+        notes, answered = self._operators(now, tool, args, call_id)
+        if answered is not None:
+            return answered
+        refused = self._protection(notes, tool, args, call_id)
+        if refused is not None:
+            return refused
+        edits = self._edit_guidance()
+        call = self._record(tool, args, call_id, batch, edits)
+        check = self.engine.check(call, call["ts"])
+        verdict = self._hints(_merge(notes, Verdict(check.action, check.level, check.message,
+                                                    check.reason, call_id,
+                                                    cached_output=check.cached_output)),
+                              tool, args, call, edits)
+        return self._escalate(now, verdict, check, call)
+
+    def _operators(self, now: float, tool: str, args: dict[str, Any], call_id: str
+                   ) -> tuple[list[Verdict], Verdict | None]:
+        """The operators' new decisions first (`desk.OperatorDesk.consume`): their notes, to
+        merge into the verdict, and the answer when the session ended, waits for an operator,
+        or an operator command refuses this call (a rollback, a skip: recorded as refused,
+        counted by the engine as an attempt, not checked)."""
         journal = self.journal
         state = journal.state
-        now = journal.clock()
-        call_id = call_id or f"c{state.actions + 1}"
         if journal.ended:
-            return stopped(journal.ended, call_id)
+            return [], stopped(journal.ended, call_id)
         unfinished = state.rollback_retry  # from an earlier call
         notes = self.desk.consume(now, call_id)
         if journal.ended:
-            return _merge(notes, stopped(journal.ended, call_id))
+            return notes, _merge(notes, stopped(journal.ended, call_id))
         if journal.pending is not None:
-            return _merge(notes, pause_verdict(journal.pending, call_id))
+            return notes, _merge(notes, pause_verdict(journal.pending, call_id))
         state.actions += 1
         if unfinished and state.rollback_retry is unfinished:
             notes.append(self.desk.continue_rollback(call_id))
         early = [n for n in notes if not n.proceed]
         if early:
-            # An operator command refuses this call (rollback, skip): recorded as refused,
-            # counted by the engine as an attempt, not checked.
-            verdict = _merge(notes, early[0])
-            journal.record({"type": "tool_call", "call_id": call_id, "tool": tool,
-                            "args": args or {}, "refused_by": "operator"})
-            journal.write(_verdict_event(verdict, call_id))
-            return verdict
-        protected = store_protect.refusal(tool, args or {}, journal.root, journal.cwd,
+            return notes, self._refused(_merge(notes, early[0]), tool, args, call_id,
+                                        "operator")
+        return notes, None
+
+    def _protection(self, notes: list[Verdict], tool: str, args: dict[str, Any],
+                    call_id: str) -> Verdict | None:
+        """The refusal of a call that would change the supervisor's own files, if it is one."""
+        protected = store_protect.refusal(tool, args, self.journal.root, self.journal.cwd,
                                           self.engine.policy)
-        if protected is not None:  # the agent would change the supervisor's own files
-            verdict = _merge(notes, Verdict("block", self.engine.level,
-                                            f"Refused by the supervisor: {protected}.",
-                                            "store_protected", call_id))
-            journal.record({"type": "tool_call", "call_id": call_id, "tool": tool,
-                            "args": args or {}, "refused_by": "supervisor"})
-            journal.write(_verdict_event(verdict, call_id))
-            return verdict
+        if protected is None:
+            return None
+        return self._refused(_merge(notes, Verdict("block", self.engine.level,
+                                                   f"Refused by the supervisor: {protected}.",
+                                                   "store_protected", call_id)),
+                             tool, args, call_id, "supervisor")
+
+    def _refused(self, verdict: Verdict, tool: str, args: dict[str, Any], call_id: str,
+                 by: str) -> Verdict:
+        """A call refused before the engine saw it, recorded with who refused it."""
+        self.journal.record({"type": "tool_call", "call_id": call_id, "tool": tool,
+                             "args": args, "refused_by": by})
+        self.journal.write(_verdict_event(verdict, call_id))
+        return verdict
+
+    def _record(self, tool: str, args: dict[str, Any], call_id: str, batch: str | None,
+                edits: EditGuidance) -> dict[str, Any]:
+        """The checkpoint cadence, then the `tool_call` event with what is on disk; the call
+        as written (with its `seq` and `ts`)."""
+        journal = self.journal
+        state = journal.state
         state.since_checkpoint += 1
         every = journal.settings.checkpoint_every
         if every and state.since_checkpoint >= every:
             journal.checkpoint(f"auto: every {every} actions")
         call = journal.write({"type": "tool_call", "call_id": call_id, "tool": tool,
-                              "args": args or {}, **self._on_disk(tool, args or {}, batch)})
+                              "args": args, **self._on_disk(tool, args, batch)})
         calls = state.calls
         calls[call_id] = call["seq"]
         if len(calls) > _CALLS_KEPT:
             del calls[next(iter(calls))]
-        edits = self._edit_guidance()
-        edits.on_call(call_id, call["seq"], tool, args or {})
-        check = self.engine.check(call, call["ts"])
-        verdict = _merge(notes, Verdict(check.action, check.level, check.message,
-                                        check.reason, call_id,
-                                        cached_output=check.cached_output))
+        edits.on_call(call_id, call["seq"], tool, args)
+        return call
+
+    def _hints(self, verdict: Verdict, tool: str, args: dict[str, Any], call: dict[str, Any],
+               edits: EditGuidance) -> Verdict:
+        """What the engine's verdict is told with: where a refused or failing edit's text
+        really is, and what failed this way in earlier sessions (a nudge, never a refusal)."""
+        call_id = call["call_id"]
         if verdict.action == "block":  # a refused edit: where its text really is
-            verdict.message = with_hint(verdict.message,
-                                        edits.refused_edit_hint(tool, args or {}))
+            verdict.message = with_hint(verdict.message, edits.refused_edit_hint(tool, args))
         elif verdict.proceed:  # an edit that will fail: where its text is, with the call
             hint = edits.before_run_hint(call_id)
             if hint:
                 verdict.message = with_hint(verdict.message, hint)
                 verdict.action = "nudge"  # run it, and tell the agent
         if verdict.proceed:  # what failed this way in earlier sessions: told, never refused
-            told = SessionMemory(journal).before_call(call, call_id)
+            told = SessionMemory(self.journal).before_call(call, call_id)
             if told:
                 verdict.message = "\n".join(m for m in (verdict.message, told) if m)
                 verdict.action = "nudge"
+        return verdict
+
+    def _escalate(self, now: float, verdict: Verdict, check: Check,
+                  call: dict[str, Any]) -> Verdict:
+        """The engine's findings, limits and the verdict recorded; the store's daily budgets;
+        then the escalation the engine asks for, or the end of the session at a hard limit."""
+        journal = self.journal
+        call_id = call["call_id"]
         events = [loop_cost.annotate(journal.state, f.to_event()) for f in check.findings]
         events += [hit.to_event() for hit in check.limits]
         breach = None
