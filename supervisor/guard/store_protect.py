@@ -10,7 +10,9 @@ control.jsonl` after each refusal kept twelve identical failing calls from ever 
 Refused, with the reason:
 - a call that writes, deletes or moves files (not a read) and names a path inside the store
   root: a file tool's path (resolved, links followed), or a shell command or code that names the
-  root in any of its usual spellings (absolute, real path, `~/...`, `$HOME/...`);
+  root in any of its usual spellings (absolute, real path, `~/...`, `$HOME/...`) or holds a word
+  that, resolved from the session's directory with links followed, leads inside it (a relative
+  link the agent made earlier);
 - any call naming the root's operator key (`store.provenance`), reads included;
 - a shell command that runs the supervisor's operator commands (`supervisor answer`, `reset`,
   `abort`, `resume`, `rollback`, `pause`, `guide`, `install`, `uninstall`).
@@ -37,6 +39,9 @@ _OPERATOR = re.compile(
     r"\bsupervisor\b[^;&|\n]*?\s(answer|reset|abort|resume|rollback|pause|guide|install|"
     r"uninstall)(?=\s|$|[;&|)])")
 _TEXT_KEYS = ("command", "code", "cmd", "script", "input", "patch")
+_WORD_SPLIT = re.compile(r"[\s'\"`<>|&;()=,]+")
+_MAX_WORDS = 512
+"""Words of a command resolved (links followed) from the session's directory, at most."""
 _MAX_TEXT = 256 * 1024
 
 
@@ -69,6 +74,11 @@ def refusal(tool: str, args: dict[str, Any], root: Path, cwd: str | None,
                 if form in text:
                     return (f"this command names the supervisor's store ({root}) and may "
                             "change it; the agent may not change the supervisor's files")
+        for text in texts:  # a name that leads there: a link made earlier (`ln -s ../store s`)
+            for word in _WORD_SPLIT.split(text)[:_MAX_WORDS]:
+                if word and not word.startswith("-") and _inside(word, cwd, root):
+                    return (f"this command names {word}, which leads into the supervisor's "
+                            f"store ({root}); the agent may not change the supervisor's files")
     return None
 
 
