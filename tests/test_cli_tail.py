@@ -65,3 +65,27 @@ def test_json_prints_every_event_and_bad_line_as_objects(root: Path) -> None:
     assert [r["seq"] for r in rows[:-1]] == list(range(1, 46))
     both = run_cli("tail", "s", "--json", "--full")
     assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_the_last_lines_are_the_same_read_from_the_end(root: Path) -> None:
+    _session(root)
+    lines = run_cli("tail", "s").stdout.splitlines()
+    for n in range(len(lines) + 2):  # n = 4 starts inside the run of 40 heartbeats
+        got = run_cli("tail", "s", "-n", str(n)).stdout.splitlines()
+        assert got == (lines[-n:] if n else []), n
+
+
+def test_the_last_lines_start_near_the_end_of_a_long_log(root: Path) -> None:
+    from supervisor.store.local import LocalStore
+
+    write_session(root, "long", start(), *({"type": "message", "role": "assistant",
+                                            "text": f"step {n}"} for n in range(5000)))
+    log = root / "sessions" / "long" / "events.jsonl"
+    store = LocalStore(root)
+    cursor = store.tail_cursor("long", 20)
+    assert cursor is not None
+    rest = log.read_bytes()[cursor:]
+    assert rest.count(b"\n") == 20 and rest.startswith(b"{")
+    assert store.tail_cursor("long", 10_000) is None  # shorter than that: from the start
+    shown = run_cli("tail", "long", "-n", "2").stdout.splitlines()
+    assert "step 4998" in shown[0] and "step 4999" in shown[1]

@@ -23,7 +23,7 @@ from supervisor.cli.common import (
 if TYPE_CHECKING:
     from supervisor.protocol.codec import BadLine
     from supervisor.protocol.models import Event
-    from supervisor.store.base import SessionBatch
+    from supervisor.store.base import SessionBatch, SessionReader, Store
 
 FOLLOW_INTERVAL_S = 0.2
 
@@ -48,15 +48,11 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("-n/--lines must be 0 or more")
     if args.follow:
         hide_store_password(args)  # it may run for hours: no password in the process list
-    printer = Printer(full=args.full, json=args.json, fold=not (args.heartbeats or args.json))
     with store_from(args) as store:
         store.require(args.session)
-        reader = store.reader(args.session)
-        entries = printer.render(reader.poll())
-        if not args.follow:
-            entries += printer.flush()
+        printer, reader, entries = _from_the_end(args, store)
         if args.lines is not None:
-            entries = entries[len(entries) - args.lines:] if args.lines else []
+            entries = entries[max(0, len(entries) - args.lines):] if args.lines else []
         _write(entries)
         if not args.follow:
             return 0
@@ -73,6 +69,26 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             _write(printer.flush())  # a run of heartbeats still open
             raise
+
+
+def _from_the_end(args: argparse.Namespace, store: "Store") -> tuple[
+        "Printer", "SessionReader", list[list[str]]]:
+    """The printer, the reader and the entries to show: with `-n N`, read from where the last
+    lines start (`tail_cursor`), reading further back until more than N entries came (a run
+    of heartbeats folds many lines into one, and the first entry may be a run cut short), or
+    the start was reached; without it, the whole log."""
+    want = args.lines + 1 if args.lines is not None else None
+    while True:
+        start = store.tail_cursor(args.session, want) if want is not None else None
+        printer = Printer(full=args.full, json=args.json,
+                          fold=not (args.heartbeats or args.json))
+        reader = store.reader(args.session, start=start)
+        entries = printer.render(reader.poll())
+        if not args.follow:
+            entries += printer.flush()
+        if start is None or want is None or len(entries) > args.lines:
+            return printer, reader, entries
+        want *= 4
 
 
 @dataclass(slots=True)

@@ -150,6 +150,12 @@ class Store(ABC):
     def end_cursor(self, session_id: str) -> Cursor:
         """Where the session's event log ends now (a reader started there sees only news)."""
 
+    def tail_cursor(self, session_id: str, lines: int) -> Cursor | None:
+        """Where the last `lines` lines of the event log start, for a reader that wants only
+        them (`supervisor tail -n`); None: from the beginning (the log is not longer, or this
+        store cannot tell without reading it)."""
+        return None
+
     @abstractmethod
     def append_decision(self, session_id: str, line: dict[str, Any]) -> dict[str, Any]:
         """Append one operator decision (already validated) to the session's control channel;

@@ -107,6 +107,27 @@ class LocalStore(Store):
             pass
         return 0
 
+    def tail_cursor(self, session_id: str, lines: int) -> Cursor | None:
+        """The offset of the last `lines` complete lines, found by reading back from the end
+        (a 100,000-event log is not read to show its last twenty)."""
+        try:
+            with open(self._path(session_id, "events"), "rb") as f:
+                pos = f.seek(0, os.SEEK_END)
+                seen = -1  # the newline ending the last complete line is not a start
+                while pos > 0:
+                    step = min(_READ, pos)
+                    pos -= step
+                    f.seek(pos)
+                    block = f.read(step)
+                    at = len(block)
+                    while (at := block.rfind(b"\n", 0, at)) >= 0:
+                        seen += 1
+                        if seen == lines:
+                            return pos + at + 1
+        except OSError:
+            pass
+        return None
+
     def append_decision(self, session_id: str, line: dict[str, Any]) -> dict[str, Any]:
         from supervisor.store.provenance import sealed
         from supervisor.store.writer import LineWriter
