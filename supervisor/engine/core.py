@@ -780,12 +780,14 @@ class Engine:
     def snapshot(self, *, copy: bool = True) -> dict[str, Any]:
         """The whole state as a JSON-serialisable dict (bounded by the policy's window).
 
-        With `copy=False` the dict shares the engine's live state: serialise it at once, before
-        the engine changes again (what a hook process does on exit, without paying for a copy).
+        With `copy=False` the dict shares the engine's live state and its policy (which never
+        changes): serialise it at once, before the engine changes again (what a hook step does
+        when it saves, without paying for a copy of either).
         """
         state = self.st.to_dict()
-        return {"v": SNAPSHOT_VERSION, "policy": self.policy.to_dict(),
-                "state": _deepcopy(state) if copy else state}
+        if not copy:
+            return {"v": SNAPSHOT_VERSION, "policy": self.policy.data, "state": state}
+        return {"v": SNAPSHOT_VERSION, "policy": self.policy.to_dict(), "state": _deepcopy(state)}
 
     @classmethod
     def restore(cls, snapshot: dict[str, Any], *, copy: bool = True) -> "Engine":
