@@ -22,7 +22,11 @@ Each figure is measured against its baseline in the same run (medians of interle
   reads, prices and records one answer's usage; against the same call on the same history
   without a transcript (target: at most 2 ms more), because the transcript is read on from where
   the last call left. Measured inside one warm process (`runtime.run_safely`, what the resident
-  server runs), interleaved, so the figure is the usage's cost and not process start-up noise.
+  server runs), interleaved, so the figure is the usage's cost and not process start-up noise;
+- the native client (`supervisor.hooks.native`, what `supervisor install` writes when the
+  machine has a C compiler): the same warm call against `cat` reading the payload (reported:
+  the agent CLI benchmark holds the target), and its flat cost, the 10,000-event session against
+  the 10-event one (target: at most 1.1x).
 
 Both sessions run under a policy whose hard limits are out of reach and whose checkpoints are off,
 so the history can be built quickly and no measured call is held by an escalation; every measured
@@ -62,10 +66,28 @@ limit = 10000000
 limit = 10000000
 """
 BASELINE = [sys.executable, "-c", "import json,sys; json.load(sys.stdin)"]
+CAT = ["cat"]
 HOOK = [sys.executable, "-c",
         "import sys; from supervisor.hooks.client import main; sys.exit(main())",
         "claude-code", "--timeout", "60"]
 """What the installed `supervisor-hook` console script runs."""
+
+
+def native_client(base: Path) -> list[str] | None:
+    """The native hook client built into a cache of this run's own; None without a compiler."""
+    import os
+
+    from supervisor.hooks import native
+
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(base / "cache")
+    try:
+        built = native.client([sys.executable, "-m", "supervisor.hooks.client"])
+    finally:
+        os.environ.pop("XDG_CACHE_HOME")
+        if old is not None:
+            os.environ["XDG_CACHE_HOME"] = old
+    return [str(built), "claude-code", "--timeout", "60"] if built else None
 
 
 def build_session(root: Path, session: str, workspace: Path, events: int) -> int:
@@ -228,7 +250,7 @@ def timed(command: list[str], data: bytes, env: dict[str, str]) -> float:
     took = time.perf_counter() - started
     if done.returncode != 0 or done.stderr:
         raise RuntimeError(f"{command[-3:]} failed: {done.stderr.decode()[-500:]}")
-    if command is not BASELINE and done.stdout:
+    if command not in (BASELINE, CAT) and done.stdout:
         raise RuntimeError(f"a measured call was not simply allowed: {done.stdout[:300]!r}")
     return took
 
@@ -260,8 +282,10 @@ def run(scale: float = 1.0) -> list[Figure]:
         timed(BASELINE, payload("bench-small", workspace, 0), env)  # warm the file cache
         cold = timed(HOOK, payload("bench-small", workspace, 0), env)
         _wait_for_server(root)
+        fast = native_client(base)
         baseline, in_process, hook_small, hook_full, hook_large = [], [], [], [], []
         hook_memory = []
+        cat, native_small, native_large = [], [], []
         for i in range(1, runs + 2):
             b = timed(BASELINE, payload("bench-small", workspace, i), env)
             p = timed(HOOK, payload("bench-small", workspace, 1000 + i), in_process_env)
@@ -269,6 +293,10 @@ def run(scale: float = 1.0) -> list[Figure]:
             f = timed(HOOK, payload("bench-full", workspace, i), env)
             g = timed(HOOK, payload("bench-large", workspace, i), env)
             m = timed(HOOK, payload("bench-memory", remembering, i), env)
+            if fast:
+                c = timed(CAT, payload("bench-small", workspace, i), env)
+                n = timed(fast, payload("bench-small", workspace, 2000 + i), env)
+                x = timed(fast, payload("bench-large", workspace, 2000 + i), env)
             if i > 1:  # the first round warms the server's imports and the bytecode
                 baseline.append(b)
                 in_process.append(p)
@@ -276,13 +304,31 @@ def run(scale: float = 1.0) -> list[Figure]:
                 hook_full.append(f)
                 hook_large.append(g)
                 hook_memory.append(m)
+                if fast:
+                    cat.append(c)
+                    native_small.append(n)
+                    native_large.append(x)
         without, hook_usage = usage_cost(root, workspace, transcript, runs * 3)
     finally:
         _stop_server(root)
         shutil.rmtree(base, ignore_errors=True)
     ms = 1000.0
     base_ms = statistics.median(baseline) * ms
+    native = [
+        Figure(
+            "hook native client PreToolUse wall time (warm server) vs cat of the payload",
+            statistics.median(native_small) * ms, "ms", baseline=statistics.median(cat) * ms,
+            note=f"median of {runs} interleaved runs; the agent_cli benchmark holds the target",
+        ),
+        Figure(
+            f"hook native client with {large} vs {small} earlier events",
+            statistics.median(native_large) * ms, "ms",
+            baseline=statistics.median(native_small) * ms, max_ratio=1.1,
+            note=f"median of {runs} interleaved runs, warm server",
+        ),
+    ] if fast else []
     return [
+        *native,
         Figure(
             "hook PreToolUse wall time (warm server) vs json.load of the payload",
             statistics.median(hook_small) * ms, "ms", baseline=base_ms, max_ratio=1.5,
