@@ -112,3 +112,55 @@ def test_bursts_under_load_decide_nothing(
     term.press_until("s", lambda s: "y: yes" in s, "the question")
     term.press_until("y", lambda _: bool(control_lines(root, "s1")), "the decision written")
     assert [line["action"] for line in control_lines(root, "s1")] == ["skip"]
+
+
+# -- a key is judged where its binding is looked up ------------------------------------------------
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_a_burst_key_is_refused_by_the_question_pushed_after_it_arrived(root: Path
+                                                                               ) -> None:
+    """`s` alone opens the skip question from a worker. A `y` of a burst is judged as it
+    arrives, while the prompt (where `y` decides nothing) is shown; it then travels to the
+    focused widget and back up to the app, whose binding lookup uses the screen shown by then:
+    the question, if the worker pushed it meanwhile (as a loaded machine schedules it). That
+    `y` must not answer it."""
+    from textual import events
+    from tui_support import escalated_session, load, make_app
+
+    from supervisor.tui import app as app_module
+    from supervisor.tui.key_arrival import tag
+    from supervisor.tui.screens.modals import ConfirmScreen
+
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await load(pilot, initial=True)
+        app.open_escalation("s1", "esc-1")
+        await pilot.pause()
+        alone = events.Key("s", "s")
+        tag(alone, Arrival(1, 5.0))
+        app.post_message(alone)
+        for _ in range(10):
+            await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        # the burst's `y`, checked on arrival against the prompt, coming back up only now
+        late = events.Key("y", "y")
+        tag(late, Arrival(3, 0.0))
+        setattr(late, app_module._IN_BURST, True)
+        late._set_forwarded()
+        app.post_message(late)
+        for _ in range(10):
+            await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert control_lines(root, "s1") == []
+        person = events.Key("y", "y")
+        tag(person, Arrival(1, 2.0))
+        app.post_message(person)
+        for _ in range(10):
+            await pilot.pause()
+        assert [line["action"] for line in control_lines(root, "s1")] == ["skip"]

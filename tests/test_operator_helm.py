@@ -18,6 +18,7 @@ from tui_support import (
     press,
     screen_text,
     start,
+    until,
     write_events,
 )
 
@@ -78,7 +79,7 @@ async def test_a_burst_of_keys_never_sends_a_decision(root: Path) -> None:
         # its first key came after a pause: it may ask (approve?), but nothing more counted
         assert any("keys came faster than a person types" in n.message
                    for n in app._notifications)
-        assert isinstance(app.screen, ConfirmScreen)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))  # a worker asks
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, EscalationScreen)

@@ -156,7 +156,10 @@ def test_unknown_detectors_and_bad_quiet_lines_are_refused(root: Path, tmp_path:
 @pytest.mark.anyio
 async def test_the_dashboard_quiets_a_detector_that_fired_and_shows_the_quiet(
         root: Path) -> None:
-    from tui_support import call, control_lines, load, make_app, start, write_events
+    from textual.widgets import OptionList
+    from tui_support import call, control_lines, load, make_app, press, start, write_events
+
+    from supervisor.tui.screens.quiet import QuietScreen
 
     detection = {"type": "detection", "detector": "similar_calls", "level": 1,
                  "signature": "abc", "evidence": [2], "message": "Loop: near-identical calls",
@@ -174,9 +177,78 @@ async def test_the_dashboard_quiets_a_detector_that_fired_and_shows_the_quiet(
         assert st.quiets == ["cycle quiet until the session ends (from #5)"]
         assert st.detections[0].confidence == "moderate"
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
-        assert "Quiet similar_calls until the session ends" in commands
-        commands["Quiet similar_calls for 20 calls"].callback()
+        # one entry per detector: it opens a list where the highlighted choice is what is written
+        assert "Quiet similar_calls…" in commands
+        assert not any("until the session ends" in title for title in commands)
+        for moves, calls, lift in ((0, 20, None), (1, None, None), (2, None, True)):
+            commands["Quiet similar_calls…"].callback()
+            await pilot.pause()
+            assert isinstance(app.screen, QuietScreen)
+            for _ in range(moves):
+                await pilot.press("down")
+            options = app.screen.query_one(OptionList)
+            shown = str(options.get_option_at_index(options.highlighted or 0).prompt)
+            await press(pilot, "enter")
+            await pilot.pause()
+            line = control_lines(root, "s1")[-1]
+            assert (line["detector"], line["calls"], line.get("lift")) == (
+                "similar_calls", calls, lift), shown
+            assert shown.startswith({20: "quiet it for the next 20", None: "quiet it until"}[
+                calls] if not lift else "lift its quiet")
+        # escape writes nothing
+        commands["Quiet similar_calls…"].callback()
         await pilot.pause()
-    lines = control_lines(root, "s1")
-    assert [(x["action"], x["detector"], x["calls"]) for x in lines] == [
-        ("quiet", "similar_calls", 20)]
+        await pilot.press("escape")
+        await pilot.pause()
+    assert len(control_lines(root, "s1")) == 3
+
+
+def test_a_quiet_is_lifted_from_the_command_line(root: Path, tmp_path: Path) -> None:
+    """`--lift` ends the quiet at the next tool call: the detector, which counted all along,
+    fires again at once."""
+    clock = Clock()
+    guard = Guard.open(root, "s1", cwd=tmp_path, clock=clock,
+                       settings=GuardSettings(checkpoints=False))
+    guard.start("test-agent")
+    send_decision(root, "s1", "quiet", operator="ana", detector="exact_repeat")
+    assert [_fail(guard, clock) for _ in range(5)] == ["allow"] * 5
+    assert _cli(root, "s1", "--detector", "exact_repeat", "--lift", "--calls", "3"
+                ).returncode == 2  # a lift has no span
+    out = _cli(root, "s1", "--detector", "exact_repeat", "--lift", "--no-wait")
+    assert out.returncode == 0, out.stderr
+    assert _fail(guard, clock) == "pause"
+    applied = of_type(events(root, "s1"), "decision_applied")
+    assert applied[-1]["outcome"] == "exact_repeat: quiet lifted, its findings count again"
+    assert applied[-1]["effect"]["lift"] is True
+    live = guard.engine.snapshot()["state"]
+    guard.close()
+    # a replay of the recording lifts it too
+    assert replay_engine(LocalStore(root).read_all("s1").events).snapshot()["state"] == live
+
+
+def test_applied_says_what_the_agent_still_waits_for() -> None:
+    """A quiet (or a replan) applied while an escalation holds the agent does not let it go
+    on: the CLI and the dashboard say what it still waits for."""
+    from supervisor.guard.inspect import still_waiting
+    from supervisor.protocol.codec import BadLine, parse_line
+    from supervisor.store.summary import SessionSummary
+
+    def summary(*lines: dict[str, Any]) -> SessionSummary:
+        out = SessionSummary("s1")
+        for n, line in enumerate(lines, 1):
+            event = parse_line(json.dumps({"v": 1, "seq": n, "ts": float(n), **line}).encode())
+            assert not isinstance(event, BadLine), event
+            out.apply(event)
+        return out
+
+    begin = {"type": "session_start", "agent": "a", "task": "t", "cwd": "/w", "pid": 1}
+    esc = {"type": "escalation", "escalation_id": "esc-1", "level": 3, "reason": "make 5 times",
+           "evidence": [], "options": ["approve"], "deadline_ts": None, "fallback": "abort"}
+    said = still_waiting(summary(begin, esc), "s1")
+    assert said is not None and "still waits on escalation esc-1 (make 5 times)" in said
+    paused = still_waiting(summary(begin, {**esc, "kind": "pause"}), "s1")
+    assert paused is not None and "still paused" in paused and "supervisor resume s1" in paused
+    answered = {"type": "decision_applied", "decision_id": "d-1", "escalation_id": "esc-1",
+                "action": "approve", "outcome": "ok"}
+    assert still_waiting(summary(begin, esc, answered), "s1") is None
+    assert still_waiting(summary(begin), "s1") is None

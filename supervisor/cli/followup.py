@@ -49,12 +49,13 @@ def send_and_follow(
     tasks: list[str] | None = None,
     applied_as: str | None = None,
     detector: str | None = None, signature: str | None = None, calls: int | None = None,
+    lift: bool = False,
 ) -> int:
     """Write the decision, then report its outcome (see the module docstring).
     `agent_waits`: the agent is waiting on an escalation (it reads the decision at once),
     rather than picking it up at its next tool call. `applied_as`: what an applied decision
     means, in the operator's words (said instead of the agent side's outcome). `tasks`: a
-    `split`'s or `replan`'s; `detector`, `signature`, `calls`: a `quiet`'s."""
+    `split`'s or `replan`'s; `detector`, `signature`, `calls`, `lift`: a `quiet`'s."""
     from supervisor.guard.operator import DecisionError, send_decision
 
     after = store.end_cursor(session)
@@ -62,7 +63,7 @@ def send_and_follow(
         decision_id = send_decision(store, session, action, escalation_id=escalation_id,
                                     text=text, checkpoint_id=checkpoint_id,
                                     operator=args.operator, tasks=tasks, detector=detector,
-                                    signature=signature, calls=calls)
+                                    signature=signature, calls=calls, lift=lift)
     except DecisionError as exc:
         raise CliError(str(exc)) from exc
     return report_outcome(store, session, decision_id, after, args.wait,
@@ -87,7 +88,12 @@ def report_outcome(store: Store, session: str, decision_id: str, after: int, wai
               f"{why_not_applied_yet(summary, time.time(), agent_waits=agent_waits)}")
         return 0
     if outcome["type"] == "decision_applied":
+        from supervisor.guard.inspect import still_waiting
+
         print(applied_as or f"applied: {clean(str(outcome.get('outcome')), keep_newlines=False)}")
+        waits = still_waiting(store.summary(session), session)
+        if waits:
+            print(waits)
         return 0
     if outcome["type"] == "session_end":
         print(f"the session ended ({clean(str(outcome.get('status')), keep_newlines=False)}) "

@@ -630,8 +630,9 @@ class Engine:
         elif kind == "quiet" and effect.detector:
             st.quiet = [q for q in st.quiet if (q["detector"], q["signature"]) != (
                 effect.detector, effect.signature)][-(_QUIETS_KEPT - 1):]
-            st.quiet.append({"detector": effect.detector, "signature": effect.signature,
-                             "until": st.step_count + effect.calls if effect.calls else None})
+            if not effect.lift:
+                st.quiet.append({"detector": effect.detector, "signature": effect.signature,
+                                 "until": st.step_count + effect.calls if effect.calls else None})
 
     def go_on(self, call_id: str, now: float) -> None:
         """The pending escalation is answered "go on" (no extra repeats) and the paused call

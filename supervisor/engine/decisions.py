@@ -99,6 +99,8 @@ class Effect:
     """`quiet`: the detector quieted (`signature`: only that loop signature of it)."""
     calls: int = 0
     """`quiet`: for how many tool calls (0: until the session ends)."""
+    lift: bool = False
+    """`quiet`: the quiet of `detector` (and `signature`) ends instead."""
 
     def not_carried_out(self) -> "Effect":
         """The effect when the decision's side effect could not be done: it still answers the
@@ -112,6 +114,8 @@ class Effect:
                                "limit": self.limit}
         if self.kind == "quiet":
             out["detector"], out["calls"] = self.detector, self.calls
+            if self.lift:
+                out["lift"] = True
         return out
 
     @classmethod
@@ -129,7 +133,8 @@ class Effect:
         return cls(d["kind"], bool(d.get("answers")), max(0, repeats),
                    signature if isinstance(signature, str) else None,
                    limit if isinstance(limit, str) else None,
-                   detector if isinstance(detector, str) else None, max(0, calls))
+                   detector if isinstance(detector, str) else None, max(0, calls),
+                   d.get("lift") is True)
 
 
 def effect_of(engine: "Engine", kind: str, *, answering: bool,
@@ -165,7 +170,8 @@ def quiet_effect(decision: Mapping[str, Any]) -> Effect:
     calls = decision.get("calls")
     return Effect("quiet", False, 0, decision.get("signature") or None, None,
                   str(decision.get("detector") or ""),
-                  calls if isinstance(calls, int) and calls > 0 else 0)
+                  calls if isinstance(calls, int) and calls > 0 else 0,
+                  decision.get("lift") is True)
 
 
 def recorded_effect(engine: "Engine", event: dict[str, Any]) -> Effect | None:

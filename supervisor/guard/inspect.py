@@ -71,6 +71,24 @@ class LimitUsage:
     shown instead), or None."""
 
 
+def still_waiting(summary: SessionSummary, session: str) -> str | None:
+    """What the agent still waits for once a decision applied, in words (None: nothing): a
+    quiet, a replan or a guidance does not answer the escalation that holds it, and "applied"
+    alone would read as if the agent went on."""
+    from supervisor.safetext import clean
+
+    if summary.end_status is not None or not summary.pending:
+        return None
+    eid, esc = next(iter(summary.pending.items()))
+    name = clean(eid, keep_newlines=False, limit=60)
+    if esc.get("kind") == "pause":
+        return (f"the agent is still paused ({name}): `supervisor resume {session}` or `a` in "
+                "its prompt lets it go on")
+    reason = clean(str(esc.get("reason") or ""), keep_newlines=False, limit=100)
+    return (f"the agent still waits on escalation {name} ({reason}): answer it "
+            f"(`supervisor answer {session} ...` or `e` in the dashboard)")
+
+
 def session_usage(store: Store, session: str, now: float | None = None) -> LimitUsage:
     """Usage of one session against every hard limit of its policy."""
     from supervisor.engine import Engine

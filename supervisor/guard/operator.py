@@ -61,13 +61,14 @@ def send_decision(
     detector: str | None = None,
     signature: str | None = None,
     calls: int | None = None,
+    lift: bool = False,
 ) -> str:
     """Append one decision to the session's control channel; return its `decision_id`.
 
     The session must exist. Raises `DecisionError` for an invalid decision (unknown action,
     guidance without text, rollback without checkpoint, a split without a valid plan, quiet
     without detector). `tasks`: a `split`'s sub-tasks, in order; `detector`, `signature` and
-    `calls` are a `quiet`'s."""
+    `calls` are a `quiet`'s; `lift` makes it end the quiet of that detector instead."""
     if action not in ACTIONS:
         raise DecisionError(f"unknown action '{action}' (one of {', '.join(ACTIONS)})")
     line: dict[str, Any] = {
@@ -83,6 +84,8 @@ def send_decision(
         line["tasks"] = list(tasks)
     if action == "quiet":
         line.update(detector=detector, signature=signature, calls=calls)
+        if lift:
+            line["lift"] = True
     problem = decision_problem({**line, "v": 1, "seq": 1, "ts": 0.0})
     if problem:
         raise DecisionError(problem)

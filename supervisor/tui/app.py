@@ -66,6 +66,10 @@ from supervisor.tui.view import DashboardView, LiveScreen
 from supervisor.tui.widgets.history_view import HistoryView, format_clock
 from supervisor.tui.widgets.session_table import SessionTable
 
+_IN_BURST = "_supervisor_in_burst"
+"""Set on each key as it arrives: whether it came in a burst (read again when its binding is
+looked up)."""
+
 TICK_S = 0.25
 """How often the screens redraw from the model."""
 ALERT_WINDOW_S = 1.0
@@ -214,11 +218,26 @@ class SupervisorApp(App[None]):
             arrival = arrival_of(event)
             in_burst = self.key_pace.in_burst(event.time) if arrival is None else \
                 arrival.in_burst(self.key_pace.gap)
-            keys: frozenset[str] = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
-            if in_burst and key_matches(keys, event.key, event.character):
+            setattr(event, _IN_BURST, in_burst)
+            if in_burst and self._deliberate(event):
                 self._tell_burst(event.key)
                 return
         await super().on_event(event)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key that came back up from the focused widget, before the app looks its binding
+        up (`App._on_key`, skipped by `prevent_default`): that binding is the one of the screen
+        shown *now*, which may have changed since the key arrived (a question a worker pushed
+        meanwhile), so a key of a burst is checked against it again."""
+        if getattr(event, _IN_BURST, False) and self._deliberate(event):
+            event.prevent_default()
+            event.stop()
+            self._tell_burst(event.key)
+
+    def _deliberate(self, event: events.Key) -> bool:
+        """Whether `event` would send or confirm a decision on the screen shown now."""
+        keys: frozenset[str] = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
+        return key_matches(keys, event.key, event.character)
 
     def _tell_burst(self, key: str) -> None:
         """Say (at most every few seconds) that a decision key was ignored, and why."""
@@ -421,6 +440,7 @@ class SupervisorApp(App[None]):
                 self.store, sid, action, escalation_id=request.escalation_id,
                 text=request.text, checkpoint_id=request.checkpoint_id, operator=operator,
                 tasks=request.tasks, detector=request.detector, calls=request.calls,
+                lift=request.lift,
             )
         except (ValueError, StoreError, OSError) as exc:
             self.notify(f"decision not written: {exc}", severity="error", markup=False)
@@ -434,6 +454,7 @@ class SupervisorApp(App[None]):
             follow = FollowUp(sid, decision_id, action, self.clock(), waits)
             self.commands[decision_id] = follow
             what = f"{action} {request.detector}" if request.detector else action
+            what += " (lift)" if request.lift else ""
             self.notify(f"{what} sent to {sid}: " + sent_note(st, action, waits), markup=False)
         return decision_id
 

@@ -9,7 +9,7 @@ events tell (dead, or simply no tool call yet).
 
 from dataclasses import dataclass
 
-from supervisor.guard.inspect import why_not_applied_yet
+from supervisor.guard.inspect import still_waiting, why_not_applied_yet
 from supervisor.tui.model import SessionState
 
 RESPONSE_WAIT_S = 10.0
@@ -36,7 +36,9 @@ def follow_state(st: SessionState, follow: FollowUp, now: float) -> tuple[str, s
     """(`sent` | `late` | `applied` | `ignored` | `ended`, the text to show)."""
     outcome = st.outcomes.get(follow.decision_id)
     if outcome is not None and outcome.state == "applied":
-        return "applied", f"applied: {follow.action}. {outcome.detail}"
+        waits = still_waiting(st.summary, st.session_id)
+        return "applied", f"applied: {follow.action}. {outcome.detail}" + (
+            f" — but {waits}" if waits else "")
     if outcome is not None and outcome.state == "ignored":
         return "ignored", f"ignored: {outcome.detail}"
     summary = st.summary

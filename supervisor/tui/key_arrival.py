@@ -64,6 +64,11 @@ def arrival_of(event: events.Key) -> Arrival | None:
     return found if isinstance(found, Arrival) else None
 
 
+def tag(event: events.Key, arrival: Arrival) -> None:
+    """Record how `event` arrived (the driver does, for each key it reads)."""
+    setattr(event, _ATTRIBUTE, arrival)
+
+
 class QuietLedger:
     """The proofs of quiet the input loop collects, turned into an `Arrival` per read."""
 
@@ -129,5 +134,5 @@ class ArrivalDriver(LinuxDriver):
     def _post(self, messages: list[Message], arrival: Arrival) -> None:
         for message in messages:
             if isinstance(message, events.Key):
-                setattr(message, _ATTRIBUTE, arrival)
+                tag(message, arrival)
             self.process_message(message)

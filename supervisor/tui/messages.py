@@ -18,7 +18,7 @@ class DecisionRequested(Message):
     def __init__(self, session_id: str, action: str, *, escalation_id: str | None = None,
                  text: str | None = None, checkpoint_id: str | None = None,
                  tasks: list[str] | None = None, detector: str | None = None,
-                 calls: int | None = None, follow: bool = False,
+                 calls: int | None = None, lift: bool = False, follow: bool = False,
                  reply_to: MessagePump | None = None) -> None:
         super().__init__()
         self.session_id = session_id
@@ -29,6 +29,7 @@ class DecisionRequested(Message):
         self.tasks = tasks
         self.detector = detector
         self.calls = calls
+        self.lift = lift
         self.follow = follow
         """The app says it was sent and then what became of it (applied, ignored, ...)."""
         self.reply_to = reply_to

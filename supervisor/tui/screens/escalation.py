@@ -39,6 +39,10 @@ RECENT_STEPS = 8
 detection and limit rows, nor heartbeats: `history.recent_steps`)."""
 
 
+TALL = 30
+"""Terminals at least this tall show the task-size signals in full (smaller: their verdict)."""
+
+
 class EscalationScreen(LiveScreen, ModalScreen[None]):
     """Answer one escalation."""
 
@@ -123,6 +127,8 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         self._fill_steps()
         self._load_size()
         self.refresh_view()
+        # the evidence and the steps scroll with the arrow keys, however small the terminal
+        self.query_one("#esc-body", VerticalScroll).focus()
         self.ready = True
 
     def _fill_steps(self) -> None:
@@ -169,7 +175,8 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         text.append("split may help: " + ", ".join(LABELS[n] for n in size.pointing)
                     if size.suggests_split else "the signals do not point to a split",
                     style="bold" if size.suggests_split else "dim")
-        text.append("\n  " + "   ".join(size.lines()), style="dim")
+        if self.app.size.height >= TALL:  # a split pane keeps its lines for the evidence
+            text.append("\n  " + "   ".join(size.lines()), style="dim")
         self.query_one("#esc-size", Static).update(text)
         self._options_open = None  # redraw the answers: split may come first now
         self.refresh_view()
@@ -208,8 +215,8 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
             options.append("\n+y: asks, y confirms (cannot be taken back)  +pick: choose the "
                            "checkpoint, enter  " + ("resume: P pauses again  "
                                                     if self.is_pause else ""), style="dim")
-            options.append("\nkeys that come faster than a person types are ignored",
-                           style="dim")
+            options.append("\nkeys that come faster than a person types are ignored; "
+                           "↑↓ pgup pgdn scroll the evidence", style="dim")
         if still_open and esc.get("deadline_ts") is not None:  # else: answered, or it holds
             options.append("\nfallback when the deadline passes: ", style="dim")
             options.append_text(safe(esc.get("fallback") or "-", 20))

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -27,6 +28,7 @@ from supervisor.tui.messages import CommandRequested, DecisionRequested, OpenEsc
 from supervisor.tui.model import SessionState
 from supervisor.tui.panels import PANELS, Panel
 from supervisor.tui.screens.event import EventScreen
+from supervisor.tui.screens.quiet import QuietScreen
 from supervisor.tui.view import DashboardView, LiveScreen
 from supervisor.tui.widgets.history_view import HistoryView
 
@@ -35,8 +37,6 @@ NARROW_WIDTH = 100
 SIDE_BY_SIDE_WIDTH = 70
 """History (40 columns at least) and side bar (30) fit side by side from this width; below it
 the side bar, when shown, takes the whole width (`w` goes back to the history)."""
-QUIET_CALLS = 20
-"""The short quiet the palette offers (the other lasts until the session ends)."""
 
 
 class SessionScreen(LiveScreen, Screen[None]):
@@ -317,12 +317,20 @@ class SessionScreen(LiveScreen, Screen[None]):
                             self.action_escalation)
         fired = list(dict.fromkeys(d.detector for d in reversed(self.state.detections)))[:6]
         for detector in fired:
-            for calls in (QUIET_CALLS, None):
-                span = f"for {calls} calls" if calls else "until the session ends"
-                yield SystemCommand(
-                    f"Quiet {detector} {span}", "This session only; hard limits still apply",
-                    lambda d=detector, c=calls: self.post_message(DecisionRequested(
-                        self.session_id, "quiet", detector=d, calls=c, follow=True)))
+            yield SystemCommand(
+                f"Quiet {detector}…", "For some calls or the session, or lift its quiet "
+                "(this session only; hard limits still apply)",
+                lambda d=detector: self.quiet(d))
+
+    @work(exclusive=True, group="quiet")
+    async def quiet(self, detector: str) -> None:
+        """Ask which quiet (or its lift), then request exactly that decision."""
+        chosen = await self.app.push_screen_wait(
+            QuietScreen(self.session_id, detector, list(self.state.quiets)))
+        if chosen is not None:
+            calls, lift = chosen
+            self.post_message(DecisionRequested(self.session_id, "quiet", detector=detector,
+                                                calls=calls, lift=lift, follow=True))
 
 
 def _short(text: str) -> str:
