@@ -104,7 +104,11 @@ class Server:
         return self.run(*args).stdout
 
     def send_line(self, name: str, text: str) -> None:
-        """Type `text` literally into the pane, then Enter."""
+        """Type `text` literally into the pane, then Enter. tmux's parser takes an argument
+        ending in `;` for a command separator and drops that `;` (and `\\;` for an escaped
+        one): the last `;` is escaped, which tmux turns back into exactly `text`."""
+        if text.endswith(";"):
+            text = text[:-1] + "\\;"
         self.run("send-keys", "-t", f"={name}:", "-l", "--", text)
         self.run("send-keys", "-t", f"={name}:", "Enter")
 
