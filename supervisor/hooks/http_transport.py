@@ -34,12 +34,14 @@ import json
 import os
 import secrets
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from supervisor.hooks.args import DEFAULT_TIMEOUT_S
@@ -171,13 +173,24 @@ class _RefusalLog:
             skipped, self._skipped, self._last = self._skipped, 0, now
         more = f" ({skipped} more refused since the last line)" if skipped else ""
         shown = clean(path, keep_newlines=False, limit=LOGGED_CHARS)
-        self._log(f"refused an HTTP hook call: {why} ({shown}){more}")
+        self._log(f"refused an HTTP hook call: {why}{f' ({shown})' if shown else ''}{more}")
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     listener: HttpListener
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A caller that reset or dropped its connection costs one line of the rate-limited
+        log, not a traceback on stderr per connection; any other error keeps its traceback
+        (a bug must stay visible)."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            self.listener.refused(f"the caller dropped the connection ({type(error).__name__})",
+                                  "")
+            return
+        super().handle_error(request, client_address)
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
