@@ -4,13 +4,15 @@ Two signs, each decisive when the session recorded it:
 
 - **its process**: the guard records the agent's `pid` and the `host` it runs on (the host name
   and, on Linux, the process-id namespace, so two containers with one host name are told
-  apart). On that same host the agent is dead as soon as that process is gone. A pid recorded
-  elsewhere (or without a host, as in recordings) is never looked up here: it would name some
-  unrelated process of this machine.
-- **its heartbeats**: an agent that promised a heartbeat every `heartbeat_s` seconds is dead
-  after `DEAD_AFTER_HEARTBEATS` missed ones (at least `DEAD_AFTER_MIN_S`), counted from the
-  latest event the agent wrote itself. Events that an operator's tool appended on its behalf
-  (they carry `by`, e.g. an offline `supervisor rollback`) are no sign of life.
+  apart). On that same host the process decides: the agent is dead as soon as it is gone, and
+  alive while it runs, whatever its heartbeats' time stamps say (they carry the agent's clock,
+  which may be behind). A pid recorded elsewhere (or without a host, as in recordings) is never
+  looked up here: it would name some unrelated process of this machine.
+- **its heartbeats** (elsewhere): an agent that promised a heartbeat every `heartbeat_s`
+  seconds is dead after `DEAD_AFTER_HEARTBEATS` missed ones (at least `DEAD_AFTER_MIN_S`),
+  counted from the latest event the agent wrote itself. Events that an operator's tool
+  appended on its behalf (they carry `by`, e.g. an offline `supervisor rollback`) are no sign
+  of life.
 
 Agents that promise neither (hook-driven agents write nothing between tool calls) can never be
 judged dead; they are `idle` when quiet.
@@ -102,10 +104,11 @@ def judge(
     if end_status is not None:
         return Liveness(False, f"session ended: {end_status}")
     if pid and host and host == THIS_HOST:
+        # its own process decides, whatever its events' time stamps say: they carry the agent's
+        # clock, and one running 120 s behind looked silent for 120 s
         if not pid_alive(pid):
             return Liveness(False, f"its process {pid} is gone")
-        if not heartbeat_s:
-            return Liveness(True, f"its process {pid} is running")
+        return Liveness(True, f"its process {pid} is running")
     if heartbeat_s:
         if last_seen_ts is None:
             return Liveness(None, "it has written nothing yet")
