@@ -6,13 +6,27 @@ writes included), not one of ours. The model is named as the agent recorded it
 provider). A model the table does not know has no price: `cost_usd` gives None, which the
 `usage` event records as a cost unknown (never $0), while its tokens still count.
 
-`genai_prices` loads pydantic and a large table (about 0.3 s): it is imported at the first
-price asked, never when this module is imported, so the hook client and a hook call that records
-no usage never pay for it; the resident hook server pays once.
+`genai_prices` loads pydantic, an HTTP client and a large table: importing it and loading the
+table took 2-3 s on a loaded 2-core machine (`python -X importtime`), ten times a Python
+start-up. So it is imported at the first price asked, never when this module is imported: the
+hook client and a hook call that records no usage never pay for it, and the resident hook
+server loads it in a thread as it starts (`warm`), before any call needs it. A hook handled
+in-process (no server, `SUPERVISOR_HOOK_DAEMON=0`) that records usage pays it in that call.
 """
 
 from decimal import Decimal
 from typing import Any
+
+
+def warm() -> None:
+    """Load the table now (the resident hook server does, in a thread, when it starts), so
+    no call waits for it; never raises."""
+    try:
+        from genai_prices import data_snapshot
+
+        data_snapshot.get_snapshot()
+    except Exception:  # a table that cannot load prices nothing: its costs are unknown
+        return
 
 
 def cost_usd(model: str | None, counts: dict[str, int]) -> float | None:

@@ -93,6 +93,10 @@ class HookServer:
             _write_private(Path(f"{self.path}.pid"), f"{os.getpid()}\n")
             _log(f"serving on {self.path} (pid {os.getpid()}, idle exit {self.idle_s:g}s)")
             self._http = self._serve_http()
+            from supervisor.guard.prices import warm
+
+            # the price table takes seconds to load: not in the first call that records usage
+            threading.Thread(target=warm, name="prices", daemon=True).start()
             try:
                 self._loop(listener)
             finally:
