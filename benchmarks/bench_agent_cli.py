@@ -9,12 +9,13 @@ configuration runs the same script, interleaved over several rounds:
 - none: no hooks (the floor: Claude Code's own work per call);
 - `cat >/dev/null`: a PreToolUse + PostToolUse command pair that reads its payload;
 - python `json.load`: the same pair as a minimal Python hook;
-- supervisor (command): `supervisor install claude-code`, the default transport, warm server;
+- supervisor (command): `supervisor install claude-code`, the default transport (the native
+  client where the machine has a C compiler, `supervisor.hooks.native`), warm server;
 - supervisor (http): `supervisor install claude-code --transport http`.
 
 Figures are the median added latency per call (the configuration's median minus none's, in the
-same run). Targets: the supervisor's command hooks at most 1.3x the Python pair's added latency;
-its HTTP hooks below the `cat` pair's.
+same run). Targets: the supervisor's command hooks at most 1.2x the `cat` pair's added latency
+(issue 40); its HTTP hooks below the `cat` pair's.
 """
 
 import itertools
@@ -122,8 +123,10 @@ def run(scale: float = 1.0) -> list[Figure]:
     return [
         Figure("Claude Code per call, no hooks (the floor)", floor, "ms", note=note),
         Figure("added per call: cat >/dev/null pair", added["cat"], "ms", note=note),
+        Figure("added per call: supervisor (command) vs cat >/dev/null pair",
+               added["supervisor"], "ms", baseline=added["cat"], max_ratio=1.2, note=note),
         Figure("added per call: supervisor (command) vs python json.load pair",
-               added["supervisor"], "ms", baseline=added["python"], max_ratio=1.3, note=note),
+               added["supervisor"], "ms", baseline=added["python"], note=note),
         Figure("added per call: supervisor (http) vs cat >/dev/null pair",
                added["supervisor-http"], "ms", baseline=added["cat"], max_ratio=1.0,
                note=note),
