@@ -66,8 +66,33 @@ def send_and_follow(
                                     signature=signature, calls=calls, lift=lift)
     except DecisionError as exc:
         raise CliError(str(exc)) from exc
+    if escalation_id is not None:
+        late = _answered_first(store, session, escalation_id, decision_id)
+        if late:
+            print(f"decision {decision_id} written, but too late: {late}; the agent will "
+                  "ignore yours")
+            return 1
     return report_outcome(store, session, decision_id, after, args.wait,
                           agent_waits=agent_waits, applied_as=applied_as)
+
+
+def _answered_first(store: Store, session: str, escalation_id: str,
+                    decision_id: str) -> str | None:
+    """Who answered `escalation_id` before `decision_id` did (two operators at once: both
+    passed the checks, and the control file's order decides), or None. The loser is told now,
+    not left with "not picked up yet"."""
+    from supervisor.guard.refusals import unread_decisions
+
+    summary = store.summary(session)
+    answer = summary.answers.get(escalation_id)
+    if answer is not None and answer.decision_id != decision_id:
+        return f"{answer.operator or 'an operator'} answered it first ({answer.action})"
+    for other in unread_decisions(store, session, summary):
+        if other.decision_id == decision_id:
+            return None
+        if other.escalation_id == escalation_id:
+            return f"{other.operator or 'an operator'} answered it first ({other.action})"
+    return None
 
 
 def report_outcome(store: Store, session: str, decision_id: str, after: int, wait: float, *,
