@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from supervisor.tui.panels.terminal import ScreenView, TerminalPanel
+from supervisor.tui.screens.line import LineScreen
 from supervisor.tui.screens.session import SessionScreen
 from tests.host_helpers import Runs, runs, wait_for
 from tests.tui_support import (
@@ -70,13 +72,26 @@ async def test_the_terminal_panel_shows_the_agents_screen_safely_and_talks_to_it
         assert "aGVsbG8" not in shown.plain  # the OSC 52 clipboard write went whole
         assert "running" in text and "a attach" in text
 
-        await pilot.press("i")
-        for key in "hello there":
-            await pilot.press("space" if key == " " else key)
+        # the line takes every key from `i` on: typed at once after it, `t` (next theme) and
+        # `o` (the overview tab) are text, not the dashboard's keys
+        theme = app.theme
+        await pilot.pause(0.5)
+        for key in "ito there":
+            app.post_message(events.Key("space" if key == " " else key, key))
+        await until(pilot, lambda: isinstance(app.screen, LineScreen))
         await pilot.press("enter")
-        await until(pilot, lambda: "got:hello there" in screen_text(app))
+        await until(pilot, lambda: "got:to there" in screen_text(app))
         said = [e for e in runs.events("p1") if e.get("via") == "send-keys"]
-        assert [(e["role"], e["text"]) for e in said] == [("user", "hello there")]
+        assert [(e["role"], e["text"]) for e in said] == [("user", "to there")]
+        assert app.theme == theme and panel.is_on_screen
+
+        await pilot.press("z")  # the agent's screen across the whole width
+        await pilot.pause()
+        assert app.screen.maximized is panel
+        assert panel.query_one(ScreenView).size.width >= SIZE[0] - 4
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.maximized is None and isinstance(app.screen, SessionScreen)
 
         await pilot.press("o")  # another panel: the terminal is hidden
         await pilot.pause()

@@ -233,6 +233,11 @@ class SupervisorApp(App[None]):
             event.prevent_default()
             event.stop()
             self._tell_burst(event.key)
+            return
+        take = getattr(self.screen, "take_stray_key", None)
+        if take is not None and take(event):  # typed before the screen that wants it opened
+            event.prevent_default()
+            event.stop()
 
     def _deliberate(self, event: events.Key) -> bool:
         """Whether `event` would send or confirm a decision on the screen shown now."""

@@ -26,7 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from supervisor.safetext import clean, clean_sgr
 from supervisor.tui.panels.base import Panel
@@ -74,15 +74,17 @@ class TerminalPanel(Panel):
     ID = "terminal"
     TITLE = "Terminal"
     KEY = "T"
-    HELP = "The agent's own terminal (supervisor run): a attaches, i types a line to it"
+    HELP = ("The agent's own terminal (supervisor run): a attaches, i types a line to it, z "
+            "shows it across the whole width")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "attach", "Attach", show=True),
         Binding("i", "type_line", "Type a line", show=True),
+        Binding("z", "full_width", "Full width", show=True),
     ]
+    ALLOW_MAXIMIZE = True
+    """`z` shows it alone, across the whole width (Textual's maximize; escape restores)."""
     DEFAULT_CSS: ClassVar[str] = """
     TerminalPanel #terminal-head { height: auto; color: $text-muted; }
-    TerminalPanel #terminal-input { display: none; }
-    TerminalPanel #terminal-input.-shown { display: block; }
     """
 
     def __init__(self, view: DashboardView, state: SessionState) -> None:
@@ -100,8 +102,6 @@ class TerminalPanel(Panel):
     def compose(self) -> ComposeResult:
         yield Static(id="terminal-head")
         yield ScreenView(id="terminal-screen")
-        yield Input(id="terminal-input", placeholder="a line for the agent (Enter sends, "
-                    "Escape cancels)")
 
     def on_mount(self) -> None:
         self._timer = self.set_interval(REFRESH_S, self._tick, pause=True)
@@ -166,7 +166,7 @@ class TerminalPanel(Panel):
                 self._last_raw = raw
                 screen = self._lines.render(raw, self.app.console)
             head = Text("running" if record.alive() else "exited", style="bold")
-            head.append("   a attach · i type a line", style="dim")
+            head.append("   a attach · i type a line · z full width", style="dim")
             if record.worktree is not None:
                 now = time.monotonic()
                 if now - self._diffstat_at > DIFFSTAT_S:
@@ -214,17 +214,13 @@ class TerminalPanel(Panel):
                         f"attach {self.session_id}", severity="warning", markup=False)
 
     def action_type_line(self) -> None:
-        field = self.query_one("#terminal-input", Input)
-        field.add_class("-shown")
-        field.focus()
+        from supervisor.tui.screens.line import LineScreen
 
-    def on_input_submitted(self, message: Input.Submitted) -> None:
-        if message.input.id != "terminal-input":
-            return
-        message.stop()
-        self._close_input()
+        self.app.push_screen(LineScreen(self.session_id), self._send_line)
+
+    def _send_line(self, line: str | None) -> None:
         root = self._root()
-        if root is None or not message.value:
+        if root is None or not line:
             return
         from supervisor.guard.operator import default_operator
         from supervisor.host import HostError
@@ -232,25 +228,19 @@ class TerminalPanel(Panel):
 
         operator = os.environ.get("SUPERVISOR_OPERATOR") or default_operator()
         try:
-            send(root, self.session_id, message.value, operator)
+            send(root, self.session_id, line, operator)
         except (HostError, OSError, ValueError) as exc:
             self.notify(clean(str(exc), limit=300), severity="error", markup=False)
             return
         self.notify("sent to the agent", markup=False)
         self._tick()
 
-    def key_escape(self) -> bool | None:
-        field = self.query_one("#terminal-input", Input)
-        if field.has_class("-shown"):
-            self._close_input()
-            return True
-        return None
-
-    def _close_input(self) -> None:
-        field = self.query_one("#terminal-input", Input)
-        field.value = ""
-        field.remove_class("-shown")
-        self.focus_target().focus()
+    def action_full_width(self) -> None:
+        """The agent's screen alone, across the whole terminal (escape comes back)."""
+        if self.screen.maximized is self:
+            self.screen.minimize()
+        else:
+            self.screen.maximize(self, container=False)
 
 
 class ScreenLines:

@@ -55,7 +55,9 @@ class SessionScreen(LiveScreen, Screen[None]):
         *command_bindings(),
         Binding("end", "follow", "Follow", show=False),
     ]
-    DELIBERATE_KEYS = COMMAND_KEYS
+    DELIBERATE_KEYS = COMMAND_KEYS | {"a", "i"}
+    """The commands, and the Terminal panel's attach and type-a-line: a burst that opened the
+    agent's terminal would type the rest of itself into it."""
     """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionScreen { layout: vertical; }
