@@ -154,3 +154,56 @@ def test_doctor_checks_the_native_client_and_its_fallback(tmp_path: Path) -> Non
     (copy.parent / native.FALLBACK_NOTE).write_text(str(tmp_path / "gone" / "python") + "\n")
     problem, _ = unresolved(f"{copy} claude-code")
     assert problem is not None and "falls back to" in problem and "gone" in problem
+
+
+CAPTURED = {  # a real session of each command-hook target, as its CLI sent it
+    "claude-code": "claude_code/2.1.332.payloads.jsonl",
+    "codex": "codex/session.payloads.jsonl",
+    "gemini": "gemini/session.payloads.jsonl",
+    "qwen-code": "qwen_code/session.payloads.jsonl",
+    "droid": "droid/session.payloads.jsonl",
+    "copilot": "copilot/session.payloads.jsonl",
+}
+
+
+def _recorded(root: Path) -> list[tuple[str, str]]:
+    """Every session's events as (type, call id), in order, sessions by name."""
+    found = []
+    for directory in sorted((root / "sessions").iterdir()):
+        found += [(e["type"], str(e.get("call_id", ""))) for e in events(root, directory.name)
+                  if e["type"] not in ("heartbeat", "supervisor_error")]
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", sorted(CAPTURED))
+def test_every_target_is_answered_alike_with_its_server_killed_mid_session(
+        tmp_path: Path, target: str) -> None:
+    """A captured session replayed through the native client, its server killed halfway,
+    answers and records what the same session replayed through the Python client does."""
+    data = Path(__file__).parent / "data" / CAPTURED[target]
+    payloads = [json.dumps(json.loads(line)["payload"]).encode()
+                for line in data.read_text().splitlines() if line.strip()]
+    python = [sys.executable, "-m", "supervisor.hooks.client", target, "--timeout", "60"]
+    native, reference = tmp_path / "native", tmp_path / "python"
+    answers: dict[str, list[str]] = {"native": [], "python": []}
+    relayed = []
+    for i, body in enumerate(payloads):
+        if i == len(payloads) // 2:
+            first = _wait_server(native)
+            os.kill(first, signal.SIGKILL)  # mid-session: the next call finds a dead socket
+            time.sleep(0.2)
+        done = _hook(native_command("--timeout", "60", target=target), body, native)
+        assert done.returncode == 0, done.stderr
+        answers["native"].append(done.stdout)
+        relayed.append(not _python_ran(done))
+        if i == len(payloads) // 2:
+            assert _python_ran(done)  # the Python client took it, and started a new server
+        done = _hook(python, body, reference)
+        assert done.returncode == 0, done.stderr
+        answers["python"].append(done.stdout)
+    half = len(payloads) // 2
+    assert any(relayed[1:half]) and any(relayed[half + 1:])  # before and after the kill
+    assert answers["native"] == answers["python"]
+    assert _recorded(native) == _recorded(reference)
+    assert any(kind == "tool_call" for kind, _ in _recorded(native))
