@@ -131,9 +131,12 @@ def test_the_build_is_private_and_checked(tmp_path: Path, monkeypatch: pytest.Mo
     assert native.fallback_of(str(program)) == sys.executable
     # a build another user could have replaced is never used
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "agent-supervisor").mkdir(parents=True)
+    os.chmod(tmp_path / "cache" / "agent-supervisor", 0o755)  # ours, readable by others
     fallback = [sys.executable, "-m", "supervisor.hooks.client"]
     built = native.client(fallback)
     assert built is not None and built != program
+    assert (tmp_path / "cache" / "agent-supervisor").stat().st_mode & 0o777 == 0o700
     os.chmod(built, 0o755)
     native._found.clear()
     assert native.client(fallback) is None

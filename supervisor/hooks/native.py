@@ -153,9 +153,10 @@ def _cache_base() -> Path:
 def _private_dir(path: Path) -> Path:
     """`path` made (each missing level 0700) from the cache folder down, every level from
     `agent-supervisor` ours and private."""
-    from supervisor.store.paths import ensure_private_dir
+    from supervisor.store.paths import ensure_private_dir, require_private
 
     ensure_private_dir(path)
+    require_private(path.parent, "cache directory")  # ours and readable by others: made 0700
     for level in (path.parent, path):
         found = os.lstat(level)
         if found.st_uid != os.geteuid() or found.st_mode & 0o077 or stat.S_ISLNK(found.st_mode):
