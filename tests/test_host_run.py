@@ -42,7 +42,8 @@ def test_the_sdk_agent_records_into_the_named_session_and_its_screen_is_shown(
 def test_send_types_a_line_to_the_agent_and_records_it_as_the_operators(runs: Runs) -> None:
     start_demo(runs, "d2")
     wait_for(lambda: runs.status("d2") == "waiting", what="the loop's escalation")
-    runs.ok("send", "d2", "use the right edit now", "--operator", "ana")
+    assert runs.ok("send", "d2", "use the right edit now", "--operator", "ana").strip() == (
+        "typed into the terminal of d2 (then Enter): use the right edit now")
     wait_for(lambda: "use the right edit now" in runs.ok("screen", "d2"), what="the echo")
     said = [e for e in runs.events("d2") if e["type"] == "message" and e.get("via")]
     assert [(e["role"], e["text"], e["by"], e["via"]) for e in said] == [

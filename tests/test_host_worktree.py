@@ -69,6 +69,11 @@ def test_a_run_works_in_its_own_worktree_and_merges_back(runs: Runs, repo: Path)
 
 def test_discard_throws_the_work_away_and_a_named_branch_is_used(runs: Runs,
                                                                  repo: Path) -> None:
+    runs.ok("run", "--name", "w0", "--worktree", "--cmd", "true", cwd=repo)
+    finished(runs, "w0")
+    assert runs.ok("worktree", "diff", "w0").strip() == (
+        "no changes: the worktree of w0 (run/w0) is as it was made")
+    runs.ok("worktree", "discard", "w0")
     runs.ok("run", "--name", "w2", "--worktree=try/one", "--cmd", WRITE, cwd=repo)
     finished(runs, "w2")
     assert "try/one" in branches(repo)

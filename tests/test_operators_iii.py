@@ -46,3 +46,39 @@ async def test_the_prompt_scrolls_to_its_evidence_and_steps_at_80x24(root: Path)
         scrolled = screen_text(app)
         assert "Recent steps before it" in scrolled
         assert "a  approve" in scrolled  # the answers stay in view
+
+
+async def test_a_fallback_is_not_called_answered_and_a_pause_is_no_escalation(root: Path
+                                                                               ) -> None:
+    from tui_support import press
+
+    live = start(pid=os.getpid(), host=THIS_HOST)
+    write_events(root, "s1", [live, *call(1), escalation(deadline_ts=None),
+                              {"type": "decision_applied", "escalation_id": "esc-1",
+                               "decision_id": "fallback", "action": "abort",
+                               "outcome": "deadline passed: session aborted",
+                               "operator": "guard"}])
+    write_events(root, "p1", [live, *call(1), {
+        "type": "escalation", "escalation_id": "esc-9", "level": 3, "reason": "paused by ana",
+        "evidence": [], "options": ["approve", "guidance", "skip", "abort"],
+        "deadline_ts": None, "fallback": "skip", "kind": "pause"}])
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await load(pilot, initial=True)
+        app.open_escalation("s1", "esc-1")
+        await pilot.pause()
+        assert "Deadline: passed: the fallback (abort) applied" in screen_text(app)
+        await pilot.press("escape")
+        app.open_escalation("p1", "esc-9")
+        await pilot.pause()
+        text = screen_text(app)
+        title = next(line for line in text.splitlines() if "Paused esc-9" in line)
+        assert "paused by an operator" in title and "escalate" not in title
+        assert " a Resume" in text or "a Approve" in text  # offered before the answer
+        await press(pilot, "a")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "sent resume" in text and "sent approve" not in text
+        # answered from here: the footer no longer offers the answers
+        footer = text.splitlines()[-1]
+        assert "Approve" not in footer and "Skip" not in footer

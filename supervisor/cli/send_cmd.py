@@ -23,4 +23,5 @@ def run(args: argparse.Namespace) -> int:
         send(host_root(args), args.session, args.text, args.operator or default_operator())
     except (HostError, ValueError) as exc:
         raise CliError(str(exc)) from exc
+    print(f"typed into the terminal of {args.session} (then Enter): {args.text}")
     return 0

@@ -37,7 +37,12 @@ def run(args: argparse.Namespace) -> int:
         if tree is None:
             raise CliError(f"{args.session} runs in no worktree of its own")
         if args.action == "diff":
-            print(clean(worktree.diff(tree)), end="")
+            patch = worktree.diff(tree)
+            if not patch.strip():
+                print(f"no changes: the worktree of {args.session} ({clean(tree.branch)}) is as "
+                      "it was made")
+                return 0
+            print(clean(patch), end="")
             return 0
         if record.alive():
             raise CliError(f"{args.session} is still running: supervisor stop {args.session} "

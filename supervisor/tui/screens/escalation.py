@@ -115,8 +115,11 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         title.append_text(safe(self.escalation_id, 60, "bold"))
         title.append("  session ")
         title.append_text(safe(self.session_id, 60, "bold"))
-        title.append("  level ")
-        title.append_text(level_text(esc.get("level", 3)))
+        if self.is_pause:  # the operator's choice, not a degradation of the agent
+            title.append("  paused by an operator", style="bold")
+        else:
+            title.append("  level ")
+            title.append_text(level_text(esc.get("level", 3)))
         if esc.get("kind"):
             title.append("  kind ")
             title.append_text(safe(esc.get("kind"), 20))
@@ -241,7 +244,11 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
             isinstance(deadline_ts, int | float) and now >= deadline_ts))
         deadline = Text("Deadline: ", style="bold")
         if st is not None and self.escalation_id not in st.summary.pending:
-            deadline.append("answered", style="bold")
+            answer = st.summary.answers.get(self.escalation_id)
+            if answer is not None and answer.decision_id == "fallback":
+                deadline.append(f"passed: the fallback ({answer.action}) applied", style="bold")
+            else:
+                deadline.append("answered", style="bold")
         elif dead:  # its guard is gone: neither an answer nor the fallback can apply
             deadline.append("none applies: the agent is not running (", style="bold red")
             deadline.append_text(safe(self.view.model.liveness(self.session_id, now).reason, 80,
@@ -318,8 +325,8 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         offer.update(text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "decide" and self.view.read_only:  # nothing can be answered from here
-            return False
+        if action == "decide" and (self.view.read_only or self.follow is not None):
+            return False  # nothing can be answered from here, or it was answered from here
         if action == "next_pending":
             shown = self.query("#esc-next")
             return bool(shown) and shown.first().has_class("-shown")
@@ -399,8 +406,12 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         """The app wrote our answer (then it is followed here) or said why it did not."""
         self._asked = False
         if result.decision_id is not None:
-            self.follow = FollowUp(self.session_id, result.decision_id, result.request.action,
+            action = result.request.action
+            if action == "approve" and self.is_pause:
+                action = "resume"  # what the operator pressed; written as approve
+            self.follow = FollowUp(self.session_id, result.decision_id, action,
                                    self.view.clock(), agent_waits=True)
+            self.refresh_bindings()
             self.refresh_view()
 
     def action_close(self) -> None:
