@@ -21,7 +21,10 @@ from supervisor.protocol.names import MEMORY
 
 FIRST_ACTIONS = ("nudge", "block", "escalate", "stop")
 """The reactions `first` reports, in rising order (`pause` is reported as `escalate`)."""
-_RECOMPUTED = frozenset({"detection", "verdict", "limit", "escalation", "decision_ignored"})
+_RECOMPUTED = frozenset({"detection", "verdict", "limit", "decision_ignored"})
+"""Events the replay recomputes rather than reads. An `escalation` is read: the engine learns from
+it that the agent waits for an operator (the live guard tells its engine the same), so working
+time (`duration_s`) replays as it was counted live; it yields no finding of its own."""
 
 
 @dataclass(slots=True)
