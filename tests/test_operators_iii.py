@@ -1,6 +1,9 @@
 """Operators III (issue 36): what an operator sees and can reach, in a split pane too."""
 
 import os
+import re
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ from tui_support import (
 )
 
 from supervisor.store.liveness import THIS_HOST
+from tests.test_tui_e2e import Terminal, env, terminals  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.anyio
 
@@ -82,3 +86,17 @@ async def test_a_fallback_is_not_called_answered_and_a_pause_is_no_escalation(ro
         # answered from here: the footer no longer offers the answers
         footer = text.splitlines()[-1]
         assert "Approve" not in footer and "Skip" not in footer
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_quitting_the_demo_says_its_folder_is_removed(
+        tmp_path: Path, env, terminals) -> None:  # noqa: F811 - fixtures
+    term = Terminal("demo", [sys.executable, "-m", "supervisor", "demo"], env, tmp_path)
+    terminals.append(term)
+    term.wait_for(lambda s: "session" in s and "agent" in s, "the sessions screen", timeout=90)
+    term.keys("q")
+    screen = term.wait_for(lambda s: "EXITED 0" in s, "the demo to quit")
+    said = re.search(r"demo root (\S+) removed \(--keep keeps it\)", screen.replace("\n", ""))
+    assert said is not None, screen
+    assert not Path(said.group(1)).exists()

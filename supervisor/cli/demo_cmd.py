@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"demo root kept at {root}")
         else:
             shutil.rmtree(base, ignore_errors=True)
+            print(f"demo root {root} removed (--keep keeps it)")
     return 0
 
 
