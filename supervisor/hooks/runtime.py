@@ -58,7 +58,7 @@ from supervisor.store.writer import LineWriter
 if TYPE_CHECKING:  # the guard is imported when a session is opened (`_open_guard`), not before
     from supervisor.guard.core import Guard, Verdict
     from supervisor.guard.settings import GuardSettings
-    from supervisor.hooks.target import Unreported
+    from supervisor.hooks.target import TranscriptEntry, TranscriptReader, Unreported
     from supervisor.hooks.usage import Spent
 
 ERROR_EVENT = "supervisor_error"
@@ -68,6 +68,9 @@ SUBAGENT_EVENT = "subagent_start"
 starts: `session` (the child's id), `agent_id`, `agent_type`."""
 RUN_POINTER = "hook.run"
 """File in a session's directory naming its current run (after a resume)."""
+CALL_WAIT_S = 0.5
+"""How long a call waits for the answer that asked for it to reach the transcript."""
+CALL_POLL_S = 0.01
 LAST_WORD_S = 0.3
 """Recording why a call failed (`record_error`) ends this long before the agent's timeout."""
 HEARTBEAT_S = 5.0
@@ -243,7 +246,9 @@ class _Call:
                 self.usage_warning(memory, "the agent's transcript was shortened or rewritten "
                                    "under the supervisor; what it held before is not counted "
                                    "again, what it holds now is not counted")
+            before = memory.offset
             entries, memory.offset = reader(path, memory.offset)
+            entries = [*entries, *self.await_call(reader, path, before, memory)]
             memory.mark = transcript.mark(path, memory.offset)
             with self.guard.saving_later():  # the step this call is for saves, once
                 for entry in entries:
@@ -256,6 +261,29 @@ class _Call:
                         self.spent(entry, memory)  # type: ignore[arg-type]
                     elif "used_model" in entry:
                         memory.model = entry["used_model"]
+
+    def await_call(self, reader: TranscriptReader, path: str, start: int,
+                   memory: hook_memory.Memory) -> list[TranscriptEntry]:
+        """For an agent that writes the answer asking for a call to its transcript about when
+        it runs the call's hook (`Target.call_in_transcript`: Claude Code flushes it a moment
+        later at times): wait, at most `CALL_WAIT_S`, until the call's id is in what was read,
+        so the answer's usage is counted before the call is judged. A session where it never
+        came in time stops waiting (`memory.call_wait_off`)."""
+        call = self.step.call
+        if (call is None or not self.target.call_in_transcript or memory.call_wait_off
+                or self.step.pair is not None):
+            return []
+        needle = call["call_id"].encode("utf-8", "replace")
+        more: list[TranscriptEntry] = []
+        deadline = time.monotonic() + min(CALL_WAIT_S, self.budget.remaining() / 10)
+        while not transcript.holds(path, start, memory.offset, needle):
+            if time.monotonic() >= deadline:
+                memory.call_wait_off = True
+                break
+            time.sleep(CALL_POLL_S)
+            found, memory.offset = reader(path, memory.offset)
+            more += found
+        return more
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of

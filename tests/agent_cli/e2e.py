@@ -82,13 +82,15 @@ operator answers, so the held call is skipped after two seconds."""
 
 def usage_is_recorded_and_the_budget_holds(
     agent: AgentRunner[Any], calls: list[ToolCall], reads: int = 500, writes: int = 40,
+    last_may_race: bool = False,
 ) -> list[dict[str, Any]]:
     """The scenario every target with a usage record shares: each scripted answer reports
     1,000 input and 100 output tokens, `reads` read from the cache and `writes` written to it
     (an API without cache writes: 0); the tokens
     the store recorded are what the model server sent, and the call made once 3,000 tokens are
     spent (the third) is held for the operator (`TOKEN_BUDGET`) before it runs. Returns the
-    session's events."""
+    session's events. `last_may_race`: the agent may write its last answer (no call after it)
+    to its record only after its Stop hook ran, so that one answer may be missing."""
     agent.sandbox.write_policy(TOKEN_BUDGET)
     agent.install_hooks("--timeout", "90")
     turns = [turn(call).spending(1000, 100, reads, writes) for call in calls[:3]]
@@ -100,6 +102,8 @@ def usage_is_recorded_and_the_budget_holds(
     _session, events = only_session(agent.sandbox)
     usages = of_type(events, "usage")
     served = len(agent.server.script.main)
+    if last_may_race and len(usages) == served - 1:
+        served -= 1
     assert sum(u["input_tokens"] for u in usages) == 1000 * served, usages
     assert sum(u["output_tokens"] for u in usages) == 100 * served, usages
     assert sum(u.get("cache_read_tokens") or 0 for u in usages) == reads * served, usages

@@ -66,4 +66,5 @@ TARGET = Target(
     ),
     transcript=read_transcript,
     reads_usage=True,
+    call_in_transcript=True,
 )
