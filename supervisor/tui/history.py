@@ -84,6 +84,10 @@ def summarize(g: dict[str, Any]) -> str:
             return f"{g.get('status')} {g.get('reason') or ''}"
         case "heartbeat":
             return ""
+        case "notification":  # the operator's phone heard of an escalation, or not (notify)
+            why = f": {g.get('reason')}" if g.get("reason") else ""
+            return (f"{g.get('escalation_id')} {g.get('outcome')} via {g.get('service')} "
+                    f"(attempt {g.get('attempt')}){why}")
         case "memory":  # the failure memory (docs/memory.md): what it told, what it learned
             call = f" [{g.get('call_id')}]" if g.get("call_id") else ""
             return f"{g.get('kind')}{call} {g.get('message')}"
