@@ -60,12 +60,15 @@ def run(args: argparse.Namespace) -> int:
     path = spec.project_path(Path(args.project)) if args.project else spec.user_path()
     if isinstance(spec, PluginFile):
         return _run_plugin(args, target, spec, path)
+    # The project's other settings file: our entries there go too, so that one transport is
+    # installed at a time (an HTTP install after a command one must not record every call twice).
+    other: Path | None = None
     if args.project and spec.project_private_path is not None:
         private = spec.project_private_path(Path(args.project))
         if args.command == "install" and args.transport == "http":
-            path = private  # the token never goes into the settings a team commits
-        elif args.command == "uninstall" and private.exists():
-            _uninstall_too(args, spec, private)
+            path, other = private, path  # the token never goes into the settings a team commits
+        else:
+            other = private
     elif args.project and args.command == "install" and args.transport == "http":
         raise CliError(f"an HTTP install for a project would put the hook token into {path}, "
                        "which is shared (teams commit it): install for the user (--user), or "
@@ -90,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
             print(plan.diff() if plan.changed else f"no change to {path}", end="")
             if not plan.changed:
                 print()
+            if other is not None and other.exists():
+                _uninstall_too(args, spec, other)
             return 0
         backup = installer.apply(plan)
     except (installer.InstallError, PolicyError) as exc:
@@ -97,12 +102,15 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
     _report(args.command, target, path, plan, backup)
+    if other is not None and other.exists():
+        _uninstall_too(args, spec, other)
     return 0
 
 
 def _uninstall_too(args: argparse.Namespace, spec: Any, path: Path) -> None:
-    """`uninstall --project` also removes our entries from the project's private settings
-    (where an HTTP install put them)."""
+    """Remove our entries from the project's other settings file: the private one on
+    `uninstall` or a command install (an HTTP install put them there), the shared one on an
+    HTTP install (a command install put them there)."""
     from supervisor.hooks import settings_file as installer
 
     try:

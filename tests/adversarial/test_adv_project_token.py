@@ -45,3 +45,30 @@ def test_an_agent_without_a_private_project_file_refuses(tmp_path: Path) -> None
                 "http")
     assert done.returncode != 0 and "hook token" in done.stderr
     assert not (project / ".qwen" / "settings.json").exists()
+
+
+def _ours(path: Path) -> list[str]:
+    """The supervisor's hook entries in a settings file (command or HTTP), as text."""
+    if not path.exists():
+        return []
+    hooks = json.loads(path.read_text()).get("hooks", {})
+    return [json.dumps(entry) for groups in hooks.values() for entry in groups
+            if "supervisor" in json.dumps(entry) or "/hook" in json.dumps(entry)]
+
+
+def test_switching_a_project_between_transports_leaves_one_of_them(tmp_path: Path) -> None:
+    """Command entries in the shared file and HTTP entries in the private one would both run:
+    every call recorded twice. Installing one transport removes the other's entries."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    shared = project / ".claude" / "settings.json"
+    local = project / ".claude" / "settings.local.json"
+    assert _cli(tmp_path, "install", "claude-code", "--project", str(project)).returncode == 0
+    assert _ours(shared) and not _ours(local)
+    done = _cli(tmp_path, "install", "claude-code", "--project", str(project), "--transport",
+                "http", "--timeout", "120")
+    assert done.returncode == 0, done.stderr
+    assert _ours(local) and not _ours(shared)
+    back = _cli(tmp_path, "install", "claude-code", "--project", str(project))
+    assert back.returncode == 0, back.stderr
+    assert _ours(shared) and not _ours(local)
