@@ -271,8 +271,8 @@ class _Call:
         came in time stops waiting (`memory.call_wait_off`)."""
         call = self.step.call
         if (call is None or not self.target.call_in_transcript or memory.call_wait_off
-                or self.step.pair is not None):
-            return []
+                or self.step.pair is not None or not os.path.isfile(path)):
+            return []  # (no transcript at all: nothing to wait for)
         needle = call["call_id"].encode("utf-8", "replace")
         more: list[TranscriptEntry] = []
         deadline = time.monotonic() + min(CALL_WAIT_S, self.budget.remaining() / 10)
