@@ -76,7 +76,9 @@ def test_claude_code_a_third_failed_edit_is_told_to_step_back_with_the_region(
     assert HEADLINE not in told[0] and HEADLINE not in told[1]
     text = told[2]
     assert text.startswith(f"{HEADLINE} Your last 3 edits")
-    assert f"Tried: #2, #6 and #10: Edit {app} (3 different calls)." in text
+    edits = [e["seq"] for e in events(root, "c1") if e["type"] == "tool_call"]
+    assert f"Tried: #{edits[0]}, #{edits[1]} and #{edits[2]}: Edit {app} (3 different calls)." \
+        in text
     assert "each failed with “String to replace not found in file.”" in text
     # then the region of the file the third edit needed, within the same budget
     assert "line 31 is `return x + 7` in the file, `return x - 7` in your text" in text

@@ -25,6 +25,7 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 
 from supervisor.guard.operator import default_operator, reset_text, send_decision
 from supervisor.guard.refusals import answer_refusal, command_refusal
@@ -240,7 +241,12 @@ class SupervisorApp(App[None]):
             event.stop()
 
     def _deliberate(self, event: events.Key) -> bool:
-        """Whether `event` would send or confirm a decision on the screen shown now."""
+        """Whether `event` would send or confirm a decision on the screen shown now. A printable
+        character typed into a text box (the filter, a guidance text) is text there, not the
+        screen's key: a fast typist's `a` or `i` is kept. The keys that send what was typed
+        (`enter`, `ctrl+s`) are not characters, so a burst still cannot send it."""
+        if isinstance(self.focused, Input | TextArea) and event.is_printable:
+            return False
         keys: frozenset[str] = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
         return key_matches(keys, event.key, event.character)
 
