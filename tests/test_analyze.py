@@ -141,3 +141,26 @@ def test_devset_quality_default_profile() -> None:
     assert score.recall > 0.95, missed
     assert score.false_alarm_rate < 0.05, alarms
     assert score.median_delay is not None and score.median_delay <= 2
+
+
+def test_analyze_says_which_hard_limit_stopped_the_recorded_session(tmp_path: Path) -> None:
+    """A session a hard limit ended is not "no loop found" and nothing else: the table names
+    the limit, its value and its bound, as recorded (the replay's policy may not reach it)."""
+    b = SessionBuilder()
+    b.call("Read", {"file_path": "/r/a.py"}, "A = 1")
+    events = b.end()
+    end = events.pop()
+    seq = max(e["seq"] for e in events) + 1
+    events.append({"v": 1, "seq": seq, "ts": end["ts"], "type": "limit",
+                   "name": "iterations_per_session", "value": 41, "limit": 40.0,
+                   "action": "stop"})
+    events.append({**end, "seq": seq + 1})
+    path = _write(tmp_path / "limit.jsonl", events)
+    out = run_cli("analyze", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "no loop found" in out.stdout
+    assert (f"stopped (as recorded) by the hard limit iterations_per_session: 41 of 40 at #{seq}"
+            in out.stdout)
+    report = analyze_events(events, Policy.profile("default"), session="s", source="x")
+    assert report.to_dict()["stopped_by"] == {"name": "iterations_per_session", "value": 41,
+                                              "limit": 40.0, "seq": seq}

@@ -84,6 +84,10 @@ class RunReport:
     """What the failure memory told the agent in the recorded session (docs/memory.md): its
     `memory` events of kind `warned` and `pitfalls` (`seq`, `kind`, `call_id`), as recorded:
     memory is not recomputed by a replay (it depends on the project's other sessions)."""
+    stopped_by: dict[str, Any] | None = None
+    """The hard limit that stopped the recorded session (`name`, `value`, `limit`, `seq`), as
+    recorded: a replay under another policy may not reach it, and an operator reading "no loop
+    found" must still learn why the session ended."""
 
     def to_json(self) -> dict[str, Any]:
         """The object `supervisor analyze --json` prints for this run (exactly the issue's keys)."""
@@ -99,6 +103,7 @@ class RunReport:
             "loop_steps": self.loop_steps, "loop_cost_usd": self.loop_cost_usd,
             "signatures": [dict(s) for s in self.signatures],
             "memory": [dict(m) for m in self.memory],
+            "stopped_by": dict(self.stopped_by) if self.stopped_by else None,
         }
 
     @property
@@ -187,6 +192,9 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             record(found, seq, step)
             engine.observe({**event, "call_id": call_id}, now)
         elif kind in _RECOMPUTED:
+            if kind == "limit" and event.get("action") == "stop" and report.stopped_by is None:
+                report.stopped_by = {"name": str(event.get("name")), "value": event.get("value"),
+                                     "limit": event.get("limit"), "seq": seq}
             continue
 
         else:

@@ -151,6 +151,13 @@ def _visible(report: dict[str, Any]) -> dict[str, Any]:
     return report
 
 
+def _number(value: Any) -> str:
+    """A recorded gauge or limit as people write it: 40, not 40.0."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _print_table(report: "RunReport", out: TextIO) -> None:
     """One run as a readable block: a header line, the first reactions, a row per finding.
     Detector names are never cut; messages are cut (with `…`) to a terminal's width only,
@@ -165,6 +172,11 @@ def _print_table(report: "RunReport", out: TextIO) -> None:
     out.write(f"{clean(report.session, keep_newlines=False)}  "
               f"({clean(report.source, keep_newlines=False)})\n")
     out.write(f"  {report.steps} tool calls; {first}\n")
+    if report.stopped_by:
+        hit = report.stopped_by
+        out.write(clean(f"  stopped (as recorded) by the hard limit {hit['name']}: "
+                        f"{_number(hit['value'])} of {_number(hit['limit'])} at #{hit['seq']}",
+                        keep_newlines=False) + "\n")
     warned = [m for m in report.memory if m["kind"] == "warned"]
     if warned:
         out.write(f"  failure memory warned before {len(warned)} calls (as recorded): "
