@@ -45,6 +45,21 @@ def test_sessions_empty(root: Path) -> None:
     assert result.returncode == 0 and "no sessions in root" in result.stdout
 
 
+def test_commands_print_a_relative_root_as_an_absolute_path(tmp_path: Path) -> None:
+    """`--root runs` typed in a folder is printed as the absolute path: the line is pasted and
+    read away from the folder the command ran in."""
+    (tmp_path / "runs").mkdir()
+    result = subprocess.run([sys.executable, "-m", "supervisor", "sessions", "--root", "runs"],
+                            capture_output=True, text=True, timeout=60, env=cli_env(),
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"no sessions in root {(tmp_path / 'runs').resolve()}"
+    missing = subprocess.run([sys.executable, "-m", "supervisor", "sessions", "--root", "typo"],
+                             capture_output=True, text=True, timeout=60, env=cli_env(),
+                             cwd=tmp_path)
+    assert f"root {(tmp_path / 'typo').resolve()} does not exist" in missing.stderr
+
+
 def test_sessions_table_and_json(root: Path) -> None:
     write_session(root, "alpha", start(task=HOSTILE),
                   {"type": "tool_call", "call_id": "c1", "tool": "bash", "args": {"cmd": "ls"}},

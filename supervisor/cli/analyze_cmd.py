@@ -118,7 +118,7 @@ def _store_runs(args: argparse.Namespace) -> tuple[list["Run"], int]:
     """The named sessions of `--store` (every session when none is named) as runs; one error
     line per session that is not there."""
     from supervisor.analysis.sources import Run
-    from supervisor.cli.common import report_error, store_from
+    from supervisor.cli.common import report_error, store_from, store_label
     from supervisor.store.errors import StoreError
 
     store = store_from(args)
@@ -134,7 +134,7 @@ def _store_runs(args: argparse.Namespace) -> tuple[list["Run"], int]:
                 failed += 1
                 continue
             events = [e.model_dump(mode="json") for e in batch.events]
-            runs.append(Run(name, f"{store.describe()}#{name}", events))
+            runs.append(Run(name, f"{store_label(store)}#{name}", events))
     return runs, failed
 
 

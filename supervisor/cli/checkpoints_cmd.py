@@ -9,7 +9,7 @@ tree now is always said as such ("since CP, in the work tree now")."""
 import argparse
 from typing import TYPE_CHECKING
 
-from supervisor.cli.common import CliError, add_root_argument, root_from
+from supervisor.cli.common import CliError, add_root_argument, root_from, store_label
 
 if TYPE_CHECKING:
     from supervisor.guard.checkpoints import CheckpointCommit, CheckpointStore
@@ -126,7 +126,7 @@ def checkpoint_store(store: "Store", session: str) -> "CheckpointStore":
     store.require(session)
     files = store.local_files(session)
     if files is None:
-        raise CliError(f"session '{session}' is not on this machine ({store.describe()}): its "
+        raise CliError(f"session '{session}' is not on this machine ({store_label(store)}): its "
                        "checkpoints are on the agent's host")
     if not (files.checkpoints / "HEAD").exists():
         raise CliError(f"session '{session}' has no checkpoints")

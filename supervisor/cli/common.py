@@ -129,3 +129,14 @@ def hide_store_password(args: argparse.Namespace) -> None:
           "--password-file or $SUPERVISOR_STORE_PASSWORD_FILE)", file=sys.stderr, flush=True)
     new = [argv[0], *(stripped if a == url else a for a in argv[1:])]
     os.execve(sys.executable, new, env)
+
+
+def store_label(store: "Store") -> str:
+    """The store as a command prints it: a local root as an absolute path (the line is read,
+    pasted and logged far from the folder the command ran in), anything else as the store
+    says. The dashboard's own header keeps `describe()` (short, beside the sessions)."""
+    from supervisor.store.local import LocalStore
+
+    if isinstance(store, LocalStore):
+        return str(store.root.resolve())
+    return store.describe()

@@ -9,6 +9,7 @@ from supervisor.cli.common import (
     add_store_arguments,
     hide_store_password,
     store_from,
+    store_label,
 )
 
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.on_escalation is not None and not args.on_escalation.strip():
         raise CliError("--on-escalation needs a command")
-    alerts = Alerts(desktop=args.notify, command=args.on_escalation, store=store.describe())
+    alerts = Alerts(desktop=args.notify, command=args.on_escalation, store=store_label(store))
     app = SupervisorApp(store, theme=args.theme, read_only=args.read_only,
                         open_session=args.session, root_created=created, alerts=alerts)
     try:

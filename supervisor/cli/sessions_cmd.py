@@ -10,7 +10,7 @@ import argparse
 import time
 from typing import Any
 
-from supervisor.cli.common import CliError, add_store_arguments, store_from
+from supervisor.cli.common import CliError, add_store_arguments, store_from, store_label
 from supervisor.safetext import clean
 
 
@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
         root = getattr(store, "root", None)  # a local root: say when it is a mistyped one
         missing = root is not None and not root.exists()
         if missing and getattr(args, "root", None):  # named, and not there: a typo fails
-            raise CliError(f"root {store.describe()} does not exist (a typo? agents write to "
+            raise CliError(f"root {store_label(store)} does not exist (a typo? agents write to "
                            "$SUPERVISOR_HOME, else the user state directory)")
-        print(f"no sessions in {store.noun} {store.describe()}"
+        print(f"no sessions in {store.noun} {store_label(store)}"
               + (" (it does not exist)" if missing else ""))
         return 0
     headers = ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS", "ERRORS", "PENDING",

@@ -4,7 +4,7 @@ serve the "needs you" queue to a browser and print a one-time login URL (docs/we
 import argparse
 import errno
 
-from supervisor.cli.common import CliError, add_store_arguments, store_from
+from supervisor.cli.common import CliError, add_store_arguments, store_from, store_label
 
 DEFAULT_PORT = 8765
 
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     code = logins.mint_code(base)
-    print(f"serving {_where(store)} at {base}/login?code={code}", flush=True)
+    print(f"serving {store_label(store)} at {base}/login?code={code}", flush=True)
     if not is_loopback(args.host):
         warn(f"listening on {args.host} without TLS: put it behind a reverse proxy with "
              "https (docs/web.md); callers from other machines are checked by their sign-in "
@@ -116,12 +116,3 @@ def _uid_of(name: str) -> int:
     except KeyError:
         raise CliError(f"--allow-user {name}: no such user") from None
 
-
-def _where(store: object) -> str:
-    """The store as the log should name it: a local root as an absolute path (the server
-    outlives the folder it was started from), anything else as the store says."""
-    from supervisor.store.local import LocalStore
-
-    if isinstance(store, LocalStore):
-        return str(store.root.resolve())
-    return store.describe()  # type: ignore[attr-defined]
