@@ -58,6 +58,10 @@ class SessionBatch:
     """The session vanished."""
     missing: bool = False
     """The log does not exist (yet, or any more)."""
+    arrived: list[float] = field(default_factory=list)
+    """When the store received each event (epoch seconds by the store's clock), parallel to
+    `events`; empty when the store cannot say (a local file). Liveness across hosts is judged
+    by it: an agent's own time stamps carry its clock, which may be behind."""
 
     def __bool__(self) -> bool:
         return bool(self.events or self.bad_lines or self.reset or self.gone)
@@ -197,6 +201,7 @@ class Store(ABC):
                     continue
                 whole.events += more.events
                 whole.cursors += more.cursors
+                whole.arrived += more.arrived
                 whole.bad_lines += more.bad_lines
                 whole.bad_cursors += more.bad_cursors
         finally:
@@ -208,8 +213,9 @@ class Store(ABC):
 
         summary = SessionSummary(session_id)
         batch = self.read_all(session_id)
+        arrivals = iter(batch.arrived)
         for event in batch.events:
-            summary.apply(event)
+            summary.apply(event, next(arrivals, None))
         summary.bad_lines = len(batch.bad_lines)
         return summary
 

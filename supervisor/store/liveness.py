@@ -10,9 +10,11 @@ Two signs, each decisive when the session recorded it:
   looked up here: it would name some unrelated process of this machine.
 - **its heartbeats** (elsewhere): an agent that promised a heartbeat every `heartbeat_s`
   seconds is dead after `DEAD_AFTER_HEARTBEATS` missed ones (at least `DEAD_AFTER_MIN_S`),
-  counted from the latest event the agent wrote itself. Events that an operator's tool
-  appended on its behalf (they carry `by`, e.g. an offline `supervisor rollback`) are no sign
-  of life.
+  counted from the latest event the agent wrote itself: from when it reached the store when the
+  store can say (`SessionSummary.last_heard_ts`: a Redis stream's entry id is the server's clock
+  at arrival), else from its time stamp, which carries the agent's clock. Events that an
+  operator's tool appended on its behalf (they carry `by`, e.g. an offline `supervisor
+  rollback`) are no sign of life.
 
 Agents that promise neither (hook-driven agents write nothing between tool calls) can never be
 judged dead; they are `idle` when quiet.

@@ -52,7 +52,11 @@ class SessionSummary:
     """Time of the latest event of any kind."""
     last_seen_ts: float | None = None
     """Time of the latest event the agent wrote itself (not one an operator's tool appended
-    on its behalf, which carries `by`): what liveness is judged from."""
+    on its behalf, which carries `by`), by the agent's own clock."""
+    last_heard_ts: float | None = None
+    """When the latest of those events reached the store, by the store's clock (a Redis
+    stream's entry id), or None when the store cannot say (a local file). Liveness is judged
+    from it when known: an agent on another host whose clock is 120 s behind is not silent."""
     last_activity_ts: float | None = None
     """Time of the latest event of the agent's own other than a heartbeat."""
     events: int = 0
@@ -88,8 +92,8 @@ class SessionSummary:
     """Why this session's events could not be folded (set by a reader that failed on them),
     or None. A broken session is shown as such; the others go on."""
 
-    def apply(self, event: Event) -> None:
-        """Fold one event in."""
+    def apply(self, event: Event, arrived: float | None = None) -> None:
+        """Fold one event in; `arrived`: when the store received it (`SessionBatch.arrived`)."""
         self.events += 1
         kind = event.type
         ts = event.ts
@@ -97,6 +101,9 @@ class SessionSummary:
         extra = event.__pydantic_extra__
         if not extra or extra.get("by") is None:  # the agent's own event: a sign of life
             self.last_seen_ts = ts if self.last_seen_ts is None else max(self.last_seen_ts, ts)
+            if arrived is not None:
+                self.last_heard_ts = (arrived if self.last_heard_ts is None
+                                      else max(self.last_heard_ts, arrived))
             if kind != "heartbeat":
                 self.last_activity_ts = (
                     ts if self.last_activity_ts is None else max(self.last_activity_ts, ts)
@@ -123,9 +130,11 @@ class SessionSummary:
         return self.end_status
 
     def liveness(self, now: float) -> Liveness:
-        """Whether the agent is still there at time `now`, and why we think so."""
+        """Whether the agent is still there at time `now`, and why we think so: its silence is
+        counted from when its events arrived when the store says, else from their time stamps."""
+        heard = self.last_heard_ts if self.last_heard_ts is not None else self.last_seen_ts
         return judge(end_status=self.end_status, pid=self.pid, host=self.host,
-                     heartbeat_s=self.heartbeat_s, last_seen_ts=self.last_seen_ts, now=now)
+                     heartbeat_s=self.heartbeat_s, last_seen_ts=heard, now=now)
 
     def status(self, now: float, *, judge_liveness: bool = True) -> str:
         """One of `STATUSES` at time `now`. `judge_liveness=False` shows a recording as it was

@@ -213,12 +213,13 @@ class SessionState:
         self.version += 1
 
     def apply_events(self, events: Iterable[Event], cursors: Iterable[Cursor],
-                     bad: Iterable[BadLine], file: str) -> None:
+                     bad: Iterable[BadLine], file: str, arrived: Iterable[float] = ()) -> None:
         summary_apply, history_append, handlers = (
             self.summary.apply, self.history.append, _HANDLERS.get
         )
+        arrivals = iter(arrived)
         for event, cursor in zip(events, cursors, strict=False):
-            summary_apply(event)
+            summary_apply(event, next(arrivals, None))
             history_append(event, cursor)
             self.plan.apply(event)
             handler = handlers(event.type)
@@ -557,7 +558,7 @@ class DashboardModel:
                 before = set()
             if state.summary.broken is None:
                 state.apply_events(batch.events, batch.cursors, batch.bad_lines,
-                                   "events.jsonl")
+                                   "events.jsonl", batch.arrived)
         else:
             if batch.reset:
                 state.version += 1

@@ -27,6 +27,7 @@ from supervisor.store.redis.connect import RedisTarget, parse_url, store_error
 from supervisor.store.redis.layout import (
     ACTIVITY_MAXLEN,
     Layout,
+    arrival,
     pack,
     session_name,
     split_name,
@@ -182,6 +183,7 @@ def decode(name: str, kind: LineKind, entries: list[replies.Entry]) -> SessionBa
         if b"r" in fields:  # the file was truncated or replaced: what came before is gone
             batch.events.clear()
             batch.cursors.clear()
+            batch.arrived.clear()
             batch.bad_lines.clear()
             batch.bad_cursors.clear()
             batch.reset = True
@@ -197,6 +199,7 @@ def decode(name: str, kind: LineKind, entries: list[replies.Entry]) -> SessionBa
             if type(parsed) is not BadLine:
                 batch.events.append(parsed)  # type: ignore[arg-type]
                 batch.cursors.append(cursor)
+                batch.arrived.append(arrival(cursor))
                 continue
             bad = BadLine(parsed.reason, parsed.raw, offset, parsed.size)
         batch.bad_lines.append(bad)

@@ -128,6 +128,12 @@ def pack(entry_id: bytes | str) -> int:
     return (int(ms) << SEQ_BITS) | seq
 
 
+def arrival(cursor: int) -> float:
+    """When the entry at `cursor` reached Redis (epoch seconds): XADD `*` ids begin with the
+    server's clock in milliseconds, whatever the clock of the host that wrote the line."""
+    return (cursor >> SEQ_BITS) / 1000
+
+
 def unpack(cursor: int) -> str:
     """A cursor as the stream id it packs."""
     return f"{cursor >> SEQ_BITS}-{cursor & ((1 << SEQ_BITS) - 1)}"
