@@ -160,23 +160,24 @@ def _number(value: Any) -> str:
 
 def _print_table(report: "RunReport", out: TextIO) -> None:
     """One run as a readable block: a header line, the first reactions, a row per finding.
-    Detector names are never cut; messages are cut (with `…`) to a terminal's width only,
-    whole through a pipe."""
+    Detector names are never cut; messages and the header are cut (with `…`) to a terminal's
+    width (`COLUMNS`) only, whole through a pipe: no line wraps into the next at 80 columns."""
     from supervisor.safetext import clean
 
-    width = max(60, min(shutil.get_terminal_size((120, 20)).columns, 200))
+    width = max(40, min(shutil.get_terminal_size((120, 20)).columns, 200))
     terminal = out.isatty()
     first = ", ".join(
         f"{k} at step {v}" for k, v in report.first.items() if v is not None
     ) or "no loop found"
-    out.write(f"{clean(report.session, keep_newlines=False)}  "
-              f"({clean(report.source, keep_newlines=False)})\n")
+    line = None if not terminal else width - 1  # whole lines, cut only on a terminal
+    out.write(clean(f"{report.session}  ({report.source})", keep_newlines=False, limit=line)
+              + "\n")
     out.write(f"  {report.steps} tool calls; {first}\n")
     if report.stopped_by:
         hit = report.stopped_by
         out.write(clean(f"  stopped (as recorded) by the hard limit {hit['name']}: "
                         f"{_number(hit['value'])} of {_number(hit['limit'])} at #{hit['seq']}",
-                        keep_newlines=False) + "\n")
+                        keep_newlines=False, limit=line) + "\n")
     warned = [m for m in report.memory if m["kind"] == "warned"]
     if warned:
         out.write(f"  failure memory warned before {len(warned)} calls (as recorded): "
@@ -185,7 +186,7 @@ def _print_table(report: "RunReport", out: TextIO) -> None:
         name = max(8, *(len(f.detector) for f in report.findings))
         out.write(f"  {'step':>5} {'seq':>6}  {'detector':<{name}} {'lvl':>3}  {'action':<8} "
                   "message\n")
-        room = max(20, width - 32 - name) if terminal else None
+        room = max(10, width - 32 - name) if terminal else None
         for f in report.findings:
             msg = clean(f.message, keep_newlines=False, limit=room)
             out.write(f"  {f.step:>5} {f.seq:>6}  {f.detector:<{name}} {f.level:>3}  "

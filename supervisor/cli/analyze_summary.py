@@ -124,17 +124,24 @@ def print_summary(lines: list[RunLine], out: TextIO) -> None:
         out.write("  most common loops (what the engine first said of each)\n")
         wide = max(8, *(len(str(sig["detector"])) for sig in figures["signatures"]))
         out.write(f"    {'runs':>4} {'steps':>5}  {'detector':<{wide}} loop\n")
-        limit = max(20, shutil.get_terminal_size((120, 20)).columns - 20 - wide) \
-            if out.isatty() else None
+        columns = shutil.get_terminal_size((120, 20)).columns if out.isatty() else None
         for sig in figures["signatures"]:
             text = clean(str(sig["signature"]), keep_newlines=False, limit=40)
-            example = clean(str(sig["example"]) or "-", keep_newlines=False, limit=limit)
+            example = clean(str(sig["example"]) or "-", keep_newlines=False, limit=columns)
             detector = clean(str(sig["detector"]), keep_newlines=False)
-            out.write(f"    {sig['runs']:>4} {sig['steps']:>5}  {detector:<{wide}} {example}"
-                      f"  (signature {text})\n")
+            row = f"    {sig['runs']:>4} {sig['steps']:>5}  {detector:<{wide}} "
+            tail = f"  (signature {text})"
+            if columns is not None:  # the example gives way first; the hash last
+                room = columns - 1 - len(row) - len(tail)
+                if room < 20:
+                    tail, room = "", columns - 1 - len(row)
+                example = clean(example, keep_newlines=False, limit=max(room, 10))
+            out.write(f"{row}{example}{tail}\n")
     out.write("  per run\n")
     width = max([len(line.session) for line in lines] + [7])
     width = min(width, 48)
+    if out.isatty():  # the session gives way to the figures, so a row never wraps
+        width = max(7, min(width, shutil.get_terminal_size((120, 20)).columns - 62))
     out.write(f"    {'SESSION':<{width}} {'STEPS':>5} {'LOOP':>5} {'COST':>10} "
               f"{'LOOP COST':>10}  FIRST REACTION\n")
     for line in lines:
