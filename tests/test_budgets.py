@@ -15,7 +15,9 @@ from supervisor.guard.operator import send_decision
 from supervisor.guard.spend import SPEND_DIR, Spending, budget_rules
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.runtime import run_safely
+from tests.guard_helpers import of_type, wait_for
 from tests.hook_helpers import events, payload
+from tests.notify_helpers import Receiver, write_config
 
 SONNET = "claude-sonnet-4-5-20250929"
 USAGE = {"input_tokens": 1000, "output_tokens": 50, "cache_read_input_tokens": 5000,
@@ -113,6 +115,33 @@ def test_a_warning_at_80_percent_once(store: Store) -> None:
     warnings = [e for e in store.events("a", "limit") if e["action"] == "warn"]
     assert [(w["name"], round(w["value"], 3), w["limit"]) for w in warnings] == [
         ("budget:store", 0.018, 0.02)]
+
+
+def test_the_warning_is_notified_once_a_day_not_once_a_call(tmp_path: Path) -> None:
+    """Real `supervisor notify deliver` processes and a real receiver on 127.0.0.1: the call
+    that reaches `warn_at` sends one message; the calls after it, in this session or another,
+    send none (the budget warned once today)."""
+    store = Store(tmp_path, POLICY.replace("cost_usd_per_day = 0.02",
+                                           "cost_usd_per_day = 0.1\nwarn_at = 0.1"))
+    with Receiver() as rx:
+        write_config(tmp_path / "config", [rx.url], burst_s=0)
+        for session in ("a", "b"):
+            store.hook(session, "SessionStart", source="startup")
+        for _ in range(4):  # $0.006, $0.012 (over 10 %), $0.018, $0.024
+            store.answered("a")
+            store.call("a")
+        store.answered("b")
+        store.call("b")
+        evs = wait_for(store.root, "a", lambda e: bool(of_type(e, "notification")))
+        time.sleep(2.0)  # what a second deliverer would have needed to start and send
+        assert len(rx.messages) == 1
+    (warning,) = [e for e in evs if e["type"] == "limit" and e["action"] == "warn"]
+    assert rx.messages[0]["title"] == "warning: a"
+    assert rx.messages[0]["message"] == (
+        "daily budget 'store' at 12%: $0.012 of $0.1 today")
+    (sent,) = of_type(events(store.root, "a"), "notification")
+    assert (sent["escalation_id"], sent["outcome"]) == (f"warn-{warning['seq']}", "sent")
+    assert store.events("b", "notification") == store.events("b", "limit") == []
 
 
 def test_an_approval_raises_the_budget_once(tmp_path: Path) -> None:

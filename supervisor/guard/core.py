@@ -230,8 +230,7 @@ class Guard:
                 for rule, spent, limit in spending.add(
                         self.state.last_seq, int(input_tokens) + int(output_tokens), cost_usd,
                         now):
-                    self.journal.write({"type": "limit", "name": f"budget:{rule.name}",
-                                        "value": spent, "limit": limit, "action": "warn"})
+                    self.journal.limit_warning(f"budget:{rule.name}", spent, limit, rule.unit)
             return found
 
     def task_start(self, title: str, task_id: str | None = None) -> str:

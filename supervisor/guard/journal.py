@@ -37,6 +37,7 @@ from supervisor.guard.settings import GuardSettings
 from supervisor.guard.spend import Spending
 from supervisor.guard.state import GuardState, SessionLock, StateFile
 from supervisor.protocol.decisions import ESCALATION_OPTIONS
+from supervisor.protocol.names import LIMIT, LIMIT_WARNING_KEY
 from supervisor.protocol.policy_audit import switched_off
 from supervisor.store import waits
 from supervisor.store.liveness import THIS_HOST
@@ -279,6 +280,15 @@ class SessionJournal:
             self.state.last_seq = written[-1]["seq"]
         self.dirty = True
         return written
+
+    def limit_warning(self, name: str, value: float, limit: float, unit: str) -> None:
+        """Record that `name` reached its warning threshold (a `limit` event, action `warn`;
+        `unit`: `cost_usd` or `tokens`) and notify the operators of it. The callers write it
+        once (a daily budget once a day: `Spending.add`), and the notifier claims it by its
+        seq, so it is sent once."""
+        written = self.write({"type": LIMIT, "name": name, "value": value, "limit": limit,
+                              "action": "warn", "unit": unit})
+        announce(self.root, self.session_id, f"{LIMIT_WARNING_KEY}{written['seq']}")
 
     def observe(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         """`record`, or only `write` once the session has ended."""

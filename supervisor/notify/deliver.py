@@ -17,6 +17,8 @@ it when it writes the escalation; `supervisor.guard.announce`), so nothing here 
    Each outcome is a `notification` event in every session of the message (`by: "notify"`).
 
 An escalation answered during the burst window is dropped from the message (nobody needs it).
+A limit's warning (`warn-<seq>` of its `limit` event, `SessionJournal.limit_warning`) goes the
+same way, as an item that awaits no answer.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.notify.config import NotifyConfig
-from supervisor.notify.message import Item, compose, item_of
+from supervisor.notify.message import Item, compose, item_of, warning_item
 from supervisor.notify.send import Attempt, send_one, service_names
-from supervisor.protocol.names import NOTIFICATION
+from supervisor.protocol.names import LIMIT_WARNING_KEY, NOTIFICATION
 from supervisor.protocol.redact import in_text
 from supervisor.store.local import LocalStore
 from supervisor.store.paths import SESSION_ID_RE, session_files
@@ -105,6 +107,8 @@ def _item(root: Path, session_id: str, escalation_id: str, config: NotifyConfig
     if not store.exists(session_id):
         return None
     events = store.read_all(session_id).events
+    if escalation_id.startswith(LIMIT_WARNING_KEY):  # a warning: no answer awaited
+        return warning_item(session_id, events, escalation_id, config.link)
     summary = SessionSummary(session_id)
     for event in events:
         summary.apply(event)

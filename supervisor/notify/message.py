@@ -19,6 +19,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
+from supervisor.protocol.names import LIMIT_WARNING_KEY
 from supervisor.safetext import clean
 
 KEY_ARGS = ("command", "file_path", "path", "pattern", "query", "url", "cmd")
@@ -39,6 +40,12 @@ class Item:
     unsupervised: bool = False
     """Not an escalation: the agent works while its hooks no longer reach the supervisor
     (`supervisor.store.silence`); it has no deadline and nothing waits for an answer."""
+    warning: bool = False
+    """Not an escalation: a budget or limit reached its warning threshold; nothing waits."""
+
+    @property
+    def awaits_answer(self) -> bool:
+        return not (self.unsupervised or self.warning)
 
 
 def item_of(session_id: str, events: list[Any], escalation_id: str, link_base: str | None
@@ -71,6 +78,29 @@ def silence_item(session_id: str, key: str, reason: str, link_base: str | None) 
                 unsupervised=True)
 
 
+def warning_item(session_id: str, events: list[Any], key: str, link_base: str | None
+                 ) -> Item | None:
+    """The item of the `limit` warning notified as `key` (`warn-<seq>`), or None when the
+    session has no such warning: `budget 'store' at 90 %: $0.018 of $0.02 today`."""
+    seq = key.removeprefix(LIMIT_WARNING_KEY)
+    event = next((e for e in events if e.type == "limit" and str(e.seq) == seq
+                  and e.action == "warn"), None)
+    if event is None:
+        return None
+    name, value, limit = str(event.name), float(event.value), float(event.limit)
+    unit = (event.__pydantic_extra__ or {}).get("unit", name)
+    budget = name.startswith("budget:")
+    shown = (f"${value:.4g} of ${limit:.4g}" if unit == "cost_usd"
+             else f"{int(value):,} of {int(limit):,} tokens" if unit == "tokens"
+             else f"{value:g} of {limit:g}")
+    what = (f"daily budget '{name.removeprefix('budget:')}'" if budget
+            else f"this session's {name} limit")
+    share = f"{value / limit:.0%}" if limit else "?"
+    reason = f"{what} at {share}: {shown}{' today' if budget else ''}"
+    return Item(session_id, key, _text(reason, 300), None, "", link_for(link_base, session_id),
+                warning=True)
+
+
 def _spent(spent: object) -> str:
     """What the loop cost since its onset (`escalation.spent`): `$1.84 over 14 calls`."""
     if not isinstance(spent, dict):
@@ -93,6 +123,8 @@ def compose(items: list[Item], now: float | None = None) -> tuple[str, str]:
     """(title, body) of the one message for `items`."""
     if len(items) == 1 and items[0].unsupervised:
         title = f"unsupervised: {_text(items[0].session_id, 60)}"
+    elif len(items) == 1 and items[0].warning:
+        title = f"warning: {_text(items[0].session_id, 60)}"
     elif len(items) == 1:
         title = f"needs you: {_text(items[0].session_id, 60)} ({items[0].escalation_id})"
     else:
@@ -101,7 +133,7 @@ def compose(items: list[Item], now: float | None = None) -> tuple[str, str]:
     for item in items:
         lines = [] if len(items) == 1 else [f"{_text(item.session_id, 60)} ({item.escalation_id})"]
         lines.append(_text(item.reason, 600 if item.unsupervised else 160))
-        if not item.unsupervised:
+        if item.awaits_answer:
             lines.append(_deadline(item, now if now is not None else time.time()))
         if item.link:
             lines.append(item.link)
