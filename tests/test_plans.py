@@ -3,6 +3,7 @@ running session) with sub-tasks the agent takes one by one. Real guard, real fil
 control channel; the SDK driven by a scripted agent loop; replays by `analyze` and `stats`;
 bad plans refused in one line by the command line with nothing written."""
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ from supervisor.protocol.names import PLAN_MAX_TASKS, PLAN_TASK_MAX_CHARS
 from supervisor.store.local import LocalStore
 from tests.conftest import run_cli
 from tests.guard_helpers import events, of_type
+from tests.hook_helpers import events as hook_events
+from tests.hook_helpers import payload, run_hook
 
 STEPS = ["read foo.py", "fix the sign in add()", "run the check once"]
 
@@ -169,6 +172,58 @@ def test_a_skip_during_a_plan_moves_to_the_next_step(root: Path, tmp_path: Path)
     assert "Step 2 of 3: fix the sign in add()" in verdict.message
     assert [s["status"] for s in guard.plan["steps"]] == ["skipped", "current", "waiting"]
     guard.close()
+
+
+def test_a_skip_names_the_step_skipped_and_the_step_that_starts(root: Path,
+                                                               tmp_path: Path) -> None:
+    """The operator's line (`decision_applied`'s outcome) names both steps, not only a task."""
+    clock = Clock()
+    guard = _open(root, tmp_path, clock)
+    guard.start("test-agent", task="make the tests pass")
+    _until_paused(guard, clock)
+    _split(root, guard, clock, STEPS)
+    send_decision(root, "s1", "skip", operator="ana")
+    clock.tick()
+    guard.pre_call("bash", {"command": "ls"})
+    skipped, started = guard.plan["steps"][0]["task_id"], guard.plan["steps"][1]["task_id"]
+    applied = of_type(events(root, "s1"), "decision_applied")[-1]
+    assert applied["outcome"] == (f"step 1 of 3 skipped (task {skipped}); "
+                                  f"step 2 of 3 starts (task {started})")
+    send_decision(root, "s1", "skip", operator="ana")
+    send_decision(root, "s1", "skip", operator="ana")
+    clock.tick()
+    guard.pre_call("bash", {"command": "ls"})
+    last = of_type(events(root, "s1"), "decision_applied")[-1]
+    assert last["outcome"].endswith("; the plan is finished")
+    assert [s["status"] for s in guard.plan["steps"]] == ["skipped", "skipped", "skipped"]
+    guard.close()
+
+
+def test_a_skip_read_at_the_agents_stop_starts_one_step_not_two(tmp_path: Path) -> None:
+    """An agent CLI between turns: the skip is applied by its Stop hook. The agent is told the
+    next step (once), and that step stays current; the one after it waits."""
+    root, ws = tmp_path / "store", tmp_path / "ws"
+    root.mkdir()
+    ws.mkdir()
+    assert run_hook(payload("SessionStart", cwd=ws, source="startup"), root).returncode == 0
+    assert run_hook(payload("UserPromptSubmit", cwd=ws, prompt="make the tests pass"),
+                    root).returncode == 0
+    send_decision(root, "loop-1", "split", operator="ana", tasks=STEPS)
+    pre = run_hook(payload("PreToolUse", cwd=ws, tool_name="Bash",
+                           tool_input={"command": "ls"}, tool_use_id="toolu_1"), root)
+    assert "Step 1 of 3: read foo.py" in pre.stdout
+    send_decision(root, "loop-1", "skip", operator="ana")
+    stop = run_hook(payload("Stop", cwd=ws, stop_hook_active=False,
+                            last_assistant_message="Reading it now."), root)
+    assert stop.returncode == 0, stop.stderr
+    assert "Step 2 of 3: fix the sign in add()" in stop.stdout
+    assert "Step 3 of 3" not in stop.stdout
+    plan = json.loads((root / "sessions" / "loop-1" / STATE_FILE).read_text())["plan"]
+    assert [s["status"] for s in plan["steps"]] == ["skipped", "current", "waiting"]
+    (applied,) = [e for e in hook_events(root, "loop-1")
+                  if e["type"] == "decision_applied" and e["action"] == "skip"]
+    assert applied["outcome"].startswith("step 1 of 3 skipped")
+    assert "step 2 of 3 starts" in applied["outcome"]
 
 
 def test_a_split_without_an_escalation_applies_at_the_next_call(root: Path,

@@ -34,7 +34,7 @@ from supervisor.guard.checkpoints import (
 from supervisor.guard.journal import CHECKPOINT_SHARE, SessionJournal
 from supervisor.guard.state import GuardState
 from supervisor.guard.verdict import Verdict, _verdict_dict, _verdict_from, stopped
-from supervisor.protocol.decisions import KINDS, Context, Ignored, Result
+from supervisor.protocol.decisions import KINDS, Context, Ignored, Result, Skipped
 from supervisor.store import provenance, waits
 
 ROLLBACK_ATTEMPTS = 3
@@ -222,7 +222,8 @@ class OperatorDesk:
         self._applied(esc_id, decision, outcome_prefix + result.outcome, effect)
         verdict = Verdict(result.verdict or "allow", self.engine.level, result.message,
                           result.outcome, call_id, escalation_id=esc_id, decision=kind.name,
-                          changed_files=list(result.changed_files))
+                          changed_files=list(result.changed_files),
+                          news=kind.news or result.news)
         resolutions = self.state.resolutions
         resolutions[esc_id] = _verdict_dict(verdict)
         while len(resolutions) > _RESOLUTIONS_KEPT:
@@ -259,7 +260,8 @@ class OperatorDesk:
             return None
         return Verdict(result.verdict, self.engine.level, result.message,
                        result.reason or result.outcome, call_id, decision=kind.name,
-                       changed_files=list(result.changed_files))
+                       changed_files=list(result.changed_files),
+                       news=kind.news or result.news)
 
     # -- the Desk each decision kind carries itself out on (protocol.decisions.base.Desk) --
 
@@ -275,13 +277,13 @@ class OperatorDesk:
         task = self.state.task
         return task["task_id"] if task is not None else None
 
-    def skip_task(self) -> tuple[str | None, str | None]:
+    def skip_task(self) -> Skipped:
         task = self.state.task
-        following = (plans.advance(self.journal, "skipped") if plans.active(self.state)
-                     else None)
-        if task is not None and self.state.task is task:  # a plan's last step ends it itself
+        in_plan = plans.skip(self.journal)
+        if task is not None and self.state.task is task:  # a plan's step ends it itself
             self.journal.task_end("skipped")
-        return (task["task_id"] if task is not None else None), following
+        task_id = task["task_id"] if task is not None else None
+        return Skipped(task_id, *in_plan) if in_plan else Skipped(task_id, None, None)
 
     def start_plan(self, decision: Mapping[str, Any], why: str | None) -> str:
         return plans.start(self.journal, dict(decision), why)

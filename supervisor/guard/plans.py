@@ -103,6 +103,32 @@ def advance(journal: SessionJournal, status: str = "done") -> str | None:
     return _start_next(journal)
 
 
+def skip(journal: SessionJournal) -> tuple[str, str | None] | None:
+    """An operator's `skip` during a plan: the current step ends `skipped` and the next one
+    starts. Returns (the line for the operators, naming the step skipped and the step that
+    starts; the next step's instruction for the agent, or None when the plan is finished), or
+    None when there is no plan."""
+    plan = active(journal.state)
+    if plan is None:
+        return None
+    steps = plan["steps"]
+    task = journal.state.task
+    was = _current(steps)
+    following = advance(journal, "skipped")
+    if was is not None:
+        line = f"step {was + 1} of {len(steps)} skipped (task {steps[was]['task_id']})"
+    else:  # the open task is no step of the plan (or none is open)
+        line = f"task {task['task_id']} skipped" if task is not None else "no task was open"
+    now = _current(steps)
+    line += ("; the plan is finished" if now is None
+             else f"; step {now + 1} of {len(steps)} starts (task {steps[now]['task_id']})")
+    return line, following
+
+
+def _current(steps: list[dict[str, Any]]) -> int | None:
+    return next((i for i, s in enumerate(steps) if s["status"] == "current"), None)
+
+
 def instruction(steps: list[dict[str, Any]], index: int) -> str:
     """What the agent is told when step `index` (0-based) starts."""
     return (f"Step {index + 1} of {len(steps)}: {steps[index]['title']}\n{DONE_WORDS}")

@@ -36,6 +36,9 @@ class Verdict:
     decision: str | None = None
     cached_output: str | None = None
     changed_files: list[str] = field(default_factory=list)
+    news: bool = False
+    """An operator's words the agent must hear even between tool calls (`Result.news`, or a
+    kind that is always news): an agent CLI's start and stop hooks pass them on."""
 
     @property
     def proceed(self) -> bool:
@@ -74,6 +77,7 @@ def _merge(notes: list[Verdict], verdict: Verdict) -> Verdict:
         decision=strongest.decision or next((n.decision for n in notes if n.decision), None),
         cached_output=verdict.cached_output if strongest is verdict else None,
         changed_files=list(dict.fromkeys(f for n in [*notes, verdict] for f in n.changed_files)),
+        news=any(n.news for n in [*notes, verdict]),
     )
     out.message = "\n".join(dict.fromkeys(messages)) or None
     return out

@@ -42,7 +42,6 @@ from supervisor.hooks.step import (
 from supervisor.hooks.target import Target
 from supervisor.hooks.targets import load as load_target
 from supervisor.hooks.wording import note
-from supervisor.protocol.decisions import NEWS
 from supervisor.store import waits
 from supervisor.store.paths import (
     ensure_session_dir,
@@ -383,10 +382,11 @@ class _Call:
 
     def guidance(self) -> str | None:
         """What the operator told the agent that it has not seen yet (from `Guard.poll`):
-        the decision kinds with `news`: guidance, and a rollback (its files changed under it).
+        its `news`: guidance, a rollback (its files changed under it), a skip that started the
+        plan's next step (unsaid, the stop would end that step too).
         Other outcomes (a fallback at a deadline, a reset) are no reason to keep an agent
         working that is about to stop."""
-        texts = [n.message for n in self.guard.poll() if n.message and n.decision in NEWS]
+        texts = [n.message for n in self.guard.poll() if n.message and n.news]
         return "\n".join(dict.fromkeys(texts)) or None
 
 

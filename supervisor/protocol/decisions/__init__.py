@@ -21,6 +21,7 @@ from supervisor.protocol.decisions.base import (
     Ignored,
     Result,
     SessionView,
+    Skipped,
     not_an_option,
 )
 from supervisor.protocol.decisions.plan import plan_problem
@@ -28,13 +29,12 @@ from supervisor.protocol.decisions.registry import (
     ACTIONS,
     ESCALATION_OPTIONS,
     KINDS,
-    NEWS,
     SESSION_COMMANDS,
 )
 from supervisor.protocol.decisions.validate import common_problem, decision_problem, read_decision
 
 __all__ = [
-    "ACTIONS", "ESCALATION_OPTIONS", "KINDS", "NEWS", "SESSION_COMMANDS", "Context",
-    "DecisionKind", "Desk", "Ignored", "Result", "SessionView", "common_problem",
+    "ACTIONS", "ESCALATION_OPTIONS", "KINDS", "SESSION_COMMANDS", "Context",
+    "DecisionKind", "Desk", "Ignored", "Result", "SessionView", "Skipped", "common_problem",
     "decision_problem", "not_an_option", "plan_problem", "read_decision",
 ]

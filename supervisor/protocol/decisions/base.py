@@ -79,9 +79,8 @@ class Desk(Protocol):
         """The id of the task the agent works on, or None."""
         ...
 
-    def skip_task(self) -> tuple[str | None, str | None]:
-        """End the open task as `skipped` (a plan moves to its next step): (the task's id or
-        None, the next step's instruction or None)."""
+    def skip_task(self) -> Skipped:
+        """End the open task as `skipped` (a plan moves to its next step)."""
         ...
 
     def start_plan(self, decision: Mapping[str, Any], why: str | None) -> str:
@@ -143,13 +142,13 @@ class Context:
 class Result:
     """What carrying out a decision did: what the agent is told now and the operator reads."""
 
-    __slots__ = ("carried_out", "changed_files", "message", "outcome", "reason", "then",
+    __slots__ = ("carried_out", "changed_files", "message", "news", "outcome", "reason", "then",
                  "verdict")
 
     def __init__(self, verdict: str | None, message: str | None, outcome: str, *,
                  reason: str | None = None, carried_out: bool = True,
                  changed_files: tuple[str, ...] = (),
-                 then: Callable[[], None] | None = None) -> None:
+                 then: Callable[[], None] | None = None, news: bool = False) -> None:
         self.verdict = verdict
         """The verdict action for the agent (`allow`, `nudge`, `skip`, `block`, `stop`), or
         None: nothing is said to the agent now."""
@@ -164,6 +163,24 @@ class Result:
         self.changed_files = changed_files
         self.then = then
         """What happens after the decision is recorded (the session ends, the agent pauses)."""
+        self.news = news
+        """The message is news the agent must hear even between tool calls, whatever its kind
+        (`DecisionKind.news`): a skip that started the plan's next step."""
+
+
+class Skipped:
+    """What a skip ended and started (`Desk.skip_task`)."""
+
+    __slots__ = ("following", "line", "task_id")
+
+    def __init__(self, task_id: str | None, line: str | None, following: str | None) -> None:
+        self.task_id = task_id
+        """The task that ended `skipped`, or None when none was open."""
+        self.line = line
+        """During a plan, the operators' line naming the step skipped and the step that starts
+        (or that the plan is finished); None without a plan."""
+        self.following = following
+        """During a plan, the instruction of the step that starts (None: none starts)."""
 
 
 class Ignored:

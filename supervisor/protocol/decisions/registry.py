@@ -70,5 +70,3 @@ ESCALATION_OPTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
 SESSION_COMMANDS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
                                           if kind.command_key)
 """The commands the dashboard's session screens bind to a key (and list in the palette)."""
-NEWS: frozenset[str] = frozenset(name for name, kind in KINDS.items() if kind.news)
-"""The kinds whose words reach an agent between tool calls too (`DecisionKind.news`)."""
