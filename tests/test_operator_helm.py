@@ -2,6 +2,7 @@
 store errors said in one line, what a rollback throws away always current."""
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -660,10 +661,16 @@ def test_doctor_checks_every_installed_hook_and_install_warns(tmp_path: Path) ->
     project.mkdir()
     out = run_cli("doctor", "--project", str(project), **homes)
     assert out.returncode == 0, out.stdout + out.stderr
-    for name, path in (("claude-code", ".claude/settings.json"), ("codex", ".codex/hooks.json"),
-                       ("gemini", ".gemini/settings.json")):
-        assert f"{name}: {home / path}: PreToolUse: ok (supervisor " in out.stdout \
-            or f"{name}: {home / path}: BeforeTool: ok (supervisor " in out.stdout, out.stdout
+    lines = out.stdout.splitlines()
+    for name, path, event in (("claude-code", ".claude/settings.json", "PreToolUse"),
+                              ("codex", ".codex/hooks.json", "PreToolUse"),
+                              ("gemini", ".gemini/settings.json", "BeforeTool")):
+        # one line per agent: the events that work and what answered, not one per entry
+        mine = [line for line in lines if line.startswith(f"{name}: ")]
+        assert len(mine) == 1, out.stdout
+        assert mine[0].startswith(f"{name}: {home / path}: ok, ") and event in mine[0]
+        assert "hook(s) (" in mine[0] and "): supervisor " in mine[0]
+    assert re.fullmatch(r"checked \d+ hook\(s\) in \d+\.\d s", lines[-1]), lines[-1]
     assert "BROKEN" not in out.stdout
     # the environment the hooks name is gone (a deleted venv)
     settings = home / ".claude" / "settings.json"

@@ -6,9 +6,11 @@ move that environment and every tool call of the agent runs a hook that is not t
 goes on unsupervised, or stops on a hook error, without a word from us. So for each agent CLI
 (Claude Code, Codex, Gemini CLI), in the user's settings and in the project's (the current
 folder, or `--project DIR`), each of our entries is checked: its program resolves, and the
-interpreter behind it runs and imports the hook client (it answers with its version). An HTTP
-entry is checked by connecting to its server. Exit status 1 when any entry is broken, with what
-to do; 0 otherwise (also when nothing is installed, which is said).
+interpreter behind it runs and imports the hook client (it answers with its version; once per
+program, not once per entry). An HTTP entry is checked by connecting to its server. One line per
+settings file says which events work and what answered; a broken entry has a line of its own;
+the last line says how many entries were checked and how long it took. Exit status 1 when any
+entry is broken, with what to do; 0 otherwise (also when nothing is installed, which is said).
 """
 
 import argparse
@@ -30,10 +32,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import time
+
     from supervisor.hooks.targets import load, names
 
+    started = time.monotonic()
     project = Path(args.project or ".").expanduser().resolve()
     broken = found = 0
+    answers: dict[str, tuple[str | None, str]] = {}
     for name in names():
         target = load(name)
         spec = target.settings
@@ -45,16 +51,23 @@ def run(args: argparse.Namespace) -> int:
             if not entries:
                 print(f"{name}: {path}: no supervisor hooks")
                 continue
+            good: dict[str, None] = {}
+            checked: dict[str, None] = {}
             for event, hook in entries:
                 found += 1
-                problem, detail = check(hook)
+                problem, detail = check(hook, answers)
                 if problem:
                     broken += 1
                     print(f"{name}: {path}: {event}: BROKEN: {problem}")
                 else:
-                    print(f"{name}: {path}: {event}: ok ({detail})")
+                    good[event] = None
+                    checked[detail] = None
+            if good:  # one line per settings file: the events that work and what answered
+                print(f"{name}: {path}: ok, {len(good)} hook(s) ({', '.join(good)}): "
+                      + "; ".join(checked))
     if not found:
         print("no supervisor hooks installed (supervisor install TARGET adds them)")
+    print(f"checked {found} hook(s) in {time.monotonic() - started:.1f} s")
     if broken:
         print(f"{broken} broken hook(s): run `supervisor install TARGET` again from the "
               "environment the supervisor is installed in now (it rewrites the paths), or "
@@ -74,17 +87,31 @@ def _our_entries(spec: Any, path: Path) -> list[tuple[str, dict[str, Any]]] | No
         return None
 
 
-def check(hook: dict[str, Any]) -> tuple[str | None, str]:
-    """(what is wrong, None when nothing; what was checked)."""
+def check(hook: dict[str, Any],
+          answers: dict[str, tuple[str | None, str]] | None = None) -> tuple[str | None, str]:
+    """(what is wrong, None when nothing; what was checked). `answers`: the programs already
+    run in this check, by path: every entry of an install names the same program, and each
+    run starts an interpreter that imports the package (a second or more each), so one run
+    per program, not one per entry."""
     if hook.get("type") == "http":
         return _check_http(str(hook.get("url")))
-    from supervisor.hooks.installed import interpreter, unresolved
+    from supervisor.hooks.installed import unresolved
 
     problem, program = unresolved(hook.get("command"))
     if problem is not None:
         return problem, ""
     if not os.path.isabs(program):
         return None, f"{program} from PATH"  # not one of ours: written by hand
+    if answers is None:
+        return _answers(program)
+    if program not in answers:
+        answers[program] = _answers(program)
+    return answers[program]
+
+
+def _answers(program: str) -> tuple[str | None, str]:
+    """Whether the hook program at this absolute path runs and loads the hook client."""
+    from supervisor.hooks.installed import interpreter
     from supervisor.hooks.native import fallback_of
 
     via, fallback = program, fallback_of(program)
