@@ -277,9 +277,31 @@ PLANS: dict[str, list[tuple[str, str]]] = {
 }
 
 
+class WorkspaceError(ValueError):
+    """`--workdir` names a folder the demo cannot play in (its own calc.py is not there)."""
+
+
+def _is_demo_calc(path: Path) -> bool:
+    """Whether `path` holds the demo's calc.py (as written, or as an earlier run left it): the
+    agent edits and runs it, so it must be ours, never a project's file of the same name."""
+    try:
+        text = (path / "calc.py").read_text()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return ("def add(a, b):" in text and "def mul(a, b):" in text
+            and (path / "test_calc.py").is_file())
+
+
 def make_workspace(workdir: Path | None) -> Path:
-    """A git workspace with calc.py and its tests, committed (created if needed)."""
+    """A git workspace with calc.py and its tests, committed (created if needed).
+    `WorkspaceError` when `workdir` holds a calc.py that is not the demo's: the agent would
+    edit a project's file and run it as its tests."""
     path = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="supervisor-demo-"))
+    if path.is_dir() and (path / "calc.py").exists() and not _is_demo_calc(path):
+        raise WorkspaceError(
+            f"{path.absolute()} has a calc.py that is not the demo's (the demo edits and runs "
+            "its own calc.py and test_calc.py): name an empty folder with --workdir, or leave "
+            "it out for a new temporary one")
     path.mkdir(parents=True, exist_ok=True)
     if not (path / "calc.py").exists():
         (path / "calc.py").write_text(CALC)
@@ -294,12 +316,10 @@ def make_workspace(workdir: Path | None) -> Path:
     return path
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, workdir: Path) -> int:
     from supervisor.guard import GuardSettings, Session
     from supervisor.guard.sdk import SessionStopped
     from supervisor.guard.signals import Terminated
-
-    workdir = make_workspace(Path(args.workdir) if args.workdir else None)
 
     def say(text: str) -> None:
         print(f"[{session.session_id if session else args.session}] {text}", flush=True)
@@ -371,10 +391,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.session is not None:
             validate_session_id(args.session)
-    except ValueError as exc:
+        workdir = make_workspace(Path(args.workdir) if args.workdir else None)
+    except ValueError as exc:  # WorkspaceError included: one line, no traceback
         print(f"demo agent: error: {exc}", file=sys.stderr)
         return 2
-    return run(args)
+    return run(args, workdir)
 
 
 def _short(args: dict[str, Any]) -> str:
