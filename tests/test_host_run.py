@@ -138,3 +138,24 @@ def test_store_must_be_a_local_root(runs: Runs) -> None:
     done = sup("run", "--store", f"file://{runs.root}", "--name", "f1", "--cmd", "echo via-file")
     assert done.returncode == 0, done.stderr
     wait_for(lambda: "via-file" in runs.ok("screen", "f1"), what="the run in that root")
+
+
+def test_a_command_that_records_nothing_is_a_session_from_its_start(runs: Runs) -> None:
+    """`--cmd` without the SDK (a shell): the run itself is the session, running, then ended
+    with the command's exit status."""
+    runs.ok("run", "--name", "r1", "--cmd", "bash --norc")
+    wait_for(lambda: runs.status("r1") == "running", what="r1 running")
+    start = runs.events("r1")[0]
+    assert start["type"] == "session_start" and start["agent"] == "cmd"
+    assert start["pid"] == runs.record("r1")["pid"]  # the pane: dead once it is gone
+    runs.ok("send", "r1", "exit 3")
+    wait_for(lambda: runs.status("r1") == "failed", what="r1 ended")
+    (end,) = [e for e in runs.events("r1") if e["type"] == "session_end"]
+    assert end["reason"] == "the command exited with status 3"
+    runs.ok("run", "--name", "r2", "--cmd", "true")
+    wait_for(lambda: runs.status("r2") == "completed", what="r2 completed")
+    runs.ok("run", "--name", "r3", "--cmd", "sleep 600")
+    wait_for(lambda: runs.status("r3") == "running", what="r3 running")
+    assert runs.ok("stop", "r3").strip() == "stopped r3"
+    (end,) = [e for e in runs.events("r3") if e["type"] == "session_end"]
+    assert end["status"] == "terminated"

@@ -91,6 +91,8 @@ def start_run(request: RunRequest) -> records.RunRecord:
         write_private(spec, json.dumps({
             "session": session, "argv": command, "env": env, "cwd": str(cwd),
             "cleanup": [str(private)],
+            # a command may record nothing itself: the pane records the run (host.pane)
+            "own_session": str(root) if target is None else None,
         }).encode())
         record = records.RunRecord(
             session=session, agent=label, command=command, cwd=str(cwd),
