@@ -240,7 +240,10 @@ class _Call:
                 memory.transcript = path
                 memory.offset = 0 if new_session and not resumed else _size(path)
                 memory.mark = None
-            elif memory.mark is not None and transcript.mark(path, memory.offset) != memory.mark:
+            elif (self.target.reads_usage and memory.mark is not None
+                  and transcript.mark(path, memory.offset) != memory.mark):
+                # Only where usage is read (counted twice otherwise): Factory Droid rewrites
+                # the end of its session file as it goes, which is no new transcript.
                 memory.offset = _size(path)  # shortened or rewritten: nothing of it twice
                 self.usage_warning(memory, "the agent's transcript was shortened or rewritten "
                                    "under the supervisor; what it held before is not counted "
