@@ -35,6 +35,7 @@ EXPECTED = {
     "notification": ("e1: retrying via ntfys://… (attempt 1): HTTP 503",
                      "e1: sent via ntfys://… (attempt 2)"),
     "memory": "warned [toolu_9] Failure memory: this same call failed once",
+    "disobeyed": "[toolu_12] ran although refused (block)",
     "session_end": "session_end      completed",
     "decision": ("alice: guidance e1 [d-7f3a] text 'Stop editing",
                  "alice: split e1 [d-9a21] tasks 'Make parse_date accept 2024-02-29' | 'Run"),
