@@ -351,7 +351,7 @@ class Engine:
     def _observe(self, event: dict[str, Any], now: float) -> list[Finding]:
         st = self.st
         kind = event.get("type")
-        user = kind == "message" and event.get("role") == "user"
+        user = kind == "message" and _prompted(event)
         self._touch(now, waited=user)
         if kind == "tool_result":
             st.waiting = None  # a tool ran: whatever held the agent is over
@@ -407,7 +407,8 @@ class Engine:
         st = self.st
         role = event.get("role")
         if role == "user":  # a person's prompt: a new task (see `user_turn`)
-            self.user_turn()
+            if _prompted(event):
+                self.user_turn()
             return []
         if role != "assistant":
             return []
@@ -830,3 +831,11 @@ def _int(value: Any) -> int:
         return max(0, int(value))
     except (ValueError, OverflowError):
         return 0
+
+
+def _prompted(event: dict[str, Any]) -> bool:
+    """Whether a user message is a person's prompt: it says something. Qwen Code sends an empty
+    prompt between the turns of one answer (its tool results going back to the model); that is
+    no new task, or a loop would restart its count at every call."""
+    text = event.get("text")
+    return event.get("role") == "user" and isinstance(text, str) and bool(text.strip())

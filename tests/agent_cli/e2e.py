@@ -83,6 +83,7 @@ operator answers, so the held call is skipped after two seconds."""
 def usage_is_recorded_and_the_budget_holds(
     agent: AgentRunner[Any], calls: list[ToolCall], reads: int = 500, writes: int = 40,
     last_may_race: bool = False,
+    holds_in_time: bool = True,
 ) -> list[dict[str, Any]]:
     """The scenario every target with a usage record shares: each scripted answer reports
     1,000 input and 100 output tokens, `reads` read from the cache and `writes` written to it
@@ -90,7 +91,10 @@ def usage_is_recorded_and_the_budget_holds(
     the store recorded are what the model server sent, and the call made once 3,000 tokens are
     spent (the third) is held for the operator (`TOKEN_BUDGET`) before it runs. Returns the
     session's events. `last_may_race`: the agent may write its last answer (no call after it)
-    to its record only after its Stop hook ran, so that one answer may be missing."""
+    to its record only after its Stop hook ran, so that one answer may be missing.
+    `holds_in_time` False: the agent may write an answer's usage only after the call it asked
+    for was judged (Qwen Code at times), so the budget may hold a call late; only the counts
+    are checked then."""
     agent.sandbox.write_policy(TOKEN_BUDGET)
     agent.install_hooks("--timeout", "90")
     turns = [turn(call).spending(1000, 100, reads, writes) for call in calls[:3]]
@@ -109,6 +113,8 @@ def usage_is_recorded_and_the_budget_holds(
     assert sum(u.get("cache_read_tokens") or 0 for u in usages) == reads * served, usages
     assert sum(u.get("cache_write_tokens") or 0 for u in usages) == writes * served, usages
     calls_made = of_type(events, "tool_call")
+    if not holds_in_time:
+        return events
     (escalation,) = of_type(events, "escalation")
     assert escalation["kind"] == "limit" and "tokens" in escalation["reason"], escalation
     assert escalation["call_id"] == calls_made[2]["call_id"]  # the third call, before it ran

@@ -44,5 +44,8 @@ def test_gemini_cli(gemini: Gemini) -> None:
 def test_qwen_code(qwen: QwenCode) -> None:
     calls = [ToolCall("run_shell_command", {"command": f"ls dir{i}", "description": "list"})
              for i in range(3)]
-    events = usage_is_recorded_and_the_budget_holds(qwen, calls, writes=0, last_may_race=True)
+    # Qwen Code writes an answer's usage to its chat file at times only after the call's hooks
+    # ran: the counts are exact, but a budget may hold one call late (docs/qwen-code.md).
+    events = usage_is_recorded_and_the_budget_holds(qwen, calls, writes=0, last_may_race=True,
+                                                    holds_in_time=False)
     assert {u["model"] for u in of_type(events, "usage")} == {"fake-model"}
