@@ -51,6 +51,7 @@ def test_a_run_works_in_its_own_worktree_and_merges_back(runs: Runs, repo: Path)
     tree = repo.parent / "proj.worktrees" / "w1"
     assert f"worktree {tree} on branch run/w1" in out
     finished(runs, "w1")
+    assert runs.server.has_session("w1")  # the exited agent's pane is kept, to be read
     assert f"{tree}/sub" in runs.ok("screen", "w1")  # started where the caller stood
     assert (tree / "sub" / "new.py").exists() and not (repo / "sub" / "new.py").exists()
     assert git(repo, "status", "--porcelain") == ""  # the checkout was never written
@@ -65,6 +66,7 @@ def test_a_run_works_in_its_own_worktree_and_merges_back(runs: Runs, repo: Path)
     assert (repo / "README.md").read_text() == "hello\nmore\n"
     assert branches(repo) == ["main"] and not tree.exists()
     assert runs.host_files() == []
+    assert not runs.server.has_session("w1")  # nothing left for `stop` to clean
 
 
 def test_discard_throws_the_work_away_and_a_named_branch_is_used(runs: Runs,
@@ -74,6 +76,7 @@ def test_discard_throws_the_work_away_and_a_named_branch_is_used(runs: Runs,
     assert runs.ok("worktree", "diff", "w0").strip() == (
         "no changes: the worktree of w0 (run/w0) is as it was made")
     runs.ok("worktree", "discard", "w0")
+    assert not runs.server.has_session("w0")
     runs.ok("run", "--name", "w2", "--worktree=try/one", "--cmd", WRITE, cwd=repo)
     finished(runs, "w2")
     assert "try/one" in branches(repo)

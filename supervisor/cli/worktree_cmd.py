@@ -10,11 +10,15 @@ from supervisor.cli.run_cmd import add_where, host_root
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("list", "diff", "merge", "discard"))
     parser.add_argument("session", nargs="?", metavar="SESSION")
+    parser.add_argument("--operator", help="your name in the session, if its end is recorded "
+                        "here (default: login name)")
     add_where(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from supervisor.guard.operator import default_operator
     from supervisor.host import HostError, records, worktree
+    from supervisor.host.control import finish
     from supervisor.safetext import clean
 
     root = host_root(args)
@@ -44,15 +48,7 @@ def run(args: argparse.Namespace) -> int:
                 return 0
             print(clean(patch), end="")
             return 0
-        if record.alive():
-            raise CliError(f"{args.session} is still running: supervisor stop {args.session} "
-                           "first")
-        if args.action == "merge":
-            print(worktree.merge(tree, args.session))
-        else:
-            worktree.remove(tree)
-            print(f"discarded {clean(tree.branch)} and its worktree {clean(tree.path)}")
-        records.remove(root, args.session)
+        print(finish(root, args.session, args.action, args.operator or default_operator()))
     except (HostError, ValueError) as exc:
         raise CliError(str(exc)) from exc
     return 0

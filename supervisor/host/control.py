@@ -1,5 +1,6 @@
 """What an operator does to a run's agent, from the command line or the dashboard: read its
-screen, type a line to it, attach to its pane, stop it.
+screen, type a line to it, attach to its pane, stop it, and finish its worktree (merge or
+discard).
 
 Each takes the store root and a session id, and refuses a session `supervisor run` did not
 start (`records.load`). What is typed is recorded in the session as a `message` from the user
@@ -99,6 +100,33 @@ def stop(root: Path, session: str, operator: str) -> str:
         tail = (f"; its worktree {clean(record.worktree.path)} stays: supervisor worktree "
                 f"merge|discard {session}")
     return f"{'stopped' if was_alive else 'cleaned up'} {session}{tail}"
+
+
+def finish(root: Path, session: str, how: str, operator: str) -> str:
+    """Merge (`how="merge"`) or discard the worktree of a run whose agent is over, then forget
+    the run: its tmux session (a pane kept after the agent exited) is killed and its record
+    removed, so nothing of it is left for `stop` to clean. Refused while the agent runs; a
+    refused merge (a conflict) changes nothing and keeps the run. Returns what was done."""
+    from supervisor.host import worktree
+
+    if how not in ("merge", "discard"):
+        raise ValueError(f"finish a worktree with merge or discard, not {how!r}")
+    record = records.load(root, session)
+    tree = record.worktree
+    if tree is None:
+        raise HostError(f"{session} runs in no worktree of its own")
+    if record.alive():
+        raise HostError(f"{session} is still running: supervisor stop {session} first")
+    if how == "merge":
+        done = worktree.merge(tree, session)
+    else:
+        worktree.remove(tree)
+        done = f"discarded {clean(tree.branch)} and its worktree {clean(tree.path)}"
+    server_of(record).kill_session(record.tmux_session)
+    _end_session(root, session, operator)
+    shutil.rmtree(records.private_dir(root, session), ignore_errors=True)
+    records.remove(root, session)
+    return done
 
 
 def _wait_gone(record: records.RunRecord, seconds: float) -> None:
