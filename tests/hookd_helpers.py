@@ -27,9 +27,18 @@ def settled(log: Path) -> bool:
     return done >= asked
 
 
+def _files(base: Path, pattern: str) -> list[Path]:
+    """The files under `base` matching `pattern`, walking past directories that vanish meanwhile
+    (git's `incoming-*` quarantine of a checkpoint store comes and goes as the test runs)."""
+    found: list[Path] = []
+    for folder, _dirs, names in os.walk(base):  # os.walk skips a folder gone before its listing
+        found += [Path(folder, n) for n in names if Path(folder, n).match(pattern)]
+    return found
+
+
 def server_pids(base: Path) -> list[int]:
     pids = []
-    for pid_file in base.rglob("hook-*.sock.pid"):
+    for pid_file in _files(base, "hook-*.sock.pid"):
         try:
             pids.append(int(pid_file.read_text()))
         except (OSError, ValueError):
@@ -39,7 +48,7 @@ def server_pids(base: Path) -> list[int]:
 
 def stop_servers(base: Path, timeout: float = 10.0) -> None:
     """Wait for pending starts to settle, then SIGKILL every server under `base`."""
-    logs = list(base.rglob("run/hookd.log"))
+    logs = _files(base, "run/hookd.log")
     if not logs:
         return
     deadline = time.monotonic() + timeout

@@ -115,6 +115,35 @@ def served(tmp_path: Path):
     stop_servers(root)
 
 
+def test_the_port_answers_once_the_socket_exists(tmp_path: Path) -> None:
+    """A client that starts the server waits for its socket, then lets the agent's HTTP hooks
+    go (`client._start_server`): by then the port must answer, or the agent's first calls would
+    pass unsupervised while the server is still coming up."""
+    import socket
+
+    assert _install(tmp_path, "--transport", "http").returncode == 0
+    root = tmp_path / "store"
+    config = load_config(root)
+    assert config is not None
+    socket_path = root / "run" / "hook-order.sock"
+    socket_path.parent.mkdir(mode=0o700, parents=True)
+    with (root / "run" / "hookd.log").open("ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "supervisor.hooks.server", "--root", str(root), "--socket",
+             str(socket_path)], env=cli_env(SUPERVISOR_HOME=str(root)), stdout=log, stderr=log)
+    try:
+        end = time.monotonic() + 30
+        while not socket_path.exists():
+            assert time.monotonic() < end and proc.poll() is None, _log(root)
+            time.sleep(0.001)
+        with socket.create_connection(("127.0.0.1", config.port), timeout=5):
+            pass  # refused (ConnectionRefusedError) when the port came up after the socket
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        stop_servers(root)
+
+
 def _log(root: Path) -> str:
     log = root / "run" / "hookd.log"
     return log.read_text() if log.exists() else ""

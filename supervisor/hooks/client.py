@@ -30,7 +30,7 @@ server answers a second before it at the latest): a wedged server gets the fail-
 nothing, in time."""
 HTTP_CONFIG = "hooks-http.json"
 """The root's HTTP hook configuration (`supervisor.hooks.http_transport.CONFIG_FILE`)."""
-HTTP_START_WAIT_S = 3.0
+HTTP_START_WAIT_S = 10.0
 """With HTTP hooks configured, a client that starts the server waits this long for it."""
 READ_LIMIT_BYTES = 16 * 1024 * 1024
 """At most this much of stdin is kept (`supervisor.hooks.server.READ_LIMIT_BYTES`: a payload

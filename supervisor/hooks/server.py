@@ -84,15 +84,22 @@ class HookServer:
                 return 0
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # stale: its server died without cleaning up
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            os.chdir(run)  # bind by a relative name: AF_UNIX paths are limited to ~100 bytes
-            listener.bind(self.path.name)
-            os.chmod(self.path, 0o600)
-            listener.listen(64)
-            listener.settimeout(POLL_S)
+            # HTTP first: a client that started this server waits for the socket to appear and
+            # then lets the agent's HTTP hooks go, which must find the port already answering
+            self._http = self._serve_http()
+            try:
+                listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                os.chdir(run)  # bind by a relative name: AF_UNIX paths are limited to ~100 bytes
+                listener.bind(self.path.name)
+                os.chmod(self.path, 0o600)
+                listener.listen(64)
+                listener.settimeout(POLL_S)
+            except BaseException:
+                if self._http is not None:
+                    self._http.close()
+                raise
             _write_private(Path(f"{self.path}.pid"), f"{os.getpid()}\n")
             _log(f"serving on {self.path} (pid {os.getpid()}, idle exit {self.idle_s:g}s)")
-            self._http = self._serve_http()
             from supervisor.guard.prices import warm
 
             # the price table takes seconds to load: not in the first call that records usage
