@@ -14,6 +14,12 @@ would ask (`warning_for`); after its result, what it teaches is learned.
 - **cost**: the calls the warned failures were, and the tokens of the model turns that made them
   in the original runs (the usage recorded just before each call).
 
+The rules of what is told (`Entry.worth_telling`: a failure the same call got past is told only
+once it recurred in two sessions; one warning per entry and session) were chosen on the
+interactive corpus; the **held-out** figures replay the autonomous SWE-bench runs of the
+labelled corpus (`shared/corpus-labelled/mini-swe-agent`: one project per repository, named by
+the instance, `django__django-11815` -> `django/django`), which played no part in choosing them.
+
 The data: the interactive corpus (`benchmarks/corpus-interactive/`: labels with each session's
 `project`; the run files in the folder its README names, found beside the checkout or named in
 `$SUPERVISOR_MEMORY_CORPUS`, folders separated by the path separator), and the raw Claude Code
@@ -23,6 +29,7 @@ working directory). Files the importers cannot read are left out and counted.
 
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,6 +44,8 @@ from supervisor.engine.failures import is_test_report
 
 EXPIRE_S = 30 * 86400.0
 SOURCES = ("claude-code", "codex")
+HELD_OUT_SOURCES = ("mini-swe-agent",)
+_INSTANCE = re.compile(r"^([A-Za-z0-9_.-]+?)__([A-Za-z0-9_.-]+)-\d+$")
 
 
 @dataclass(slots=True)
@@ -72,8 +81,26 @@ def corpus_folders() -> list[Path]:
     return found
 
 
-def sessions_by_project(folders: list[Path]) -> tuple[dict[str, list[tuple[str, list[dict]]]],
-                                                      int]:
+def held_out_folders() -> list[Path]:
+    """The labelled autonomous corpus (`$SUPERVISOR_MEMORY_HELD_OUT`, else beside the
+    checkout)."""
+    env = os.environ.get("SUPERVISOR_MEMORY_HELD_OUT")
+    if env is not None:
+        return [Path(p) for p in env.split(os.pathsep) if p and Path(p).is_dir()]
+    for up in (REPO.parent, REPO.parent.parent):
+        if (up / "shared" / "corpus-labelled").is_dir():
+            return [up / "shared" / "corpus-labelled"]
+    return []
+
+
+def _instance_project(name: str) -> str | None:
+    """The repository of a SWE-bench instance's run (`...django__django-11815`)."""
+    match = _INSTANCE.search(name)
+    return f"{match.group(1)}/{match.group(2)}" if match else None
+
+
+def sessions_by_project(folders: list[Path], sources: tuple[str, ...] = SOURCES
+                        ) -> tuple[dict[str, list[tuple[str, list[dict]]]], int]:
     """project -> [(session name, events)], and how many files could not be read."""
     from supervisor.importers import load_runs
     from supervisor.importers.base import FormatError
@@ -82,7 +109,7 @@ def sessions_by_project(folders: list[Path]) -> tuple[dict[str, list[tuple[str, 
     unreadable = 0
     for folder in folders:
         labels = _labels(folder / "labels.jsonl")
-        for source in SOURCES:
+        for source in sources:
             if not (folder / source).is_dir():
                 continue
             for path in sorted((folder / source).glob("*.json*")):
@@ -93,7 +120,8 @@ def sessions_by_project(folders: list[Path]) -> tuple[dict[str, list[tuple[str, 
                     continue
                 for run in runs:
                     label = labels.get(f"{source}/{path.stem}")
-                    project = label.get("project") if label else _cwd(run.events)
+                    project = (label.get("project") if label and label.get("project")
+                               else _instance_project(run.name) or _cwd(run.events))
                     if project:
                         projects[str(project)].append((f"{source}/{run.name}", run.events))
     return projects, unreadable
@@ -144,9 +172,11 @@ def replay_project(sessions: list[tuple[str, list[dict]]], policy: Policy) -> Ta
                 continue
             tally.calls += 1
             call_tokens[(name, cid)] = turn_tokens[name]
+            learner = learners[name]
             entry = index.warning_for(step["signature"], "", name, ts, EXPIRE_S,
-                                      learners[name].done)
+                                      learner.done, learner.quiet)
             if entry is not None:
+                learner.told(entry.id)
                 warned[(name, cid)] = entry.id
                 tally.warnings += 1
             continue
@@ -184,9 +214,10 @@ def _why_missed(step: Any) -> str:
     return "succeeded in between, or expired"
 
 
-def run(scale: float = 1.0) -> list[Figure]:
-    folders = corpus_folders()
-    projects, unreadable = sessions_by_project(folders)
+def replay_all(projects: dict[str, list[tuple[str, list[dict]]]], scale: float
+               ) -> tuple[Tally, int]:
+    """Every project with two sessions or more (`scale` < 1: the two smallest), and how many
+    projects that was."""
     policy = Policy.profile("default")
     total = Tally()
     shared = {p: s for p, s in projects.items() if len(s) > 1}
@@ -194,9 +225,17 @@ def run(scale: float = 1.0) -> list[Figure]:
         shared = dict(sorted(shared.items(), key=lambda kv: sum(len(e) for _, e in kv[1]))[:2])
     for sessions in shared.values():
         total.add(replay_project(sessions, policy))
-    note = (f"{total.sessions} sessions of {len(shared)} projects with 2 or more sessions, "
+    return total, len(shared)
+
+
+def run(scale: float = 1.0) -> list[Figure]:
+    projects, unreadable = sessions_by_project(corpus_folders())
+    total, n_shared = replay_all(projects, scale)
+    held, n_held = replay_all(sessions_by_project(held_out_folders(), HELD_OUT_SOURCES)[0],
+                              scale)
+    note = (f"{total.sessions} sessions of {n_shared} projects with 2 or more sessions, "
             f"{total.calls} calls; {unreadable} files unreadable")
-    if not shared:
+    if not n_shared:
         note = "no corpus with several sessions of one project found (see the module docstring)"
     missed = "; ".join(f"{n} {why}" for why, n in sorted(total.missed.items(),
                                                            key=lambda kv: -kv[1]))
@@ -215,6 +254,13 @@ def run(scale: float = 1.0) -> list[Figure]:
         Figure("tokens of the turns that made the warned failures (original runs)",
                total.warned_tokens, "tokens",
                note=f"{total.warned_repeated} calls; input + output of the turn before each"),
+        Figure("held out: repeated failures warned", held.warned_repeated, "calls",
+               baseline=held.repeated or None,
+               note=f"{held.sessions} autonomous sessions of {n_held} repositories, "
+                    f"{held.calls} calls"),
+        Figure("held out: warnings before a call that then succeeded, per warning",
+               (held.noise / held.warnings) if held.warnings else 0.0, "",
+               note=f"{held.noise} of {held.warnings} warnings; not a target (see README)"),
     ]
 
 

@@ -425,6 +425,45 @@ def test_the_fix_that_worked_is_told_and_a_session_that_made_it_is_not_warned(ro
     passes = ("Bash", {"command": "npm run e2e"}, "12 passing", True)
     session(root, "s1", repo, clock, [tests, start_db, passes])
     assert session(root, "s2", repo, clock, [start_db, passes])[1].action == "allow"
-    told = session(root, "s3", repo, clock, [tests])[0].message or ""
-    assert ("What worked then: after Bash “docker compose up -d db” (session s1 #" in told
+    # one session got past it: whether the fix lasts is not known yet, nothing is told
+    assert [v.action for v in session(root, "s3", repo, clock, [tests, start_db, passes])] \
+        == ["allow", "allow", "allow"]
+    # it came back in a second session: a pitfall of every session's start, told with its fix
+    told = session(root, "s4", repo, clock, [tests])[0].message or ""
+    assert ("What worked then: after Bash “docker compose up -d db” (session s3 #" in told
             and "), the same call succeeded." in told)
+    assert "failed 2 times in 2 earlier sessions" in told
+
+
+def test_a_failure_the_same_call_got_past_is_told_only_once_it_recurs(root, repo):
+    """`bun install` in one session leaves the dependencies installed for the next: the
+    failure that the same call got past there is not told until it fails in a second
+    session. A call that got past its error only later in the session (beyond the fix
+    window) counts the same."""
+    clock = Clock()
+    turbo = ("Bash", {"command": "bun run lint"},
+             "Volta error: Could not locate executable `turbo` in your project.", False)
+    install = ("Bash", {"command": "bun install"}, "Done", True)
+    lint_ok = ("Bash", {"command": "bun run lint"}, "Checked 40 files", True)
+    session(root, "s1", repo, clock, [turbo, install, lint_ok])
+    assert session(root, "s2", repo, clock, [turbo])[0].action == "allow"
+    assert session(root, "s3", repo, clock, [turbo])[0].action == "nudge"  # it recurs
+    # a generated file that one session's own build made: past the window of 6 steps
+    gen = ("Read", {"file_path": str(repo / "gen.py")},
+           "<tool_use_error>File does not exist.</tool_use_error>", False)
+    build = ("Bash", {"command": "make gen"}, "built", True)
+    reads = [("Read", {"file_path": str(repo / f"f{n}.py")}, "x", True) for n in range(8)]
+    session(root, "s4", repo, clock, [gen, *reads, build, ("Read", gen[1], "x = 1", True)])
+    index = project_index(root, "git:github.com/Acme/widget")[1]
+    entry = next(e for e in index.entries.values() if e.tool == "Read")
+    assert entry.retried and not entry.fixes  # no fix within the window, yet it got past
+    assert session(root, "s5", repo, clock, [gen])[0].action == "allow"
+
+
+def test_a_session_is_warned_once_about_an_entry(root, repo):
+    clock = Clock()
+    session(root, "s1", repo, clock, [FAIL])
+    ran = session(root, "s2", repo, clock, [FAIL, FIX, FAIL])
+    assert [v.action for v in ran] == ["nudge", "allow", "allow"]
+    told = [e for e in events(root, "s2") if e["type"] == "memory" and e["kind"] == "warned"]
+    assert len(told) == 1

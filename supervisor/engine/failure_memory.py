@@ -8,8 +8,9 @@ Pure (no I/O, no clock: times are the events' own). Three parts, each used the s
   is not a test runner's report of the bug under repair, nor a time-out: those change by
   themselves), a `fix` when, within `FIX_WINDOW` steps, the same call succeeded (`retry`: what
   succeeded just before it is what changed) or another call of the same tool on the same file
-  did (`instead`), and an `ok` when a remembered call succeeded in a session where it had not
-  failed (the pitfall is gone, until it fails again).
+  did (`instead`), a `passed` when the same call succeeded later in the session (after the
+  window: the failure depended on a state that changed), and an `ok` when a remembered call
+  succeeded in a session where it had not failed (the pitfall is gone, until it fails again).
 - `MemoryIndex` folds records, in the order written, into **entries**: one per failure class,
   keyed by the engine's own call signature and error identity (`entry_id`), with how often,
   when, in which sessions (`#seq` evidence), the last fixes; and an index by signature, so the
@@ -40,6 +41,9 @@ from supervisor.safetext import clean, quote
 
 FIX_WINDOW = 6
 """Steps after a failure within which a success counts as its fix."""
+RECUR_SESSIONS = 2
+"""Earlier sessions a failure must have happened in before it is told, when the same call
+succeeded after it (see `Entry.worth_telling`)."""
 OPEN_KEPT = 8
 EXCERPT_CHARS = 160
 """Characters of a call or an error line kept in a record (after redaction)."""
@@ -97,12 +101,26 @@ class Learner:
         self.state.setdefault("last_ok", None)
         self.state.setdefault("seen", [])
         self.state.setdefault("done", [])
+        self.state.setdefault("told", [])
+        self.state.setdefault("failing", {})
 
     @property
     def done(self) -> frozenset[str]:
         """Signatures of the calls that succeeded in this session (the last 64): a pitfall
         whose fix this session already made is not told again (`MemoryIndex.warning_for`)."""
         return frozenset(self.state["done"])
+
+    @property
+    def quiet(self) -> frozenset[str]:
+        """Entries not to warn about again in this session: those it was already told of,
+        and those that failed in it (repeats within a session are the live engine's
+        business)."""
+        return frozenset(self.state["told"]) | frozenset(self.state["seen"])
+
+    def told(self, eid: str) -> None:
+        """Remember that this session was warned about `eid` (once is enough)."""
+        if eid not in self.state["told"]:
+            self.state["told"] = [*self.state["told"], eid][-64:]
 
     def learn(self, step: StepRecord, index: MemoryIndex, *, files: str = "",
               ts: float = 0.0) -> list[dict[str, Any]]:
@@ -122,11 +140,22 @@ class Learner:
                            "path": step["path"], "index": step["index"]})
             if eid not in self.state["seen"]:
                 self.state["seen"] = [*self.state["seen"], eid][-64:]
+            failing: dict[str, str] = self.state["failing"]
+            failing.pop(eid, None)
+            failing[eid] = step["signature"]
+            while len(failing) > OPEN_KEPT:
+                del failing[next(iter(failing))]
             return [{**base, "k": "fail", "id": eid, "sig": step["signature"],
                      "tool": step["tool"], "error": step["error"],
                      "error_id": _excerpt(step["error_id"]),
                      "call": call_text(step["args"]), "files": files}]
         records = self._fixes(step, base)
+        retried = {r["id"] for r in records if r.get("how") == "retry"}
+        failing = self.state["failing"]
+        for eid in [e for e, sig in failing.items() if sig == step["signature"]]:
+            del failing[eid]
+            if eid not in retried:  # past the fix window: it got past its error all the same
+                records.append({**base, "k": "passed", "id": eid})
         for eid in index.by_sig.get(step["signature"], ()):
             entry = index.entries.get(eid)
             if (entry is not None and eid not in self.state["seen"] and entry.active
@@ -186,6 +215,9 @@ class Entry:
     last_ts: float = 0.0
     ok_ts: float = 0.0
     """When the same call last succeeded in a session where it had not failed."""
+    retry_ts: float = 0.0
+    """When the same call last succeeded in a session after failing there this way (a `retry`
+    fix, or `passed`)."""
     sessions: dict[str, list[int]] = field(default_factory=dict)
     """Session -> the `#seq` of its failures (the last few of the last few sessions)."""
     fixes: list[dict[str, Any]] = field(default_factory=list)
@@ -195,11 +227,33 @@ class Entry:
         """Failed since it last succeeded."""
         return self.last_ts >= self.ok_ts
 
+    @property
+    def retried(self) -> bool:
+        """The same call succeeded after its last failure: the failure depended on a state
+        (installed dependencies, a running service, a file's content) that changed, and that
+        may or may not be as it was in the next session."""
+        return self.retry_ts > 0.0 and self.retry_ts >= self.last_ts
+
+    def worth_telling(self, session: str) -> bool:
+        """Whether a session is told of this entry at all: it is active and failed in another
+        session; and, when the same call succeeded after it (`retried`), it failed in at
+        least `RECUR_SESSIONS` other sessions. A failure that the same call got past is
+        told only once it has proved to come back (a database that is down at every
+        session's start), not after one session whose fix lasted (`bun install` leaves the
+        dependencies installed for the next session): a call that never got past its error
+        (a command not on the PATH, a file that does not exist) is told from the first
+        time."""
+        if not self.active:
+            return False
+        others = sum(1 for s in self.sessions if s != session)
+        return others >= (RECUR_SESSIONS if self.retried else 1)
+
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "tool": self.tool, "error": self.error,
                 "error_id": self.error_id, "call": self.call, "count": self.count,
                 "first_ts": self.first_ts, "last_ts": self.last_ts, "ok_ts": self.ok_ts,
-                "active": self.active, "sessions": self.sessions, "fixes": self.fixes}
+                "retry_ts": self.retry_ts, "active": self.active, "retried": self.retried,
+                "sessions": self.sessions, "fixes": self.fixes}
 
 
 class MemoryIndex:
@@ -256,6 +310,10 @@ class MemoryIndex:
         if kind == "fix":
             fix = {k: r.get(k) for k in ("how", "tool", "call", "sig", "session", "at")}
             entry.fixes = [*[f for f in entry.fixes if f != fix][-(FIXES_KEPT - 1):], fix]
+            if fix["how"] == "retry":
+                entry.retry_ts = max(entry.retry_ts, ts)
+        elif kind == "passed":
+            entry.retry_ts = max(entry.retry_ts, ts)
         elif kind == "ok":
             entry.ok_ts = max(entry.ok_ts, ts)
 
@@ -279,12 +337,14 @@ class MemoryIndex:
         return sorted(out, key=lambda e: e.last_ts, reverse=True)
 
     def warning_for(self, signature: str, files: str, session: str, now: float,
-                    expire_s: float, done: frozenset[str] = frozenset()) -> Entry | None:
-        """The entry to warn about before a call with `signature` in `session`: one that
-        failed in an earlier session, has not expired, has not succeeded since, (when it
-        was learned with the state of the files the call read or wrote) finds them as they
-        were, and whose fix is not among the calls `done` (succeeded) in this session. None
-        when there is nothing to say, or memory is off."""
+                    expire_s: float, done: frozenset[str] = frozenset(),
+                    quiet: frozenset[str] = frozenset()) -> Entry | None:
+        """The entry to warn about before a call with `signature` in `session`: one worth
+        telling (`Entry.worth_telling`), not expired, not among the entries this session
+        is `quiet` about (`Learner.quiet`), that (when it was learned with the state of the
+        files the call read or wrote) finds them as they were, and whose fix is not among
+        the calls `done` (succeeded) in this session. None when there is nothing to say, or
+        memory is off."""
         if not self.enabled:
             return None
         best = None
@@ -292,9 +352,7 @@ class MemoryIndex:
             e = self.entries[eid]
             if expire_s and now - e.last_ts > expire_s:
                 continue
-            if not e.active or (e.files and e.files != files):
-                continue
-            if not any(s != session for s in e.sessions):
+            if eid in quiet or not e.worth_telling(session) or (e.files and e.files != files):
                 continue
             if e.fixes and e.fixes[-1].get("sig") and e.fixes[-1]["sig"] in done:
                 continue  # this session already did what fixed it
@@ -303,13 +361,13 @@ class MemoryIndex:
         return best
 
     def pitfalls(self, session: str, now: float, expire_s: float) -> list[Entry]:
-        """The few entries most likely to matter at a session's start: active, failed in
-        another session, by frequency times recency."""
+        """The few entries most likely to matter at a session's start: worth telling
+        (`Entry.worth_telling`), by frequency times recency."""
         if not self.enabled:
             return []
         scored = []
         for e in self.live(now, expire_s):
-            if e.active and any(s != session for s in e.sessions):
+            if e.worth_telling(session):
                 weight = 0.5 ** (max(0.0, now - e.last_ts) / HALF_LIFE_S)
                 scored.append((e.count * weight, e.last_ts, e))
         scored.sort(key=lambda t: (t[0], t[1]), reverse=True)

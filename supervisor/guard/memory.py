@@ -223,11 +223,13 @@ class SessionMemory:
             return None
         index = loaded[1]
         session = self.journal.session_id
-        done = Learner(session, self._mine["learner"]).done
+        learner = Learner(session, self._mine["learner"])
         entry = index.warning_for(step["signature"], files, session, call["ts"],
-                                  self._expire_s(), done)
+                                  self._expire_s(), learner.done, learner.quiet)
         if entry is None:
             return None
+        learner.told(entry.id)
+        self._mine["learner"] = learner.state
         text = warning(entry, session)
         self.journal.write({"type": MEMORY, "kind": "warned", "call_id": call_id,
                             "project": self.project, "entries": [entry.id], "message": text})
