@@ -73,12 +73,8 @@ def _status(args: argparse.Namespace) -> int:
     from supervisor.safetext import clean
     from supervisor.store.open import StoreOptions, store_url
     from supervisor.store.paths import session_files
-    from supervisor.store.redis.relay import (
-        file_backlog,
-        load_status,
-        relay_running,
-        status_files,
-    )
+    from supervisor.store.redis.relay import file_backlog, load_status, status_files
+    from supervisor.store.relay_lock import relay_running
     from supervisor.store.render import ago
 
     root = root_from(args)

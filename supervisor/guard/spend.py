@@ -20,6 +20,21 @@ through are expected to cost (the other sessions' reservations), plus what this 
 answer cost, stays within the budget; passing reserves that amount until the session's next
 usage is counted. So two calls made at the same moment against a budget with room for one: the
 first reserves the room, the second sees it taken and is held.
+
+**A fleet's budget** (`fleet = true`) is shared by every host relaying to one Redis store. The
+guard never talks to the network: each host's relay (`store/redis/budget_sync.py`) asks Redis,
+with one atomic script, for this host's **share** of the budget (what it spent, plus what its
+sessions' next calls are expected to cost), and Redis grants it only out of what the other hosts
+have not been granted; the share lands in the day file (`grants`). The check then holds a call
+that would take this host past its share. The shares never add up to more than the budget, so
+two agents on two hosts cannot both pass a budget with room for one: the room was granted to one
+host only. Until a relay has brought a share today (no relay, a new day not yet seen), a fleet
+budget is checked against this host's spend alone; when Redis cannot be reached the last share
+holds, so the cap holds with the network down.
+
+The guard keeps in the day file what the relay needs for that: the fleet budgets of the policy
+(`fleet`: name -> key, unit, limit), when each session last made a call (`seen`) and the budget
+keys it counts under (`keys`).
 """
 
 from __future__ import annotations
@@ -32,15 +47,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from supervisor.store import waits
-from supervisor.store.paths import write_private
+from supervisor.store.relay_lock import any_relay_running
+from supervisor.store.spend_file import SPEND_DIR, day_of, empty, load, locked_day
 
-SPEND_DIR = "spend"
-LOCK_FILE = "lock"
 WARN_AT = 0.8
 UNITS = ("cost_usd", "tokens")
+SHARE_WAIT_S = 3.0
+"""How long the first call of a day waits for the relay to bring this host's share of a fleet
+budget (the relay asks about once a second)."""
+SHARE_POLL_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +73,8 @@ class BudgetRule:
     raise_by: float = 0.0
     """What an operator's approval adds to the limit, once (0: a fifth of the limit)."""
     warn_at: float = WARN_AT
+    fleet: bool = False
+    """Shared by every host of the Redis fleet (through the relays), not this root alone."""
 
     @property
     def key(self) -> str:
@@ -85,7 +104,7 @@ def budget_rules(table: object) -> list[BudgetRule]:
         if not isinstance(spec, dict):
             raise ValueError(f"{where} must be a table")
         unknown = set(spec) - {"cost_usd_per_day", "tokens_per_day", "agent", "paths",
-                               "raise_by", "warn_at"}
+                               "raise_by", "warn_at", "fleet"}
         if unknown:
             raise ValueError(f"{where}: unknown key {sorted(unknown)[0]!r}")
         units = [u for u in UNITS if f"{u}_per_day" in spec]
@@ -99,10 +118,14 @@ def budget_rules(table: object) -> list[BudgetRule]:
         if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
             raise ValueError(f"{where} paths must be a list of directories")
         warn_at = _number(spec.get("warn_at", WARN_AT), f"{where} warn_at")
+        fleet = spec.get("fleet", False)
+        if not isinstance(fleet, bool):
+            raise ValueError(f"{where} fleet must be true or false")
         rules.append(BudgetRule(
             str(name), limit, units[0], agent,
             tuple(os.path.normpath(os.path.expanduser(p)) for p in paths),
-            _number(spec.get("raise_by", 0.0), f"{where} raise_by"), min(warn_at, 1.0)))
+            _number(spec.get("raise_by", 0.0), f"{where} raise_by"), min(warn_at, 1.0),
+            fleet))
     return rules
 
 
@@ -121,17 +144,28 @@ class Breach:
     spent: float
     reserved: float
     limit: float
+    fleet: bool = False
+    """Counted over the fleet (a share granted by the relay), not this root alone."""
 
     @property
     def reason(self) -> str:
         rule = self.rule
+        where = "the fleet" if self.fleet else "this store"
         whose = (f"of project {rule.name}" if rule.paths else
-                 f"of agent {rule.agent}" if rule.agent else "of every session of this store")
-        pending = (f" and {rule.show(self.reserved)} expected for calls under way"
-                   if self.reserved else "")
+                 f"of agent {rule.agent}" if rule.agent else f"of every session of {where}")
+        if self.fleet and (rule.paths or rule.agent):
+            whose += " across the fleet"
+        hosts = " on all hosts" if self.fleet else ""
+        pending = ("set aside for calls under way and the next calls of other hosts"
+                   if self.fleet else "expected for calls under way")
+        pending = f" and {rule.show(self.reserved)} {pending}" if self.reserved else ""
         return (f"daily budget '{rule.name}' {whose} reached: {rule.show(self.spent)} spent "
-                f"today{pending}, of {rule.show(self.limit)}; approving raises it by "
+                f"today{hosts}{pending}, of {rule.show(self.limit)}; approving raises it by "
                 f"{rule.show(rule.step)}, once")
+
+
+_NO_SHARE: Breach = cast(Breach, object())
+"""`_check`'s answer when a fleet budget has no share yet and a relay could bring one."""
 
 
 class Spending:
@@ -175,10 +209,15 @@ class Spending:
                     totals[unit] += amount[unit]
             day["last"][self.session] = amount
             day["reserved"].pop(self.session, None)
+            self._note(day, now)
             warned = []
             for rule in self.rules:
                 limit = rule.limit + day["raised"].get(rule.name, 0.0)
                 spent = day["totals"].get(rule.key, {}).get(rule.unit, 0.0)
+                share = _share(day, rule)
+                if share is not None:  # the fleet's spend, as the relay last saw it
+                    spent += share["others_spent"]
+                    limit = share["cap"] + day["raised"].get(rule.name, 0.0) - share["raised"]
                 if (self.mine(rule) and limit and spent >= rule.warn_at * limit
                         and rule.name not in day["warned"]):
                     day["warned"].append(rule.name)
@@ -187,20 +226,61 @@ class Spending:
 
     def check(self, now: float) -> Breach | None:
         """Before a call: the first budget it would cross, or None, in which case the call's
-        expected cost (this session's last answer) is reserved until its usage is counted."""
+        expected cost (this session's last answer) is reserved until its usage is counted.
+
+        A fleet budget this host has no share of yet (the first call of its day) while a relay
+        of this root runs: the relay is given up to `SHARE_WAIT_S` to bring the share, so the
+        first calls of a day do not pass on this host's spend alone."""
+        breach = self._check(now, wait_for_share=True)
+        if breach is not _NO_SHARE:
+            return breach
+        deadline = time.monotonic() + SHARE_WAIT_S
+        path = self.dir / f"{day_of(now)}.json"
+        wanted = {r.name for r in self.rules if r.fleet and self.mine(r)}
+        while time.monotonic() < deadline:
+            day = load(path)
+            if day is not None and wanted <= set(day["grants"]):
+                break
+            time.sleep(SHARE_POLL_S)
+        return self._check(now, wait_for_share=False)
+
+    def _check(self, now: float, wait_for_share: bool) -> Breach | None:
         with self._day(now) as day:
             estimate = day["last"].get(self.session, {"tokens": 0, "cost_usd": 0.0})
+            keys = self._note(day, now)
+            if wait_for_share and any(
+                    r.fleet and r.limit and self.mine(r) and _share(day, r) is None
+                    for r in self.rules) and any_relay_running(self.root):
+                return _NO_SHARE
             for rule in self.rules:
                 if not rule.limit or not self.mine(rule):
                     continue
-                limit = rule.limit + day["raised"].get(rule.name, 0.0)
+                raised = day["raised"].get(rule.name, 0.0)
+                limit = rule.limit + raised
                 spent = day["totals"].get(rule.key, {}).get(rule.unit, 0.0)
                 reserved = sum(r.get(rule.unit, 0.0) for sid, r in day["reserved"].items()
                                if sid != self.session and rule.key in r.get("keys", ()))
-                if spent + reserved >= limit or spent + reserved + estimate[rule.unit] > limit:
+                share = _share(day, rule)
+                if share is not None:  # this host may spend its share of the fleet's budget
+                    mine = share["grant"] + raised - share["raised"]
+                    if spent + reserved >= mine or spent + reserved + estimate[rule.unit] > mine:
+                        return Breach(rule, spent + share["others_spent"],
+                                      reserved + share["others_held"],
+                                      share["cap"] + raised - share["raised"], fleet=True)
+                elif spent + reserved >= limit or spent + reserved + estimate[rule.unit] > limit:
                     return Breach(rule, spent, reserved, limit)
-            day["reserved"][self.session] = {**estimate, "keys": self.budget_keys()}
+            day["reserved"][self.session] = {**estimate, "keys": keys}
             return None
+
+    def _note(self, day: dict[str, Any], now: float) -> list[str]:
+        """What the relay needs to ask for this host's shares of fleet budgets: the policy's
+        fleet budgets, when this session was last active, its budget keys (returned)."""
+        keys = self.budget_keys()
+        day["seen"][self.session] = round(now)
+        day["keys"][self.session] = keys
+        day["fleet"] = {r.name: {"key": r.key, "unit": r.unit, "limit": r.limit}
+                        for r in self.rules if r.fleet}
+        return keys
 
     def raise_once(self, name: str, now: float) -> float:
         """An operator approved going past budget `name`: raise it today by its step."""
@@ -218,48 +298,31 @@ class Spending:
 
     @contextlib.contextmanager
     def _day(self, now: float) -> Iterator[dict[str, Any]]:
-        self.dir.mkdir(mode=0o700, exist_ok=True)
-        date = time.strftime("%Y-%m-%d", time.localtime(now))
-        path = self.dir / f"{date}.json"
-        fd = os.open(self.dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            waits.flock(fd, "the store's daily spend")
-            day = _load(path)
-            if day is None:
-                day = rebuild(self.root, date, self.rules)
-            before = json.dumps(day, sort_keys=True)
+        date = day_of(now)
+        with locked_day(self.root, date, lambda: rebuild(self.root, date, self.rules)) as day:
+            assert day is not None  # rebuilt when missing
             yield day
-            after = json.dumps(day, sort_keys=True)
-            if after != before or not path.exists():
-                write_private(path, after.encode("utf-8"))
-        finally:
-            os.close(fd)
 
 
-def _empty() -> dict[str, Any]:
-    return {"totals": {}, "sessions": {}, "last": {}, "reserved": {}, "raised": {},
-            "warned": []}
-
-
-def _load(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
+def _share(day: dict[str, Any], rule: BudgetRule) -> dict[str, float] | None:
+    """This host's share of fleet budget `rule` today, as the relay last wrote it: `grant` (what
+    this host may spend), `cap` (the budget with every host's raises), `raised` (this host's
+    raises the relay had shipped), `others_spent`, `others_held` (the other hosts' shares not
+    yet spent). None for a budget of this root, or before the relay brought a share."""
+    if not rule.fleet:
         return None
-    except (OSError, ValueError):
-        return None  # unreadable: rebuilt from the store
-    if not isinstance(data, dict):
+    share = day["grants"].get(rule.name)
+    fields = ("grant", "cap", "raised", "others_spent", "others_held")
+    if (not isinstance(share, dict) or share.get("unit") != rule.unit
+            or share.get("key") != rule.key
+            or not all(isinstance(share.get(f), int | float) for f in fields)):
         return None
-    day = _empty()
-    for key, empty in day.items():
-        if isinstance(data.get(key), type(empty)):
-            day[key] = data[key]
-    return day
+    return {f: float(share[f]) for f in fields}
 
 
 def rebuild(root: Path, date: str, rules: list[BudgetRule]) -> dict[str, Any]:
     """The day's summary from the store: every session's `usage` events of `date` (local)."""
-    day = _empty()
+    day = empty()
     sessions = Path(root) / "sessions"
     try:
         entries = list(os.scandir(sessions))
@@ -305,7 +368,7 @@ def _usages_of(events: Path, date: str) -> tuple[str | None, str | None, int,
                 continue
             ts, seq = event.get("ts"), event.get("seq")
             if (event.get("type") != "usage" or not isinstance(ts, int | float)
-                    or time.strftime("%Y-%m-%d", time.localtime(ts)) != date):
+                    or day_of(ts) != date):
                 continue
             tokens = _count(event.get("input_tokens")) + _count(event.get("output_tokens"))
             cost = event.get("cost_usd")

@@ -11,6 +11,7 @@ With the default prefix `sv`:
 | `sv:activity` | stream | both | `s`=`host/id`, `k`=`e`/`c`/`g`: which session moved |
 | `sv:mem:<digest>` | stream | relays | failure memory: `r` a record, `o` its host (`memory_sync`) |
 | `sv:memprojects` | hash | relays | project digest -> the project's name |
+| `sv:budget:<day>:<name>` | hash | relays | a fleet budget's day, per host (`budget_sync`) |
 
 An entry of an event stream has `o` (the line's byte offset in the agent's file) and `l` (the
 line as written), or `b` (why the line is unusable: too long), `l` (its first bytes) and `z`
@@ -71,7 +72,8 @@ class Layout:
           registry (`SADD`) but has no `DEL` (nor `SREM`): it cannot remove another host, nor
           the registry; a session that vanished is emptied with `XTRIM`. An activity entry
           saying a session is gone is believed only when that session's host hash (which only
-          its relay may write) no longer has it;
+          its relay may write) no longer has it. It shares the failure memory and the fleet's
+          budgets with every other relay (`sv:mem:*`, `sv:budget:*`);
         - `operator`: reads every event stream and position; writes control streams (and the
           activity stream, so other dashboards see its decisions).
 
@@ -85,9 +87,9 @@ class Layout:
                 raise ValueError("a relay's ACL is for one host")
             check_part(host, "host")
             return (f"resetkeys ~{p}:ev:{host}/* ~{p}:host:{host} ~{p}:activity ~{p}:hosts "
-                    f"~{p}:mem:* ~{p}:memprojects "
+                    f"~{p}:mem:* ~{p}:memprojects ~{p}:budget:* "
                     f"%R~{p}:ctl:{host}/* resetchannels -@all {common} "
-                    "+hget +hgetall +hset +hdel +sadd +xtrim")
+                    "+hget +hgetall +hset +hdel +sadd +xtrim +expire")
         if role == "operator":
             return (f"resetkeys %R~{p}:ev:* %R~{p}:host:* %R~{p}:hosts ~{p}:ctl:* "
                     f"~{p}:activity resetchannels -@all {common} "

@@ -48,13 +48,14 @@ from supervisor.store.paths import (
 from supervisor.store.provenance import SEAL_FIELD, sealed
 from supervisor.store.redis import replies, scripts
 from supervisor.store.redis.backend import RedisStore
+from supervisor.store.redis.budget_sync import BudgetSync
 from supervisor.store.redis.connect import store_error
 from supervisor.store.redis.layout import ACTIVITY_MAXLEN, session_name
 from supervisor.store.redis.memory_sync import MemorySync
+from supervisor.store.relay_lock import RELAY_DIR
 from supervisor.store.tailer import RawTailer
 from supervisor.store.writer import LineWriter
 
-RELAY_DIR = "relay"
 CHUNK_LINES = 500
 CHUNK_BYTES = 1024 * 1024
 """At most this much of one session goes into one script call."""
@@ -68,6 +69,8 @@ SAVE_EVERY_S = 1.0
 HEAL_S = 10.0
 MEMORY_EVERY_S = 2.0
 """How often the projects' failure memory is exchanged with the fleet (`memory_sync`)."""
+BUDGET_EVERY_S = 1.0
+"""How often this host's shares of the fleet's budgets are renewed (`budget_sync`)."""
 """How often a relay puts its host back into the host registry (see `_heal_registry`)."""
 BACKOFF_MIN_S, BACKOFF_MAX_S = 0.2, 10.0
 CONTROL_BLOCK_MS = 500
@@ -305,21 +308,6 @@ def save_status(path: Path, status: RelayStatus) -> None:
     os.replace(tmp, path)
 
 
-def relay_running(lock_path: Path) -> bool:
-    """Whether a relay holds this lock right now."""
-    try:
-        fd = os.open(lock_path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 class RelayBusy(StoreError):
     """Another relay already relays this root to this store."""
 
@@ -361,6 +349,7 @@ class Relay:
         self._changed = True
         self.memory = MemorySync(self.root, store.client, self.layout.prefix, self.host,
                                  self.state_path.with_name(f"{self.state_path.stem}.memory"))
+        self.budgets = BudgetSync(self.root, store.client, self.layout.prefix, self.host)
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -389,7 +378,7 @@ class Relay:
             self.log(f"relaying {self.root} as host '{self.host}' to {self.store.describe()}")
             tasks = [asyncio.create_task(t) for t in (
                 self._watch(stop), self._ship_loop(stop), self._control_loop(stop),
-                self._save_loop(stop), self._memory_loop(stop))]
+                self._save_loop(stop), self._memory_loop(stop), self._budget_loop(stop))]
             await stop.wait()
             self._wake.set()
             for task in tasks:
@@ -672,6 +661,20 @@ class Relay:
                 self._problem(f"the failure memory was not exchanged: {exc}")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), MEMORY_EVERY_S)
+
+    async def _budget_loop(self, stop: asyncio.Event) -> None:
+        """This host's shares of the fleet's daily budgets (`budget_sync`)."""
+        import redis
+
+        while not stop.is_set():
+            try:
+                await asyncio.to_thread(self.budgets.round)
+            except redis.RedisError as exc:
+                self._problem(str(store_error(self.store.target, exc)))
+            except OSError as exc:  # the local disk: try again at the next round
+                self._problem(f"the fleet's budgets were not shared: {exc}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), BUDGET_EVERY_S)
 
     # -- bookkeeping -------------------------------------------------------------------------
 
