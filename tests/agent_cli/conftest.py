@@ -8,6 +8,7 @@ with `$SUPERVISOR_TEST_REQUIRE_AGENT_CLIS=1` (CI) it fails them instead.
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ from tests.agent_cli.script import Script
 CLI_FIXTURES = frozenset({"claude_executable", "codex_executable", "gemini_executable",
                           "qwen_executable", "droid_executable", "copilot_executable",
                           "opencode_executable", "kilo_executable", "cline_executable",
-                          "opencode_like"})
+                          "opencode_like", "cli_agent"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -181,6 +182,12 @@ def opencode(opencode_executable: Path, sandbox: Sandbox, chat_api: ChatServer) 
 def kilo(kilo_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> OpenCode:
     """Kilo CLI in a fresh sandbox (no plugin installed)."""
     return OpenCode(KILO, kilo_executable, sandbox, chat_api)
+
+
+@pytest.fixture
+def cli_agent(driver: Any, request: pytest.FixtureRequest) -> Any:
+    """The runner of the CLI the shared scenarios' `driver` names (`scenarios.py`)."""
+    return request.getfixturevalue(driver.fixture)
 
 
 @pytest.fixture(params=["opencode", "kilo"])

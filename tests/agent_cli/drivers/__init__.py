@@ -1,0 +1,18 @@
+"""One driver per agent CLI for the shared scenarios (`tests/agent_cli/scenarios.py`): the next
+CLI is one module here and one line below."""
+
+from tests.agent_cli.drivers.copilot import CopilotDriver
+from tests.agent_cli.drivers.droid import DroidDriver
+from tests.agent_cli.drivers.qwen import QwenDriver
+from tests.agent_cli.scenarios import Driver
+
+DRIVERS: tuple[Driver, ...] = (
+    QwenDriver(),
+    DroidDriver(),
+    CopilotDriver(),
+)
+
+
+def having(scenario: str) -> list[Driver]:
+    """The drivers whose CLI runs `scenario`."""
+    return [d for d in DRIVERS if scenario in d.scenarios]

@@ -1,0 +1,57 @@
+"""Qwen Code (`qwen_runner`): Claude Code-shaped hooks in `~/.qwen/settings.json`; the model
+reads a refusal word for word as the tool's error."""
+
+import json
+
+from tests.agent_cli.e2e import CHECK, SOURCE, of_type
+from tests.agent_cli.scenarios import DENY, ESCALATION, HEALTHY, USAGE, Agent, Driver, Events, Pairs
+from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
+
+
+class QwenDriver(Driver):
+    name = "qwen"
+    fixture = "qwen"
+    agent = "qwen-code"
+    scenarios = frozenset({DENY, ESCALATION, HEALTHY, USAGE})
+    shell_tool = "run_shell_command"
+    exit_2 = "Exit Code: 2"
+    ends_session = False  # SessionEnd does not fire in a headless run
+    # Qwen Code writes an answer's usage to its chat file at times only after the call's hooks
+    # ran: the counts are exact, but a budget may hold one call late (docs/qwen-code.md).
+    usage_last_may_race = True
+    usage_holds_in_time = False
+
+    def shell(self, command: str) -> ToolCall:
+        return ToolCall("run_shell_command", {"command": command, "description": "run it"})
+
+    def reason(self, text: str) -> str | None:
+        return text if text.startswith(SOURCE) else None
+
+    def check_install(self, agent: Agent) -> None:
+        settings = json.loads(agent.settings_path.read_text())
+        assert settings["security"]["auth"]["selectedType"] == "openai"  # the user's keys stay
+        assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] < 1000  # seconds
+
+    def check_denied(self, agent: Agent, told: list[str], events: Events) -> None:
+        assert "Exit Code" not in told[3]  # refused: never ran
+        assert len(of_type(events, "task_start")) == 1  # the empty prompts between turns are none
+
+    def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
+        foo = str(agent.sandbox.work / "foo.py")
+        return [
+            turn(Text("Reading."), ToolCall("read_file", {"file_path": foo})),
+            turn(self.shell(CHECK)),
+            turn(ToolCall("edit", {"file_path": foo, "old_string": "return a - b",
+                                   "new_string": "return a + b"})),
+            turn(self.shell(CHECK), self.shell("git status --short")),
+            say("Fixed add."),
+        ], [[("read_file", True)], [("run_shell_command", False)], [("edit", True)],
+            [("run_shell_command", True)] * 2]
+
+    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+        messages = of_type(events, "message")
+        assert [m["text"] for m in messages if m["role"] == "assistant"][:1] == ["Reading."]
+        assert messages[-1]["role"] == "assistant" and messages[-1]["text"] == "Fixed add."
+
+    def check_usage(self, agent: Agent, events: Events) -> None:
+        assert {u["model"] for u in of_type(events, "usage")} == {"fake-model"}

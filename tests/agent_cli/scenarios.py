@@ -1,0 +1,208 @@
+"""The real-binary scenarios every agent CLI target shares, written once and run over a small
+`Driver` per CLI (`tests/agent_cli/drivers/`): a repeated failing command denied by the 4th
+attempt, an escalation held then answered with guidance, a healthy run never told anything, a
+split plan fed at the agent's stop, and the usage its record holds.
+
+A driver says, in its agent's own terms, how a shell call is scripted, what the model read back
+(`told`), how a refusal reads (`reason`) and what the store records; what only one CLI does is an
+explicit capability of its driver (a class attribute, or a `check_*` method that adds that CLI's
+own assertions), never a branch on a CLI's name here. `test_scenarios.py` runs each scenario over
+the drivers that declare it (`Driver.scenarios`): the next CLI is one driver module and one line
+in `drivers.DRIVERS`.
+"""
+
+from typing import Any, ClassVar
+
+from tests.agent_cli.e2e import (
+    FAILING,
+    FIXED,
+    FOO,
+    GUIDANCE,
+    SOURCE,
+    answer_an_escalation_with_guidance,
+    assert_seq_ordered,
+    of_type,
+    only_session,
+    results_by_call,
+    usage_is_recorded_and_the_budget_holds,
+)
+from tests.agent_cli.runner import AgentRunner
+from tests.agent_cli.script import Script, ToolCall, Turn, say, turn
+
+Agent = AgentRunner[Any]
+Events = list[dict[str, Any]]
+Pairs = list[tuple[dict[str, Any], Any]]
+
+DENY, ESCALATION, HEALTHY, PLANS, USAGE = "deny", "escalation", "healthy", "plans", "usage"
+"""The scenarios' names, as drivers declare them in `Driver.scenarios`."""
+STEPS = ("Create the directory missing-dir.", "List missing-dir.", "Say what it holds.")
+
+
+class Driver:
+    """One agent CLI as the scenarios see it. Subclasses set the class attributes and override
+    the methods their CLI needs; the defaults are what most targets do."""
+
+    name: ClassVar[str]
+    """The test id (`test_…[name]`)."""
+    fixture: ClassVar[str]
+    """The conftest fixture that gives this CLI's runner in a fresh sandbox."""
+    agent: ClassVar[str]
+    """The `agent` its `session_start` records (the hook target's name)."""
+    scenarios: ClassVar[frozenset[str]] = frozenset({DENY, ESCALATION, HEALTHY})
+    shell_tool: ClassVar[str]
+    """The tool name the store records for a shell call."""
+    exit_2: ClassVar[str]
+    """What the model reads in the result of the failing `ls` (exit status 2)."""
+    exit_2_recorded: ClassVar[str] = "Exit code 2"
+    """How the store's `error` of that failed call begins."""
+    refusal_never_runs: ClassVar[bool] = True
+    """The refused (4th) call has no result in the store (it never ran)."""
+    escalation_repeats: ClassVar[int] = 4
+    """Failing calls scripted for the escalation (more when the CLI's own stop comes late)."""
+    healthy_failure: ClassVar[str] = "Exit code 1"
+    """How the store's `error` of the healthy run's failing check begins."""
+    ends_session: ClassVar[bool] = True
+    """A headless run records `session_end` as its last event."""
+
+    # -- how the CLI is scripted and what the model read --------------------------------------
+    def shell(self, command: str) -> ToolCall:
+        raise NotImplementedError
+
+    def repeated(self, command: str, attempt: int) -> ToolCall:
+        """The `attempt`-th (0-based) of the repeated failing calls: the same call by default."""
+        return self.shell(command)
+
+    def told(self, agent: Agent) -> list[str]:
+        """The tool results the model received, in order."""
+        server = agent.server
+        return [m.text for m in server.tool_messages()]
+
+    def reason(self, text: str) -> str | None:
+        """The supervisor's refusal in a tool result the model read, else None."""
+        raise NotImplementedError
+
+    # -- the healthy run: the CLI's own tools for one fix --------------------------------------
+    def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
+        """The script of a healthy fix of foo.py (ending with `say("Fixed add.")`), and the
+        calls the store should record for it, turn by turn: (tool, ok) in any order within
+        a turn (parallel calls run in the CLI's own order)."""
+        raise NotImplementedError
+
+    # -- a CLI's own assertions on top of the shared ones --------------------------------------
+    def check_install(self, agent: Agent) -> None:
+        """After `install_hooks()`: what the CLI's settings must hold."""
+
+    def check_denied(self, agent: Agent, told: list[str], events: Events) -> None:
+        """After the deny scenario's shared assertions."""
+
+    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+        """After the healthy scenario's shared assertions."""
+
+    # -- plans and usage, for the drivers that declare them ------------------------------------
+    plans_repeats: ClassVar[int] = 4
+    """Failing calls scripted before the split plan's escalation."""
+
+    def plan_followups(self, agent: Agent) -> list[str]:
+        """The user texts the CLI sent the model after the escalation (where sub-tasks 2 and 3
+        arrive at its stop)."""
+        server = agent.server
+        return list(server.user_texts())
+
+    usage_writes: ClassVar[int] = 0
+    """Cache-write tokens the model server reports per answer (0: the API has none)."""
+    usage_last_may_race: ClassVar[bool] = False
+    usage_holds_in_time: ClassVar[bool] = True
+
+    def usage_calls(self) -> list[ToolCall]:
+        return [self.shell(f"ls dir{i}") for i in range(3)]
+
+    def check_usage(self, agent: Agent, events: Events) -> None:
+        """The models the usage records name."""
+
+
+def is_installed(agent: Agent, driver: Driver) -> None:
+    agent.install_hooks()
+    driver.check_install(agent)
+
+
+def a_repeated_failing_command_is_denied_by_the_4th_attempt(
+    driver: Driver, agent: Agent,
+) -> None:
+    is_installed(agent, driver)
+    agent.server.script = Script(
+        main=[turn(driver.repeated(FAILING, n)) for n in range(4)] + [say("Giving up.")]
+    )
+
+    run: Any = agent.run("list missing-dir")
+
+    assert run.returncode == 0, run.describe()
+    told = driver.told(agent)
+    assert len(told) == 4, told
+    assert driver.exit_2 in told[0], told[0]
+    reason = driver.reason(told[3])
+    assert reason is not None, told[3]  # our reason, word for word, by the 4th attempt
+
+    session, events = only_session(agent.sandbox)
+    assert session == run.session_id
+    assert events[0]["type"] == "session_start" and events[0]["agent"] == driver.agent
+    pairs = results_by_call(events)
+    assert [c["tool"] for c, _ in pairs] == [driver.shell_tool] * 4
+    ran = [r for _, r in pairs if r is not None]
+    assert ran, "no failure recorded"
+    assert all(r["ok"] is False and r["error"].startswith(driver.exit_2_recorded)
+               for r in ran), ran
+    if driver.refusal_never_runs:
+        assert len(ran) == 3 and pairs[3][1] is None, pairs  # refused: it never ran
+    assert len({c["call_id"] for c, _ in pairs}) == 4  # each call its own id
+    refused = [v for v in of_type(events, "verdict") if v["action"] != "allow"]
+    assert refused and refused[0]["action"] == "block"
+    assert_seq_ordered(events)
+    driver.check_denied(agent, told, events)
+
+
+def an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
+    driver: Driver, agent: Agent,
+) -> None:
+    answer_an_escalation_with_guidance(agent, driver.shell(FAILING),
+                                       repeats=driver.escalation_repeats)
+    told = driver.told(agent)
+    assert any(GUIDANCE in (driver.reason(t) or "") for t in told), told
+
+
+def a_healthy_session_is_never_denied_nor_told_anything(driver: Driver, agent: Agent) -> None:
+    agent.sandbox.write("foo.py", FOO)
+    agent.sandbox.commit("add foo")
+    is_installed(agent, driver)
+    turns, expected = driver.healthy(agent)
+    agent.server.script = Script(main=turns)
+
+    run: Any = agent.run("fix foo.py")
+
+    assert run.returncode == 0, run.describe()
+    assert (agent.sandbox.work / "foo.py").read_text() == FIXED
+    assert not agent.server.received(SOURCE), "the model was told something"
+    _session, events = only_session(agent.sandbox)
+    assert {v["action"] for v in of_type(events, "verdict")} == {"allow"}
+    pairs = results_by_call(events)
+    assert all(r is not None for _, r in pairs), "a call lost its result"
+    recorded = [(c["tool"], r["ok"]) for c, r in pairs]
+    at = 0
+    for group in expected:
+        assert sorted(recorded[at:at + len(group)]) == sorted(group), (recorded, expected)
+        at += len(group)
+    assert at == len(recorded), (recorded, expected)
+    failed = [r for _, r in pairs if not r["ok"]]
+    assert len(failed) == 1 and failed[0]["error"].startswith(driver.healthy_failure), failed
+    assert len({c["call_id"] for c, _ in pairs}) == len(pairs)
+    if driver.ends_session:
+        assert events[-1]["type"] == "session_end"
+    assert_seq_ordered(events)
+    driver.check_healthy(agent, pairs, events)
+
+
+def usage_is_recorded_and_a_token_budget_holds(driver: Driver, agent: Agent) -> None:
+    events = usage_is_recorded_and_the_budget_holds(
+        agent, driver.usage_calls(), writes=driver.usage_writes,
+        last_may_race=driver.usage_last_may_race, holds_in_time=driver.usage_holds_in_time,
+    )
+    driver.check_usage(agent, events)
