@@ -45,7 +45,7 @@ from common import REPO, Figure, work_dir
 
 from supervisor.engine import Policy
 from supervisor.engine.failure_memory import warning
-from supervisor.engine.fingerprint import call_signature, canonical_args
+from supervisor.engine.fingerprint import call_signature
 from supervisor.guard.core import Guard
 from supervisor.guard.memory import project_index, project_of
 from supervisor.guard.settings import GuardSettings
@@ -123,8 +123,7 @@ def build_memory(root: Path, workspace: Path, entries: int) -> list[str]:
     assert project is not None
     records, signatures = [], []
     for i in range(entries):
-        args = canonical_args({"command": f"tool{i} --check src/part{i % 97}"})
-        sig = call_signature("Bash", args)
+        sig = call_signature("shell", f"tool{i} --check src/part{i % 97}")  # its memory_key
         signatures.append(sig)
         records.append({"k": "fail", "id": f"e{i:011d}", "sig": sig, "tool": "Bash",
                         "error": "command_not_found", "files": "",

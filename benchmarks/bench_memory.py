@@ -7,7 +7,7 @@ what happened before (`supervisor.engine.failure_memory`: the `Learner` and `Mem
 guard uses, fed the engine's own steps). Before each call, the memory is asked what the guard
 would ask (`warning_for`); after its result, what it teaches is learned.
 
-- **repeated cross-session failures**: calls that failed with the same signature and error
+- **repeated cross-session failures**: calls that failed with the same `memory_key` and error
   identity as a call of another, earlier session of the project (whatever the memory keeps);
 - **warned**: of those, how many the memory warned before (target: at least half);
 - **noise**: warnings before a call that then succeeded, per warning (target: at most 1 in 10);
@@ -39,7 +39,7 @@ from typing import Any
 from common import REPO, Figure
 
 from supervisor.engine import Engine, Policy
-from supervisor.engine.failure_memory import Learner, MemoryIndex
+from supervisor.engine.failure_memory import Learner, MemoryIndex, memory_key
 from supervisor.engine.failures import is_test_report
 
 EXPIRE_S = 30 * 86400.0
@@ -173,7 +173,7 @@ def replay_project(sessions: list[tuple[str, list[dict]]], policy: Policy) -> Ta
             tally.calls += 1
             call_tokens[(name, cid)] = turn_tokens[name]
             learner = learners[name]
-            entry = index.warning_for(step["signature"], "", name, ts, EXPIRE_S,
+            entry = index.warning_for(memory_key(step), "", name, ts, EXPIRE_S,
                                       learner.done, learner.quiet)
             if entry is not None:
                 learner.told(entry.id)
@@ -191,7 +191,7 @@ def replay_project(sessions: list[tuple[str, list[dict]]], policy: Policy) -> Ta
         if step["ok"] and was_warned:
             tally.noise += 1
         if not step["ok"] and step["error_id"]:
-            key = (step["signature"], step["error_id"])
+            key = (memory_key(step), step["error_id"])
             if failed_in[key] - {name}:
                 tally.repeated += 1
                 if was_warned:

@@ -467,3 +467,31 @@ def test_a_session_is_warned_once_about_an_entry(root, repo):
     assert [v.action for v in ran] == ["nudge", "allow", "allow"]
     told = [e for e in events(root, "s2") if e["type"] == "memory" and e["kind"] == "warned"]
     assert len(told) == 1
+
+
+def test_a_shell_failure_is_told_whichever_agent_runs_the_same_command(root, repo):
+    """Claude Code's `Bash {command}`, Codex's `exec_command {cmd}` and its `shell {command:
+    [bash, -lc, line]}` run the same command line: one memory entry, told to all."""
+    clock = Clock()
+    line = "fancylint --strict src"
+    session(root, "claude", repo, clock, [
+        ("Bash", {"command": line, "description": "lint"}, "bash: fancylint: command not found",
+         False)])
+    codex = session(root, "codex", repo, clock, [
+        ("exec_command", {"cmd": f"  {line}", "workdir": str(repo), "yield_time_ms": 10000},
+         "bash: fancylint: command not found", False)])
+    assert codex[0].action == "nudge"
+    assert "(session claude #" in (codex[0].message or "")
+    older = session(root, "codex-shell", repo, clock, [
+        ("shell", {"command": ["bash", "-lc", line], "workdir": str(repo)},
+         "bash: fancylint: command not found", False)])
+    assert older[0].action == "nudge"
+    assert "failed 2 times in 2 earlier sessions" in (older[0].message or "")
+    # one entry, which keeps and tells the command line, not the argv list
+    shown = list(project_index(root, "git:github.com/Acme/widget")[1].entries.values())
+    assert [(e.call, e.count) for e in shown] == [(line, 3)]
+    # another command, or the same line in a tool that is no shell, is another call
+    other = session(root, "other", repo, clock, [
+        ("exec_command", {"cmd": "fancylint src"}, "ok", True),
+        ("Grep", {"pattern": line}, "", True)])
+    assert [v.action for v in other] == ["allow", "allow"]

@@ -12,7 +12,8 @@ Pure (no I/O, no clock: times are the events' own). Three parts, each used the s
   window: the failure depended on a state that changed), and an `ok` when a remembered call
   succeeded in a session where it had not failed (the pitfall is gone, until it fails again).
 - `MemoryIndex` folds records, in the order written, into **entries**: one per failure class,
-  keyed by the engine's own call signature and error identity (`entry_id`), with how often,
+  keyed by the call's `memory_key` (the engine's own call signature; for a shell, the command
+  line whichever agent's shell tool ran it) and error identity (`entry_id`), with how often,
   when, in which sessions (`#seq` evidence), the last fixes; and an index by signature, so the
   check before a call is one dict lookup whatever the size of the memory.
 - `warning` and `pitfalls` word what is told to the agent: the supervisor's sentences around
@@ -34,8 +35,9 @@ from typing import Any
 import xxhash
 
 from supervisor.engine.failures import is_test_report
-from supervisor.engine.fingerprint import TRANSIENT_ERROR_CLASSES
+from supervisor.engine.fingerprint import TRANSIENT_ERROR_CLASSES, call_signature
 from supervisor.engine.step import StepRecord
+from supervisor.engine.tools import vocabulary
 from supervisor.redact import redact
 from supervisor.safetext import clean, quote
 
@@ -60,6 +62,28 @@ _CALL_KEYS = ("command", "cmd", "file_path", "path", "filePath", "absolute_path"
               "url", "query")
 
 
+def memory_key(step: StepRecord) -> str:
+    """What the memory knows a call by: for a shell tool, the command line it runs, whatever
+    the agent calls its shell and however it passes the line (Claude Code's `Bash {command}`,
+    Codex's `exec_command {cmd}` and `shell {command: ["bash", "-lc", line]}`, in the
+    vocabulary of `supervisor.engine.tools`), so a pitfall one agent met is told to another
+    in the same repository; for any other tool, the engine's call signature."""
+    line = _shell_line(step["tool"], step["args"])
+    return call_signature("shell", line) if line else step["signature"]
+
+
+def _shell_line(tool: str, args: str) -> str | None:
+    """The command line of a shell call (its canonical arguments), None for another tool."""
+    names = vocabulary()
+    if names.role(tool) != "shell":
+        return None
+    try:
+        line = names.line_of(json.loads(args))
+    except ValueError:
+        return None
+    return " ".join(line.split()) if isinstance(line, str) and line.strip() else None
+
+
 def entry_id(signature: str, error_id: str) -> str:
     """The id of a failure class: the call's signature and its error identity, hashed (the same
     on every host, so a fleet's records of one class meet in one entry)."""
@@ -73,9 +97,12 @@ def remembered(step: StepRecord) -> bool:
             and not is_test_report(step["error"], step["error_id"]))
 
 
-def call_text(args: str) -> str:
+def call_text(tool: str, args: str) -> str:
     """What a call ran or touched, from its canonical arguments: the command line, else the
     file, else the arguments; redacted and cut."""
+    line = _shell_line(tool, args)
+    if line:
+        return _excerpt(line)
     try:
         parsed = json.loads(args)
     except ValueError:
@@ -106,7 +133,7 @@ class Learner:
 
     @property
     def done(self) -> frozenset[str]:
-        """Signatures of the calls that succeeded in this session (the last 64): a pitfall
+        """Keys (`memory_key`) of the calls that succeeded in this session (the last 64): a pitfall
         whose fix this session already made is not told again (`MemoryIndex.warning_for`)."""
         return frozenset(self.state["done"])
 
@@ -129,57 +156,59 @@ class Learner:
         if step["ok"] is None or step["refused"]:
             return []
         base = {"session": self.session, "seq": step["seq"], "ts": ts}
+        key = memory_key(step)
         opened: list[dict[str, Any]] = self.state["open"]
         opened[:] = [o for o in opened if step["index"] - o["index"] <= FIX_WINDOW]
         if not step["ok"]:
             if not remembered(step):
                 return []
-            eid = entry_id(step["signature"], step["error_id"])
+            eid = entry_id(key, step["error_id"])
             opened[:] = [o for o in opened if o["id"] != eid][-(OPEN_KEPT - 1):]
-            opened.append({"id": eid, "sig": step["signature"], "tool": step["tool"],
+            opened.append({"id": eid, "sig": key, "tool": step["tool"],
                            "path": step["path"], "index": step["index"]})
             if eid not in self.state["seen"]:
                 self.state["seen"] = [*self.state["seen"], eid][-64:]
             failing: dict[str, str] = self.state["failing"]
             failing.pop(eid, None)
-            failing[eid] = step["signature"]
+            failing[eid] = key
             while len(failing) > OPEN_KEPT:
                 del failing[next(iter(failing))]
-            return [{**base, "k": "fail", "id": eid, "sig": step["signature"],
+            return [{**base, "k": "fail", "id": eid, "sig": key,
                      "tool": step["tool"], "error": step["error"],
                      "error_id": _excerpt(step["error_id"]),
-                     "call": call_text(step["args"]), "files": files}]
-        records = self._fixes(step, base)
+                     "call": call_text(step["tool"], step["args"]), "files": files}]
+        records = self._fixes(step, key, base)
         retried = {r["id"] for r in records if r.get("how") == "retry"}
         failing = self.state["failing"]
-        for eid in [e for e, sig in failing.items() if sig == step["signature"]]:
+        for eid in [e for e, sig in failing.items() if sig == key]:
             del failing[eid]
             if eid not in retried:  # past the fix window: it got past its error all the same
                 records.append({**base, "k": "passed", "id": eid})
-        for eid in index.by_sig.get(step["signature"], ()):
+        for eid in index.by_sig.get(key, ()):
             entry = index.entries.get(eid)
             if (entry is not None and eid not in self.state["seen"] and entry.active
                     and not (entry.fixes and entry.fixes[-1].get("sig") in self.done)):
                 # it worked without its fix: the pitfall is gone (not so after the fix)
                 records.append({**base, "k": "ok", "id": eid})
         self.state["last_ok"] = {"index": step["index"], "seq": step["seq"],
-                                 "tool": step["tool"], "sig": step["signature"],
-                                 "call": call_text(step["args"])}
-        done = [s for s in self.state["done"] if s != step["signature"]]
-        self.state["done"] = [*done, step["signature"]][-64:]
+                                 "tool": step["tool"], "sig": key,
+                                 "call": call_text(step["tool"], step["args"])}
+        done = [s for s in self.state["done"] if s != key]
+        self.state["done"] = [*done, key][-64:]
         return records
 
-    def _fixes(self, step: StepRecord, base: dict[str, Any]) -> list[dict[str, Any]]:
+    def _fixes(self, step: StepRecord, key: str, base: dict[str, Any]
+               ) -> list[dict[str, Any]]:
         """The fixes a success makes: the same call succeeding closes a failure (`retry`,
         after the success before it); the first success of the same tool on the same file is
         told as done `instead`, and the failure stays open, so a retry within the window (the
-        same call after `bun install`) is what is told last. Each fix names the signature of
+        same call after `bun install`) is what is told last. Each fix names the `memory_key` of
         the call that fixed it."""
         out = []
         keep = []
         last = self.state["last_ok"]
         for o in self.state["open"]:
-            if step["signature"] == o["sig"]:
+            if key == o["sig"]:
                 after = last if last and last["index"] > o["index"] and last["sig"] != o["sig"] \
                     else None
                 out.append({**base, "k": "fix", "id": o["id"], "how": "retry",
@@ -191,8 +220,8 @@ class Learner:
             if (not o.get("instead") and step["tool"] == o["tool"]
                     and (o["path"] is None or o["path"] == step["path"])):
                 out.append({**base, "k": "fix", "id": o["id"], "how": "instead",
-                            "tool": step["tool"], "call": call_text(step["args"]),
-                            "sig": step["signature"], "at": step["seq"]})
+                            "tool": step["tool"], "call": call_text(step["tool"], step["args"]),
+                            "sig": key, "at": step["seq"]})
                 o["instead"] = True
             keep.append(o)
         self.state["open"] = keep
@@ -336,10 +365,10 @@ class MemoryIndex:
         out = [e for e in self.entries.values() if not expire_s or now - e.last_ts <= expire_s]
         return sorted(out, key=lambda e: e.last_ts, reverse=True)
 
-    def warning_for(self, signature: str, files: str, session: str, now: float,
+    def warning_for(self, key: str, files: str, session: str, now: float,
                     expire_s: float, done: frozenset[str] = frozenset(),
                     quiet: frozenset[str] = frozenset()) -> Entry | None:
-        """The entry to warn about before a call with `signature` in `session`: one worth
+        """The entry to warn about before a call with `key` (`memory_key`) in `session`: one worth
         telling (`Entry.worth_telling`), not expired, not among the entries this session
         is `quiet` about (`Learner.quiet`), that (when it was learned with the state of the
         files the call read or wrote) finds them as they were, and whose fix is not among
@@ -348,7 +377,7 @@ class MemoryIndex:
         if not self.enabled:
             return None
         best = None
-        for eid in self.by_sig.get(signature, ()):
+        for eid in self.by_sig.get(key, ()):
             e = self.entries[eid]
             if expire_s and now - e.last_ts > expire_s:
                 continue

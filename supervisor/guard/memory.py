@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from supervisor.engine.failure_memory import Learner, MemoryIndex, pitfalls, warning
+from supervisor.engine.failure_memory import (
+    Learner,
+    MemoryIndex,
+    memory_key,
+    pitfalls,
+    warning,
+)
 from supervisor.engine.step import StepRecord
 from supervisor.protocol.names import MEMORY
 from supervisor.safetext import quote
@@ -131,15 +137,15 @@ ONE_CALL = False
 only the records about the call at hand (`MemoryLog.read_about`), not the whole memory."""
 
 
-def index_about(root: Path, project: str, signature: str) -> tuple[MemoryLog, MemoryIndex]:
-    """The project's log, and an index good for questions about calls with `signature`: the
-    whole memory where this process keeps it (`project_index`), only what concerns that
-    signature in a process that handles one call."""
+def index_about(root: Path, project: str, key: str) -> tuple[MemoryLog, MemoryIndex]:
+    """The project's log, and an index good for questions about calls with `key`
+    (`memory_key`): the whole memory where this process keeps it (`project_index`), only what
+    concerns that key in a process that handles one call."""
     if not ONE_CALL or (str(root), project) in _LOADED:
         return project_index(root, project)
     log = MemoryLog(root, project)
     index = MemoryIndex()
-    index.apply_all(log.read_about(signature))
+    index.apply_all(log.read_about(key))
     return log, index
 
 
@@ -194,14 +200,14 @@ class SessionMemory:
         project = self._mine.get("project")
         return project if isinstance(project, str) else None
 
-    def _index(self, signature: str | None = None) -> tuple[MemoryLog, MemoryIndex] | None:
-        """The project's log and index (`signature`: only questions about that call will be
+    def _index(self, key: str | None = None) -> tuple[MemoryLog, MemoryIndex] | None:
+        """The project's log and index (`key`: only questions about that call will be
         asked; see `index_about`), None when memory is off for the session."""
         project = self.project
         if not self.settings.memory or project is None:
             return None
-        if signature is not None:
-            return index_about(self.journal.root, project, signature)
+        if key is not None:
+            return index_about(self.journal.root, project, key)
         return project_index(self.journal.root, project)
 
     def _expire_s(self) -> float:
@@ -218,13 +224,14 @@ class SessionMemory:
         while len(files_seen) > _FILES_KEPT:
             del files_seen[next(iter(files_seen))]
         step = self.journal.engine.pending_step(call_id)
-        loaded = self._index(step["signature"]) if step is not None else None
-        if step is None or loaded is None or not loaded[1].by_sig.get(step["signature"]):
+        key = memory_key(step) if step is not None else None
+        loaded = self._index(key) if key is not None else None
+        if key is None or loaded is None or not loaded[1].by_sig.get(key):
             return None
         index = loaded[1]
         session = self.journal.session_id
         learner = Learner(session, self._mine["learner"])
-        entry = index.warning_for(step["signature"], files, session, call["ts"],
+        entry = index.warning_for(key, files, session, call["ts"],
                                   self._expire_s(), learner.done, learner.quiet)
         if entry is None:
             return None
@@ -241,7 +248,7 @@ class SessionMemory:
         files = mine["files"].pop(call_id, "")
         if step is None:
             return
-        loaded = self._index(step["signature"])
+        loaded = self._index(memory_key(step))
         if loaded is None:
             return
         log, index = loaded
