@@ -12,6 +12,8 @@ length. An onset older than the oldest mark kept is counted from that mark ("at 
 
 from __future__ import annotations
 
+import bisect
+from array import array
 from typing import Any, TypedDict
 
 from supervisor.guard.state import GuardState
@@ -89,38 +91,97 @@ def annotate(state: GuardState, event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-def in_loops(events: list[dict[str, Any]]) -> Spent | None:
-    """What a recorded session spent inside its loops: the usage from each escalation's onset
-    (the answer that asked for its first evidence call, as `since` counts it) to the
-    escalation, each usage once however many escalations cover it; None without usage."""
-    usages: list[tuple[int, int, float | None]] = []
-    spans: list[tuple[int, int]] = []
-    calls: list[int] = []
-    for event in events:
+class LoopTally:
+    """What a session spent inside its loops, counted as its events arrive (in `seq` order):
+    the usage from each escalation's onset (the answer that asked for its first evidence call,
+    as `since` counts it) to the escalation, each usage once however many escalations cover it,
+    and the calls made in those spans. `stats` counts a recorded session with it (`in_loops`),
+    the dashboard every session it follows, live. Usages and calls are kept as running totals
+    in compact arrays (8 bytes an entry), so an event costs O(1) and an escalation O(log n)
+    (amortised: a span is merged into a later one once)
+    however long the session."""
+
+    def __init__(self) -> None:
+        self._usage_seqs = array("q")
+        self._tokens, self._cost, self._unknown = array("q", [0]), array("d", [0.0]), array(
+            "q", [0])
+        """Running totals before each usage (index 0: none yet)."""
+        self._call_seqs = array("q")
+        self._usage_spans: list[tuple[int, int]] = []
+        """The usages counted: disjoint ranges of indexes [from, to), in order."""
+        self._call_spans: list[tuple[int, int]] = []
+        """The calls counted: disjoint ranges of `seq` [from, to], in order."""
+        self.tokens, self.cost, self.unknown, self.calls = 0, 0.0, 0, 0
+
+    def usage(self, seq: int, tokens: int, cost: float | None) -> None:
+        self._usage_seqs.append(seq)
+        self._tokens.append(self._tokens[-1] + max(tokens, 0))
+        self._cost.append(self._cost[-1] + (max(cost, 0.0) if cost is not None else 0.0))
+        self._unknown.append(self._unknown[-1] + (cost is None))
+
+    def call(self, seq: int) -> None:
+        self._call_seqs.append(seq)
+
+    def escalation(self, seq: int, kind: str | None, evidence: list[int]) -> None:
+        """An escalation at `seq` whose evidence starts at `min(evidence)`; a budget or an
+        operator's pause is no loop."""
+        if kind in ("budget", "pause") or not evidence:
+            return
+        onset = min(evidence)
+        first = bisect.bisect_left(self._usage_seqs, onset)
+        start = max(first - 1, 0)  # from the answer that asked for the onset's call
+        end = bisect.bisect_right(self._usage_seqs, seq)
+        # an escalation ends after every earlier one: its span swallows those it reaches
+        while self._usage_spans and self._usage_spans[-1][1] >= start:
+            low, high = self._usage_spans.pop()
+            self._count_usages(low, high, -1)
+            start, end = min(start, low), max(end, high)
+        self._usage_spans.append((start, end))
+        self._count_usages(start, end, 1)
+        while self._call_spans and self._call_spans[-1][1] >= onset:
+            low, high = self._call_spans.pop()
+            self.calls -= self._calls_in(low, high)
+            onset, seq = min(onset, low), max(seq, high)
+        self._call_spans.append((onset, seq))
+        self.calls += self._calls_in(onset, seq)
+
+    def _count_usages(self, low: int, high: int, sign: int) -> None:
+        self.tokens += sign * (self._tokens[high] - self._tokens[low])
+        self.cost += sign * (self._cost[high] - self._cost[low])
+        self.unknown += sign * (self._unknown[high] - self._unknown[low])
+
+    def _calls_in(self, low: int, high: int) -> int:
+        return (bisect.bisect_right(self._call_seqs, high)
+                - bisect.bisect_left(self._call_seqs, low))
+
+    def feed(self, event: dict[str, Any]) -> None:
+        """One recorded event (as a dict)."""
         seq, kind = event.get("seq"), event.get("type")
         if not isinstance(seq, int):
-            continue
+            return
         if kind == "usage":
             tokens = sum(v for v in (event.get("input_tokens"), event.get("output_tokens"))
                          if isinstance(v, int) and v > 0)
             cost = event.get("cost_usd")
-            usages.append((seq, tokens, float(cost) if isinstance(cost, int | float) else None))
+            self.usage(seq, tokens, float(cost) if isinstance(cost, int | float) else None)
         elif kind == "tool_call":
-            calls.append(seq)
-        elif kind == "escalation" and event.get("kind") not in ("budget", "pause"):
-            evidence = [s for s in event.get("evidence") or () if isinstance(s, int)]
-            if evidence:
-                spans.append((min(evidence), seq))
-    if not usages:
-        return None
-    inside: set[int] = set()
-    call_set: set[int] = set()
-    for onset, end in spans:
-        before = [i for i, u in enumerate(usages) if u[0] < onset]
-        start = usages[before[-1]][0] if before else onset  # the answer that asked for it
-        inside.update(i for i, u in enumerate(usages) if start <= u[0] <= end)
-        call_set.update(c for c in calls if onset <= c <= end)
-    costs = [usages[i][2] for i in inside]
-    return Spent(tokens=sum(usages[i][1] for i in inside),
-                 cost_usd=None if None in costs else round(sum(c or 0.0 for c in costs), 6),
-                 calls=len(call_set), at_least=False)
+            self.call(seq)
+        elif kind == "escalation":
+            self.escalation(seq, event.get("kind"),
+                            [s for s in event.get("evidence") or () if isinstance(s, int)])
+
+    def spent(self) -> Spent | None:
+        """The figures as `Spent`; None when the session recorded no usage."""
+        if not self._usage_seqs:
+            return None
+        return Spent(tokens=self.tokens,
+                     cost_usd=None if self.unknown else round(self.cost, 6),
+                     calls=self.calls, at_least=False)
+
+
+def in_loops(events: list[dict[str, Any]]) -> Spent | None:
+    """What a recorded session spent inside its loops (`LoopTally`); None without usage."""
+    tally = LoopTally()
+    for event in events:
+        tally.feed(event)
+    return tally.spent()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from supervisor.guard.checkpoints import CHANGED_FILES_KEPT
+from supervisor.guard.loop_cost import LoopTally
 from supervisor.guard.refusals import UnreadDecision
 from supervisor.hooks.installed import broken_project_hook
 from supervisor.protocol.codec import BadLine
@@ -188,6 +189,8 @@ class SessionState:
     tokens: int = 0
     cost_by_day: dict[str, float] = field(default_factory=dict)
     """Known cost per local day (the last `DAYS_KEPT` days with usage), for the day's total."""
+    loops: LoopTally = field(default_factory=LoopTally)
+    """What the session spent inside its loops (`guard.loop_cost`), for the fleet's total."""
     usage_record: bool = True
     """False when the agent's hook target reads no usage (`session_start.usage_record`): its
     tokens and cost are not known, whatever the gauges say."""
@@ -357,6 +360,7 @@ def _session_start(st: SessionState, e: Any) -> None:
 
 def _tool_call(st: SessionState, e: Any) -> None:
     st._count(e.ts, 1, 0)
+    st.loops.call(e.seq)
 
 
 def _tool_result(st: SessionState, e: Any) -> None:
@@ -367,6 +371,7 @@ def _tool_result(st: SessionState, e: Any) -> None:
 def _usage(st: SessionState, e: Any) -> None:
     st.tokens += e.input_tokens + e.output_tokens
     st.cost_usd += e.cost_usd or 0.0
+    st.loops.usage(e.seq, e.input_tokens + e.output_tokens, e.cost_usd)
     if e.cost_usd:
         day = day_of(e.ts)
         st.cost_by_day[day] = st.cost_by_day.get(day, 0.0) + e.cost_usd
@@ -437,6 +442,7 @@ def _diffstat(value: Any) -> Diffstat | None:
 
 
 def _escalation(st: SessionState, e: Any) -> None:
+    st.loops.escalation(e.seq, e.kind, [s for s in e.evidence if isinstance(s, int)])
     st.escalations[e.escalation_id] = st.summary.pending.get(e.escalation_id) or e.model_dump(
         mode="json"
     )
@@ -609,6 +615,13 @@ class DashboardModel:
         day = day_of(now)
         spent = [st.cost_by_day[day] for st in self.sessions.values() if day in st.cost_by_day]
         return sum(spent), len(spent)
+
+    def loop_cost(self) -> tuple[float, int, int]:
+        """(the known cost spent inside loops over every session, the sessions whose loops
+        spent, those of them with some cost unknown): what the fleet's loops burned."""
+        looping = [st.loops for st in self.sessions.values() if st.loops.tokens or st.loops.cost]
+        return (sum(t.cost for t in looping), len(looping),
+                sum(1 for t in looping if t.unknown))
 
     def queue(self, now: float) -> list[QueueEntry]:
         """Pending escalations that an answer can still reach, oldest first: their agents are

@@ -153,6 +153,12 @@ class SessionsScreen(LiveScreen, Screen[None]):
             if spenders:  # what the agents' known usage cost today (local day)
                 line.append(f"   today ${cost:.2f} in {spenders} "
                             f"session{'s' if spenders != 1 else ''}", style="bold")
+            looped, loopers, unknown = self.view.model.loop_cost()
+            if loopers:  # what every session's loops burned (from each escalation's onset)
+                line.append(f"   in loops ${looped:.2f} in {loopers} "
+                            f"session{'s' if loopers != 1 else ''}"
+                            + (f", {unknown} with cost unknown" if unknown else ""),
+                            style="bold")
         self.query_one("#root-line", Label).update(line)
 
     def _row_cells(self, sid: str, now: float) -> tuple[Text, ...]:

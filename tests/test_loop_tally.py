@@ -1,0 +1,83 @@
+"""What sessions spent inside their loops, counted as events arrive (`guard.loop_cost.LoopTally`):
+the same figures as a plain count over the whole recording, whatever the spans' overlaps; and
+the dashboard sums them over every session it follows (the fleet's loops) in its root line."""
+
+import random
+from pathlib import Path
+
+import pytest
+from tui_support import call, escalation, load, make_app, screen_text, start, write_events
+
+from supervisor.guard.loop_cost import in_loops
+from supervisor.store.follower import Follower
+from supervisor.tui.model import DashboardModel
+
+
+def reference(events: list[dict]) -> tuple[int, float, int]:
+    """(tokens, cost, calls) inside loops by the definition: every usage from the last answer
+    before an escalation's onset to the escalation, every call from its onset, each once."""
+    usages = [e for e in events if e["type"] == "usage"]
+    inside_usages: set[int] = set()
+    inside_calls: set[int] = set()
+    for esc in (e for e in events if e["type"] == "escalation" and e.get("kind") != "budget"):
+        onset, end = min(esc["evidence"]), esc["seq"]
+        before = [u["seq"] for u in usages if u["seq"] < onset]
+        start_seq = before[-1] if before else onset
+        inside_usages.update(u["seq"] for u in usages if start_seq <= u["seq"] <= end)
+        inside_calls.update(e["seq"] for e in events
+                            if e["type"] == "tool_call" and onset <= e["seq"] <= end)
+    chosen = [u for u in usages if u["seq"] in inside_usages]
+    return (sum(u["input_tokens"] + u["output_tokens"] for u in chosen),
+            sum(u["cost_usd"] for u in chosen), len(inside_calls))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_running_tally_is_the_count_over_the_whole_recording(seed: int) -> None:
+    rng = random.Random(seed)
+    events: list[dict] = []
+    for seq in range(1, 400):
+        kind = rng.choice(["tool_call", "tool_call", "usage", "other", "escalation"])
+        if kind == "usage":
+            events.append({"type": "usage", "seq": seq, "input_tokens": rng.randint(0, 900),
+                           "output_tokens": rng.randint(0, 90),
+                           "cost_usd": round(rng.random() / 100, 6)})
+        elif kind == "escalation" and rng.random() < 0.3:
+            onset = rng.randint(max(1, seq - 60), seq)
+            events.append({"type": "escalation", "seq": seq, "kind": rng.choice(
+                ["exact_repeat", "cycle", "budget"]), "evidence": [onset + 2, onset]})
+        else:
+            events.append({"type": "other" if kind == "escalation" else kind, "seq": seq})
+    tokens, cost, calls = reference(events)
+    spent = in_loops(events)
+    assert spent is not None
+    assert (spent["tokens"], spent["calls"]) == (tokens, calls)
+    assert spent["cost_usd"] == pytest.approx(cost)
+
+
+def looping(cost: float) -> list[dict]:
+    """A session whose answers cost `cost` each and whose `make` loop escalates."""
+    events = [start()]
+    for n in range(1, 4):
+        events += [{"type": "usage", "input_tokens": 100, "output_tokens": 10,
+                    "cost_usd": cost}, *call(n)]
+    return [*events, escalation(evidence=[6, 9])]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_fleet_view_sums_what_every_sessions_loops_cost(root: Path) -> None:
+    write_events(root, "ci-1", looping(0.25))
+    write_events(root, "ci-2", looping(0.5))
+    write_events(root, "calm", [start(), *call(1)])
+    model = DashboardModel(root)
+    model.apply(Follower(root).scan())
+    # the escalation (#11) of the calls from #6 on: the answers #5 and #8 of each session
+    assert model.loop_cost() == (pytest.approx(2 * 0.25 + 2 * 0.5), 2, 0)
+    app = make_app(root)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await load(pilot, initial=True)
+        assert "in loops $1.50 in 2 sessions" in screen_text(app)
