@@ -4,7 +4,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from supervisor.protocol.decisions import ACTIONS as DECISION_ACTIONS
+from supervisor.protocol.decisions import actions
 from supervisor.protocol.names import (
     AGENT_EVENT_TYPES,
     MAX_INT,
@@ -32,7 +32,7 @@ json_values = st.recursive(
     max_leaves=8,
 )
 json_objects = st.dictionaries(text, json_values, max_size=4)
-decision_action = st.sampled_from(DECISION_ACTIONS)
+decision_action = st.sampled_from(actions())
 
 FIELDS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "session_start": {"agent": text, "task": opt_text, "cwd": opt_text,

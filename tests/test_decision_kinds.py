@@ -16,7 +16,7 @@ from supervisor.engine.decisions import EFFECT_KINDS
 from supervisor.guard import Session
 from supervisor.guard.operator import send_decision
 from supervisor.guard.refusals import command_refusal, unread_decisions
-from supervisor.protocol.decisions import ACTIONS, ESCALATION_OPTIONS, KINDS, decision_problem
+from supervisor.protocol.decisions import KINDS, actions, decision_problem, escalation_options
 from supervisor.protocol.decisions.base import DecisionKind
 from supervisor.store.open import as_store
 from tests.guard_helpers import events, of_type
@@ -45,11 +45,11 @@ def test_every_kind_module_is_registered_once() -> None:
 
 
 def test_the_lists_derive_from_the_registry() -> None:
-    assert tuple(k.name for k in KINDS.values() if k.wire is None) == ACTIONS
-    assert ESCALATION_OPTIONS == ("approve", "guidance", "rollback", "skip", "abort", "split")
+    assert tuple(k.name for k in KINDS.values() if k.wire is None) == actions()
+    assert escalation_options() == ("approve", "guidance", "rollback", "skip", "abort", "split")
     for kind in KINDS.values():
         assert kind.effect in EFFECT_KINDS, kind.name
-        assert kind.wire is None or kind.wire in ACTIONS
+        assert kind.wire is None or kind.wire in actions()
         assert kind.answers == (kind.key is not None), kind.name
     keys = [k.key for k in KINDS.values() if k.key]
     assert len(keys) == len(set(keys))
@@ -59,10 +59,10 @@ def test_the_validator_knows_every_action_and_only_those() -> None:
     base = {"type": "decision", "v": 1, "seq": 1, "ts": 0.0, "decision_id": "d",
             "operator": "ana", "text": "t", "checkpoint_id": "cp-1", "tasks": ["a"],
             "detector": "exact_repeat"}
-    for action in ACTIONS:
+    for action in actions():
         assert decision_problem({**base, "action": action}) is None, action
     assert decision_problem({**base, "action": "resume"}) == (
-        f"unknown action \"resume\" (one of {', '.join(ACTIONS)})")
+        f"unknown action \"resume\" (one of {', '.join(actions())})")
 
 
 def test_docs_table_matches_the_registry() -> None:

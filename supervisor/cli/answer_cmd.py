@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from supervisor.cli.common import CliError, add_store_arguments, store_from
 from supervisor.cli.followup import add_follow_arguments, refuse, send_and_follow
-from supervisor.protocol.decisions import ESCALATION_OPTIONS, KINDS
+from supervisor.protocol.decisions import KINDS, escalation_options
 
 if TYPE_CHECKING:
     from supervisor.store.base import Store
@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument("session", help="session id")
     what = parser.add_mutually_exclusive_group(required=True)
-    for name in ESCALATION_OPTIONS:  # one flag per answer an escalation may offer
+    for name in escalation_options():  # one flag per answer an escalation may offer
         kind = KINDS[name]
         flag = "--" + name.replace("_", "-")
         if kind.needs is None:
@@ -84,7 +84,7 @@ def _answer(store: "Store", args: argparse.Namespace) -> int:
 
 def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
     """The answer the flags ask for: (action, text, checkpoint)."""
-    for name in ESCALATION_OPTIONS:
+    for name in escalation_options():
         given = getattr(args, name)
         needs = KINDS[name].needs
         if needs == "tasks" and getattr(args, f"{name}_file") is not None:

@@ -134,35 +134,36 @@ def refuse(session: str, reason: str | None) -> None:
         raise CliError(f"session '{session}': {reason}; nothing was written")
 
 
-def run_command(args: argparse.Namespace, command: str, *, text: str | None = None) -> int:
-    """`supervisor pause|resume|guide|abort SESSION`: refuse what cannot apply, else write the
-    decision (`resume` answers the session's operator pause) and follow it through."""
+def run_command(args: argparse.Namespace, name: str, *, text: str | None = None) -> int:
+    """`supervisor pause|resume|guide|abort|reset SESSION`: the decision kind `name` as an
+    operator command. Refuse what cannot apply, else write the decision and follow it through:
+    a kind written as another action (`resume`) answers the session's pending escalation with
+    it; a kind that is also an answer answers a pending one (and says so)."""
     from supervisor.guard.refusals import command_refusal, unread_decisions
+    from supervisor.protocol.decisions import KINDS, is_hold
 
+    kind = KINDS[name]
     with store_from(args) as store:
         store.require(args.session)
         summary = store.summary(args.session)
         if summary.started_ts is None:
             raise CliError(f"session '{args.session}' has not started")
-        action = "guidance" if command == "guide" else command
-        refuse(args.session, command_refusal(summary, action, time.time(),
+        refuse(args.session, command_refusal(summary, name, time.time(),
                                              unread_decisions(store, args.session, summary)))
         pending = next(iter(summary.pending.values()), None)
-        if command == "resume":
-            assert pending is not None  # command_refusal checked it
-            return send_and_follow(store, args.session, "approve", args,
+        if kind.wire is not None:  # resume: an approve of the pause (command_refusal checked)
+            assert pending is not None
+            return send_and_follow(store, args.session, kind.action, args,
                                    escalation_id=str(pending["escalation_id"]),
                                    agent_waits=True,
-                                   applied_as="resumed: the agent goes on from where it paused")
+                                   applied_as=kind.applied_note)
         applied_as = None
-        if pending is not None and command in ("guide", "abort"):
-            what = "paused" if pending.get("kind") == "pause" else "waiting for an answer"
+        if pending is not None and kind.answers:
+            what = "paused" if is_hold(pending) else "waiting for an answer"
             eid = pending.get("escalation_id")
-            print(f"the agent is {what} ({eid}): this {command} answers it"
-                  + (", so the agent also resumes, with your guidance" if command == "guide"
-                     else ""))
-            if command == "guide":
-                applied_as = ("applied: guidance delivered, and the agent resumed "
-                              f"({eid} answered)")
-        return send_and_follow(store, args.session, action, args, text=text,
+            print(f"the agent is {what} ({eid}): this {kind.cli_command} answers it"
+                  + (f", so {kind.answer_note}" if kind.answer_note else ""))
+            if kind.applied_note:
+                applied_as = f"{kind.applied_note} ({eid} answered)"
+        return send_and_follow(store, args.session, name, args, text=text,
                                agent_waits=pending is not None, applied_as=applied_as)

@@ -17,4 +17,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.text.strip():
         raise CliError("the guidance needs a text")
-    return run_command(args, "guide", text=args.text)
+    return run_command(args, "guidance", text=args.text)

@@ -30,9 +30,10 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"session '{args.session}' has not started")
         refuse(args.session, command_refusal(summary, "reset", time.time(),
                                              unread_decisions(store, args.session, summary)))
-        from supervisor.guard.operator import reset_text
+        from supervisor.guard.operator import effect_text
+        from supervisor.protocol.decisions import KINDS
 
-        print(reset_text(recorded_policy(store, args.session)))
+        print(effect_text(KINDS["reset"], recorded_policy(store, args.session)))
         return send_and_follow(store, args.session, "reset", args)
 
 

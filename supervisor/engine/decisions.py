@@ -187,6 +187,12 @@ def recorded_effect(engine: "Engine", event: dict[str, Any]) -> Effect | None:
                      answering=event.get("escalation_id") is not None)
 
 
+def effect_description(kind: str, policy: "Policy") -> str | None:
+    """What the effect `kind` does under `policy`, in words for the operator, when it depends on
+    the policy (a reset); None otherwise."""
+    return reset_description(policy) if kind == "reset" else None
+
+
 def reset_description(policy: "Policy") -> str:
     """What a reset clears and keeps under `policy`, in one short paragraph for the operator."""
     clears = list(RESET_CLEARS)

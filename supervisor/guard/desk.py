@@ -34,7 +34,7 @@ from supervisor.guard.checkpoints import (
 from supervisor.guard.journal import CHECKPOINT_SHARE, SessionJournal
 from supervisor.guard.state import GuardState
 from supervisor.guard.verdict import Verdict, _verdict_dict, _verdict_from, stopped
-from supervisor.protocol.decisions import KINDS, Context, Ignored, Result, Skipped
+from supervisor.protocol.decisions import KINDS, Context, Ignored, Result, Skipped, is_hold
 from supervisor.store import provenance, waits
 
 ROLLBACK_ATTEMPTS = 3
@@ -199,7 +199,7 @@ class OperatorDesk:
         kind = KINDS[decision["action"]]
         call_id = call_id or pending.get("call_id")
         # an operator pause is the guard's own escalation: the engine has none to answer
-        effect = effect_of(self.engine, kind.effect, answering=pending.get("kind") != "pause",
+        effect = effect_of(self.engine, kind.effect, answering=not is_hold(pending),
                            decision=decision)
         self.state.pending = None
         self.state.decided[esc_id] = decision["decision_id"]
@@ -214,7 +214,7 @@ class OperatorDesk:
         if not result.carried_out:
             effect = effect.not_carried_out()
         spending = self.journal.spending
-        if (kind.effect == "approve" and pending.get("kind") == "budget" and not outcome_prefix
+        if (kind.approves and pending.get("kind") == "budget" and not outcome_prefix
                 and result.carried_out and spending is not None):  # an operator's, once
             name = str(pending.get("signature") or "").removeprefix("budget:")
             raised = spending.raise_once(name, self.journal.clock())
@@ -306,8 +306,8 @@ class OperatorDesk:
     def detectors(self) -> tuple[str, ...]:
         return tuple(DETECTOR_NAMES)
 
-    def pause(self, reason: str, call_id: str | None) -> None:
-        self.journal.escalate("pause", reason, [], call_id, None, 3)
+    def hold(self, kind: str, reason: str, call_id: str | None) -> None:
+        self.journal.escalate(kind, reason, [], call_id, None, 3)
 
     def end_session(self, status: str, reason: str) -> None:
         self.journal.end(status, reason)

@@ -36,7 +36,7 @@ from supervisor.guard.checkpoints import (
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.spend import Spending
 from supervisor.guard.state import GuardState, SessionLock, StateFile
-from supervisor.protocol.decisions import ESCALATION_OPTIONS
+from supervisor.protocol.decisions import KINDS, escalation_options, is_hold
 from supervisor.protocol.names import LIMIT, LIMIT_WARNING_KEY
 from supervisor.protocol.policy_audit import switched_off
 from supervisor.store import waits
@@ -372,10 +372,11 @@ class SessionJournal:
         self.state.escalations += 1
         esc_id = f"esc-{self.state.escalations}"
         now = self.clock()
-        deadline_s = (self.settings.pause_deadline_s if kind == "pause"
+        hold = is_hold({"kind": kind})  # an operator's own pause: no loop behind it
+        deadline_s = (self.settings.pause_deadline_s if hold
                       else self.settings.escalation_deadline_s)
-        options = [name for name in ESCALATION_OPTIONS
-                   if name != "rollback" or self.checkpoints is not None]
+        options = [name for name in escalation_options()
+                   if KINDS[name].needs != "checkpoint" or self.checkpoints is not None]
         event = {
             "type": "escalation", "escalation_id": esc_id, "level": 3,
             "reason": reason, "evidence": evidence, "options": options,
@@ -387,14 +388,14 @@ class SessionJournal:
         spent = loop_cost.since(self.state, min(evidence)) if evidence else None
         if spent is not None:
             event["spent"] = spent
-        said = loop_cost.sentence(spent) if kind not in ("budget", "pause") else None
+        said = loop_cost.sentence(spent) if kind != "budget" and not hold else None
         if said:  # every reader of the reason (queue, prompt, notification, web) says it
             event["reason"] = f"{reason}; {said}"
         written = self.write(event)
         self.engine.observe(written, now)  # the agent waits for an operator: not working time
         self.state.pending = {**event, "signature": signature}
         self.must_save = True
-        if kind != "pause":  # an operator's own pause is no news to the operators
+        if not hold:  # an operator's own pause is no news to the operators
             announce(self.root, self.session_id, esc_id)
 
     # -- checkpoints -----------------------------------------------------------------------

@@ -20,7 +20,7 @@ import os
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from supervisor.protocol.decisions import ACTIONS, decision_problem
+from supervisor.protocol.decisions import DecisionKind, actions, decision_problem
 from supervisor.protocol.names import DECISION
 from supervisor.store.open import as_store
 
@@ -69,8 +69,8 @@ def send_decision(
     guidance without text, rollback without checkpoint, a split without a valid plan, quiet
     without detector). `tasks`: a `split`'s sub-tasks, in order; `detector`, `signature` and
     `calls` are a `quiet`'s; `lift` makes it end the quiet of that detector instead."""
-    if action not in ACTIONS:
-        raise DecisionError(f"unknown action '{action}' (one of {', '.join(ACTIONS)})")
+    if action not in actions():
+        raise DecisionError(f"unknown action '{action}' (one of {', '.join(actions())})")
     line: dict[str, Any] = {
         "type": DECISION,
         "decision_id": decision_id or new_decision_id(),
@@ -95,14 +95,15 @@ def send_decision(
     return str(line["decision_id"])
 
 
-def reset_text(policy: dict[str, Any] | None) -> str:
-    """What a reset clears and keeps under a session's recorded policy, in the engine's words
-    (`reset_description`): the dashboard's reset confirmation and `supervisor reset` say it."""
-    from supervisor.engine.decisions import reset_description
+def effect_text(kind: DecisionKind, policy: dict[str, Any] | None) -> str | None:
+    """What `kind`'s engine effect does under a session's recorded policy, in the engine's words
+    (`effect_description`: what a reset clears and keeps), or None when the engine has no more
+    to say than the kind's own `confirm`: the dashboard's confirmation and the CLI say it."""
+    from supervisor.engine.decisions import effect_description
     from supervisor.engine.policy import Policy
 
     try:
-        return reset_description(Policy.from_dict(policy or {}))
+        return effect_description(kind.effect, Policy.from_dict(policy or {}))
     except (ValueError, TypeError, KeyError):
-        return ("Its loop counters are cleared as its policy says (the policy it recorded "
-                "could not be read).")
+        said = (kind.confirm or "It applies").rstrip(".")
+        return f"{said} as its policy says (the policy it recorded could not be read)."

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from supervisor.protocol.decisions import ACTIONS
+from supervisor.protocol.decisions import actions
 from supervisor.protocol.names import MAX_INT, MAX_NUMBER, MAX_TS
 from supervisor.protocol.redact import in_text
 
@@ -30,8 +30,8 @@ Number = Annotated[float, Field(ge=-MAX_NUMBER, le=MAX_NUMBER)]
 Pid = Annotated[int, Field(ge=0, le=2**31 - 1)]
 """A process id (what `os.kill` accepts)."""
 def _known_action(action: str) -> str:
-    if action not in ACTIONS:
-        raise ValueError(f"unknown action '{action}' (one of {', '.join(ACTIONS)})")
+    if action not in actions():
+        raise ValueError(f"unknown action '{action}' (one of {', '.join(actions())})")
     return action
 
 
@@ -41,7 +41,7 @@ def _redacted(text: str | None) -> str | None:
 
 VerdictAction = Literal["allow", "nudge", "skip", "block", "pause", "stop"]
 DecisionAction = Annotated[str, AfterValidator(_known_action)]
-"""One of the registry's actions (`supervisor.protocol.decisions.ACTIONS`)."""
+"""One of the registry's actions (`supervisor.protocol.decisions.actions()`)."""
 
 
 class Event(BaseModel):

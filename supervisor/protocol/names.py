@@ -78,7 +78,7 @@ LEVEL_STOP: Final = 4
 LEVEL_NAMES: Final = ("normal", "nudge", "block", "escalate", "stop")
 
 VERDICT_ACTIONS: Final = ("allow", "nudge", "skip", "block", "pause", "stop")
-# The decision actions are the registry's (`supervisor.protocol.decisions.ACTIONS`).
+# The decision actions are the registry's (`supervisor.protocol.decisions.actions()`).
 PLAN_TASK_MAX_CHARS: Final = 2000
 """The longest sub-task of a `split` decision, in characters (the agent reads each as its
 instruction; a longer one is refused, not cut)."""

@@ -27,9 +27,9 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
-from supervisor.guard.operator import default_operator, reset_text, send_decision
+from supervisor.guard.operator import default_operator, effect_text, send_decision
 from supervisor.guard.refusals import answer_refusal, command_refusal
-from supervisor.protocol.decisions import KINDS, SESSION_COMMANDS
+from supervisor.protocol.decisions import KINDS, is_hold, session_commands
 from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
@@ -478,10 +478,10 @@ class SupervisorApp(App[None]):
         st = self.model.sessions.get(session_id)
         if st is None:
             return
-        paused = [eid for eid, esc in st.summary.pending.items() if esc.get("kind") == "pause"]
-        if action == "pause" and paused and not self.read_only:
+        held = [eid for eid, esc in st.summary.pending.items() if is_hold(esc)]
+        if KINDS[action].holds and held and not self.read_only:
             # already paused: its prompt is where it is resumed (a) or decided
-            self.open_escalation(session_id, paused[0])
+            self.open_escalation(session_id, held[0])
             return
         refused = self.refusal(session_id, action)
         if refused:  # before asking for text or a checkpoint that could not be used
@@ -505,8 +505,9 @@ class SupervisorApp(App[None]):
         elif kind.confirm is not None:
             question = Text(f"{action.capitalize()} session ", style="bold")
             question.append_text(safe(session_id, 60, "bold"))
-            question.append(  # a reset says what it clears under this session's policy
-                "?\n" + reset_text(st.policy) if action == "reset" else f"? {kind.confirm}")
+            # a reset says what it clears under this session's policy
+            described = effect_text(kind, st.policy)
+            question.append(f"?\n{described}" if described else f"? {kind.confirm}")
             if not await self.push_screen_wait(ConfirmScreen(question)):
                 return
         self.post_message(DecisionRequested(session_id, action, text=text,
@@ -551,7 +552,7 @@ class SupervisorApp(App[None]):
             yield SystemCommand(f"Open session {shown}", "Show its history and details",
                                 lambda s=sid: self.open_session(s), discover=False)
             if st.summary.end_status is None and not st.gone:
-                for action in SESSION_COMMANDS:
+                for action in session_commands():
                     yield SystemCommand(
                         f"{action.capitalize()} session {shown}",
                         f"Operator command: {action}",
@@ -561,12 +562,13 @@ class SupervisorApp(App[None]):
 
 def sent_note(st: SessionState, action: str, agent_waits: bool) -> str:
     """What to expect after sending an operator command (said with the 'sent' notification)."""
+    kind = KINDS[action]
     if agent_waits:
-        paused = any(esc.get("kind") == "pause" for esc in st.summary.pending.values())
-        if paused and action == "guidance":
-            return "it answers the pause: the agent resumes, with your guidance"
+        held = any(is_hold(esc) for esc in st.summary.pending.values())
+        if held and kind.answer_note:
+            return f"it answers the pause, so {kind.answer_note}"
         return "it answers the pending escalation"
-    if action == "pause":
+    if kind.holds:
         deadline = (st.guard or {}).get("pause_deadline_s")
         fallback = (st.guard or {}).get("fallback") or "skip"
         hold = (f"until you resume it, or {deadline:g} s, then the fallback ({fallback})"

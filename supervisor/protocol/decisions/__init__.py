@@ -3,8 +3,8 @@
 Each operator action is one module here (`approve.py`, `guidance.py`, ...), a `DecisionKind`
 (`base.py`) saying what it needs, whether it answers an escalation, when it is refused and why,
 what it does on the agent's side, its engine effect and what the agent is told. `KINDS`
-(`registry.py`) lists them; from it derive the protocol's action list (`ACTIONS`), the
-validator (`validate.py`), the options an escalation offers (`ESCALATION_OPTIONS`), the
+(`registry.py`) lists them; from it derive the protocol's action list (`actions()`), the
+validator (`validate.py`), the options an escalation offers (`escalation_options()`), the
 senders' refusals
 (`supervisor.guard.refusals`), the guard's application (`supervisor.guard.desk`), the engine's
 effect (`supervisor.engine.decisions`), the dashboard's answer keys and docs/decisions.md.
@@ -26,15 +26,18 @@ from supervisor.protocol.decisions.base import (
 )
 from supervisor.protocol.decisions.plan import plan_problem
 from supervisor.protocol.decisions.registry import (
-    ACTIONS,
-    ESCALATION_OPTIONS,
     KINDS,
-    SESSION_COMMANDS,
+    actions,
+    escalation_options,
+    is_hold,
+    meant,
+    register,
+    session_commands,
 )
 from supervisor.protocol.decisions.validate import common_problem, decision_problem, read_decision
 
 __all__ = [
-    "ACTIONS", "ESCALATION_OPTIONS", "KINDS", "SESSION_COMMANDS", "Context",
-    "DecisionKind", "Desk", "Ignored", "Result", "SessionView", "Skipped", "common_problem",
-    "decision_problem", "not_an_option", "plan_problem", "read_decision",
+    "KINDS", "Context", "DecisionKind", "Desk", "Ignored", "Result", "SessionView", "Skipped",
+    "actions", "common_problem", "decision_problem", "escalation_options", "is_hold", "meant",
+    "not_an_option", "plan_problem", "read_decision", "register", "session_commands",
 ]

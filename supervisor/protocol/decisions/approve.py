@@ -26,6 +26,7 @@ class Approve(DecisionKind):
     answers = True
     command = False
     effect = "approve"
+    approves = True
     key = "a"
     protection = "+y"
     confirm = "The agent goes on, with the call the supervisor stopped."

@@ -101,9 +101,9 @@ class Desk(Protocol):
 
     def detectors(self) -> tuple[str, ...]: ...
 
-    def pause(self, reason: str, call_id: str | None) -> None:
-        """Hold the agent at call `call_id` until an operator decides (an escalation of kind
-        `pause`)."""
+    def hold(self, kind: str, reason: str, call_id: str | None) -> None:
+        """Hold the agent at call `call_id` until an operator decides: an escalation of kind
+        `kind` (the holding decision kind's name, `DecisionKind.holds`)."""
         ...
 
     def end_session(self, status: str, reason: str) -> None: ...
@@ -236,6 +236,25 @@ class DecisionKind:
     fallback's or a reset's words would only keep an agent working that is about to stop."""
     waits_for_pending: ClassVar[bool] = False
     """Refused as a command while an escalation is pending (answer that first)."""
+    holds: ClassVar[bool] = False
+    """Carrying it out holds the agent in an escalation named after the kind (`pause`): an
+    operator's hold, no loop behind it, so the engine has none to answer, the operators are not
+    notified, its deadline is the guard's `pause_deadline_s`, and sending it again while it
+    holds opens that hold's prompt instead (`registry.is_hold`)."""
+    approves: ClassVar[bool] = False
+    """As an answer it lets the stopped call go on: a budget's escalation so answered by an
+    operator raises that budget once, for today (docs/budgets.md)."""
+    answer_note: ClassVar[str | None] = None
+    """What else happens when it answers a waiting agent, in the operator's words ("the agent
+    also resumes, with your guidance"), said when it is sent as a command that answers."""
+    applied_note: ClassVar[str | None] = None
+    """What the CLI says once the agent applied it as an answer, when the agent side's outcome
+    says less ("resumed: the agent goes on from where it paused")."""
+
+    @property
+    def cli_command(self) -> str:
+        """The `supervisor` subcommand that sends it (`guide` for `guidance`)."""
+        return self.cli.split()[1]
 
     @property
     def action(self) -> str:

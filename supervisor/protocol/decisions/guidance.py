@@ -25,6 +25,8 @@ class Guidance(DecisionKind):
     answers = True
     news = True
     effect = "guidance"
+    answer_note = "the agent also resumes, with your guidance"
+    applied_note = "applied: guidance delivered, and the agent resumed"
     key = "g"
     protection = "+ctrl+s"
     cli = "supervisor guide SESSION TEXT"

@@ -27,9 +27,10 @@ class Pause(DecisionKind):
     command_key = "P"
     command_shown = True
     waits_for_pending = True
+    holds = True
 
     def pending_refusal(self, pending: Mapping[str, Any]) -> str:
-        if pending.get("kind") == "pause":
+        if pending.get("kind") == self.name:
             return f"already paused ({pending.get('escalation_id')}): resume it or decide"
         return f"{pending.get('escalation_id')} already waits for an answer: answer it instead"
 
@@ -41,7 +42,7 @@ class Pause(DecisionKind):
         if refused:
             return refused
         for other in unread:
-            if other.action == "pause":
+            if other.action == self.name:
                 return (f"already paused by {other.operator or 'an operator'} (the agent "
                         "pauses at its next tool call)")
         return None
@@ -49,7 +50,7 @@ class Pause(DecisionKind):
     def carry_out(self, desk: Desk, decision: Mapping[str, Any], ctx: Context,
                   effect: EffectFacts) -> Result | Ignored:
         return Result(None, None, "agent paused at its next tool call",
-                      then=lambda: desk.pause(f"paused by {ctx.by}", ctx.call_id))
+                      then=lambda: desk.hold(self.name, f"paused by {ctx.by}", ctx.call_id))
 
 
 KIND = Pause()

@@ -1,5 +1,8 @@
 """The registry of decision kinds: one line per operator action (see the package docstring)."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from supervisor.protocol.decisions import (
     abort,
     approve,
@@ -18,35 +21,43 @@ from supervisor.protocol.decisions.base import DecisionKind
 
 
 def registered(kinds: tuple[DecisionKind, ...]) -> dict[str, DecisionKind]:
-    """The kinds by name, checked as they are registered (as pluggy checks a hook
-    implementation): a malformed name or key, or a name, answer key or command key two kinds
-    share, raises `ValueError` on importing the registry, naming both kinds, instead of one
-    quietly replacing the other in `KINDS` or in the dashboard's bindings."""
+    """The kinds by name, each checked as it is registered (`register`)."""
     out: dict[str, DecisionKind] = {}
-    keys: dict[tuple[str, str], str] = {}
     for kind in kinds:
-        name = kind.name
-        if not isinstance(name, str) or not name.isidentifier() or not name.islower():
-            raise ValueError(f"decision kind {type(kind).__name__}: malformed name {name!r}")
-        if name in out:
-            raise ValueError(f"decision kinds {type(out[name]).__name__} and "
-                             f"{type(kind).__name__} are both named {name!r}")
-        for what in ("key", "command_key"):
-            key = getattr(kind, what)
-            if key is None:
-                continue
-            if not isinstance(key, str) or len(key) != 1 or not key.isalpha():
-                raise ValueError(f"decision kind {name!r}: its {what} must be one letter, "
-                                 f"not {key!r}")
-            other = keys.setdefault((what, key), name)
-            if other != name:
-                raise ValueError(f"decision kinds {other!r} and {name!r} share the {what} "
-                                 f"{key!r}")
-        out[name] = kind
+        register(kind, out)
     return out
 
 
-KINDS: dict[str, DecisionKind] = registered((
+def register(kind: DecisionKind, into: dict[str, DecisionKind] | None = None) -> None:
+    """Add `kind` to the registry (`KINDS`, or `into`), checked as pluggy checks a hook
+    implementation: a malformed name or key, or a name, answer key or command key another kind
+    has, raises `ValueError` naming both kinds, instead of one quietly replacing the other in
+    `KINDS` or in the dashboard's bindings. Everything that lists operator actions reads the
+    registry when it lists them, so a kind added here is offered everywhere."""
+    out = KINDS if into is None else into
+    name = kind.name
+    if not isinstance(name, str) or not name.isidentifier() or not name.islower():
+        raise ValueError(f"decision kind {type(kind).__name__}: malformed name {name!r}")
+    if name in out:
+        raise ValueError(f"decision kinds {type(out[name]).__name__} and "
+                         f"{type(kind).__name__} are both named {name!r}")
+    for what in ("key", "command_key"):
+        key = getattr(kind, what)
+        if key is None:
+            continue
+        if not isinstance(key, str) or len(key) != 1 or not key.isalpha():
+            raise ValueError(f"decision kind {name!r}: its {what} must be one letter, "
+                             f"not {key!r}")
+        other = next((k.name for k in out.values() if getattr(k, what) == key), None)
+        if other is not None:
+            raise ValueError(f"decision kinds {other!r} and {name!r} share the {what} "
+                             f"{key!r}")
+    out[name] = kind
+
+
+KINDS: dict[str, DecisionKind] = {}
+"""Every operator action, by name, in the order the dashboard and the docs show them."""
+KINDS.update(registered((
     approve.KIND,
     pause.KIND,
     guidance.KIND,
@@ -59,14 +70,37 @@ KINDS: dict[str, DecisionKind] = registered((
     drop_plan.KIND,
     quiet.KIND,
     resume.KIND,
-))
-"""Every operator action, by name, in the order the dashboard and the docs show them."""
+)))
 
-ACTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items() if kind.wire is None)
-"""The actions a decision line may carry (`resume` is written as `approve`)."""
-ESCALATION_OPTIONS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
-                                            if kind.answers)
-"""What an escalation offers, in this order (`rollback` only while checkpoints are on)."""
-SESSION_COMMANDS: tuple[str, ...] = tuple(name for name, kind in KINDS.items()
-                                          if kind.command_key)
-"""The commands the dashboard's session screens bind to a key (and list in the palette)."""
+
+def actions() -> tuple[str, ...]:
+    """The actions a decision line may carry (`resume` is written as `approve`)."""
+    return tuple(name for name, kind in KINDS.items() if kind.wire is None)
+
+
+def escalation_options() -> tuple[str, ...]:
+    """What an escalation offers, in this order (one that needs a checkpoint only while
+    checkpoints are on)."""
+    return tuple(name for name, kind in KINDS.items() if kind.answers)
+
+
+def session_commands() -> tuple[str, ...]:
+    """The commands the dashboard's session screens bind to a key (and list in the palette)."""
+    return tuple(name for name, kind in KINDS.items() if kind.command_key)
+
+
+def is_hold(escalation: Mapping[str, Any]) -> bool:
+    """`escalation` is an operator's hold (a pause, `DecisionKind.holds`), not a loop."""
+    kind = KINDS.get(str(escalation.get("kind")))
+    return kind is not None and kind.holds
+
+
+def meant(action: str, escalation: Mapping[str, Any]) -> DecisionKind:
+    """The kind an operator means by answering `escalation` with `action`: on an operator's
+    hold, the command written as that action (`approve` there is `resume`); else the action's
+    own kind."""
+    if is_hold(escalation):
+        wired = next((k for k in KINDS.values() if k.wire == action), None)
+        if wired is not None:
+            return wired
+    return KINDS[action]

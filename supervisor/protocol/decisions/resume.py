@@ -21,10 +21,15 @@ class Resume(DecisionKind):
     summary = "a paused agent goes on from where it paused"
     wire = "approve"
     cli = "supervisor resume SESSION"
+    protection = "at once"
+    applied_note = "resumed: the agent goes on from where it paused"
+    """(What the escalation prompt says beside the key it shares with `approve`.)"""
 
     def command_refusal(self, view: SessionView, unread: Iterable[Unread]) -> str | None:
+        from supervisor.protocol.decisions.registry import is_hold  # the registry lists us
+
         pending = next(iter(view.pending.values()), None)
-        if pending is None or pending.get("kind") != "pause":
+        if pending is None or not is_hold(pending):
             return "nothing to resume: the session is not paused"
         return None  # the sender then checks it as an answer to that pause
 

@@ -16,7 +16,7 @@ from typing import Any
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.decisions.plan import plan_problem
 from supervisor.protocol.decisions.quiet import quiet_fields_problem
-from supervisor.protocol.decisions.registry import ACTIONS, KINDS
+from supervisor.protocol.decisions.registry import KINDS, actions
 from supervisor.protocol.names import DECISION, MAX_INT, MAX_LINE_BYTES, MAX_TS
 
 
@@ -68,8 +68,8 @@ def decision_problem(value: Any) -> str | None:
             return f"missing field '{name}'"
         if not isinstance(value[name], str) or not value[name]:
             return f"field '{name}' must be a non-empty string"
-    if value["action"] not in ACTIONS:
-        return f"unknown action {_show(value['action'])} (one of {', '.join(ACTIONS)})"
+    if value["action"] not in actions():
+        return f"unknown action {_show(value['action'])} (one of {', '.join(actions())})"
     for name in ("escalation_id", "text", "checkpoint_id"):
         if value.get(name) is not None and not isinstance(value[name], str):
             return f"field '{name}' must be a string or null"

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from supervisor.engine.task_size import LABELS, TaskSize, task_size
-from supervisor.protocol.decisions import ESCALATION_OPTIONS, KINDS
+from supervisor.protocol.decisions import KINDS, escalation_options, is_hold, meant
 from supervisor.store.summary import Answer
 from supervisor.tui.decision_keys import ANSWER_KEYS, answer_bindings
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
@@ -83,7 +83,7 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         """An answer was handed to the app, which has not said yet whether it wrote it."""
         self.refused: str | None = None
         """Why the last answer tried here could not apply (nothing was written)."""
-        self.is_pause = escalation.get("kind") == "pause"
+        self.is_pause = is_hold(escalation)
         """An operator's pause: `a` resumes it, and it may have no deadline at all."""
         self._options_open: bool | None = None
         self.task_size: TaskSize | None = None
@@ -204,16 +204,16 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         esc = self.escalation
         options = Text()
         allowed = esc.get("options") or []
-        answers = [(KINDS[name].key, name) for name in ESCALATION_OPTIONS]
+        answers = [(KINDS[name].key, name) for name in escalation_options()]
         if self.task_size is not None and self.task_size.suggests_split:
-            answers.sort(key=lambda answer: answer[1] != "split")  # offered first
+            # the answer that splits the task (it needs the sub-tasks) is offered first
+            answers.sort(key=lambda answer: KINDS[answer[1]].needs != "tasks")
         for key, action in answers:
             style = ("bold" if action in allowed else "dim strike") if still_open else "dim"
             options.append(f" {key} ", style="reverse " + style)
-            resume = action == "approve" and self.is_pause
-            options.append(f" {'resume' if resume else action}", style=style)
-            second = "at once" if resume else KINDS[action].protection
-            options.append(f" ({second})  ", style="dim")
+            kind = meant(action, esc)  # on a pause, `a` resumes
+            options.append(f" {kind.name}", style=style)
+            options.append(f" ({kind.protection})  ", style="dim")
         if still_open:
             options.append("\n+y: asks, y confirms (cannot be taken back)  +pick: choose the "
                            "checkpoint, enter  " + ("resume: P pauses again  "
@@ -372,7 +372,7 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
     async def _decide(self, action: str) -> None:
         text = checkpoint = None
         tasks: list[str] | None = None
-        kind = KINDS[action]
+        kind = meant(action, self.escalation)
         if kind.needs == "text":
             text = await self.app.push_screen_wait(GuidanceScreen(self.session_id))
             if text is None:
@@ -387,7 +387,7 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
                 PlanScreen(self.session_id, self.escalation.get("reason")))
             if tasks is None:
                 return
-        elif kind.confirm is not None and not (action == "approve" and self.is_pause):
+        elif kind.confirm is not None:
             question = Text(f"{action.capitalize()} ", style="bold")
             question.append_text(safe(self.escalation_id, 60, "bold"))
             question.append(" of session ", style="bold")
@@ -406,9 +406,8 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         """The app wrote our answer (then it is followed here) or said why it did not."""
         self._asked = False
         if result.decision_id is not None:
-            action = result.request.action
-            if action == "approve" and self.is_pause:
-                action = "resume"  # what the operator pressed; written as approve
+            # what the operator pressed: on a pause, `resume` (written as approve)
+            action = meant(result.request.action, self.escalation).name
             self.follow = FollowUp(self.session_id, result.decision_id, action,
                                    self.view.clock(), agent_waits=True)
             self.refresh_bindings()
@@ -418,7 +417,7 @@ class EscalationScreen(LiveScreen, ModalScreen[None]):
         self.dismiss(None)
 
     def commands(self) -> Iterable[SystemCommand]:
-        for action in ESCALATION_OPTIONS:
+        for action in escalation_options():
             yield SystemCommand(f"Decide: {action}", "Answer this escalation",
                                 lambda a=action: self.action_decide(a))
 

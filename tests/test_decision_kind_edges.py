@@ -1,0 +1,144 @@
+"""The decision registry's edges (issue 38): the dashboard, the CLI and the guard ask the kinds,
+never a kind's name. A throwaway kind registered in a fixture is offered by the escalation
+prompt, the CLI and the guard's escalation, and carried out, with none of them edited; and no
+branch on a kind's name is left in the places that used to hold them."""
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tui_support import (
+    control_lines,
+    escalated_session,
+    escalation,
+    load,
+    make_app,
+    screen_text,
+    write_events,
+)
+from tui_support import start as start_event
+
+from supervisor.cli import build_parser
+from supervisor.cli import main as cli_main
+from supervisor.guard import Session
+from supervisor.protocol.decisions import (
+    KINDS,
+    Context,
+    DecisionKind,
+    Desk,
+    Ignored,
+    Result,
+    register,
+)
+from supervisor.protocol.decisions.base import EffectFacts
+from tests.conftest import REPO
+from tests.guard_helpers import events, of_type
+
+EDGES = ("supervisor/tui/app.py", "supervisor/tui/screens/escalation.py",
+         "supervisor/cli/followup.py", "supervisor/guard/journal.py", "supervisor/guard/desk.py")
+"""Where branches on a kind's name used to live (issue 38)."""
+
+
+class Shelve(DecisionKind):
+    """A kind no code of the supervisor knows: the call is refused, the agent goes on."""
+
+    name = "shelve"
+    title = "Shelve"
+    summary = "the stopped call is refused; the agent goes on with something else"
+    answers = True
+    key = "k"
+    protection = "at once"
+    cli = "supervisor answer SESSION --shelve"
+
+    def carry_out(self, desk: Desk, decision: Mapping[str, Any], ctx: Context,
+                  effect: EffectFacts) -> Result | Ignored:
+        return Result("block", "The operator shelved this call; do something else.",
+                      "call shelved")
+
+
+@pytest.fixture
+def shelve() -> Iterator[DecisionKind]:
+    kind = Shelve()
+    register(kind)
+    try:
+        yield kind
+    finally:
+        del KINDS[kind.name]
+
+
+def test_registration_refuses_a_taken_name_or_key(shelve: DecisionKind) -> None:
+    with pytest.raises(ValueError, match="'approve' and 'again' share the key 'a'"):
+        register(type("Again", (Shelve,), {"name": "again", "key": "a"})())
+    with pytest.raises(ValueError, match="Shelve and Shelve are both named 'shelve'"):
+        register(Shelve())
+    assert "again" not in KINDS
+
+
+def test_the_guard_offers_and_carries_out_a_new_kind(shelve: DecisionKind, root: Path,
+                                                     tmp_path: Path) -> None:
+    """The journal's escalation offers it, the CLI's `answer` has its flag and sends it, and
+    the guard's desk carries it out: none of them names it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    with Session("test-agent", task="t", cwd=work, root=root, session_id="s1",
+                 heartbeat_s=None) as s:
+        s.before_call("bash", {"command": "ls"})
+        s.guard.pause("test")
+        [esc] = of_type(events(root, "s1"), "escalation")
+        assert "shelve" in esc["options"]
+        assert build_parser().parse_args(["answer", "s1", "--shelve"]).shelve
+        assert cli_main(["answer", "s1", "--shelve", "--root", str(root), "--no-wait"]) == 0
+        assert control_lines(root, "s1")[-1]["action"] == "shelve"
+        s.guard.poll()
+    [applied] = of_type(events(root, "s1"), "decision_applied")
+    assert (applied["action"], applied["outcome"]) == ("shelve", "call shelved")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_escalation_prompt_offers_and_sends_a_new_kind(shelve: DecisionKind,
+                                                                 root: Path) -> None:
+    from supervisor.tui.screens.escalation import EscalationScreen
+
+    escalated_session(root, "s1")
+    options = ["approve", "guidance", "skip", "abort", "shelve"]
+    write_events(root, "s2", [start_event(), escalation(options=options)])
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await load(pilot, initial=True)
+        app.open_escalation("s2", "esc-1")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, EscalationScreen)
+        assert re.search(r" k +shelve \(at once\)", screen_text(app))
+        assert "Decide: shelve" in [c.title for c in screen.commands()]
+        screen.action_decide("shelve")  # what its key does
+        await pilot.pause()
+        await pilot.pause()
+        assert [line["action"] for line in control_lines(root, "s2")] == ["shelve"]
+
+
+def _kind_name_branches(text: str) -> list[str]:
+    """Comparisons of a value with a decision kind's name (`action == "pause"`,
+    `kind in ("skip", "split")`): what a kind's own attribute should say instead."""
+    names = "|".join(re.escape(n) for n in KINDS)
+    literal = rf"""["'](?:{names})["']"""
+    pattern = re.compile(rf"""(?:[!=]=\s*{literal}|{literal}\s*[!=]=|"""
+                         rf"""\bin\s*[(\[{{][^)\]}}\n]*{literal})""")
+    return [line.strip() for line in text.splitlines() if pattern.search(line)]
+
+
+@pytest.mark.parametrize("path", EDGES)
+def test_no_branch_on_a_kind_name_is_left(path: str) -> None:
+    assert _kind_name_branches((REPO / path).read_text()) == []
+
+
+def test_the_branch_finder_finds_branches() -> None:
+    assert _kind_name_branches(
+        'if action == "pause":\n'
+        'elif kind in ("skip", "split"):\n'
+        'x = "guidance" if command == "guide" else command\n'
+        'fallback = pending.get("fallback") or "skip"\n') == [
+        'if action == "pause":', 'elif kind in ("skip", "split"):']
