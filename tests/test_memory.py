@@ -495,3 +495,75 @@ def test_a_shell_failure_is_told_whichever_agent_runs_the_same_command(root, rep
         ("exec_command", {"cmd": "fancylint src"}, "ok", True),
         ("Grep", {"pattern": line}, "", True)])
     assert [v.action for v in other] == ["allow", "allow"]
+
+
+def test_the_operator_lists_shows_forgets_and_switches_the_fleet_memory(
+        tmp_path, redis_server, capsys, monkeypatch):
+    """`supervisor memory --store redis://...` as the operator user of docs/fleet.md's ACL: it
+    reads what the relays shipped, and its forget / off / forget --all reach every host."""
+    from supervisor.store.redis.layout import Layout
+    from tests.redis_helpers import RelayThread, wait_for
+
+    with redis_server.admin() as admin:
+        admin.execute_command("ACL", "SETUSER", "operator", "reset", "on", ">op-pw",
+                              *Layout("sv").acl_rules("operator").split())
+    store = redis_server.url("operator", "op-pw")
+    project = "git:github.com/acme/widget"
+    clones = []
+    for name in ("clone1", "clone2"):
+        path = tmp_path / name
+        subprocess.run(["git", "init", "-q", str(path)], check=True)
+        subprocess.run(["git", "-C", str(path), "remote", "add", "origin",
+                        "git@github.com:acme/widget.git"], check=True)
+        clones.append(path)
+    roots = [tmp_path / "root1", tmp_path / "root2"]
+    monkeypatch.setenv("SUPERVISOR_HOME", str(tmp_path / "operator-root"))
+    monkeypatch.chdir(tmp_path)  # no repository here: the project is named
+
+    def memory(*argv: str) -> str:
+        capsys.readouterr()
+        assert cli_main(["memory", "--store", store, "--project", project, *argv]) == 0
+        return capsys.readouterr().out
+
+    relays = [RelayThread(roots[0], redis_server.url(), "h1"),
+              RelayThread(roots[1], redis_server.url(), "h2")]
+    try:
+        clock = Clock()
+        lint = ("Bash", {"command": "fancylint src"}, "bash: fancylint: command not found",
+                False)
+        session(roots[0], "s1", clones[0], clock, [FAIL, FIX, lint])
+        wait_for(lambda: len(json.loads(memory("list", "--json"))["entries"]) == 2, 30,
+                 "host 1's entries in Redis")
+        assert json.loads(memory("projects", "--json")) == [project]
+        listed = json.loads(memory("list", "--json"))
+        assert listed["on"] is True and listed["project"] == project
+        python = next(e for e in listed["entries"] if e["call"] == "python manage.py test")
+        shown = memory("show", python["id"])
+        assert "session s1: #" in shown and "python3 manage.py test" in shown
+        # forget one entry: host 2 learns it from the fleet, and is not told of it
+        memory("forget", python["id"])
+        log2 = MemoryLog(roots[1], project)
+        wait_for(lambda: any(r["k"] == "forget" for r in log2.records()), 30, "the forget")
+        assert session(roots[1], "s2", clones[1], clock, [FAIL])[0].action == "allow"
+        assert session(roots[1], "s3", clones[1], clock, [lint])[0].action == "nudge"
+        # off: every host stops telling
+        memory("off")
+        wait_for(lambda: any(r["k"] == "switch" for r in MemoryLog(roots[0], project).records()),
+                 30, "the switch on host 1")
+        assert session(roots[0], "s4", clones[0], clock, [lint])[0].action == "allow"
+        assert json.loads(memory("list", "--json"))["on"] is False
+        memory("on")
+        # forget --all: the stream is trimmed to the one record, every host's log replaced
+        memory("forget", "--all")
+        with redis_server.admin() as admin:
+            (key,) = admin.keys("sv:mem:*")
+            assert [json.loads(f[b"r"])["k"] for _, f in admin.xrange(key)] == ["forget"]
+        for root in roots:
+            log = MemoryLog(root, project)
+            wait_for(lambda log=log: [r["k"] for r in log.records()] == ["forget"], 30,
+                     "the forget --all on every host")
+        assert json.loads(memory("list", "--json"))["entries"] == []
+        assert session(roots[1], "s5", clones[1], clock, [lint])[0].action == "allow"
+    finally:
+        for relay in relays:
+            relay.stop()

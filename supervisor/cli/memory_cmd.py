@@ -6,20 +6,39 @@ policy's `[guard] memory_project`, else the repository: see `supervisor.guard.me
 `forget` and `off`/`on` are records in the project's log, so every session of the root (and
 every host of a fleet, through the relays) reads them; `forget --all` replaces the log by one
 record that forgets everything.
+
+With a Redis store (`--store redis://...`, or `$SUPERVISOR_STORE`) the commands work on the
+memory the fleet shares (`supervisor.store.redis.memory_sync.FleetMemory`): what every host's
+relay shipped, and the operator's records go to every host through the relays. The project and
+the expiry still come from this directory and the local root's policy.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from supervisor.cli.common import CliError, add_root_argument
+from supervisor.cli.common import CliError, add_store_arguments
+
+if TYPE_CHECKING:
+    from supervisor.store.base import Store
+
+
+class Records(Protocol):
+    """A project's memory, where it is kept: a local log (`MemoryLog`) or a fleet's stream
+    (`FleetMemory`)."""
+
+    def records(self) -> list[dict[str, Any]]: ...
+    def append(self, records: list[dict[str, Any]]) -> None: ...
+    def replace(self, records: list[dict[str, Any]]) -> None: ...
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_root_argument(parser)
+    add_store_arguments(parser)
     parser.add_argument("--project", metavar="P",
                         help="the project (default: the one of the current directory)")
     parser.add_argument("--json", action="store_true", help="JSON instead of a table")
@@ -30,17 +49,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.guard.memory import project_index
-    from supervisor.store.memory_log import projects
+    from supervisor.cli.common import store_from
+
+    store = store_from(args)
+    try:
+        with _errors(store):
+            return _run(args, store)
+    finally:
+        store.close()
+
+
+def _run(args: argparse.Namespace, store: "Store") -> int:
+    from supervisor.engine.failure_memory import MemoryIndex
+    from supervisor.store.local import LocalStore
+    from supervisor.store.memory_log import MemoryLog, projects
     from supervisor.store.paths import resolve_root
 
-    root = resolve_root(args.root)
+    local = store.root if isinstance(store, LocalStore) else None
     if args.action == "projects":
-        names = projects(root)
+        names = projects(local) if local is not None else _fleet(store).projects()
         print(json.dumps(names) if args.json else "\n".join(names) or "no project has a memory")
         return 0
-    project, expire_s = _project(root, args.project)
-    log, index = project_index(root, project)
+    project, expire_s = _project(local or resolve_root(None), args.project)
+    log: Records = MemoryLog(local, project) if local is not None else _fleet(store, project)
+    index = MemoryIndex()
+    index.apply_all(log.records())
     now = time.time()
     if args.action == "list":
         entries = sorted(index.entries.values(), key=lambda e: e.last_ts, reverse=True)
@@ -93,6 +126,28 @@ def run(args: argparse.Namespace) -> int:
     log.append([{"k": "switch", "on": on, "ts": now}])
     print(f"memory of {project} is {'on' if on else 'off'}")
     return 0
+
+
+@contextlib.contextmanager
+def _errors(store: "Store") -> Iterator[None]:
+    """A remote store's client errors as `StoreError`s (one line, no password)."""
+    errors = getattr(store, "errors", None)
+    if errors is None:
+        yield
+        return
+    with errors():
+        yield
+
+
+def _fleet(store: "Store", project: str = "") -> Any:
+    """The fleet's memory of `project` in a Redis store (`FleetMemory`)."""
+    from supervisor.store.liveness import THIS_HOST
+    from supervisor.store.redis.backend import RedisStore
+    from supervisor.store.redis.memory_sync import FleetMemory
+
+    if not isinstance(store, RedisStore):
+        raise CliError(f"{store.describe()} keeps no failure memory (a local root or Redis)")
+    return FleetMemory(store.client, store.layout.prefix, project, THIS_HOST)
 
 
 def _project(root: Path, named: str | None) -> tuple[str, float]:

@@ -88,6 +88,10 @@ class MemoryLog:
                        for r in records).encode("utf-8", "replace")
         write_private(self.path, self._header() + body)
 
+    def records(self) -> list[dict[str, Any]]:
+        """Every record of the log, in the order written."""
+        return self.read()[0]
+
     def _header(self) -> bytes:
         line = json.dumps({"k": HEADER, "name": self.project}, ensure_ascii=False)
         return (line + "\n").encode("utf-8", "replace")

@@ -75,7 +75,9 @@ class Layout:
           its relay may write) no longer has it. It shares the failure memory and the fleet's
           budgets with every other relay (`sv:mem:*`, `sv:budget:*`);
         - `operator`: reads every event stream and position; writes control streams (and the
-          activity stream, so other dashboards see its decisions).
+          activity stream, so other dashboards see its decisions); reads and adds to the
+          failure memory (`supervisor memory --store`: `forget`, `off`/`on`; `forget --all`
+          trims a project's stream).
 
         Writing a stream (XADD) needs read-write key access in Redis (its optional trimming),
         so both roles may also read the activity stream: session names, nothing more."""
@@ -92,8 +94,8 @@ class Layout:
                     "+hget +hgetall +hset +hdel +sadd +xtrim +expire")
         if role == "operator":
             return (f"resetkeys %R~{p}:ev:* %R~{p}:host:* %R~{p}:hosts ~{p}:ctl:* "
-                    f"~{p}:activity resetchannels -@all {common} "
-                    "+hget +hgetall +hexists +hkeys +smembers")
+                    f"~{p}:activity ~{p}:mem:* ~{p}:memprojects resetchannels -@all {common} "
+                    "+hget +hgetall +hexists +hkeys +smembers +hset +xtrim")
         raise ValueError(f"unknown role {role!r} (relay, operator)")
 
 

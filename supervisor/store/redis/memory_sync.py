@@ -8,7 +8,14 @@ relay, every few seconds (`MemorySync.round`, in the relay's worker thread):
   each log is kept in its state), except those it brought in itself (marked `"via": "redis"`);
 - reads every project's stream from where it last got to, and appends the records other hosts
   learned to the local log of that project (created when the host has never seen it), so a
-  session on this host is told what failed on another.
+  session on this host is told what failed on another. A record that forgets everything
+  replaces the local log (with what came after it), as `forget --all` does on its own host.
+
+The operator reaches the shared memory with `supervisor memory --store redis://...`
+(`FleetMemory`): it reads a project's stream, and adds its `forget` and `off`/`on` records
+with the origin `operator:<host>` (no relay's host name has a colon, so every relay brings them
+in, this host's too); `forget --all` adds the record that forgets everything and trims the
+stream to it, so what the fleet had learned is gone from Redis too.
 
 The guard never talks to the network: it reads and writes the local log, as without a fleet.
 What a record says is only ever shown quoted (docs/memory.md): a host that writes the memory
@@ -30,6 +37,8 @@ from supervisor.store.redis import replies
 
 VIA = "redis"
 READ_COUNT = 1000
+OPERATOR = "operator"
+"""The origin of an operator's records (`operator:<host>`): never a relay's host name."""
 
 
 def digest(project: str) -> str:
@@ -122,6 +131,77 @@ class MemorySync:
                 if isinstance(record, dict):
                     theirs.append({**record, "via": VIA})
             if theirs:
-                MemoryLog(self.root, project).append(theirs)
+                self._bring(project, theirs)
                 moved += len(theirs)
         return moved
+
+    def _bring(self, project: str, theirs: list[dict[str, Any]]) -> None:
+        """Add other hosts' records to the project's local log. A record that forgets
+        everything replaces the log by itself and what came after it, so the operator's
+        `forget --all` empties every host's log, not only what its index shows. (What this
+        host learned in the seconds between that record and this round is in Redis for the
+        others, but no longer here: the price of not trusting hosts' clocks to order it.)"""
+        log = MemoryLog(self.root, project)
+        last = max((n for n, r in enumerate(theirs) if forgets_all(r)), default=None)
+        if last is None:
+            log.append(theirs)
+            return
+        log.replace(theirs[last:])
+        _records, cursor, _fresh = log.read()
+        self.shipped[project] = [cursor.inode, cursor.offset]  # nothing in it is new
+
+
+def forgets_all(record: dict[str, Any]) -> bool:
+    return record.get("k") == "forget" and record.get("id") == "*"
+
+
+class FleetMemory:
+    """One project's memory as a fleet shares it in Redis, for the operator's commands (see
+    the module docstring); the same three operations as a local `MemoryLog`."""
+
+    def __init__(self, client: Any, prefix: str, project: str, host: str) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.project = project
+        self.origin = f"{OPERATOR}:{host}"
+        self.key = f"{prefix}:mem:{digest(project)}"
+
+    def projects(self) -> list[str]:
+        """Every project with a memory in the fleet (whatever this one's `project`)."""
+        names = self.client.hgetall(f"{self.prefix}:memprojects") or {}
+        return sorted(replies.text(v) for v in names.values())
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every record of the project's stream, in the order the fleet added them."""
+        out: list[dict[str, Any]] = []
+        low = "-"
+        while True:
+            got = replies.entries(self.client.xrange(self.key, low, "+", count=READ_COUNT))
+            for entry_id, fields in got:
+                low = "(" + replies.text(entry_id)
+                try:
+                    record = json.loads(fields.get(b"r", b""))
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(record, dict):
+                    out.append(record)
+            if len(got) < READ_COUNT:
+                return out
+
+    def append(self, records: list[dict[str, Any]]) -> None:
+        """Add the operator's records: every relay brings them into its host's log."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hset(f"{self.prefix}:memprojects", digest(self.project), self.project)
+        for r in records:
+            pipe.xadd(self.key, {"r": json.dumps(r, ensure_ascii=False), "o": self.origin})
+        pipe.execute()
+
+    def replace(self, records: list[dict[str, Any]]) -> None:
+        """Replace the project's stream with `records` (the first of which forgets
+        everything, so every relay empties its host's log too)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hset(f"{self.prefix}:memprojects", digest(self.project), self.project)
+        for r in records:
+            pipe.xadd(self.key, {"r": json.dumps(r, ensure_ascii=False), "o": self.origin})
+        first = pipe.execute()[1]
+        self.client.xtrim(self.key, minid=replies.text(first), approximate=False)
