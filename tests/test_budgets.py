@@ -244,3 +244,43 @@ def test_budget_rules_per_agent_and_project() -> None:
                 {"x": {"tokens_per_day": 1, "paths": "/src"}}):
         with pytest.raises(ValueError):
             budget_rules(bad)
+
+
+def test_an_sdk_session_counts_in_the_daily_budgets_of_its_store(store: Store) -> None:
+    """What the SDK's `usage()` reports is added to the same day's spend as the hook sessions';
+    the SDK call that would cross the budget is held, with the budget named."""
+    from supervisor.guard import Session
+    from supervisor.guard.settings import GuardSettings
+
+    settings = GuardSettings(checkpoints=False, escalation_deadline_s=1, fallback="skip")
+    with Session("sdk-agent", cwd=store.cwd, root=store.root, session_id="sdk",
+                 settings=settings, heartbeat_s=None) as sdk:
+        sdk.usage(1000, 50, cost_usd=0.003)
+        assert sdk.before_call("Read", {"path": "a.py"}).action == "allow"
+        store.hook("a", "SessionStart", source="startup")
+        store.answered("a")  # a Claude Code session: $0.009 spent, its answer $0.006
+        assert store.call("a") is None
+        sdk.usage(1000, 50, cost_usd=0.003)  # $0.012, its next $0.003, and $0.006 under way
+        held = sdk.before_call("Read", {"path": "b.py"})
+    assert held.action != "allow"
+    (escalation,) = store.events("sdk", "escalation")
+    assert escalation["kind"] == "budget"
+    assert escalation["reason"] == (
+        "daily budget 'store' of every session of this store reached: $0.012 spent today and "
+        "$0.006 expected for calls under way, of $0.02; approving raises it by $0.01, once")
+    (summary,) = (store.root / SPEND_DIR).glob("*.json")
+    day = json.loads(summary.read_text())
+    assert day["totals"]["agent:sdk-agent"]["cost_usd"] == pytest.approx(0.006)
+
+
+def test_an_sdk_session_with_a_bad_budget_table_says_so_and_goes_on(tmp_path: Path) -> None:
+    from supervisor.guard import Session
+    from supervisor.guard.settings import GuardSettings
+
+    store = Store(tmp_path, "[budgets.day]\ncost_usd = 1\n")
+    with Session("sdk-agent", cwd=store.cwd, root=store.root, session_id="sdk",
+                 settings=GuardSettings(checkpoints=False), heartbeat_s=None) as sdk:
+        sdk.usage(10, 1, cost_usd=5.0)
+        assert sdk.before_call("Read", {"path": "a.py"}).action == "allow"
+    (error,) = store.events("sdk", "supervisor_error")
+    assert "unknown key 'cost_usd'; no daily budget applies" in error["message"]

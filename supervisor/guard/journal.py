@@ -84,8 +84,9 @@ class SessionJournal:
         self._settings_arg = settings
         self._cwd_arg = str(Path(cwd).resolve()) if cwd is not None else None
         self.spending: Spending | None = None
-        """The store's daily spend and budgets this session counts in (the hook runtime
-        sets it when the policy has `[budgets]`); None: no budgets."""
+        """The store's daily spend and budgets this session counts in (the hook runtime at
+        each call, the SDK at open, when the root's policy file has `[budgets]`); None: no
+        budgets."""
         self.dirty = False
         """The state changed since it was last saved."""
         self.must_save = False

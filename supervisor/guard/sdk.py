@@ -34,7 +34,9 @@ from typing import Any, TypeVar
 
 from supervisor.guard import signals
 from supervisor.guard.core import Guard, Verdict
+from supervisor.guard.root_policy import PolicyError, budgets_of
 from supervisor.guard.settings import GuardSettings
+from supervisor.guard.spend import Spending
 from supervisor.runenv import RUN_SESSION_ENV
 from supervisor.store.paths import resolve_root, sanitize_session_id, validate_session_id
 from supervisor.store.writer import LineWriter
@@ -102,12 +104,30 @@ class Session:
             save_every_s=1.0,
         )
         self._guard.start(agent, task, pid=os.getpid(), heartbeat_s=heartbeat_s)
+        self._count_in_budgets(agent)
         self._closed = False
         self._signals = signals.install()  # SIGTERM/SIGHUP end the session like Ctrl+C
         self._beats: _Heartbeats | None = None
         if heartbeat_s:
             self._beats = _Heartbeats(self._guard.files.events, heartbeat_s)
             self._beats.start()
+
+    def _count_in_budgets(self, agent: str) -> None:
+        """The store root's daily budgets (the `[budgets]` of its policy file, as hook sessions
+        count them, docs/policy.md) count this session too: what `usage()` reports is added
+        to the day's spend, and a call that would cross a budget is held like a hook target's.
+        A table that cannot be used is recorded as a `supervisor_error`, and no budget holds
+        (the agent is not stopped for the store's configuration)."""
+        try:
+            rules = budgets_of(self.root)
+        except PolicyError as exc:
+            with self._guard.journal.step():
+                self._guard.journal.write({"type": "supervisor_error",
+                                           "message": f"{exc}; no daily budget applies"})
+            return
+        if rules:
+            self._guard.journal.spending = Spending(self.root, rules, self.session_id, agent,
+                                                    str(self.cwd))
 
     # -- context manager -------------------------------------------------------------------
 

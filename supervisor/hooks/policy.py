@@ -1,38 +1,23 @@
 """Which policy a hook session runs under, and how long a hold may last.
 
-Lookup, first match wins (docs/hooks.md): the file named by `$SUPERVISOR_POLICY`, else
-`<root>/policy.toml`, else the engine's `default` profile. The file is read with `tomllib` and
-checked by the engine's validator when a session is created. The engine
-policy is read only when a session is created (afterwards it travels in the session's saved
+Lookup, first match wins (docs/hooks.md, `guard/root_policy.py`): the file named by
+`$SUPERVISOR_POLICY`, else `<root>/policy.toml`, else the engine's `default` profile. The file
+is read with `tomllib` and checked by the engine's validator when a session is created. The
+engine policy is read only when a session is created (afterwards it travels in the session's saved
 engine state); the `[guard]` table (hold time, fallback, checkpoints) at every invocation.
 """
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import Any
 
+from supervisor.guard.root_policy import PolicyError, policy_path, read_policy_file
 from supervisor.guard.settings import GuardSettings
-from supervisor.guard.spend import BudgetRule, budget_rules
+from supervisor.guard.spend import budget_rules
 from supervisor.hooks.budget import Budget
 
-ENV_POLICY = "SUPERVISOR_POLICY"
-POLICY_FILE = "policy.toml"
 DEFAULT_HOLD_S = 600.0
 """Hold time used when the policy waits forever (`escalation_deadline_s = 0`): a hook cannot."""
-
-
-class PolicyError(ValueError):
-    """The policy file cannot be used; the message names the file and the problem."""
-
-
-def policy_path(root: Path) -> Path | None:
-    """The policy file in force for hook sessions under `root`, or None for the default."""
-    env = os.environ.get(ENV_POLICY)
-    if env:
-        return Path(env).expanduser()
-    candidate = Path(root) / POLICY_FILE
-    return candidate if candidate.is_file() else None
 
 
 def load_policy(root: Path) -> tuple[Any, str]:
@@ -47,7 +32,7 @@ def load_policy(root: Path) -> tuple[Any, str]:
     path = policy_path(root)
     if path is None:
         return Policy.profile("default"), "default profile"
-    data = _read(path)
+    data = read_policy_file(path)
     from supervisor.engine.policy_file import validate_policy_dict  # pydantic: only for a file
     try:
         policy = validate_policy_dict(data, source=f"policy file {path}")
@@ -61,39 +46,16 @@ def load_policy(root: Path) -> tuple[Any, str]:
     return policy, str(path)
 
 
-def budgets_of(root: Path) -> list[BudgetRule]:
-    """The daily budgets of the policy in force (its `[budgets]` tables), read at every call
-    like `[guard]`. Raises `PolicyError` for a file or a table that cannot be used."""
-    path = policy_path(root)
-    if path is None:
-        return []
-    try:
-        return budget_rules(_read(path).get("budgets"))
-    except ValueError as exc:
-        raise PolicyError(f"policy file {path}: {exc}") from exc
-
-
 def guard_table(root: Path) -> dict[str, Any]:
     """Only the `[guard]` table of the policy in force (cheap: no engine policy is built).
     Raises `PolicyError` for a file that cannot be read."""
     path = policy_path(root)
     if path is None:
         return {}
-    table = _read(path).get("guard") or {}
+    table = read_policy_file(path).get("guard") or {}
     if not isinstance(table, dict):
         raise PolicyError(f"policy file {path}: [guard] must be a table")
     return table
-
-
-def _read(path: Path) -> dict[str, Any]:
-    import tomllib  # only when there is a policy file
-
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise PolicyError(f"policy file {path} does not exist (${ENV_POLICY})") from exc
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise PolicyError(f"policy file {path} cannot be read: {exc}") from exc
 
 
 def guard_settings(policy: Any) -> GuardSettings:

@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from supervisor.guard.root_policy import budgets_of
 from supervisor.guard.spend import Spending
 from supervisor.guard.state import STATE_FILE
 from supervisor.hooks import memory as hook_memory
 from supervisor.hooks import transcript
 from supervisor.hooks.budget import Budget
-from supervisor.hooks.policy import budgets_of, guard_table, hook_settings, load_policy
+from supervisor.hooks.policy import guard_table, hook_settings, load_policy
 from supervisor.hooks.step import (
     Call,
     HookStep,
