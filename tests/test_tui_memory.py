@@ -57,3 +57,26 @@ async def test_the_memory_panel_lists_what_was_told_and_learned(root: Path) -> N
         await pilot.pause()
         history = screen.query_one(HistoryView)
         assert history.store.seq_of(history.current_index()) == 6
+
+
+async def test_the_table_panels_say_so_when_they_have_no_row(root: Path) -> None:
+    """Memory and Plan share their table and its empty line (`panels.table.TablePanel`): each
+    shows its own line in place of an empty table, and its table once there are rows."""
+    from supervisor.tui.panels.plan import PlanPanel
+
+    write_events(root, "s1", [start(), *call(1)])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        for panel_type, line in ((MemoryPanel, "Nothing from the failure memory in this"),
+                                 (PlanPanel, "No plan: answer an escalation with split")):
+            await press(pilot, panel_type.KEY)
+            await pilot.pause()
+            panel = screen.query_one(panel_type)
+            assert line in screen_text(app)
+            assert panel.focus_target().row_count == 0
+            assert panel.focus_target().ordered_columns[0].label.plain == "#"

@@ -7,13 +7,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import DataTable, Static
 
 from supervisor.tui.format import safe
 from supervisor.tui.messages import DecisionRequested
-from supervisor.tui.panels.base import Panel
+from supervisor.tui.panels.table import Row, TablePanel
 from supervisor.tui.screens.modals import ConfirmScreen
 from supervisor.tui.screens.plan_input import PlanScreen
 
@@ -24,7 +22,7 @@ _STYLES = {"done": "green", "current": "bold reverse", "waiting": "dim", "skippe
            "failed": "red", "dropped": "dim strike"}
 
 
-class PlanPanel(Panel):
+class PlanPanel(TablePanel):
     ID = "plan"
     TITLE = "Plan"
     KEY = "l"
@@ -33,21 +31,9 @@ class PlanPanel(Panel):
         Binding("E", "change('replan')", "Edit plan", show=True),
         Binding("D", "change('drop_plan')", "Drop plan", show=True),
     ]
-    DEFAULT_CSS: ClassVar[str] = """
-    PlanPanel DataTable { height: 1fr; }
-    PlanPanel #plan-none { height: auto; color: $text-muted; }
-    """
-
-    def compose(self) -> ComposeResult:
-        yield Static("No plan: answer an escalation with split (p), or run "
-                     "`supervisor split SESSION STEP...`.", id="plan-none")
-        yield DataTable(id="plan-table", cursor_type="row")
-
-    def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("#", "state", "sub-task", "steps", "errors")
-
-    def focus_target(self) -> DataTable:
-        return self.query_one(DataTable)
+    COLUMNS = ("#", "state", "sub-task", "steps", "errors")
+    EMPTY = ("No plan: answer an escalation with split (p), or run "
+             "`supervisor split SESSION STEP...`.")
 
     def title(self, state: "SessionState") -> str:
         steps = state.plan.steps
@@ -56,15 +42,11 @@ class PlanPanel(Panel):
         finished = sum(s.status in ("done", "skipped", "failed", "dropped") for s in steps)
         return f"{self.TITLE} ({finished}/{len(steps)})"
 
-    def update(self, state: "SessionState", now: float) -> None:
-        steps = state.plan.steps
-        self.query_one("#plan-none", Static).display = not steps
-        table = self.query_one(DataTable)
-        table.clear()
-        for number, step in enumerate(steps, 1):
-            title = safe(step.title, 300) if step.title is not None else Text("…", "dim")
-            table.add_row(str(number), Text(step.status, _STYLES.get(step.status, "")), title,
-                          str(step.steps), str(step.errors))
+    def rows(self, state: "SessionState") -> list[Row]:
+        return [Row((str(number), Text(step.status, _STYLES.get(step.status, "")),
+                     safe(step.title, 300) if step.title is not None else Text("…", "dim"),
+                     str(step.steps), str(step.errors)))
+                for number, step in enumerate(state.plan.steps, 1)]
 
     @work(exclusive=True, group="plan-change")
     async def action_change(self, action: str) -> None:
