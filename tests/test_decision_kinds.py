@@ -12,7 +12,7 @@ import pytest
 
 import supervisor.protocol.decisions as decisions
 from supervisor.cli import build_parser
-from supervisor.engine.decisions import EFFECT_KINDS
+from supervisor.engine.effects import EFFECTS
 from supervisor.guard import Session
 from supervisor.guard.operator import send_decision
 from supervisor.guard.refusals import command_refusal, unread_decisions
@@ -48,7 +48,7 @@ def test_the_lists_derive_from_the_registry() -> None:
     assert tuple(k.name for k in KINDS.values() if k.wire is None) == actions()
     assert escalation_options() == ("approve", "guidance", "rollback", "skip", "abort", "split")
     for kind in KINDS.values():
-        assert kind.effect in EFFECT_KINDS, kind.name
+        assert kind.effect in EFFECTS, kind.name
         assert kind.wire is None or kind.wire in actions()
         assert kind.answers == (kind.key is not None), kind.name
     keys = [k.key for k in KINDS.values() if k.key]

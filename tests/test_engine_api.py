@@ -263,13 +263,13 @@ def test_a_recorded_decision_without_an_effect_replays_the_effect_its_action_has
 
 
 def test_a_recorded_effect_is_applied_as_recorded() -> None:
-    from supervisor.engine import Effect
+    from supervisor.engine.effects import Approve
 
     engine = Engine()
     for i in range(6):
         _step(engine, i)
     sig = engine.escalation.signature
-    effect = Effect("approve", True, 1, sig, None)
+    effect = Approve(True, sig, None, 1)
     engine.observe({"type": "decision_applied", "escalation_id": "esc-1", "decision_id": "d",
                     "action": "approve", "outcome": "x", "effect": effect.to_dict()}, 2.0)
     assert engine.level == 1 and engine.escalation is None

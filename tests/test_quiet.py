@@ -13,7 +13,7 @@ import pytest
 
 from supervisor.analysis.replay import analyze_events
 from supervisor.engine import Engine, Policy
-from supervisor.engine.decisions import Effect
+from supervisor.engine.effects import Quiet
 from supervisor.guard.core import Guard
 from supervisor.guard.inspect import replay_engine
 from supervisor.guard.operator import send_decision
@@ -119,7 +119,7 @@ def test_a_quiet_of_one_signature_keeps_the_detector_on_for_other_loops() -> Non
     sig = engine.check({**call, "call_id": "probe"}, 1.0).signature
     engine.st.pending.clear()
     engine.st.step_count = 0
-    engine.apply_effect(Effect("quiet", False, 0, sig, None, "exact_repeat", 0), 1.0)
+    engine.apply_effect(Quiet(False, sig, None, "exact_repeat", 0), 1.0)
     assert [run(call, i) for i in range(5)] == ["allow"] * 5
     assert [run(other, 10 + i) for i in range(4)] == ["allow", "allow", "allow", "block"]
 

@@ -35,15 +35,17 @@ Usage::
     # a hook process: Engine.restore(json.loads(text), copy=False) on start,
     # json.dumps(engine.snapshot(copy=False)) on exit (no copies)
 
-Operator decisions have one meaning, defined in `supervisor.engine.decisions`: the guard builds
-an `Effect` with `effect_of(engine, kind.effect, answering=...)`, applies it with
+Operator decisions have one meaning, defined in `supervisor.engine.decisions` (each effect a
+typed record in `supervisor.engine.effects` that applies itself): the guard builds an `Effect`
+with `effect_of(engine, kind.effect, answering=...)`, applies it with
 `engine.apply_effect(effect, now)` and records it in `decision_applied`; a replay applies the
 recorded effect when the engine observes that event. `reset_description(policy)` says in words
 what a reset clears. A user message starts a new cycle by itself (`new_cycle()`).
 """
 
 from supervisor.engine.core import Engine
-from supervisor.engine.decisions import Effect, effect_of, reset_description
+from supervisor.engine.decisions import effect_of, reset_description
+from supervisor.engine.effects import Effect
 from supervisor.engine.policy import CATEGORIES, DETECTORS, LIMITS, PROFILES, Policy
 from supervisor.engine.types import Check, EscalationRequest, Finding, LimitGauge, LimitHit
 

@@ -15,11 +15,11 @@ from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
     SESSION_LIMITS,
     TASK_LIMITS,
-    Effect,
     recorded_effect,
 )
 from supervisor.engine.detectors import REGISTRY, Detector
 from supervisor.engine.detectors.stale_read import StaleRead
+from supervisor.engine.effects import Approve, Effect
 from supervisor.engine.failures import error_identity, error_source, failure_line
 from supervisor.engine.fingerprint import (
     NO_RESULT,
@@ -47,7 +47,6 @@ from supervisor.engine.types import (
 _ARGS_KEPT = 400
 """Characters of canonical arguments kept per step (similarity and messages)."""
 _MAX_PENDING = 64
-_QUIETS_KEPT = 16
 _LIMIT_COUNTERS = {
     "consecutive_tool_calls": "consecutive", "iterations_per_session": "iterations",
     "errors_per_session": "errors", "iterations_per_cycle": "cycle", "tokens": "tokens",
@@ -602,46 +601,21 @@ class Engine:
     # --- operator effects and boundaries -------------------------------------------------------
 
     def apply_effect(self, effect: Effect, now: float) -> None:
-        """Apply what an operator decision does to the engine (the table in `decisions`)."""
+        """Apply what an operator decision does to the engine (the table in `decisions`): what
+        every effect does here, the rest by the effect itself (`engine.effects`)."""
         st = self.st
         self._touch(now)
         st.waiting = None  # an operator decided: the agent goes on
         if effect.answers:
             self._close_escalation(effect.limit)
-        kind = effect.kind
-        if kind == "approve":
-            if effect.signature and effect.repeats > 0:
-                st.approvals.pop(effect.signature, None)
-                st.approvals[effect.signature] = effect.repeats
-                while len(st.approvals) > 64:
-                    st.approvals.pop(next(iter(st.approvals)))
-            self._clear_detector_blocks()
-            self._lower_level(1)
-        elif kind == "guidance":
-            self.new_cycle()
-        elif kind == "rollback":
-            self._clear_detector_blocks()
-            self._lower_level(1)
-        elif kind in ("skip", "split"):  # a split: the task becomes its first sub-task
-            self.task_skipped()
-        elif kind == "reset":
-            self.reset(now)
-        elif kind == "stop":
-            st.level = 4
-        elif kind == "quiet" and effect.detector:
-            st.quiet = [q for q in st.quiet if (q["detector"], q["signature"]) != (
-                effect.detector, effect.signature)][-(_QUIETS_KEPT - 1):]
-            if not effect.lift:
-                st.quiet.append({"detector": effect.detector, "signature": effect.signature,
-                                 "until": st.step_count + effect.calls if effect.calls else None})
+        effect.apply(self, now)
 
     def go_on(self, call_id: str, now: float) -> None:
         """The pending escalation is answered "go on" (no extra repeats) and the paused call
         `call_id` runs: what a replay of a run without an operator assumes."""
         esc = self.st.escalation
         if esc is not None:
-            self.apply_effect(Effect("none", True, 0, esc.get("signature"), esc.get("limit")),
-                              now)
+            self.apply_effect(Effect(True, esc.get("signature"), esc.get("limit")), now)
         step = self.st.pending.get(call_id)
         if step is not None and step["refused"] == "pause":
             step["refused"] = None
@@ -652,8 +626,8 @@ class Engine:
         lower the level to 1, and answer the pending escalation if there is one."""
         esc = self.st.escalation
         n = int(self.policy["approve_repeats"] if repeats is None else repeats)
-        effect = Effect("approve", esc is not None, max(0, n),
-                        signature or (esc or {}).get("signature"), (esc or {}).get("limit"))
+        effect = Approve(esc is not None, signature or (esc or {}).get("signature"),
+                         (esc or {}).get("limit"), max(0, n))
         self.apply_effect(effect, self.st.last_ts or 0.0)
 
     def _close_escalation(self, limit: str | None) -> None:
@@ -664,6 +638,12 @@ class Engine:
         if limit:
             st.baselines[limit] = self._limit_value(limit, st.last_ts or 0.0)
             st.limits_hit.pop(limit, None)
+        self._lower_level(1)
+
+    def unblock(self) -> None:
+        """The operator let the agent go on (an approval, a rollback): the detectors' blocks
+        are cleared and the level is at most 1."""
+        self._clear_detector_blocks()
         self._lower_level(1)
 
     def _lower_level(self, at_most: int) -> None:

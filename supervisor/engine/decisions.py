@@ -15,7 +15,9 @@ the task or the session). What the decision then does to the engine is an `Effec
 So the live engine and every replay of its event log reach the same state. A recording made
 before effects were recorded gets the effect its action had (`recorded_effect`).
 
-What each effect does (see also docs/engine.md, "Operator decisions"):
+Each effect is a typed record in `supervisor.engine.effects` (`EFFECTS`: its name to its type),
+which builds it, applies it and records it, so nothing here or in the engine branches on an
+effect's name. What each one does (see also docs/engine.md, "Operator decisions"):
 
 - `approve`: allows `repeats` further repeats of the escalated `signature`; clears the
   detectors' blocks; level at most 1.
@@ -43,25 +45,14 @@ again), so the next call does not escalate again at once.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from supervisor.engine.effects import EFFECTS, Effect
 from supervisor.protocol.decisions import KINDS
 
 if TYPE_CHECKING:
     from supervisor.engine.core import Engine
     from supervisor.engine.policy import Policy
-
-EffectKind = Literal[
-    "approve", "guidance", "rollback", "skip", "reset", "stop", "none",
-    "split",
-    "quiet",
-]
-EFFECT_KINDS: tuple[EffectKind, ...] = (
-    "approve", "guidance", "rollback", "skip", "reset", "stop", "none",
-    "split",
-    "quiet",
-)
 
 PER_CYCLE_LIMITS = ("consecutive_tool_calls", "iterations_per_cycle")
 """Limits counted per conversation cycle: a user message, guidance and a reset restart them."""
@@ -82,61 +73,6 @@ RESET_CLEARS = (
 """What `reset` clears, in words (the engine's `reset` does exactly this)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Effect:
-    """What one applied operator decision does to the engine (see the module docstring)."""
-
-    kind: EffectKind
-    answers: bool = False
-    """It answered the engine's pending escalation (closes it; a limit starts a new episode)."""
-    repeats: int = 0
-    """`approve`: further repeats of `signature` allowed."""
-    signature: str | None = None
-    """The escalated signature (`approve`), for the record and for `repeats`."""
-    limit: str | None = None
-    """The hard limit behind the answered escalation, if one caused it."""
-    detector: str | None = None
-    """`quiet`: the detector quieted (`signature`: only that loop signature of it)."""
-    calls: int = 0
-    """`quiet`: for how many tool calls (0: until the session ends)."""
-    lift: bool = False
-    """`quiet`: the quiet of `detector` (and `signature`) ends instead."""
-
-    def not_carried_out(self) -> "Effect":
-        """The effect when the decision's side effect could not be done: it still answers the
-        escalation, nothing else."""
-        return Effect("none", self.answers, 0, self.signature, self.limit)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The `effect` field of `decision_applied`."""
-        out: dict[str, Any] = {"kind": self.kind, "answers": self.answers,
-                               "repeats": self.repeats, "signature": self.signature,
-                               "limit": self.limit}
-        if self.kind == "quiet":
-            out["detector"], out["calls"] = self.detector, self.calls
-            if self.lift:
-                out["lift"] = True
-        return out
-
-    @classmethod
-    def from_dict(cls, d: Any) -> "Effect | None":
-        """The effect recorded in a `decision_applied`, or None when it is not a valid one."""
-        if not isinstance(d, dict) or d.get("kind") not in EFFECT_KINDS:
-            return None
-        repeats = d.get("repeats")
-        repeats = repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else 0
-        signature, limit = d.get("signature"), d.get("limit")
-        detector, calls = d.get("detector"), d.get("calls")
-        if d["kind"] == "quiet" and not (isinstance(detector, str) and detector):
-            return None  # a quiet of nothing
-        calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else 0
-        return cls(d["kind"], bool(d.get("answers")), max(0, repeats),
-                   signature if isinstance(signature, str) else None,
-                   limit if isinstance(limit, str) else None,
-                   detector if isinstance(detector, str) else None, max(0, calls),
-                   d.get("lift") is True)
-
-
 def effect_of(engine: "Engine", kind: str, *, answering: bool,
               decision: Mapping[str, Any] | None = None) -> Effect:
     """The effect `kind` (a decision kind's `effect`, `supervisor.protocol.decisions`) of an
@@ -148,30 +84,15 @@ def effect_of(engine: "Engine", kind: str, *, answering: bool,
     `task_end` would close; if the side effect then cannot be done (a rollback that failed),
     apply `Effect.not_carried_out()` instead."""
     esc = engine.st.escalation if answering else None
-    answers = esc is not None
-    signature = esc.get("signature") if esc else None
-    limit = esc.get("limit") if esc else None
-    if kind == "approve":
-        if not answers:
-            return Effect("none")  # an operator pause the engine never saw: just go on
-        return Effect("approve", True, int(engine.policy["approve_repeats"]), signature, limit)
-    if kind == "quiet":
-        return quiet_effect(decision or {})
-    if kind == "reset" and not engine.can_reset():
-        kind = "none"
-    if kind not in EFFECT_KINDS:
+    effect = EFFECTS.get(kind)
+    if effect is None:
         raise ValueError(f"unknown effect kind {kind!r}")
-    return Effect(kind, answers, 0, signature, limit)
+    return effect.build(engine, esc is not None, esc.get("signature") if esc else None,
+                        esc.get("limit") if esc else None, decision or {})
 
 
-def quiet_effect(decision: Mapping[str, Any]) -> Effect:
-    """The effect of a `quiet` decision (its `detector`, `signature`, `calls`): it answers no
-    escalation."""
-    calls = decision.get("calls")
-    return Effect("quiet", False, 0, decision.get("signature") or None, None,
-                  str(decision.get("detector") or ""),
-                  calls if isinstance(calls, int) and calls > 0 else 0,
-                  decision.get("lift") is True)
+_FIRST_ACTIONS = ("approve", "guidance", "rollback", "skip", "reset", "abort")
+"""The actions that existed before effects were recorded in `decision_applied`."""
 
 
 def recorded_effect(engine: "Engine", event: dict[str, Any]) -> Effect | None:
@@ -181,7 +102,7 @@ def recorded_effect(engine: "Engine", event: dict[str, Any]) -> Effect | None:
     if event.get("effect") is not None:
         return Effect.from_dict(event["effect"])
     action = event.get("action")
-    if action not in ("approve", "guidance", "rollback", "skip", "reset", "abort"):
+    if action not in _FIRST_ACTIONS:
         return None
     return effect_of(engine, KINDS[str(action)].effect,
                      answering=event.get("escalation_id") is not None)
@@ -190,7 +111,8 @@ def recorded_effect(engine: "Engine", event: dict[str, Any]) -> Effect | None:
 def effect_description(kind: str, policy: "Policy") -> str | None:
     """What the effect `kind` does under `policy`, in words for the operator, when it depends on
     the policy (a reset); None otherwise."""
-    return reset_description(policy) if kind == "reset" else None
+    effect = EFFECTS.get(kind)
+    return effect.describe(policy) if effect is not None else None
 
 
 def reset_description(policy: "Policy") -> str:

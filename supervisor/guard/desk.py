@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from supervisor.engine import Engine
-from supervisor.engine.decisions import Effect, effect_of
+from supervisor.engine.decisions import effect_of
 from supervisor.engine.detectors import NAMES as DETECTOR_NAMES
+from supervisor.engine.effects import Effect
 from supervisor.guard import control, plans
 from supervisor.guard.checkpoints import (
     CheckpointError,

@@ -216,7 +216,7 @@ class DecisionKind:
     """The action it writes, when not its own name (`resume` writes `approve`); such a kind is
     an operator command only, never a line of its own."""
     effect: ClassVar[str] = "none"
-    """Its engine effect (`supervisor.engine.decisions.EffectKind`) when carried out."""
+    """Its engine effect (a name in `supervisor.engine.effects.EFFECTS`) when carried out."""
     key: ClassVar[str | None] = None
     """The escalation prompt's key for it (answers only)."""
     command_key: ClassVar[str | None] = None
