@@ -220,3 +220,29 @@ def test_an_answered_limit_escalation_ends_that_limits_episode(root: Path, tmp_p
     guard.close()
     assert after[:5] == ["allow"] * 5
     assert after[5] == "pause"  # the next episode reaches the limit again
+
+
+def test_each_effect_reads_back_what_it_records_and_names_are_checked() -> None:
+    """Every registered effect type survives its own record (`decision_applied`'s `effect`),
+    a record of no known type or a quiet of no detector reads as None, and a second type with
+    a taken name is refused when registered."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from supervisor.engine.effects import EFFECTS, Approve, Effect, Quiet, registered
+
+    made = [Approve(True, "sig", "limit", 2), Quiet(False, "sig", None, "exact_repeat", 5, True)]
+    made += [t(True, "sig", None) for name, t in EFFECTS.items() if name not in (
+        Approve.kind, Quiet.kind)]
+    assert {type(e) for e in made} == set(EFFECTS.values())
+    for effect in made:
+        assert Effect.from_dict(effect.to_dict()) == effect, effect
+    assert Effect.from_dict({"kind": "teleport"}) is None
+    assert Effect.from_dict({"kind": "quiet", "answers": False}) is None
+
+    @dataclass(frozen=True, slots=True)
+    class Twice(Effect):
+        kind: ClassVar[str] = "stop"
+
+    with pytest.raises(ValueError, match="Stop and Twice are both named 'stop'"):
+        registered((*EFFECTS.values(), Twice))
