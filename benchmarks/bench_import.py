@@ -61,7 +61,7 @@ def run(scale: float = 1.0) -> list[Figure]:
     def parse_only() -> None:
         for _ in range(repeat):
             for path in copies:
-                read_document(path)
+                list(read_document(path).records())  # opened lazily: read every record
 
     def ours() -> None:
         for _ in range(repeat):
@@ -71,6 +71,7 @@ def run(scale: float = 1.0) -> list[Figure]:
     runs = 3 if scale >= 1 else 1
     base, parse, full = best_of(runs, baseline, parse_only, ours)
     write = _time_cli_write(copies, steps)
+    streamed = _streamed_memory(scratch, int(100_000 * scale) or 1_000)
     shutil.rmtree(scratch, ignore_errors=True)
     total = steps * repeat
     note = f"{len(copies)} files, {steps} steps, x{repeat}; best of {runs}"
@@ -82,6 +83,56 @@ def run(scale: float = 1.0) -> list[Figure]:
         Figure("import throughput (load_runs)", total / full, "steps/s", note="no target"),
         Figure("json.load throughput", total / base, "steps/s", note="the baseline"),
         Figure("import + write sessions", write, "steps/s", note="no target"),
+        *streamed,
+    ]
+
+
+STREAM_STEP = json.dumps({"action": "ls -la src", "observation": "total 8\nmain.py",
+                          "thought": "look around", "response": "", "state": "{}"})
+MEASURE = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+           "p = subprocess.run(sys.argv[1:], capture_output=True); "
+           "print(p.returncode, time.perf_counter() - t, "
+           "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def _streamed_memory(scratch: Path, steps: int) -> list[Figure]:
+    """Peak memory of `supervisor import` of one big SWE-agent trajectory, against a plain
+    `json.load` of the same file, each in its own process (the kernel's peak RSS): the import
+    streams the steps to the writer, so it must stay under what merely parsing the file takes;
+    and at twice the steps its peak must barely move."""
+    import subprocess
+    import sys
+
+    def traj(count: int) -> Path:
+        path = scratch / f"stream-{count}.traj"
+        with path.open("w") as f:
+            f.write('{"environment": "swe_main", "info": {}, "history": [], "trajectory": [')
+            f.write(",".join([STREAM_STEP] * count) + "]}")
+        return path
+
+    def peak(*argv: str) -> tuple[float, float]:
+        done = subprocess.run([sys.executable, "-c", MEASURE, *argv], capture_output=True,
+                              text=True, check=True)
+        status, seconds, kb = done.stdout.split()
+        if status != "0":
+            raise RuntimeError(f"{argv} exited {status}")
+        return float(seconds), int(kb) / 1024
+
+    big, half = traj(steps), traj(steps // 2)
+    parse_s, parse_mb = peak(sys.executable, "-c", "import json, sys; json.load(open(sys.argv[1]))",
+                             str(big))
+    import_s, import_mb = peak(sys.executable, "-m", "supervisor", "import", str(big), "-o",
+                               str(scratch / "stream-out"))
+    _half_s, half_mb = peak(sys.executable, "-m", "supervisor", "import", str(half), "-o",
+                            str(scratch / "stream-half"))
+    note = f"{steps} steps, {big.stat().st_size // (1024 * 1024)} MB"
+    return [
+        Figure("streamed import peak RSS", import_mb, "MB", parse_mb, 1.0,
+               note=f"{note}; baseline: json.load of the file"),
+        Figure("streamed import peak growth (2x steps)", import_mb / half_mb, "x",
+               max_value=1.1, note=f"{half_mb:.0f} MB at {steps // 2} steps"),
+        Figure("streamed import time", import_s, "s", parse_s,
+               note=f"{note}; baseline: json.load; parse, map, hash, write; no target"),
     ]
 
 

@@ -10,6 +10,8 @@ verdicts are written into the session (`supervisor.analysis.detect`).
 
 import argparse
 import sys
+from collections.abc import Iterable
+from itertools import islice
 from pathlib import Path
 
 from supervisor.cli.common import CliError
@@ -40,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from supervisor.analysis.detect import with_detections
     from supervisor.cli.common import report_error
-    from supervisor.importers import FormatError, UnknownFormat, load_runs
+    from supervisor.importers import FormatError, UnknownFormat, iter_runs
     from supervisor.safetext import clean
     from supervisor.store.errors import StoreError
 
@@ -61,28 +63,33 @@ def run(args: argparse.Namespace) -> int:
     failed = files_ok = runs_ok = 0
     named = {Path(name) for name in args.files}
     for path in expand(args.files):
-        try:
-            runs = load_runs(path, args.format)
-        except UnknownFormat as exc:
-            if path not in named:  # found in a directory: preds.json, metadata.json, ...
-                print(clean(f"supervisor: warning: skipped {path}: {exc}", keep_newlines=False),
-                      file=sys.stderr)
-                continue
-            report_error(f"{path}: {exc}", 1)
-            failed += 1
-            continue
-        except FormatError as exc:
-            report_error(f"{path}: {exc}", 1)
-            failed += 1
-            continue
-        file_failed = False
-        for imported in runs:
-            name = unique_name(imported.name, used)
-            events, found = imported.events, ""
-            if policy is not None:
-                events, report = with_detections(events, policy, session=name,
+        runs = iter_runs(path, args.format)
+        file_failed = skipped = False
+        while True:
+            try:
+                spooled = next(runs, None)
+            except UnknownFormat as exc:
+                if path not in named:  # found in a directory: preds.json, metadata.json, ...
+                    print(clean(f"supervisor: warning: skipped {path}: {exc}",
+                                keep_newlines=False), file=sys.stderr)
+                    skipped = True
+                    break
+                report_error(f"{path}: {exc}", 1)
+                file_failed = True
+                break
+            except FormatError as exc:
+                report_error(f"{path}: {exc}", 1)
+                file_failed = True
+                break
+            if spooled is None:
+                break
+            name = unique_name(spooled.name, used)
+            events: Iterable[dict] = spooled.events()
+            count, found = spooled.count, ""
+            if policy is not None:  # the replay needs the run as a whole
+                events, report = with_detections(list(events), policy, session=name,
                                                  source=str(path))
-                found = f", {len(report.findings)} detections"
+                count, found = len(events), f", {len(report.findings)} detections"
             try:
                 write_session(root, name, events, replace=args.replace)
             except (StoreError, FileExistsError) as exc:
@@ -90,8 +97,10 @@ def run(args: argparse.Namespace) -> int:
                 file_failed = True
                 continue
             runs_ok += 1
-            print(clean(f"{path}: {name} ({imported.format}, {imported.steps} steps, "
-                        f"{len(events)} events{found})", keep_newlines=False))
+            print(clean(f"{path}: {name} ({spooled.format}, {spooled.steps} steps, "
+                        f"{count} events{found})", keep_newlines=False))
+        if skipped:
+            continue
         failed += file_failed
         files_ok += not file_failed
     print(f"imported {runs_ok} runs from {files_ok} files into {root}"
@@ -121,7 +130,11 @@ def unique_name(name: str, used: set[str]) -> str:
     return candidate
 
 
-def write_session(root: Path, name: str, events: list[dict], *, replace: bool) -> None:
+WRITE_BATCH = 512
+"""Events appended under one lock: a run is written as it is read, never held whole."""
+
+
+def write_session(root: Path, name: str, events: Iterable[dict], *, replace: bool) -> None:
     """Write one run's events as a new session; refuse an existing one unless `replace`."""
     from supervisor.store.paths import session_files
     from supervisor.store.writer import event_writer
@@ -132,4 +145,6 @@ def write_session(root: Path, name: str, events: list[dict], *, replace: bool) -
             raise FileExistsError(f"session already exists in {root} (use --replace)")
         target.unlink()
     with event_writer(root, name) as writer:
-        writer.append_many(events)
+        stream = iter(events)
+        while batch := list(islice(stream, WRITE_BATCH)):
+            writer.append_many(batch)

@@ -1,7 +1,9 @@
 """Importers: runs recorded by other agent frameworks, as protocol events.
 
 `load_runs(path)` reads a file, detects its format by content (not by its name), and returns
-one `ImportedRun` per run in it (an OpenHands `output.jsonl` holds one run per line). Every
+one `ImportedRun` per run in it (an OpenHands `output.jsonl` holds one run per line);
+`iter_runs(path)` yields them one at a time as `SpooledRun`s, whose events are read back from
+a spool as they are written, so that `supervisor import` holds one event at a time. Every
 problem with a file is a `FormatError` with a one-line message. Each format is one module with
 one `Importer` (`base.py`: name, description, `matches`, `load`), listed in `IMPORTERS`. What
 maps to what is in docs/importers.md. Importers depend on the protocol and the engine's
@@ -11,6 +13,7 @@ replay the events straight through the engine.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from supervisor.importers import (
@@ -23,11 +26,17 @@ from supervisor.importers import (
     openhands,
     swe_agent,
 )
-from supervisor.importers.base import FormatError, ImportedRun, Importer, UnknownFormat
+from supervisor.importers.base import (
+    FormatError,
+    ImportedRun,
+    Importer,
+    SpooledRun,
+    UnknownFormat,
+)
 from supervisor.importers.document import Document, read_document
 
-__all__ = ["FORMATS", "IMPORTERS", "FormatError", "ImportedRun", "Importer", "UnknownFormat",
-           "detect_format", "load_runs"]
+__all__ = ["FORMATS", "IMPORTERS", "FormatError", "ImportedRun", "Importer", "SpooledRun",
+           "UnknownFormat", "detect_format", "iter_runs", "load_runs"]
 
 IMPORTERS: dict[str, Importer] = {importer.name: importer for importer in (
     swe_agent.IMPORTER,
@@ -68,11 +77,19 @@ def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
     `fmt` forces a format (one of `FORMATS`); by default it is detected from the content.
     Raises `FormatError` (one line, without the path) for unknown formats and broken files.
     """
+    return [run.imported() for run in iter_runs(path, fmt)]
+
+
+def iter_runs(path: Path, fmt: str | None = None) -> Iterator[SpooledRun]:
+    """The runs of `load_runs`, each read from the file when it is taken, its events spooled
+    (memory bounded by one step, not by the run). `FormatError` as `load_runs` raises it,
+    possibly after some runs were taken (a broken later line of an `output.jsonl`)."""
     path = Path(path)
     if fmt is not None and fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     if path.is_dir() and fmt in (None, "openhands") and openhands.is_event_dir(path):
-        return openhands.load_event_dir(path)
+        yield from openhands.load_event_dir(path)
+        return
     document = read_document(path)
     name = fmt or _detect(document)
     if name is None:
@@ -80,7 +97,7 @@ def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
                             f"of: {', '.join(FORMATS)}")
     importer = IMPORTERS[name]
     try:
-        return importer.load(importer.reads(document), path)
+        yield from importer.load(importer.reads(document), path)
     except FormatError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -99,7 +116,7 @@ def _detect(document: Document) -> str | None:
 
 def _shape(document: Document) -> str:
     value = document.value
-    if document.kind == "jsonl":
+    if document.kind == "jsonl":  # walks the file once more: only for this error
         first = value[0] if value else None
         keys = ", ".join(list(first)[:6]) if isinstance(first, dict) else type(first).__name__
         return f"JSON Lines of {len(value)} records; first has: {keys}"

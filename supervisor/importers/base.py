@@ -12,11 +12,14 @@ output, truncation of what would not fit in one protocol line, `seq` 1..n, and t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import marshal
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.tools import ToolVocabulary, contribute
@@ -43,6 +46,11 @@ LINE_BUDGET = MAX_LINE_BYTES - 4096
 SYNTHETIC_STEP = 0.001
 """Seconds between consecutive events when the format records no time at all."""
 TASK_LIMIT = 200
+SPOOL_BATCH = 256
+"""Events spooled together (kept in memory until the batch is written)."""
+SPOOL_MEMORY = 4 * 1024 * 1024
+"""Bytes of a run's events kept in memory before its spool moves to an unlinked temporary
+file (private to this process: nothing else can open it)."""
 
 if TYPE_CHECKING:  # document.py imports FormatError from here
     from supervisor.importers.document import Document
@@ -83,7 +91,7 @@ def whole_value(document: Document) -> Any:
     return document.value
 
 
-def records(document: Document) -> list[Any]:
+def records(document: Document) -> Sequence[Any]:
     """What line formats read of a file: its records, even when it holds a single line (which
     parses as one JSON document)."""
     return document.records()
@@ -100,8 +108,9 @@ class Importer:
     matches: Callable[[Any], bool]
     """Whether what it reads of a file is of this format, judged by content (an odd shape may
     raise: taken as no)."""
-    load: Callable[[Any, Path], list[ImportedRun]]
-    """The runs in what it reads of the file at the path; `FormatError` when it is broken."""
+    load: Callable[[Any, Path], Iterable[SpooledRun]]
+    """The runs in what it reads of the file at the path, built one at a time as they are
+    taken; `FormatError` when it is broken."""
     reads: Callable[[Document], Any] = whole_value
     """What `matches` and `load` take of the parsed file (`whole_value`, `records`, ...)."""
     tools: ToolVocabulary | None = None
@@ -266,22 +275,54 @@ class RunBuilder:
     without one take the previous recorded time (or the first, for leading ones). A run with
     no recorded time at all gets synthetic, monotonic stamps `SYNTHETIC_STEP` apart starting at
     `synthetic_base` (the file's modification time), and `meta["ts"] == "synthetic"`.
+
+    Events go to a spool as they come (`SpooledRun`), not to a list: a run of a million steps
+    costs the memory of one event, plus the call ids the format recorded (kept so that they
+    stay unique in the run). The `session_start`, which formats know only at the end (its
+    task, its cwd, the run's totals), is kept aside and comes first when the run is read.
     """
 
     def __init__(self, fmt: str, source: Path) -> None:
         self.format = fmt
         self.source = source
-        self.events: list[dict[str, Any]] = []
-        self._open_calls: dict[str, int] = {}
-        self._call_ids: set[str] = set()
+        self._spool: IO[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - the run's
+            max_size=SPOOL_MEMORY)  # lifetime, closed with it
+        self._start: dict[str, Any] | None = None
+        self._batch: list[dict[str, Any]] = []
+        self._count = 0
+        self._calls = 0
+        self._first_ts: float | None = None
+        self._last_ts: float | None = None
+        self._steps_timed = True
+        self._open_calls: set[str] = set()
+        self._native_ids: set[str] = set()
         self._counter = 0
 
     # -- events ---------------------------------------------------------------------------
-    def add(self, type_: str, ts: float | None = None, **fields: Any) -> dict[str, Any]:
+    def add(self, type_: str, ts: float | None = None, **fields: Any) -> None:
         event: dict[str, Any] = {"type": type_, **fields}
-        event["ts"] = ts
-        self.events.append(event)
-        return event
+        if ts is None:
+            if type_ in (TOOL_CALL, TOOL_RESULT):
+                self._steps_timed = False
+            event["ts"] = self._last_ts  # None before the first recorded time: see build()
+        else:
+            if self._first_ts is None:
+                self._first_ts = ts
+            self._last_ts = event["ts"] = ts
+        if type_ == TOOL_CALL:
+            self._calls += 1
+        self._batch.append(event)
+        self._count += 1
+        if len(self._batch) >= SPOOL_BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write the waiting events to the spool as one length-prefixed record (one read
+        each way per batch: `marshal.load` on a file reads in a few bytes at a time)."""
+        if self._batch:
+            data = marshal.dumps(self._batch)
+            self._spool.write(len(data).to_bytes(8, "little") + data)
+            self._batch = []
 
     def session_start(
         self, agent: str, task: str | None, cwd: str | None = None, ts: float | None = None,
@@ -290,8 +331,7 @@ class RunBuilder:
         fields = {"agent": agent, "task": first_line(task),
                   "cwd": cwd if isinstance(cwd, str) else None, "pid": None,
                   "policy": None, "heartbeat_s": None}
-        event = {"type": SESSION_START, "ts": ts, **fields, **extra}
-        self.events.insert(0, event)
+        self._start = {"type": SESSION_START, "ts": ts, **fields, **extra}
 
     def session_end(self, status: str, reason: str | None, ts: float | None = None) -> None:
         self.add(SESSION_END, ts, status=status, reason=first_line(reason, 500))
@@ -311,11 +351,16 @@ class RunBuilder:
         self, tool: str, args: dict[str, Any], call_id: Any = None, ts: float | None = None,
         **extra: Any,
     ) -> str:
+        native = isinstance(call_id, str | int) and not isinstance(call_id, bool) and bool(
+            str(call_id))
         cid = self.new_call_id(call_id)
-        if cid in self._call_ids:  # a reused native id: keep call ids unique in the run
-            cid = f"{cid}-{self._counter}"
-        self._call_ids.add(cid)
-        self._open_calls[cid] = len(self.events)
+        if native:  # a reused (or step-like) native id is renamed: ids stay unique in the run
+            if cid in self._native_ids or _GENERATED.fullmatch(cid):
+                cid = f"{cid}-{self._counter}"
+                while cid in self._native_ids:
+                    cid += "-2"
+            self._native_ids.add(cid)
+        self._open_calls.add(cid)
         self.add(TOOL_CALL, ts, call_id=cid, tool=tool, args=args, **extra)
         return cid
 
@@ -323,7 +368,7 @@ class RunBuilder:
         self, call_id: str, ok: bool, output: Any, error: str | None = None,
         duration_ms: float | None = None, ts: float | None = None, **extra: Any,
     ) -> None:
-        self._open_calls.pop(call_id, None)
+        self._open_calls.discard(call_id)
         text = as_text(output)
         self.add(TOOL_RESULT, ts, call_id=call_id, ok=bool(ok), **output_fields(text),
                  error=None if ok else (first_line(error, 500) or "error"),
@@ -345,34 +390,81 @@ class RunBuilder:
                  cost_usd=cost)
 
     # -- result ---------------------------------------------------------------------------
-    def build(self, name: str, meta: dict[str, Any]) -> ImportedRun:
-        known = [e["ts"] for e in self.events if e.get("ts") is not None]
-        if known:
-            steps = [e for e in self.events if e["type"] in (TOOL_CALL, TOOL_RESULT)]
-            recorded = all(e.get("ts") is not None for e in steps)
-            meta.setdefault("ts", "recorded" if recorded else "partial")
-            last = known[0]
-            for event in self.events:
-                if event.get("ts") is None:
-                    event["ts"] = last
-                else:
-                    last = event["ts"]
+    def build(self, name: str, meta: dict[str, Any]) -> SpooledRun:
+        """The run, read from the spool when its events are walked (`SpooledRun.events`)."""
+        start = self._start
+        first = start["ts"] if start is not None and start["ts"] is not None else self._first_ts
+        if first is not None:
+            meta.setdefault("ts", "recorded" if self._steps_timed else "partial")
         else:
             meta.setdefault("ts", "synthetic")
-            base = _mtime(self.source)
-            for index, event in enumerate(self.events):
-                event["ts"] = round(base + index * SYNTHETIC_STEP, 6)
-        out = []
-        for seq, event in enumerate(self.events, 1):
-            line = {"v": 1, "seq": seq, "ts": float(event.pop("ts")), **event}
-            out.append(_fit(line))
-        meta.setdefault("steps", sum(1 for e in out if e["type"] == TOOL_CALL))
-        if out and out[0]["type"] == SESSION_START:  # where the run came from, for readers
-            out[0]["imported"] = _finite({"format": self.format, "source": str(self.source),
-                                          **meta})
-            out[0] = _fit(out[0])
-        return ImportedRun(name=name, source=self.source, format=self.format, events=out,
-                           meta=meta)
+        meta.setdefault("steps", self._calls)
+        if start is not None:  # where the run came from, for readers
+            start = {**start, "imported": _finite({"format": self.format,
+                                                   "source": str(self.source), **meta})}
+        self._flush()
+        return SpooledRun(name=name, source=self.source, format=self.format, meta=meta,
+                          steps=self._calls, count=self._count + (start is not None),
+                          _start=start, _spool=self._spool, _spooled=self._count,
+                          _first_ts=first, _base=None if first is not None else _mtime(
+                              self.source))
+
+
+_GENERATED = re.compile(r"step-\d+")
+"""The call ids `RunBuilder` makes up: a native id of that shape is renamed, never shared."""
+
+
+@dataclass
+class SpooledRun:
+    """One imported run whose events are read from its builder's spool, in order, numbered
+    and timed, each fitted to one protocol line: `events()` walks them (as often as wanted),
+    `imported()` makes them the list of an `ImportedRun`."""
+
+    name: str
+    source: Path
+    format: str
+    meta: dict[str, Any]
+    steps: int
+    """The number of tool calls in the run."""
+    count: int
+    """The number of events in the run."""
+    _start: dict[str, Any] | None
+    _spool: IO[bytes]
+    _spooled: int
+    _first_ts: float | None
+    _base: float | None
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """The run's events, one at a time (`v`, `seq` 1..n, `ts`, `type`, ...)."""
+        seq = 0
+        last = self._first_ts
+
+        def line(event: dict[str, Any]) -> dict[str, Any]:
+            nonlocal seq, last
+            ts = event.pop("ts")
+            if self._base is not None:  # no recorded time at all: synthetic, monotonic
+                ts = round(self._base + seq * SYNTHETIC_STEP, 6)
+            elif ts is None:
+                ts = last
+            last = ts
+            seq += 1
+            return _fit({"v": 1, "seq": seq, "ts": float(ts), **event})
+
+        if self._start is not None:
+            yield line(dict(self._start))
+        self._spool.seek(0)
+        left = self._spooled
+        while left > 0:
+            size = int.from_bytes(self._spool.read(8), "little")
+            batch = marshal.loads(self._spool.read(size))
+            left -= len(batch)
+            for event in batch:
+                yield line(event)
+
+    def imported(self) -> ImportedRun:
+        """The run with its events in a list (memory in proportion to the run)."""
+        return ImportedRun(name=self.name, source=self.source, format=self.format,
+                           events=list(self.events()), meta=self.meta)
 
 
 def _mtime(path: Path) -> float:

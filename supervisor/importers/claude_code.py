@@ -17,15 +17,16 @@ from typing import Any
 
 from supervisor.importers.base import (
     FormatError,
-    ImportedRun,
     Importer,
     RunBuilder,
+    SpooledRun,
     as_dict,
     as_text,
     iso_ts,
     records,
     run_name,
 )
+from supervisor.importers.document import Records
 from supervisor.importers.errortext import task_line
 from supervisor.importers.prompts import role_of_user_text
 
@@ -35,7 +36,7 @@ _LINE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history
 
 def matches(records: Any) -> bool:
     """JSON Lines whose records look like Claude Code transcript entries."""
-    if not isinstance(records, list) or not records:
+    if not isinstance(records, list | Records) or not records:
         return False
     seen = 0
     for record in records[:50]:
@@ -49,7 +50,7 @@ def matches(records: Any) -> bool:
     return seen > 0
 
 
-def load(records: Any, path: Path) -> list[ImportedRun]:
+def load(records: Any, path: Path) -> list[SpooledRun]:
     if not matches(records):
         raise FormatError("not a Claude Code transcript (needs user/assistant lines)")
     builder = RunBuilder(AGENT, path)

@@ -24,9 +24,9 @@ from typing import Any
 from supervisor.engine.tools import ToolVocabulary
 from supervisor.importers.base import (
     FormatError,
-    ImportedRun,
     Importer,
     RunBuilder,
+    SpooledRun,
     as_dict,
     as_text,
     iso_ts,
@@ -34,6 +34,7 @@ from supervisor.importers.base import (
     records,
     run_name,
 )
+from supervisor.importers.document import Records
 from supervisor.importers.errortext import task_line
 from supervisor.importers.prompts import role_of_user_text
 from supervisor.protocol.bounded import loads
@@ -48,7 +49,7 @@ def matches(records: Any) -> bool:
     """Every record of the head has the rollout's shape ({type, payload}) and one at least a
     type this importer knows: a newer Codex adds record types (Codex Desktop's
     `world_state`), which are skipped and counted, never a reason to refuse the file."""
-    if not isinstance(records, list) or not records:
+    if not isinstance(records, list | Records) or not records:
         return False
     head = [r for r in records[:20] if isinstance(r, dict)]
     return bool(head) and all(
@@ -56,7 +57,7 @@ def matches(records: Any) -> bool:
     ) and any(r["type"] in _LINE_TYPES for r in head)
 
 
-def load(records: Any, path: Path) -> list[ImportedRun]:
+def load(records: Any, path: Path) -> list[SpooledRun]:
     if not matches(records):
         raise FormatError("not a Codex rollout (needs {timestamp, type, payload} lines)")
     builder = RunBuilder(AGENT, path)

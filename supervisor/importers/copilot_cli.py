@@ -22,9 +22,9 @@ from typing import Any
 from supervisor.engine.tools import ToolVocabulary
 from supervisor.importers.base import (
     FormatError,
-    ImportedRun,
     Importer,
     RunBuilder,
+    SpooledRun,
     as_dict,
     as_list,
     as_text,
@@ -32,6 +32,7 @@ from supervisor.importers.base import (
     records,
     run_name,
 )
+from supervisor.importers.document import Records
 from supervisor.importers.errortext import task_line
 from supervisor.importers.prompts import role_of_user_text
 
@@ -41,7 +42,7 @@ _START = "session.start"
 
 
 def matches(lines: Any) -> bool:
-    if not isinstance(lines, list) or not lines:
+    if not isinstance(lines, list | Records) or not lines:
         return False
     first = lines[0]
     return (isinstance(first, dict) and first.get("type") == _START
@@ -60,7 +61,7 @@ def is_session_file(path: Path) -> bool:
     return b'"type":"session.start"' in first and b'"producer":"copilot-agent"' in first
 
 
-def load(lines: Any, path: Path) -> list[ImportedRun]:
+def load(lines: Any, path: Path) -> list[SpooledRun]:
     if not matches(lines):
         raise FormatError("not a Copilot CLI session (needs a session.start line from "
                           "copilot-agent first)")

@@ -17,9 +17,9 @@ from typing import Any
 from supervisor.engine.tools import ToolVocabulary
 from supervisor.importers.base import (
     FormatError,
-    ImportedRun,
     Importer,
     RunBuilder,
+    SpooledRun,
     as_dict,
     as_list,
     as_text,
@@ -40,7 +40,7 @@ def matches(doc: Any) -> bool:
     )
 
 
-def load(doc: Any, path: Path) -> list[ImportedRun]:
+def load(doc: Any, path: Path) -> list[SpooledRun]:
     if not matches(doc):
         raise FormatError("not a Gemini CLI session (needs sessionId and messages)")
     builder = RunBuilder(AGENT, path)

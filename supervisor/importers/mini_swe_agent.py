@@ -20,9 +20,9 @@ from typing import Any
 
 from supervisor.importers.base import (
     FormatError,
-    ImportedRun,
     Importer,
     RunBuilder,
+    SpooledRun,
     as_dict,
     as_text,
     iso_ts,
@@ -63,7 +63,7 @@ def matches(doc: Any) -> bool:
     return False
 
 
-def load(doc: Any, path: Path) -> list[ImportedRun]:
+def load(doc: Any, path: Path) -> list[SpooledRun]:
     if not matches(doc):
         raise FormatError("not a mini-swe-agent trajectory (needs 'messages' with bash turns)")
     info: dict[str, Any]

@@ -21,9 +21,9 @@ from typing import Any
 from supervisor.engine.tools import ToolVocabulary
 from supervisor.importers.base import (
     FormatError,
-    ImportedRun,
     Importer,
     RunBuilder,
+    SpooledRun,
     as_dict,
     as_text,
     number,
@@ -54,7 +54,7 @@ def _ms(value: Any) -> float | None:
     return ms / 1000.0 if ms is not None and ms > 0 else None
 
 
-def load(doc: Any, path: Path) -> list[ImportedRun]:
+def load(doc: Any, path: Path) -> list[SpooledRun]:
     if not matches(doc):
         raise FormatError("not an OpenCode session export (needs info.id ses_... and "
                           "messages of {info, parts})")

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from supervisor.importers.base import (
     FormatError,
-    ImportedRun,
     Importer,
     RunBuilder,
+    SpooledRun,
     as_list,
     as_text,
     first_line,
@@ -41,7 +42,7 @@ from supervisor.importers.base import (
     parse_json_args,
     run_name,
 )
-from supervisor.importers.document import Document
+from supervisor.importers.document import HEAD_RECORDS, Document, Records
 from supervisor.importers.errortext import known_error, task_line
 from supervisor.protocol.bounded import loads
 
@@ -77,7 +78,11 @@ def matches(doc: Any) -> bool:
             return True
         return (isinstance(doc.get("messages"), list) and isinstance(doc.get("response"), dict)
                 and any(k in doc for k in ("kwargs", "cost", "timestamp")))
-    if not isinstance(doc, list) or not doc or not all(isinstance(e, dict) for e in doc):
+    if isinstance(doc, Records):  # JSON Lines, read as they come: judged by their head
+        head = doc[:HEAD_RECORDS]
+        if not head or not all(isinstance(e, dict) for e in head):
+            return False
+    elif not isinstance(doc, list) or not doc or not all(isinstance(e, dict) for e in doc):
         return False
     if "history" in doc[0]:
         return is_output_record(doc[0])
@@ -91,13 +96,13 @@ def is_output_record(value: Any) -> bool:
             and "trajectory" not in value)
 
 
-def load(doc: Any, path: Path) -> list[ImportedRun]:
+def load(doc: Any, path: Path) -> Iterable[SpooledRun]:
     if not matches(doc):
         raise FormatError("not an OpenHands run (event list, output.jsonl or completion log)")
     if isinstance(doc, dict):
         return [_completion_log(doc, path)]
-    if "history" in doc[0]:
-        return [_output_record(record, path, index) for index, record in enumerate(doc, 1)]
+    if "history" in doc[0]:  # one run per line, each built when it is taken
+        return (_output_record(record, path, index) for index, record in enumerate(doc, 1))
     builder = RunBuilder(AGENT, path)
     stream = _Stream(builder)
     stream.feed_all(doc)
@@ -120,7 +125,7 @@ def is_event_dir(path: Path) -> bool:
     return bool(names) and all(_EVENT_FILE.fullmatch(name) for name in names)
 
 
-def load_event_dir(path: Path) -> list[ImportedRun]:
+def load_event_dir(path: Path) -> list[SpooledRun]:
     """The run stored as one file per event; named after the session (`<id>/events`)."""
     files = sorted((p for p in path.iterdir() if _EVENT_FILE.fullmatch(p.name)),
                    key=lambda p: int(p.stem))
@@ -143,7 +148,7 @@ def load_event_dir(path: Path) -> list[ImportedRun]:
     return [builder.build(run_name(path, session.name), meta)]
 
 
-def _output_record(record: Any, path: Path, index: int) -> ImportedRun:
+def _output_record(record: Any, path: Path, index: int) -> SpooledRun:
     if not isinstance(record, dict) or not isinstance(record.get("history"), list):
         raise FormatError(f"line {index}: not an OpenHands output record (no 'history' list)")
     history = record["history"]
@@ -447,7 +452,7 @@ def _outcome(
     return error is None, error, code
 
 
-def _completion_log(doc: dict[str, Any], path: Path) -> ImportedRun:
+def _completion_log(doc: dict[str, Any], path: Path) -> SpooledRun:
     fncall = "fncall_messages" in doc or "fncall_response" in doc
     messages = doc.get("fncall_messages") if fncall else doc.get("messages")
     response = _dict(doc.get("fncall_response") if fncall else doc.get("response"))

@@ -15,21 +15,24 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections import deque
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from supervisor.importers.base import (
     FormatError,
-    ImportedRun,
     Importer,
     RunBuilder,
+    SpooledRun,
     as_dict,
-    as_list,
     as_str,
     number,
     run_name,
 )
+from supervisor.importers.document import Document
 from supervisor.importers.errortext import known_error, task_line
+from supervisor.importers.jsonstream import ObjectIndex
 from supervisor.protocol.bounded import loads
 
 AGENT = "swe-agent"
@@ -74,25 +77,27 @@ _EXIT = {
 
 def matches(doc: Any) -> bool:
     """A SWE-agent trajectory: an object whose `trajectory` steps have `action`/`observation`."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("trajectory"), list):
+    source = _source(doc)
+    if source is None or not source.is_array("trajectory"):
         return False
-    if not ("info" in doc or "history" in doc or "environment" in doc):
+    if not ("info" in source or "history" in source or "environment" in source):
         return False
-    steps = doc["trajectory"]
-    return not steps or (isinstance(steps[0], dict) and "action" in steps[0])
+    first = source.first("trajectory")
+    return not source.length("trajectory") or (isinstance(first, dict) and "action" in first)
 
 
-def load(doc: Any, path: Path) -> list[ImportedRun]:
-    if not matches(doc):
+def load(doc: Any, path: Path) -> list[SpooledRun]:
+    """The run, its steps read one at a time (with the `history` beside them, for the tool
+    calls of function-calling runs): memory does not grow with the number of steps."""
+    source = _source(doc)
+    if source is None or not matches(source):
         raise FormatError("not a SWE-agent trajectory (needs an object with 'trajectory' steps)")
-    info = as_dict(doc.get("info"))
-    history = as_list(doc.get("history"))
+    info = as_dict(source.get("info"))
+    history = _History(source.elements("history"))
     builder = RunBuilder(AGENT, path)
-    calls = _function_calls(history)
-    function_calling = bool(calls)
 
     cwd = None
-    for index, step in enumerate(doc["trajectory"]):
+    for index, step in enumerate(source.elements("trajectory")):
         if not isinstance(step, dict):
             raise FormatError(f"trajectory step {index} is not an object")
         state = _state(step.get("state"))
@@ -105,7 +110,7 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
         if not action.strip():  # a malformed model output: no command ran
             builder.message("user", observation)
             continue
-        tool, args = _function_call_for(calls, action) or parse_action(action, state)
+        tool, args = history.call_for(action) or parse_action(action, state)
         call_id = builder.tool_call(tool, args)
         error = known_error(observation)
         seconds = number(step.get("execution_time"))
@@ -118,17 +123,116 @@ def load(doc: Any, path: Path) -> list[ImportedRun]:
     exit_status = info.get("exit_status")
     if isinstance(exit_status, str) and exit_status:
         builder.session_end(_end_status(exit_status), exit_status)
-    builder.session_start(AGENT, _task(doc, history), cwd)
+    history.read_to_end()
+    builder.session_start(AGENT, _task(source, history.task), cwd)
     meta = {
         "exit_status": exit_status,
-        "model": _model(doc),
+        "model": _model(source),
         "instance_id": _instance(path),
         "submitted": bool(info.get("submission")),
         "api_calls": stats.get("api_calls"),
         "cost_usd": number(stats.get("instance_cost")) or None,
-        "function_calling": function_calling,
+        "function_calling": history.function_calling,
     }
     return [builder.build(run_name(path), meta)]
+
+
+def reads(document: Document) -> ObjectIndex | None:
+    """What this format reads of a file: its top-level object, indexed so that the steps are
+    streamed (None for anything that is not one readable JSON object)."""
+    return document.object_index() if document.kind == "json" else None
+
+
+class _Whole:
+    """A trajectory already parsed (a dict), read as an `ObjectIndex` is."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.doc
+
+    def get(self, key: str) -> Any:
+        value = self.doc.get(key)
+        return None if isinstance(value, list) else value
+
+    def is_array(self, key: str) -> bool:
+        return isinstance(self.doc.get(key), list)
+
+    def first(self, key: str) -> Any:
+        value = self.doc.get(key)
+        return value[0] if isinstance(value, list) and value else None
+
+    def length(self, key: str) -> int:
+        value = self.doc.get(key)
+        return len(value) if isinstance(value, list) else 0
+
+    def elements(self, key: str) -> Iterator[Any]:
+        value = self.doc.get(key)
+        return iter(value if isinstance(value, list) else ())
+
+
+def _source(doc: Any) -> ObjectIndex | _Whole | None:
+    if isinstance(doc, ObjectIndex | _Whole):
+        return doc
+    return _Whole(doc) if isinstance(doc, dict) else None
+
+
+LOOKAHEAD = 1000
+"""Recorded tool calls of `history` held while looking for a step's call: a step's call is
+the next one with the same action within this many (always the very next one in the files
+SWE-agent writes), so memory stays bounded."""
+
+
+class _History:
+    """The `history` of a run, read alongside its steps: the tool calls of function-calling
+    runs (SWE-agent 1.x) in order, and the first user message (the task)."""
+
+    def __init__(self, messages: Iterator[Any]) -> None:
+        self._messages = messages
+        self._pending: deque[tuple[str, str, dict[str, Any]]] = deque()
+        self._done = False
+        self.task: str | None = None
+        self.function_calling = False
+
+    def _pull(self) -> bool:
+        """Read the next message; False at the end."""
+        message = next(self._messages, None) if not self._done else None
+        if message is None:
+            self._done = True
+            return False
+        if not isinstance(message, dict):
+            return True
+        if (self.task is None and message.get("role") == "user" and not message.get("is_demo")
+                and isinstance(message.get("content"), str)):
+            self.task = message["content"]
+        call = _function_call(message)
+        if call is not None:
+            self.function_calling = True
+            self._pending.append(call)
+        return True
+
+    def call_for(self, action: str) -> tuple[str, dict[str, Any]] | None:
+        """The recorded tool call of this step: the next one in history with the same action
+        (those before it are dropped); None when there is none."""
+        wanted = action.strip()
+        index = 0
+        while True:
+            while index < len(self._pending):
+                text, name, args = self._pending[index]
+                if text == wanted:
+                    for _ in range(index + 1):
+                        self._pending.popleft()
+                    return name, args
+                index += 1
+            if len(self._pending) >= LOOKAHEAD or not self._pull():
+                return None
+
+    def read_to_end(self) -> None:
+        """Read on until the task and whether calls were recorded are known."""
+        while (self.task is None or not self.function_calling) and self._pull():
+            if len(self._pending) > LOOKAHEAD:
+                self._pending.popleft()
 
 
 def parse_action(action: str, state: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -197,41 +301,26 @@ def _split(line: str) -> list[str]:
         return line.split()
 
 
-def _function_calls(history: list[Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(action text, tool name, args) of each recorded tool call in a function-calling run."""
-    out = []
-    for message in history:
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        if message.get("is_demo"):
-            continue
-        tool_calls = message.get("tool_calls")
-        if not isinstance(tool_calls, list) or not tool_calls:
-            continue
-        function = tool_calls[0].get("function") if isinstance(tool_calls[0], dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            continue
-        args = function.get("arguments")
-        if isinstance(args, str):
-            try:
-                args = loads(args, constants=True)
-            except ValueError:
-                args = {"raw_arguments": args}
-        action = as_str(message.get("action"))
-        out.append((action.strip(), function["name"], args if isinstance(args, dict) else {}))
-    return out
-
-
-def _function_call_for(
-    calls: list[tuple[str, str, dict[str, Any]]], action: str
-) -> tuple[str, dict[str, Any]] | None:
-    """The recorded tool call of this step: the next one in history with the same action."""
-    wanted = action.strip()
-    for index, (text, name, args) in enumerate(calls):
-        if text == wanted:
-            del calls[: index + 1]
-            return name, args
-    return None
+def _function_call(message: Any) -> tuple[str, str, dict[str, Any]] | None:
+    """(action text, tool name, args) of a recorded tool call in a function-calling run."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return None
+    if message.get("is_demo"):
+        return None
+    tool_calls = message.get("tool_calls")
+    if not isinstance(tool_calls, list) or not tool_calls:
+        return None
+    function = tool_calls[0].get("function") if isinstance(tool_calls[0], dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        return None
+    args = function.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = loads(args, constants=True)
+        except ValueError:
+            args = {"raw_arguments": args}
+    action = as_str(message.get("action"))
+    return action.strip(), function["name"], args if isinstance(args, dict) else {}
 
 
 def _state(raw: Any) -> dict[str, Any]:
@@ -256,22 +345,18 @@ def _end_status(exit_status: str) -> str:
     return _EXIT.get(exit_status, "failed")
 
 
-def _task(doc: dict[str, Any], history: list[Any]) -> str | None:
-    replay = doc.get("replay_config")
+def _task(source: ObjectIndex | _Whole, first_user: str | None) -> str | None:
+    replay = source.get("replay_config")
     if isinstance(replay, dict):
         statement = replay.get("problem_statement")
         text = statement.get("text") if isinstance(statement, dict) else statement
         if isinstance(text, str) and text.strip():
             return task_line(text)
-    for message in history:
-        if (isinstance(message, dict) and message.get("role") == "user"
-                and not message.get("is_demo") and isinstance(message.get("content"), str)):
-            return task_line(message["content"])
-    return None
+    return task_line(first_user) if first_user is not None else None
 
 
-def _model(doc: dict[str, Any]) -> str | None:
-    replay = doc.get("replay_config")
+def _model(source: ObjectIndex | _Whole) -> str | None:
+    replay = source.get("replay_config")
     if isinstance(replay, dict):
         model = (replay.get("agent") or {}).get("model") if isinstance(
             replay.get("agent"), dict) else None
@@ -287,5 +372,5 @@ def _instance(path: Path) -> str | None:
 
 IMPORTER = Importer(
     "swe-agent", "SWE-agent .traj (trajectory of action/observation/thought steps)",
-    matches, load,
+    matches, load, reads=reads,
 )

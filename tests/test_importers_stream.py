@@ -1,0 +1,87 @@
+"""Streamed reading of run files (issue 41): what is read a line or an element at a time reads
+exactly what a whole parse reads, at every buffer boundary, and refuses what a whole parse
+refuses (broken text, nesting too deep) with one line."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from supervisor.importers import FormatError, jsonstream, load_runs
+from supervisor.importers.document import HEAD_LINE, Records, read_document
+from supervisor.importers.jsonstream import ObjectIndex, StreamError
+from supervisor.protocol.names import MAX_JSON_DEPTH
+
+DOC = {"environment": "swe_main", "n": 12345, "pi": -1.5e-3, "flag": True, "none": None,
+       "trajectory": [{"action": f"echo {i}", "text": "é☃𝄞" * i, "n": i * 1001}
+                      for i in range(40)],
+       "history": [], "info": {"exit_status": "submitted", "deep": [[["x"]]]}}
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 1 << 20])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_every_member_and_element_is_read_as_a_whole_parse_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, indent: int | None) -> None:
+    monkeypatch.setattr(jsonstream, "CHUNK", chunk)  # every value cut by the buffer somewhere
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps(DOC, ensure_ascii=False, indent=indent), encoding="utf-8")
+    index = ObjectIndex.scan(path)
+    assert list(index.members) == list(DOC)
+    for key, value in DOC.items():
+        if isinstance(value, list):
+            assert list(index.elements(key)) == value
+            assert index.length(key) == len(value)
+        else:
+            assert index.get(key) == value
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": [1, 2', '{"a": [1 2]}', '{"a": 1,}', '{"a" 1}', '[1, 2]', '{"a": 1} x', '{a: 1}',
+    '{"a": [' + "[" * (MAX_JSON_DEPTH + 5) + "]" * (MAX_JSON_DEPTH + 5) + "]}",
+])
+def test_broken_or_too_deep_text_is_refused(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(StreamError):
+        ObjectIndex.scan(path)
+
+
+def test_a_broken_trajectory_gets_the_whole_parse_error_line(tmp_path: Path) -> None:
+    path = tmp_path / "cut.traj"
+    path.write_text(json.dumps(DOC)[:-40])
+    with pytest.raises(FormatError, match=r"invalid JSON: .* at line 1 column"):
+        load_runs(path)
+
+
+def test_json_lines_are_told_from_one_document_by_their_first_line(tmp_path: Path) -> None:
+    lines = tmp_path / "a.jsonl"
+    lines.write_bytes(b'\xef\xbb\xbf\n\n{"a": 1}\n\n{"b": [2]}\n')
+    pretty = tmp_path / "b.json"
+    pretty.write_text(json.dumps({"a": [1, 2]}, indent=2))
+    one = tmp_path / "c.json"
+    one.write_text('  {"a": 1}  \n\n')
+    assert read_document(lines).kind == "jsonl"
+    assert list(read_document(lines).records()) == [{"a": 1}, {"b": [2]}]
+    assert read_document(pretty).kind == "json" and read_document(pretty).value == {"a": [1, 2]}
+    assert read_document(one).kind == "json" and read_document(one).records() == [{"a": 1}]
+
+
+def test_a_first_line_longer_than_the_head_is_judged_whole(tmp_path: Path) -> None:
+    long = {"text": "x" * (HEAD_LINE + 10)}
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps(long) + "\n" + json.dumps({"b": 1}) + "\n")
+    document = read_document(path)
+    assert document.kind == "jsonl"
+    assert list(document.records()) == [long, {"b": 1}]
+
+
+def test_records_are_read_again_on_each_walk_and_name_the_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps({"i": i}) + "\n" for i in range(100)) + "{oops\n")
+    records = read_document(path).records()
+    assert isinstance(records, Records)
+    assert records[0] == {"i": 0} and records[:3] == [{"i": 0}, {"i": 1}, {"i": 2}]
+    assert bool(records)
+    for _ in range(2):  # each walk reads the file again, up to its broken line 101
+        with pytest.raises(FormatError, match="invalid JSON Lines: line 101"):
+            list(records)
