@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -440,3 +441,57 @@ def test_checkpoints_cli_patch_is_what_a_rollback_throws_away(root: Path, work: 
     assert (copy / "app.py").read_text() == "x = 1\n" and not (copy / "evil.txt").exists()
     none = run_cli("checkpoints", "s1", "--root", str(root), "--patch", "cp-2")
     assert none.returncode == 2 and "no checkpoint 'cp-2'" in none.stderr
+
+
+def test_the_tokens_limit_warns_once_at_80_percent(root: Path, work: Path,
+                                                   tmp_path: Path) -> None:
+    """A real deliverer and receiver: the usage that brings the session to 80 % of its
+    `tokens` limit sends one warning; the usage after it sends none."""
+    from tests.notify_helpers import Receiver, write_config
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[limits.tokens]\nlimit = 1000\n")
+    with Receiver() as rx:
+        write_config(tmp_path / "config", [rx.url], burst_s=0)
+        with session(root, work, policy=policy) as s:
+            s.usage(500, 100)
+            assert of_type(events(root, "s1"), "limit") == []  # 60 %
+            s.usage(150, 50)
+            s.usage(50, 0)
+        evs = wait_for(root, "s1", lambda e: bool(of_type(e, "notification")))
+        time.sleep(2.0)  # what a second deliverer would have needed to start and send
+        assert len(rx.messages) == 1
+    (warning,) = of_type(evs, "limit")
+    assert (warning["name"], warning["value"], warning["action"]) == ("tokens", 800, "warn")
+    assert rx.messages[0]["title"] == "warning: s1"
+    assert rx.messages[0]["message"] == "this session's tokens limit at 80%: 800 of 1,000 tokens"
+    assert of_type(evs, "notification")[0]["escalation_id"] == f"warn-{warning['seq']}"
+
+
+def test_a_session_limit_warns_once_across_restarts_and_changes_no_level(
+        root: Path, work: Path, tmp_path: Path) -> None:
+    """The hook's way (a fresh Guard per step): the warning is written once, however many
+    processes see the session above 80 %; it is a notice, not an engine step: the level and
+    the verdicts stay what they were, and the dashboard's gauge goes on counting past it."""
+    from supervisor.engine.policy_file import load_policy
+    from supervisor.store.follower import Follower
+    from supervisor.tui.model import DashboardModel
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[limits.cost_usd]\nlimit = 1.0\n")
+
+    for i in range(4):  # $0.3 a step: 80 % is crossed at the third
+        with Guard.open(root, "s1", cwd=work, policy=load_policy(policy),
+                        settings=GuardSettings(checkpoints=False)) as g:
+            if not g.started:
+                g.start("hook-agent")
+            g.usage(100, 10, 0.3 if i < 3 else 0.05)
+            v = g.pre_call("Read", {"file_path": f"f{i}.py"}, call_id=f"t{i}")
+            assert (v.action, v.level) == ("allow", 0)
+    (warning,) = [e for e in events(root, "s1") if e["type"] == "limit"]
+    assert (warning["name"], warning["action"], warning["limit"]) == ("cost_usd", "warn", 1.0)
+    assert warning["value"] == pytest.approx(0.9)
+    model = DashboardModel(root)
+    model.apply(Follower(root).scan())
+    (gauge,) = [g for g in model.sessions["s1"].gauges() if g.name == "cost_usd"]
+    assert gauge.value == pytest.approx(0.95) and gauge.action == "pause"

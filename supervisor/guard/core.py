@@ -53,6 +53,7 @@ from supervisor.guard.gate import CallGate
 from supervisor.guard.journal import PolicyArg, SessionJournal
 from supervisor.guard.memory import SessionMemory
 from supervisor.guard.settings import GuardSettings
+from supervisor.guard.spend import UNITS, WARN_AT
 from supervisor.guard.state import GuardState
 from supervisor.guard.verdict import Verdict, _merge, pause_verdict
 from supervisor.protocol.bounded import escape_text, writable
@@ -231,7 +232,21 @@ class Guard:
                         self.state.last_seq, int(input_tokens) + int(output_tokens), cost_usd,
                         now):
                     self.journal.limit_warning(f"budget:{rule.name}", spent, limit, rule.unit)
+            if not self.journal.ended:
+                self._warn_session_limits()
             return found
+
+    def _warn_session_limits(self) -> None:
+        """Notify once a session when its `tokens` or `cost_usd` limit reaches `WARN_AT` of
+        its cap (as a daily budget's `warn_at`), before the limit itself holds a call."""
+        warned = self.state.limits_warned or []
+        for gauge in self.engine.gauges(self.journal.clock()):
+            if (gauge.name in UNITS and gauge.limit and gauge.name not in warned
+                    and gauge.value >= WARN_AT * gauge.limit):
+                warned = [*warned, gauge.name]
+                self.state.limits_warned = warned
+                self.journal.must_save = True
+                self.journal.limit_warning(gauge.name, gauge.value, gauge.limit, gauge.name)
 
     def task_start(self, title: str, task_id: str | None = None) -> str:
         """Start a task (ending the current one as done); return its id."""

@@ -98,6 +98,9 @@ class GuardState:
     spend: dict[str, Any] | None = None
     """`supervisor.guard.loop_cost`'s running totals and marks; written only once there is
     usage."""
+    limits_warned: list[str] | None = None
+    """The session limits (`tokens`, `cost_usd`) whose warning was sent (once a session);
+    written only once there is one."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of the saved state this version does not know, kept as they were."""
 
@@ -131,7 +134,7 @@ class GuardState:
         return cls(**known, extra=extra)
 
 
-_WHEN_SET = ("plan", "edit_guidance", "memory", "refused", "spend")
+_WHEN_SET = ("plan", "edit_guidance", "memory", "refused", "spend", "limits_warned")
 _SAVED = tuple(f.name for f in fields(GuardState) if f.name not in (*_WHEN_SET, "extra"))
 _FIELDS = frozenset(f.name for f in fields(GuardState)) - {"extra"}
 

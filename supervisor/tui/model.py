@@ -399,6 +399,9 @@ def _confidence(value: Any) -> str:
 
 
 def _limit(st: SessionState, e: Any) -> None:
+    limits = (st.policy or {}).get("limits")
+    if e.action == "warn" and isinstance(limits, dict) and e.name in limits:
+        return  # a session limit's warning: the gauge goes on counting, it does not stop there
     st.limit_events[e.name] = Gauge(_s(e.name, 40), e.value, e.limit, _s(e.action, 40))
 
 
