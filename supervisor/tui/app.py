@@ -34,7 +34,7 @@ from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
-from supervisor.tui import palette, terminal_guard
+from supervisor.tui import palette, runs, terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
@@ -47,6 +47,7 @@ from supervisor.tui.messages import (
     DecisionResult,
     OpenEscalation,
     OpenSession,
+    RunRequested,
 )
 from supervisor.tui.model import DashboardModel, SessionState
 from supervisor.tui.panels import PANELS
@@ -60,6 +61,7 @@ from supervisor.tui.screens.modals import (
     HelpScreen,
     pick_checkpoint,
 )
+from supervisor.tui.screens.new_run import NewRunScreen
 from supervisor.tui.screens.session import SessionScreen
 from supervisor.tui.screens.sessions import TABLE_TICK_S, SessionsScreen
 from supervisor.tui.themes import DEFAULT_THEME, default_folders, load_themes
@@ -513,6 +515,14 @@ class SupervisorApp(App[None]):
         self.post_message(DecisionRequested(session_id, action, text=text,
                                             checkpoint_id=checkpoint, follow=True))
 
+    @on(RunRequested)
+    def _run_requested(self, message: RunRequested) -> None:
+        self._run_action(message.action, message.session_id)
+
+    @work(group="run-action")
+    async def _run_action(self, action: str, session_id: str | None) -> None:
+        await runs.act(self, action, session_id)
+
     def follow_commands(self, now: float) -> None:
         """Tell the operator what became of each command sent from here (on the tick): applied,
         ignored, the session ended first, or not responding; then stop following it."""
@@ -588,6 +598,7 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Event in full", EventScreen), ("Diff since a checkpoint", DiffScreen),
         ("Escalation prompt", EscalationScreen), ("Guidance box", GuidanceScreen),
         ("Checkpoint picker", CheckpointPicker), ("Confirmation", ConfirmScreen),
+        ("New run", NewRunScreen),
     ]
     sections = [(title, _keys(cls)) for title, cls in screens]
     sections = [(title, keys) for title, keys in sections if keys]

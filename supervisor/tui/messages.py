@@ -57,6 +57,16 @@ class CommandRequested(Message):
         self.action = action
 
 
+class RunRequested(Message):
+    """Start a run (`new`, no session), or stop, merge or discard the run of a session
+    (`supervisor.tui.runs`: the app asks what it needs and confirms first)."""
+
+    def __init__(self, action: str, session_id: str | None = None) -> None:
+        super().__init__()
+        self.action = action
+        self.session_id = session_id
+
+
 class OpenSession(Message):
     """Show one session's screen."""
 

@@ -6,7 +6,9 @@ so a hidden panel costs nothing. Every byte goes through `safetext.clean_sgr` (c
 sequences kept, everything else removed) before Rich reads the colours. `a` attaches this
 terminal to the pane (the dashboard is suspended until you detach with C-b d; from inside the
 supervisor's own tmux, it switches to it); `i` types one line to the agent, recorded in the
-session as yours. A run in a worktree shows its branch and diffstat.
+session as yours. A run in a worktree shows its branch and diffstat, and `v` shows its diff
+beside the screen (`git diff` against the branch's base, new files named), made in the same
+worker at the diffstat's pace and only while shown.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -30,16 +33,22 @@ from textual.widgets import Static
 
 from supervisor.safetext import clean, clean_sgr
 from supervisor.tui.panels.base import Panel
+from supervisor.tui.screens.diff import diff_style
 from supervisor.tui.view import DashboardView
+from supervisor.tui.widgets.text_pager import TextPager
 
 if TYPE_CHECKING:
-    from supervisor.host.records import RunRecord
+    from supervisor.host.records import RunRecord, Worktree
     from supervisor.tui.model import SessionState
 
 REFRESH_S = 0.25
 """How often the screen is captured while the panel is shown."""
 DIFFSTAT_S = 3.0
-"""How often a worktree run's diffstat is recomputed (git is slower than tmux)."""
+"""How often a worktree run's diffstat (and its diff, when shown) is recomputed (git is slower
+than tmux)."""
+DIFF_LIMIT = 200_000
+"""Characters of a worktree's diff shown beside the terminal (`supervisor worktree diff` prints
+all of it)."""
 
 
 class ScreenView(ScrollView, can_focus=True):
@@ -75,16 +84,21 @@ class TerminalPanel(Panel):
     TITLE = "Terminal"
     KEY = "T"
     HELP = ("The agent's own terminal (supervisor run): a attaches, i types a line to it, z "
-            "shows it across the whole width")
+            "shows it across the whole width, v shows its worktree's diff beside it")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "attach", "Attach", show=True),
         Binding("i", "type_line", "Type a line", show=True),
         Binding("z", "full_width", "Full width", show=True),
+        Binding("v", "toggle_diff", "Worktree diff", show=True),
     ]
     ALLOW_MAXIMIZE = True
     """`z` shows it alone, across the whole width (Textual's maximize; escape restores)."""
     DEFAULT_CSS: ClassVar[str] = """
     TerminalPanel #terminal-head { height: auto; color: $text-muted; }
+    TerminalPanel #terminal-body { height: 1fr; }
+    TerminalPanel #terminal-screen { width: 1fr; }
+    TerminalPanel #worktree-diff { width: 1fr; display: none; border-left: solid $primary; }
+    TerminalPanel #worktree-diff.-shown { display: block; }
     """
 
     def __init__(self, view: DashboardView, state: SessionState) -> None:
@@ -95,13 +109,18 @@ class TerminalPanel(Panel):
         self._busy = False
         self._diffstat = ""
         self._diffstat_at = 0.0
+        self.diff_shown = False
+        """`v`: the worktree's diff is shown beside the screen."""
+        self._diff: list[Text] | None = None
         self._last_raw = ""
         self._head = Text()
         self._lines = ScreenLines()
 
     def compose(self) -> ComposeResult:
         yield Static(id="terminal-head")
-        yield ScreenView(id="terminal-screen")
+        with Horizontal(id="terminal-body"):
+            yield ScreenView(id="terminal-screen")
+            yield TextPager(id="worktree-diff")
 
     def on_mount(self) -> None:
         self._timer = self.set_interval(REFRESH_S, self._tick, pause=True)
@@ -138,6 +157,7 @@ class TerminalPanel(Panel):
 
         head: Text = Text()
         screen: tuple[Text, list[Strip], int] | None = (Text(), [], 0)
+        diff: list[Text] | None = None
         try:
             root = self._root()
             if root is None:
@@ -166,12 +186,16 @@ class TerminalPanel(Panel):
                 self._last_raw = raw
                 screen = self._lines.render(raw, self.app.console)
             head = Text("running" if record.alive() else "exited", style="bold")
-            head.append("   a attach · i type a line · z full width", style="dim")
+            head.append("   a attach · i type a line · z full width · v worktree diff",
+                        style="dim")
             if record.worktree is not None:
                 now = time.monotonic()
-                if now - self._diffstat_at > DIFFSTAT_S:
+                if now - self._diffstat_at > DIFFSTAT_S or (self.diff_shown
+                                                            and self._diff is None):
                     self._diffstat = worktree.diffstat(record.worktree)
                     self._diffstat_at = now
+                    if self.diff_shown:
+                        diff = diff_lines(record.worktree)
                 head.append("\nbranch ", style="dim")
                 head.append(clean(record.worktree.branch, limit=80))
                 head.append("  ")
@@ -179,10 +203,16 @@ class TerminalPanel(Panel):
         except (HostError, OSError) as exc:
             head = Text(clean(str(exc), keep_newlines=False, limit=300), style="red")
         finally:
-            self.app.call_from_thread(self._show, head, screen)
+            self.app.call_from_thread(self._show, head, screen, diff)
 
-    def _show(self, head: Text, screen: tuple[Text, list[Strip], int] | None) -> None:
+    def _show(self, head: Text, screen: tuple[Text, list[Strip], int] | None,
+              diff: list[Text] | None = None) -> None:
         self._busy = False
+        if diff is not None and self.diff_shown:
+            pager = self.query_one("#worktree-diff", TextPager)
+            if self._diff is None or [t.plain for t in diff] != [t.plain for t in self._diff]:
+                pager.set_lines(diff)
+            self._diff = diff
         if (head.plain, head.spans) != (self._head.plain, self._head.spans):
             self._head = head
             self.query_one("#terminal-head", Static).update(head)
@@ -235,12 +265,42 @@ class TerminalPanel(Panel):
         self.notify("sent to the agent", markup=False)
         self._tick()
 
+    def action_toggle_diff(self) -> None:
+        """`v`: the worktree's diff beside the agent's screen, or the screen alone again."""
+        self.diff_shown = not self.diff_shown
+        self._diff = None
+        pager = self.query_one("#worktree-diff", TextPager)
+        pager.set_class(self.diff_shown, "-shown")
+        if self.diff_shown:
+            pager.set_lines([Text("running git diff…", style="dim")])
+            self._tick()
+
     def action_full_width(self) -> None:
         """The agent's screen alone, across the whole terminal (escape comes back)."""
         if self.screen.maximized is self:
             self.screen.minimize()
         else:
             self.screen.maximize(self, container=False)
+
+
+def diff_lines(tree: Worktree) -> list[Text]:
+    """The worktree's diff as lines to show (cleaned: the agent wrote those files), or why
+    there is none."""
+    from supervisor.host import HostError, worktree
+
+    try:
+        text = worktree.diff(tree)
+    except HostError as exc:
+        return [Text(clean(str(exc), keep_newlines=False, limit=300), style="red")]
+    if not text.strip():
+        return [Text(f"no changes: the worktree ({clean(tree.branch, limit=80)}) is as it was "
+                     "made", style="bold")]
+    lines = [Text(line, style=diff_style(line))
+             for line in clean(text[:DIFF_LIMIT]).split("\n")]
+    if len(text) > DIFF_LIMIT:
+        lines.append(Text(f"(the first {DIFF_LIMIT} characters of {len(text)}: supervisor "
+                          "worktree diff prints all of it)", style="dim italic"))
+    return lines
 
 
 class ScreenLines:

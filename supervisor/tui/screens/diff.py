@@ -14,7 +14,8 @@ from supervisor.tui.model import SessionState
 from supervisor.tui.screens.pager import PagerScreen
 
 
-def _style(line: str) -> str:
+def diff_style(line: str) -> str:
+    """The style of one line of a unified diff (headers bold, additions green, ...)."""
     if line.startswith(("+++", "---", "diff --git", "index ", "new file", "deleted file",
                         "old mode", "new mode", "Binary files")):
         return "bold"
@@ -64,7 +65,7 @@ class DiffScreen(PagerScreen):
             self.set_text([Text(f"no changes in the work tree since {self.checkpoint_id}",
                                 style="bold")])
             return
-        lines = [Text(line, style=_style(line)) for line in clean(patch.text).split("\n")]
+        lines = [Text(line, style=diff_style(line)) for line in clean(patch.text).split("\n")]
         if patch.truncated_from:
             lines.append(Text(f"(the diff is {count(patch.truncated_from)} bytes; the first "
                               f"{count(len(patch.text.encode()))} are shown: "

@@ -4,7 +4,8 @@ The table is updated by diff on the app's refresh tick, never per event: `Sessio
 again only the rows whose cells changed. Rows are sorted as the operator chose (`s` cycles the
 sort column, `S` reverses it, a click on a header sorts by that column): by default the sessions
 waiting for an answer first, the oldest escalation first, then the most recently active. `tab`
-moves the focus between the table and the queue.
+moves the focus between the table and the queue. `n` starts an agent, `K` stops the highlighted
+one, `M`/`D` merge or discard its worktree (`supervisor.tui.runs`).
 """
 
 import time
@@ -22,7 +23,7 @@ from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
-from supervisor.tui.messages import CommandRequested, OpenEscalation, OpenSession
+from supervisor.tui.messages import CommandRequested, OpenEscalation, OpenSession, RunRequested
 from supervisor.tui.palette import style
 from supervisor.tui.queue_summary import escalation_summary
 from supervisor.tui.session_order import Sort, order
@@ -46,6 +47,8 @@ COLUMNS = (
 )
 """The table's columns; on a narrow screen `events` gives way first, then `agent`, `errors`,
 `task` and `last activity`; the session, its status and level always stay."""
+RUN_KEYS = frozenset({"n", "K", "M", "D"})
+"""Start a run; stop, merge, discard the highlighted one (`supervisor.tui.runs`)."""
 CELL_LIMIT = 200
 """Characters of agent text a cell holds at most (the column's width cuts it with `…`)."""
 
@@ -61,10 +64,15 @@ class SessionsScreen(LiveScreen, Screen[None]):
         Binding("s", "cycle_sort", "Sort", show=True),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
         *command_bindings(),
+        Binding("n", "run('new')", "New run", show=True),
+        Binding("K", "run('stop')", "Stop run", show=False),
+        Binding("M", "run('merge')", "Merge worktree", show=False),
+        Binding("D", "run('discard')", "Discard worktree", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
-    DELIBERATE_KEYS = COMMAND_KEYS
-    """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
+    DELIBERATE_KEYS = COMMAND_KEYS | RUN_KEYS
+    """Operator commands, starting and finishing runs: ignored in a burst of keys
+    (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionsScreen { layout: vertical; }
     #needs-title { height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }
@@ -302,7 +310,7 @@ class SessionsScreen(LiveScreen, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only (recordings): no operator command is offered, in the footer or by key."""
-        return not (action == "command" and self.view.read_only)
+        return not (action in ("command", "run") and self.view.read_only)
 
     def action_command(self, action: str) -> None:
         sid = self.selected_session()
@@ -311,8 +319,19 @@ class SessionsScreen(LiveScreen, Screen[None]):
             return
         self.post_message(CommandRequested(sid, action))
 
+    def action_run(self, action: str) -> None:
+        """`n` starts a run; `K`, `M`, `D` stop, merge, discard the highlighted one."""
+        sid = None if action == "new" else self.selected_session()
+        if action != "new" and sid is None:
+            self.notify("no session selected", severity="warning")
+            return
+        self.post_message(RunRequested(action, sid))
+
     def commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Filter sessions", "Show only matching sessions", self.action_filter)
+        if not self.view.read_only:
+            yield SystemCommand("New run", "Start an agent (as supervisor run)",
+                                lambda: self.action_run("new"))
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
