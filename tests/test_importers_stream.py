@@ -85,3 +85,15 @@ def test_records_are_read_again_on_each_walk_and_name_the_bad_line(tmp_path: Pat
     for _ in range(2):  # each walk reads the file again, up to its broken line 101
         with pytest.raises(FormatError, match="invalid JSON Lines: line 101"):
             list(records)
+
+
+def test_a_big_file_is_read_again_rather_than_kept(tmp_path: Path) -> None:
+    from supervisor.importers.document import KEEP_BYTES
+
+    path = tmp_path / "big.jsonl"
+    line = json.dumps({"text": "y" * 1000}) + "\n"
+    path.write_text(line * (KEEP_BYTES // len(line) + 10))
+    records = read_document(path).records()
+    first = sum(1 for _ in records)
+    assert first == sum(1 for _ in records) == len(records) > 1000
+    assert records._all is None  # nothing held between walks

@@ -37,6 +37,9 @@ whole (streamed reads are bounded per line or element instead)."""
 HEAD_LINE = 1024 * 1024
 """Bytes of a line looked at to tell JSON Lines from one document (a longer line is read whole
 only when more lines follow it)."""
+KEEP_BYTES = 1024 * 1024
+"""Files up to this size keep what was parsed (JSON Lines their records, a document its arrays'
+elements), so walking them again costs no second parse; larger ones are read again."""
 HEAD_RECORDS = 64
 """Records of JSON Lines kept after the first walk: what format detection looks at."""
 _BOM = b"\xef\xbb\xbf"
@@ -63,7 +66,7 @@ class Document:
         if self.kind != "json":
             return None
         try:
-            return ObjectIndex.scan(self.path)
+            return ObjectIndex.scan(self.path, keep=self.path.stat().st_size <= KEEP_BYTES)
         except (StreamError, OSError):
             return None  # not one readable object: `value` says what is wrong with it
 
@@ -136,8 +139,17 @@ class Records(Sequence[Any]):
         self.path = path
         self._head: list[Any] | None = None
         self._length: int | None = None
+        self._all: list[Any] | None = None
+        try:
+            self._keep = path.stat().st_size <= KEEP_BYTES
+        except OSError:
+            self._keep = False
 
     def __iter__(self) -> Iterator[Any]:
+        if self._all is not None:
+            yield from self._all
+            return
+        kept: list[Any] = []
         head: list[Any] = []
         count = 0
         try:
@@ -149,6 +161,8 @@ class Records(Sequence[Any]):
                         continue
                     record = _line(raw, number)
                     count += 1
+                    if self._keep:
+                        kept.append(record)
                     if len(head) < HEAD_RECORDS:
                         head.append(record)
                         if len(head) == HEAD_RECORDS:
@@ -158,6 +172,8 @@ class Records(Sequence[Any]):
             raise FormatError(f"cannot read: {exc.strerror or exc}") from None
         self._head = self._head or head
         self._length = count
+        if self._keep:
+            self._all = kept
 
     def _first(self, count: int) -> list[Any]:
         if self._head is not None and (len(self._head) >= count or self._length is not None):

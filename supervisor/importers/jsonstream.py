@@ -133,6 +133,8 @@ class Member:
     first: Any = None
     """An array's first element (None when it is empty), for telling formats apart."""
     length: int = 0
+    kept: list[Any] | None = None
+    """An array's elements, kept when the file is small (`ObjectIndex.scan`'s `keep`)."""
 
 
 @dataclass
@@ -143,9 +145,10 @@ class ObjectIndex:
     members: dict[str, Member] = field(default_factory=dict)
 
     @classmethod
-    def scan(cls, path: Path) -> ObjectIndex:
+    def scan(cls, path: Path, keep: bool = False) -> ObjectIndex:
         """Read the file once, element by element; `StreamError` if it is not one JSON object
-        (or is broken, or too deep)."""
+        (or is broken, or too deep). With `keep`, arrays keep their elements (for a small
+        file: reading them again would parse them twice)."""
         index = cls(path)
         with open(path, "rb") as handle:
             start = len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
@@ -161,7 +164,7 @@ class ObjectIndex:
                     reader.expect(":")
                     if len(index.members) >= MAX_MEMBERS:
                         raise StreamError(f"more than {MAX_MEMBERS} top-level members")
-                    index.members[key] = index._member(reader)
+                    index.members[key] = index._member(reader, keep)
                     if reader.expect(",}") == "}":
                         break
             if reader.peek():
@@ -169,13 +172,15 @@ class ObjectIndex:
         return index
 
     @staticmethod
-    def _member(reader: _Reader) -> Member:
+    def _member(reader: _Reader, keep: bool) -> Member:
         if reader.peek() != "[":
             return Member(reader.offset(), False, value=reader.value())
-        member = Member(reader.offset(), True)
+        member = Member(reader.offset(), True, kept=[] if keep else None)
         for element in reader.elements():
             if member.length == 0:
                 member.first = element
+            if member.kept is not None:
+                member.kept.append(element)
             member.length += 1
         return member
 
@@ -206,6 +211,9 @@ class ObjectIndex:
         when it is absent or not an array)."""
         member = self.members.get(key)
         if member is None or not member.is_array:
+            return
+        if member.kept is not None:
+            yield from member.kept
             return
         with open(self.path, "rb") as handle:
             yield from _Reader(handle, member.offset).elements()
