@@ -13,6 +13,7 @@ import pytest
 from supervisor.guard.spend import Spending, budget_rules
 from supervisor.store.redis.budget_sync import BudgetSync
 from supervisor.store.spend_file import SPEND_DIR, day_of
+from tests.conftest import run_cli
 from tests.redis_helpers import RedisServer, RelayThread, wait_for
 from tests.test_budgets import Store
 
@@ -97,6 +98,19 @@ def test_relays_asking_at_the_same_moment_grant_the_room_once(
     assert sorted(spending.check(NOW) is None for spending in hosts) == [False, True]
 
 
+def test_without_a_relay_a_fleet_budget_counts_this_host_alone(tmp_path: Path) -> None:
+    """No relay runs for the root: nothing can bring a share, so the call is not kept waiting
+    and the budget holds over this host's own spend; what a relay would ask is noted."""
+    spending = Spending(tmp_path, RULES, "s", "claude-code", "/w")
+    spending.add(1, 10, 0.009, NOW)
+    assert spending.check(NOW) is None  # $0.009 + $0.009 of $0.02
+    spending.add(2, 10, 0.009, NOW)
+    breach = spending.check(NOW)
+    assert breach is not None and not breach.fleet and breach.spent == pytest.approx(0.018)
+    assert day_file(tmp_path, NOW)["fleet"] == {
+        "team": {"key": "all", "unit": "cost_usd", "limit": 0.02}}
+
+
 @pytest.mark.parametrize("spender", [0, 1])
 def test_the_call_that_crosses_the_fleet_budget_is_held_on_whichever_host_makes_it(
         tmp_path: Path, redis_server: RedisServer, spender: int) -> None:
@@ -130,6 +144,9 @@ def test_the_call_that_crosses_the_fleet_budget_is_held_on_whichever_host_makes_
         (escalation,) = spending.events("a", "escalation")
         assert escalation["kind"] == "budget" and "of the fleet reached: $0.054" in (
             escalation["reason"])
+        status = run_cli("relay", "--status", "--root", str(other.root))
+        assert "  fleet budget team: $0.006 spent here, share $0.006 of $0.05 (other hosts " \
+            "spent $0.0" in status.stdout, status.stdout  # $0.042 or $0.048, as last shipped
     finally:
         for relay in relays:
             relay.stop()

@@ -73,6 +73,7 @@ def _status(args: argparse.Namespace) -> int:
     from supervisor.safetext import clean
     from supervisor.store.open import StoreOptions, store_url
     from supervisor.store.paths import session_files
+    from supervisor.store.redis.budget_sync import shares_today
     from supervisor.store.redis.relay import file_backlog, load_status, status_files
     from supervisor.store.relay_lock import relay_running
     from supervisor.store.render import ago
@@ -122,6 +123,8 @@ def _status(args: argparse.Namespace) -> int:
               f"{len(status.sessions)} sessions")
         for sid, (e, b) in sorted(behind.items(), key=lambda kv: -kv[1][1])[:20]:
             print(f"    {sid}: {e} events ({b} bytes)")
+        for line in shares_today(root, now):  # the fleet's budgets (budget names: the policy's)
+            print(clean(f"  fleet budget {line}", keep_newlines=False))
         if status.error:
             print(clean(f"  last error ({ago(status.error_since, now)}): {status.error}",
                         keep_newlines=False))

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from supervisor.store import waits
 from supervisor.store.relay_lock import any_relay_running
 from supervisor.store.spend_file import SPEND_DIR, day_of, empty, load, locked_day
 
@@ -229,12 +230,15 @@ class Spending:
         expected cost (this session's last answer) is reserved until its usage is counted.
 
         A fleet budget this host has no share of yet (the first call of its day) while a relay
-        of this root runs: the relay is given up to `SHARE_WAIT_S` to bring the share, so the
-        first calls of a day do not pass on this host's spend alone."""
+        of this root runs: the relay is given up to `SHARE_WAIT_S` (and half of what is left
+        of a hook call's time) to bring the share, so the first calls of a day do not pass on
+        this host's spend alone."""
         breach = self._check(now, wait_for_share=True)
         if breach is not _NO_SHARE:
             return breach
-        deadline = time.monotonic() + SHARE_WAIT_S
+        left = waits.remaining()  # a hook call's time: half of what is left at most
+        deadline = time.monotonic() + min(SHARE_WAIT_S, left / 2 if left is not None else
+                                          SHARE_WAIT_S)
         path = self.dir / f"{day_of(now)}.json"
         wanted = {r.name for r in self.rules if r.fleet and self.mine(r)}
         while time.monotonic() < deadline:

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from supervisor.store.spend_file import day_of, locked_day
+from supervisor.store.spend_file import SPEND_DIR, day_of, load, locked_day
+from supervisor.store.units import human, unit_of
 
 SLACK = 0.01
 """The least share a host asks for beyond its spend, as a part of the budget: room for a
@@ -130,6 +131,30 @@ class BudgetSync:
             if day is not None:
                 day["grants"] = shares
         return len(shares)
+
+
+def shares_today(root: Path, now: float) -> list[str]:
+    """This host's shares of the fleet's budgets today, one line each, for `relay --status`:
+    `team: $0.012 spent here, share $0.02 of $0.05 (other hosts spent $0.006)`; names are
+    the policy's (the caller cleans them for the terminal)."""
+    day = load(Path(root) / SPEND_DIR / f"{day_of(now)}.json")
+    if day is None:
+        return []
+    lines = []
+    for name, share in sorted(day["grants"].items()):
+        if not isinstance(share, dict):
+            continue
+        unit = str(share.get("unit"))
+        tail = " tokens" if unit == "tokens" else ""
+
+        def show(value: object, unit: str = unit, tail: str = tail) -> str:
+            return human(_amount(value), unit_of(unit)) + tail
+
+        spent = _field(day["totals"].get(share.get("key")), unit)
+        lines.append(f"{name}: {show(spent)} spent here, share {show(share.get('grant'))} of "
+                     f"{show(share.get('cap'))} (other hosts spent "
+                     f"{show(share.get('others_spent'))})")
+    return lines
 
 
 def asks_of(day: dict[str, Any], now: float) -> list[Ask]:
