@@ -18,7 +18,10 @@ The rules of what is told (`Entry.worth_telling`: a failure the same call got pa
 once it recurred in two sessions; one warning per entry and session) were chosen on the
 interactive corpus; the **held-out** figures replay the autonomous SWE-bench runs of the
 labelled corpus (`shared/corpus-labelled/mini-swe-agent`: one project per repository, named by
-the instance, `django__django-11815` -> `django/django`), which played no part in choosing them.
+the instance, `django__django-11815` -> `django/django`), which played no part in choosing them
+(the scripts' content in a shell call's file state, `Entry.files_match`, came after looking at
+them: benchmarks/README.md). A replay has no files: `files_key` stands in for the guard's
+digests.
 
 The data: the interactive corpus (`benchmarks/corpus-interactive/`: labels with each session's
 `project`; the run files in the folder its README names, found beside the checkout or named in
@@ -36,11 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import xxhash
 from common import REPO, Figure
 
 from supervisor.engine import Engine, Policy
-from supervisor.engine.failure_memory import Learner, MemoryIndex, memory_key
+from supervisor.engine.failure_memory import SCRIPT_MARK, Learner, MemoryIndex, memory_key
 from supervisor.engine.failures import is_test_report
+from supervisor.engine.workspace import file_key
 
 EXPIRE_S = 30 * 86400.0
 SOURCES = ("claude-code", "codex")
@@ -157,6 +162,9 @@ def replay_project(sessions: list[tuple[str, list[dict]]], policy: Policy) -> Ta
     index = MemoryIndex()
     failed_in: dict[tuple[str, str], set[str]] = defaultdict(set)
     warned: dict[tuple[str, str], str] = {}
+    written: dict[str, dict[str, str]] = {name: {} for name, _ in sessions}
+    files_at: dict[tuple[str, str], str] = {}
+    plans: dict[tuple[str, str], list[Any]] = {}
     turn_tokens: dict[str, int] = defaultdict(int)
     call_tokens: dict[tuple[str, str], int] = {}
     for name, event in _merged(sessions):
@@ -173,7 +181,9 @@ def replay_project(sessions: list[tuple[str, list[dict]]], policy: Policy) -> Ta
             tally.calls += 1
             call_tokens[(name, cid)] = turn_tokens[name]
             learner = learners[name]
-            entry = index.warning_for(memory_key(step), "", name, ts, EXPIRE_S,
+            files = files_at[(name, cid)] = files_key(step, written[name])
+            plans[(name, cid)] = step["plan"]  # the engine lets it go once it is applied
+            entry = index.warning_for(memory_key(step), files, name, ts, EXPIRE_S,
                                       learner.done, learner.quiet)
             if entry is not None:
                 learner.told(entry.id)
@@ -200,8 +210,39 @@ def replay_project(sessions: list[tuple[str, list[dict]]], policy: Policy) -> Ta
                 else:
                     tally.missed[_why_missed(step)] += 1
             failed_in[key].add(name)
-        index.apply_all(learners[name].learn(step, index, ts=ts))
+        plan = plans.pop((name, cid), [])
+        if step["ok"]:
+            follow_writes(plan, written[name])
+        index.apply_all(learners[name].learn(step, index, files=files_at.pop((name, cid), ""),
+                                             ts=ts))
     return tally
+
+
+def files_key(step: Any, written: dict[str, str]) -> str:
+    """The replay's stand-in for the state of the files a call may write and the scripts it
+    runs (the guard hashes them on disk: `guard.memory.files_key`; a replay has no files):
+    the content this session wrote into each (the hash of a here-document or a `Write`, from
+    the engine's plan of the call), "" for a file it did not write, which is taken to be the
+    repository's own and the same in every session."""
+    parts = [f"{k}={written.get(k, '')}" for k in sorted(step["touches"])]
+    parts += [f"{SCRIPT_MARK}{k}={written.get(k, '')}" for k in step["probe"]]
+    return ";".join(parts)
+
+
+def follow_writes(plan: list[Any], written: dict[str, str]) -> None:
+    """What a successful call wrote (its plan, `engine.workspace.plan`), as `files_key`
+    reads it: a whole file's content hash; for any other change, a hash of what was there and
+    the change."""
+    for group in plan:
+        for effect in group:
+            if not isinstance(effect, list) or len(effect) < 2 or not isinstance(effect[1], str):
+                continue
+            key = file_key(effect[1])
+            if effect[0] == "write":
+                written[key] = str(effect[2])
+            elif effect[0] in ("append", "replace", "transform", "delete", "undo"):
+                written[key] = xxhash.xxh3_64_hexdigest(
+                    f"{written.get(key, '')}\0{effect!r}".encode("utf-8", "replace"))
 
 
 def _why_missed(step: Any) -> str:

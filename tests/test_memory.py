@@ -567,3 +567,28 @@ def test_the_operator_lists_shows_forgets_and_switches_the_fleet_memory(
     finally:
         for relay in relays:
             relay.stop()
+
+
+def test_a_script_run_is_told_only_while_the_script_is_as_it_was(root, repo):
+    """`python reproduce.py` runs what the session wrote into reproduce.py: its failure is told
+    only to a session whose reproduce.py is the one that failed; a module that was missing is
+    missing whatever the script (an error of the environment)."""
+    clock = Clock()
+    run = ("Bash", {"command": "python3 reproduce.py"},
+           "Traceback (most recent call last):\n  File \"reproduce.py\", line 1, in <module>\n"
+           "NameError: name 'undefined_thing' is not defined", False)
+    (repo / "reproduce.py").write_text("undefined_thing\n")
+    session(root, "s1", repo, clock, [run])
+    (repo / "reproduce.py").write_text("1 / 0\n")
+    other = (*run[:2], "Traceback (most recent call last):\n  File \"reproduce.py\", line 1, "
+             "in <module>\nZeroDivisionError: division by zero", False)
+    assert session(root, "s2", repo, clock, [other])[0].action == "allow"
+    (repo / "reproduce.py").write_text("undefined_thing\n")  # the one that failed
+    assert session(root, "s3", repo, clock, [run])[0].action == "nudge"
+    missing = ("Bash", {"command": "python3 check.py"},
+               "Traceback (most recent call last):\n  File \"check.py\", line 1, in <module>\n"
+               "ModuleNotFoundError: No module named 'asgiref'", False)
+    (repo / "check.py").write_text("import asgiref\n")
+    session(root, "s4", repo, clock, [missing])
+    (repo / "check.py").write_text("import asgiref, sys\n")
+    assert session(root, "s5", repo, clock, [missing])[0].action == "nudge"

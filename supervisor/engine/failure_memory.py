@@ -58,6 +58,11 @@ PITFALLS_CHARS = 1200
 DAY_S = 86400.0
 HALF_LIFE_S = 7 * DAY_S
 """Recency weight of an entry at a session's start: halved every week since its last failure."""
+SCRIPT_MARK = "run:"
+"""Marks the part of a call's file state that is a script it runs (`guard.memory.files_key`)."""
+ENVIRONMENT_ERRORS = frozenset({"command_not_found", "module_not_found"})
+"""Error classes that say the environment lacks something (a program, a module), whatever
+script the call runs: told even when the script is another."""
 _CALL_KEYS = ("command", "cmd", "file_path", "path", "filePath", "absolute_path", "pattern",
               "url", "query")
 
@@ -68,12 +73,13 @@ def memory_key(step: StepRecord) -> str:
     Codex's `exec_command {cmd}` and `shell {command: ["bash", "-lc", line]}`, in the
     vocabulary of `supervisor.engine.tools`), so a pitfall one agent met is told to another
     in the same repository; for any other tool, the engine's call signature."""
-    line = _shell_line(step["tool"], step["args"])
+    line = shell_line(step["tool"], step["args"])
     return call_signature("shell", line) if line else step["signature"]
 
 
-def _shell_line(tool: str, args: str) -> str | None:
-    """The command line of a shell call (its canonical arguments), None for another tool."""
+def shell_line(tool: str, args: str) -> str | None:
+    """The command line of a shell call (its canonical arguments), one space between words;
+    None for another tool."""
     names = vocabulary()
     if names.role(tool) != "shell":
         return None
@@ -100,7 +106,7 @@ def remembered(step: StepRecord) -> bool:
 def call_text(tool: str, args: str) -> str:
     """What a call ran or touched, from its canonical arguments: the command line, else the
     file, else the arguments; redacted and cut."""
-    line = _shell_line(tool, args)
+    line = shell_line(tool, args)
     if line:
         return _excerpt(line)
     try:
@@ -263,6 +269,17 @@ class Entry:
         may or may not be as it was in the next session."""
         return self.retry_ts > 0.0 and self.retry_ts >= self.last_ts
 
+    def files_match(self, files: str) -> bool:
+        """Whether the files the call reads, writes or runs are as they were when it failed
+        (always, when it was learned without their state). The scripts it runs do not count
+        for an error of the environment (`ENVIRONMENT_ERRORS`): a module that is not
+        installed is missing for every script."""
+        if not self.files:
+            return True
+        if self.error in ENVIRONMENT_ERRORS:
+            return _not_scripts(self.files) == _not_scripts(files)
+        return self.files == files
+
     def worth_telling(self, session: str) -> bool:
         """Whether a session is told of this entry at all: it is active and failed in another
         session; and, when the same call succeeded after it (`retried`), it failed in at
@@ -370,10 +387,9 @@ class MemoryIndex:
                     quiet: frozenset[str] = frozenset()) -> Entry | None:
         """The entry to warn about before a call with `key` (`memory_key`) in `session`: one worth
         telling (`Entry.worth_telling`), not expired, not among the entries this session
-        is `quiet` about (`Learner.quiet`), that (when it was learned with the state of the
-        files the call read or wrote) finds them as they were, and whose fix is not among
-        the calls `done` (succeeded) in this session. None when there is nothing to say, or
-        memory is off."""
+        is `quiet` about (`Learner.quiet`), that finds the files the call reads, writes or
+        runs as they were (`Entry.files_match`), and whose fix is not among the calls `done`
+        (succeeded) in this session. None when there is nothing to say, or memory is off."""
         if not self.enabled:
             return None
         best = None
@@ -381,7 +397,7 @@ class MemoryIndex:
             e = self.entries[eid]
             if expire_s and now - e.last_ts > expire_s:
                 continue
-            if eid in quiet or not e.worth_telling(session) or (e.files and e.files != files):
+            if eid in quiet or not e.worth_telling(session) or not e.files_match(files):
                 continue
             if e.fixes and e.fixes[-1].get("sig") and e.fixes[-1]["sig"] in done:
                 continue  # this session already did what fixed it
@@ -401,6 +417,10 @@ class MemoryIndex:
                 scored.append((e.count * weight, e.last_ts, e))
         scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
         return [e for _, _, e in scored[:PITFALLS]]
+
+
+def _not_scripts(files: str) -> str:
+    return ";".join(p for p in files.split(";") if not p.startswith(SCRIPT_MARK))
 
 
 def _evidence(entry: Entry, session: str) -> str:

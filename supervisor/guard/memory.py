@@ -27,12 +27,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from supervisor.engine.failure_memory import (
+    SCRIPT_MARK,
     Learner,
     MemoryIndex,
     memory_key,
     pitfalls,
+    shell_line,
     warning,
 )
+from supervisor.engine.shell import probe_files
 from supervisor.engine.step import StepRecord
 from supervisor.protocol.names import MEMORY
 from supervisor.safetext import quote
@@ -163,9 +166,30 @@ def project_index(root: Path, project: str) -> tuple[MemoryLog, MemoryIndex]:
     return loaded.log, loaded.index
 
 
-def files_key(call: dict[str, Any]) -> str:
-    """What the files a call reads or writes held before it ran (the digests the guard put in
-    its `tool_call`), as one string: "" for a call that names no file."""
+_SCRIPTS_HASHED = 4
+"""Scripts of one shell call whose content is part of its file state, at most."""
+
+
+def script_states(step: StepRecord, cwd: str | None) -> dict[str, str | None]:
+    """What the scripts a shell call runs hold (`python reproduce.py`, `bash t.sh`, the test
+    files given to a runner: `engine.shell.probe_files`), by the name the call gives them; {}
+    for a call that runs none. Their content decides the call's outcome as much as the
+    command does: the same `python reproduce.py` failing in a session that wrote another
+    `reproduce.py` says nothing about this one (unless the environment lacked something:
+    `Entry.files_match`). At most a few files, each read within the guard's bound."""
+    from supervisor.guard import disk
+
+    if not step["probe"]:
+        return {}
+    line = shell_line(step["tool"], step["args"])
+    paths = probe_files(line)[:_SCRIPTS_HASHED] if line else []
+    return disk.digests(paths, cwd) if paths else {}
+
+
+def files_key(call: dict[str, Any], scripts: dict[str, str | None] | None = None) -> str:
+    """What the files a call reads, writes or runs held before it ran (the digests the guard
+    put in its `tool_call`, and `scripts`: `script_states`), as one string: "" for a call that
+    names no file."""
     parts = []
     state = call.get("file")
     if isinstance(state, dict):
@@ -173,6 +197,7 @@ def files_key(call: dict[str, Any]) -> str:
     before = call.get("files_before")
     if isinstance(before, dict):
         parts += [f"{k}={v}" for k, v in sorted(before.items())]
+    parts += [f"{SCRIPT_MARK}{k}={v}" for k, v in sorted((scripts or {}).items())]
     return ";".join(parts)
 
 
@@ -218,12 +243,13 @@ class SessionMemory:
         as a `memory` event; None when memory has nothing to say."""
         if not self.on:
             return None
-        files = files_key(call)
+        step = self.journal.engine.pending_step(call_id)
+        scripts = script_states(step, self.journal.cwd) if step is not None else {}
+        files = files_key(call, scripts)
         files_seen = self._mine["files"]
         files_seen[call_id] = files
         while len(files_seen) > _FILES_KEPT:
             del files_seen[next(iter(files_seen))]
-        step = self.journal.engine.pending_step(call_id)
         key = memory_key(step) if step is not None else None
         loaded = self._index(key) if key is not None else None
         if key is None or loaded is None or not loaded[1].by_sig.get(key):
