@@ -117,4 +117,4 @@ def test_a_tool_re_exposed_by_zeds_agent_client_protocol_is_the_agents_own() -> 
         found += [f"{f.detector}:{f.action}" for f in more]
         assert action == ("block" if i == 4 else "allow"), i
     assert found == ["recurring_error:nudge", "recurring_error:block"]
-    assert engine.read_path("mcp__acp__Read", {"file_path": "/w/a.py"}) == "/w/a.py"
+    assert engine.facts("mcp__acp__Read", {"file_path": "/w/a.py"}).read_path == "/w/a.py"

@@ -110,13 +110,13 @@ def test_a_script_written_and_run_in_one_line_is_known_before_it_runs() -> None:
 
 def test_a_look_that_shows_something_new_reveals_an_unannounced_change() -> None:
     mem = ws.new_memory()
-    path = ws.viewed_path("bash", {"command": "sed -n '1,9p' src/a.py | cat -n"}, None)
+    path = ws.viewed_path(None, commands("sed -n '1,9p' src/a.py | cat -n"))
     assert path == "src/a.py"
     assert ws.observe_view(mem, 0, path, "sig", "out1") == []
     assert ws.observe_view(mem, 1, path, "sig", "out1") == []
     changed = ws.observe_view(mem, 2, path, "sig", "out2")
     assert changed == [{"file": "src/a.py", "kind": "edit", "returned": False}]
-    assert ws.viewed_path("bash", {"command": "grep -n x a.py b.py"}, None) is None
+    assert ws.viewed_path(None, commands("grep -n x a.py b.py")) is None
 
 
 @pytest.mark.parametrize("path", ["/testbed/pkg/a.py", "pkg/a.py", "./pkg/a.py"])

@@ -12,6 +12,7 @@ from supervisor.analysis.seen_files import SeenFiles
 from supervisor.engine import tools, workspace
 from supervisor.engine.categories import classify
 from supervisor.engine.edits import edits_of
+from supervisor.engine.facts import facts_of
 from supervisor.engine.policy import Policy
 from supervisor.engine.tools import ToolVocabulary, VocabularyError
 from tests.conftest import REPO
@@ -48,7 +49,8 @@ def test_codex_cmd_reads_as_its_command_in_every_station() -> None:
     policy = Policy.profile()
     assert classify("exec_command", {"cmd": "pytest -q"}, policy) == "run"
     assert classify("exec_command", {"cmd": "cat a.py"}, policy) == "read"
-    assert workspace.viewed_path("exec_command", {"cmd": "cat a.py"}, None) == "a.py"
+    facts = facts_of("exec_command", {"cmd": "cat a.py"}, policy)
+    assert (facts.category, workspace.viewed_path(facts.path, facts.commands)) == ("read", "a.py")
     patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: n.py\n+x = 1\n*** End Patch\nEOF"
     assert [e.path for e in edits_of("exec_command", {"cmd": patch})] == ["n.py"]
     seen = SeenFiles()

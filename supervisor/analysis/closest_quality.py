@@ -121,7 +121,7 @@ def measure_events(events: list[dict[str, Any]], run: str, source: str,
             for edit in edits:
                 for waiting in pending.pop(_key(edit.path), []):
                     _judge(waiting, edit, int(event.get("seq") or 0))
-        seen.observe(call, event)
+        seen.observe(call, event, edits)
     for left in pending.values():
         for waiting in left:
             waiting.case.reason = "the agent did not edit the file successfully afterwards"

@@ -19,6 +19,7 @@ from typing import Any
 
 from supervisor.analysis.replay import RunReport, analyze_events
 from supervisor.engine import Engine, Policy
+from supervisor.engine.facts import CallFacts
 from supervisor.engine.types import Check, Finding
 
 
@@ -32,8 +33,9 @@ class _Watched(Engine):
         super().__init__(policy)
         self.after: dict[int, list[dict[str, Any]]] = {}
 
-    def check(self, call: dict[str, Any], now: float) -> Check:
-        check = super().check(call, now)
+    def check(self, call: dict[str, Any], now: float, facts: CallFacts | None = None
+              ) -> Check:
+        check = super().check(call, now, facts)
         events = [f.to_event() for f in check.findings]
         events += [hit.to_event() for hit in check.limits]
         verdict = check.to_verdict(str(call.get("call_id")))

@@ -103,14 +103,17 @@ class SeenFiles:
             out.append(edit)
         return out
 
-    def observe(self, call: dict[str, Any], result: dict[str, Any]) -> None:
-        """Apply one tool call and its result (protocol `tool_call` / `tool_result` dicts)."""
+    def observe(self, call: dict[str, Any], result: dict[str, Any],
+                edits: list[Edit] | None = None) -> None:
+        """Apply one tool call and its result (protocol `tool_call` / `tool_result` dicts);
+        `edits`: `self.edits(call)`, when the caller read them already (the call is parsed
+        once)."""
         tool = str(call.get("tool") or "")
         args = _object(call.get("args"))
         ok = result.get("ok") is True
         raw_output = result.get("output")
         output = raw_output if isinstance(raw_output, str) else ""
-        edits = self.edits(call)
+        edits = self.edits(call) if edits is None else edits
         if ok and edits:
             for edit in edits:
                 self._apply(edit)

@@ -14,7 +14,7 @@ from typing import Any
 
 from supervisor.engine import tools
 from supervisor.engine.policy import Policy
-from supervisor.engine.shell import commands
+from supervisor.engine.shell import Command, commands
 
 _SPLIT = re.compile(r"&&|\|\||;|\n|(?<![|>])\|(?!\|)")
 _PIPE = re.compile(r"(?<![|])\|(?![|])")
@@ -122,16 +122,18 @@ def code_category(code: str) -> str:
     return "run"
 
 
-def shell_category(command: str) -> str:
+def shell_category(command: str, cmds: tuple[Command, ...] | None = None) -> str:
     """Classify a shell command line: `mutate` > `poll` > `run` > `read` over its commands.
 
     A pipeline is classified by its first command (the rest are filters such as `| head`);
     any redirection into a file, `tee`, `sed -i` or a mutating git verb makes it `mutate`.
+    `cmds`: the line's `commands`, when the caller parsed them already (`facts`).
     """
     if not command.strip():
         return "other"
     if ">" in command and any(target not in _NOT_FILES and not target.startswith("&")
-                              for cmd in commands(command) for _, target in cmd.redirects):
+                              for cmd in (commands(command) if cmds is None else cmds)
+                              for _, target in cmd.redirects):
         return "mutate"
     if _HEREDOC_SCRIPT.search(command) or (
         ("python" in command or "perl" in command) and _WRITES_FILE.search(command)
@@ -173,15 +175,18 @@ def _match(tool: str, patterns: list[str]) -> bool:
     return False
 
 
-def classify(tool: str, args: dict[str, Any], policy: Policy) -> str:
-    """The category of one call (see module docstring)."""
+def classify(tool: str, args: dict[str, Any], policy: Policy,
+             shell: tuple[str | None, tuple[Command, ...]] | None = None) -> str:
+    """The category of one call (see module docstring). `shell`: a shell tool's line and its
+    commands, when the caller read them already (`facts`)."""
     forced = policy.tool_category(tool)
     if forced:
         return forced
     if tool in policy["shell_tools"]:
-        line = tools.vocabulary().line_of(args)  # `command`, Codex's `cmd` or argv list
+        # `command`, Codex's `cmd` or argv list
+        line, cmds = shell if shell is not None else (tools.vocabulary().line_of(args), None)
         if line is not None:
-            return shell_category(line)
+            return shell_category(line, cmds)
     if tool in policy["code_tools"] and isinstance(args, dict):
         code = args.get("code")
         if isinstance(code, str):

@@ -8,8 +8,7 @@ save it. See the package docstring for a usage example and docs/engine.md for th
 from copy import deepcopy as _deepcopy
 from typing import Any
 
-from supervisor.engine import tools, workspace
-from supervisor.engine.categories import classify, file_path, is_file_read, native_tool
+from supervisor.engine import workspace
 from supervisor.engine.confidence import as_nudge, may_refuse, weigh
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
@@ -20,6 +19,7 @@ from supervisor.engine.decisions import (
 from supervisor.engine.detectors import REGISTRY, Detector
 from supervisor.engine.detectors.stale_read import StaleRead
 from supervisor.engine.effects import Approve, Effect
+from supervisor.engine.facts import CallFacts, facts_of
 from supervisor.engine.failures import error_identity, error_source, failure_line
 from supervisor.engine.fingerprint import (
     NO_RESULT,
@@ -32,7 +32,7 @@ from supervisor.engine.fingerprint import (
 )
 from supervisor.engine.policy import PROFILES, Policy
 from supervisor.engine.recovery import output_line, recovery_turn
-from supervisor.engine.shell import commands, last_pipeline_head, probe_files, program
+from supervisor.engine.shell import last_pipeline_head, probe_files, program
 from supervisor.engine.state import SNAPSHOT_VERSION, State
 from supervisor.engine.step import StepRecord, new_step
 from supervisor.engine.types import (
@@ -95,27 +95,15 @@ class Engine:
         """Tool calls seen so far."""
         return self.st.step_count
 
-    def read_path(self, tool: str, args: Any) -> str | None:
-        """The file a call reads that the file cache may answer (the guard reports its state
-        on disk with the call, as `file`), or None."""
-        args = args if isinstance(args, dict) else {}
-        tool = native_tool(tool)
-        if not is_file_read(tool, args, self.policy):
-            return None
-        return file_path(tool, args, self.policy)
+    def facts(self, tool: str, args: Any) -> CallFacts:
+        """The facts of the call `tool(args)` under this engine's policy, read once and handed
+        to every station of the call (`check` takes them too); see `facts`."""
+        return facts_of(tool, args, self.policy, self._shell_tools)
 
-    def planned_paths(self, tool: str, args: Any) -> list[str]:
+    def planned_paths(self, facts: CallFacts) -> list[str]:
         """The files a call may write, as it names them (the guard reports their digests
         before the call as `files_before`, and after it as `tool_result.files`)."""
-        args = args if isinstance(args, dict) else {}
-        tool = native_tool(tool)
-        if classify(tool, args, self.policy) not in ("mutate", "run"):
-            return []
-        try:
-            planned = workspace.plan(tool, args, self._shell_tools)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
-            return []
-        return workspace.written_paths(self.st.workspace, planned)
+        return workspace.written_paths(self.st.workspace, facts.plan) if facts.plan else []
 
     def touched_paths(self, call_id: str) -> list[str]:
         """`planned_paths` of a call still waiting for its result."""
@@ -139,9 +127,11 @@ class Engine:
 
     # --- check ---------------------------------------------------------------------------------
 
-    def check(self, call: dict[str, Any], now: float) -> Check:
-        """The verdict on a tool call about to run (`call` = {call_id, tool, args})."""
-        step = self._register(call, now)
+    def check(self, call: dict[str, Any], now: float, facts: CallFacts | None = None
+              ) -> Check:
+        """The verdict on a tool call about to run (`call` = {call_id, tool, args}; `facts`:
+        `self.facts` of its tool and arguments, when the caller read them already)."""
+        step = self._register(call, now, facts)
         check = self._decide(step, now)
         check.step = step["index"]
         if check.action in ("block", "skip", "pause", "stop"):
@@ -150,28 +140,29 @@ class Engine:
             f.step = step["index"]
         return check
 
-    def _register(self, call: dict[str, Any], now: float) -> StepRecord:
+    def _register(self, call: dict[str, Any], now: float, facts: CallFacts | None = None
+                  ) -> StepRecord:
         """Count a call as an attempt and keep it pending until its result arrives."""
         st = self.st
         self._touch(now)
         if st.waiting == "user":
             st.waiting = None  # the agent works again (a hook target's turn went on)
         call = call if isinstance(call, dict) else {}
-        tool = native_tool(str(call.get("tool") or "?"))
-        args = call.get("args")
-        args = args if isinstance(args, dict) else {}
+        if facts is None or facts.args is not call.get("args"):
+            # facts read from other arguments than these (the log cut a huge call): read what
+            # the call holds, as a replay of the log will
+            facts = self.facts(str(call.get("tool") or "?"), call.get("args"))
+        tool, args = facts.tool, facts.args
         call_id = str(call.get("call_id") or f"step-{st.step_count}")
         canon = canonical_args(args, self._ignore)
         batch = call.get("batch")
         step = new_step(
-            st.step_count, _int(call.get("seq")), call_id, tool,
-            classify(tool, args, self.policy), call_signature(tool, canon), canon[:_ARGS_KEPT],
-            st.ws, file_path(tool, args, self.policy), is_file_read(tool, args, self.policy),
-            now, batch if isinstance(batch, str) and batch else None,
-            self._head(tool, args),
+            st.step_count, _int(call.get("seq")), call_id, tool, facts.category,
+            call_signature(tool, canon), canon[:_ARGS_KEPT], st.ws, facts.path, facts.is_read,
+            now, batch if isinstance(batch, str) and batch else None, self._head(facts),
         )
         try:
-            self._follow_files(step, tool, args)
+            self._follow_files(step, facts)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
             step["plan"], step["touches"], step["views"] = [], [], None  # odd input: unknown
         state = call.get("file")
@@ -188,27 +179,26 @@ class Engine:
         st.fresh_cycle = False
         return step
 
-    def _follow_files(self, step: StepRecord, tool: str, args: dict[str, Any]) -> None:
+    def _follow_files(self, step: StepRecord, facts: CallFacts) -> None:
         """What the call would write, which file it shows, which files a probe calls its own."""
         st = self.st
         if step["category"] in ("mutate", "run"):
-            step["plan"] = workspace.plan(tool, args, self._shell_tools)
-            step["touches"] = workspace.touched_keys(st.workspace, step["plan"])
+            step["plan"] = facts.plan
+            step["touches"] = workspace.touched_keys(st.workspace, facts.plan)
         elif step["category"] == "read":
-            step["views"] = workspace.viewed_path(tool, args, step["path"], self._shell_tools)
-        if step["category"] == "run":
-            line = tools.vocabulary().line_of(args) if tool in self._shell_tools else None
-            if isinstance(line, str):
-                step["probe"] = workspace.note_probe(st.workspace, probe_files(line))
+            step["views"] = workspace.viewed_path(step["path"], facts.commands)
+        if step["category"] == "run" and facts.line is not None:
+            step["probe"] = workspace.note_probe(st.workspace,
+                                                 probe_files(facts.line, facts.commands))
 
-    def _head(self, tool: str, args: dict[str, Any]) -> str:
+    def _head(self, facts: CallFacts) -> str:
         """The tool, and for a shell line the program of its last pipeline (whose status the
         line reports), for an editor its sub-command (`str_replace`, `insert`)."""
-        if tool in self._shell_tools:
-            line = tools.vocabulary().line_of(args)
-            last = last_pipeline_head([c for c in commands(line) if c.words]) if line else None
+        tool = facts.tool
+        if facts.line is not None:
+            last = last_pipeline_head([c for c in facts.commands if c.words])
             return f"{tool}:{program(last)[:80]}" if last is not None else tool
-        sub = args.get("command")
+        sub = facts.args.get("command")
         if isinstance(sub, str) and sub.isidentifier():  # an editor's sub-command
             return f"{tool}:{sub}"
         return tool

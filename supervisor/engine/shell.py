@@ -10,6 +10,7 @@ split on white space: a wrong guess costs a missed detection, never an exception
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
@@ -192,12 +193,13 @@ _SUBCOMMANDS = frozenset({"git", "pip", "pip3", "npm", "yarn", "pnpm", "cargo", 
                           "brew", "gem", "bundle", "dotnet", "mvn", "gradle"})
 
 
-def probe_files(line: str) -> list[str]:
+def probe_files(line: str, cmds: Sequence[Command] | None = None) -> list[str]:
     """The files a test or script run names as its own: the script an interpreter runs
     (`python reproduce.py`, `bash t.sh`, `./run.sh`), and the test files given to a runner
-    (`pytest tests/test_x.py::test_y`). Not the files the code under test lives in."""
+    (`pytest tests/test_x.py::test_y`). Not the files the code under test lives in. `cmds`:
+    the line's `commands`, when the caller parsed them already (`facts`)."""
     found: list[str] = []
-    for cmd in commands(line):
+    for cmd in (commands(line) if cmds is None else cmds):
         words = cmd.words
         if not words:
             continue

@@ -25,12 +25,13 @@ dict `State.workspace`, bounded (`_FILES_KEPT` files, `_HISTORY_KEPT` ids each).
 """
 
 import re
+from collections.abc import Sequence
 from typing import Any, TypedDict
 
 import xxhash
 
 from supervisor.engine import tools
-from supervisor.engine.edits import edits_of
+from supervisor.engine.edits import Edit, edits_of
 from supervisor.engine.shell import Command, commands
 
 _FILES_KEPT = 128
@@ -147,20 +148,24 @@ Effect = list[Any]
 if run ({"mentions": [...]}) or None."""
 
 
-def plan(tool: str, args: Any, shell_tools: frozenset[str] | None = None
+def plan(tool: str, args: Any, shell_tools: frozenset[str] | None = None,
+         parsed: tuple[str | None, tuple[Command, ...], tuple[Edit, ...]] | None = None
          ) -> list[list[Effect]]:
     """What a call would do to files, one group per simple command (a shell line) or one
-    group for any other tool; `apply` carries it out once the result is known."""
+    group for any other tool; `apply` carries it out once the result is known. `parsed`: the
+    call's shell line, its commands and its edits, when the caller read them already
+    (`facts`)."""
     if not isinstance(args, dict):
         return []
     names = tools.vocabulary()
     if tool in (shell_tools or names.shell):
-        line = names.line_of(args)
+        line = parsed[0] if parsed is not None else names.line_of(args)
         if line is None:
             return []
-        return [group for group in (_command_effects(cmd) for cmd in commands(line))]
+        cmds = parsed[1] if parsed is not None else commands(line)
+        return [group for group in (_command_effects(cmd) for cmd in cmds)]
     group: list[Effect] = []
-    for edit in edits_of(tool, args):
+    for edit in (parsed[2] if parsed is not None else edits_of(tool, args)):
         if edit.kind == "write":
             group.append(["write", edit.path, _h(edit.text), _script(edit.text, edit.path)])
         elif edit.kind == "replace" and edit.search is not None:
@@ -199,17 +204,12 @@ _VIEWERS = {"cat": 0, "nl": 0, "head": 0, "tail": 0, "sed": 1, "awk": 1, "grep":
 a grep pattern)."""
 
 
-def viewed_path(tool: str, args: Any, path: str | None,
-                shell_tools: frozenset[str] | None = None) -> str | None:
-    """The one file a read-only call shows (`path` for a file-read tool; for a shell line,
-    the file of `cat f`, `sed -n '1,9p' f`, `grep -n x f`, ... possibly piped into a filter)."""
+def viewed_path(path: str | None, cmds: Sequence[Command]) -> str | None:
+    """The one file a read-only call shows (`path` for a file-read tool; for a shell line of
+    commands `cmds`, the file of `cat f`, `sed -n '1,9p' f`, `grep -n x f`, ... possibly piped
+    into a filter)."""
     if path:
         return path
-    names = tools.vocabulary()
-    if not isinstance(args, dict) or tool not in (shell_tools or names.shell):
-        return None
-    line = names.line_of(args)
-    cmds = commands(line) if isinstance(line, str) else []
     if not cmds or cmds[0].name not in _VIEWERS or any(not c.piped for c in cmds[:-1]):
         return None
     operands = [w for w in cmds[0].words[1:] if not w.startswith("-")]

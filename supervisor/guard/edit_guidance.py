@@ -26,11 +26,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from supervisor.engine.categories import classify, file_path, is_file_read
 from supervisor.engine.closest import MAX_SEARCH_CHARS
 from supervisor.engine.edit_hint import HINT_CHARS, FileVersion, failed_edit_hint
-from supervisor.engine.edits import edit_failure, edits_of
-from supervisor.engine.policy import Policy
+from supervisor.engine.edits import edit_failure
+from supervisor.engine.facts import CallFacts
 from supervisor.guard.fileread import read_file, resolve
 from supervisor.guard.state import GuardState
 from supervisor.store.paths import ensure_private_dir
@@ -47,27 +46,25 @@ COPIES_KEPT = 64
 class EditGuidance:
     """One session's file memory (kept in `state.edit_guidance`, a JSON value)."""
 
-    def __init__(self, state: GuardState, reads_dir: Path, cwd: str | None,
-                 policy: Policy) -> None:
+    def __init__(self, state: GuardState, reads_dir: Path, cwd: str | None) -> None:
         if state.edit_guidance is None:
             state.edit_guidance = {"calls": {}, "paths": {}}
         self.mem = state.edit_guidance
         self.reads_dir = reads_dir
         self.cwd = cwd
-        self.policy = policy
 
     # -- calls -----------------------------------------------------------------------------
 
-    def on_call(self, call_id: str, seq: int, tool: str, args: dict[str, Any]) -> None:
-        """Remember what the call reads, writes and searches for, until its result."""
-        edits = edits_of(tool, args)
-        replaces = [e for e in edits if e.kind == "replace" and e.search and e.path]
+    def on_call(self, call_id: str, seq: int, tool: str, facts: CallFacts) -> None:
+        """Remember what the call (`tool`: as the agent named it) reads, writes and searches
+        for, until its result."""
+        replaces = [e for e in facts.edits if e.kind == "replace" and e.search and e.path]
         searches = [[e.path, (e.search or "")[:MAX_SEARCH_CHARS]] for e in replaces]
-        writes = list(dict.fromkeys(e.path for e in edits if e.path))
-        path = file_path(tool, args, self.policy)
-        if path and not writes and classify(tool, args, self.policy) == "mutate":
+        writes = facts.edited_paths
+        path = facts.path
+        if path and not writes and facts.category == "mutate":
             writes = [path]
-        read = path if path and is_file_read(tool, args, self.policy) else None
+        read = facts.read_path
         if not (searches or writes or read):
             return
         calls = self.mem["calls"]
@@ -123,9 +120,9 @@ class EditGuidance:
                 return failed_edit_hint(path, search, "not_found", file, **self._history(path))
         return None
 
-    def refused_edit_hint(self, tool: str, args: dict[str, Any]) -> str | None:
+    def refused_edit_hint(self, facts: CallFacts) -> str | None:
         """For an edit the engine refuses before it runs: where its search text is now."""
-        for edit in edits_of(tool, args):
+        for edit in facts.edits:
             if edit.kind == "replace" and edit.search and edit.path:
                 file = read_file(edit.path, cwd=self.cwd)
                 if file.ok and (file.text or "").count(edit.search) == 1:

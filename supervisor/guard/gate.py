@@ -1,6 +1,8 @@
 """The call gate: the path every tool call takes through the guard, before and after it runs.
 
-Before a call (`pre_call`), in named stages: `_operators` (the operators' new decisions first,
+Before a call (`pre_call`), in named stages, every one after the first reading the call's
+facts (`engine.facts.CallFacts`: its category, paths, edits, shell line and plan), read once
+by the engine: `_operators` (the operators' new decisions first,
 `desk.OperatorDesk.consume`, whose notes are merged into the verdict; an operator's rollback or
 skip refuses the call), `_protection` (a write to the supervisor's own store is refused),
 `_record` (the checkpoint cadence, the `tool_call` event with what is on disk), the engine's
@@ -26,6 +28,7 @@ from typing import Any
 
 from supervisor.engine import Engine
 from supervisor.engine.edit_hint import HINT_CHARS, with_hint
+from supervisor.engine.facts import CallFacts
 from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
 from supervisor.engine.types import Check
@@ -66,16 +69,17 @@ class CallGate:
         notes, answered = self._operators(now, tool, args, call_id)
         if answered is not None:
             return answered
-        refused = self._protection(notes, tool, args, call_id)
+        facts = self.engine.facts(tool, args)  # read once; every stage below takes them
+        refused = self._protection(notes, tool, args, facts, call_id)
         if refused is not None:
             return refused
         edits = self._edit_guidance()
-        call = self._record(tool, args, call_id, batch, edits)
-        check = self.engine.check(call, call["ts"])
+        call = self._record(tool, args, facts, call_id, batch, edits)
+        check = self.engine.check(call, call["ts"], facts)
         verdict = self._hints(_merge(notes, Verdict(check.action, check.level, check.message,
                                                     check.reason, call_id,
                                                     cached_output=check.cached_output)),
-                              tool, args, call, edits)
+                              facts, call, edits)
         return self._escalate(now, verdict, check, call)
 
     def _operators(self, now: float, tool: str, args: dict[str, Any], call_id: str
@@ -104,9 +108,9 @@ class CallGate:
         return notes, None
 
     def _protection(self, notes: list[Verdict], tool: str, args: dict[str, Any],
-                    call_id: str) -> Verdict | None:
+                    facts: CallFacts, call_id: str) -> Verdict | None:
         """The refusal of a call that would change the supervisor's own files, if it is one."""
-        protected = store_protect.refusal(tool, args, self.journal.root, self.journal.cwd,
+        protected = store_protect.refusal(facts, self.journal.root, self.journal.cwd,
                                           self.engine.policy)
         if protected is None:
             return None
@@ -123,10 +127,10 @@ class CallGate:
         self.journal.write(_verdict_event(verdict, call_id))
         return verdict
 
-    def _record(self, tool: str, args: dict[str, Any], call_id: str, batch: str | None,
-                edits: EditGuidance) -> dict[str, Any]:
-        """The checkpoint cadence, then the `tool_call` event with what is on disk; the call
-        as written (with its `seq` and `ts`)."""
+    def _record(self, tool: str, args: dict[str, Any], facts: CallFacts, call_id: str,
+                batch: str | None, edits: EditGuidance) -> dict[str, Any]:
+        """The checkpoint cadence, then the `tool_call` event (the call as the agent sent it,
+        with what is on disk); the call as written (with its `seq` and `ts`)."""
         journal = self.journal
         state = journal.state
         state.since_checkpoint += 1
@@ -134,21 +138,21 @@ class CallGate:
         if every and state.since_checkpoint >= every:
             journal.checkpoint(f"auto: every {every} actions")
         call = journal.write({"type": "tool_call", "call_id": call_id, "tool": tool,
-                              "args": args, **self._on_disk(tool, args, batch)})
+                              "args": args, **self._on_disk(facts, batch)})
         calls = state.calls
         calls[call_id] = call["seq"]
         if len(calls) > _CALLS_KEPT:
             del calls[next(iter(calls))]
-        edits.on_call(call_id, call["seq"], tool, args)
+        edits.on_call(call_id, call["seq"], tool, facts)
         return call
 
-    def _hints(self, verdict: Verdict, tool: str, args: dict[str, Any], call: dict[str, Any],
+    def _hints(self, verdict: Verdict, facts: CallFacts, call: dict[str, Any],
                edits: EditGuidance) -> Verdict:
         """What the engine's verdict is told with: where a refused or failing edit's text
         really is, and what failed this way in earlier sessions (a nudge, never a refusal)."""
         call_id = call["call_id"]
         if verdict.action == "block":  # a refused edit: where its text really is
-            verdict.message = with_hint(verdict.message, edits.refused_edit_hint(tool, args))
+            verdict.message = with_hint(verdict.message, edits.refused_edit_hint(facts))
         elif verdict.proceed:  # an edit that will fail: where its text is, with the call
             hint = edits.before_run_hint(call_id)
             if hint:
@@ -270,18 +274,17 @@ class CallGate:
         return event
 
     def _edit_guidance(self) -> EditGuidance:
-        return EditGuidance(self.journal.state, self.journal.files.reads, self.journal.cwd,
-                            self.engine.policy)
+        return EditGuidance(self.journal.state, self.journal.files.reads, self.journal.cwd)
 
-    def _on_disk(self, tool: str, args: dict[str, Any], batch: str | None) -> dict[str, Any]:
+    def _on_disk(self, facts: CallFacts, batch: str | None) -> dict[str, Any]:
         """Extension fields of a `tool_call`: its batch, the state on disk of a file it reads
         (for the file cache's freshness check) and the digests of the files it may write,
         before it runs (so an undo is seen as one); see guard.disk."""
         extra: dict[str, Any] = {"batch": batch} if batch else {}
-        read = self.engine.read_path(tool, args)
+        read = facts.read_path
         if read:
             extra["file"] = disk.file_state(read, self.journal.cwd)
-        written = self.engine.planned_paths(tool, args)
+        written = self.engine.planned_paths(facts)
         if written:
             extra["files_before"] = disk.digests(written, self.journal.cwd)
         return extra

@@ -30,8 +30,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from supervisor.engine.categories import classify, file_path
-from supervisor.engine.edits import edits_of
+from supervisor.engine.facts import CallFacts
 from supervisor.engine.policy import Policy
 from supervisor.store.provenance import KEY_FILE
 
@@ -45,15 +44,15 @@ _MAX_WORDS = 512
 _MAX_TEXT = 256 * 1024
 
 
-def refusal(tool: str, args: dict[str, Any], root: Path, cwd: str | None,
-            policy: Policy) -> str | None:
-    """Why this call must not run (it changes the supervisor's store), or None."""
-    texts = _texts(args)
+def refusal(facts: CallFacts, root: Path, cwd: str | None, policy: Policy) -> str | None:
+    """Why the call of `facts` must not run (it changes the supervisor's store), or None."""
+    tool = facts.tool
+    texts = _texts(facts.args)
     forms = _spellings(root)
     key_forms = [f"{form}/{KEY_FILE}" for form in forms]
+    paths = _paths(facts)
     if any(key in text for text in texts for key in key_forms) or any(
-            _inside(path, cwd, root) and Path(path).name == KEY_FILE
-            for path in _paths(tool, args, policy)):
+            _inside(path, cwd, root) and Path(path).name == KEY_FILE for path in paths):
         return (f"this call names the supervisor's operator key ({root}/{KEY_FILE}); the "
                 "agent may not read or change it")
     if tool in policy["shell_tools"] or tool in policy["code_tools"]:
@@ -62,9 +61,9 @@ def refusal(tool: str, args: dict[str, Any], root: Path, cwd: str | None,
             if found:
                 return (f"`supervisor {found.group(1)}` is an operator command; the agent may "
                         "not run it (ask the operator instead)")
-    if classify(tool, args, policy) == "read":
+    if facts.category == "read":
         return None
-    for path in _paths(tool, args, policy):
+    for path in paths:
         if _inside(path, cwd, root):
             return (f"this call writes {path}, inside the supervisor's store ({root}); the "
                     "agent may not change the supervisor's files")
@@ -93,11 +92,11 @@ def _texts(args: dict[str, Any]) -> list[str]:
     return out
 
 
-def _paths(tool: str, args: dict[str, Any], policy: Policy) -> list[str]:
-    paths = [e.path for e in edits_of(tool, args) if e.path]
-    named = file_path(tool, args, policy)
-    if named:
-        paths.append(named)
+def _paths(facts: CallFacts) -> list[str]:
+    """The files the call's edits and its path argument name."""
+    paths = [e.path for e in facts.edits if e.path]
+    if facts.path:
+        paths.append(facts.path)
     return paths
 
 
