@@ -9,7 +9,7 @@ import pytest
 from tui_support import load, make_app, press, screen_text, until
 
 from supervisor.guard import Session
-from supervisor.guard.checkpoints import CheckpointStore
+from supervisor.guard.checkpoints.repo import ShadowRepo
 from supervisor.tui.screens.diff import DiffScreen
 from supervisor.tui.screens.modals import CheckpointPicker
 from supervisor.tui.screens.session import SessionScreen
@@ -46,13 +46,13 @@ def guarded_session(root: Path, work: Path) -> Session:
 def git_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
     """The thread of every git command the checkpoint store runs."""
     seen: list[threading.Thread] = []
-    real = CheckpointStore._git
+    real = ShadowRepo.git
 
     def recording(self, *args, **kwargs):
         seen.append(threading.current_thread())
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(CheckpointStore, "_git", recording)
+    monkeypatch.setattr(ShadowRepo, "git", recording)
     return seen
 
 

@@ -2,7 +2,7 @@
 
 - `Session` (`sdk.py`): the SDK an agent loop calls around each tool call;
 - `Guard` (`core.py`): the step machine the SDK and the Claude Code hook share;
-- `CheckpointStore` (`checkpoints.py`): git checkpoints of the working directory;
+- `CheckpointStore` (`checkpoints/`, a package): git checkpoints of the working directory;
 - `send_decision` (`operator.py`): how operators' decisions reach the control channel.
 
 Names are imported lazily, so `import supervisor.guard.core` (the hook's path) loads nothing else.

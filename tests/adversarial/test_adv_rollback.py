@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tui_support import checkpoint, load, make_app, start, write_events
 
-from supervisor.guard.checkpoints import CheckpointError, CheckpointStore
+from supervisor.guard.checkpoints import CheckpointError, CheckpointStore, snapshot
 from supervisor.guard.core import Guard
 from supervisor.guard.settings import GuardSettings
 from supervisor.store.provenance import sealed
@@ -146,15 +146,15 @@ def test_a_failed_checkpoint_never_disables_rollback_to_earlier_ones(
     store = _store(tmp_path / "session", work)
     good = store.create("good")
     (work / "app.py").write_text("print('v2')\n")
-    original = CheckpointStore._stage
+    original = snapshot.stage
 
-    def broken(self: CheckpointStore, index_env: object = None) -> object:
+    def broken(repo: object, index_env: object = None) -> object:
         raise CheckpointError("git add failed: disk trouble")
 
-    monkeypatch.setattr(CheckpointStore, "_stage", broken)
+    monkeypatch.setattr(snapshot, "stage", broken)
     with pytest.raises(CheckpointError):
         store.create("fails")
-    monkeypatch.setattr(CheckpointStore, "_stage", original)
+    monkeypatch.setattr(snapshot, "stage", original)
     store.restore(good.checkpoint_id)
     assert (work / "app.py").read_text() == "print('v1')\n"
 

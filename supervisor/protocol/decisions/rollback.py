@@ -1,7 +1,7 @@
 """`rollback`: the work tree goes back to a checkpoint.
 
 The guard takes a safety checkpoint, restores the chosen one and records `checkpoint` and
-`rollback` events (`guard/desk.py`, `guard/checkpoints.py`); the call is refused, since it was
+`rollback` events (`guard/desk.py`, `guard/checkpoints/`); the call is refused, since it was
 planned on the old files. A rollback that fails is said as it is and changes nothing in the
 engine.
 """
