@@ -31,7 +31,7 @@ EXPECTED = {
     "decision_ignored": "[d-7f3b] duplicate",
     "heartbeat": "heartbeat",
     "hint": "failed_edit [toolu_7] The text is in app.py at lines 2-3",
-    # a notification URL is a credential: only its scheme is shown (supervisor.protocol.redact)
+    # a notification URL is a credential: only its scheme is shown (supervisor.redact)
     "notification": ("e1: retrying via ntfys://… (attempt 1): HTTP 503",
                      "e1: sent via ntfys://… (attempt 2)"),
     "memory": "warned [toolu_9] Failure memory: this same call failed once",

@@ -34,7 +34,7 @@ from supervisor.notify.config import NotifyConfig
 from supervisor.notify.message import Item, compose, item_of, warning_item
 from supervisor.notify.send import Attempt, send_one, service_names
 from supervisor.protocol.names import LIMIT_WARNING_KEY, NOTIFICATION
-from supervisor.protocol.redact import in_text
+from supervisor.redact import in_text
 from supervisor.store.local import LocalStore
 from supervisor.store.paths import SESSION_ID_RE, session_files
 from supervisor.store.summary import SessionSummary

@@ -2,7 +2,7 @@
 
 apprise says little beyond True/False; the reason of a failure is what it logged while trying,
 captured and cut to one line, every piece of the URL removed from it. The service is named by its
-URL's scheme only (`supervisor.protocol.redact`: an ntfy topic or a webhook path is the secret,
+URL's scheme only (`supervisor.redact`: an ntfy topic or a webhook path is the secret,
 which apprise's privacy form keeps), so a record or a screen never shows a secret.
 """
 
@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from supervisor.protocol.redact import in_text, notify_url
+from supervisor.redact import in_text, notify_url
 from supervisor.safetext import clean
 
 

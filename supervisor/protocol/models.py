@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from supervisor.protocol.decisions import actions
 from supervisor.protocol.names import MAX_INT, MAX_NUMBER, MAX_TS
-from supervisor.protocol.redact import in_text
+from supervisor.redact import in_text
 
 Level = Annotated[int, Field(ge=0, le=4)]
 Count = Annotated[int, Field(ge=0, le=MAX_INT)]
@@ -231,7 +231,7 @@ class Notification(Event):
     service: Annotated[str, AfterValidator(in_text)]
     """Which service, never its secrets: the apprise URL's scheme only (`ntfy://…`, numbered
     when several URLs are configured); any URL in it is reduced so when read
-    (`supervisor.protocol.redact`)."""
+    (`supervisor.redact`)."""
     attempt: Annotated[int, Field(ge=1, le=MAX_INT)]
     reason: Annotated[str | None, AfterValidator(_redacted)] = None
     """Why it failed (null when sent); any URL in it is reduced to its scheme when read."""

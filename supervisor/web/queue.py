@@ -10,9 +10,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from supervisor import redact
 from supervisor.guard.operator import DecisionError, send_decision
 from supervisor.guard.refusals import answer_refusal, unread_decisions
-from supervisor.protocol import redact
 from supervisor.protocol.decisions import KINDS, plan_problem
 from supervisor.safetext import clean
 from supervisor.store.base import SessionBatch, Store

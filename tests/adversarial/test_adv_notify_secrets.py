@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from supervisor.protocol.redact import in_text, notify_url
+from supervisor.redact import in_text, notify_url
 from supervisor.store.writer import event_writer
 from tests.conftest import cli_env, run_cli
 from tests.notify_helpers import Receiver, escalate, write_config

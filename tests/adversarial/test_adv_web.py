@@ -250,7 +250,7 @@ def test_an_ipv6_host_is_served(root: Path) -> None:
 
 def test_a_notification_services_secret_is_not_on_the_page(root: Path) -> None:
     """An ntfy topic or a webhook path is the secret of its service: the page names the
-    service by its scheme alone (`supervisor.protocol.redact`)."""
+    service by its scheme alone (`supervisor.redact`)."""
     escalate(root, "s1")
     with event_writer(root, "s1") as w:
         for service, reason in (("ntfys://ntfy.sh/topic-SECRET1", None),
