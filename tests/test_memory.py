@@ -554,6 +554,9 @@ def test_the_operator_lists_shows_forgets_and_switches_the_fleet_memory(
         assert json.loads(memory("list", "--json"))["on"] is False
         memory("on")
         # forget --all: the stream is trimmed to the one record, every host's log replaced
+        # (once host 2 has shipped what its s3 learned: a record shipped later would follow)
+        wait_for(lambda: any(e["sessions"].get("s3") for e in
+                             json.loads(memory("list", "--json"))["entries"]), 30, "s3 shipped")
         memory("forget", "--all")
         with redis_server.admin() as admin:
             (key,) = admin.keys("sv:mem:*")
