@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.guard.operator import send_decision
 from supervisor.guard.spend import Spending, budget_rules
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.runtime import run_safely
+from supervisor.operator.send import send_decision
 from supervisor.store.spend_file import SPEND_DIR
 from tests.guard_helpers import of_type, wait_for
 from tests.hook_helpers import events, payload

@@ -12,9 +12,9 @@ from supervisor.analysis.replay import analyze_events
 from supervisor.engine import Engine, Policy, reset_description
 from supervisor.guard.core import Guard
 from supervisor.guard.inspect import replay_engine, session_usage
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import STATE_FILE
+from supervisor.operator.send import send_decision
 from supervisor.store.local import LocalStore
 from tests.guard_helpers import events, of_type
 

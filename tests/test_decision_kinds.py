@@ -14,8 +14,8 @@ import supervisor.protocol.decisions as decisions
 from supervisor.cli import build_parser
 from supervisor.engine.effects import EFFECTS
 from supervisor.guard import Session
-from supervisor.guard.operator import send_decision
-from supervisor.guard.refusals import command_refusal, unread_decisions
+from supervisor.operator.refusals import command_refusal, unread_decisions
+from supervisor.operator.send import send_decision
 from supervisor.protocol.decisions import KINDS, actions, decision_problem, escalation_options
 from supervisor.protocol.decisions.base import DecisionKind
 from supervisor.store.open import as_store

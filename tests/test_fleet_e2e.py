@@ -18,7 +18,7 @@ import pytest
 from redis_helpers import REPO, RedisServer, relay_process, wait_for
 from tui_support import press, screen_text
 
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from supervisor.store.open import open_store
 from supervisor.store.paths import session_files
 from supervisor.tui.app import SupervisorApp

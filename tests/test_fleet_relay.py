@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from redis_helpers import REPO, RedisServer, RelayThread, relay_process, wait_for
 
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from supervisor.store.open import open_store
 from supervisor.store.paths import session_files
 from supervisor.store.writer import event_writer

@@ -14,7 +14,7 @@ import redis
 from conftest import run_cli
 from redis_helpers import RedisServer, RelayThread, wait_for
 
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from supervisor.store.errors import StoreError
 from supervisor.store.open import StoreOptions, open_store
 from supervisor.store.paths import session_files

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from supervisor.guard import control
-from supervisor.guard.operator import DecisionError, send_decision
+from supervisor.operator.send import DecisionError, send_decision
 from supervisor.store.errors import SessionNotFound
 from supervisor.store.paths import ensure_session_dir, session_files
 

@@ -13,7 +13,7 @@ import pytest
 
 from supervisor.guard import GuardSettings, Session, SessionStopped, ToolRefused
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from tests.conftest import cli_env, run_cli
 from tests.guard_helpers import events, of_type, wait_for
 

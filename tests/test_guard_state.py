@@ -14,9 +14,9 @@ from supervisor.guard.core import Guard
 from supervisor.guard.desk import OperatorDesk
 from supervisor.guard.gate import CallGate
 from supervisor.guard.journal import SessionJournal
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import STATE_FILE, GuardState, StateFile
+from supervisor.operator.send import send_decision
 from tests.guard_helpers import events, of_type
 
 OLD_SESSION = Path(__file__).parent / "data" / "guard_state_v1"

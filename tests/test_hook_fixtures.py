@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from tests.hook_helpers import DATA, SID, events, fixture_payload, run_hook
 
 CASES = json.loads((DATA / "cases.json").read_text())

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.guard.operator import send_decision
 from supervisor.hooks.targets import names
+from supervisor.operator.send import send_decision
 from tests.conftest import run_cli
 from tests.hook_helpers import events as session_events
 from tests.hook_helpers import payload, run_hook, start_hook

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.guard.operator import send_decision
 from supervisor.hooks import client
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.http_transport import CONFIG_FILE, TOKEN_HEADER, is_our_url, load_config
 from supervisor.hooks.runtime import run_safely
+from supervisor.operator.send import send_decision
 from tests.conftest import cli_env, run_cli
 from tests.hook_helpers import events, payload
 from tests.hookd_helpers import stop_servers

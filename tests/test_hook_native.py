@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.guard.operator import send_decision
 from supervisor.hooks import native
+from supervisor.operator.send import send_decision
 from tests.conftest import cli_env
 from tests.hook_helpers import events, native_command, payload
 from tests.hookd_helpers import server_pids

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from tests.conftest import cli_env, run_cli
 from tests.hook_helpers import events, payload
 from tests.hookd_helpers import server_pids, settled

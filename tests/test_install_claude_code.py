@@ -278,7 +278,7 @@ def test_a_held_call_answers_within_the_installed_entrys_timeout(tmp_path: Path)
     import subprocess
     import time
 
-    from supervisor.guard.operator import send_decision
+    from supervisor.operator.send import send_decision
     from tests.conftest import cli_env
 
     project, store = tmp_path / "proj", tmp_path / "store"

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "supervisor"
 
 ALL = frozenset({"protocol", "engine", "store", "guard", "hooks", "analysis", "importers", "tui",
-                 "cli", "demo", "notify", "web", "otel", "host"})
+                 "cli", "demo", "notify", "web", "otel", "host", "operator"})
 LAYERS: dict[str, frozenset[str]] = {
     # layer: the layers of ours it may import (docs/architecture.md, "Layers and who may
     # import whom": its table's third column says the same, checked below)
@@ -29,6 +29,8 @@ LAYERS: dict[str, frozenset[str]] = {
     "engine": frozenset({"protocol", "engine"}),
     "store": frozenset({"protocol", "store"}),
     "guard": frozenset({"protocol", "engine", "store", "guard"}),
+    # the sender's side of a decision (refusals, the writer): no answer passes through guard
+    "operator": frozenset({"protocol", "engine", "store", "operator"}),
     "hooks": frozenset({"protocol", "engine", "store", "guard", "hooks"}),
     "analysis": frozenset({"protocol", "engine", "analysis", "importers"}),
     "importers": frozenset({"protocol", "engine", "importers"}),
@@ -50,6 +52,7 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
                          "socket", "time"}),  # no I/O and no clock of its own
     "store": frozenset({"textual", "rich", "rapidfuzz"}),
     "guard": frozenset({"textual", "apprise"}),
+    "operator": frozenset({"textual", "rich"}),
     "notify": frozenset({"textual", "rich"}),
     "hooks": frozenset({"textual", "rich", "apprise"}),
     "host": frozenset({"textual", "rich"}),
@@ -174,7 +177,8 @@ RUNTIME_RULES = {
     "store": {"textual", "supervisor.engine", "supervisor.guard", "supervisor.tui",
               "supervisor.cli"},
     "guard": {"textual", "supervisor.tui", "supervisor.hooks", "supervisor.cli", "apprise",
-              "supervisor.notify", "opentelemetry"},
+              "supervisor.notify", "opentelemetry", "supervisor.operator"},
+    "operator": {"textual", "rich", "supervisor.guard", "supervisor.tui", "supervisor.cli"},
     "notify": {"textual", "apprise", "supervisor.engine", "supervisor.guard",
                "supervisor.tui"},  # apprise only when a message is sent
     "hooks": {"textual", "rich", "pydantic", "supervisor.tui", "supervisor.cli", "apprise",

@@ -207,8 +207,8 @@ def test_a_claude_code_hook_session_is_notified(root: Path, tmp_path: Path) -> N
 
 def test_an_operators_own_pause_is_not_notified(root: Path, tmp_path: Path) -> None:
     from supervisor.guard.core import Guard
-    from supervisor.guard.operator import send_decision
     from supervisor.guard.settings import GuardSettings
+    from supervisor.operator.send import send_decision
 
     with Receiver() as rx:
         write_config(tmp_path / "config", [rx.url], burst_s=0)

@@ -19,7 +19,7 @@ from tui_support import (
     write_events,
 )
 
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from supervisor.store.liveness import THIS_HOST
 from supervisor.tui.followup import RESPONSE_WAIT_S
 from supervisor.tui.screens.escalation import EscalationScreen

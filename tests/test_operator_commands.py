@@ -29,7 +29,7 @@ from supervisor.engine.decisions import reset_description
 from supervisor.engine.policy import Policy
 from supervisor.guard import GuardSettings
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.open import open_store
 from supervisor.tui.followup import RESPONSE_WAIT_S

@@ -13,7 +13,7 @@ import pytest
 from tui_support import FROZEN_NOW, call, load, make_app, press, screen_text, start, write_events
 
 from supervisor.guard import GuardSettings, Session
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from supervisor.tui.screens.escalation import EscalationScreen
 from tests.guard_helpers import events, of_type, wait_for
 

@@ -25,7 +25,7 @@ from tui_support import (
     write_events,
 )
 
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.recordings import MARKER, ReadOnlyRecording, is_recording
 from supervisor.tui.screens.escalation import EscalationScreen

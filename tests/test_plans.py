@@ -16,9 +16,9 @@ from supervisor.engine import Engine, Policy
 from supervisor.guard import Session
 from supervisor.guard.core import Guard
 from supervisor.guard.inspect import replay_engine, session_usage
-from supervisor.guard.operator import DecisionError, send_decision
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.state import STATE_FILE
+from supervisor.operator.send import DecisionError, send_decision
 from supervisor.protocol.decisions import decision_problem
 from supervisor.protocol.names import PLAN_MAX_TASKS, PLAN_TASK_MAX_CHARS
 from supervisor.store.local import LocalStore

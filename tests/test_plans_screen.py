@@ -137,8 +137,8 @@ async def test_the_session_screen_shows_the_plan_rebuilt_from_the_events(root: P
     """A real guard session split into three sub-tasks, the first done with a failure, the
     second skipped; a dashboard started afterwards (as after a restart) rebuilds the plan."""
     from supervisor.guard.core import Guard
-    from supervisor.guard.operator import send_decision
     from supervisor.guard.settings import GuardSettings
+    from supervisor.operator.send import send_decision
     from supervisor.tui.panels.plan import PlanPanel
     from supervisor.tui.screens.session import SessionScreen
 
@@ -176,8 +176,8 @@ async def test_the_session_screen_shows_the_plan_rebuilt_from_the_events(root: P
 async def test_the_plan_panel_edits_and_drops_the_remaining_sub_tasks(root: Path,
                                                                       tmp_path: Path) -> None:
     from supervisor.guard.core import Guard
-    from supervisor.guard.operator import send_decision
     from supervisor.guard.settings import GuardSettings
+    from supervisor.operator.send import send_decision
     from supervisor.tui.panels.plan import PlanPanel
     from supervisor.tui.screens.modals import ConfirmScreen
 

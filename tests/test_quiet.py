@@ -16,8 +16,8 @@ from supervisor.engine import Engine, Policy
 from supervisor.engine.effects import Quiet
 from supervisor.guard.core import Guard
 from supervisor.guard.inspect import replay_engine
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
+from supervisor.operator.send import send_decision
 from supervisor.protocol.decisions import decision_problem
 from supervisor.store.local import LocalStore
 from tests.guard_helpers import events, of_type

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from supervisor.guard.operator import send_decision
+from supervisor.operator.send import send_decision
 from supervisor.store.errors import InvalidSessionId, SessionNotFound
 
 WAIT_S = 15.0

@@ -83,7 +83,7 @@ def test_decision_outcomes_are_matched_by_id(root: Path) -> None:
 def test_a_decision_sent_from_here_is_sent_before_it_is_read_back(root: Path) -> None:
     """`record_sent`: the dashboard's own answer counts at once (a second answer is refused
     before the follower reads the line back), and reading it back does not count it twice."""
-    from supervisor.guard.refusals import answer_refusal
+    from supervisor.operator.refusals import answer_refusal
 
     escalated_session(root)
     model, follower = _model(root)

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 def _answer(store: "Store", args: argparse.Namespace) -> int:
     import time
 
-    from supervisor.guard.refusals import answer_refusal, unread_decisions
+    from supervisor.operator.refusals import answer_refusal, unread_decisions
 
     store.require(args.session)
     summary = store.summary(args.session)

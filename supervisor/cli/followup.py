@@ -2,7 +2,7 @@
 (`answer`, `pause`, `resume`, `guide`, `abort`, `reset`).
 
 One path for all of them, through the store (so `--store URL` works alike): refuse what cannot
-apply before writing anything (`supervisor.guard.refusals`), write the decision, then wait for
+apply before writing anything (`supervisor.operator.refusals`), write the decision, then wait for
 what the agent side made of it and say so:
 
     applied: agent paused at its next tool call          exit 0
@@ -56,7 +56,7 @@ def send_and_follow(
     rather than picking it up at its next tool call. `applied_as`: what an applied decision
     means, in the operator's words (said instead of the agent side's outcome). `tasks`: a
     `split`'s or `replan`'s; `detector`, `signature`, `calls`, `lift`: a `quiet`'s."""
-    from supervisor.guard.operator import DecisionError, send_decision
+    from supervisor.operator.send import DecisionError, send_decision
 
     after = store.end_cursor(session)
     try:
@@ -81,7 +81,7 @@ def _answered_first(store: Store, session: str, escalation_id: str,
     """Who answered `escalation_id` before `decision_id` did (two operators at once: both
     passed the checks, and the control file's order decides), or None. The loser is told now,
     not left with "not picked up yet"."""
-    from supervisor.guard.refusals import unread_decisions
+    from supervisor.operator.refusals import unread_decisions
 
     summary = store.summary(session)
     answer = summary.answers.get(escalation_id)
@@ -139,7 +139,7 @@ def run_command(args: argparse.Namespace, name: str, *, text: str | None = None)
     operator command. Refuse what cannot apply, else write the decision and follow it through:
     a kind written as another action (`resume`) answers the session's pending escalation with
     it; a kind that is also an answer answers a pending one (and says so)."""
-    from supervisor.guard.refusals import command_refusal, unread_decisions
+    from supervisor.operator.refusals import command_refusal, unread_decisions
     from supervisor.protocol.decisions import KINDS, is_hold
 
     kind = KINDS[name]

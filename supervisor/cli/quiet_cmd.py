@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from supervisor.engine.detectors import NAMES
-    from supervisor.guard.refusals import command_refusal
+    from supervisor.operator.refusals import command_refusal
 
     if args.detector not in NAMES:
         raise CliError(f"unknown detector '{args.detector}' (one of {', '.join(NAMES)})")

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from supervisor.guard.refusals import command_refusal, unread_decisions
+    from supervisor.operator.refusals import command_refusal, unread_decisions
 
     with store_from(args) as store:
         store.require(args.session)
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"session '{args.session}' has not started")
         refuse(args.session, command_refusal(summary, "reset", time.time(),
                                              unread_decisions(store, args.session, summary)))
-        from supervisor.guard.operator import effect_text
+        from supervisor.operator.send import effect_text
         from supervisor.protocol.decisions import KINDS
 
         print(effect_text(KINDS["reset"], recorded_policy(store, args.session)))

@@ -15,9 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.guard.operator import default_operator
     from supervisor.host import HostError
     from supervisor.host.control import send
+    from supervisor.operator.send import default_operator
 
     try:
         send(host_root(args), args.session, args.text, args.operator or default_operator())

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.guard.refusals import answer_refusal, command_refusal, unread_decisions
+    from supervisor.operator.refusals import answer_refusal, command_refusal, unread_decisions
 
     if args.drop and (args.steps or args.file):
         raise CliError("--drop takes no sub-tasks; nothing was written")

@@ -13,9 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.guard.operator import default_operator
     from supervisor.host import HostError
     from supervisor.host.control import stop
+    from supervisor.operator.send import default_operator
 
     try:
         print(stop(host_root(args), args.session, args.operator or default_operator()))

@@ -16,9 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from supervisor.guard.operator import default_operator
     from supervisor.host import HostError, records, worktree
     from supervisor.host.control import finish
+    from supervisor.operator.send import default_operator
     from supervisor.safetext import clean
 
     root = host_root(args)

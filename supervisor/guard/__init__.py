@@ -2,8 +2,9 @@
 
 - `Session` (`sdk.py`): the SDK an agent loop calls around each tool call;
 - `Guard` (`core.py`): the step machine the SDK and the Claude Code hook share;
-- `CheckpointStore` (`checkpoints/`, a package): git checkpoints of the working directory;
-- `send_decision` (`operator.py`): how operators' decisions reach the control channel.
+- `CheckpointStore` (`checkpoints/`, a package): git checkpoints of the working directory.
+
+Operators' decisions are written by `supervisor.operator`, never through this package.
 
 Names are imported lazily, so `import supervisor.guard.core` (the hook's path) loads nothing else.
 """
@@ -12,7 +13,7 @@ from typing import Any
 
 __all__ = [
     "CheckpointStore", "Guard", "GuardSettings", "Session", "SessionStopped", "ToolRefused",
-    "Verdict", "send_decision",
+    "Verdict",
 ]
 
 _WHERE = {
@@ -23,7 +24,6 @@ _WHERE = {
     "Verdict": "supervisor.guard.verdict",
     "GuardSettings": "supervisor.guard.settings",
     "CheckpointStore": "supervisor.guard.checkpoints",
-    "send_decision": "supervisor.guard.operator",
 }
 
 

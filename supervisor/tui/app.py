@@ -27,8 +27,8 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
-from supervisor.guard.operator import default_operator, effect_text, send_decision
-from supervisor.guard.refusals import answer_refusal, command_refusal
+from supervisor.operator.refusals import answer_refusal, command_refusal
+from supervisor.operator.send import default_operator, effect_text, send_decision
 from supervisor.protocol.decisions import KINDS, is_hold, session_commands
 from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
@@ -419,7 +419,7 @@ class SupervisorApp(App[None]):
     def refusal(self, session_id: str, action: str, escalation_id: str | None = None
                 ) -> str | None:
         """Why `action` (an answer to `escalation_id`, or an operator command) cannot apply
-        now, or None: the same checks as the CLI's (`supervisor.guard.refusals`)."""
+        now, or None: the same checks as the CLI's (`supervisor.operator.refusals`)."""
         if self.read_only:
             return ("read-only: these are recordings, decisions are not written"
                     if self.recordings else "read-only: decisions are not written")

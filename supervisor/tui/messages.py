@@ -13,7 +13,7 @@ from textual.message_pump import MessagePump
 class DecisionRequested(Message):
     """Write one decision for a session: an answer to `escalation_id`, or (without one) an
     operator command such as pause, quiet, replan. The app refuses it as the CLI would
-    (`supervisor.guard.refusals`), or writes it and records it as sent."""
+    (`supervisor.operator.refusals`), or writes it and records it as sent."""
 
     def __init__(self, session_id: str, action: str, *, escalation_id: str | None = None,
                  text: str | None = None, checkpoint_id: str | None = None,

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 from supervisor.guard.checkpoints import CHANGED_FILES_KEPT
 from supervisor.guard.loop_cost import LoopTally
-from supervisor.guard.refusals import UnreadDecision
 from supervisor.hooks.installed import broken_project_hook
+from supervisor.operator.refusals import UnreadDecision
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
 from supervisor.protocol.names import MAX_NUMBER

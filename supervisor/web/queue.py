@@ -1,6 +1,6 @@
 """What the web view shows and does: the live "needs you" queue (the dashboard's model, folded
 by the store's follower in a thread of its own) and the answers, checked and written exactly as
-the terminal's (`guard.refusals`, `guard.operator`)."""
+the terminal's (`operator.refusals`, `operator.send`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from supervisor import redact
-from supervisor.guard.operator import DecisionError, send_decision
-from supervisor.guard.refusals import answer_refusal, unread_decisions
+from supervisor.operator.refusals import answer_refusal, unread_decisions
+from supervisor.operator.send import DecisionError, send_decision
 from supervisor.protocol.decisions import KINDS, plan_problem
 from supervisor.safetext import clean
 from supervisor.store.base import SessionBatch, Store

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from supervisor.guard.checkpoints import CheckpointError, CheckpointStore, WorkTreeTooBig
-from supervisor.guard.operator import send_decision
 from supervisor.guard.sdk import Session
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.runtime import run_safely
+from supervisor.operator.send import send_decision
 from supervisor.store import waits
 from tests.hook_helpers import events, payload
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
+from supervisor.operator.send import send_decision
 from supervisor.store.local import LocalStore
 from tests.conftest import run_cli
 

@@ -9,8 +9,8 @@ waits. The real guard and engine; the real `tail`."""
 from pathlib import Path
 
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
+from supervisor.operator.send import send_decision
 from tests.conftest import run_cli
 from tests.guard_helpers import events, of_type
 

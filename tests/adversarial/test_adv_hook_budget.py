@@ -213,7 +213,7 @@ def test_a_lock_left_to_the_deadline_leaves_the_decision_for_the_next_call(
     `decision_ignored` but applied by the next call that has time."""
     root = tmp_path / "store"
     assert _hook(_call("later-1", 1), root, SUPERVISOR_HOOK_DAEMON="0")[0].returncode == 0
-    from supervisor.guard.operator import send_decision
+    from supervisor.operator.send import send_decision
 
     send_decision(root, "later-1", "guidance", text="use the other module")
     events = root / "sessions" / "later-1" / "events.jsonl"

@@ -12,8 +12,8 @@ import pytest
 
 from supervisor.cli.followup import send_and_follow
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
+from supervisor.operator.send import send_decision
 from supervisor.store.local import LocalStore
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
+from supervisor.operator.send import send_decision
 from supervisor.otel.translate import SessionTranslator
 from supervisor.store.local import LocalStore
 

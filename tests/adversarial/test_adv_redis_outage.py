@@ -23,8 +23,8 @@ import pytest
 from redis_helpers import RedisServer, relay_process, wait_for
 
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
+from supervisor.operator.send import send_decision
 from supervisor.store.open import open_store
 from supervisor.store.paths import session_files
 from tests.test_fleet_relay import assert_exact_copy, kill, local_lines, shipped, start_writer

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
+from supervisor.operator.send import send_decision
 from supervisor.store.provenance import is_sealed, sealed
 from tests.guard_helpers import events, of_type
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from supervisor.guard.core import Guard
-from supervisor.guard.operator import send_decision
 from supervisor.guard.settings import GuardSettings
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.runtime import run_safely
+from supervisor.operator.send import send_decision
 from supervisor.store.provenance import KEY_FILE
 from tests.conftest import run_cli
 from tests.hook_helpers import events, payload

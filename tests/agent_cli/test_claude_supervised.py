@@ -344,7 +344,7 @@ def test_parallel_calls_in_one_turn_are_each_recorded_once(claude: ClaudeCode) -
 
 
 def test_guidance_sent_while_the_agent_works_reaches_it_at_stop(claude: ClaudeCode) -> None:
-    from supervisor.guard.operator import send_decision
+    from supervisor.operator.send import send_decision
 
     _project(claude)
     claude.server.script = Script(main=[

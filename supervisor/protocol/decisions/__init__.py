@@ -6,7 +6,7 @@ what it does on the agent's side, its engine effect and what the agent is told. 
 (`registry.py`) lists them; from it derive the protocol's action list (`actions()`), the
 validator (`validate.py`), the options an escalation offers (`escalation_options()`), the
 senders' refusals
-(`supervisor.guard.refusals`), the guard's application (`supervisor.guard.desk`), the engine's
+(`supervisor.operator.refusals`), the guard's application (`supervisor.guard.desk`), the engine's
 effect (`supervisor.engine.decisions`), the dashboard's answer keys and docs/decisions.md.
 
 To add an action: a module with a `DecisionKind` subclass and `KIND = MyKind()`, one line in

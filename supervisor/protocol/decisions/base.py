@@ -7,7 +7,7 @@ agent's side, what does it do to the engine, what is the agent told. A `Decision
 them all, in one module per action (`supervisor/protocol/decisions/<action>.py`), and the
 registry (`supervisor.protocol.decisions.KINDS`) lists them. Everything else derives from it:
 the protocol's action list and its validator, the escalation's options, the sender-side refusals
-(`supervisor.guard.refusals`), the guard's application (`supervisor.guard.desk`), the engine's
+(`supervisor.operator.refusals`), the guard's application (`supervisor.guard.desk`), the engine's
 effect (`supervisor.engine.decisions`), the dashboard's keys and the docs' table
 (docs/decisions.md, checked by a test).
 

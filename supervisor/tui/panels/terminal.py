@@ -252,9 +252,9 @@ class TerminalPanel(Panel):
         root = self._root()
         if root is None or not line:
             return
-        from supervisor.guard.operator import default_operator
         from supervisor.host import HostError
         from supervisor.host.control import send
+        from supervisor.operator.send import default_operator
 
         operator = os.environ.get("SUPERVISOR_OPERATOR") or default_operator()
         try:
