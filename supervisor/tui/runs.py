@@ -37,8 +37,8 @@ def local_root(app: SupervisorApp) -> Path | None:
 
 async def act(app: SupervisorApp, action: str, session_id: str | None) -> None:
     """Do `action` (one of `ACTIONS`) for `session_id` (None for `new`); from a worker."""
-    from supervisor.guard.operator import default_operator
     from supervisor.host import HostError
+    from supervisor.operator.send import default_operator
 
     root = local_root(app)
     if app.read_only or root is None:
