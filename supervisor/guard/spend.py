@@ -28,9 +28,9 @@ sessions' next calls are expected to cost), and Redis grants it only out of what
 have not been granted; the share lands in the day file (`grants`). The check then holds a call
 that would take this host past its share. The shares never add up to more than the budget, so
 two agents on two hosts cannot both pass a budget with room for one: the room was granted to one
-host only. Until a relay has brought a share today (no relay, a new day not yet seen), a fleet
-budget is checked against this host's spend alone; when Redis cannot be reached the last share
-holds, so the cap holds with the network down.
+host only. Until a relay has brought a share today (no relay, or none connected to its store),
+a fleet budget is checked against this host's spend alone; when Redis cannot be reached the
+last share holds, so the cap holds with the network down.
 
 The guard keeps in the day file what the relay needs for that: the fleet budgets of the policy
 (`fleet`: name -> key, unit, limit), when each session last made a call (`seen`) and the budget
@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from supervisor.store import waits
-from supervisor.store.relay_lock import any_relay_running
+from supervisor.store.relay_lock import any_relay_connected
 from supervisor.store.spend_file import SPEND_DIR, day_of, empty, load, locked_day
 
 WARN_AT = 0.8
@@ -230,9 +230,9 @@ class Spending:
         expected cost (this session's last answer) is reserved until its usage is counted.
 
         A fleet budget this host has no share of yet (the first call of its day) while a relay
-        of this root runs: the relay is given up to `SHARE_WAIT_S` (and half of what is left
-        of a hook call's time) to bring the share, so the first calls of a day do not pass on
-        this host's spend alone."""
+        of this root runs, connected to its store: the relay is given up to `SHARE_WAIT_S`
+        (and half of what is left of a hook call's time) to bring the share, so the first calls
+        of a day do not pass on this host's spend alone."""
         breach = self._check(now, wait_for_share=True)
         if breach is not _NO_SHARE:
             return breach
@@ -254,7 +254,7 @@ class Spending:
             keys = self._note(day, now)
             if wait_for_share and any(
                     r.fleet and r.limit and self.mine(r) and _share(day, r) is None
-                    for r in self.rules) and any_relay_running(self.root):
+                    for r in self.rules) and any_relay_connected(self.root):
                 return _NO_SHARE
             for rule in self.rules:
                 if not rule.limit or not self.mine(rule):

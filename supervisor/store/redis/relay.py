@@ -700,6 +700,7 @@ class Relay:
     def _ok(self) -> None:
         if not self.status.connected:
             self.log(f"connected to {self.store.describe()}")
+            self._changed = True  # saved: `--status` and the guard (fleet budgets) read it
         self.status.connected = True
         self.status.error = None
         self.status.error_since = None
