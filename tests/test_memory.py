@@ -595,3 +595,22 @@ def test_a_script_run_is_told_only_while_the_script_is_as_it_was(root, repo):
     session(root, "s4", repo, clock, [missing])
     (repo / "check.py").write_text("import asgiref, sys\n")
     assert session(root, "s5", repo, clock, [missing])[0].action == "nudge"
+
+
+def test_another_script_that_works_does_not_clear_the_one_that_failed(root, repo):
+    """A success says the pitfall is gone only for the files it ran with: the same command
+    running another reproduce.py that works leaves the entry for the one that failed."""
+    clock = Clock()
+    failing = ("Bash", {"command": "python3 reproduce.py"},
+               "Traceback (most recent call last):\n  File \"reproduce.py\", line 1, in "
+               "<module>\nNameError: name 'undefined_thing' is not defined", False)
+    works = ("Bash", {"command": "python3 reproduce.py"}, "all good", True)
+    (repo / "reproduce.py").write_text("undefined_thing\n")
+    session(root, "s1", repo, clock, [failing])
+    (repo / "reproduce.py").write_text("print('all good')\n")
+    assert session(root, "s2", repo, clock, [works])[0].action == "allow"
+    (repo / "reproduce.py").write_text("undefined_thing\n")
+    assert session(root, "s3", repo, clock, [failing])[0].action == "nudge"
+    # the script that failed, working now (the environment changed): the pitfall is gone
+    assert session(root, "s4", repo, clock, [works])[0].action == "nudge"
+    assert session(root, "s5", repo, clock, [failing])[0].action == "allow"

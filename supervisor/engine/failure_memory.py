@@ -10,7 +10,8 @@ Pure (no I/O, no clock: times are the events' own). Three parts, each used the s
   succeeded just before it is what changed) or another call of the same tool on the same file
   did (`instead`), a `passed` when the same call succeeded later in the session (after the
   window: the failure depended on a state that changed), and an `ok` when a remembered call
-  succeeded in a session where it had not failed (the pitfall is gone, until it fails again).
+  succeeded in a session where it had not failed, with its files as they were (the pitfall is
+  gone, until it fails again).
 - `MemoryIndex` folds records, in the order written, into **entries**: one per failure class,
   keyed by the call's `memory_key` (the engine's own call signature; for a shell, the command
   line whichever agent's shell tool ran it) and error identity (`entry_id`), with how often,
@@ -193,6 +194,7 @@ class Learner:
         for eid in index.by_sig.get(key, ()):
             entry = index.entries.get(eid)
             if (entry is not None and eid not in self.state["seen"] and entry.active
+                    and entry.files_match(files)
                     and not (entry.fixes and entry.fixes[-1].get("sig") in self.done)):
                 # it worked without its fix: the pitfall is gone (not so after the fix)
                 records.append({**base, "k": "ok", "id": eid})
