@@ -31,11 +31,10 @@ from supervisor.importers.base import (
 )
 from supervisor.importers.errortext import task_line
 from supervisor.importers.prompts import role_of_user_text
+from supervisor.protocol import arg_names
+from supervisor.protocol.arg_names import renamed
 
 AGENT = "opencode"
-ARG_NAMES = {"filePath": "file_path", "oldString": "old_string", "newString": "new_string",
-             "replaceAll": "replace_all"}
-"""OpenCode's argument names, and the engine's for the same thing (the hook target's map)."""
 
 
 def matches(doc: Any) -> bool:
@@ -94,7 +93,7 @@ def load(doc: Any, path: Path) -> list[SpooledRun]:
 def _tool(builder: RunBuilder, part: dict[str, Any], ts: float | None) -> None:
     state = as_dict(part.get("state"))
     times = as_dict(state.get("time"))
-    args = {ARG_NAMES.get(key, key): value for key, value in as_dict(state.get("input")).items()}
+    args = renamed(as_dict(state.get("input")), arg_names.OPENCODE)
     call_id = builder.tool_call(part["tool"], args, part.get("callID"),
                                 _ms(times.get("start")) or ts)
     status = state.get("status")

@@ -36,12 +36,11 @@ from supervisor.hooks.step import (
     text_or_none,
     to_json,
 )
+from supervisor.protocol import arg_names
+from supervisor.protocol.arg_names import renamed
 from supervisor.store.paths import sanitize_session_id
 
 _COMMON_KEYS = frozenset({"session_id", "hook_event_name", "cwd"})
-ARG_NAMES = {"filePath": "file_path", "oldString": "old_string", "newString": "new_string",
-             "replaceAll": "replace_all"}
-"""OpenCode's argument names, and the engine's for the same thing."""
 
 
 def mapper(agent: str, label: str):  # -> Callable[[dict[str, Any]], HookStep]
@@ -96,7 +95,7 @@ def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
     args = payload.get("tool_input")
     if not isinstance(args, dict):
         args = {} if args is None else {"input": args}
-    args = {ARG_NAMES.get(key, key): value for key, value in args.items()}
+    args = renamed(args, arg_names.OPENCODE)
     call_id = text_or_none(payload.get("call_id")) or "unknown"
     return tool, args, call_id
 
