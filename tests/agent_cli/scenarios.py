@@ -14,6 +14,7 @@ in `drivers.DRIVERS`.
 from typing import Any, ClassVar
 
 from tests.agent_cli.e2e import (
+    ESCALATE_SOON,
     FAILING,
     FIXED,
     FOO,
@@ -198,6 +199,41 @@ def a_healthy_session_is_never_denied_nor_told_anything(driver: Driver, agent: A
         assert events[-1]["type"] == "session_end"
     assert_seq_ordered(events)
     driver.check_healthy(agent, pairs, events)
+
+
+def a_split_answer_feeds_the_sub_tasks_one_by_one_at_stop(driver: Driver, agent: Agent) -> None:
+    """The escalation is answered with three sub-tasks: the model gets sub-task 1 as the held
+    call's refusal, then 2 and 3 at its stop (`{"decision": "block", "reason": ...}`, which the
+    CLI goes on with), and the session's tasks end done in order (docs/plans.md)."""
+    agent.sandbox.write_policy(ESCALATE_SOON)
+    agent.install_hooks("--timeout", "90")
+    # every turn after the calls is the same text turn, which is all a stop needs
+    agent.server.script = Script(
+        main=[turn(driver.shell(FAILING))] * driver.plans_repeats + [say("Step finished.")]
+    )
+
+    running = agent.start("list missing-dir")
+    session, escalation = agent.sandbox.wait_for_event("escalation", timeout=120)
+    args = [a for step in STEPS for a in ("--split", step)]
+    answered = agent.sandbox.supervisor("answer", session, *args)
+    run = running.wait()
+
+    assert answered.returncode == 0, answered.stderr
+    assert run.returncode == 0, run.describe()
+    told = driver.told(agent)
+    assert any(f"Step 1 of 3: {STEPS[0]}" in (driver.reason(t) or "") for t in told), told
+    said = driver.plan_followups(agent)
+    at = [next(i for i, t in enumerate(said) if f"Step {n} of 3: {STEPS[n - 1]}" in t)
+          for n in (2, 3)]
+    assert at[0] < at[1], said
+    events = agent.sandbox.events(session)
+    planned = [e for e in of_type(events, "task_start") if e.get("plan")]
+    assert [e["title"] for e in planned] == list(STEPS)
+    ends = {e["task_id"]: e["status"] for e in of_type(events, "task_end")}
+    assert [ends.get(e["task_id"]) for e in planned] == ["done", "done", "done"]
+    applied = of_type(events, "decision_applied")
+    assert [a["action"] for a in applied] == ["split"]
+    assert applied[0]["escalation_id"] == escalation["escalation_id"]
 
 
 def usage_is_recorded_and_a_token_budget_holds(driver: Driver, agent: Agent) -> None:

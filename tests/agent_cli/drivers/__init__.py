@@ -1,12 +1,16 @@
 """One driver per agent CLI for the shared scenarios (`tests/agent_cli/scenarios.py`): the next
 CLI is one module here and one line below."""
 
+from tests.agent_cli.drivers.codex import CodexDriver
 from tests.agent_cli.drivers.copilot import CopilotDriver
 from tests.agent_cli.drivers.droid import DroidDriver
+from tests.agent_cli.drivers.gemini import GeminiDriver
 from tests.agent_cli.drivers.qwen import QwenDriver
 from tests.agent_cli.scenarios import Driver
 
 DRIVERS: tuple[Driver, ...] = (
+    CodexDriver(),
+    GeminiDriver(),
     QwenDriver(),
     DroidDriver(),
     CopilotDriver(),
