@@ -23,6 +23,10 @@ Each figure is measured against its baseline in the same run (medians of interle
   without a transcript (target: at most 2 ms more), because the transcript is read on from where
   the last call left. Measured inside one warm process (`runtime.run_safely`, what the resident
   server runs), interleaved, so the figure is the usage's cost and not process start-up noise;
+- the resident server's step (`supervisor.hooks.resident`: the session's guard kept open, its
+  state in memory and saved lazily): a PreToolUse through `runtime.run_safely` as the server runs
+  it, in one process, on a session it keeps at about its 10th call and on one at its 10,000th
+  (target: at most 1.1x), and the step's own time (target: at most 1 ms, issue 40);
 - the native client (`supervisor.hooks.native`, what `supervisor install` writes when the
   machine has a C compiler): the same warm call against `cat` reading the payload (reported:
   the agent CLI benchmark holds the target), and its flat cost, the 10,000-event session against
@@ -190,6 +194,39 @@ def usage_cost(root: Path, workspace: Path, transcript: Path,
     return without, with_usage
 
 
+def resident_steps(root: Path, workspace: Path, calls: int) -> tuple[list[float], list[float]]:
+    """(seconds per step on the small session, on the large one), interleaved, as the resident
+    server runs them (its `Resident` keeps both sessions open); the first round is left out."""
+    from supervisor.hooks.budget import Budget
+    from supervisor.hooks.resident import Resident
+    from supervisor.hooks.runtime import run_safely
+
+    resident = Resident()
+    resolved = root.resolve()
+
+    def one(session: str, index: int) -> float:
+        complaints: list[str] = []
+        started = time.perf_counter()
+        answer = run_safely("claude-code", payload(session, workspace, index), resolved,
+                            Budget(60), complaints.append, resident=resident)
+        took = time.perf_counter() - started
+        if complaints or answer:
+            raise RuntimeError(f"a measured call was not simply allowed: {complaints} {answer}")
+        return took
+
+    small, large = [], []
+    try:
+        for i in range(calls + 1):
+            s = one("bench-small", 30_000 + i)
+            g = one("bench-large", 30_000 + i)
+            if i:
+                small.append(s)
+                large.append(g)
+    finally:
+        resident.close_all()
+    return small, large
+
+
 def _count_usage(root: Path, session: str) -> int:
     path = root / "sessions" / session / "events.jsonl"
     with open(path, "rb") as f:
@@ -308,6 +345,8 @@ def run(scale: float = 1.0) -> list[Figure]:
                     native_small.append(n)
                     native_large.append(x)
         without, hook_usage = usage_cost(root, workspace, transcript, runs * 3)
+        _stop_server(root)  # it saves the sessions it kept; from here they are this process's
+        kept_small, kept_large = resident_steps(root, workspace, runs * 10)
     finally:
         _stop_server(root)
         shutil.rmtree(base, ignore_errors=True)
@@ -328,6 +367,18 @@ def run(scale: float = 1.0) -> list[Figure]:
     ] if fast else []
     return [
         *native,
+        Figure(
+            "resident server PreToolUse step, session kept in memory",
+            statistics.median(kept_small) * ms, "ms", max_value=1.0,
+            note=f"median of {runs * 10} calls in one process (runtime.run_safely with the "
+                 f"server's Resident), {small} earlier events",
+        ),
+        Figure(
+            f"resident server step with {large} vs {small} earlier events",
+            statistics.median(kept_large) * ms, "ms",
+            baseline=statistics.median(kept_small) * ms, max_ratio=1.1,
+            note=f"median of {runs * 10} interleaved calls in one process",
+        ),
         Figure(
             "hook PreToolUse wall time (warm server) vs json.load of the payload",
             statistics.median(hook_small) * ms, "ms", baseline=base_ms, max_ratio=1.5,

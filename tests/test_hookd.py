@@ -140,6 +140,64 @@ def test_a_killed_server_is_replaced_and_nothing_is_lost(tmp_path: Path, ws: Pat
     _check_session(root, [f"toolu_{i}" for i in range(4)])
 
 
+EDIT = {"file_path": "/w/parser.py", "old_string": "foo()", "new_string": "bar()"}
+NOT_FOUND = "String to replace not found in file.\nString: foo()"
+
+
+def _failing_edit(ws: Path, i: int, event: str) -> dict:
+    extra = {"error": NOT_FOUND} if event == "PostToolUseFailure" else {}
+    return payload(event, cwd=ws, tool_name="Edit", tool_input=EDIT, tool_use_id=f"toolu_{i}",
+                   **extra)
+
+
+def _state_behind_log(root: Path) -> bool:
+    session = root / "sessions" / "loop-1"
+    saved = json.loads((session / "state.json").read_text())["log_offset"]
+    return saved < (session / "events.jsonl").stat().st_size
+
+
+def test_a_server_killed_with_its_sessions_unsaved_loses_no_count(
+    tmp_path: Path, ws: Path
+) -> None:
+    """The server keeps the session's state in memory (the state on disk is behind the log);
+    killed, the next call, in-process and then through a new server, still counts every
+    earlier attempt: the fourth identical failing edit is refused, and so is the fifth."""
+    root = tmp_path / "store"
+    _call(payload("SessionStart", cwd=ws, source="startup"), root)
+    first = _wait_server(root)
+    for i in range(3):
+        out, _ = _call(_failing_edit(ws, i, "PreToolUse"), root)
+        assert out == ""
+        _call(_failing_edit(ws, i, "PostToolUseFailure"), root)
+    assert _state_behind_log(root)  # kept in memory, not saved per call
+    os.kill(first, signal.SIGKILL)
+    time.sleep(0.2)
+    out, modules = _call(_failing_edit(ws, 3, "PreToolUse"), root)
+    assert "supervisor.hooks.runtime" in modules  # answered in-process
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    _wait_server(root, other_than=first)
+    out, modules = _call(_failing_edit(ws, 4, "PreToolUse"), root)
+    assert _heavy(modules) == []  # answered by the new server
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    verdicts = [e["action"] for e in events(root, "loop-1") if e["type"] == "verdict"]
+    assert verdicts == ["allow", "allow", "allow", "block", "block"]
+
+
+def test_a_stopped_server_saves_the_sessions_it_kept(tmp_path: Path, ws: Path) -> None:
+    root = tmp_path / "store"
+    _call(_read(ws, 0), root)
+    pid = _wait_server(root)
+    _call(_read(ws, 1), root)
+    assert _state_behind_log(root)
+    os.kill(pid, signal.SIGTERM)
+    end = time.monotonic() + 30
+    while pid in server_pids(root) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _state_behind_log(root)
+    state = json.loads((root / "sessions" / "loop-1" / "state.json").read_text())
+    assert state["actions"] == 2
+
+
 def test_clients_racing_at_a_cold_start_end_with_one_server(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     procs = [_start(_read(ws, i), root) for i in range(4)]

@@ -269,7 +269,7 @@ class Guard:
             if self.ended or self.pending is not None:  # waiting for an operator: not now
                 return None
             text = plans.advance(self.journal)
-            if plans.active(self.state) is None:
+            if self.state.plan is not None:  # (a plan's steps are not redone from the log)
                 self.journal.must_save = True
             return text
 

@@ -95,6 +95,11 @@ class EditGuidance:
         return failed_edit_hint(path, search, failure, read_file(path, cwd=self.cwd),
                                 **self._history(path), budget=budget)
 
+    def forget(self, call_id: str) -> None:
+        """A call's result, as the log tells it later (`supervisor.guard.catch_up`): it is
+        no longer waited for; the file versions it left are not known."""
+        self.mem["calls"].pop(call_id, None)
+
     def before_run_hint(self, call_id: str) -> str | None:
         """For a patch about to run (Codex's `apply_patch`, remembered by `on_call`) that
         cannot apply: the hint, now, once. Codex runs no hook after a patch, so this is the

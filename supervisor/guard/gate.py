@@ -37,14 +37,12 @@ from supervisor.guard.desk import OperatorDesk
 from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.journal import SessionJournal
 from supervisor.guard.memory import SessionMemory
+from supervisor.guard.state import CALLS_KEPT, REFUSALS_KEPT
 from supervisor.guard.verdict import Verdict, _merge, _verdict_event, pause_verdict, stopped
 from supervisor.protocol.names import DISOBEYED, HINT
 
 OUTPUT_KEEP = 8 * 1024
 """Characters of a tool's output kept in its `tool_result` event (the hash covers all of it)."""
-_CALLS_KEPT = 64
-REFUSALS_KEPT = 64
-"""Refused calls remembered, to recognise a result that arrives for one (disobedience)."""
 
 
 class CallGate:
@@ -141,7 +139,7 @@ class CallGate:
                               "args": args, **self._on_disk(facts, batch)})
         calls = state.calls
         calls[call_id] = call["seq"]
-        if len(calls) > _CALLS_KEPT:
+        if len(calls) > CALLS_KEPT:
             del calls[next(iter(calls))]
         edits.on_call(call_id, call["seq"], tool, facts)
         return call

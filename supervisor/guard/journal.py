@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.engine import Engine, Policy
-from supervisor.guard import loop_cost, recovery
+from supervisor.guard import catch_up, loop_cost, recovery
 from supervisor.guard.announce import announce
 from supervisor.guard.checkpoints import (
     CheckpointCommit,
@@ -94,12 +94,16 @@ class SessionJournal:
         end), whatever `save_every_s` says."""
         self._abandoned = False
         self._last_save = 0.0
+        self._log_seen: int | None = None
+        """The size of the event log as this object last knew it whole (after a load, and
+        at the end of each of its steps): what lies past it another process wrote."""
         self.state = GuardState()
         self.engine: Engine
         self.settings = settings or GuardSettings()
         self._checkpoints: CheckpointStore | None = None
         with self._lock.held():
             self._load()
+        self._last_save = time.monotonic()  # what was just loaded is saved (`save_every_s`)
 
     # -- what the state says ---------------------------------------------------------------
 
@@ -157,12 +161,41 @@ class SessionJournal:
         """Save the state and release files. The session itself stays open (see `end`)."""
         if self._closed:
             return
-        with self._lock.held():
-            if self.dirty:
-                self.save()
+        self.flush()
         self._events.close()
         self._lock.close()
         self._closed = True
+
+    def discard(self) -> None:
+        """Release files without saving: a state that could not be brought up to date (a
+        state file another process left unreadable) is never saved over what is on disk."""
+        if self._closed:
+            return
+        self._events.close()
+        self._lock.close()
+        self._closed = True
+
+    def flush(self) -> None:
+        """Save a state kept unsaved (`save_every_s`), brought up to date first with what other
+        processes did meanwhile (`_refresh`), so what they saved or logged is never lost."""
+        with self._lock.held():
+            self._refresh()
+            if self.dirty:
+                self.save()
+
+    def refresh(self) -> None:
+        """Take in what other processes saved or logged since this object's last step (a
+        guard kept open across steps reads `started`, `ended` between them)."""
+        with self._lock.held():
+            self._refresh()
+
+    def use_settings(self, settings: GuardSettings) -> None:
+        """The guard settings of this step on (the hook fits its hold time to each call's
+        budget), as a load with `settings` would have made them."""
+        self._settings_arg = settings
+        self.state.meta["settings"] = settings.to_dict()
+        self.settings = GuardSettings.from_dict(self.state.meta["settings"])
+        self.dirty = True
 
     def save(self) -> None:
         # shares the engine's live state: serialised below, before the engine changes again
@@ -172,6 +205,8 @@ class SessionJournal:
         except OSError:
             self.state.log_offset = None
         self._state_file.save(self.state)
+        if self.state.log_offset is not None:
+            self._log_seen = self.state.log_offset
         self.dirty = False
         self.must_save = False
         self._last_save = time.monotonic()
@@ -203,24 +238,28 @@ class SessionJournal:
                     meta["settings"] = GuardSettings.from_dict(guard_table).to_dict()
                     self.settings = GuardSettings.from_dict(meta["settings"])
             self.dirty = True
-        self._catch_up()
+        self._catch_up(self.state.log_offset)
 
-    def _catch_up(self) -> None:
+    def _catch_up(self, start: int | None) -> None:
         """Learn from the event log what the state does not know (`supervisor.guard.recovery`):
         the decisions already applied or ignored (never applied again), the escalation and task
-        numbers used, the end of the session. Past the state's `log_offset` there is normally
-        nothing of ours; a decision applied there was applied by a step killed before it saved
-        the state, so its recorded effect is applied to the engine now, exactly once."""
+        numbers used, the end of the session. A state that is behind the log (saved lazily, or
+        its step killed before it saved) has the steps past its `log_offset` done again on it
+        (`supervisor.guard.catch_up`): a decision applied there has its recorded effect applied
+        to the engine now, exactly once. A fresh state's engine starts over: old effects are
+        not its own."""
         path = self.files.events
         try:
             size = os.stat(path).st_size
         except OSError:
+            self._log_seen = 0
             return
-        start = self.state.log_offset
+        self._log_seen = size
         fresh = start is None or start > size  # never saved with a position, or log replaced
         if not fresh and start is not None and size <= start:
             return
-        facts = recovery.scan(path, 0 if fresh or start is None else start)
+        facts = recovery.scan(path, 0 if fresh or start is None else start,
+                              everything=not fresh)
         state = self.state
         seen, logged = set(state.seen_decisions), state.logged_decisions
         new = [d for d in dict.fromkeys(facts.handled) if d not in seen and d not in logged]
@@ -229,13 +268,12 @@ class SessionJournal:
             esc = event.get("escalation_id")
             if isinstance(esc, str):
                 state.decided.setdefault(esc, event["decision_id"])
-            if fresh or event["decision_id"] not in new:
-                continue  # a fresh state's engine starts over: old effects are not its own
-            ts = event.get("ts")
-            self.engine.observe(event, ts if isinstance(ts, int | float) else self.clock())
             pending = state.pending
-            if pending is not None and pending.get("escalation_id") == esc:
+            if not fresh and event["decision_id"] in new and pending is not None and (
+                    pending.get("escalation_id") == esc):
                 state.pending = None
+        if not fresh:
+            catch_up.redo(self, facts.events, set(new))
         state.escalations = max(state.escalations, facts.escalations)
         state.tasks_started = max(state.tasks_started, facts.tasks)
         if facts.ended and not state.ended:
@@ -244,9 +282,20 @@ class SessionJournal:
         self.dirty = True
 
     def _refresh(self) -> None:
+        """Under the lock, at the start of a step: a state another process saved since is
+        loaded; events another process logged since (a state kept in memory across steps, the
+        resident hook server's, has not seen them) are done again on this one."""
         if self._abandoned or self._state_file.changed_since_ours():
             self._abandoned = False
             self._load()
+        elif self._log_seen is not None and self._log_size() != self._log_seen:
+            self._catch_up(self._log_seen)
+
+    def _log_size(self) -> int | None:
+        try:
+            return os.stat(self.files.events).st_size
+        except OSError:
+            return None
 
     def _abandon(self) -> None:
         """A step that ran out of its time budget (`waits.DeadlineExceeded`) stops as if it
@@ -258,6 +307,7 @@ class SessionJournal:
         self._abandoned = True
 
     def _after_step(self) -> None:
+        self._log_seen = self._log_size()  # this step's events are its own
         if not self.dirty:
             return
         if (
@@ -414,6 +464,7 @@ class SessionJournal:
                 cp = store.create(label, at_seq=self.state.last_seq)
         except WorkTreeTooBig as exc:
             self.state.meta["checkpoints_off"] = str(exc)
+            self.must_save = True  # (not redone from the log)
             self._checkpoints = None
             self.write({"type": "message", "role": "system",
                         "text": f"checkpoints are off for this session: {exc}"})

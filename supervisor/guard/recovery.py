@@ -13,6 +13,10 @@ So the state records how far into `events.jsonl` it is up to date (`log_offset`)
 scans what lies past it (nothing, normally: a few lines of other writers) for what only the
 guard writes: `decision_applied`/`decision_ignored` (by decision id), `escalation`, `task_start`
 and `session_end`. A fresh state scans the whole log once. Stdlib only: the hook runs this.
+
+A state that is only behind (not lost) also asks for every event past it (`scan(...,
+everything=True)`): the steps it missed are done again on it (`supervisor.guard.catch_up`),
+because a state may be saved lazily (the resident hook server's) and its process killed first.
 """
 
 from __future__ import annotations
@@ -44,10 +48,13 @@ class LogFacts:
     """The highest `tN` task number used."""
     ended: str | None = None
     """The status of the last `session_end`, if the session ended."""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """Every event of the stretch, in order (only when asked for: `scan(everything=True)`)."""
 
 
-def scan(path: Path, start: int = 0) -> LogFacts:
-    """The facts recorded in `path` from byte `start` on (a missing file: none)."""
+def scan(path: Path, start: int = 0, everything: bool = False) -> LogFacts:
+    """The facts recorded in `path` from byte `start` on (a missing file: none); with
+    `everything`, its events too (`LogFacts.events`)."""
     facts = LogFacts()
     try:
         stream = path.open("rb")
@@ -56,7 +63,7 @@ def scan(path: Path, start: int = 0) -> LogFacts:
     with stream:
         stream.seek(start)
         for line in bounded_lines(stream):
-            if line.oversized or not any(marker in line.data for marker in _WANTED):
+            if line.oversized or not (everything or any(m in line.data for m in _WANTED)):
                 continue
             try:
                 event = loads(line.data)
@@ -64,6 +71,8 @@ def scan(path: Path, start: int = 0) -> LogFacts:
                 continue
             if isinstance(event, dict):
                 _note(facts, event)
+                if everything:
+                    facts.events.append(event)
     return facts
 
 

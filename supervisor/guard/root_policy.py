@@ -43,12 +43,25 @@ def budgets_of(root: Path) -> list[BudgetRule]:
         raise PolicyError(f"policy file {path}: {exc}") from exc
 
 
+_read_before: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+"""path -> (its inode, size and mtime when read, what it held): the resident hook server reads
+the policy at every call, parsed again only when the file changed."""
+
+
 def read_policy_file(path: Path) -> dict[str, Any]:
-    """The file's TOML tables, unchecked. Raises `PolicyError` when it cannot be read."""
+    """The file's TOML tables, unchecked (shared with later reads: not to be changed). Raises
+    `PolicyError` when it cannot be read."""
     import tomllib  # only when there is a policy file
 
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        st = os.stat(path)
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        known = _read_before.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        _read_before[path] = (stamp, data)
+        return data
     except FileNotFoundError as exc:
         raise PolicyError(f"policy file {path} does not exist (${ENV_POLICY})") from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -25,6 +25,11 @@ from supervisor.store import waits
 STATE_FILE = "state.json"
 LOCK_FILE = "guard.lock"
 STATE_VERSION = 1
+CALLS_KEPT = 64
+"""Calls in flight remembered (`GuardState.calls`)."""
+REFUSALS_KEPT = 64
+"""Refused calls remembered (`GuardState.refused`), to recognise a result that arrives for one
+(disobedience, `supervisor.guard.gate`)."""
 _STATE_DEPTH = 2 * MAX_JSON_DEPTH
 """The state holds recorded values (a pending call's arguments) a few levels down."""
 

@@ -9,6 +9,13 @@ still waiting for their result, per tool and arguments, oldest first (`pair_call
 `pair_result`), notes held back until a call's result for agents that take no context
 before a call (`hold_note`), and the token counts already recorded from the agent's usage
 record (`tally`). Bounded: the call ids kept are the last `CALLS_KEPT`.
+
+The memory changes at nearly every call, so a save appends it as one JSON line instead of
+replacing the file (a rename cost more than the rest of a resident server's step under I/O
+load): the memory is the file's last whole line, and a save cut short by a kill leaves a part
+line after it, which is skipped. The file is rewritten whole (atomically) when it passes
+`FILE_LIMIT_BYTES`, and when the assistant's streamed text was dropped from the memory, so that
+text does not stay behind in older lines.
 """
 
 import contextlib
@@ -28,6 +35,9 @@ LOCK_FILE = "hook.lock"
 CALLS_KEPT = 512
 DISPLAY_KEPT = 8
 DISPLAY_BYTES = 256 * 1024
+FILE_LIMIT_BYTES = 1024 * 1024
+SESSIONS_KEPT = 256
+"""Sessions whose memory a process keeps parsed (`remembered`)."""
 
 
 @dataclass(slots=True)
@@ -131,6 +141,12 @@ def _number(call_id: str) -> int:
     return int(tail) if tail.isdigit() else 0
 
 
+_Stamp = tuple[int, int, int] | None
+_kept: dict[Path, tuple[_Stamp, Memory, str]] = {}
+"""file -> (its stamp when last read or written here, the memory it holds, as saved): in the
+resident server, a session's memory is parsed again only when another process changed it."""
+
+
 @contextlib.contextmanager
 def remembered(session_dir: Path) -> Iterator[Memory]:
     """The session's memory, held under its lock; saved (atomically) when the block ends
@@ -138,21 +154,40 @@ def remembered(session_dir: Path) -> Iterator[Memory]:
     fd = os.open(session_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         waits.flock(fd, "the session's hook memory")
-        memory = _load(session_dir / MEMORY_FILE)
-        before = _dump(memory)
+        path = session_dir / MEMORY_FILE
+        known = _kept.pop(path, None)  # put back only when the block ends well
+        if known is not None and known[0] == _stamp(path):
+            _, memory, before = known
+        else:
+            memory = _load(path)
+            before = _dump(memory)
+        shown = set(memory.display)
         yield memory
         memory.fresh = False
         after = _dump(memory)
         if after != before:
-            _save(session_dir / MEMORY_FILE, after)
+            _save(path, after, whole=not shown <= set(memory.display))
+        stamp = _stamp(path)
+        if stamp is not None:
+            if len(_kept) >= SESSIONS_KEPT:
+                _kept.clear()
+            _kept[path] = (stamp, memory, after)
     finally:
         os.close(fd)  # releases the lock
 
 
+def _stamp(path: Path) -> _Stamp:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def _load(path: Path) -> Memory:
     try:
-        data = loads(path.read_bytes())
-    except (OSError, ValueError):  # too deep included
+        data = _last_whole(path.read_bytes())
+    except OSError:
         return Memory()  # none yet, or unreadable: start over (the worst is one text twice)
     if not isinstance(data, dict):
         return Memory()
@@ -197,5 +232,33 @@ def _dump(memory: Memory) -> str:
                       sort_keys=True)
 
 
-def _save(path: Path, text: str) -> None:
-    write_private(path, text.encode("utf-8"))
+def _last_whole(raw: bytes) -> object:
+    """The memory a file holds: its last line that parses (None: none does)."""
+    for line in reversed(raw.split(b"\n")):
+        if line.strip():
+            try:
+                return loads(line)
+            except ValueError:  # a save cut short, or too deep
+                continue
+    return None
+
+
+def _save(path: Path, text: str, whole: bool) -> None:
+    """Append the memory as a line; rewrite the file with it alone when `whole`, when the file
+    is new or when it passed `FILE_LIMIT_BYTES`."""
+    data = text.encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        whole = True
+    else:
+        try:
+            if not whole and os.fstat(fd).st_size + len(data) < FILE_LIMIT_BYTES:
+                line = memoryview(b"\n" + data + b"\n")  # (the older format ends without one)
+                while line:
+                    line = line[os.write(fd, line):]
+                return
+            whole = True
+        finally:
+            os.close(fd)
+    write_private(path, data + b"\n")

@@ -7,6 +7,7 @@ engine policy is read only when a session is created (afterwards it travels in t
 engine state); the `[guard]` table (hold time, fallback, checkpoints) at every invocation.
 """
 
+import copy
 import dataclasses
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ def load_policy(root: Path) -> tuple[Any, str]:
     path = policy_path(root)
     if path is None:
         return Policy.profile("default"), "default profile"
-    data = read_policy_file(path)
+    data = copy.deepcopy(read_policy_file(path))  # (the read is shared with later calls)
     from supervisor.engine.policy_file import validate_policy_dict  # pydantic: only for a file
     try:
         policy = validate_policy_dict(data, source=f"policy file {path}")

@@ -58,6 +58,7 @@ from supervisor.store.writer import LineWriter
 if TYPE_CHECKING:  # the guard is imported when a session is opened (`_open_guard`), not before
     from supervisor.guard.core import Guard, Verdict
     from supervisor.guard.settings import GuardSettings
+    from supervisor.hooks.resident import Resident
     from supervisor.hooks.target import TranscriptEntry, TranscriptReader, Unreported
     from supervisor.hooks.usage import Spent
 
@@ -84,17 +85,19 @@ STILL_WAITING = (
 def run_safely(
     target_name: str, data: bytes, root_arg: str | os.PathLike[str] | None, budget: Budget,
     complain: Callable[[str], None], run: tuple[str, int | None] | None = None,
+    resident: Resident | None = None,
 ) -> str:
     """One hook call with the fail-safe: the answer to print, or "" when the supervisor could
     not decide (then `complain` got one line saying why, and the agent's call goes on). `run`:
-    (session, pane pid) of an agent `supervisor run` started (`supervisor.runenv`)."""
+    (session, pane pid) of an agent `supervisor run` started (`supervisor.runenv`);
+    `resident`: the resident server's open sessions (`supervisor.hooks.resident`)."""
     root = None
     target = None
     try:
         target = load_target(target_name)
         root = resolve_root(root_arg)
         with waits.within(budget.deadline()):  # every lock and git process of this call
-            return handle(target, data, root, budget, run)
+            return handle(target, data, root, budget, run, resident)
     except PayloadError as exc:
         complain(f"ignored a payload it cannot use: {exc}")
     except Exception as exc:
@@ -112,7 +115,7 @@ def run_safely(
 
 def handle(
     target: Target, data: bytes, root: Path, budget: Budget,
-    run: tuple[str, int | None] | None = None,
+    run: tuple[str, int | None] | None = None, resident: Resident | None = None,
 ) -> str:
     """Apply one payload; return what to print on stdout (possibly nothing). Raises on the
     supervisor's own failures (`run_safely` reports them and lets the agent work)."""
@@ -127,14 +130,14 @@ def handle(
     if step.kind == "display" and step.display and not step.display["final"]:
         _keep_display(root, step)  # a piece of a message: nothing to record yet
         return ""
-    guard, problems = _open_guard(root, step, budget)
+    guard, problems = _open_guard(root, step, budget, resident)
     if payload.get("supervisor_rescued"):
         problems.append(f"{payload['supervisor_rescued']}: recorded from what could be read of "
                         "it (session, event, tool, call id)")
     if step.kind == "start" and guard.ended:
-        guard.close()
+        _put_away(guard, resident)
         step = _start_new_run(root, step, base)
-        guard, more = _open_guard(root, step, budget)
+        guard, more = _open_guard(root, step, budget, resident)
         problems += more
     try:
         new = not guard.started
@@ -152,7 +155,7 @@ def handle(
         call.remember(new)
         return _HANDLERS[step.kind](call)
     finally:
-        guard.close()
+        _put_away(guard, resident)
 
 
 def _count_spending(guard: Guard, target: Target, step: HookStep, root: Path) -> None:
@@ -588,17 +591,56 @@ def _current_run(root: Path, base: str) -> str:
         return base
 
 
-def _open_guard(root: Path, step: HookStep, budget: Budget) -> tuple[Guard, list[str]]:
-    """The session's guard, and problems to record. A state the guard cannot restore is kept
-    aside (`state.json.corrupt-<time>`) and the session goes on from a fresh state."""
-    from supervisor.guard.core import Guard
-
+def _open_guard(root: Path, step: HookStep, budget: Budget,
+                resident: Resident | None = None) -> tuple[Guard, list[str]]:
+    """The session's guard, and problems to record: the resident server's kept one when it has
+    it (up to date with what other processes did, `SessionJournal.refresh`), else opened. A
+    state the guard cannot restore is kept aside (`state.json.corrupt-<time>`) and the session
+    goes on from a fresh state."""
     problems: list[str] = []
     directory = session_dir(root, step.session_id)
     state = directory / STATE_FILE
     bad = state.with_suffix(".json.bad")
     bad_before = _mtime(bad)
+    guard = _kept(resident, root, step, budget) if resident is not None else None
+    if guard is None:
+        guard = _opened(root, step, budget, resident, problems)
+    if _mtime(bad) != bad_before:
+        problems.append(
+            "the session state was unreadable; it was kept as state.json.bad and supervision "
+            "restarted from a fresh state"
+        )
+    return guard, problems
+
+
+def _kept(resident: Resident, root: Path, step: HookStep, budget: Budget) -> Guard | None:
+    """The resident server's kept guard of the session, brought up to date with what other
+    processes did (`SessionJournal.refresh`); None when it keeps none, or when that failed (a
+    state another process left that cannot be loaded: the guard is dropped unsaved and the
+    session opened like any other, which says why)."""
+    kept = resident.take(root, step.session_id)
+    if kept is None:
+        return None
+    try:
+        kept.journal.refresh()
+        kept.journal.use_settings(_settings(root, budget, []))
+    except Exception:
+        resident.drop(kept)
+        return None
+    return kept
+
+
+def _opened(root: Path, step: HookStep, budget: Budget, resident: Resident | None,
+            problems: list[str]) -> Guard:
+    """The session's guard, opened from its saved state and log."""
+    from supervisor.guard.core import Guard
+
+    state = session_dir(root, step.session_id) / STATE_FILE
     kwargs: dict[str, Any] = {"cwd": step.start.get("cwd")}
+    if resident is not None:
+        from supervisor.hooks.resident import SAVE_EVERY_S
+
+        kwargs["save_every_s"] = SAVE_EVERY_S
     fresh = not state.exists()
     if fresh:
         kwargs.update(_new_session_policy(root, problems))
@@ -616,12 +658,16 @@ def _open_guard(root: Path, step: HookStep, budget: Budget) -> tuple[Guard, list
         )
         kwargs.update(_new_session_policy(root, problems))
         guard = Guard.open(root, step.session_id, **kwargs)
-    if _mtime(bad) != bad_before:
-        problems.append(
-            "the session state was unreadable; it was kept as state.json.bad and supervision "
-            "restarted from a fresh state"
-        )
-    return guard, problems
+    return guard
+
+
+def _put_away(guard: Guard, resident: Resident | None) -> None:
+    """Done with the session's guard for this call: kept by the resident server, else closed
+    (which saves its state)."""
+    if resident is None:
+        guard.close()
+    else:
+        resident.give_back(guard)
 
 
 def _new_session_policy(root: Path, problems: list[str]) -> dict[str, Any]:

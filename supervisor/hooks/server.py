@@ -4,8 +4,11 @@
 output in `<root>/run/hookd.log`. It listens on `<root>/run/hook-<hash>.sock`, serves every
 target (each call names its own), and runs each connection's hook step (`runtime.run_safely`)
 in a thread of its own, because a held call may wait minutes for the operator while other calls
-go on. Sessions are protected by the guard's per-session `flock`, so this server and in-process
-hook calls can work side by side.
+go on. It keeps each live session's state in memory between calls and saves it lazily
+(`supervisor.hooks.resident`); sessions are protected by the guard's per-session `flock` and
+each step takes in what others saved or logged first, so this server and in-process hook calls
+can work side by side, and a server killed at any moment loses nothing (the next step redoes
+from the event log what the saved state missed).
 
 Protocol, one call per connection: the client sends one JSON header line (`target`, `cwd`,
 `version`, `root`, `timeout`: the seconds left of the agent's hook timeout) and the raw payload,
@@ -38,6 +41,7 @@ from typing import Any
 
 from supervisor import __version__
 from supervisor.hooks.budget import Budget
+from supervisor.hooks.resident import Resident
 
 ENV_IDLE = "SUPERVISOR_HOOKD_IDLE_S"
 DEFAULT_IDLE_S = 600.0
@@ -65,6 +69,8 @@ class HookServer:
         self._active = 0
         self._last = time.monotonic()
         self._lock_fd: int | None = None
+        self.resident = Resident()
+        self._tidier = threading.Thread(target=self._tidy, name="resident", daemon=True)
 
     def serve(self) -> int:
         """Take the start-up lock, bind, serve; 0 when done, 0 too when another server runs."""
@@ -104,6 +110,7 @@ class HookServer:
 
             # the price table takes seconds to load: not in the first call that records usage
             threading.Thread(target=warm, name="prices", daemon=True).start()
+            self._tidier.start()
             try:
                 self._loop(listener)
             finally:
@@ -130,6 +137,14 @@ class HookServer:
                 continue
             self._spawn(conn)
 
+    def _tidy(self) -> None:
+        """Save idle sessions' states, put away old ones (`Resident.tidy`), until stopped."""
+        while not self.stop.wait(POLL_S):
+            try:
+                self.resident.tidy()
+            except Exception as exc:  # a full disk: the next tidy or step tries again
+                _log(f"saving sessions failed: {type(exc).__name__}: {exc}")
+
     def _serve_http(self) -> Any:
         """Also answer HTTP hooks when the root has an HTTP configuration (http_transport)."""
         from supervisor.hooks.http_transport import HttpListener, load_config
@@ -150,7 +165,7 @@ class HookServer:
     def _run(self, target: str, data: bytes, budget: Budget) -> str:
         from supervisor.hooks.runtime import run_safely
 
-        return run_safely(target, data, self.root, budget, _log)
+        return run_safely(target, data, self.root, budget, _log, resident=self.resident)
 
     @contextlib.contextmanager
     def _tracked(self) -> Iterator[None]:
@@ -197,6 +212,13 @@ class HookServer:
                 if self._active == 0:
                     break
             time.sleep(0.05)
+        self.stop.set()  # (an idle exit did not set it)
+        if self._tidier.is_alive():
+            self._tidier.join()
+        try:
+            self.resident.close_all()
+        except Exception as exc:
+            _log(f"saving sessions failed: {type(exc).__name__}: {exc}")
         _log("stopped")
 
     def _serve_one(self, conn: socket.socket) -> None:
@@ -225,7 +247,7 @@ class HookServer:
 
         run = header.get("run")
         text = run_safely(str(header["target"]), data, Path(header["root"]), budget, _log,
-                          run=(str(run[0]), run[1]) if run else None)
+                          run=(str(run[0]), run[1]) if run else None, resident=self.resident)
         return {"stdout": text, "status": 0, "served_by": os.getpid()}
 
 
