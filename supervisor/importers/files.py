@@ -10,6 +10,8 @@ RUN_SUFFIXES = (".traj", ".json", ".jsonl")
 """Files that are expected to be runs: an unknown one is an error, not silently skipped."""
 PROTOCOL_FILES = ("events.jsonl", "control.jsonl")
 """Our own session files: protocol already, never read by an importer."""
+SUMMARY_FILES = ("summary.json",)
+"""Our own session summaries (`store.summary_cache`): never runs."""
 
 
 def run_paths(directory: Path) -> list[Path]:
@@ -26,6 +28,7 @@ def run_paths(directory: Path) -> list[Path]:
             dirs[:] = []
             continue
         dirs.sort()
-        found.extend(here / name for name in files if name.endswith(RUN_SUFFIXES) and (
-            name not in PROTOCOL_FILES or is_session_file(here / name)))
+        found.extend(here / name for name in files if name.endswith(RUN_SUFFIXES)
+                     and name not in SUMMARY_FILES
+                     and (name not in PROTOCOL_FILES or is_session_file(here / name)))
     return sorted(found)

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.codec import LineKind
@@ -31,6 +31,9 @@ from supervisor.store.paths import (
 from supervisor.store.recordings import is_recording, refuse_writes
 from supervisor.store.tailer import TailBatch, Tailer
 
+if TYPE_CHECKING:
+    from supervisor.store.summary import SessionSummary
+
 _FILE_OF: dict[str, str] = {"events": EVENTS_FILE, "control": CONTROL_FILE}
 POLL_INTERVAL_S = 0.05
 """How often a waiting reader looks at its file again."""
@@ -45,6 +48,7 @@ class LocalStore(Store):
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._summary_key: bytes | None = None
         if self.root.is_dir() and not is_recording(self.root):
             # another user's root: never read its "sessions" nor write decisions into it
             require_private(self.root, "store root")
@@ -139,6 +143,22 @@ class LocalStore(Store):
 
     def is_recording(self, session_id: str | None = None) -> bool:
         return is_recording(self.root, session_id)
+
+    def summary(self, session_id: str) -> SessionSummary:
+        """The kept summary brought up to date (`store.summary_cache`): only new lines are
+        read; a recording, or a root whose key cannot be had, is folded whole."""
+        from supervisor.store import summary_cache
+        from supervisor.store.provenance import operator_key
+
+        if not self.is_recording(session_id):
+            try:
+                if self._summary_key is None:
+                    self._summary_key = operator_key(self.root)
+                return summary_cache.summary(self.root, validate_session_id(session_id),
+                                             self._summary_key)
+            except OSError:
+                pass
+        return super().summary(session_id)
 
     def local_files(self, session_id: str) -> SessionFiles | None:
         files = session_files(self.root, session_id)

@@ -1,0 +1,177 @@
+"""A session's summary kept beside its events, so `supervisor sessions` reads only what is new.
+
+Folding every event of every session again made `supervisor sessions` over 10,000 sessions
+read 628,000 events (11.8 s). The fold is kept in `sessions/<id>/summary.json` with what it
+covers: the events file's inode, size and modification time, the byte offset folded up to, and
+a hash of the 4 KiB before that offset. A file whose inode, size and time are as they were is
+not read at all. Otherwise the summary counts only if the file is the same one, not shorter,
+with the same bytes where the fold ended; then only the lines after the offset are folded in,
+and the summary is written again. Anything else (the file replaced,
+truncated, rewritten; a summary of another version, unreadable, or not sealed) and the session
+is folded from its first line again. So the summary never says what the events do not: it is
+the events' own fold, and it is checked against them each time.
+
+It is sealed like an operator's decision (`store.provenance`: HMAC-SHA256 under the root's
+`operator.key`), because the agent runs as the operator's user and can write into its session
+directory: a summary written by hand, without the key, is ignored and rebuilt. Recordings and
+roots the summary cannot be written to are folded as before (`Store.summary`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from supervisor.store.paths import session_files
+from supervisor.store.provenance import operator_key
+from supervisor.store.summary import Answer, SessionSummary
+from supervisor.store.tailer import Tailer
+
+SUMMARY_FILE = "summary.json"
+VERSION = 1
+"""Bumped whenever `SessionSummary` folds differently: an older summary is then rebuilt."""
+CHECK_BYTES = 4096
+"""Bytes before the folded offset whose hash must match: a file rewritten under the same
+name and at least as long is told from one that only grew."""
+
+
+def summary(root: Path, session_id: str, key: bytes | None = None) -> SessionSummary:
+    """The session's summary: the kept one brought up to date, or a new fold (then kept).
+    `key`: the root's `operator_key`, when the caller has it already."""
+    files = session_files(root, session_id)
+    events, path = files.events, files.dir / SUMMARY_FILE
+    key = operator_key(root) if key is None else key
+    try:
+        info = os.stat(events)
+    except FileNotFoundError:
+        return SessionSummary(session_id)
+    kept = _load(path, key, session_id)
+    folded, offset = SessionSummary(session_id), 0
+    if kept is not None and kept["ino"] == info.st_ino:
+        same = kept["offset"] == kept["size"] == info.st_size \
+            and kept["mtime_ns"] == info.st_mtime_ns
+        if same or (kept["offset"] <= info.st_size
+                    and kept["check"] == _check(events, kept["offset"])):
+            state = _restore(session_id, kept["state"])
+            if state is not None:
+                if same:
+                    return state  # the file as it was folded: not a byte of it read
+                folded, offset = state, kept["offset"]
+    folded, offset, ino = _fold(events, folded, offset)
+    try:
+        after = os.stat(events)
+    except OSError:
+        return folded
+    if ino is not None and ino == after.st_ino:
+        _save(path, key, session_id, {"ino": ino, "offset": offset, "size": after.st_size,
+                                     "mtime_ns": after.st_mtime_ns,
+                                     "check": _check(events, offset),
+                                     "state": _state(folded)})
+    return folded
+
+
+def _fold(events: Path, folded: SessionSummary, offset: int
+          ) -> tuple[SessionSummary, int, int | None]:
+    """Fold the lines after `offset` in (from the start, should the file turn out shorter)."""
+    tailer = Tailer(events, "events", start=offset)
+    while True:
+        batch = tailer.poll()
+        if batch.reset:  # shorter than what was folded: start over from its first line
+            folded = SessionSummary(folded.session_id)
+        if not batch.events and not batch.bad_lines and not batch.reset:
+            break
+        for event in batch.events:
+            folded.apply(event)
+        folded.bad_lines += len(batch.bad_lines)
+    return folded, tailer.offset, tailer.inode
+
+
+def _check(events: Path, offset: int) -> str:
+    """The hash of the `CHECK_BYTES` of `events` before `offset`."""
+    start = max(0, offset - CHECK_BYTES)
+    try:
+        with open(events, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(offset - start)
+    except OSError:
+        return ""
+    return hashlib.sha256(data).hexdigest() if len(data) == offset - start else ""
+
+
+def _state(folded: SessionSummary) -> dict[str, Any]:
+    """The summary as JSON: sets as sorted lists, answers as lists."""
+    out: dict[str, Any] = {}
+    for item in dataclasses.fields(folded):
+        value = getattr(folded, item.name)
+        if isinstance(value, set):
+            value = sorted(value)
+        elif item.name == "answers":
+            value = {k: list(v) for k, v in value.items()}
+        out[item.name] = value
+    return out
+
+
+_FIELDS = frozenset(item.name for item in dataclasses.fields(SessionSummary))
+
+
+def _restore(session_id: str, state: Any) -> SessionSummary | None:
+    """The summary of `_state`, or None when it is not one (a field missing or of the wrong
+    kind): the session is then folded again."""
+    try:
+        if not isinstance(state, dict) or state.keys() != _FIELDS:
+            return None
+        values = dict(state)
+        values["answers"] = {k: Answer(*v) for k, v in values["answers"].items()}
+        values["handled"] = set(values["handled"])
+        restored = SessionSummary(**values)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return restored if restored.session_id == session_id else None
+
+
+def _seal(key: bytes, session_id: str, body: bytes) -> str:
+    return hmac.new(key, f"{VERSION}\n{session_id}\n".encode() + body,
+                    hashlib.sha256).hexdigest()
+
+
+def _load(path: Path, key: bytes, session_id: str) -> dict[str, Any] | None:
+    """The kept summary if it is sealed for this session and version: the file is the seal,
+    a newline, and the JSON body the seal covers, byte for byte."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            given, _, body = handle.read().partition(b"\n")
+        if not hmac.compare_digest(given, _seal(key, session_id, body).encode()):
+            return None  # not written by the supervisor (or for another session): rebuilt
+        saved = json.loads(body)
+        if not all(isinstance(saved.get(name), int)
+                   for name in ("ino", "offset", "size", "mtime_ns")):
+            return None
+        return saved if isinstance(saved.get("check"), str) else None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def _save(path: Path, key: bytes, session_id: str, saved: dict[str, Any]) -> None:
+    """Write the summary whole (a private temporary file renamed over it); a summary that
+    cannot be written is only a slower `sessions` next time."""
+    temp = path.with_name(f".{SUMMARY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        body = json.dumps(saved, ensure_ascii=True, separators=(",", ":")).encode()
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_seal(key, session_id, body).encode() + b"\n" + body)
+        os.replace(temp, path)
+    except (OSError, TypeError, ValueError):
+        with contextlib.suppress(OSError):
+            temp.unlink()
