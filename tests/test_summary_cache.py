@@ -132,3 +132,17 @@ def test_the_summary_file_is_private(root: Path) -> None:
     summary_cache.summary(root, "s1")
     mode = (session_files(root, "s1").dir / "summary.json").stat().st_mode & 0o777
     assert mode == 0o600
+
+
+def test_a_summary_kept_by_another_fold_is_rebuilt(root: Path, monkeypatch) -> None:
+    _write(root, "s1", [START, *_call(1, False)])
+    LocalStore(root).summary("s1")
+    path = session_files(root, "s1").dir / "summary.json"
+    kept = path.read_bytes()
+    monkeypatch.setattr(summary_cache, "VERSION", "another-fold")
+    folds: list[int] = []
+    real = summary_cache._fold
+    monkeypatch.setattr(summary_cache, "_fold", lambda events, folded, offset: (
+        folds.append(offset), real(events, folded, offset))[1])
+    assert LocalStore(root).summary("s1") == _fresh(root, "s1")
+    assert folds == [0] and path.read_bytes() != kept  # folded whole, kept anew

@@ -29,14 +29,29 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from supervisor.protocol import policy_audit
+from supervisor.store import summary as summary_module
 from supervisor.store.paths import session_files
 from supervisor.store.provenance import operator_key
 from supervisor.store.summary import Answer, SessionSummary
 from supervisor.store.tailer import Tailer
 
 SUMMARY_FILE = "summary.json"
-VERSION = 1
-"""Bumped whenever `SessionSummary` folds differently: an older summary is then rebuilt."""
+def _fold_version() -> str:
+    """What a kept summary must have been folded by: the source of the fold
+    (`store/summary.py` and the policy audit it calls), so a summary kept by another version
+    is rebuilt, with nothing to bump by hand (no readable source: a version of its own)."""
+    digest = hashlib.sha256()
+    for module in (summary_module, policy_audit):
+        try:
+            digest.update(Path(str(module.__file__)).read_bytes())
+        except (OSError, TypeError):
+            digest.update(secrets.token_bytes(16))
+    return digest.hexdigest()[:16]
+
+
+VERSION = _fold_version()
+"""The fold's version (see `_fold_version`); part of every seal."""
 CHECK_BYTES = 4096
 """Bytes before the folded offset whose hash must match: a file rewritten under the same
 name and at least as long is told from one that only grew."""
