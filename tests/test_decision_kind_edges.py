@@ -1,7 +1,8 @@
 """The decision registry's edges (issue 38): the dashboard, the CLI and the guard ask the kinds,
 never a kind's name. A throwaway kind registered in a fixture is offered by the escalation
-prompt, the CLI and the guard's escalation, and carried out, with none of them edited; and no
-branch on a kind's name is left in the places that used to hold them."""
+prompt, the CLI and the guard's escalation, and carried out, with none of them edited; a
+throwaway command kind is a CLI command with no module of its own; and no branch on a kind's
+name is left in the places that used to hold them."""
 
 import re
 from collections.abc import Iterator, Mapping
@@ -66,6 +67,40 @@ def shelve() -> Iterator[DecisionKind]:
         yield kind
     finally:
         del KINDS[kind.name]
+
+
+class Hush(DecisionKind):
+    """A command no code of the supervisor knows, whose command line has the plain shape: the
+    CLI makes `supervisor hush SESSION` of it (`cli/decision_cmd.py`)."""
+
+    name = "hush"
+    title = "Hush"
+    summary = "the agent is asked to say less"
+    cli = "supervisor hush SESSION"
+
+    def carry_out(self, desk: Desk, decision: Mapping[str, Any], ctx: Context,
+                  effect: EffectFacts) -> Result | Ignored:
+        return Result("nudge", "The operator asks you to say less.", "asked to say less")
+
+
+def test_a_new_command_kind_is_a_cli_command_with_no_module(root: Path, tmp_path: Path) -> None:
+    kind = Hush()
+    register(kind)
+    try:
+        work = tmp_path / "work"
+        work.mkdir()
+        with Session("test-agent", task="t", cwd=work, root=root, session_id="s1",
+                     heartbeat_s=None) as s:
+            s.before_call("bash", {"command": "ls"})
+            assert "hush" in build_parser().format_help()
+            assert cli_main(["hush", "s1", "--root", str(root), "--no-wait"]) == 0
+            assert control_lines(root, "s1")[-1]["action"] == "hush"
+            s.before_call("bash", {"command": "ls -l"})
+        [applied] = of_type(events(root, "s1"), "decision_applied")
+        assert (applied["action"], applied["outcome"]) == ("hush", "asked to say less")
+    finally:
+        del KINDS[kind.name]
+    assert "hush" not in build_parser().format_help()
 
 
 def test_registration_refuses_a_taken_name_or_key(shelve: DecisionKind) -> None:

@@ -1,9 +1,11 @@
 """The `supervisor` command line.
 
 Each subcommand lives in its own module with `add_arguments(parser)` and `run(args) -> int`;
-`COMMANDS` lists them. Command modules import their heavy dependencies inside `run`, and the
-hook (`supervisor hook ...`) takes a fast path that builds no parser for the other commands,
-because it starts once per tool call of the agent.
+`COMMANDS` lists them. The operator commands that differ only by their decision kind are made
+from the registry instead (`decision_cmd.py`, inserted by `commands()`). Command modules import
+their heavy dependencies inside `run`, and the hook (`supervisor hook ...`) takes a fast path
+that builds no parser for the other commands, because it starts once per tool call of the
+agent.
 """
 
 import sys
@@ -26,15 +28,10 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("doctor", "supervisor.cli.doctor_cmd",
      "check that every installed hook still resolves and answers"),
     ("answer", "supervisor.cli.answer_cmd", "answer a session's pending escalation"),
-    ("pause", "supervisor.cli.pause_cmd", "pause a running agent until you resume it"),
-    ("resume", "supervisor.cli.resume_cmd", "let a paused agent go on"),
-    ("guide", "supervisor.cli.guide_cmd", "send guidance to a running agent"),
     ("split", "supervisor.cli.split_cmd", "split a running agent's task into sub-tasks"),
-    ("abort", "supervisor.cli.abort_cmd", "end a running agent's session"),
     ("checkpoints", "supervisor.cli.checkpoints_cmd", "list a session's checkpoints"),
     ("rollback", "supervisor.cli.rollback_cmd", "restore a checkpoint of an ended session"),
     ("stats", "supervisor.cli.stats_cmd", "a session's usage against every limit"),
-    ("reset", "supervisor.cli.reset_cmd", "clear a session's loop counters (bounded)"),
     ("quiet", "supervisor.cli.quiet_cmd", "quiet one loop detector in a session for a while"),
     ("memory", "supervisor.cli.memory_cmd",
      "list, show, forget or switch off a project's memory of failures"),
@@ -59,6 +56,15 @@ COMMANDS: list[tuple[str, str, str]] = [
 ]
 
 
+def commands() -> list[tuple[str, str, str]]:
+    """`COMMANDS`, and after `answer` the commands made from the decision kinds that need no
+    module of their own (`pause`, `guide`, `reset`, `abort`, `resume`: `cli/decision_cmd.py`)."""
+    from supervisor.cli.decision_cmd import rows
+
+    at = next(i for i, row in enumerate(COMMANDS) if row[0] == "answer") + 1
+    return [*COMMANDS[:at], *rows(), *COMMANDS[at:]]
+
+
 def build_parser() -> "argparse.ArgumentParser":
     import argparse
     import importlib
@@ -69,11 +75,13 @@ def build_parser() -> "argparse.ArgumentParser":
     )
     parser.add_argument("--version", action="version", version=f"supervisor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module_name, help_text in COMMANDS:
+    for name, module_name, help_text in commands():
         module = importlib.import_module(module_name)
+        # a module that makes several commands (decision_cmd) gives each its own
+        handler = module.command(name) if hasattr(module, "command") else module
         command = sub.add_parser(name, help=help_text, description=help_text)
-        module.add_arguments(command)
-        command.set_defaults(_run=module.run, _parser=command)
+        handler.add_arguments(command)
+        command.set_defaults(_run=handler.run, _parser=command)
     return parser
 
 

@@ -1,5 +1,6 @@
 """Send an operator's decision and follow it through, for every command that writes one
-(`answer`, `pause`, `resume`, `guide`, `abort`, `reset`).
+(`answer`, `split`, `quiet` and the commands `decision_cmd` makes: `pause`, `resume`, `guide`,
+`abort`, `reset`).
 
 One path for all of them, through the store (so `--store URL` works alike): refuse what cannot
 apply before writing anything (`supervisor.operator.refusals`), write the decision, then wait for
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from supervisor.cli.common import CliError, store_from
 
@@ -135,11 +136,14 @@ def refuse(session: str, reason: str | None) -> None:
 
 
 def run_command(args: argparse.Namespace, name: str, *, text: str | None = None) -> int:
-    """`supervisor pause|resume|guide|abort|reset SESSION`: the decision kind `name` as an
-    operator command. Refuse what cannot apply, else write the decision and follow it through:
-    a kind written as another action (`resume`) answers the session's pending escalation with
-    it; a kind that is also an answer answers a pending one (and says so)."""
+    """`supervisor pause|resume|guide|abort|reset SESSION` (`decision_cmd`): the decision kind
+    `name` as an operator command. Refuse what cannot apply, say what it does under the
+    session's recorded policy when the engine has words for it (a reset), else write the
+    decision and follow it through: a kind written as another action (`resume`) answers the
+    session's pending escalation with it; a kind that is also an answer answers a pending one
+    (and says so)."""
     from supervisor.operator.refusals import command_refusal, unread_decisions
+    from supervisor.operator.send import effect_text
     from supervisor.protocol.decisions import KINDS, is_hold
 
     kind = KINDS[name]
@@ -150,6 +154,9 @@ def run_command(args: argparse.Namespace, name: str, *, text: str | None = None)
             raise CliError(f"session '{args.session}' has not started")
         refuse(args.session, command_refusal(summary, name, time.time(),
                                              unread_decisions(store, args.session, summary)))
+        described = effect_text(kind, recorded_policy(store, args.session))
+        if described:  # a reset: what it clears and keeps under this session's policy
+            print(described)
         pending = next(iter(summary.pending.values()), None)
         if kind.wire is not None:  # resume: an approve of the pause (command_refusal checked)
             assert pending is not None
@@ -167,3 +174,15 @@ def run_command(args: argparse.Namespace, name: str, *, text: str | None = None)
                 applied_as = f"{kind.applied_note} ({eid} answered)"
         return send_and_follow(store, args.session, name, args, text=text,
                                agent_waits=pending is not None, applied_as=applied_as)
+
+
+def recorded_policy(store: Store, session: str) -> dict[str, Any] | None:
+    """The policy the session's `session_start` recorded (None when it recorded none)."""
+    reader = store.reader(session)
+    try:
+        batch = reader.poll()
+    finally:
+        reader.close()
+    start = next((e for e in batch.events if e.type == "session_start"), None)
+    policy = getattr(start, "policy", None)
+    return policy if isinstance(policy, dict) else None

@@ -105,5 +105,7 @@ def effect_text(kind: DecisionKind, policy: dict[str, Any] | None) -> str | None
     try:
         return effect_description(kind.effect, Policy.from_dict(policy or {}))
     except (ValueError, TypeError, KeyError):
+        if effect_description(kind.effect, Policy.from_dict({})) is None:
+            return None  # nothing to say, whatever the policy
         said = (kind.confirm or "It applies").rstrip(".")
         return f"{said} as its policy says (the policy it recorded could not be read)."
