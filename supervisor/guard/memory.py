@@ -32,6 +32,7 @@ from supervisor.engine.failure_memory import (
     MemoryIndex,
     memory_key,
     pitfalls,
+    remembered,
     shell_line,
     warning,
 )
@@ -176,7 +177,9 @@ def script_states(step: StepRecord, cwd: str | None) -> dict[str, str | None]:
     for a call that runs none. Their content decides the call's outcome as much as the
     command does: the same `python reproduce.py` failing in a session that wrote another
     `reproduce.py` says nothing about this one (unless the environment lacked something:
-    `Entry.files_match`). At most a few files, each read within the guard's bound."""
+    `Entry.files_match`). At most a few files, each read within the guard's bound; about a
+    millisecond (the line parsed again, each path confined and read), so `SessionMemory` asks
+    only about a call the memory has an entry for, or a failure it learns."""
     from supervisor.guard import disk
 
     if not step["probe"]:
@@ -190,15 +193,20 @@ def files_key(call: dict[str, Any], scripts: dict[str, str | None] | None = None
     """What the files a call reads, writes or runs held before it ran (the digests the guard
     put in its `tool_call`, and `scripts`: `script_states`), as one string: "" for a call that
     names no file."""
-    parts = []
+    parts: list[str] = []
     state = call.get("file")
     if isinstance(state, dict):
         parts.append(f"{state.get('path')}={state.get('digest') or state.get('status')}")
     before = call.get("files_before")
     if isinstance(before, dict):
         parts += [f"{k}={v}" for k, v in sorted(before.items())]
-    parts += [f"{SCRIPT_MARK}{k}={v}" for k, v in sorted((scripts or {}).items())]
-    return ";".join(parts)
+    return with_scripts(";".join(parts), scripts or {})
+
+
+def with_scripts(files: str, scripts: dict[str, str | None]) -> str:
+    """`files` (see `files_key`) with the state of the scripts a call runs."""
+    parts = [f"{SCRIPT_MARK}{k}={v}" for k, v in sorted(scripts.items())]
+    return ";".join([files, *parts] if files else parts)
 
 
 class SessionMemory:
@@ -244,15 +252,17 @@ class SessionMemory:
         if not self.on:
             return None
         step = self.journal.engine.pending_step(call_id)
-        scripts = script_states(step, self.journal.cwd) if step is not None else {}
+        key = memory_key(step) if step is not None else ""
+        loaded = self._index(key) if step is not None else None
+        known = step is not None and loaded is not None and bool(loaded[1].by_sig.get(key))
+        # the scripts' content only for a call the memory knows (see `script_states`)
+        scripts = script_states(step, self.journal.cwd) if known and step is not None else {}
         files = files_key(call, scripts)
         files_seen = self._mine["files"]
         files_seen[call_id] = files
         while len(files_seen) > _FILES_KEPT:
             del files_seen[next(iter(files_seen))]
-        key = memory_key(step) if step is not None else None
-        loaded = self._index(key) if key is not None else None
-        if key is None or loaded is None or not loaded[1].by_sig.get(key):
+        if not known or loaded is None:
             return None
         index = loaded[1]
         session = self.journal.session_id
@@ -280,6 +290,10 @@ class SessionMemory:
         log, index = loaded
         if not index.enabled:
             return
+        if step["probe"] and SCRIPT_MARK not in files and remembered(step):
+            # a failure to remember: the scripts it ran were not hashed before it (the memory
+            # knew nothing of the call), and a script rarely rewrites itself
+            files = with_scripts(files, script_states(step, self.journal.cwd))
         learner = Learner(self.journal.session_id, mine["learner"])
         records = learner.learn(step, index, files=files, ts=ts)
         mine["learner"] = learner.state
