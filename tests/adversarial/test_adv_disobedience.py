@@ -8,29 +8,17 @@ waits. The real guard and engine; the real `tail`."""
 
 from pathlib import Path
 
-from supervisor.guard.core import Guard
-from supervisor.guard.settings import GuardSettings
 from supervisor.operator.send import send_decision
+from tests.adversarial.sessions import held_guard, started_guard
 from tests.conftest import run_cli
 from tests.guard_helpers import events, of_type
 
 PUSH = {"command": "git push --force origin main"}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_000.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
-
-
 def test_refused_calls_that_ran_anyway_are_recorded_and_escalated(tmp_path: Path) -> None:
     root = tmp_path / "store"
-    guard = Guard.open(root, "s1", cwd=tmp_path, clock=Clock(),
-                       settings=GuardSettings(checkpoints=False))
-    guard.start("test-agent", task="publish the branch")
+    guard = started_guard(root, tmp_path, task="publish the branch")
     refused = []
     for n in range(18):
         if guard.pending is not None:  # the operator answers each escalation with guidance
@@ -60,14 +48,10 @@ def test_refused_calls_that_ran_anyway_are_recorded_and_escalated(tmp_path: Path
 
 def test_a_held_call_approved_later_is_no_disobedience(tmp_path: Path) -> None:
     root = tmp_path / "store"
-    guard = Guard.open(root, "s1", cwd=tmp_path, clock=Clock(),
-                       settings=GuardSettings(checkpoints=False))
-    guard.start("test-agent", task="a task")
-    guard.pause("the operator wants a look")
+    guard, esc = held_guard(root, tmp_path, "the operator wants a look")
     verdict = guard.pre_call("bash", {"command": "make"}, call_id="held")
     assert verdict.action == "pause"
-    send_decision(root, "s1", "approve", escalation_id=guard.pending["escalation_id"],
-                  operator="ana")
+    send_decision(root, "s1", "approve", escalation_id=esc, operator="ana")
     assert guard.wait(timeout=10).proceed
     guard.post_call("held", "built", ok=True)
     guard.close()

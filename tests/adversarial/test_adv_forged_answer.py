@@ -7,27 +7,13 @@ alice". Now only sealed lines count as another operator's answer on its way. The
 import json
 from pathlib import Path
 
-from supervisor.guard.core import Guard
-from supervisor.guard.settings import GuardSettings
+from tests.adversarial.sessions import held_guard
 from tests.conftest import run_cli
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_000.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
 
 
 def test_the_real_answer_is_written_over_a_forged_one(tmp_path: Path) -> None:
     root = tmp_path / "store"
-    guard = Guard.open(root, "s1", cwd=tmp_path, clock=Clock(),
-                       settings=GuardSettings(checkpoints=False))
-    guard.start("test-agent", task="a task")
-    guard.pause("held for a look")
-    esc = guard.pending["escalation_id"]
+    guard, esc = held_guard(root, tmp_path)
     guard.close()
     control = root / "sessions" / "s1" / "control.jsonl"
     with control.open("a") as f:  # what the agent writes: no seal

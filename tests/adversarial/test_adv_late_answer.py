@@ -11,29 +11,15 @@ from pathlib import Path
 import pytest
 
 from supervisor.cli.followup import send_and_follow
-from supervisor.guard.core import Guard
-from supervisor.guard.settings import GuardSettings
 from supervisor.operator.send import send_decision
 from supervisor.store.local import LocalStore
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_000.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
+from tests.adversarial.sessions import held_guard
 
 
 def test_the_second_of_two_simultaneous_answers_is_told_it_lost(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "store"
-    guard = Guard.open(root, "s1", cwd=tmp_path, clock=Clock(),
-                       settings=GuardSettings(checkpoints=False))
-    guard.start("test-agent", task="a task")
-    guard.pause("held for a look")
-    esc = guard.pending["escalation_id"]
+    guard, esc = held_guard(root, tmp_path)
     # alice's answer lands between ana's checks and ana's write
     send_decision(root, "s1", "skip", escalation_id=esc, operator="alice")
     store = LocalStore(root)
@@ -50,11 +36,7 @@ def test_the_second_of_two_simultaneous_answers_is_told_it_lost(
 def test_the_first_answer_is_not_told_it_lost(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "store"
-    guard = Guard.open(root, "s1", cwd=tmp_path, clock=Clock(),
-                       settings=GuardSettings(checkpoints=False))
-    guard.start("test-agent", task="a task")
-    guard.pause("held for a look")
-    esc = guard.pending["escalation_id"]
+    guard, esc = held_guard(root, tmp_path)
     guard.close()
     code = send_and_follow(LocalStore(root), "s1", "approve",
                            argparse.Namespace(operator="ana", wait=0), escalation_id=esc)

@@ -13,29 +13,17 @@ from typing import Any
 
 import pytest
 
-from supervisor.guard.core import Guard
-from supervisor.guard.settings import GuardSettings
 from supervisor.operator.send import send_decision
 from supervisor.otel.translate import SessionTranslator
 from supervisor.store.local import LocalStore
+from tests.adversarial.sessions import started_guard
 
 SECRET = "sk-live-4f9a7c2e1b"
 COMMAND = f"curl -sf -H 'Authorization: Bearer {SECRET}' https://api.example.invalid/v1/x"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_000.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
-
-
 def _session(root: Path, work: Path) -> list[Any]:
-    guard = Guard.open(root, "s1", cwd=work, clock=Clock(),
-                       settings=GuardSettings(checkpoints=False))
-    guard.start("test-agent", task="fetch the report")
+    guard = started_guard(root, work, task="fetch the report")
     for _ in range(12):
         verdict = guard.pre_call("bash", {"command": COMMAND})
         if verdict.action == "pause":

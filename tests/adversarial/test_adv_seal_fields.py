@@ -12,20 +12,10 @@ from typing import Any
 
 import pytest
 
-from supervisor.guard.core import Guard
-from supervisor.guard.settings import GuardSettings
 from supervisor.operator.send import send_decision
 from supervisor.store.provenance import is_sealed, sealed
+from tests.adversarial.sessions import started_guard
 from tests.guard_helpers import events, of_type
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_000.0
-
-    def __call__(self) -> float:
-        self.t += 1.0
-        return self.t
 
 
 def _rewrite(root: Path, **fields: Any) -> None:
@@ -47,9 +37,7 @@ def _rewrite(root: Path, **fields: Any) -> None:
 def test_a_rewritten_field_breaks_the_seal(tmp_path: Path, action: str, sent: dict,
                                            forged: dict) -> None:
     root = tmp_path / "store"
-    guard = Guard.open(root, "s1", cwd=tmp_path, clock=Clock(),
-                       settings=GuardSettings(checkpoints=False))
-    guard.start("test-agent", task="a task")
+    guard = started_guard(root, tmp_path)
     send_decision(root, "s1", action, operator="ana", **sent)
     _rewrite(root, **forged)
     guard.pre_call("bash", {"command": "ls"})
