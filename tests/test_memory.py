@@ -435,7 +435,7 @@ def test_the_fix_that_worked_is_told_and_a_session_that_made_it_is_not_warned(ro
     assert "failed 2 times in 2 earlier sessions" in told
 
 
-def test_a_failure_the_same_call_got_past_is_told_only_once_it_recurs(root, repo):
+def test_a_failure_the_same_call_got_past_is_told_only_once_it_recurs(root, repo, capsys):
     """`bun install` in one session leaves the dependencies installed for the next: the
     failure that the same call got past there is not told until it fails in a second
     session. A call that got past its error only later in the session (beyond the fix
@@ -446,6 +446,9 @@ def test_a_failure_the_same_call_got_past_is_told_only_once_it_recurs(root, repo
     install = ("Bash", {"command": "bun install"}, "Done", True)
     lint_ok = ("Bash", {"command": "bun run lint"}, "Checked 40 files", True)
     session(root, "s1", repo, clock, [turbo, install, lint_ok])
+    assert cli_main(["memory", "--root", str(root), "--project", "git:github.com/Acme/widget",
+                     "list"]) == 0
+    assert "(got past in its session: told once it recurs)" in capsys.readouterr().out
     assert session(root, "s2", repo, clock, [turbo])[0].action == "allow"
     assert session(root, "s3", repo, clock, [turbo])[0].action == "nudge"  # it recurs
     # a generated file that one session's own build made: past the window of 6 steps

@@ -86,7 +86,7 @@ def _run(args: argparse.Namespace, store: "Store") -> int:
         for e in entries:
             row = _row(e.to_dict(), now, expire_s)
             print(f"  {e.id}  {e.count:>3}x in {len(e.sessions)} sessions  last {row['last']}"
-                  f"{'  (expired)' if row['expired'] else ''}{'' if e.active else '  (ok since)'}"
+                  f"{'  (expired)' if row['expired'] else ''}{_quiet(e)}"
                   f"  {_safe(e.tool)} {_safe(e.call, 50)}: {_safe(e.error_id, 70)}")
         return 0
     if args.action == "show":
@@ -164,6 +164,15 @@ def _project(root: Path, named: str | None) -> tuple[str, float]:
     if project is None:
         raise CliError("no project: give --project")
     return project, settings.memory_expire_days * DAY_S
+
+
+def _quiet(entry: Any) -> str:
+    """Why an entry that is kept is not told (docs/memory.md), "" when it is."""
+    if not entry.active:
+        return "  (ok since)"
+    if not entry.worth_telling(""):
+        return "  (got past in its session: told once it recurs)"
+    return ""
 
 
 def _row(entry: dict[str, Any], now: float, expire_s: float) -> dict[str, Any]:
