@@ -176,6 +176,8 @@ async def test_the_dashboard_quiets_a_detector_that_fired_and_shows_the_quiet(
         st = app.model.sessions["s1"]
         assert st.quiets == ["cycle quiet until the session ends (from #5)"]
         assert st.detections[0].confidence == "moderate"
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert titles[-1] == "Quit"  # "qui" matches it as well: the quiets come first
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         # one entry per detector: it opens a list where the highlighted choice is what is written
         assert "Quiet similar_calls…" in commands

@@ -95,6 +95,19 @@ class Terminal:
                 raise AssertionError(f"timed out waiting for {what}; screen:\n{text}")
             time.sleep(0.2)
 
+    def quit(self) -> str:
+        """`q`, and `y` when the dashboard asks (escalations wait); the screen once it exited."""
+        self.keys("q")
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            text = self.screen()
+            if "EXITED" in text:
+                return text
+            if "Quit anyway?" in text:
+                return self.press_until("y", lambda s: "EXITED" in s, "the dashboard to quit")
+            time.sleep(0.2)
+        raise AssertionError(f"q did not quit; screen:\n{self.screen()}")
+
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True)
 
@@ -195,11 +208,13 @@ def test_demo_starts_agents_and_cleans_up_on_quit(tmp_path: Path, env, terminals
                                                         "demo-polling", "demo-limit")),
         "four demo sessions and the root line", 40)  # one capture may catch a frame mid-draw
     root_line = next(line for line in screen.splitlines() if "root:" in line)
-    demo_root = Path(root_line.split("root:", 1)[1].split()[0])
+    demo_root = Path(root_line.split("root:", 1)[1].split()[0]).expanduser()
+    assert demo_root.is_absolute()  # said whole, wherever the dashboard was started
     assert demo_root.is_dir()
     term.wait_for(lambda s: "Needs you: 1" in s, "the loop agent's escalation", 60)
-    term.keys("q")
-    term.wait_for(lambda s: "EXITED 0" in s, "the demo to quit", 20)
+    term.keys("q")  # an agent waits: quitting is asked, not done
+    term.wait_for(lambda s: "1 escalation waits for you. Quit anyway?" in s, "the question")
+    term.press_until("y", lambda s: "EXITED 0" in s, "the demo to quit")
     assert not demo_root.parent.exists()
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(demo_root) not in ps  # every demo agent was stopped

@@ -346,6 +346,21 @@ def test_evidence_steps_pair_each_call_with_its_result(root: Path) -> None:
     assert missing.type == "?" and missing.call is None
 
 
+def test_evidence_shows_the_error_line_not_only_the_last_lines() -> None:
+    """A failure whose error is far above the end of its output (a crash, then the shutdown's
+    log): the line naming the error is shown, then the last line."""
+    from supervisor.tui.event_detail import excerpt
+
+    out = ("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n"
+           "    main()\nKeyError: 'user_id'\n"
+           + "\n".join(f"INFO stopping worker {n}" for n in range(20)) + "\nINFO done")
+    lines = out.splitlines()
+    assert excerpt(False, "exit 1", out, lines) == ["KeyError: 'user_id'", "INFO done"]
+    assert excerpt(True, None, out, lines) == ["INFO stopping worker 19", "INFO done"]
+    bare = "step 1\nstep 2\nstep 3"  # a failure naming no error: its last lines
+    assert excerpt(False, "exit 2", bare, bare.splitlines()) == ["step 2", "step 3"]
+
+
 async def test_escalation_shows_each_evidence_call_with_its_result(root: Path) -> None:
     """The modal's evidence: call and result by #seq with the failing output's last lines;
     its recent steps: calls, results and messages, not the engine's verdict/detection rows."""

@@ -17,8 +17,10 @@ SIZE = (120, 40)
 
 @pytest.fixture(autouse=True)
 def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The sessions screen shows the root relative to the working directory: keep it fixed."""
+    """The sessions screen shows the root's absolute path, `~/...` under the home directory:
+    the repository as the home makes it `~/sample_sessions` wherever the repository is."""
     monkeypatch.chdir(REPO)
+    monkeypatch.setenv("HOME", str(REPO))
 
 
 def _frozen_app():

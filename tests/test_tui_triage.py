@@ -22,6 +22,7 @@ from tui_support import (
 
 from supervisor.tui.alerts import Alerts
 from supervisor.tui.screens.escalation import EscalationScreen
+from supervisor.tui.screens.modals import ConfirmScreen
 from supervisor.tui.widgets.escalation_queue import EscalationQueue
 from supervisor.tui.widgets.session_table import SessionTable
 
@@ -80,6 +81,54 @@ async def test_waiting_first_oldest_escalation_first_then_last_activity(root: Pa
         await press(pilot, "s")  # around to status again
         await pilot.pause()
         assert rows(app) == ["late-b", "early-a", "done", "busy", "quiet"]
+
+
+async def test_a_burst_of_keys_leaves_the_sort_and_the_rows_alone(root: Path) -> None:
+    fleet(root)
+    app = make_app(root)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await load(pilot, initial=True)
+        before = rows(app)
+        await pilot.pause(0.5)
+        for key in "xs S h":  # typed into the wrong pane: one burst
+            await pilot.press("space" if key == " " else key)
+        await pilot.pause()
+        assert app.screen.sort.column == "status" and not app.screen.sort.reverse
+        assert rows(app) == before and not app.screen.hide_ended
+
+
+async def test_the_filter_excludes_with_a_bang_and_h_hides_ended_sessions(root: Path) -> None:
+    fleet(root)
+    app = make_app(root)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "h")
+        await pilot.pause()
+        assert "done" not in rows(app) and len(rows(app)) == 4
+        assert "1 hidden (ended: h shows them)" in screen_text(app)
+        await press(pilot, "h")
+        await pilot.pause()
+        assert "done" in rows(app)
+        await press(pilot, "slash")
+        for key in "mu !late":
+            await pilot.press("space" if key == " " else key)
+        await pilot.pause()
+        assert rows(app) == ["early-a"] and "4 hidden by the filter" in screen_text(app)
+
+
+async def test_q_asks_before_quitting_while_escalations_wait(root: Path) -> None:
+    fleet(root)
+    app = make_app(root)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "q")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "2 escalations wait for you. Quit anyway?" in screen_text(app)
+        await press(pilot, "n")
+        assert not isinstance(app.screen, ConfirmScreen) and app.is_running
+        await press(pilot, "q", "y")
+        await pilot.pause()
+        assert not app.is_running
 
 
 async def test_clicking_a_header_sorts_by_it_and_again_reverses(root: Path) -> None:
@@ -161,6 +210,24 @@ async def test_tab_moves_focus_between_table_and_queue(root: Path) -> None:
         assert app.focused is table
         await press(pilot, "shift+tab")
         assert app.focused is queue
+
+
+async def test_the_queue_highlight_stays_on_its_escalation_when_one_arrives_above(
+        root: Path) -> None:
+    write_events(root, "newer", [start(), escalation()], t0=FROZEN_NOW - 100)
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "tab")
+        queue = app.screen.query_one(EscalationQueue)
+        assert app.focused is queue and queue.highlighted == 0
+        # an older escalation arrives late (a relay catching up): it sorts above the cursor
+        write_events(root, "older", [start(), escalation()], t0=FROZEN_NOW - 500)
+        await load(pilot)
+        assert queue.option_count == 2 and queue.highlighted == 1
+        await press(pilot, "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, EscalationScreen) and app.screen.session_id == "newer"
 
 
 async def test_after_answering_the_prompt_offers_the_next_pending(root: Path) -> None:

@@ -132,9 +132,9 @@ def hide_store_password(args: argparse.Namespace) -> None:
 
 
 def store_label(store: "Store") -> str:
-    """The store as a command prints it: a local root as an absolute path (the line is read,
-    pasted and logged far from the folder the command ran in), anything else as the store
-    says. The dashboard's own header keeps `describe()` (short, beside the sessions)."""
+    """The store as a command prints it: a local root as its resolved absolute path (no `~`:
+    the line is read, pasted and logged far from the folder and the user it ran as), anything
+    else as the store says."""
     from supervisor.store.local import LocalStore
 
     if isinstance(store, LocalStore):

@@ -56,11 +56,10 @@ class LocalStore(Store):
                 require_private(sessions_dir(self.root))
 
     def describe(self) -> str:
-        """The root as the operator would type it: relative to the working directory (only
-        below it, never from `/`), or `~/...`, else absolute."""
-        path, cwd = self.root.absolute(), Path.cwd()
-        if cwd != Path(cwd.anchor) and path.is_relative_to(cwd):
-            return str(path.relative_to(cwd))
+        """The root wherever it is read from: absolute, `~/...` under the home directory. Never
+        relative to the working directory: a header (the dashboard's, the web page's) or a
+        message read in another folder, or a screenshot, would name another root."""
+        path = self.root.absolute()
         if path.is_relative_to(Path.home()):
             return "~/" + str(path.relative_to(Path.home()))
         return str(path)

@@ -263,6 +263,21 @@ class SupervisorApp(App[None]):
                     timeout=6, markup=False)
 
     async def action_quit(self) -> None:
+        """`q`: quit, after asking when escalations wait for an answer (a stray `q` must not
+        leave agents waiting with nobody watching); `y` quits."""
+        waiting = 0 if self.read_only else len(self.model.queue(self.clock()))
+        if not waiting:
+            self._quit()
+            return
+        if isinstance(self.screen, ConfirmScreen):
+            return
+        question = Text(f"{waiting} escalation{'s wait' if waiting != 1 else ' waits'} for you.",
+                        style="bold")
+        question.append(" Quit anyway? Their agents keep waiting until someone answers (or a "
+                        "deadline applies its fallback).")
+        self.push_screen(ConfirmScreen(question), lambda yes: self._quit() if yes else None)
+
+    def _quit(self) -> None:
         self._stop.set()
         self.alerts.close()
         self.exit()
@@ -547,8 +562,16 @@ class SupervisorApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Everywhere: help, the oldest escalation, themes; then the commands of the screen
-        under the palette (its own `commands()`); then each session's, found by name."""
-        yield from super().get_system_commands(screen)
+        under the palette (its own `commands()`); then each session's, found by name; Textual's
+        own last, Quit the very last. The palette keeps this order among equal matches, and
+        "qui" matches "Quit" as well as "Quiet …": what the operator is typing towards comes
+        first, and quitting asks when agents wait (`action_quit`)."""
+        yield from self._our_commands(screen)
+        textual = list(super().get_system_commands(screen))
+        yield from (c for c in textual if c.callback != self.action_quit)
+        yield from (c for c in textual if c.callback == self.action_quit)
+
+    def _our_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield SystemCommand("Help: every key", "Show the help screen", self.action_help)
         yield SystemCommand("Answer the oldest escalation", "Open the first of the queue",
                             self.action_next_escalation)

@@ -20,7 +20,8 @@ RELATED_ROWS = 5000
 EVIDENCE_ROWS = 400
 """Rows searched after an evidence call for its result (before an evidence result: its call)."""
 EXCERPT_LINES = 2
-"""Lines of a failing output shown beside an evidence step (its last ones: where errors are)."""
+"""Lines of an output shown beside an evidence step: for a failure, the line naming its error and
+the last line (`excerpt`)."""
 _CALL_TYPES = ("tool_call", "tool_result", "verdict")
 
 
@@ -119,7 +120,7 @@ class EvidenceStep:
     so the operator sees what failed and how (the output that made it "the same error").
 
     `call`/`result` are (seq, summary) of the call's two halves when found; `ok` and `excerpt`
-    (the last lines of the output, uncleaned) describe the result."""
+    (the output's error line and last line, uncleaned: `excerpt`) describe the result."""
 
     seq: int
     type: str
@@ -174,5 +175,21 @@ def _pair(store: HistoryStore, index: int, call_id: str, step: EvidenceStep,
     step.ok = bool(result.get("ok"))
     error = result.get("error")
     step.error = str(error) if error not in (None, "") else None
-    lines = [line for line in str(result.get("output") or "").splitlines() if line.strip()]
-    step.excerpt = "\n".join(lines[-EXCERPT_LINES:])
+    output = str(result.get("output") or "")
+    lines = [line for line in output.splitlines() if line.strip()]
+    step.excerpt = "\n".join(excerpt(step.ok, step.error, output, lines))
+
+
+def excerpt(ok: bool, error: str | None, output: str, lines: list[str]) -> list[str]:
+    """What to show of a result beside its step: for a failure, the line naming its error (the
+    engine's own reading, `engine.failures.error_line`: the one "the same error" is about,
+    often far above the end of a long output), then the output's last line; otherwise (or
+    when no line names an error) the last lines."""
+    from supervisor.engine.failures import error_line
+
+    named = error_line(ok, error, output) if not ok else ""
+    if not named or named not in output:
+        return lines[-EXCERPT_LINES:]
+    first = next(line for line in lines if named in line)
+    tail = [line for line in lines[-(EXCERPT_LINES - 1):] if line != first]
+    return [first, *tail][:EXCERPT_LINES]

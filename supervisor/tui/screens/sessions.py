@@ -49,6 +49,11 @@ COLUMNS = (
 `task` and `last activity`; the session, its status and level always stay."""
 RUN_KEYS = frozenset({"n", "K", "M", "D"})
 """Start a run; stop, merge, discard the highlighted one (`supervisor.tui.runs`)."""
+VIEW_KEYS = frozenset({"s", "S", "h"})
+"""Sort column, direction, ended sessions hidden: a burst (a paste) must not rearrange the
+table an operator is reading."""
+OVER = frozenset({"dead", "vanished"})
+"""Statuses of a session whose agent is gone without a `session_end` (hidden with `h` too)."""
 CELL_LIMIT = 200
 """Characters of agent text a cell holds at most (the column's width cuts it with `…`)."""
 
@@ -63,6 +68,7 @@ class SessionsScreen(LiveScreen, Screen[None]):
         Binding("tab,shift+tab", "switch_focus", "Table/queue", show=False),
         Binding("s", "cycle_sort", "Sort", show=True),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
+        Binding("h", "toggle_ended", "Hide ended", show=False),
         *command_bindings(),
         Binding("n", "run('new')", "New run", show=True),
         Binding("K", "run('stop')", "Stop run", show=False),
@@ -70,9 +76,9 @@ class SessionsScreen(LiveScreen, Screen[None]):
         Binding("D", "run('discard')", "Discard worktree", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
-    DELIBERATE_KEYS = COMMAND_KEYS | RUN_KEYS
-    """Operator commands, starting and finishing runs: ignored in a burst of keys
-    (`supervisor.tui.deliberate`)."""
+    DELIBERATE_KEYS = COMMAND_KEYS | RUN_KEYS | VIEW_KEYS
+    """Operator commands, starting and finishing runs, and what changes the rows' order or set
+    under the operator's eyes: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionsScreen { layout: vertical; }
     #needs-title { height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }
@@ -102,6 +108,8 @@ class SessionsScreen(LiveScreen, Screen[None]):
         self.store_problem = store_problem
         """What is wrong with reading the store now (None: nothing)."""
         self.filter_text = ""
+        self.hide_ended = False
+        """`h`: sessions that are over (ended, dead, vanished) are not shown."""
         self._shown: list[str] = []
         """Sessions shown in the table, in order."""
         self._table_at = 0.0
@@ -117,7 +125,8 @@ class SessionsScreen(LiveScreen, Screen[None]):
         with Vertical():
             yield Static(id="empty-help")
             yield SessionTable(COLUMNS, id="sessions-table")
-        yield Input(placeholder="filter sessions (id, agent, task, status)…", id="filter")
+        yield Input(placeholder="filter sessions (id, agent, task, status; !word excludes)…",
+                    id="filter")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -157,6 +166,10 @@ class SessionsScreen(LiveScreen, Screen[None]):
             line.append_text(safe(f"{store.noun}: {store.describe()}"))
             if notes:
                 line.append(f"  ({', '.join(notes)})")
+            if self.hide_ended or self._hidden:
+                line.append(f"   {self._hidden} hidden"
+                            + (" (ended: h shows them)" if self.hide_ended else " by the filter"),
+                            style="bold")
             cost, spenders = self.view.model.day_cost(self.view.clock())
             if spenders:  # what the agents' known usage cost today (local day)
                 line.append(f"   today ${cost:.2f} in {spenders} "
@@ -195,15 +208,22 @@ class SessionsScreen(LiveScreen, Screen[None]):
         )
 
     def _matches(self, sid: str, now: float) -> bool:
-        if not self.filter_text:
-            return True
+        """Shown: not over while ended ones are hidden, and every word of the filter in its
+        id, agent, task, status or `levelN`, none of its `!words` (or `-words`, as the
+        history's filter)."""
         st = self.view.model.sessions[sid]
         s = st.summary
+        if self.hide_ended and (s.end_status is not None
+                                or self.view.model.status(sid, now) in OVER):
+            return False
+        if not self.filter_text:
+            return True
         hay = " ".join(
             str(x) for x in (sid, s.agent, s.task, self.view.model.status(sid, now),
                              f"level{s.level}") if x
         ).lower()
-        return all(word in hay for word in self.filter_text.lower().split())
+        words = [w for w in self.filter_text.lower().split() if w not in ("!", "-")]
+        return all(word[1:] not in hay if word[0] in "!-" else word in hay for word in words)
 
     def refresh_view(self, *, force: bool = False) -> None:
         """Bring the table and the queue up to date with the model (diff only)."""
@@ -286,6 +306,13 @@ class SessionsScreen(LiveScreen, Screen[None]):
         arrow = "reversed" if sort.reverse else "s: next column, S: reverse"
         self.notify(f"sorted by {sort.column} ({arrow})", timeout=2)
 
+    def action_toggle_ended(self) -> None:
+        """`h`: hide the sessions that are over (ended, dead, vanished), or show them again."""
+        self.hide_ended = not self.hide_ended
+        self.refresh_view(force=True)
+        self.notify("ended sessions hidden (h shows them)" if self.hide_ended
+                    else "ended sessions shown", timeout=2)
+
     def action_switch_focus(self) -> None:
         """`tab`: from the table to the queue and back (the queue only when it has entries)."""
         table, queue = self.query_one(SessionTable), self.query_one(EscalationQueue)
@@ -343,6 +370,8 @@ class SessionsScreen(LiveScreen, Screen[None]):
         box.value = ""
         box.remove_class("-shown")
         self.filter_text = ""
+        self.hide_ended = False
+        """`h`: sessions that are over (ended, dead, vanished) are not shown."""
         self.refresh_view(force=True)
         self.query_one(SessionTable).focus()
 

@@ -160,13 +160,19 @@ class EscalationQueue(OptionList):
                 lines.append(stale_line(sid, esc, now, why_stale(sid), w))
         plain = [line.plain for line in lines]
         if keys != self._keys:
+            # the highlight stays on its escalation when entries arrive above it (enter must
+            # open the one the operator sees highlighted); an answered one gives its place
             highlighted = self.highlighted
+            kept = self._keys[highlighted] if highlighted is not None \
+                and highlighted < len(self._keys) else None
             self.clear_options()
             self.add_options(
                 Option(line, id=key, disabled=key == STALE_HEADER)
                 for key, line in zip(keys, lines, strict=True)
             )
-            if highlighted is not None and keys:
+            if kept in keys:
+                self.highlighted = keys.index(kept)
+            elif highlighted is not None and keys:
                 self.highlighted = min(highlighted, len(keys) - 1)
         else:
             for index, (old, new) in enumerate(zip(self._plain, plain, strict=True)):
