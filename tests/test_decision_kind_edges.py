@@ -6,6 +6,7 @@ name is left in the places that used to hold them."""
 
 import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,17 @@ class Shelve(DecisionKind):
                       "call shelved")
 
 
+@contextmanager
+def _running(root: Path, tmp_path: Path) -> Iterator[Session]:
+    """Session `s1` of a real guard, one call made."""
+    work = tmp_path / "work"
+    work.mkdir()
+    with Session("test-agent", task="t", cwd=work, root=root, session_id="s1",
+                 heartbeat_s=None) as s:
+        s.before_call("bash", {"command": "ls"})
+        yield s
+
+
 @pytest.fixture
 def shelve() -> Iterator[DecisionKind]:
     kind = Shelve()
@@ -87,11 +99,7 @@ def test_a_new_command_kind_is_a_cli_command_with_no_module(root: Path, tmp_path
     kind = Hush()
     register(kind)
     try:
-        work = tmp_path / "work"
-        work.mkdir()
-        with Session("test-agent", task="t", cwd=work, root=root, session_id="s1",
-                     heartbeat_s=None) as s:
-            s.before_call("bash", {"command": "ls"})
+        with _running(root, tmp_path) as s:
             assert "hush" in build_parser().format_help()
             assert cli_main(["hush", "s1", "--root", str(root), "--no-wait"]) == 0
             assert control_lines(root, "s1")[-1]["action"] == "hush"
@@ -115,11 +123,7 @@ def test_the_guard_offers_and_carries_out_a_new_kind(shelve: DecisionKind, root:
                                                      tmp_path: Path) -> None:
     """The journal's escalation offers it, the CLI's `answer` has its flag and sends it, and
     the guard's desk carries it out: none of them names it."""
-    work = tmp_path / "work"
-    work.mkdir()
-    with Session("test-agent", task="t", cwd=work, root=root, session_id="s1",
-                 heartbeat_s=None) as s:
-        s.before_call("bash", {"command": "ls"})
+    with _running(root, tmp_path) as s:
         s.guard.pause("test")
         [esc] = of_type(events(root, "s1"), "escalation")
         assert "shelve" in esc["options"]

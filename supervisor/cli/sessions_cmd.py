@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from supervisor.cli.common import CliError, add_store_arguments, store_from, store_label
+from supervisor.protocol.decisions import is_hold
 from supervisor.safetext import clean
 
 
@@ -88,7 +89,7 @@ def _row(s: Any, now: float) -> dict[str, object]:
         "level": s.level, "events": s.events, "errors": s.errors, "bad_lines": s.bad_lines,
         "last_ts": s.last_ts, "pending_escalations": [] if stale else list(s.needs_you()),
         "stale_escalations": list(s.needs_you()) if stale else [],
-        "paused": next((eid for eid, esc in s.pending.items() if esc.get("kind") == "pause"),
+        "paused": next((eid for eid, esc in s.pending.items() if is_hold(esc)),
                        None),
         "notifications": s.notifications,
         "unsupervised": unsupervised(s, now, hooks=broken_project_hook),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.guard.state import STATE_FILE
 from supervisor.protocol.bounded import loads
+from supervisor.protocol.decisions import is_hold
 from supervisor.protocol.names import MAX_JSON_DEPTH
 from supervisor.store.summary import IDLE_AFTER_S, SessionSummary
 
@@ -81,7 +82,7 @@ def still_waiting(summary: SessionSummary, session: str) -> str | None:
         return None
     eid, esc = next(iter(summary.pending.items()))
     name = clean(eid, keep_newlines=False, limit=60)
-    if esc.get("kind") == "pause":
+    if is_hold(esc):
         return (f"the agent is still paused ({name}): `supervisor resume {session}` or `a` in "
                 "its prompt lets it go on")
     reason = clean(str(esc.get("reason") or ""), keep_newlines=False, limit=100)

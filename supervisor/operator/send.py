@@ -20,7 +20,7 @@ import os
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from supervisor.protocol.decisions import DecisionKind, actions, decision_problem
+from supervisor.protocol.decisions import KINDS, DecisionKind, actions, decision_problem
 from supervisor.protocol.names import DECISION
 from supervisor.store.open import as_store
 
@@ -82,7 +82,7 @@ def send_decision(
     }
     if tasks is not None:
         line["tasks"] = list(tasks)
-    if action == "quiet":
+    if KINDS[action].needs == "detector":  # a quiet's fields
         line.update(detector=detector, signature=signature, calls=calls)
         if lift:
             line["lift"] = True

@@ -8,6 +8,7 @@ agent's recorded process still exists is asked of the system (`supervisor.store.
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from supervisor.protocol.decisions import is_hold
 from supervisor.protocol.models import Event
 from supervisor.protocol.policy_audit import switched_off
 from supervisor.store.liveness import Liveness, judge
@@ -115,7 +116,7 @@ class SessionSummary:
     def needs_you(self) -> dict[str, dict[str, Any]]:
         """The pending escalations that wait for an answer: all but an operator's own pause
         (kind `pause`), which is the operator's choice, shown as `paused`, not as a request."""
-        return {eid: esc for eid, esc in self.pending.items() if esc.get("kind") != "pause"}
+        return {eid: esc for eid, esc in self.pending.items() if not is_hold(esc)}
 
     @property
     def ended(self) -> bool:
@@ -152,7 +153,7 @@ class SessionSummary:
             return "dead"
         if self.pending:
             first = next(iter(self.pending.values()))
-            return "paused" if first.get("kind") == "pause" else "waiting"
+            return "paused" if is_hold(first) else "waiting"
         if (judge_liveness and self.last_activity_ts is not None
                 and now - self.last_activity_ts > IDLE_AFTER_S):
             return "idle"
@@ -190,7 +191,7 @@ def _level(s: SessionSummary, e: Any) -> None:
 
 
 def _escalation(s: SessionSummary, e: Any) -> None:
-    if getattr(e, "kind", None) != "pause":  # an operator's pause is no degradation
+    if not is_hold({"kind": getattr(e, "kind", None)}):  # an operator's pause: no degradation
         s.level = e.level
     s.pending[e.escalation_id] = e.model_dump(mode="json")
 
