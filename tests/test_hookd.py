@@ -3,6 +3,7 @@ replaced after a crash, single under racing starts, gone when idle, and never in
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -217,7 +218,14 @@ def test_clients_racing_at_a_cold_start_end_with_one_server(tmp_path: Path, ws: 
 def test_an_idle_server_exits_and_cleans_up(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     _call(_read(ws, 0), root, SUPERVISOR_HOOKD_IDLE_S="1")
-    pid = _wait_server(root)
+    # from its log: a loaded machine may start it and see it idle for 1 s before a look
+    log = root / "run" / "hookd.log"
+    end = time.monotonic() + 30
+    while not (served := re.search(r"serving on .* \(pid (\d+),", log.read_text()
+                                   if log.exists() else "")):
+        assert time.monotonic() < end, "no server started"
+        time.sleep(0.05)
+    pid = int(served.group(1))
     end = time.monotonic() + 20
     while (server_pids(root) or list((root / "run").glob("*.sock"))) and time.monotonic() < end:
         time.sleep(0.1)

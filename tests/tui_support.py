@@ -84,8 +84,25 @@ def make_app(root: Path, **kwargs: Any) -> SupervisorApp:
     kwargs.setdefault("theme", "supervisor-dark")
     kwargs.setdefault("theme_folders", [REPO / "themes"])
     kwargs.setdefault("alert_window", 0.0)  # announce arrivals at the next redraw
-    return SupervisorApp(root, live=False, clock=lambda: FROZEN_NOW, clock_format=utc_clock,
-                         table_tick=0.0, **kwargs)
+    app = SupervisorApp(root, live=False, clock=lambda: FROZEN_NOW, clock_format=utc_clock,
+                        table_tick=0.0, **kwargs)
+    said: list[str] = []
+    notify = app.notify
+
+    def recording(message: Any, *args: Any, **options: Any) -> None:
+        said.append(str(message))
+        notify(message, *args, **options)
+
+    app.notify = recording  # type: ignore[method-assign]
+    app._test_told = said  # type: ignore[attr-defined]
+    return app
+
+
+def told(app: SupervisorApp) -> list[str]:
+    """Every notification the app made, in order. `app._notifications` holds only the toasts
+    still shown: each goes after its timeout in wall time, which a loaded machine can spend
+    between two steps of a test."""
+    return app._test_told  # type: ignore[attr-defined,no-any-return]
 
 
 async def load(pilot: Any, *, initial: bool = False) -> None:
