@@ -208,12 +208,16 @@ def test_sessions_on_a_mistyped_root_says_it_does_not_exist(tmp_path: Path) -> N
 
 # -- supervisor pause | resume | guide | abort on a real agent (item 6) --------------------------
 
+PACE = "2.0"
+"""Seconds between the demo agent's calls: its `limit` scenario stops at its 12th call, and the
+commands below must find it running; a loaded machine takes seconds to start each of them."""
+
 
 @pytest.mark.slow
 def test_cli_commands_drive_a_running_demo_agent(root: Path, tmp_path: Path) -> None:
     agent = subprocess.Popen(
         [sys.executable, "-m", "supervisor.demo.agent", "--root", str(root), "--session",
-         "demo", "--scenario", "limit", "--workdir", str(tmp_path / "w"), "--pace", "0.3",
+         "demo", "--scenario", "limit", "--workdir", str(tmp_path / "w"), "--pace", PACE,
          "--deadline", "0.5"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
     )
@@ -285,7 +289,7 @@ def test_cli_commands_drive_an_agent_on_another_host_through_a_redis_store(
     root, url = tmp_path / "h1", redis_server.url()
     agent = subprocess.Popen(
         [sys.executable, "-m", "supervisor.demo.agent", "--root", str(root), "--session",
-         "demo", "--scenario", "limit", "--workdir", str(tmp_path / "w"), "--pace", "0.3",
+         "demo", "--scenario", "limit", "--workdir", str(tmp_path / "w"), "--pace", PACE,
          "--deadline", "0.5"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=cli_env())
     relay = relay_process(root, url, "h1", log=tmp_path / "relay.log")
