@@ -10,6 +10,7 @@ import pytest
 from tui_support import (
     FROZEN_NOW,
     call,
+    control_lines,
     escalation,
     load,
     make_app,
@@ -228,6 +229,42 @@ async def test_the_queue_highlight_stays_on_its_escalation_when_one_arrives_abov
         await press(pilot, "enter")
         await pilot.pause()
         assert isinstance(app.screen, EscalationScreen) and app.screen.session_id == "newer"
+
+
+async def test_marked_escalations_are_answered_together_each_with_its_own_decision(
+        root: Path) -> None:
+    from supervisor.tui.screens.batch import BatchScreen
+
+    for sid, age in (("m1", 500), ("m2", 400), ("left", 300)):
+        write_events(root, sid, [start(), escalation(eid=f"esc-{sid}")], t0=FROZEN_NOW - age)
+    app = make_app(root)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "A")  # nothing marked yet: says how to mark
+        assert not isinstance(app.screen, BatchScreen)
+        await press(pilot, "tab", "space", "down", "space")
+        queue = app.screen.query_one(EscalationQueue)
+        assert len(queue.marked) == 2 and "● " in screen_text(app)
+        await press(pilot, "A")
+        assert isinstance(app.screen, BatchScreen)
+        text = screen_text(app)
+        assert "Answer 2 escalations at once" in text and "esc-m1" in text and "esc-m2" in text
+        assert app.screen.answers == ["approve", "guidance", "skip", "abort"]  # no rollback
+        await press(pilot, "r")  # a rollback is per session: not a key here
+        assert isinstance(app.screen, BatchScreen)
+        await press(pilot, "a")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Approve 2 escalations m1, m2?" in screen_text(app)
+        await press(pilot, "y")
+        await pilot.pause()
+        for sid in ("m1", "m2"):
+            assert [(d["action"], d["escalation_id"]) for d in control_lines(root, sid)] == [
+                ("approve", f"esc-{sid}")]
+        assert control_lines(root, "left") == []
+        said = [str(n.message) for n in app._notifications]
+        assert any(m.startswith("approve sent to m1") for m in said)
+        assert any(m.startswith("approve sent to m2") for m in said)
+        assert not queue.marked
 
 
 async def test_after_answering_the_prompt_offers_the_next_pending(root: Path) -> None:

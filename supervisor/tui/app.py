@@ -51,6 +51,7 @@ from supervisor.tui.messages import (
 )
 from supervisor.tui.model import DashboardModel, SessionState
 from supervisor.tui.panels import PANELS
+from supervisor.tui.screens.batch import BatchScreen
 from supervisor.tui.screens.diff import DiffScreen
 from supervisor.tui.screens.escalation import EscalationScreen
 from supervisor.tui.screens.event import EventScreen
@@ -66,6 +67,7 @@ from supervisor.tui.screens.session import SessionScreen
 from supervisor.tui.screens.sessions import TABLE_TICK_S, SessionsScreen
 from supervisor.tui.themes import DEFAULT_THEME, default_folders, load_themes
 from supervisor.tui.view import DashboardView, LiveScreen
+from supervisor.tui.widgets.escalation_queue import EscalationQueue
 from supervisor.tui.widgets.history_view import HistoryView, format_clock
 from supervisor.tui.widgets.session_table import SessionTable
 
@@ -615,13 +617,13 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every key of every screen, from the bindings themselves (the help can't go stale)."""
     screens: list[tuple[str, type]] = [
         ("Everywhere", SupervisorApp), ("Sessions", SessionsScreen),
-        ("Sessions table", SessionTable),
+        ("Sessions table", SessionTable), ("Needs-you queue", EscalationQueue),
         ("Session", SessionScreen), ("History (session)", HistoryView),
         *((f"{panel.TITLE} tab", panel) for panel in PANELS),
         ("Event in full", EventScreen), ("Diff since a checkpoint", DiffScreen),
         ("Escalation prompt", EscalationScreen), ("Guidance box", GuidanceScreen),
         ("Checkpoint picker", CheckpointPicker), ("Confirmation", ConfirmScreen),
-        ("New run", NewRunScreen),
+        ("New run", NewRunScreen), ("Answer the marked escalations", BatchScreen),
     ]
     sections = [(title, _keys(cls)) for title, cls in screens]
     sections = [(title, keys) for title, keys in sections if keys]

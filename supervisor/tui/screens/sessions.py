@@ -13,22 +13,32 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, OptionList, Static
 
+from supervisor.protocol.decisions import KINDS
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
-from supervisor.tui.messages import CommandRequested, OpenEscalation, OpenSession, RunRequested
+from supervisor.tui.messages import (
+    CommandRequested,
+    DecisionRequested,
+    OpenEscalation,
+    OpenSession,
+    RunRequested,
+)
 from supervisor.tui.palette import style
 from supervisor.tui.queue_summary import escalation_summary
+from supervisor.tui.screens.batch import BatchScreen
+from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
 from supervisor.tui.session_order import Sort, order
 from supervisor.tui.view import DashboardView, LiveScreen
-from supervisor.tui.widgets.escalation_queue import EscalationQueue, split_key
+from supervisor.tui.widgets.escalation_queue import EscalationQueue, entry_key, split_key
 from supervisor.tui.widgets.session_table import Column, SessionTable
 
 TABLE_TICK_S = 1.0
@@ -70,13 +80,14 @@ class SessionsScreen(LiveScreen, Screen[None]):
         Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("h", "toggle_ended", "Hide ended", show=False),
         *command_bindings(),
+        Binding("A", "answer_marked", "Answer marked", show=False),
         Binding("n", "run('new')", "New run", show=True),
         Binding("K", "run('stop')", "Stop run", show=False),
         Binding("M", "run('merge')", "Merge worktree", show=False),
         Binding("D", "run('discard')", "Discard worktree", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
-    DELIBERATE_KEYS = COMMAND_KEYS | RUN_KEYS | VIEW_KEYS
+    DELIBERATE_KEYS = COMMAND_KEYS | RUN_KEYS | VIEW_KEYS | {"A"}
     """Operator commands, starting and finishing runs, and what changes the rows' order or set
     under the operator's eyes: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
@@ -345,6 +356,40 @@ class SessionsScreen(LiveScreen, Screen[None]):
             self.notify("no session selected", severity="warning")
             return
         self.post_message(CommandRequested(sid, action))
+
+    @work(exclusive=True, group="answer-marked")
+    async def action_answer_marked(self) -> None:
+        """`A`: one answer for every escalation marked in the queue (`space`), confirmed as a
+        single one is, then written once per escalation, each followed to its result."""
+        queue = self.query_one(EscalationQueue)
+        pending = {entry_key(sid, esc.get("escalation_id")): (sid, esc)
+                   for sid, esc in self.view.model.queue(self.view.clock())}
+        entries = [pending[key] for key in queue.marked_keys() if key in pending]
+        if not entries:
+            self.notify("nothing marked: space marks the highlighted escalation in the queue",
+                        severity="warning")
+            return
+        action = await self.app.push_screen_wait(BatchScreen(entries))
+        if action is None:
+            return
+        kind = KINDS[action]
+        text = None
+        if kind.needs == "text":
+            text = await self.app.push_screen_wait(
+                GuidanceScreen(f"{len(entries)} escalations"))
+            if text is None:
+                return
+        elif kind.confirm is not None:
+            question = Text(f"{action.capitalize()} {len(entries)} escalations ", style="bold")
+            question.append_text(safe(", ".join(sid for sid, _ in entries), 300, "bold"))
+            question.append(f"? {kind.confirm} This cannot be taken back.")
+            if not await self.app.push_screen_wait(ConfirmScreen(question)):
+                return
+        for sid, esc in entries:  # each its own decision, refused or followed on its own
+            self.post_message(DecisionRequested(sid, action,
+                                                escalation_id=str(esc.get("escalation_id")),
+                                                text=text, follow=True))
+        queue.marked.clear()
 
     def action_run(self, action: str) -> None:
         """`n` starts a run; `K`, `M`, `D` stop, merge, discard the highlighted one."""

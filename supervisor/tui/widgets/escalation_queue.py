@@ -11,9 +11,10 @@ themselves change; otherwise only the prompts whose text changed are replaced.
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
+from textual.binding import Binding, BindingType
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -120,11 +121,46 @@ def stale_line(session_id: str, esc: dict[str, Any], now: float, why: str, w: Wi
 class EscalationQueue(OptionList):
     """Pending escalations: the live ones, then a disabled header, then the stale ones."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "toggle_mark", "Mark", show=True),
+    ]
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._keys: list[str] = []
         self._plain: list[str] = []
         self._last: tuple[Any, ...] | None = None
+        self._stale_from: int | None = None
+        """The index of the stale entries' header (None: no stale entry)."""
+        self.marked: set[str] = set()
+        """Entries marked (`space`) to be answered together (`A` on the sessions screen);
+        a mark goes with its entry (answered, or its agent gone)."""
+
+    def toggle_mark(self) -> str | None:
+        """Mark the highlighted live entry, or unmark it; its key (None: nothing to mark)."""
+        index = self.highlighted
+        if index is None or index >= len(self._keys) or self._keys[index] == STALE_HEADER:
+            return None
+        key = self._keys[index]
+        if self._stale_from is not None and index > self._stale_from:
+            return None  # its agent is gone: an answer cannot reach it
+        self.marked ^= {key}
+        if self._last is not None:
+            self.show(*self._last)
+        return key
+
+    def action_toggle_mark(self) -> None:
+        """`space`: mark the highlighted escalation to answer it with others (`A`)."""
+        if self.toggle_mark() is None:
+            self.notify("only a live escalation can be marked", severity="warning", timeout=3)
+            return
+        count = len(self.marked)
+        self.notify(f"{count} marked: A answers them together" if count else "none marked",
+                    timeout=3)
+
+    def marked_keys(self) -> list[str]:
+        """The marked entries, in the queue's order (oldest first)."""
+        return [key for key in self._keys if key in self.marked]
 
     def on_resize(self) -> None:
         """The reason's column follows the width: draw the entries again."""
@@ -148,7 +184,12 @@ class EscalationQueue(OptionList):
         lines: list[Text] = []
         for sid, esc in live:
             keys.append(entry_key(sid, esc.get("escalation_id")))
-            lines.append(live_line(sid, esc, now, w, summary(sid, esc)))
+            line = live_line(sid, esc, now, w, summary(sid, esc))
+            if keys[-1] in self.marked:  # marked: its line starts with a dot
+                line = Text.assemble(Text("● ", style="bold"), line, no_wrap=True, end="")
+            lines.append(line)
+        self.marked &= set(keys)
+        self._stale_from = len(keys) if stale else None
         if stale:
             keys.append(STALE_HEADER)
             lines.append(Text(f"not running ({len(stale)}): their agents are gone, answers "
