@@ -5,6 +5,7 @@ from tests.agent_cli.drivers.codex import CodexDriver
 from tests.agent_cli.drivers.copilot import CopilotDriver
 from tests.agent_cli.drivers.droid import DroidDriver
 from tests.agent_cli.drivers.gemini import GeminiDriver
+from tests.agent_cli.drivers.opencode import KiloDriver, OpenCodeDriver
 from tests.agent_cli.drivers.qwen import QwenDriver
 from tests.agent_cli.scenarios import Driver
 
@@ -14,6 +15,8 @@ DRIVERS: tuple[Driver, ...] = (
     QwenDriver(),
     DroidDriver(),
     CopilotDriver(),
+    OpenCodeDriver(),
+    KiloDriver(),
 )
 
 
