@@ -181,3 +181,31 @@ def test_the_branch_finder_finds_branches() -> None:
         'x = "guidance" if command == "guide" else command\n'
         'fallback = pending.get("fallback") or "skip"\n') == [
         'if action == "pause":', 'elif kind in ("skip", "split"):']
+
+
+def test_a_kind_key_another_binding_has_fails_where_it_is_bound() -> None:
+    """A command key the plan panel's `E` (edit the plan) or the sessions screen's `K` (stop a
+    run) already has is refused as the screen binds it, naming both actions; the registry's own
+    keys bind cleanly."""
+    from textual.binding import Binding
+
+    from supervisor.tui.decision_keys import command_bindings, distinct
+    from supervisor.tui.panels import PANELS
+    from supervisor.tui.screens.sessions import SessionsScreen
+
+    panels = [panel.BINDINGS for panel in PANELS]
+    runs = [b for b in SessionsScreen.BINDINGS
+            if isinstance(b, Binding) and not b.action.startswith("command(")]
+    assert distinct("the session screen", command_bindings(), *panels)
+    assert distinct("the sessions screen", [*command_bindings(), *runs])
+    for key, clash in (("E", "change('replan')"), ("K", "run('stop')")):
+        kind = type("Clash", (Hush,), {"name": "clash", "command_key": key})()
+        register(kind)
+        try:
+            said = re.escape(f"the key {key!r} is bound to both \"command('clash')\" and "
+                             f"\"{clash}\"")
+            with pytest.raises(ValueError, match=said):
+                distinct("the session screen", command_bindings(), *panels)
+                distinct("the sessions screen", [*command_bindings(), *runs])
+        finally:
+            del KINDS[kind.name]

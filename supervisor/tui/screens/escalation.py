@@ -23,7 +23,7 @@ from textual.widgets import Footer, Static
 from supervisor.engine.task_size import LABELS, TaskSize, task_size
 from supervisor.protocol.decisions import KINDS, escalation_options, is_hold, meant
 from supervisor.store.summary import Answer
-from supervisor.tui.decision_keys import ANSWER_KEYS, answer_bindings
+from supervisor.tui.decision_keys import ANSWER_KEYS, answer_bindings, distinct
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import countdown, evidence_lines, level_text, safe, safe_block
@@ -46,11 +46,11 @@ TALL = 30
 class EscalationScreen(LiveScreen, ModalScreen[None]):
     """Answer one escalation."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
+    BINDINGS: ClassVar[list[BindingType]] = distinct("the escalation prompt", [
         *answer_bindings(),
         Binding("n", "next_pending", "Next pending", show=True),
         Binding("escape", "close", "Close", show=True),
-    ]
+    ])
     DELIBERATE_KEYS = ANSWER_KEYS
     """Keys that start an answer: ignored in a burst (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """

@@ -22,7 +22,7 @@ from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.store.units import count
-from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings
+from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings, distinct
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import CommandRequested, DecisionRequested, OpenEscalation
 from supervisor.tui.model import SessionState
@@ -42,7 +42,7 @@ the side bar, when shown, takes the whole width (`w` goes back to the history)."
 class SessionScreen(LiveScreen, Screen[None]):
     """Everything about one session."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
+    BINDINGS: ClassVar[list[BindingType]] = distinct("the session screen", [
         Binding("escape", "back", "Back", show=True),
         Binding("slash", "search", "Search", show=True),
         Binding("f", "filter", "Filter", show=True),
@@ -54,7 +54,7 @@ class SessionScreen(LiveScreen, Screen[None]):
         *(Binding(p.KEY, f"panel('{p.ID}')", p.TITLE, show=False) for p in PANELS),
         *command_bindings(),
         Binding("end", "follow", "Follow", show=False),
-    ]
+    ], *(panel.BINDINGS for panel in PANELS))
     DELIBERATE_KEYS = COMMAND_KEYS | {"a", "i"}
     """The commands, and the Terminal panel's attach and type-a-line: a burst that opened the
     agent's terminal would type the rest of itself into it."""

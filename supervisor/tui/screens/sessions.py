@@ -23,7 +23,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.protocol.decisions import KINDS
 from supervisor.safetext import clean
 from supervisor.store.render import ago
-from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings
+from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings, distinct
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import (
     CommandRequested,
@@ -71,7 +71,7 @@ CELL_LIMIT = 200
 class SessionsScreen(LiveScreen, Screen[None]):
     """All sessions under the root, live."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
+    BINDINGS: ClassVar[list[BindingType]] = distinct("the sessions screen", [
         Binding("enter", "open", "Open", show=True),
         Binding("slash", "filter", "Filter", show=True),
         Binding("e", "app.next_escalation", "Answer oldest", show=True),
@@ -86,7 +86,7 @@ class SessionsScreen(LiveScreen, Screen[None]):
         Binding("M", "run('merge')", "Merge worktree", show=False),
         Binding("D", "run('discard')", "Discard worktree", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-    ]
+    ])
     DELIBERATE_KEYS = COMMAND_KEYS | RUN_KEYS | VIEW_KEYS | {"A"}
     """Operator commands, starting and finishing runs, and what changes the rows' order or set
     under the operator's eyes: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
