@@ -52,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
     if args.session:
         store.check_session_id(args.session)
     from supervisor.tui.alerts import Alerts
-    from supervisor.tui.app import SupervisorApp  # heavy: only for this command
+    from supervisor.tui.keys import load_app
+
+    try:
+        SupervisorApp = load_app()  # heavy: only for this command; the operator's [keys]
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
     if args.on_escalation is not None and not args.on_escalation.strip():
         raise CliError("--on-escalation needs a command")

@@ -43,9 +43,12 @@ def run(args: argparse.Namespace) -> int:
     procs: list[subprocess.Popen[bytes]] = []
     try:
         procs = start_agents(root, base, args.pace)
-        from supervisor.tui.app import SupervisorApp
+        from supervisor.tui.keys import load_app
 
-        app = SupervisorApp(root, theme=args.theme)
+        try:
+            app = load_app()(root, theme=args.theme)  # the operator's [keys]
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
         app.run()
         for message in app.startup_messages:
             print(f"supervisor: {message}", file=sys.stderr)

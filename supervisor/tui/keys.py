@@ -1,0 +1,101 @@
+"""The operator's keys for decisions, from `$SUPERVISOR_CONFIG/config.toml`:
+
+    [keys]              # action -> its key on the escalation prompt
+    approve = "o"
+    [keys.commands]     # action -> its key as a command on the sessions and session screens
+    pause = "Z"
+
+The keys are the decision kinds' own (`key`, `command_key`), so everything the dashboard derives
+from the registry follows: the bindings, the prompt's and the help's labels, and the burst rule
+(a remapped approve is as deliberate as `a` was). `configure` checks the table before anything
+changes — an unknown action, a key that is not one letter, two kinds on one key (the registry's
+own check, `registry.registered`) — and changes nothing when a line is wrong. It runs before
+the dashboard's screens are imported (their bindings are made from the registry then);
+`clashes` then finds a remapped key that a screen's own keys already use (`n` on the prompt).
+Only the decision keys are configurable (the others are the dashboard's own, listed by `?`).
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from supervisor.protocol.decisions import KINDS, escalation_options, session_commands
+from supervisor.protocol.decisions.registry import registered
+
+if TYPE_CHECKING:
+    from supervisor.tui.app import SupervisorApp
+
+
+def configure(path: Path) -> list[str]:
+    """Apply the `[keys]` of the config file at `path` to the registry; the problems found
+    (nothing is applied when there is one). A missing file or table changes nothing."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return [f"{path}: {exc}"]
+    table = data.get("keys", {})
+    if not isinstance(table, dict):
+        return [f"{path}: [keys] must be a table (action = \"key\")"]
+    commands = table.get("commands", {})
+    answers = {k: v for k, v in table.items() if k != "commands"}
+    if not isinstance(commands, dict):
+        return [f"{path}: [keys.commands] must be a table (action = \"key\")"]
+    problems = (_unknown(path, "[keys]", answers, escalation_options())
+                + _unknown(path, "[keys.commands]", commands, session_commands()))
+    if problems:
+        return problems
+    changed = {name: copy.copy(kind) for name, kind in KINDS.items()}
+    for what, wanted in (("key", answers), ("command_key", commands)):
+        for name, key in wanted.items():
+            setattr(changed[name], what, key)
+    try:
+        registered(tuple(changed.values()))  # a malformed key, two kinds on one key
+    except ValueError as exc:
+        return [f"{path}: [keys]: {exc}"]
+    for name, kind in changed.items():
+        KINDS[name].key, KINDS[name].command_key = kind.key, kind.command_key  # type: ignore[misc]
+    return []
+
+
+def load_app() -> type[SupervisorApp]:
+    """The dashboard's app class, its screens made with the operator's keys: `configure` with
+    the config file, then the import, then `clashes`. `ValueError` with every problem (one a
+    line) when a key is wrong: the dashboard does not start with keys the operator did not
+    mean."""
+    from supervisor.userconfig import config_file
+
+    problems = configure(config_file())
+    if problems:
+        raise ValueError("\n".join(problems))
+    from supervisor.tui.app import SupervisorApp, help_sections  # heavy: after the keys
+
+    problems = clashes(help_sections())
+    if problems:
+        raise ValueError("\n".join(problems))
+    return SupervisorApp
+
+
+def _unknown(path: Path, table: str, wanted: dict[str, Any], known: tuple[str, ...]
+             ) -> list[str]:
+    return [f"{path}: {table} has no action {name!r} (one of {', '.join(known)})"
+            for name in wanted if name not in known]
+
+
+def clashes(sections: list[tuple[str, list[tuple[str, str]]]]) -> list[str]:
+    """Keys bound twice on one screen (`sections`: each screen's (key, description) pairs as
+    the help lists them, the app's own first): what a remapped decision key collides with."""
+    problems = []
+    everywhere = sections[0][1] if sections else []
+    for title, own in sections[1:]:
+        keys = own + everywhere  # the app's keys work on every screen
+        counts = Counter(key for key, _ in keys)
+        for key, count in counts.items():
+            if count > 1:
+                what = " and ".join(repr(d) for k, d in keys if k == key)
+                problems.append(f"[keys]: {key!r} is bound twice on the {title} screen "
+                                f"({what}): choose another key")
+    return problems
