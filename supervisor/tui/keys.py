@@ -10,8 +10,8 @@ from the registry follows: the bindings, the prompt's and the help's labels, and
 (a remapped approve is as deliberate as `a` was). `configure` checks the table before anything
 changes — an unknown action, a key that is not one letter, two kinds on one key (the registry's
 own check, `registry.registered`) — and changes nothing when a line is wrong. It runs before
-the dashboard's screens are imported (their bindings are made from the registry then);
-`clashes` then finds a remapped key that a screen's own keys already use (`n` on the prompt).
+the dashboard's screens are imported (their bindings are made from the registry then, and each
+screen refuses a key its own bindings already use: `decision_keys.distinct`, `n` on the prompt).
 Only the decision keys are configurable (the others are the dashboard's own, listed by `?`).
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,19 +62,19 @@ def configure(path: Path) -> list[str]:
 
 def load_app() -> type[SupervisorApp]:
     """The dashboard's app class, its screens made with the operator's keys: `configure` with
-    the config file, then the import, then `clashes`. `ValueError` with every problem (one a
-    line) when a key is wrong: the dashboard does not start with keys the operator did not
-    mean."""
+    the config file, then the import, whose screens check their keys as they bind them
+    (`decision_keys.distinct`). `ValueError` with every problem (one a line) when a key is
+    wrong: the dashboard does not start with keys the operator did not mean."""
     from supervisor.userconfig import config_file
 
-    problems = configure(config_file())
+    path = config_file()
+    problems = configure(path)
     if problems:
         raise ValueError("\n".join(problems))
-    from supervisor.tui.app import SupervisorApp, help_sections  # heavy: after the keys
-
-    problems = clashes(help_sections())
-    if problems:
-        raise ValueError("\n".join(problems))
+    try:
+        from supervisor.tui.app import SupervisorApp  # heavy: after the keys
+    except ValueError as exc:  # a screen's own key (`decision_keys.distinct`, as it binds)
+        raise ValueError(f"{path}: [keys]: {exc}: choose another key") from None
     return SupervisorApp
 
 
@@ -83,19 +82,3 @@ def _unknown(path: Path, table: str, wanted: dict[str, Any], known: tuple[str, .
              ) -> list[str]:
     return [f"{path}: {table} has no action {name!r} (one of {', '.join(known)})"
             for name in wanted if name not in known]
-
-
-def clashes(sections: list[tuple[str, list[tuple[str, str]]]]) -> list[str]:
-    """Keys bound twice on one screen (`sections`: each screen's (key, description) pairs as
-    the help lists them, the app's own first): what a remapped decision key collides with."""
-    problems = []
-    everywhere = sections[0][1] if sections else []
-    for title, own in sections[1:]:
-        keys = own + everywhere  # the app's keys work on every screen
-        counts = Counter(key for key, _ in keys)
-        for key, count in counts.items():
-            if count > 1:
-                what = " and ".join(repr(d) for k, d in keys if k == key)
-                problems.append(f"[keys]: {key!r} is bound twice on the {title} screen "
-                                f"({what}): choose another key")
-    return problems
