@@ -35,8 +35,18 @@ Events = list[dict[str, Any]]
 Pairs = list[tuple[dict[str, Any], Any]]
 
 DENY, ESCALATION, HEALTHY, PLANS, USAGE = "deny", "escalation", "healthy", "plans", "usage"
+FAILED_EDIT = "failed_edit"
 """The scenarios' names, as drivers declare them in `Driver.scenarios`."""
 STEPS = ("Create the directory missing-dir.", "List missing-dir.", "Say what it holds.")
+PARSER = """\
+def parse(text):
+    rows = []
+    for line in text.splitlines():
+        rows.append(line.split(","))
+    return rows
+"""
+WRONG = "for line in data.readlines():\n    rows.append(line.strip().split(';'))"
+"""Lines the model means to replace in `PARSER`, too far from its lines 3-4 for any fuzzy match."""
 
 
 class Driver:
@@ -98,6 +108,19 @@ class Driver:
 
     def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
         """After the healthy scenario's shared assertions."""
+
+    # -- a failed edit, for the drivers that declare it ----------------------------------------
+    edit_failure: ClassVar[str] = ""
+    """What the CLI's edit tool says when the text to replace is not in the file."""
+
+    def failed_edit(self, path: str) -> list[Turn]:
+        """The turns that replace `WRONG` in the file at `path` (read first if the CLI edits
+        only files it read)."""
+        raise NotImplementedError
+
+    def check_failed_edit(self, agent: Agent, path: str, told: list[str],
+                          events: Events) -> None:
+        """After the failed-edit scenario's shared assertions."""
 
     # -- plans and usage, for the drivers that declare them ------------------------------------
     plans_repeats: ClassVar[int] = 4
@@ -199,6 +222,31 @@ def a_healthy_session_is_never_denied_nor_told_anything(driver: Driver, agent: A
         assert events[-1]["type"] == "session_end"
     assert_seq_ordered(events)
     driver.check_healthy(agent, pairs, events)
+
+
+def a_failed_edit_reaches_the_model_with_the_region(driver: Driver, agent: Agent) -> None:
+    """An edit whose text is not in the file fails, and the model reads where the closest text
+    really is (lines 3-4) with the failure."""
+    is_installed(agent, driver)
+    agent.sandbox.write("parser.py", PARSER)
+    agent.sandbox.commit("add parser")
+    path = str(agent.sandbox.work / "parser.py")
+    agent.server.script = Script(
+        main=[*driver.failed_edit(path), say("I will copy the lines as shown.")]
+    )
+
+    run: Any = agent.run("tidy parser.py")
+
+    assert run.returncode == 0, run.describe()
+    told = driver.told(agent)
+    server: Any = agent.server
+    assert server.received(driver.edit_failure), told  # the tool's own failure
+    assert server.received("The text you searched for is not in")
+    assert server.received("The closest text is at lines 3-4")
+    _, events = only_session(agent.sandbox)
+    (hint,) = of_type(events, "hint")
+    assert hint["kind"] == "failed_edit"
+    driver.check_failed_edit(agent, path, told, events)
 
 
 def a_split_answer_feeds_the_sub_tasks_one_by_one_at_stop(driver: Driver, agent: Agent) -> None:

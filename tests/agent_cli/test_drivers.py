@@ -7,8 +7,8 @@ from tests.agent_cli.drivers import DRIVERS, having
 from tests.agent_cli.e2e import FAILING
 from tests.agent_cli.script import ToolCall
 
-KNOWN = {scenarios.DENY, scenarios.ESCALATION, scenarios.HEALTHY, scenarios.PLANS,
-         scenarios.USAGE}
+KNOWN = {scenarios.DENY, scenarios.ESCALATION, scenarios.HEALTHY, scenarios.FAILED_EDIT,
+         scenarios.PLANS, scenarios.USAGE}
 
 
 def test_each_driver_has_its_own_name_and_a_fixture_the_suite_defines() -> None:

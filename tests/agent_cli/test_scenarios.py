@@ -46,6 +46,13 @@ def test_a_healthy_session_is_never_denied_nor_told_anything(
     scenarios.a_healthy_session_is_never_denied_nor_told_anything(driver, cli_agent)
 
 
+@over(scenarios.FAILED_EDIT)
+def test_a_failed_edit_reaches_the_model_with_the_region(
+    driver: Driver, cli_agent: Agent,
+) -> None:
+    scenarios.a_failed_edit_reaches_the_model_with_the_region(driver, cli_agent)
+
+
 @over(scenarios.PLANS)
 def test_a_split_answer_feeds_the_sub_tasks_one_by_one_at_stop(
     driver: Driver, cli_agent: Agent,

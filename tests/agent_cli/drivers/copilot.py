@@ -3,7 +3,16 @@ no event and no call, so these scenarios prove the target tells the events apart
 with their results."""
 
 from tests.agent_cli.e2e import CHECK, SOURCE
-from tests.agent_cli.scenarios import Agent, Driver
+from tests.agent_cli.scenarios import (
+    DENY,
+    ESCALATION,
+    FAILED_EDIT,
+    HEALTHY,
+    WRONG,
+    Agent,
+    Driver,
+    Events,
+)
 from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
 
 DENIED = f"Denied by preToolUse hook: {SOURCE}"
@@ -14,7 +23,9 @@ class CopilotDriver(Driver):
     fixture = "copilot"
     agent = "copilot"
     shell_tool = "bash"
+    scenarios = frozenset({DENY, ESCALATION, HEALTHY, FAILED_EDIT})
     exit_2 = "completed with exit code 2"
+    edit_failure = "No match found"
 
     def shell(self, command: str) -> ToolCall:
         return ToolCall("bash", {"command": command, "description": "run it"})
@@ -40,3 +51,13 @@ class CopilotDriver(Driver):
             turn(self.shell(CHECK)),
             say("Fixed add."),
         ], [[("view", True)], [("bash", False)], [("edit", True)], [("bash", True)]]
+
+    def failed_edit(self, path: str) -> list[Turn]:
+        return [turn(ToolCall("edit", {"path": path, "old_str": WRONG, "new_str": "pass"}))]
+
+    def check_failed_edit(self, agent: Agent, path: str, told: list[str],
+                          events: Events) -> None:
+        # the context Copilot adds after a failed call may be a message of its own
+        said = "\n".join(str(m.get("content")) for m in agent.server.history())
+        assert f"The text you searched for is not in {path}. The closest text is at lines 3-4" \
+            in said, said[-3000:]

@@ -2,7 +2,17 @@
 work dir's plugin folder; its refusal is the call's result, word for word."""
 
 from tests.agent_cli.e2e import CHECK, SOURCE, of_type
-from tests.agent_cli.scenarios import Agent, Driver, Events, Pairs
+from tests.agent_cli.scenarios import (
+    DENY,
+    ESCALATION,
+    FAILED_EDIT,
+    HEALTHY,
+    WRONG,
+    Agent,
+    Driver,
+    Events,
+    Pairs,
+)
 from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
 
 
@@ -11,7 +21,9 @@ class OpenCodeDriver(Driver):
     fixture = "opencode"
     agent = "opencode"
     shell_tool = "bash"
+    scenarios = frozenset({DENY, ESCALATION, HEALTHY, FAILED_EDIT})
     exit_2 = "cannot access 'missing-dir'"
+    edit_failure = "Could not find oldString in the file"
     ends_session = False
 
     def shell(self, command: str) -> ToolCall:
@@ -52,6 +64,24 @@ class OpenCodeDriver(Driver):
         assert messages[0]["role"] == "user" and "fix foo.py" in messages[0]["text"]
         said = [m["text"] for m in messages if m["role"] == "assistant"]
         assert said == ["Reading.", "Fixed add."], said
+
+    def failed_edit(self, path: str) -> list[Turn]:
+        # the tool throws, so OpenCode runs no `tool.execute.after`: the plugin reports the
+        # failed call before the next model request and appends our answer to the error
+        return [turn(ToolCall("edit", {"filePath": path, "oldString": WRONG,
+                                       "newString": "pass"}))]
+
+    def check_failed_edit(self, agent: Agent, path: str, told: list[str],
+                          events: Events) -> None:
+        (result,) = told
+        assert self.edit_failure in result, result
+        assert "Agent Supervisor: The text you searched for is not in" in result, result
+        assert "The closest text is at lines 3-4" in result, result
+        assert "  3 │     for line in text.splitlines():" in result, result
+        (recorded,) = of_type(events, "tool_result")
+        assert recorded["ok"] is False and recorded["error"].startswith("Could not find oldString")
+        (hint,) = of_type(events, "hint")
+        assert hint["message"] in result
 
 
 class KiloDriver(OpenCodeDriver):

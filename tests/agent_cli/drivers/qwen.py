@@ -4,7 +4,18 @@ reads a refusal word for word as the tool's error."""
 import json
 
 from tests.agent_cli.e2e import CHECK, SOURCE, of_type
-from tests.agent_cli.scenarios import DENY, ESCALATION, HEALTHY, USAGE, Agent, Driver, Events, Pairs
+from tests.agent_cli.scenarios import (
+    DENY,
+    ESCALATION,
+    FAILED_EDIT,
+    HEALTHY,
+    USAGE,
+    WRONG,
+    Agent,
+    Driver,
+    Events,
+    Pairs,
+)
 from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
 
 
@@ -12,9 +23,10 @@ class QwenDriver(Driver):
     name = "qwen"
     fixture = "qwen"
     agent = "qwen-code"
-    scenarios = frozenset({DENY, ESCALATION, HEALTHY, USAGE})
+    scenarios = frozenset({DENY, ESCALATION, HEALTHY, FAILED_EDIT, USAGE})
     shell_tool = "run_shell_command"
     exit_2 = "Exit Code: 2"
+    edit_failure = "0 occurrences found for old_string"
     ends_session = False  # SessionEnd does not fire in a headless run
     # Qwen Code writes an answer's usage to its chat file at times only after the call's hooks
     # ran: the counts are exact, but a budget may hold one call late (docs/qwen-code.md).
@@ -55,3 +67,18 @@ class QwenDriver(Driver):
 
     def check_usage(self, agent: Agent, events: Events) -> None:
         assert {u["model"] for u in of_type(events, "usage")} == {"fake-model"}
+
+    def failed_edit(self, path: str) -> list[Turn]:
+        return [
+            turn(ToolCall("read_file", {"file_path": path})),  # Qwen edits only files it read
+            turn(ToolCall("edit", {"file_path": path, "old_string": WRONG, "new_string": "pass"})),
+        ]
+
+    def check_failed_edit(self, agent: Agent, path: str, told: list[str],
+                          events: Events) -> None:
+        assert len(told) == 2, told
+        assert self.edit_failure in told[1]
+        # the hint (additionalContext) follows the tool's error in the same tool result
+        assert f"The text you searched for is not in {path}. The closest text is at lines 3-4" \
+            in told[1], told[1]
+        assert "  3 │     for line in text.splitlines():" in told[1]
