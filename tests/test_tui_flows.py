@@ -459,6 +459,10 @@ async def test_help_lists_every_key(root: Path) -> None:
         await press(pilot, "question_mark")
         await pilot.pause()
         text = screen_text(app)
+        for _ in range(3):  # the help scrolls: every key is in it, not all on one page
+            await pilot.press("pagedown")
+            await pilot.pause()
+            text += screen_text(app)
         for needle in ("Approve", "Guidance", "Rollback", "Skip task", "Abort", "Pause",
                        "Reset", "Filter", "Search", "Problems", "command palette",
                        "Open the session"):
