@@ -455,7 +455,7 @@ async def test_queue_is_oldest_first_and_e_opens_the_oldest(root: Path) -> None:
 
 async def test_help_lists_every_key(root: Path) -> None:
     app = make_app(root)
-    async with app.run_test(size=(120, 60)) as pilot:
+    async with app.run_test(size=(120, 80)) as pilot:  # all of it at once (it scrolls)
         await press(pilot, "question_mark")
         await pilot.pause()
         text = screen_text(app)
