@@ -1,6 +1,7 @@
 """One driver per agent CLI for the shared scenarios (`tests/agent_cli/scenarios.py`): the next
 CLI is one module here and one line below."""
 
+from tests.agent_cli.drivers.cline import ClineDriver
 from tests.agent_cli.drivers.codex import CodexDriver
 from tests.agent_cli.drivers.copilot import CopilotDriver
 from tests.agent_cli.drivers.droid import DroidDriver
@@ -17,6 +18,7 @@ DRIVERS: tuple[Driver, ...] = (
     CopilotDriver(),
     OpenCodeDriver(),
     KiloDriver(),
+    ClineDriver(),
 )
 
 

@@ -1,0 +1,73 @@
+"""Cline CLI (`cline_runner`): the plugin installed into `WORK/.cline/plugins/`, the session run
+in the CLI's own process. The plugin's `skip` reason is the call's result: `{"error": reason}`."""
+
+import json
+
+from tests.agent_cli.e2e import CHECK, SOURCE, of_type
+from tests.agent_cli.scenarios import (
+    DENY,
+    ESCALATION,
+    FAILED_EDIT,
+    HEALTHY,
+    WRONG,
+    Agent,
+    Driver,
+    Events,
+    Pairs,
+)
+from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
+
+
+class ClineDriver(Driver):
+    name = "cline"
+    fixture = "cline"
+    agent = "cline"
+    shell_tool = "run_commands"
+    scenarios = frozenset({DENY, ESCALATION, HEALTHY, FAILED_EDIT})
+    exit_2 = "cannot access 'missing-dir'"
+    edit_failure = "No replacement performed: text not found"
+    exit_2_recorded = "Command exited with code 2"
+    healthy_failure = "Command exited with code 1"
+    ends_session = False
+
+    def shell(self, command: str) -> ToolCall:
+        return ToolCall("run_commands", {"commands": [command]})
+
+    def reason(self, text: str) -> str | None:
+        try:
+            error = json.loads(text).get("error")
+        except (ValueError, AttributeError):
+            error = text
+        return error if isinstance(error, str) and SOURCE in error else None
+
+    def check_denied(self, agent: Agent, told: list[str], events: Events) -> None:
+        assert all(self.exit_2 in t for t in told[:3]), told
+        assert json.loads(told[3])["error"].startswith(f"{SOURCE}:"), told[3]
+        refused = [v for v in of_type(events, "verdict") if v["action"] != "allow"]
+        assert [v["action"] for v in refused] == ["block"]
+
+    def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
+        foo = str(agent.sandbox.work / "foo.py")
+        return [
+            turn(Text("Checking."), self.shell(CHECK)),
+            turn(ToolCall("editor", {"path": foo, "old_text": "return a - b",
+                                     "new_text": "return a + b"})),
+            turn(self.shell(CHECK)),
+            say("Fixed add."),
+        ], [[("run_commands", False)], [("editor", True)], [("run_commands", True)]]
+
+    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+        messages = of_type(events, "message")
+        assert messages[0] == {**messages[0], "role": "user", "text": "fix foo.py"}
+        said = [m["text"] for m in messages if m["role"] == "assistant"]
+        assert said == ["Checking.", "Fixed add."], said
+
+    def failed_edit(self, path: str) -> list[Turn]:
+        return [turn(ToolCall("editor", {"path": path, "old_text": WRONG, "new_text": "pass"}))]
+
+    def check_failed_edit(self, agent: Agent, path: str, told: list[str],
+                          events: Events) -> None:
+        (result,) = told
+        assert self.edit_failure in result, result
+        # the supervisor's answer reaches the model as hook context after the result
+        assert agent.server.received("Agent Supervisor: The text you searched for is not in")
