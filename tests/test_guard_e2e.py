@@ -158,7 +158,7 @@ def test_two_operators_at_once_exactly_one_applied(loop_agent) -> None:
     root, _, proc = loop_agent
     cmds = [
         [sys.executable, "-m", "supervisor", "answer", "s1", "--root", str(root), "--wait",
-         "10", *extra]
+         "60", *extra]  # (it returns once the agent has read it: the wait is a bound only)
         for extra in (["--guidance", "do it right", "--operator", "ana"],
                       ["--skip", "--operator", "bo"])
     ]
