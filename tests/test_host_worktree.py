@@ -86,6 +86,16 @@ def test_discard_throws_the_work_away_and_a_named_branch_is_used(runs: Runs,
     assert git(repo, "status", "--porcelain") == "" and runs.host_files() == []
 
 
+def test_stop_closes_a_tmux_session_left_without_its_record(runs: Runs, repo: Path) -> None:
+    runs.ok("run", "--name", "w9", "--cmd", "true", cwd=repo)
+    finished(runs, "w9")
+    (runs.root / "host" / "w9.json").unlink()  # as merge|discard left it before they closed it
+    assert runs.ok("stop", "w9").strip() == (
+        "closed the tmux session left by w9 (its run was already finished)")
+    assert not runs.server.has_session("w9")
+    assert "not a session started by `supervisor run`" in runs.refused("stop", "w9")
+
+
 def test_merge_refuses_a_running_agent_and_a_conflict_changes_nothing(runs: Runs,
                                                                       repo: Path) -> None:
     runs.ok("run", "--name", "w3", "--worktree", "--cmd", "echo theirs > README.md; sleep 60",

@@ -75,8 +75,17 @@ def attach(root: Path, session: str) -> int:
 
 
 def stop(root: Path, session: str, operator: str) -> str:
-    """End the agent and its tmux session; the worktree stays. Returns what was done."""
-    record = records.load(root, session)
+    """End the agent and its tmux session; the worktree stays. Returns what was done. A tmux
+    session left without its record (a run finished by an older `worktree merge|discard`) is
+    closed too."""
+    record = records.find(root, session)
+    if record is None:
+        leftover = tmux.Server(tmux.socket_name(root))
+        name = tmux.session_name(session)
+        if leftover.has_session(name):
+            leftover.kill_session(name)
+            return f"closed the tmux session left by {session} (its run was already finished)"
+        record = records.load(root, session)  # says why there is nothing to stop
     server = server_of(record)
     was_alive = record.alive()
     if was_alive:
