@@ -64,22 +64,19 @@ class Terminal:
                 time.sleep(0.2)
         raise AssertionError(f"{key} did not lead to {what}; screen:\n{self.screen()}")
 
-    def settle(self, window: float = 3.0, busy: float = 0.25, timeout: float = 300) -> None:
-        """Wait until the program in the pane has worked off the keys sent to it: its processes
-        used less than `busy` CPU seconds over `window` seconds. A loaded machine can leave a
-        dashboard minutes behind a burst of keys; what it shows, and what it has written, is
-        only final once it is idle again (an idle dashboard uses a few percent of a core)."""
-        pane = int(self._tmux("display", "-p", "-t", "t", "#{pane_pid}"))
-        end = time.monotonic() + timeout
-        used = _cpu_seconds(pane)
-        while True:
-            time.sleep(window)
-            now = _cpu_seconds(pane)
-            if now - used < busy:
-                return
-            if time.monotonic() > end:
-                raise AssertionError(f"still busy after {timeout:g} s; screen:\n{self.screen()}")
-            used = now
+    def settle(self, timeout: float = 300) -> None:
+        """Wait until the program in the pane has handled every key sent so far. Keys are
+        handled in order, so once the command palette opened by one more key (`ctrl+p`, a key
+        that decides nothing and opens over any screen) shows, the keys before it were handled;
+        `escape` then closes it. A loaded machine can leave the dashboard minutes behind a
+        burst of keys; what it shows, and what it has written, is only final once it caught up."""
+        self._tmux("send-keys", "-t", "t", "C-p")
+        self.wait_for(lambda s: "Search for commands" in s, "the keys before ctrl+p handled",
+                      timeout=timeout)
+        time.sleep(0.45)
+        self._tmux("send-keys", "-t", "t", "Escape")
+        self.wait_for(lambda s: "Search for commands" not in s, "the palette closed",
+                      timeout=timeout)
 
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "t", "-l", text)
@@ -110,27 +107,6 @@ class Terminal:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True)
-
-
-def _cpu_seconds(root_pid: int) -> float:
-    """CPU seconds (user + system) used so far by `root_pid` and every process below it."""
-    parents: dict[int, int] = {}
-    times: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        parents[int(entry)] = int(fields[1])
-        times[int(entry)] = int(fields[11]) + int(fields[12])
-    tree, grown = {root_pid}, True
-    while grown:
-        below = {pid for pid, parent in parents.items() if parent in tree} - tree
-        tree |= below
-        grown = bool(below)
-    return sum(times.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
 
 
 def _quote(value: str) -> str:
