@@ -3,7 +3,10 @@ answers it reads, the plugin itself run by node (its bounded wait, its fail-open
 with each answer), and `supervisor install/uninstall opencode|kilo`."""
 
 import json
+import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -15,7 +18,11 @@ from supervisor.guard.core import Verdict
 from supervisor.hooks.kilo import TARGET as KILO
 from supervisor.hooks.opencode import TARGET as OPENCODE
 from supervisor.hooks.plugin_file import MARKER, PluginFile
+from supervisor.hooks.settings_file import hook_argv
+from supervisor.operator.send import send_decision
 from tests.conftest import cli_env, run_cli
+from tests.hook_helpers import events
+from tests.hookd_helpers import server_pids
 
 SID = "ses_de9e6f82affeV1idqBZoFekeDX"
 
@@ -149,25 +156,45 @@ console.log(JSON.stringify({ outcome, ms: Date.now() - started }));
 """
 
 
-def _plugin(tmp_path: Path, hook: list[str], hold_s: int = 1) -> Path:
-    """The real plugin template rendered with `hook` as the hook client."""
+def _plugin(tmp_path: Path, hook: list[str], hold_s: int = 1, root: Path | None = None) -> Path:
+    """The real plugin template rendered with `hook` as the hook client; without `root` it
+    never asks a resident server (every step runs `hook`)."""
     spec: PluginFile = OPENCODE.settings  # type: ignore[assignment]
-    text = spec.render(hold_s, None)
+    text = spec.render(hold_s, root)
     start = text.index("const HOOK = ")
     text = text[:start] + f"const HOOK = {json.dumps(hook)};" + text[text.index("\n", start):]
+    if root is None:
+        start = text.index("const SERVER = ")
+        text = text[:start] + "const SERVER = null;" + text[text.index("\n", start):]
     path = tmp_path / "plugin.mjs"
     path.write_text(text)
     return path
 
 
-def _drive(tmp_path: Path, plugin: Path, step: str) -> dict:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
+def _runtime(name: str) -> tuple[list[str], dict[str, str]]:
+    """(the command running a script, its environment) of a JavaScript runtime the plugins
+    run in: node (Cline), or Bun, as OpenCode's own binary runs it (`BUN_BE_BUN=1`: OpenCode
+    and Kilo load their plugins in Bun)."""
+    if name == "node":
+        node = shutil.which("node")
+        if node is None:
+            pytest.skip("node is not installed")
+        return [node], {}
+    from tests.agent_cli.clis import OPENCODE as OPENCODE_CLI
+    from tests.agent_cli.clis import installed
+
+    binary = installed(OPENCODE_CLI)
+    if binary is None:
+        pytest.skip("the pinned OpenCode binary (its Bun) is not installed")
+    return [str(binary)], {"BUN_BE_BUN": "1"}
+
+
+def _drive(tmp_path: Path, plugin: Path, step: str, runtime: str = "node", **env: str) -> dict:
+    command, extra = _runtime(runtime)
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER)
-    done = subprocess.run([node, str(driver), str(plugin), step], capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run([*command, str(driver), str(plugin), step], capture_output=True,
+                          text=True, timeout=60, env=cli_env(**extra, **env))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -214,6 +241,49 @@ def test_the_plugin_bounds_its_wait_for_a_hook_that_hangs(tmp_path: Path) -> Non
     assert result["outcome"] == "ran"
     assert 2500 <= result["ms"] < 10_000
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runtime", ["node", "bun"])
+def test_the_plugin_asks_the_resident_server_itself_and_falls_back_to_the_client(
+        tmp_path: Path, runtime: str) -> None:
+    """No process per step once the server runs; a killed server: the client again, which
+    starts a new one, so the step is still supervised."""
+    root = tmp_path / "store"
+    spawned = tmp_path / "spawned"
+    client = tmp_path / "client.sh"  # the real Python client, counting its runs
+    client.write_text(f'#!/bin/sh\necho run >> "{spawned}"\n'
+                      f'exec {shlex.join(hook_argv("opencode", root))} "$@"\n')
+    client.chmod(0o755)
+    plugin = _plugin(tmp_path, [str(client)], hold_s=30, root=root)
+    runs = lambda: len(spawned.read_text().splitlines()) if spawned.exists() else 0  # noqa: E731
+    assert _drive(tmp_path, plugin, "before", runtime)["outcome"] == "ran"
+    assert runs() == 1  # no server yet: the client ran and started one
+    first = _wait_server(root)
+    assert _drive(tmp_path, plugin, "after", runtime)["outcome"] == "out"
+    assert runs() == 1  # relayed by the plugin itself
+    send_decision(root, "ses_1", "abort", operator="ana")
+    refused = _drive(tmp_path, plugin, "before", runtime)["outcome"]
+    assert refused.startswith("threw: Agent Supervisor") and runs() == 1
+    os.kill(first, signal.SIGKILL)
+    time.sleep(0.2)
+    ended = "threw: Agent Supervisor: the session has ended (aborted)"
+    assert _drive(tmp_path, plugin, "before", runtime)["outcome"] == ended  # still supervised
+    assert runs() == 2
+    _wait_server(root, other_than=first)
+    assert _drive(tmp_path, plugin, "before", runtime)["outcome"] == ended and runs() == 2
+    types = [e["type"] for e in events(root, "ses_1")]
+    assert types.count("tool_call") == 1 and "tool_result" in types
+
+
+def _wait_server(root: Path, other_than: int | None = None) -> int:
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        pids = [p for p in server_pids(root) if p != other_than]
+        if pids and list((root / "run").glob("hook-*.sock")):
+            return pids[0]
+        time.sleep(0.05)
+    raise AssertionError("no server")
 
 
 # -- install / uninstall -----------------------------------------------------------------------

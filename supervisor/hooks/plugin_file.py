@@ -2,8 +2,9 @@
 (OpenCode, Kilo, Cline: docs/opencode.md, docs/cline.md).
 
 Such an agent loads every JavaScript file of its plugin folder. The supervisor's plugin is one
-file there, wholly ours, made at install from `plugin_client.js` (running the hook client for a
-step: bounded, failing open, one step of a session at a time) and the agent's own part shipped in
+file there, wholly ours, made at install from `plugin_client.js` (sending a step to the resident
+hook server over its socket, or running the hook client when it cannot: bounded, failing open,
+one step of a session at a time) and the agent's own part shipped in
 its target's package; the hook client's command line and the timeouts are written into it. It
 is recognised by its first line (`MARKER`), so installing again refreshes it, `uninstall`
 removes exactly it, and a file of the same name that is not ours is never overwritten nor
@@ -41,18 +42,27 @@ class PluginFile:
     """The plugin file in a project's plugin folder."""
     template: Path
     """The agent's part of the plugin (it follows `CLIENT`, whose `ask(payload, seconds)` and
-    `inOrder(session, run)` it uses); `__HOOK__`, `__HOLD_S__`, `__OTHER_S__` and `__TARGET__`
-    are filled in."""
+    `inOrder(session, run)` it uses); `__HOOK__` (the Python hook client), `__SERVER__` (what
+    finds the resident server: target, version, interpreter, root), `__HOLD_S__`, `__OTHER_S__`
+    and `__TARGET__` are filled in."""
     notes: tuple[str, ...] = field(default=())
     http_events: frozenset[str] = frozenset()
-    """No HTTP transport: the plugin always runs the hook client."""
+    """No HTTP transport: the plugin talks to the resident server over its socket."""
 
     def render(self, hold_timeout_s: int, root: Path | None) -> str:
         """The plugin file's text for these timeouts and store root."""
         text = CLIENT.read_text(encoding="utf-8") + "\n" + self.template.read_text(
             encoding="utf-8")
+        from supervisor import __version__
+        from supervisor.hooks.installed import interpreter
+
+        hook = hook_argv(self.target, root)
+        server = {"target": self.target, "version": __version__,
+                  "python": interpreter(hook[0]) or hook[0],  # the server key names the client's
+                  "root": str(root) if root is not None else None}
         values = {
-            "__HOOK__": json.dumps(hook_argv(self.target, root)),
+            "__HOOK__": json.dumps(hook),
+            "__SERVER__": json.dumps(server),
             "__HOLD_S__": str(int(hold_timeout_s)),
             "__OTHER_S__": str(OTHER_TIMEOUT_S),
             "__TARGET__": self.target,

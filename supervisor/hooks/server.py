@@ -12,10 +12,11 @@ from the event log what the saved state missed).
 
 Protocol, one call per connection: the client sends one JSON header line (`target`, `cwd`,
 `version`, `root`, `timeout`: the seconds left of the agent's hook timeout) and the raw payload,
-then half-closes; the server answers one JSON object `{"stdout": str, "status": int}` (or
-`{"error": "version"}` when the versions differ). A header with `"reply": "raw"` (the native
-client, `fastclient.c`, and the plugins, which parse no JSON on their side) gets the same answer
-as bytes instead: `<status>\n<stdout>`, or `version\n`.
+then half-closes (or gives the payload's `length` in the header); the server answers one JSON
+object `{"stdout": str, "status": int}` (or `{"error": "version"}` when the versions differ).
+A header with `"reply": "raw"` (the native client, `fastclient.c`, and the plugins, which parse
+no JSON on their side) gets the same answer as bytes instead: `<status>\n<stdout>`, or
+`version\n`.
 
 Start-up holds an exclusive `flock` on `<socket>.lock` for the server's whole life, so of two
 racing starts one serves and the other exits; only the holder removes a stale socket file. The
@@ -51,6 +52,8 @@ READ_LIMIT_BYTES = 16 * 1024 * 1024
 """At most this much of a call is kept (the payload limit is 8 MiB; a larger payload is
 recorded from its first bytes, `step.rescue`); the rest is read and dropped, so one call
 cannot fill the server's memory. The client cuts stdin at the same bound."""
+HEADER_LIMIT_BYTES = 64 * 1024
+"""A first line longer than this is no header: the connection is dropped."""
 LOG_LIMIT_BYTES = 4 * 1024 * 1024
 """`hookd.log` is rotated (to `hookd.log.1`, one generation) when it grows past this."""
 POLL_S = 0.5
@@ -226,9 +229,7 @@ class HookServer:
         try:
             with conn:
                 conn.settimeout(READ_TIMEOUT_S)
-                request = _read_all(conn)
-                head, _, data = request.partition(b"\n")
-                header = json.loads(head)
+                header, data = _read_call(conn)
                 reply = self._answer(header, data, started)
                 conn.settimeout(READ_TIMEOUT_S)
                 conn.sendall(_encode(reply, raw=header.get("reply") == "raw"))
@@ -260,14 +261,36 @@ def _encode(reply: dict[str, object], raw: bool) -> bytes:
     return f"{reply['status']}\n{reply['stdout']}".encode("utf-8", "surrogateescape")
 
 
-def _read_all(conn: socket.socket) -> bytes:
-    """The call's bytes up to `READ_LIMIT_BYTES` (plus the header line); the rest is drained."""
+def _read_call(conn: socket.socket) -> tuple[dict[str, Any], bytes]:
+    """The header and the payload's first `READ_LIMIT_BYTES` (the rest is drained). The payload
+    ends where the client half-closes, or after the header's `length` bytes: a plugin in an
+    agent's JavaScript runtime (Bun) cannot half-close a socket and still read the answer."""
     buffer = io.BytesIO()
+    head = b""
+    length: int | None = None
     while chunk := conn.recv(65536):
-        room = READ_LIMIT_BYTES + 65536 - buffer.tell()
+        if not head:
+            buffer.write(chunk)
+            raw = buffer.getvalue()
+            if b"\n" not in raw:
+                if len(raw) > HEADER_LIMIT_BYTES:
+                    raise ValueError("no header line")
+                continue
+            head, _, chunk = raw.partition(b"\n")
+            buffer = io.BytesIO()
+            header = json.loads(head)
+            given = header.get("length")
+            length = given if isinstance(given, int) and given >= 0 else None
+        room = READ_LIMIT_BYTES - buffer.tell()
         if room > 0:
             buffer.write(chunk[:room])
-    return buffer.getvalue()
+        if length is not None:
+            length -= len(chunk)
+            if length <= 0:
+                break
+    if not head:
+        raise ValueError("no header line")
+    return header, buffer.getvalue()
 
 
 def _write_private(path: Path, text: str) -> None:

@@ -11,7 +11,9 @@ from tests.agent_cli.e2e import (
     FAILING,
     SOURCE,
     only_session,
+    results_by_call,
 )
+from tests.agent_cli.plugin_runs import count_client_runs
 from tests.agent_cli.script import Script, ToolCall, say, turn
 
 
@@ -39,3 +41,21 @@ def test_the_plugin_refuses_a_call_in_clines_hub_daemon(cline: Cline) -> None:
     assert len(results) == 4 and json.loads(results[3])["error"].startswith(f"{SOURCE}:")
     _session, events = only_session(cline.sandbox)
     assert events[0]["cwd"] == str(cline.sandbox.work)
+
+
+def test_the_plugin_asks_the_resident_server_itself(cline: Cline) -> None:
+    """No process per step: the plugin sends the steps to the resident server over its socket
+    (in node), and runs the hook client only until the server it started is up; every call and
+    its result are recorded."""
+    cline.install_hooks()
+    client_runs = count_client_runs(cline.plugin_path, cline.sandbox.base)
+    cline.server.script = Script(
+        main=[turn(shell(f"echo {i} > f{i}.txt")) for i in range(4)] + [say("Done.")])
+
+    run = cline.run("write four files")
+
+    assert run.returncode == 0, run.describe()
+    assert 1 <= client_runs() <= 3, client_runs()  # 4 calls and their results: 8 steps
+    _session, events = only_session(cline.sandbox)
+    pairs = results_by_call(events)
+    assert len(pairs) == 4 and all(r is not None and r["ok"] for _, r in pairs), pairs

@@ -6,7 +6,9 @@ plugin folder. The scenarios every CLI shares run in `test_scenarios.py` (`drive
 for both); here, what only the plugin does, in both CLIs.
 """
 
+from tests.agent_cli.e2e import only_session, results_by_call
 from tests.agent_cli.opencode_runner import OpenCode
+from tests.agent_cli.plugin_runs import count_client_runs
 from tests.agent_cli.script import Script, ToolCall, say, turn
 
 
@@ -32,3 +34,22 @@ def test_a_plugin_that_cannot_reach_the_supervisor_lets_the_agent_work(
     assert run.returncode == 0, run.describe()
     assert (agent.sandbox.work / "x.txt").read_text() == "hello\n"
     assert not agent.sandbox.sessions()
+
+
+def test_the_plugin_asks_the_resident_server_itself(opencode_like: OpenCode) -> None:
+    """No process per step: the plugin sends the steps to the resident server over its socket
+    (in Bun, for both CLIs), and runs the hook client only until the server it started is up;
+    every call and its result are recorded."""
+    agent = opencode_like
+    agent.install_hooks()
+    client_runs = count_client_runs(agent.plugin_path, agent.sandbox.base)
+    agent.server.script = Script(
+        main=[turn(shell(f"echo {i} > f{i}.txt")) for i in range(4)] + [say("Done.")])
+
+    run = agent.run("write four files")
+
+    assert run.returncode == 0, run.describe()
+    assert 1 <= client_runs() <= 3, client_runs()  # 4 calls and their results: 8 steps
+    _session, events = only_session(agent.sandbox)
+    pairs = results_by_call(events)
+    assert len(pairs) == 4 and all(r is not None and r["ok"] for _, r in pairs), pairs
