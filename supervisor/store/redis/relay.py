@@ -650,31 +650,29 @@ class Relay:
 
     async def _memory_loop(self, stop: asyncio.Event) -> None:
         """The projects' failure memory, shared with the fleet (`memory_sync`)."""
-        import redis
-
-        while not stop.is_set():
-            try:
-                await asyncio.to_thread(self.memory.round)
-            except redis.RedisError as exc:
-                self._problem(str(store_error(self.store.target, exc)))
-            except OSError as exc:  # the local disk: try again at the next round
-                self._problem(f"the failure memory was not exchanged: {exc}")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), MEMORY_EVERY_S)
+        await self._every(stop, MEMORY_EVERY_S, self.memory.round,
+                          "the failure memory was not exchanged")
 
     async def _budget_loop(self, stop: asyncio.Event) -> None:
         """This host's shares of the fleet's daily budgets (`budget_sync`)."""
+        await self._every(stop, BUDGET_EVERY_S, self.budgets.round,
+                          "the fleet's budgets were not shared")
+
+    async def _every(self, stop: asyncio.Event, period: float, work: Callable[[], object],
+                     failed: str) -> None:
+        """Run `work` in a thread every `period` seconds until `stop`; a store or local-disk
+        error is a problem to show, and the next round tries again."""
         import redis
 
         while not stop.is_set():
             try:
-                await asyncio.to_thread(self.budgets.round)
+                await asyncio.to_thread(work)
             except redis.RedisError as exc:
                 self._problem(str(store_error(self.store.target, exc)))
             except OSError as exc:  # the local disk: try again at the next round
-                self._problem(f"the fleet's budgets were not shared: {exc}")
+                self._problem(f"{failed}: {exc}")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), BUDGET_EVERY_S)
+                await asyncio.wait_for(stop.wait(), period)
 
     # -- bookkeeping -------------------------------------------------------------------------
 
