@@ -13,17 +13,23 @@ person's keys, one at a time, still decide.
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
+import tty
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
+from textual import events
+from textual.message import Message
 from tui_support import call, checkpoint, control_lines, escalation, start, write_events
 
 from supervisor.store.liveness import THIS_HOST
-from supervisor.tui.key_arrival import Arrival, QuietLedger
+from supervisor.tui.key_arrival import Arrival, ArrivalDriver, QuietLedger
 from tests.test_tui_e2e import Terminal, env, terminals  # noqa: F401 - fixtures
 
 PARAGRAPH = ("Please answer yes: e approve it, a y, then skip s y, guidance g text, rollback r, "
@@ -61,6 +67,61 @@ def test_a_read_without_keys_proves_the_quiet_up_to_it() -> None:
     assert ledger.read(0.1, 0.1, keys=1).in_burst(0.3)  # no quiet proven yet at start-up
     ledger.read(0.6, 0.6, keys=0)
     assert ledger.read(0.7, 0.7, keys=1) == Arrival(1, pytest.approx(0.5))
+
+
+class _RecordingDriver(ArrivalDriver):
+    """The dashboard's driver, its input thread on a pseudo-terminal, recording what it posts."""
+
+    def __init__(self, fileno: int) -> None:
+        super().__init__(None, debug=False, mouse=False, size=(80, 24))  # type: ignore[arg-type]
+        self.fileno = fileno
+        self.keys: list[tuple[str, Arrival]] = []
+
+    def _post(self, messages: list[Message], arrival: Arrival) -> None:
+        self.keys += [(m.key, arrival) for m in messages if isinstance(m, events.Key)]
+
+
+@pytest.mark.anyio
+async def test_a_key_after_the_app_held_the_thread_back_counts_the_quiet_it_looked_at() -> None:
+    """The app builds a screen holding the interpreter for longer than the input thread's wait:
+    that wait ends unseen. Once the thread runs again it looks at the terminal at once, so a
+    key pressed after that look is credited with the whole quiet, not only the quiet up to the
+    end of the stalled wait (a person's `r` read 0.43 s after `e` was once a 'burst')."""
+    signals = {sig: signal.getsignal(sig) for sig in (signal.SIGTSTP, signal.SIGCONT)}
+    master, slave = os.openpty()
+    tty.setraw(slave)  # keys one by one, as the dashboard sets its terminal
+    driver = _RecordingDriver(slave)
+    thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+    interval = sys.getswitchinterval()
+    try:
+        with mock.patch("supervisor.tui.key_arrival.WAIT_S", 1.0):
+            thread.start()
+            time.sleep(0.2)
+            os.write(master, b"e")
+            while not driver.keys:
+                time.sleep(0.01)
+            pressed = time.monotonic()
+            sys.setswitchinterval(30.0)  # hold the interpreter, as a long screen build does
+            held_until = pressed + 1.5
+            while time.monotonic() < held_until:
+                pass
+            sys.setswitchinterval(interval)
+            time.sleep(0.5)  # the thread runs again: its stalled wait ends, it looks, waits anew
+            os.write(master, b"r")
+            while len(driver.keys) < 2:
+                time.sleep(0.01)
+    finally:
+        sys.setswitchinterval(interval)
+        driver.exit_event.set()
+        thread.join(5)
+        os.close(master)
+        os.close(slave)
+        for sig, handler in signals.items():
+            signal.signal(sig, handler)
+    (first, _), (second, arrival) = driver.keys
+    assert (first, second) == ("e", "r")
+    # without the look, only the stalled wait's 1 s was proven
+    assert arrival.keys_in_read == 1 and arrival.quiet_before > 1.4, arrival
 
 
 # -- the real dashboard, loaded --------------------------------------------------------------------

@@ -8,6 +8,11 @@ from supervisor.store.writer import event_writer
 from supervisor.tui.app import SupervisorApp
 
 REPO = Path(__file__).resolve().parent.parent
+PERSON_READS_S = 1.0
+"""How long a test in a real terminal waits before a key that decides (a person reads the
+screen first). The dashboard ignores a decision key without a proven quiet of 0.3 s before it
+(`supervisor.tui.deliberate`); a loaded machine can delay the input thread that proves it, so a
+test pressing sooner than a person would is told it came too soon, as a person would be."""
 FROZEN_NOW = 1767229200.0  # 2026-01-01 01:00:00 UTC
 HOSTILE = ("[bold red]pwned[/] [link=https://evil.example]click[/link] \x1b[31mred\x1b[0m "
            "\x1b]52;c;aGVsbG8=\x07 \x1b]8;;https://evil.example\x1b\\x\x1b]8;;\x1b\\ "

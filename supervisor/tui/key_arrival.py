@@ -10,7 +10,9 @@ What a loaded machine cannot fake is what the input thread observed:
 - every key parsed from one read arrived together: a read that yields more than one key is a
   burst, however long its parsing took;
 - a quiet is only what was seen to be quiet. A wait on the terminal that timed out after
-  `WAIT_S` proves that nothing arrived during it, and a read proves that whatever was not in it
+  `WAIT_S` proves that nothing arrived during it, a look that found nothing proves that nothing
+  had arrived when it began (the thread looks once more whenever it gets control back after a
+  wait: the app may have held it for a while), and a read proves that whatever was not in it
   arrived after the read began. The quiet before a read is the time from the previous read
   that had keys (all of its keys had arrived when that read returned) to the last such proof.
   A delayed thread only makes that bound smaller, never larger.
@@ -122,6 +124,12 @@ class ArrivalDriver(LinuxDriver):
                     read()
                 else:
                     ledger.waited(started, WAIT_S)
+                    # the thread may get control back long after the wait ended (the app held
+                    # the GIL, building a screen): look again at once, so that the quiet proven
+                    # reaches the moment it looked, not only the end of the wait
+                    looked = time.monotonic()
+                    if not selector.select(0):
+                        ledger.waited(looked, 0.0)
                 self._post(list(parser.tick()), NOT_ALONE)
             selector.unregister(self.fileno)
             self._post(list(parser.tick()), NOT_ALONE)

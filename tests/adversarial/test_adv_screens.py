@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from tui_support import REPO, load, make_app, press
+from tui_support import PERSON_READS_S, REPO, load, make_app, press
 
 from supervisor.guard.core import Guard
 from supervisor.guard.settings import GuardSettings
@@ -201,6 +201,7 @@ def test_the_dashboard_in_a_real_terminal_shows_no_hostile_byte(hostile: Path, t
         screens[f"panel {key}"] = capture()
     keys("e")
     screens["escalation"] = wait_for("esc-1  session")  # "Escalation" or "Paused" (kind pause)
+    time.sleep(PERSON_READS_S)  # `r` decides: a person reads the screen before pressing it
     keys("r")
     screens["picker"] = wait_for("Roll back")
     keys("Escape", "Escape", "Escape", "question")
