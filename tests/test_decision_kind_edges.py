@@ -135,6 +135,34 @@ def test_the_guard_offers_and_carries_out_a_new_kind(shelve: DecisionKind, root:
     assert (applied["action"], applied["outcome"]) == ("shelve", "call shelved")
 
 
+class Hold(Shelve):
+    """A holding kind in place of `pause`: what an agent's own pause must escalate as."""
+
+    name = "hold"
+    title = "Hold"
+    answers = False
+    key = None
+    holds = True
+
+
+def test_the_agents_own_pause_holds_it_as_the_registrys_holding_kind(root: Path,
+                                                                     tmp_path: Path) -> None:
+    """`Guard.pause` (the SDK's, the agent's own request) escalates as the registry's holding
+    kind, as the operator's command does, not as a name of its own."""
+    before = dict(KINDS)
+    del KINDS["pause"]
+    register(Hold())
+    try:
+        with _running(root, tmp_path) as s:
+            s.guard.pause("the agent asks for a look")
+        [esc] = of_type(events(root, "s1"), "escalation")
+    finally:
+        KINDS.clear()
+        KINDS.update(before)
+    assert (esc["kind"], esc["reason"]) == ("hold", "the agent asks for a look")
+    assert esc["deadline_ts"] is None  # a hold: no loop behind it, no deadline by default
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_the_escalation_prompt_offers_and_sends_a_new_kind(shelve: DecisionKind,

@@ -57,6 +57,7 @@ from supervisor.guard.spend import UNITS, WARN_AT
 from supervisor.guard.state import GuardState
 from supervisor.guard.verdict import Verdict, _merge, pause_verdict
 from supervisor.protocol.bounded import escape_text, writable
+from supervisor.protocol.decisions import holding
 
 __all__ = ["ROLLBACK_ATTEMPTS", "Guard", "Verdict"]
 
@@ -365,10 +366,11 @@ class Guard:
             waiter.close()
 
     def pause(self, reason: str = "paused by the agent's own request") -> None:
-        """Escalate now (kind `pause`), as the `pause` operator command does."""
+        """Hold the agent now, in an escalation of the registry's holding kind (`pause`), as
+        the operator's `pause` command does."""
         with self.journal.step():
             if self.pending is None and not self.ended:
-                self.journal.escalate("pause", reason, [], None, None, 3)
+                self.desk.hold(holding().name, reason, None)
 
     # -- engine and policy ---------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from supervisor.protocol.decisions.registry import (
     KINDS,
     actions,
     escalation_options,
+    holding,
     is_hold,
     meant,
     register,
@@ -38,6 +39,6 @@ from supervisor.protocol.decisions.validate import common_problem, decision_prob
 
 __all__ = [
     "KINDS", "Context", "DecisionKind", "Desk", "Ignored", "Result", "SessionView", "Skipped",
-    "actions", "common_problem", "decision_problem", "escalation_options", "is_hold", "meant",
-    "not_an_option", "plan_problem", "read_decision", "register", "session_commands",
+    "actions", "common_problem", "decision_problem", "escalation_options", "holding", "is_hold",
+    "meant", "not_an_option", "plan_problem", "read_decision", "register", "session_commands",
 ]

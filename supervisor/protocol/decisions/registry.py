@@ -95,6 +95,12 @@ def is_hold(escalation: Mapping[str, Any]) -> bool:
     return kind is not None and kind.holds
 
 
+def holding() -> DecisionKind:
+    """The kind an agent's own request to pause holds it as (`Guard.pause`, as the operator's
+    command does): the registry's first kind that `holds` (`pause`)."""
+    return next(kind for kind in KINDS.values() if kind.holds)
+
+
 def meant(action: str, escalation: Mapping[str, Any]) -> DecisionKind:
     """The kind an operator means by answering `escalation` with `action`: on an operator's
     hold, the command written as that action (`approve` there is `resume`); else the action's
