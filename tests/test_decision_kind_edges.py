@@ -17,7 +17,9 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    press,
     screen_text,
+    until,
     write_events,
 )
 from tui_support import start as start_event
@@ -181,10 +183,46 @@ async def test_the_escalation_prompt_offers_and_sends_a_new_kind(shelve: Decisio
         assert isinstance(screen, EscalationScreen)
         assert re.search(r" k +shelve \(at once\)", screen_text(app))
         assert "Decide: shelve" in [c.title for c in screen.commands()]
-        screen.action_decide("shelve")  # what its key does
-        await pilot.pause()
-        await pilot.pause()
+        await press(pilot, "k")
+        await until(pilot, lambda: control_lines(root, "s2"))
         assert [line["action"] for line in control_lines(root, "s2")] == ["shelve"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_kind_registered_after_the_screens_were_built_has_its_keys(root: Path) -> None:
+    """The dashboard's screen classes exist before the kinds are registered (a plugin's, or
+    this test's): the escalation prompt binds the new answer's key and the session screen the
+    new command's key as each screen is built, as deliberate keys, and pressing them sends."""
+    from supervisor.tui.screens.escalation import EscalationScreen
+    from supervisor.tui.screens.session import SessionScreen
+
+    answer, command = Shelve(), type("Hush2", (Hush,), {"command_key": "J"})()
+    register(answer)
+    register(command)
+    try:
+        escalated_session(root, "s1")
+        write_events(root, "s2", [start_event(), escalation(options=["approve", "shelve"])])
+        app = make_app(root)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await load(pilot, initial=True)
+            app.open_escalation("s2", "esc-1")
+            await pilot.pause()
+            assert isinstance(app.screen, EscalationScreen)
+            assert "k" in app.screen.DELIBERATE_KEYS
+            await press(pilot, "k")
+            await until(pilot, lambda: control_lines(root, "s2"))
+            assert [line["action"] for line in control_lines(root, "s2")] == ["shelve"]
+            await press(pilot, "escape")
+            app.open_session("s1")
+            await pilot.pause()
+            assert isinstance(app.screen, SessionScreen)
+            assert "J" in app.screen.DELIBERATE_KEYS
+            await press(pilot, "J")
+            await until(pilot, lambda: control_lines(root, "s1"))
+            assert [line["action"] for line in control_lines(root, "s1")] == ["hush"]
+    finally:
+        del KINDS[answer.name], KINDS[command.name]
 
 
 def _kind_name_branches(text: str) -> list[str]:

@@ -226,10 +226,12 @@ def dashboard_key_clashes(command_keys: frozenset[str], answer_keys: frozenset[s
 
 
 def test_no_decision_key_shadows_a_dashboard_key() -> None:
-    from supervisor.tui.decision_keys import ANSWER_KEYS, COMMAND_KEYS
+    from supervisor.tui.decision_keys import answer_bindings, command_bindings
 
-    assert dashboard_key_clashes(COMMAND_KEYS, ANSWER_KEYS) == []
+    commands = frozenset(b.key for b in command_bindings())
+    answers = frozenset(b.key for b in answer_bindings())
+    assert dashboard_key_clashes(commands, answers) == []
     # a new kind's command key `E` would take the plan panel's "Edit plan"
-    found = dashboard_key_clashes(COMMAND_KEYS | {"E"}, ANSWER_KEYS | {"n"})
+    found = dashboard_key_clashes(commands | {"E"}, answers | {"n"})
     assert len(found) == 2 and "'E'" in found[0] and "replan" in found[0]
     assert "next_pending" in found[1]

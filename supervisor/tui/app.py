@@ -37,6 +37,7 @@ from supervisor.store.open import as_store
 from supervisor.tui import palette, runs, terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
+from supervisor.tui.decision_keys import RegistryKeys
 from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import safe
@@ -634,8 +635,11 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 def _keys(cls: type) -> list[tuple[str, str]]:
-    """The (key, description) of a class's bindings, its bases' of ours included."""
+    """The (key, description) of a class's bindings, its bases' of ours included; a screen's
+    decision keys (`RegistryKeys`) first, from the registry as it is now."""
     keys: list[tuple[str, str]] = []
+    if issubclass(cls, RegistryKeys):
+        keys.extend((_key_name(b.key), b.description) for b in cls.decision_bindings())
     for klass in reversed(cls.__mro__):
         if not klass.__module__.startswith("supervisor."):
             continue

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from supervisor.protocol.decisions import KINDS, escalation_options
-from supervisor.tui.decision_keys import ANSWER_KEYS
+from supervisor.tui.decision_keys import RegistryKeys
 from supervisor.tui.format import safe
 from supervisor.tui.screens.modals import _MODAL_CSS
 
@@ -41,16 +41,19 @@ def _answer_label(name: str) -> str:
     return f"{kind.key} {kind.title.lower()}{step}"
 
 
-class BatchScreen(ModalScreen[str | None]):
-    """Choose one answer for the marked escalations; dismissed with it, or None."""
+class BatchScreen(RegistryKeys, ModalScreen[str | None]):
+    """Choose one answer for the marked escalations; dismissed with it, or None. The answers'
+    keys, as on the escalation prompt, are bound as it is built (`RegistryKeys`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        *(Binding(str(KINDS[name].key), f"choose('{name}')", KINDS[name].title, show=True)
-          for name in escalation_options() if KINDS[name].needs in BATCH_NEEDS),
         Binding("escape", "cancel", "Cancel", show=True),
     ]
-    DELIBERATE_KEYS = ANSWER_KEYS
-    """As on the escalation prompt: never from a burst of keys."""
+    KEYS_WHERE = "the batch answer"
+
+    @classmethod
+    def decision_bindings(cls) -> list[Binding]:
+        return [Binding(str(KINDS[name].key), f"choose('{name}')", KINDS[name].title, show=True)
+                for name in escalation_options() if KINDS[name].needs in BATCH_NEEDS]
     DEFAULT_CSS = _MODAL_CSS.format(name="BatchScreen") + """
     BatchScreen VerticalScroll { height: auto; max-height: 12; }
     """

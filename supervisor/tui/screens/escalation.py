@@ -23,7 +23,7 @@ from textual.widgets import Footer, Static
 from supervisor.engine.task_size import LABELS, TaskSize, task_size
 from supervisor.protocol.decisions import KINDS, escalation_options, is_hold, meant
 from supervisor.store.summary import Answer
-from supervisor.tui.decision_keys import ANSWER_KEYS, answer_bindings, distinct
+from supervisor.tui.decision_keys import RegistryKeys, answer_bindings
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import countdown, evidence_lines, level_text, safe, safe_block
@@ -43,16 +43,15 @@ TALL = 30
 """Terminals at least this tall show the task-size signals in full (smaller: their verdict)."""
 
 
-class EscalationScreen(LiveScreen, ModalScreen[None]):
-    """Answer one escalation."""
+class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
+    """Answer one escalation: each answer's key (`RegistryKeys`), bound as it is built."""
 
-    BINDINGS: ClassVar[list[BindingType]] = distinct("the escalation prompt", [
-        *answer_bindings(),
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "next_pending", "Next pending", show=True),
         Binding("escape", "close", "Close", show=True),
-    ])
-    DELIBERATE_KEYS = ANSWER_KEYS
-    """Keys that start an answer: ignored in a burst (`supervisor.tui.deliberate`)."""
+    ]
+    KEYS_WHERE = "the escalation prompt"
+    decision_bindings = staticmethod(answer_bindings)
     DEFAULT_CSS = """
     EscalationScreen { align: center middle; }
     EscalationScreen > Vertical { width: 90%; max-width: 120; height: auto; max-height: 95%;

@@ -22,7 +22,7 @@ from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.store.units import count
-from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings, distinct
+from supervisor.tui.decision_keys import RegistryKeys, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import CommandRequested, DecisionRequested, OpenEscalation
 from supervisor.tui.model import SessionState
@@ -39,10 +39,11 @@ SIDE_BY_SIDE_WIDTH = 70
 the side bar, when shown, takes the whole width (`w` goes back to the history)."""
 
 
-class SessionScreen(LiveScreen, Screen[None]):
-    """Everything about one session."""
+class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
+    """Everything about one session; each command's key (`RegistryKeys`), bound as it is
+    built."""
 
-    BINDINGS: ClassVar[list[BindingType]] = distinct("the session screen", [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", show=True),
         Binding("slash", "search", "Search", show=True),
         Binding("f", "filter", "Filter", show=True),
@@ -52,13 +53,14 @@ class SessionScreen(LiveScreen, Screen[None]):
         Binding("w", "toggle_side", "Side bar", show=True),
         Binding("e", "escalation", "Answer", show=True),
         *(Binding(p.KEY, f"panel('{p.ID}')", p.TITLE, show=False) for p in PANELS),
-        *command_bindings(),
         Binding("end", "follow", "Follow", show=False),
-    ], *(panel.BINDINGS for panel in PANELS))
-    DELIBERATE_KEYS = COMMAND_KEYS | {"a", "i"}
-    """The commands, and the Terminal panel's attach and type-a-line: a burst that opened the
-    agent's terminal would type the rest of itself into it."""
-    """Operator commands: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
+    ]
+    KEYS_WHERE = "the session screen"
+    BESIDE = tuple(panel.BINDINGS for panel in PANELS)
+    decision_bindings = staticmethod(command_bindings)
+    OTHER_DELIBERATE_KEYS = frozenset({"a", "i"})
+    """Besides the commands, the Terminal panel's attach and type-a-line: a burst that opened
+    the agent's terminal would type the rest of itself into it."""
     DEFAULT_CSS = """
     SessionScreen { layout: vertical; }
     #session-head { height: 2; padding: 0 1; background: $panel; }

@@ -23,7 +23,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.protocol.decisions import KINDS
 from supervisor.safetext import clean
 from supervisor.store.render import ago
-from supervisor.tui.decision_keys import COMMAND_KEYS, command_bindings, distinct
+from supervisor.tui.decision_keys import RegistryKeys, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import (
     CommandRequested,
@@ -68,10 +68,11 @@ CELL_LIMIT = 200
 """Characters of agent text a cell holds at most (the column's width cuts it with `…`)."""
 
 
-class SessionsScreen(LiveScreen, Screen[None]):
-    """All sessions under the root, live."""
+class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
+    """All sessions under the root, live; each command's key (`RegistryKeys`), bound as it is
+    built."""
 
-    BINDINGS: ClassVar[list[BindingType]] = distinct("the sessions screen", [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", show=True),
         Binding("slash", "filter", "Filter", show=True),
         Binding("e", "app.next_escalation", "Answer oldest", show=True),
@@ -79,17 +80,18 @@ class SessionsScreen(LiveScreen, Screen[None]):
         Binding("s", "cycle_sort", "Sort", show=True),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("h", "toggle_ended", "Hide ended", show=False),
-        *command_bindings(),
         Binding("A", "answer_marked", "Answer marked", show=False),
         Binding("n", "run('new')", "New run", show=True),
         Binding("K", "run('stop')", "Stop run", show=False),
         Binding("M", "run('merge')", "Merge worktree", show=False),
         Binding("D", "run('discard')", "Discard worktree", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-    ])
-    DELIBERATE_KEYS = COMMAND_KEYS | RUN_KEYS | VIEW_KEYS | {"A"}
-    """Operator commands, starting and finishing runs, and what changes the rows' order or set
-    under the operator's eyes: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
+    ]
+    KEYS_WHERE = "the sessions screen"
+    decision_bindings = staticmethod(command_bindings)
+    OTHER_DELIBERATE_KEYS = RUN_KEYS | VIEW_KEYS | {"A"}
+    """Besides the commands, starting and finishing runs, and what changes the rows' order or
+    set under the operator's eyes: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionsScreen { layout: vertical; }
     #needs-title { height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }
