@@ -60,12 +60,14 @@ def test_a_killed_agent_leaves_the_queue_and_its_answer_is_refused(
                       "the dead one's session screen")
         term.keys("e")
         term.wait_for(lambda s: "session doomed" in s, "the dead one's prompt")
-        term.keys("a")
-        screen = term.wait_for(lambda s: "refused:" in s, "the refusal")
+        screen = term.press_until("a", lambda s: "refused:" in s, "the refusal")
         assert f"the agent is not running (its process {doomed.pid} is gone)" in screen
         assert "waiting for the agent" not in screen
         assert not (root / "sessions" / "doomed" / "control.jsonl").exists()
-        term.keys("Escape", "Escape")
+        term.keys("Escape")
+        term.wait_for(lambda s: "session doomed" not in s and "esc Back" in s,
+                      "back on the dead one's session screen")
+        term.keys("Escape")
         term.wait_for(lambda s: "Needs you: 1" in s, "back on the sessions screen")
         # a person under load: each key once the screen shows what it answers
         term.press_until("e", lambda s: "session alive" in s, "the live one's prompt")
@@ -73,6 +75,7 @@ def test_a_killed_agent_leaves_the_queue_and_its_answer_is_refused(
         term.press_until("y", lambda s: "y: yes" not in s, "the answer sent")
         term.wait_for(lambda s: "applied: approve" in s, "the live one's answer applied", 30)
         term.keys("Escape")
+        term.wait_for(lambda s: "session alive" not in s, "the prompt closed")
         assert "EXITED 0" in term.quit()
     finally:
         for agent in agents.values():
@@ -87,8 +90,10 @@ def test_a_dashboard_on_a_missing_root_says_it_created_it(
     term = Terminal("missing", [sys.executable, "-m", "supervisor", "dashboard", "--root",
                                 str(missing)], env, tmp_path)
     terminals.append(term)
+    # the notice shows from the start, for 15 s; the empty screen's help once the store is read
+    term.wait_for(lambda s: "(created empty)" in s and "did not exist: created it" in s,
+                  "the header and the notice")
     screen = term.wait_for(lambda s: "No sessions yet" in s, "the empty screen's help")
-    assert "(created empty)" in screen and "did not exist: created it" in screen
     for way in ("supervisor demo", "supervisor install claude-code"):
         assert way in screen
     assert missing.is_dir() and os.stat(missing).st_mode & 0o777 == 0o700
