@@ -106,8 +106,8 @@ class Driver:
     def check_denied(self, agent: Agent, told: list[str], events: Events) -> None:
         """After the deny scenario's shared assertions."""
 
-    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
-        """After the healthy scenario's shared assertions."""
+    def check_healthy(self, agent: Agent, run: Any, pairs: Pairs, events: Events) -> None:
+        """After the healthy scenario's shared assertions (`run`: the CLI's own output)."""
 
     # -- a failed edit, for the drivers that declare it ----------------------------------------
     edit_failure: ClassVar[str] = ""
@@ -125,6 +125,9 @@ class Driver:
     # -- plans and usage, for the drivers that declare them ------------------------------------
     plans_repeats: ClassVar[int] = 4
     """Failing calls scripted before the split plan's escalation."""
+
+    def check_plans(self, agent: Agent, run: Any, told: list[str], events: Events) -> None:
+        """After the split-plan scenario's shared assertions."""
 
     def plan_followups(self, agent: Agent) -> list[str]:
         """The user texts the CLI sent the model after the escalation (where sub-tasks 2 and 3
@@ -221,7 +224,7 @@ def a_healthy_session_is_never_denied_nor_told_anything(driver: Driver, agent: A
     if driver.ends_session:
         assert events[-1]["type"] == "session_end"
     assert_seq_ordered(events)
-    driver.check_healthy(agent, pairs, events)
+    driver.check_healthy(agent, run, pairs, events)
 
 
 def a_failed_edit_reaches_the_model_with_the_region(driver: Driver, agent: Agent) -> None:
@@ -282,6 +285,7 @@ def a_split_answer_feeds_the_sub_tasks_one_by_one_at_stop(driver: Driver, agent:
     applied = of_type(events, "decision_applied")
     assert [a["action"] for a in applied] == ["split"]
     assert applied[0]["escalation_id"] == escalation["escalation_id"]
+    driver.check_plans(agent, run, told, events)
 
 
 def usage_is_recorded_and_a_token_budget_holds(driver: Driver, agent: Agent) -> None:

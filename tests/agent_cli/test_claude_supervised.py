@@ -175,41 +175,6 @@ def test_an_unanswered_hold_gets_the_fallback_before_the_hook_timeout(
 
 # -- healthy work is left alone ----------------------------------------------------------------
 
-def test_a_healthy_session_is_never_denied_nor_told_anything(claude: ClaudeCode) -> None:
-    foo = _project(claude)
-    test = claude.sandbox.write("test_foo.py", "from foo import add\n\n"
-                                "def test_add():\n    assert add(2, 3) == 5\n")
-    claude.sandbox.commit("add the test")
-    run_tests = {"command": "python3 -m pytest -q -p no:cacheprovider test_foo.py",
-                 "description": "run the tests"}
-    claude.server.script = Script(main=[
-        turn(Text("Reading the code."), ToolCall("Read", {"file_path": str(foo)}),
-             ToolCall("Read", {"file_path": str(test)})),
-        turn(Text("Running the tests first."), ToolCall("Bash", run_tests)),
-        turn(Text("The bug is the minus."), ToolCall("Edit", {
-            "file_path": str(foo), "old_string": "return a - b", "new_string": "return a + b"})),
-        turn(Text("Again."), ToolCall("Bash", run_tests)),
-        turn(Text("Any other subtraction?"), ToolCall("Grep", {"pattern": "a - b"})),
-        turn(Text("Commit."), ToolCall("Bash", {
-            "command": "git add -A && git commit -q -m 'fix add' && git log --oneline -1",
-            "description": "commit"})),
-        say("Fixed and committed."),
-    ])
-
-    run = claude.run("fix foo.py")
-
-    assert run.returncode == 0 and run.result.get("result") == "Fixed and committed.", (
-        run.describe())
-    events = _events(claude, run)
-    assert {v["action"] for v in events if v["type"] == "verdict"} == {"allow"}
-    assert not [e for e in events if e["type"] in ("detection", "escalation", "limit")]
-    for request in claude.server.conversation():
-        assert "Agent Supervisor" not in json.dumps(request.body)
-    results = claude.server.tool_results()
-    assert len(results) == 7
-    assert "1 failed" in results[2].text and "1 passed" in results[4].text
-
-
 def test_two_hundred_and_sixty_healthy_calls_in_one_prompt_are_never_held(
     claude: ClaudeCode,
 ) -> None:

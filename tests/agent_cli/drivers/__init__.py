@@ -1,6 +1,7 @@
 """One driver per agent CLI for the shared scenarios (`tests/agent_cli/scenarios.py`): the next
 CLI is one module here and one line below."""
 
+from tests.agent_cli.drivers.claude import ClaudeDriver
 from tests.agent_cli.drivers.cline import ClineDriver
 from tests.agent_cli.drivers.codex import CodexDriver
 from tests.agent_cli.drivers.copilot import CopilotDriver
@@ -11,6 +12,7 @@ from tests.agent_cli.drivers.qwen import QwenDriver
 from tests.agent_cli.scenarios import Driver
 
 DRIVERS: tuple[Driver, ...] = (
+    ClaudeDriver(),
     CodexDriver(),
     GeminiDriver(),
     QwenDriver(),

@@ -2,6 +2,7 @@
 in the CLI's own process. The plugin's `skip` reason is the call's result: `{"error": reason}`."""
 
 import json
+from typing import Any
 
 from tests.agent_cli.e2e import CHECK, SOURCE, of_type
 from tests.agent_cli.scenarios import (
@@ -56,7 +57,8 @@ class ClineDriver(Driver):
             say("Fixed add."),
         ], [[("run_commands", False)], [("editor", True)], [("run_commands", True)]]
 
-    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+    def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
+                      events: Events) -> None:
         messages = of_type(events, "message")
         assert messages[0] == {**messages[0], "role": "user", "text": "fix foo.py"}
         said = [m["text"] for m in messages if m["role"] == "assistant"]

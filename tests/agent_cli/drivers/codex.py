@@ -1,6 +1,8 @@
 """Codex CLI (`codex_runner`): hooks in the sandbox's user `hooks.json`, run headless with
 `--dangerously-bypass-hook-trust`; the model reads its call outputs from the Responses API."""
 
+from typing import Any
+
 from tests.agent_cli.e2e import CHECK, SOURCE, of_type
 from tests.agent_cli.scenarios import (
     DENY,
@@ -54,7 +56,8 @@ class CodexDriver(Driver):
         ], [[("Bash", True)], [("Bash", False)], [("Bash", True)], [("Bash", True)] * 2,
             [("Bash", True)]]
 
-    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+    def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
+                      events: Events) -> None:
         outcomes = [(c["args"]["command"], r["ok"]) for c, r in pairs]
         assert (CHECK, False) in outcomes and outcomes.count((CHECK, True)) == 1
         assert of_type(events, "message")[-1]["text"] == "Fixed add."

@@ -2,6 +2,8 @@
 runs no PostToolUse for a failed call: the failures are recorded from its transcript (at the
 next hook), which the scenarios prove too."""
 
+from typing import Any
+
 from tests.agent_cli.e2e import CHECK, FAILING, SOURCE, of_type, results_by_call
 from tests.agent_cli.scenarios import Agent, Driver, Events, Pairs
 from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
@@ -44,6 +46,7 @@ class DroidDriver(Driver):
             say("Fixed add."),
         ], [[("Read", True)], [("Bash", False)], [("Edit", True)], [("Bash", True)]]
 
-    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+    def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
+                      events: Events) -> None:
         texts = [m["text"] for m in of_type(events, "message") if m["role"] == "assistant"]
         assert texts == ["Reading.", "Fixed add."]

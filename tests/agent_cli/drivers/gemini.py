@@ -3,6 +3,7 @@ trusted through `GEMINI_CLI_TRUST_WORKSPACE`); the model reads function response
 an error."""
 
 import json
+from typing import Any
 
 from tests.agent_cli.e2e import CHECK, SOURCE, of_type
 from tests.agent_cli.scenarios import (
@@ -63,7 +64,8 @@ class GeminiDriver(Driver):
         ], [[("read_file", True)], [("run_shell_command", False)], [("replace", True)],
             [("run_shell_command", True)] * 2, [("glob", True), ("grep_search", True)]]
 
-    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+    def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
+                      events: Events) -> None:
         assert of_type(events, "message")[-1]["role"] == "assistant"
 
     def check_usage(self, agent: Agent, events: Events) -> None:

@@ -1,6 +1,8 @@
 """OpenCode and Kilo (`opencode_runner`, one plugin in either): the plugin installed into the
 work dir's plugin folder; its refusal is the call's result, word for word."""
 
+from typing import Any
+
 from tests.agent_cli.e2e import CHECK, SOURCE, of_type
 from tests.agent_cli.scenarios import (
     DENY,
@@ -53,7 +55,8 @@ class OpenCodeDriver(Driver):
         ], [[("read", True)], [("bash", False)], [("edit", True)], [("bash", True)],
             [("write", True)]]
 
-    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+    def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
+                      events: Events) -> None:
         foo, notes = str(agent.sandbox.work / "foo.py"), str(agent.sandbox.work / "NOTES.md")
         assert (agent.sandbox.work / "NOTES.md").read_text() == "add fixed\n"
         # recorded under the engine's argument names

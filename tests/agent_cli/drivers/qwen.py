@@ -2,6 +2,7 @@
 reads a refusal word for word as the tool's error."""
 
 import json
+from typing import Any
 
 from tests.agent_cli.e2e import CHECK, SOURCE, of_type
 from tests.agent_cli.scenarios import (
@@ -60,7 +61,8 @@ class QwenDriver(Driver):
         ], [[("read_file", True)], [("run_shell_command", False)], [("edit", True)],
             [("run_shell_command", True)] * 2]
 
-    def check_healthy(self, agent: Agent, pairs: Pairs, events: Events) -> None:
+    def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
+                      events: Events) -> None:
         messages = of_type(events, "message")
         assert [m["text"] for m in messages if m["role"] == "assistant"][:1] == ["Reading."]
         assert messages[-1]["role"] == "assistant" and messages[-1]["text"] == "Fixed add."
