@@ -1,4 +1,5 @@
-"""The dashboard: live lag under load, CPU, and opening a 100,000-event session.
+"""The dashboard: live lag under load, CPU, opening a 100,000-event session, and the first
+screen at 1,000 sessions.
 
 - Lag: 50 sessions each appending 100 events/s (a writer process, 5 events per session every
   50 ms). The lag of an event is the time at which the dashboard's model holds it (folded, ready
@@ -10,11 +11,16 @@
   until the session's screen has painted its history with the last event, against reading the
   same file with a bare `json.loads` loop; and the memory the dashboard keeps per event
   (tracemalloc around folding the file into the model), against the file's bytes per event.
+- The first screen of a root with 1,000 sessions of 100 events: time from start until the
+  sessions table paints its first rows, with the sessions' summaries kept and without, against
+  the first screen of an empty root; and until every session is read and painted, against a
+  bare `json.loads` loop over every file.
 """
 
 import asyncio
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +38,7 @@ INTERVAL_S = 0.05
 SECONDS = 6.0
 STEP_MS, DEBOUNCE_MS = 50, 100
 LONG_EVENTS = 100_000
+SESSIONS_MANY, EVENTS_EACH = 1000, 100
 
 WRITER = """
 import sys, time
@@ -149,13 +156,8 @@ def lag(scale: float) -> list[Figure]:
 
 
 def _long_session(count: int) -> Path:
-    spec = importlib.util.spec_from_file_location(
-        "sample_generate", REPO / "sample_sessions" / "generate.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     root = work_dir("dashboard-open")
-    module.write_long(root, count)
+    _generator().write_long(root, count)
     return root
 
 
@@ -237,5 +239,87 @@ def open_long(scale: float) -> list[Figure]:
     ]
 
 
+def _generator():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(
+        "sample_generate", REPO / "sample_sessions" / "generate.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+async def _first_screen(root: Path, events: int) -> tuple[float, float]:
+    """`supervisor dashboard` on `root`: (the sessions table's first paint with rows in it, or
+    at all for an empty root; every session's events read and folded into the model), in
+    seconds from the start. A paint is the compositor asking the table for its lines."""
+    from supervisor.tui.app import SupervisorApp
+    from supervisor.tui.widgets.session_table import SessionTable
+
+    painted: list[tuple[float, int]] = []
+    original = SessionTable.render_line
+
+    def noting(table: SessionTable, y: int):  # type: ignore[no-untyped-def]
+        painted.append((time.perf_counter(), table.row_count))
+        return original(table, y)
+
+    SessionTable.render_line = noting  # type: ignore[method-assign]
+    try:
+        start = time.perf_counter()
+        app = SupervisorApp(root, theme="supervisor-dark")
+        async with app.run_test(headless=True, size=(120, 40)):
+            while not painted or (events and not any(rows for _, rows in painted)):
+                await asyncio.sleep(0.005)
+            first = next(at for at, rows in painted if rows or not events) - start
+            while app.ingested < events or any(st.preview for st in app.model.sessions.values()):
+                await asyncio.sleep(0.01)
+            return first, time.perf_counter() - start
+    finally:
+        SessionTable.render_line = original  # type: ignore[method-assign]
+
+
+def first_screen(scale: float) -> list[Figure]:
+    """The sessions screen of a root with 1,000 sessions (issue 40): the first rows come from
+    the kept summaries (`supervisor sessions` or `notify watch` leave them) before any
+    session's events are read; without them, after the follower has read them all."""
+    from supervisor.store.local import LocalStore
+
+    sessions, each = max(50, int(SESSIONS_MANY * scale)), EVENTS_EACH
+    kept, bare_root, empty = work_dir("dashboard-kept"), work_dir("dashboard-bare"), \
+        work_dir("dashboard-empty")
+    generate = _generator()
+    for where in (kept, bare_root):
+        generate.write_many(where, sessions, each)
+    store = LocalStore(kept)
+    for sid in store.session_ids():
+        store.summary(sid)
+    total = sessions * each
+    runs: dict[str, list[tuple[float, float]]] = {"kept": [], "bare": [], "empty": []}
+    try:
+        for which in ("empty", "kept", "bare", "bare", "kept", "empty"):
+            root = {"kept": kept, "bare": bare_root, "empty": empty}[which]
+            runs[which].append(asyncio.run(_first_screen(root, 0 if which == "empty" else total)))
+        reads = [_bare_read_all(bare_root), _bare_read_all(bare_root)]
+    finally:
+        for root in (kept, bare_root, empty):
+            shutil.rmtree(root, ignore_errors=True)
+    anchor = min(r[0] for r in runs["empty"])
+    note = f"{sessions} sessions of {each} events; best of 2, interleaved"
+    return [
+        Figure(f"first screen, {sessions} sessions: rows from the kept summaries",
+               min(r[0] for r in runs["kept"]), "s", anchor, 2.0,
+               note=note + "; baseline: the first screen of an empty root"),
+        Figure(f"first screen, {sessions} sessions: no summaries kept",
+               min(r[0] for r in runs["bare"]), "s", anchor,
+               note="the first rows wait for the follower to read every session"),
+        Figure(f"first screen, {sessions} sessions: all of them read and folded",
+               min(r[1] for r in runs["kept"]), "s", min(reads),
+               note="baseline: a bare json.loads loop over every session's file"),
+    ]
+
+
+def _bare_read_all(root: Path) -> float:
+    return sum(_bare_read(path) for path in sorted((root / "sessions").glob("*/events.jsonl")))
+
+
 def run(scale: float = 1.0) -> list[Figure]:
-    return lag(scale) + open_long(scale)
+    return lag(scale) + open_long(scale) + first_screen(scale)

@@ -536,6 +536,28 @@ def write_long(root: Path, count: int) -> Path:
     return folder / "events.jsonl"
 
 
+def write_many(root: Path, sessions: int, events: int) -> list[str]:
+    """`sessions` short sessions of `events` events each (a test run, its results, an end),
+    written by hand like the long one: a root with many sessions, for the dashboard's first
+    screen. Returns their ids."""
+    ids = []
+    for i in range(sessions):
+        r = LongRecording(f"many-{i:05d}", BASE_TS + 60 * i, step=0.25)
+        r.ev("session_start", agent="demo-agent", task=f"Session {i} of {sessions}",
+             cwd=f"/work/{r.session}", pid=4242, policy=POLICY, heartbeat_s=None)
+        while r.seq < events - 1:
+            n = r.calls
+            r.call("bash", {"cmd": f"pytest -q tests/test_{n % 17}.py"},
+                   f"{n % 40} passed" if n % 7 else "1 failed", ok=bool(n % 7),
+                   error=None if n % 7 else "exit 1")
+        r.ev("session_end", status="completed", reason=None)
+        folder = root / "sessions" / r.session
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "events.jsonl").write_bytes(b"".join(r.events))
+        ids.append(r.session)
+    return ids
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--long", type=int, metavar="N",

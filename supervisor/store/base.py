@@ -4,7 +4,8 @@ Two implementations: the local directory tree (`supervisor.store.local`, the def
 Streams (`supervisor.store.redis`), chosen by URL in `supervisor.store.open`. Everything above
 the store (the dashboard, the CLI, the operator's side of the guard) goes through this seam:
 
-- `session_ids()`, `summaries()`, `summary(sid)`: what sessions there are and how they stand;
+- `session_ids()`, `summaries()`, `summary(sid)`: what sessions there are and how they stand
+  (`kept_summary(sid)`: the same row when the store keeps it, without reading the events);
 - `reader(sid, kind, start)`: a session's events (or control lines) from a cursor, incrementally;
 - `follower()`: new lines of every session, delivered in batches to an async consumer;
 - `log(sid)`: random access by cursor, for the dashboard's virtual history view;
@@ -218,6 +219,12 @@ class Store(ABC):
             summary.apply(event, next(arrivals, None))
         summary.bad_lines = len(batch.bad_lines)
         return summary
+
+    def kept_summary(self, session_id: str) -> SessionSummary | None:
+        """The session's summary if the store keeps one that is cheap to have (a few small
+        reads, not its events); None when it does not. The dashboard shows these rows first,
+        then reads every session whole. This store keeps none."""
+        return None
 
     def summaries(self) -> list[SessionSummary]:
         """Summaries of every session, most recently active first."""

@@ -18,6 +18,7 @@ from supervisor.protocol.bounded import loads
 from supervisor.protocol.codec import LineKind
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE
 from supervisor.store.base import Cursor, SessionBatch, Store
+from supervisor.store.errors import StoreError
 from supervisor.store.paths import (
     SessionFiles,
     existing_session_dir,
@@ -158,6 +159,23 @@ class LocalStore(Store):
             except OSError:
                 pass
         return super().summary(session_id)
+
+    def kept_summary(self, session_id: str) -> SessionSummary | None:
+        """The kept summary (`summary_cache.kept`) when it is at most a small fold behind the
+        events; None for a recording (nothing is kept in one) or a root whose key cannot be
+        had."""
+        from supervisor.store import summary_cache
+        from supervisor.store.provenance import operator_key
+
+        try:
+            if self.is_recording(session_id):
+                return None
+            if self._summary_key is None:
+                self._summary_key = operator_key(self.root)
+            return summary_cache.kept(self.root, validate_session_id(session_id),
+                                      self._summary_key)
+        except (OSError, StoreError):  # the follower says what is wrong with the root
+            return None
 
     def local_files(self, session_id: str) -> SessionFiles | None:
         files = session_files(self.root, session_id)

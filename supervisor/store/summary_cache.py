@@ -11,6 +11,10 @@ truncated, rewritten; a summary of another version, unreadable, or not sealed) a
 is folded from its first line again. So the summary never says what the events do not: it is
 the events' own fold, and it is checked against them each time.
 
+`kept` is the same summary for the dashboard's first screen: only when one is kept and at
+most `KEPT_FOLD_BYTES` behind its file, never a fold from the first line (the dashboard reads
+every session whole right after, and would read it twice).
+
 It is sealed like an operator's decision (`store.provenance`: HMAC-SHA256 under the root's
 `operator.key`), because the agent runs as the operator's user and can write into its session
 directory: a summary written by hand, without the key, is ignored and rebuilt. Recordings and
@@ -55,11 +59,32 @@ VERSION = _fold_version()
 CHECK_BYTES = 4096
 """Bytes before the folded offset whose hash must match: a file rewritten under the same
 name and at least as long is told from one that only grew."""
+KEPT_FOLD_BYTES = 64 * 1024
+"""What `kept` may fold to bring a summary up to date (a session that grew by more since its
+summary was kept, or has none, is left to the reader that reads it whole anyway)."""
 
 
 def summary(root: Path, session_id: str, key: bytes | None = None) -> SessionSummary:
     """The session's summary: the kept one brought up to date, or a new fold (then kept).
     `key`: the root's `operator_key`, when the caller has it already."""
+    found = _summary(root, session_id, key, None)
+    assert found is not None  # no limit: always folded
+    return found
+
+
+def kept(root: Path, session_id: str, key: bytes | None = None, *,
+         fold_limit: int | None = None) -> SessionSummary | None:
+    """The session's summary when it costs at most `fold_limit` bytes of its events to have
+    (default `KEPT_FOLD_BYTES`): the kept one, brought up to date when the file grew by no more
+    than that since (then kept again); None when none is kept or it is further behind: never a
+    fold from the first line. What the dashboard shows first, before it reads every session's
+    events itself (a fold here would be a second read of them)."""
+    return _summary(root, session_id, key,
+                    KEPT_FOLD_BYTES if fold_limit is None else fold_limit)
+
+
+def _summary(root: Path, session_id: str, key: bytes | None,
+             fold_limit: int | None) -> SessionSummary | None:
     files = session_files(root, session_id)
     events, path = files.events, files.dir / SUMMARY_FILE
     key = operator_key(root) if key is None else key
@@ -79,6 +104,8 @@ def summary(root: Path, session_id: str, key: bytes | None = None) -> SessionSum
                 if same:
                     return state  # the file as it was folded: not a byte of it read
                 folded, offset = state, kept["offset"]
+    if fold_limit is not None and (offset == 0 or info.st_size - offset > fold_limit):
+        return None  # none kept (or not for this file), or too far behind: not read here
     folded, offset, ino = _fold(events, folded, offset)
     try:
         after = os.stat(events)

@@ -34,6 +34,7 @@ from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
+from supervisor.store.summary import SessionSummary
 from supervisor.tui import palette, runs, terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
@@ -80,6 +81,10 @@ TICK_S = 0.25
 """How often the screens redraw from the model."""
 ALERT_WINDOW_S = 1.0
 """Escalations arriving within this long of the first are announced together (one toast)."""
+PREVIEW_FIRST = 50
+"""Sessions whose kept summaries are read and shown first (`_preview`), a screenful, before
+the rest of them (each step rebuilds the whole table: one per session cost more than the
+reading)."""
 LOAD_CHUNK_BYTES = 2 * 1024 * 1024
 """Bytes read per file per delivery: a huge session is shown after its first chunk and fills
 in while the operator already looks at it, instead of freezing until all of it is parsed."""
@@ -201,7 +206,28 @@ class SupervisorApp(App[None]):
         self.set_interval(TICK_S, self.refresh_screens)
 
     async def _follow(self) -> None:
+        await self._preview()
         await self.follower.run(self._consume, self._stop)
+
+    async def _preview(self) -> None:
+        """Rows from the store's kept summaries (`Store.kept_summary`: a few small reads per
+        session) before the follower reads every session's events: at 1,000 sessions reading
+        and folding all of them took seconds with the table empty. A screenful first, then the
+        rest; the follower's batches replace them with each session's own fold."""
+        try:
+            ids = await asyncio.to_thread(self.store.session_ids)
+        except (OSError, StoreError):  # the follower says what is wrong, and retries
+            return
+        for group in (ids[:PREVIEW_FIRST], ids[PREVIEW_FIRST:]):
+            if self._stop.is_set():
+                return
+            kept = await asyncio.to_thread(self._kept, group)
+            if self.model.preview(kept):
+                self.refresh_screens()
+
+    def _kept(self, session_ids: list[str]) -> list[SessionSummary]:
+        return [kept for sid in session_ids
+                if (kept := self.store.kept_summary(sid)) is not None]
 
     async def _consume(self, batches: list[SessionBatch]) -> None:
         opening = self.initial_session

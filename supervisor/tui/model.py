@@ -195,6 +195,10 @@ class SessionState:
     """False when the agent's hook target reads no usage (`session_start.usage_record`): its
     tokens and cost are not known, whatever the gauges say."""
     gone: bool = False
+    preview: bool = False
+    """The row is the store's kept summary (`Store.kept_summary`) and nothing of the events is
+    read yet: no history, detections, gauges. The first batch of the session replaces it with
+    the session's own fold."""
     plan: PlanView = field(default_factory=PlanView)
     """The session's task plan (docs/plans.md), rebuilt from its events."""
     version: int = 0
@@ -544,6 +548,22 @@ class DashboardModel:
                 changes.sessions.add(batch.session_id)
         return changes
 
+    def preview(self, summaries: Iterable[SessionSummary]) -> list[str]:
+        """Rows from the store's kept summaries, for sessions not folded yet, so the sessions
+        table shows them before every session's events are read (see `SessionState.preview`);
+        returns the sessions added."""
+        added = []
+        for summary in summaries:
+            sid = summary.session_id
+            if sid in self.sessions:
+                continue
+            log = self.store.log(sid) if self.store is not None else None
+            state = self.sessions[sid] = SessionState(sid, history=HistoryStore(log))
+            state.summary = summary
+            state.preview = True
+            added.append(sid)
+        return added
+
     def _apply_one(self, batch: SessionBatch, changes: ModelChanges) -> None:
         sid = batch.session_id
         state = self.sessions.get(sid)
@@ -560,7 +580,10 @@ class DashboardModel:
                 state = self.sessions[sid] = SessionState(sid, history=HistoryStore(log))
                 changes.appeared.append(sid)
             state.gone = False
-        before = set(state.summary.pending)
+        before = set(state.summary.pending)  # a preview's escalations are not news either
+        if state.preview:  # the session's own fold from its first line replaces the preview
+            state.summary = SessionSummary(sid)
+            state.preview = False
         if batch.kind == "events":
             if batch.reset:
                 state.reset_events()

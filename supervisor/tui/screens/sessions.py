@@ -293,7 +293,9 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         key = (sid, str(esc.get("escalation_id")))
         if key not in self._summaries:
             st = self.view.model.sessions.get(sid)
-            self._summaries[key] = escalation_summary(st, esc) if st is not None else ""
+            if st is None or st.preview:  # its detections and calls are not read yet
+                return escalation_summary(st, esc) if st is not None else ""
+            self._summaries[key] = escalation_summary(st, esc)
         return self._summaries[key]
 
     # -- actions -----------------------------------------------------------------------------
