@@ -9,6 +9,11 @@ from tests.agent_cli.script import Script, ToolCall, say, turn
 
 FAILING = "ls missing-dir"
 """A command that fails the same way every time (`ls` exits 2)."""
+FAILING_QUIETLY = "ls missing-dir 2>/dev/null"
+"""`FAILING` with nothing printed: the same outcome every time even for an agent that reports a
+command at its exit, before it has read all of its output (Qwen Code in a one-shot run, see
+docs/qwen-code.md), where `FAILING`'s message is there in some results and missing in others,
+so its repeats are not identical failures."""
 ESCALATE_SOON = """
 [guard]
 escalation_deadline_s = 60

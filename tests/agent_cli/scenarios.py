@@ -62,6 +62,9 @@ class Driver:
     scenarios: ClassVar[frozenset[str]] = frozenset({DENY, ESCALATION, HEALTHY})
     shell_tool: ClassVar[str]
     """The tool name the store records for a shell call."""
+    failing: ClassVar[str] = FAILING
+    """The repeated failing command: an `ls` that exits 2, the same way every time in what
+    this CLI reports (`e2e.FAILING_QUIETLY` where its message may be lost)."""
     exit_2: ClassVar[str]
     """What the model reads in the result of the failing `ls` (exit status 2)."""
     exit_2_recorded: ClassVar[str] = "Exit code 2"
@@ -157,7 +160,7 @@ def a_repeated_failing_command_is_denied_by_the_4th_attempt(
 ) -> None:
     is_installed(agent, driver)
     agent.server.script = Script(
-        main=[turn(driver.repeated(FAILING, n)) for n in range(4)] + [say("Giving up.")]
+        main=[turn(driver.repeated(driver.failing, n)) for n in range(4)] + [say("Giving up.")]
     )
 
     run: Any = agent.run("list missing-dir")
@@ -190,7 +193,7 @@ def a_repeated_failing_command_is_denied_by_the_4th_attempt(
 def an_escalation_is_held_and_the_operators_guidance_reaches_the_model(
     driver: Driver, agent: Agent,
 ) -> None:
-    answer_an_escalation_with_guidance(agent, driver.shell(FAILING),
+    answer_an_escalation_with_guidance(agent, driver.shell(driver.failing),
                                        repeats=driver.escalation_repeats)
     told = driver.told(agent)
     assert any(GUIDANCE in (driver.reason(t) or "") for t in told), told
@@ -260,7 +263,7 @@ def a_split_answer_feeds_the_sub_tasks_one_by_one_at_stop(driver: Driver, agent:
     agent.install_hooks("--timeout", "90")
     # every turn after the calls is the same text turn, which is all a stop needs
     agent.server.script = Script(
-        main=[turn(driver.shell(FAILING))] * driver.plans_repeats + [say("Step finished.")]
+        main=[turn(driver.shell(driver.failing))] * driver.plans_repeats + [say("Step finished.")]
     )
 
     running = agent.start("list missing-dir")

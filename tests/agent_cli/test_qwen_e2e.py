@@ -4,13 +4,14 @@ Chat Completions model.
 Hooks installed by `supervisor install qwen-code --user` into the sandbox's
 `~/.qwen/settings.json`. Each scenario asserts on what the model received (the fake's log: the
 `role: "tool"` messages) and what the store recorded. The scenarios every CLI shares run in
-`test_scenarios.py` (`drivers/qwen.py`); here, Qwen's own.
+`test_scenarios.py` (`drivers/qwen.py`); here, Qwen's own. Their repeated failing command prints
+nothing (`FAILING_QUIETLY`): the last test here shows why.
 """
 
 import json
 
 from tests.agent_cli.e2e import (
-    FAILING,
+    FAILING_QUIETLY,
     SOURCE,
     only_session,
     results_by_call,
@@ -32,7 +33,7 @@ def test_over_http_the_4th_identical_failing_call_is_denied(qwen: QwenCode) -> N
     hooks = json.loads(qwen.settings_path.read_text())["hooks"]
     assert hooks["PreToolUse"][0]["hooks"][0]["type"] == "http"
     assert hooks["SessionStart"][0]["hooks"][0]["type"] == "command"
-    qwen.server.script = Script(main=[turn(shell(FAILING))] * 4 + [say("Giving up.")])
+    qwen.server.script = Script(main=[turn(shell(FAILING_QUIETLY))] * 4 + [say("Giving up.")])
     try:
         run = qwen.run("list missing-dir")
     finally:
@@ -45,3 +46,29 @@ def test_over_http_the_4th_identical_failing_call_is_denied(qwen: QwenCode) -> N
     assert [r["ok"] for _, r in results_by_call(events) if r is not None] == [False] * 3
     log = (qwen.sandbox.store / "run" / "hookd.log").read_text()
     assert "serving HTTP hooks on 127.0.0.1:" in log
+
+
+
+def test_a_one_shot_run_reports_a_command_at_its_exit_before_its_output_ends(
+        qwen: QwenCode) -> None:
+    """The pinned Qwen Code, in a one-shot run (no pseudo-terminal), finishes a shell call when
+    the shell exits, not when its output ends: a line printed after that is never read. A
+    command's own last lines race its exit the same way, and under load they lose at times:
+    `ls missing-dir` was then reported with `Output: (empty)` for some attempts and with its
+    message for others, so the repeats were not identical failures and the 4th was not refused
+    (the failing CI runs of the HTTP test above; every hook had come in order, in time). Here the
+    output comes after the exit on purpose, so the result is the same on every run: should a
+    new version wait for the output, this fails, and `FAILING_QUIETLY` can go."""
+    qwen.install_hooks()
+    late = "(sleep 1; echo late-$((6*7))) & exit 2"  # prints late-42, a second after its exit
+    qwen.server.script = Script(main=[turn(shell(late)), say("Done.")])
+
+    run = qwen.run("run it")
+
+    assert run.returncode == 0, run.describe()
+    told = [m.text for m in qwen.server.tool_messages()]
+    assert len(told) == 1 and "Exit Code: 2" in told[0], told
+    assert "Output: (empty)" in told[0] and "late-42" not in told[0], told
+    _session, events = only_session(qwen.sandbox)
+    [(_call, result)] = results_by_call(events)
+    assert result["error"] == "Exit code 2", result  # recorded as the model read it

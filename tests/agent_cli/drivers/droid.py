@@ -4,7 +4,7 @@ next hook), which the scenarios prove too."""
 
 from typing import Any
 
-from tests.agent_cli.e2e import CHECK, FAILING, SOURCE, of_type, results_by_call
+from tests.agent_cli.e2e import CHECK, SOURCE, of_type, results_by_call
 from tests.agent_cli.scenarios import Agent, Driver, Events, Pairs
 from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
 
@@ -33,7 +33,7 @@ class DroidDriver(Driver):
 
     def check_denied(self, agent: Agent, told: list[str], events: Events) -> None:
         # the failures come from the transcript: Droid reports no failure to hooks
-        assert [c["args"]["command"] for c, _ in results_by_call(events)] == [FAILING] * 4
+        assert [c["args"]["command"] for c, _ in results_by_call(events)] == [self.failing] * 4
 
     def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
         foo = str(agent.sandbox.work / "foo.py")
