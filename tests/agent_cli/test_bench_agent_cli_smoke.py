@@ -1,16 +1,23 @@
 """The agent CLI benchmark cannot rot: at a tiny size it runs every hook configuration through the
 real Claude Code and gives its figures (no timing is asserted: benchmarks are not tests)."""
 
+import math
 from pathlib import Path
+
+import pytest
 
 from tests.test_benchmarks_smoke import load_runner
 
 
-def test_agent_cli_benchmark_at_a_tiny_size_gives_its_figures(claude_executable: Path) -> None:
+def test_agent_cli_benchmark_at_a_tiny_size_gives_its_figures(
+        claude_executable: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SUPERVISOR_BENCH_AGENTS", "claude")
     runner = load_runner()
-    figures = runner.run_one("agent_cli", runner.available()["agent_cli"], scale=0.2)
-    assert len(figures) == 6 and figures[0].value > 0
-    assert [f.max_ratio for f in figures] == [None, None, 1.2, None, 1.0, None]
-    assert "supervisor (command) vs cat" in figures[2].name and figures[2].baseline
-    assert "supervisor (command) vs python" in figures[3].name and figures[3].baseline
-    assert "supervisor (http)" in figures[4].name and figures[4].baseline
+    figures = runner.run_one("agent_cli", runner.available()["agent_cli"], scale=0.1)
+    assert [f.name.removeprefix("Claude Code ") for f in figures] == [
+        "per call, no hooks (the floor)", "added per call: cat >/dev/null pair",
+        "added per call: supervisor vs cat pair", "added per call: supervisor (http) vs cat pair",
+    ], figures
+    assert figures[0].value > 0 and not any(math.isnan(f.value) for f in figures)
+    # the ratio's target, unless the cat pair's cost was lost in the noise of a loaded machine
+    assert figures[2].max_ratio == (1.2 if figures[1].value > 0 else None)
