@@ -187,7 +187,7 @@ def test_the_server_answers_http_hooks_only_with_the_token(served, tmp_path: Pat
                 if e["type"] == "tool_call"]  # nothing refused reached the store
     assert "refused an HTTP hook call: without the right token" in _log(root)
     assert _post(config, _read(ws, 0), token=config.token, target="nobody")[0] == 404
-    assert _post(config, _read(ws, 1), token=config.token) == (200, "")  # allowed: no answer
+    assert _post(config, _read(ws, 1), token=config.token) == (200, "{}")  # allowed: no answer
     assert [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"] == [
         "toolu_1"]
     send_decision(root, "loop-1", "abort", operator="ana")

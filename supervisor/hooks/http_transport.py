@@ -247,7 +247,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if not 0 < timeout < float("inf"):
             timeout = DEFAULT_TIMEOUT_S
         text = listener.handle(target, data, Budget(timeout, started))
-        return 200, text.encode("utf-8", "replace")
+        # nothing to say is `{}`: a command hook prints nothing, but an HTTP hook's body is
+        # parsed as JSON (Qwen Code logs a parse failure for every empty one)
+        return 200, (text or "{}").encode("utf-8", "replace")
 
     def do_GET(self) -> None:
         self.send_error(405)
