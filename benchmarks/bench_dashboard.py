@@ -297,6 +297,8 @@ def first_screen(scale: float) -> list[Figure]:
     try:
         for which in ("empty", "kept", "bare", "bare", "kept", "empty"):
             root = {"kept": kept, "bare": bare_root, "empty": empty}[which]
+            for path in (root / "sessions").glob("*/summary.json") if which == "bare" else ():
+                path.unlink()  # the previous run's dashboard kept them
             runs[which].append(asyncio.run(_first_screen(root, 0 if which == "empty" else total)))
         reads = [_bare_read_all(bare_root), _bare_read_all(bare_root)]
     finally:

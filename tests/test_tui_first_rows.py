@@ -119,3 +119,19 @@ def test_kept_reads_at_most_its_fold_limit(root: Path) -> None:
     caught_up = summary_cache.kept(root, "s1", fold_limit=grown)
     assert caught_up == Store.summary(store, "s1") and caught_up.events == 7
     assert summary_cache.kept(root, "s1", fold_limit=0) == caught_up  # and kept again
+
+
+async def test_after_its_first_load_the_dashboard_keeps_the_summaries_it_lacked(
+        root: Path) -> None:
+    _sessions(root)
+    kept_before = (session_files(root, "s1").dir / summary_cache.SUMMARY_FILE).read_bytes()
+    missing = session_files(root, "s3").dir / summary_cache.SUMMARY_FILE
+    assert not missing.exists()
+    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
+                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, table_tick=0.0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, missing.exists)
+    kept = LocalStore(root).kept_summary("s3")  # what the next start shows first
+    assert kept is not None and kept == Store.summary(LocalStore(root), "s3")
+    assert (session_files(root, "s1").dir / summary_cache.SUMMARY_FILE).read_bytes() \
+        == kept_before  # a current summary is left as it was

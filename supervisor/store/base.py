@@ -226,6 +226,11 @@ class Store(ABC):
         then reads every session whole. This store keeps none."""
         return None
 
+    def keep_summary(self, session_id: str) -> None:
+        """Bring the session's kept summary up to date (read what is new, keep the fold), so
+        that the next `kept_summary` has it. This store keeps none: nothing to do."""
+        return None
+
     def summaries(self) -> list[SessionSummary]:
         """Summaries of every session, most recently active first."""
         found = [self.summary(sid) for sid in self.session_ids()]

@@ -177,6 +177,15 @@ class LocalStore(Store):
         except (OSError, StoreError):  # the follower says what is wrong with the root
             return None
 
+    def keep_summary(self, session_id: str) -> None:
+        """`summary_cache.summary`, for its side effect: the summary kept again (not for a
+        recording, whose sessions are folded whole each time)."""
+        try:
+            if not self.is_recording(session_id):
+                self.summary(session_id)
+        except (OSError, StoreError):
+            pass
+
     def local_files(self, session_id: str) -> SessionFiles | None:
         files = session_files(self.root, session_id)
         return files if files.dir.is_dir() else None

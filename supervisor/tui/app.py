@@ -85,6 +85,8 @@ PREVIEW_FIRST = 50
 """Sessions whose kept summaries are read and shown first (`_preview`), a screenful, before
 the rest of them (each step rebuilds the whole table: one per session cost more than the
 reading)."""
+KEEP_PAUSE_S = 0.01
+"""Between two sessions whose summary the dashboard keeps after its first load."""
 LOAD_CHUNK_BYTES = 2 * 1024 * 1024
 """Bytes read per file per delivery: a huge session is shown after its first chunk and fills
 in while the operator already looks at it, instead of freezing until all of it is parsed."""
@@ -146,6 +148,8 @@ class SupervisorApp(App[None]):
         self._store_problem: str | None = None
         """What the follower last said was wrong with the store (shown once, when it changes)."""
         self._first_delivery = True
+        self._unkept: list[str] = []
+        """Sessions the preview found no kept summary for (`_keep_summaries` keeps them)."""
         self._stop = asyncio.Event()
         self.ingested = 0
         """Events folded so far (the benchmark reads it)."""
@@ -224,14 +228,30 @@ class SupervisorApp(App[None]):
             kept = await asyncio.to_thread(self._kept, group)
             if self.model.preview(kept):
                 self.refresh_screens()
+            shown = {summary.session_id for summary in kept}
+            self._unkept += [sid for sid in group if sid not in shown]
 
     def _kept(self, session_ids: list[str]) -> list[SessionSummary]:
         return [kept for sid in session_ids
                 if (kept := self.store.kept_summary(sid)) is not None]
 
+    @work(thread=True, group="keep-summaries", exclusive=True)
+    def _keep_summaries(self, session_ids: list[str]) -> None:
+        """After the first load, the summaries the preview did not find are kept
+        (`Store.keep_summary`), so the next start shows those sessions first too: a root that
+        nobody lists with `supervisor sessions` would otherwise never have them. One session at
+        a time with a pause between, behind the operator's screen (it reads each file again)."""
+        for sid in session_ids:
+            if self._stop.is_set():
+                return
+            self.store.keep_summary(sid)
+            time.sleep(KEEP_PAUSE_S)
+
     async def _consume(self, batches: list[SessionBatch]) -> None:
         opening = self.initial_session
         self.ingest(batches, initial=self._first_delivery)
+        if self._first_delivery and self._unkept:
+            self._keep_summaries(self._unkept)
         self._first_delivery = False
         if opening is not None and self.initial_session is None:
             # let the session's screen compose and paint before parsing the rest of a big
