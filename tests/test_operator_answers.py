@@ -26,7 +26,7 @@ from supervisor.tui.screens.escalation import EscalationScreen
 from tests.test_operator_liveness import dead_pid
 
 SIZE = (120, 40)
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the dashboard under Pilot, whole flows
 
 
 @pytest.fixture

@@ -41,6 +41,7 @@ def anyio_backend() -> str:
 
 # -- item 1: no irreversible answer from one key, nor from a burst -----------------------------
 
+@pytest.mark.slow
 async def test_approve_and_skip_wait_for_a_deliberate_confirmation(root: Path) -> None:
     escalated_session(root, "s1")
     escalated_session(root, "s2")
@@ -67,6 +68,7 @@ async def test_approve_and_skip_wait_for_a_deliberate_confirmation(root: Path) -
             await pilot.pause()
 
 
+@pytest.mark.slow
 async def test_a_burst_of_keys_never_sends_a_decision(root: Path) -> None:
     """A shell command typed into the dashboard's pane, then a paste full of decision keys:
     screens open and close, but no decision is written."""
@@ -89,6 +91,7 @@ async def test_a_burst_of_keys_never_sends_a_decision(root: Path) -> None:
         assert [line["action"] for line in control_lines(root, "s1")] == ["abort"]
 
 
+@pytest.mark.slow
 async def test_operator_commands_are_ignored_in_a_burst(root: Path) -> None:
     escalated_session(root)
     app = make_app(root)
@@ -99,6 +102,7 @@ async def test_operator_commands_are_ignored_in_a_burst(root: Path) -> None:
         assert not isinstance(app.screen, (ConfirmScreen, CheckpointPicker))
 
 
+@pytest.mark.slow
 async def test_resuming_a_pause_acts_at_once_and_says_so(root: Path) -> None:
     write_events(root, "s1", [start(), {
         "type": "escalation", "escalation_id": "esc-1", "level": 3, "reason": "paused by ana",
@@ -152,6 +156,7 @@ def _paused_session(root: Path, sid: str = "p1") -> None:
         "deadline_ts": None, "fallback": "skip", "kind": "pause"}])
 
 
+@pytest.mark.slow
 async def test_a_pause_is_paused_not_in_the_queue_no_level_no_alert(root: Path) -> None:
     write_events(root, "p1", [start(pid=os.getpid(), host=THIS_HOST), *call(2)])
     app = make_app(root)
@@ -173,6 +178,7 @@ async def test_a_pause_is_paused_not_in_the_queue_no_level_no_alert(root: Path) 
         assert control_lines(root, "p1") == []
 
 
+@pytest.mark.slow
 def test_the_cli_agrees_a_pause_is_paused(root: Path) -> None:
     import json
 
@@ -194,6 +200,7 @@ def _as_nobody() -> list[str]:
     return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
                     reason="needs root to run the CLI as another user (nobody)")
 @pytest.mark.parametrize("what", ["root", "sessions"])
@@ -231,6 +238,7 @@ def test_another_users_root_is_one_line_and_status_2_everywhere(tmp_path: Path, 
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.slow
 async def test_a_sessions_folder_that_becomes_unreadable_is_shown_not_fatal(root: Path
                                                                            ) -> None:
     escalated_session(root)
@@ -253,6 +261,7 @@ async def test_a_sessions_folder_that_becomes_unreadable_is_shown_not_fatal(root
 
 # -- item 4: what a rollback throws away is always current -------------------------------------
 
+@pytest.mark.slow
 async def test_what_a_rollback_throws_away_follows_the_work_tree(root: Path, tmp_path: Path
                                                                  ) -> None:
     from test_tui_checkpoints import guarded_session
@@ -284,6 +293,7 @@ async def test_what_a_rollback_throws_away_follows_the_work_tree(root: Path, tmp
 
 # -- item 5: one truth for a dead agent's escalation -------------------------------------------
 
+@pytest.mark.slow
 def test_the_cli_lists_a_dead_agents_escalation_as_stale_like_the_dashboard(root: Path) -> None:
     import json
     import subprocess
@@ -310,6 +320,7 @@ def test_the_cli_lists_a_dead_agents_escalation_as_stale_like_the_dashboard(root
 
 # -- items 8 and 9: the CLI says what happened in the operator's words, and whose -------------
 
+@pytest.mark.slow
 def test_guide_on_a_paused_agent_says_it_resumes_it_and_names_the_operator(
         root: Path, tmp_path: Path) -> None:
     from supervisor.guard import Guard, GuardSettings
@@ -331,6 +342,7 @@ def test_guide_on_a_paused_agent_says_it_resumes_it_and_names_the_operator(
 
 # -- item 12: a dead agent's prompt offers nothing and promises no fallback --------------------
 
+@pytest.mark.slow
 async def test_a_dead_agents_prompt_offers_no_answer_and_no_fallback(root: Path) -> None:
     import subprocess
 
@@ -356,6 +368,7 @@ async def test_a_dead_agents_prompt_offers_no_answer_and_no_fallback(root: Path)
 
 # -- item 19: help and errors where they are asked for; one --wait default --------------------
 
+@pytest.mark.slow
 def test_hook_help_and_a_commands_own_usage_and_one_wait_default() -> None:
     from supervisor.cli import build_parser
     from supervisor.cli.followup import WAIT_S
@@ -377,6 +390,7 @@ def test_hook_help_and_a_commands_own_usage_and_one_wait_default() -> None:
 
 # -- item 16: a missing --root fails; "created empty" only while it is ------------------------
 
+@pytest.mark.slow
 async def test_created_empty_leaves_the_header_once_sessions_appear(tmp_path: Path) -> None:
     store = tmp_path / "new"
     store.mkdir()
@@ -409,6 +423,7 @@ def test_a_corrupt_seq_does_not_steer_the_writer(root: Path, corrupt: bytes) -> 
         writer.close()
 
 
+@pytest.mark.slow
 async def test_the_sessions_table_counts_bad_lines_like_the_cli(root: Path) -> None:
     from tests.conftest import run_cli
 
@@ -425,6 +440,7 @@ async def test_the_sessions_table_counts_bad_lines_like_the_cli(root: Path) -> N
 
 # -- item 7: recordings invite no answer -------------------------------------------------------
 
+@pytest.mark.slow
 async def test_recordings_invite_no_answer(tmp_path: Path) -> None:
     from test_operator_queue import recordings_copy
 
@@ -448,6 +464,7 @@ async def test_recordings_invite_no_answer(tmp_path: Path) -> None:
 
 # -- item 10: one key, one meaning ---------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_d_is_detections_even_in_the_checkpoints_tab(root: Path) -> None:
     from supervisor.tui.screens.diff import DiffScreen
     from supervisor.tui.screens.session import SessionScreen
@@ -469,6 +486,7 @@ async def test_d_is_detections_even_in_the_checkpoints_tab(root: Path) -> None:
 
 # -- item 13: the help's keys never run into their descriptions ---------------------------------
 
+@pytest.mark.slow
 async def test_help_keys_stand_apart_from_their_descriptions(root: Path) -> None:
     from supervisor.tui.app import help_sections
 
@@ -486,6 +504,7 @@ async def test_help_keys_stand_apart_from_their_descriptions(root: Path) -> None
 
 # -- item 6: readable at 80 columns, reachable at 60 ---------------------------------------------
 
+@pytest.mark.slow
 async def test_queue_entries_are_told_apart_at_80_columns(root: Path) -> None:
     for sid, cmd, detector in (("s1", "make build", "exact_repeat"),
                                ("s2", "pytest -q", "exact_repeat"),
@@ -510,6 +529,7 @@ async def test_queue_entries_are_told_apart_at_80_columns(root: Path) -> None:
         assert "errors" in header and "status" in header
 
 
+@pytest.mark.slow
 async def test_the_side_bar_is_reachable_at_60_columns(root: Path) -> None:
     from supervisor.tui.screens.session import SessionScreen
 
@@ -529,6 +549,7 @@ async def test_the_side_bar_is_reachable_at_60_columns(root: Path) -> None:
 
 # -- item 14: history rows in words, lone heartbeats folded too ---------------------------------
 
+@pytest.mark.slow
 async def test_history_reads_usage_and_start_in_words_and_folds_lone_heartbeats(root: Path
                                                                                ) -> None:
     from supervisor.tui.screens.session import SessionScreen
@@ -555,6 +576,7 @@ async def test_history_reads_usage_and_start_in_words_and_folds_lone_heartbeats(
 
 # -- item 17: analyze cuts nothing silently -----------------------------------------------------
 
+@pytest.mark.slow
 def test_analyze_keeps_detector_names_whole_and_messages_whole_in_a_pipe() -> None:
     from tests.conftest import REPO, run_cli
 
@@ -603,6 +625,7 @@ def _all_statuses(root: Path) -> None:
                                          *call(2)], t0=FROZEN_NOW - 4000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", sorted(p.stem for p in (REPO / "themes").glob("*.toml")))
 async def test_every_shipped_theme_reads_at_4_5_to_1(root: Path, theme: str) -> None:
     """Every label the sessions screen draws (statuses, levels, deadlines, the queue, the stale
@@ -642,6 +665,7 @@ async def test_every_shipped_theme_reads_at_4_5_to_1(root: Path, theme: str) -> 
 
 # -- item 18: install says what next and warns; doctor checks every installed hook -------------
 
+@pytest.mark.slow
 def test_doctor_checks_every_installed_hook_and_install_warns(tmp_path: Path) -> None:
     import json
     import sys as _sys

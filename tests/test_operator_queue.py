@@ -53,6 +53,7 @@ def two_escalated(root: Path) -> None:
                  t0=FROZEN_NOW - 20)
 
 
+@pytest.mark.slow
 async def test_a_dead_agent_leaves_the_queue_and_e_goes_to_a_live_one(root: Path) -> None:
     two_escalated(root)
     app = make_app(root)
@@ -72,6 +73,7 @@ async def test_a_dead_agent_leaves_the_queue_and_e_goes_to_a_live_one(root: Path
         assert app.screen.session_id == "live-one"
 
 
+@pytest.mark.slow
 async def test_queue_ages_and_deadline_countdowns_tick(root: Path) -> None:
     two_escalated(root)
     now = [FROZEN_NOW]
@@ -92,6 +94,7 @@ async def test_queue_ages_and_deadline_countdowns_tick(root: Path) -> None:
         assert "deadline passed: skip applies" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_an_escalation_without_deadline_says_so(root: Path) -> None:
     write_events(root, "s1", [start(), escalation("esc-1", deadline_ts=None)])
     app = make_app(root)
@@ -116,6 +119,7 @@ def test_the_shipped_recordings_carry_the_marker_the_generator_writes(tmp_path: 
     assert (tmp_path / MARKER).read_bytes() == (REPO / "sample_sessions" / MARKER).read_bytes()
 
 
+@pytest.mark.slow
 async def test_a_recordings_root_from_the_checkout_is_read_only(tmp_path: Path) -> None:
     samples = recordings_copy(tmp_path)
     app = make_app(samples)  # no read_only=True: the marker file decides
@@ -154,6 +158,7 @@ def test_every_writer_refuses_a_recording(tmp_path: Path) -> None:
 # -- an empty root, a root just created, a session not there yet (item 10) ---------------------
 
 
+@pytest.mark.slow
 async def test_an_empty_dashboard_says_how_to_start(root: Path) -> None:
     root.mkdir()
     app = make_app(root)
@@ -169,6 +174,7 @@ async def test_an_empty_dashboard_says_how_to_start(root: Path) -> None:
         assert "No sessions yet" not in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_a_root_created_by_the_dashboard_is_announced(root: Path) -> None:
     root.mkdir()
     app = make_app(root, root_created=True)
@@ -179,6 +185,7 @@ async def test_a_root_created_by_the_dashboard_is_announced(root: Path) -> None:
                    for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_session_flag_waits_for_a_session_that_is_not_there_yet(root: Path) -> None:
     write_events(root, "other", [start()])
     app = make_app(root, open_session="later")

@@ -91,6 +91,7 @@ async def _prompt(app: Any, pilot: Any) -> EscalationScreen:
     return screen
 
 
+@pytest.mark.slow
 async def test_split_is_offered_first_when_the_signals_point_to_it_and_sent(root: Path
                                                                             ) -> None:
     write_events(root, "s1", [*_sprawling(), escalation(options=OPTIONS)])
@@ -117,6 +118,7 @@ async def test_split_is_offered_first_when_the_signals_point_to_it_and_sent(root
     assert line["tasks"] == ["port a.py", "port b.py", "run the tests"]
 
 
+@pytest.mark.slow
 async def test_a_small_task_shows_its_signals_and_keeps_split_last(root: Path) -> None:
     write_events(root, "s1", [start(), *_edit(1, "a.py"),
                               *_fail(1, "FAILED t.py::x", "boom"),
@@ -132,6 +134,7 @@ async def test_a_small_task_shows_its_signals_and_keeps_split_last(root: Path) -
     assert control_lines(root, "s1") == []
 
 
+@pytest.mark.slow
 async def test_the_session_screen_shows_the_plan_rebuilt_from_the_events(root: Path,
                                                                          tmp_path: Path) -> None:
     """A real guard session split into three sub-tasks, the first done with a failure, the
@@ -173,6 +176,7 @@ async def test_the_session_screen_shows_the_plan_rebuilt_from_the_events(root: P
         assert any("3 current run the tests 0 0" in r for r in rows), rows
 
 
+@pytest.mark.slow
 async def test_the_plan_panel_edits_and_drops_the_remaining_sub_tasks(root: Path,
                                                                       tmp_path: Path) -> None:
     from supervisor.guard.core import Guard

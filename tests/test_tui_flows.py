@@ -30,7 +30,7 @@ from supervisor.tui.widgets.history_view import HistoryView
 from supervisor.tui.widgets.session_table import SessionTable
 
 SIZE = (120, 40)
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the dashboard under Pilot, whole flows
 
 
 @pytest.fixture

@@ -60,6 +60,7 @@ async def _settle(pilot) -> None:
     await pilot.pause()
 
 
+@pytest.mark.slow
 async def test_enter_opens_a_failing_call_in_full(root: Path) -> None:
     failing_session(root)
     app = make_app(root)
@@ -94,6 +95,7 @@ async def test_enter_opens_a_failing_call_in_full(root: Path) -> None:
         assert isinstance(app.screen, SessionScreen)
 
 
+@pytest.mark.slow
 async def test_detail_view_steps_through_the_history(root: Path) -> None:
     failing_session(root)
     app = make_app(root)
@@ -114,6 +116,7 @@ async def test_detail_view_steps_through_the_history(root: Path) -> None:
         assert event_screen.index == 0 and '"agent": "demo-agent"' in text
 
 
+@pytest.mark.slow
 async def test_heartbeats_fold_into_one_row_and_unfold(root: Path) -> None:
     failing_session(root, heartbeats=42)
     app = make_app(root)
@@ -145,6 +148,7 @@ async def test_heartbeats_fold_into_one_row_and_unfold(root: Path) -> None:
         assert history.row_count == total - 41 + 1  # one new run of two
 
 
+@pytest.mark.slow
 async def test_filter_excludes_and_says_what_it_hides(root: Path) -> None:
     failing_session(root)
     app = make_app(root)
@@ -171,6 +175,7 @@ async def test_filter_excludes_and_says_what_it_hides(root: Path) -> None:
         assert "hidden" not in screen_text(app) and history.row_count == total + 2
 
 
+@pytest.mark.slow
 async def test_search_counts_matches(root: Path) -> None:
     failing_session(root)
     app = make_app(root)
@@ -190,6 +195,7 @@ async def test_search_counts_matches(root: Path) -> None:
         assert '"zebra": no match' in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_rows_cut_at_the_edge_end_with_an_ellipsis_and_w_widens(root: Path) -> None:
     long_cmd = "echo " + "x" * 150 + " END-OF-COMMAND"
     write_events(root, "s1", [start(), *call(1, cmd=long_cmd)])
@@ -209,6 +215,7 @@ async def test_rows_cut_at_the_edge_end_with_an_ellipsis_and_w_widens(root: Path
         assert "Checkpoints" in screen_text(app) and history.size.width == narrow
 
 
+@pytest.mark.slow
 async def test_each_panel_is_listed_once_with_its_key_palette_and_help(root: Path) -> None:
     failing_session(root)
     app = make_app(root)
@@ -226,6 +233,7 @@ async def test_each_panel_is_listed_once_with_its_key_palette_and_help(root: Pat
             assert app.focused is shown.focus_target()
 
 
+@pytest.mark.slow
 async def test_gauges_show_numbers_for_people_and_the_policy_as_toml(root: Path) -> None:
     policy = {"limits": {"duration_s": {"limit": 28800, "action": "pause"},
                          "tokens": {"limit": 50_000_000, "action": "pause"},
@@ -248,6 +256,7 @@ async def test_gauges_show_numbers_for_people_and_the_policy_as_toml(root: Path)
         assert "window = 1000" in text
 
 
+@pytest.mark.slow
 async def test_how_each_session_ended_in_the_table_and_the_header(root: Path) -> None:
     write_events(root, "done", [start(), {"type": "session_end", "status": "completed"}])
     write_events(root, "stopped", [
@@ -361,6 +370,7 @@ def test_evidence_shows_the_error_line_not_only_the_last_lines() -> None:
     assert excerpt(False, "exit 2", bare, bare.splitlines()) == ["step 2", "step 3"]
 
 
+@pytest.mark.slow
 async def test_escalation_shows_each_evidence_call_with_its_result(root: Path) -> None:
     """The modal's evidence: call and result by #seq with the failing output's last lines;
     its recent steps: calls, results and messages, not the engine's verdict/detection rows."""
@@ -381,6 +391,7 @@ async def test_escalation_shows_each_evidence_call_with_its_result(root: Path) -
         assert "verdict" not in recent and "detection" not in recent
 
 
+@pytest.mark.slow
 async def test_detection_panel_and_detail_view_show_evidence_results(root: Path) -> None:
     evidence_session(root)
     app = make_app(root)
@@ -402,6 +413,7 @@ async def test_detection_panel_and_detail_view_show_evidence_results(root: Path)
         assert "#2      call    bash" in detail and "#3      result  failed (exit 1)" in detail
 
 
+@pytest.mark.slow
 async def test_a_long_output_line_is_wrapped_whole_beside_the_scrollbar(root: Path) -> None:
     """Wrapped at the width the scrollbar leaves: no character hides under it."""
     digits = "".join(f"{n:04d}" for n in range(500))  # 2000 characters, no space to break at

@@ -73,6 +73,7 @@ def _recorded(path: Path) -> tuple[dict, list[tuple]]:
     return events[0], said
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("session", sorted(p.name for p in (SAMPLES / "sessions").iterdir()))
 def test_analyze_of_each_recording_finds_what_it_shows(session: str, tmp_path: Path) -> None:
     """The recordings are the real guard's and engine's: replayed offline under the policy the
@@ -94,6 +95,7 @@ def test_analyze_of_each_recording_finds_what_it_shows(session: str, tmp_path: P
     assert found == said
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_long_generated_session_scrolls_and_searches(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(GENERATE), "--long", "20000", "--out",

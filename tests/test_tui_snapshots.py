@@ -39,6 +39,7 @@ def test_sessions_screen(snap_compare) -> None:
     assert snap_compare(_frozen_app(), terminal_size=SIZE, run_before=_loaded)
 
 
+@pytest.mark.slow
 def test_session_screen(snap_compare) -> None:
     async def run_before(pilot) -> None:
         await _loaded(pilot)
@@ -48,6 +49,7 @@ def test_session_screen(snap_compare) -> None:
     assert snap_compare(_frozen_app(), terminal_size=SIZE, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_session_detections_tab(snap_compare) -> None:
     async def run_before(pilot) -> None:
         await _loaded(pilot)
@@ -85,6 +87,7 @@ def size(request: pytest.FixtureRequest) -> tuple[int, int]:
     return SIZES[request.param]
 
 
+@pytest.mark.slow
 def test_event_detail(snap_compare, size) -> None:
     async def run_before(pilot) -> None:
         await _loaded(pilot)
@@ -113,6 +116,7 @@ def _quiet_root(tmp_path) -> object:
     return root
 
 
+@pytest.mark.slow
 def test_quiet_filtered_history(snap_compare, size, tmp_path) -> None:
     async def run_before(pilot) -> None:
         await load(pilot)
@@ -126,6 +130,7 @@ def test_quiet_filtered_history(snap_compare, size, tmp_path) -> None:
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_wide_history(snap_compare, size, tmp_path) -> None:
     """The side bar hidden: by `w`, or by itself on a narrow terminal."""
     from supervisor.tui.screens.session import NARROW_WIDTH
@@ -145,6 +150,7 @@ def test_wide_history(snap_compare, size, tmp_path) -> None:
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_checkpoint_diff(snap_compare, size, tmp_path) -> None:
     """What a rollback throws away, on a session the real guard wrote over real git."""
     from test_tui_checkpoints import guarded_session
@@ -186,6 +192,7 @@ def test_escalation_evidence_with_results(snap_compare, size) -> None:
     assert snap_compare(_frozen_app(), terminal_size=size, run_before=run_before)
 
 
+@pytest.mark.slow
 def test_detections_evidence_with_results(snap_compare, size) -> None:
     async def run_before(pilot) -> None:
         await _loaded(pilot)

@@ -27,7 +27,7 @@ from supervisor.tui.screens.modals import ConfirmScreen
 from supervisor.tui.widgets.escalation_queue import EscalationQueue
 from supervisor.tui.widgets.session_table import SessionTable
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # the dashboard under Pilot, whole flows
 
 
 @pytest.fixture
