@@ -14,6 +14,7 @@ in `drivers.DRIVERS`.
 from typing import Any, ClassVar
 
 from tests.agent_cli.e2e import (
+    CHECK,
     ESCALATE_SOON,
     FAILING,
     FIXED,
@@ -28,7 +29,7 @@ from tests.agent_cli.e2e import (
     usage_is_recorded_and_the_budget_holds,
 )
 from tests.agent_cli.runner import AgentRunner
-from tests.agent_cli.script import Script, ToolCall, Turn, say, turn
+from tests.agent_cli.script import Script, Text, ToolCall, Turn, say, turn
 
 Agent = AgentRunner[Any]
 Events = list[dict[str, Any]]
@@ -49,22 +50,37 @@ WRONG = "for line in data.readlines():\n    rows.append(line.strip().split(';'))
 """Lines the model means to replace in `PARSER`, too far from its lines 3-4 for any fuzzy match."""
 
 
+LINE_3 = "  3 │     for line in text.splitlines():"
+"""Line 3 of `PARSER` as the supervisor shows the closest region of a failed edit."""
+
+
+def closest(path: str) -> str:
+    """How the supervisor says where the closest text to `WRONG` is in `PARSER` at `path`."""
+    return f"The text you searched for is not in {path}. The closest text is at lines 3-4"
+
+
 class Driver:
     """One agent CLI as the scenarios see it. Subclasses set the class attributes and override
-    the methods their CLI needs; the defaults are what most targets do."""
+    the methods their CLI needs; the defaults are what most targets do: a shell tool that takes
+    `{"command", "description"}`, a refusal read as the supervisor's words after a fixed
+    prefix, a healthy fix in the CLI's own read and edit tools (`read`, `edit`)."""
 
     name: ClassVar[str]
     """The test id (`test_…[name]`)."""
     fixture: ClassVar[str]
-    """The conftest fixture that gives this CLI's runner in a fresh sandbox."""
+    """The conftest fixture that gives this CLI's runner in a fresh sandbox (default: `name`)."""
     agent: ClassVar[str]
-    """The `agent` its `session_start` records (the hook target's name)."""
+    """The `agent` its `session_start` records, the hook target's name (default: `name`)."""
     scenarios: ClassVar[frozenset[str]] = frozenset({DENY, ESCALATION, HEALTHY})
     shell_tool: ClassVar[str]
     """The tool name the store records for a shell call."""
     failing: ClassVar[str] = FAILING
     """The repeated failing command: an `ls` that exits 2, the same way every time in what
     this CLI reports (`e2e.FAILING_QUIETLY` where its message may be lost)."""
+    shell_call: ClassVar[str | None] = None
+    """The tool the model calls for a shell command, when not `shell_tool`."""
+    refusal_prefix: ClassVar[str] = ""
+    """What the CLI puts before the supervisor's refusal in the tool result the model reads."""
     exit_2: ClassVar[str]
     """What the model reads in the result of the failing `ls` (exit status 2)."""
     exit_2_recorded: ClassVar[str] = "Exit code 2"
@@ -78,9 +94,20 @@ class Driver:
     ends_session: ClassVar[bool] = True
     """A headless run records `session_end` as its last event."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for default in ("fixture", "agent"):  # a subclass's own, else its name
+            if default not in cls.__dict__ and "name" in cls.__dict__:
+                setattr(cls, default, cls.name)
+
     # -- how the CLI is scripted and what the model read --------------------------------------
     def shell(self, command: str) -> ToolCall:
-        raise NotImplementedError
+        """A shell call of `command` as the model makes it."""
+        return ToolCall(self.shell_call or self.shell_tool, self.shell_input(command))
+
+    def shell_input(self, command: str) -> dict[str, Any]:
+        """The shell tool's arguments for `command`."""
+        return {"command": command, "description": "run it"}
 
     def repeated(self, command: str, attempt: int) -> ToolCall:
         """The `attempt`-th (0-based) of the repeated failing calls: the same call by default."""
@@ -93,14 +120,50 @@ class Driver:
 
     def reason(self, text: str) -> str | None:
         """The supervisor's refusal in a tool result the model read, else None."""
-        raise NotImplementedError
+        if text.startswith(self.refusal_prefix + SOURCE):
+            return text.removeprefix(self.refusal_prefix)
+        return None
 
     # -- the healthy run: the CLI's own tools for one fix --------------------------------------
+    def read(self, path: str) -> ToolCall:
+        """The CLI's own read of the file at `path`."""
+        raise NotImplementedError
+
+    def edit(self, path: str, old: str, new: str) -> ToolCall:
+        """The CLI's own edit replacing `old` with `new` in the file at `path`."""
+        raise NotImplementedError
+
+    def path(self, agent: Agent, name: str) -> str:
+        """A work-dir file as the model names it (absolute by default)."""
+        return str(agent.sandbox.work / name)
+
     def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
         """The script of a healthy fix of foo.py (ending with `say("Fixed add.")`), and the
         calls the store should record for it, turn by turn: (tool, ok) in any order within
-        a turn (parallel calls run in the CLI's own order)."""
-        raise NotImplementedError
+        a turn (parallel calls run in the CLI's own order). By default: read it, the failing
+        check, the edit, the check again (with `healthy_beside` run beside it), then
+        `healthy_more`."""
+        foo = self.path(agent, "foo.py")
+        read, edit = self.read(foo), self.edit(foo, "return a - b", "return a + b")
+        passing = [self.shell(CHECK), *self.healthy_beside()]
+        more, recorded = self.healthy_more(agent)
+        return [
+            turn(Text("Reading."), read),
+            turn(self.shell(CHECK)),
+            turn(edit),
+            turn(*passing),
+            *more,
+            say("Fixed add."),
+        ], [[(read.name, True)], [(self.shell_tool, False)], [(edit.name, True)],
+            [(self.shell_tool, True)] * len(passing), *recorded]
+
+    def healthy_beside(self) -> list[ToolCall]:
+        """Calls made in parallel with the passing check (none by default)."""
+        return []
+
+    def healthy_more(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
+        """Turns after the passing check, and what the store records for them (none)."""
+        return [], []
 
     # -- a CLI's own assertions on top of the shared ones --------------------------------------
     def check_install(self, agent: Agent) -> None:
@@ -115,11 +178,15 @@ class Driver:
     # -- a failed edit, for the drivers that declare it ----------------------------------------
     edit_failure: ClassVar[str] = ""
     """What the CLI's edit tool says when the text to replace is not in the file."""
+    edit_wrong: ClassVar[str] = WRONG
+    """The text the failed edit replaces (`WRONG`: too far from any line for a fuzzy match)."""
+    reads_before_edit: ClassVar[bool] = False
+    """The failed edit reads the file first (the CLI edits only files it read)."""
 
     def failed_edit(self, path: str) -> list[Turn]:
-        """The turns that replace `WRONG` in the file at `path` (read first if the CLI edits
-        only files it read)."""
-        raise NotImplementedError
+        """The turns that replace `edit_wrong` in the file at `path`."""
+        edit = turn(self.edit(path, self.edit_wrong, "pass"))
+        return [turn(self.read(path)), edit] if self.reads_before_edit else [edit]
 
     def check_failed_edit(self, agent: Agent, path: str, told: list[str],
                           events: Events) -> None:

@@ -12,6 +12,7 @@ from tests.agent_cli.scenarios import (
     ESCALATION,
     FAILED_EDIT,
     HEALTHY,
+    LINE_3,
     PLANS,
     STEPS,
     USAGE,
@@ -26,12 +27,8 @@ NEAR = "for line in text.splitlines():\n    rows.append(line.split(','))"
 """Lines 3-4 of the kit's parser.py with 4 spaces where the file has 8 and `','` for `","`:
 Claude Code matches exactly, so the edit fails, and the answer names the line that differs."""
 TESTS = "from foo import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-RUN_TESTS = {"command": "python3 -m pytest -q -p no:cacheprovider test_foo.py",
-             "description": "run the tests"}
-
-
-def bash(command: str, description: str = "run it") -> ToolCall:
-    return ToolCall("Bash", {"command": command, "description": description})
+RUN_TESTS = "python3 -m pytest -q -p no:cacheprovider test_foo.py"
+COMMIT = "git add -A && git commit -q -m 'fix add' && git log --oneline -1"
 
 
 def contexts(agent: Agent) -> list[str]:
@@ -50,21 +47,20 @@ def contexts(agent: Agent) -> list[str]:
 
 class ClaudeDriver(Driver):
     name = "claude"
-    fixture = "claude"
     agent = "claude-code"
     scenarios = frozenset({DENY, ESCALATION, HEALTHY, FAILED_EDIT, PLANS, USAGE})
     shell_tool = "Bash"
     exit_2 = "Exit code 2"
     edit_failure = "String to replace not found"
+    edit_wrong = NEAR
+    reads_before_edit = True
     usage_writes = 40
-
-    def shell(self, command: str) -> ToolCall:
-        return bash(command)
 
     def told(self, agent: Agent) -> list[str]:
         return [r.text for r in agent.server.tool_results()]
 
     def reason(self, text: str) -> str | None:
+        # `PreToolUse:Bash hook error: ` and the like: the prefix names the tool and the event
         if "hook error" not in text or SOURCE not in text:
             return None
         return text[text.index(SOURCE):]
@@ -83,19 +79,16 @@ class ClaudeDriver(Driver):
 
     # -- the healthy run: read, a failing test, the fix, a passing test, grep, commit ----------
     def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
-        foo = str(agent.sandbox.work / "foo.py")
+        foo = self.path(agent, "foo.py")
         test = str(agent.sandbox.write("test_foo.py", TESTS))
         agent.sandbox.commit("add the test")
         return [
-            turn(Text("Reading the code."), ToolCall("Read", {"file_path": foo}),
-                 ToolCall("Read", {"file_path": test})),
-            turn(Text("Running the tests first."), ToolCall("Bash", RUN_TESTS)),
-            turn(Text("The bug is the minus."), ToolCall("Edit", {
-                "file_path": foo, "old_string": "return a - b", "new_string": "return a + b"})),
-            turn(Text("Again."), ToolCall("Bash", RUN_TESTS)),
+            turn(Text("Reading the code."), self.read(foo), self.read(test)),
+            turn(Text("Running the tests first."), self.shell(RUN_TESTS)),
+            turn(Text("The bug is the minus."), self.edit(foo, "return a - b", "return a + b")),
+            turn(Text("Again."), self.shell(RUN_TESTS)),
             turn(Text("Any other subtraction?"), ToolCall("Grep", {"pattern": "a - b"})),
-            turn(Text("Commit."), bash("git add -A && git commit -q -m 'fix add' && "
-                                       "git log --oneline -1", "commit")),
+            turn(Text("Commit."), self.shell(COMMIT)),
             say("Fixed add."),
         ], [[("Read", True)] * 2, [("Bash", False)], [("Edit", True)], [("Bash", True)],
             [("Grep", True)], [("Bash", True)]]
@@ -110,11 +103,11 @@ class ClaudeDriver(Driver):
         assert "1 failed" in told[2] and "1 passed" in told[4]
 
     # -- a failed edit: refused by Claude Code itself, so only PostToolBatch sees it -----------
-    def failed_edit(self, path: str) -> list[Turn]:
-        return [
-            turn(ToolCall("Read", {"file_path": path})),
-            turn(ToolCall("Edit", {"file_path": path, "old_string": NEAR, "new_string": "pass"})),
-        ]
+    def read(self, path: str) -> ToolCall:
+        return ToolCall("Read", {"file_path": path})
+
+    def edit(self, path: str, old: str, new: str) -> ToolCall:
+        return ToolCall("Edit", {"file_path": path, "old_string": old, "new_string": new})
 
     def check_failed_edit(self, agent: Agent, path: str, told: list[str],
                           events: Events) -> None:
@@ -126,7 +119,7 @@ class ClaudeDriver(Driver):
         assert "The closest text is at lines 3-4" in text
         assert "line 4 is `rows.append(line.split(\",\"))` in the file, " \
             "`rows.append(line.split(','))` in your text" in text
-        assert "  3 │     for line in text.splitlines():\n  4 │         rows.append(" in text
+        assert f"{LINE_3}\n  4 │         rows.append(" in text
         (hint,) = of_type(events, "hint")
         assert hint["message"] in text
 

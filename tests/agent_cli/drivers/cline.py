@@ -10,7 +10,6 @@ from tests.agent_cli.scenarios import (
     ESCALATION,
     FAILED_EDIT,
     HEALTHY,
-    WRONG,
     Agent,
     Driver,
     Events,
@@ -21,8 +20,6 @@ from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
 
 class ClineDriver(Driver):
     name = "cline"
-    fixture = "cline"
-    agent = "cline"
     shell_tool = "run_commands"
     scenarios = frozenset({DENY, ESCALATION, HEALTHY, FAILED_EDIT})
     exit_2 = "cannot access 'missing-dir'"
@@ -31,8 +28,8 @@ class ClineDriver(Driver):
     healthy_failure = "Command exited with code 1"
     ends_session = False
 
-    def shell(self, command: str) -> ToolCall:
-        return ToolCall("run_commands", {"commands": [command]})
+    def shell_input(self, command: str) -> dict[str, Any]:
+        return {"commands": [command]}
 
     def reason(self, text: str) -> str | None:
         try:
@@ -47,12 +44,15 @@ class ClineDriver(Driver):
         refused = [v for v in of_type(events, "verdict") if v["action"] != "allow"]
         assert [v["action"] for v in refused] == ["block"]
 
+    def edit(self, path: str, old: str, new: str) -> ToolCall:
+        return ToolCall("editor", {"path": path, "old_text": old, "new_text": new})
+
     def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
-        foo = str(agent.sandbox.work / "foo.py")
+        # no read first: Cline's editor needs none
+        foo = self.path(agent, "foo.py")
         return [
             turn(Text("Checking."), self.shell(CHECK)),
-            turn(ToolCall("editor", {"path": foo, "old_text": "return a - b",
-                                     "new_text": "return a + b"})),
+            turn(self.edit(foo, "return a - b", "return a + b")),
             turn(self.shell(CHECK)),
             say("Fixed add."),
         ], [[("run_commands", False)], [("editor", True)], [("run_commands", True)]]
@@ -63,9 +63,6 @@ class ClineDriver(Driver):
         assert messages[0] == {**messages[0], "role": "user", "text": "fix foo.py"}
         said = [m["text"] for m in messages if m["role"] == "assistant"]
         assert said == ["Checking.", "Fixed add."], said
-
-    def failed_edit(self, path: str) -> list[Turn]:
-        return [turn(ToolCall("editor", {"path": path, "old_text": WRONG, "new_text": "pass"}))]
 
     def check_failed_edit(self, agent: Agent, path: str, told: list[str],
                           events: Events) -> None:

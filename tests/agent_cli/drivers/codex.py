@@ -3,7 +3,7 @@
 
 from typing import Any
 
-from tests.agent_cli.e2e import CHECK, SOURCE, of_type
+from tests.agent_cli.e2e import CHECK, of_type
 from tests.agent_cli.scenarios import (
     DENY,
     ESCALATION,
@@ -15,29 +15,24 @@ from tests.agent_cli.scenarios import (
     Events,
     Pairs,
 )
-from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
-
-BLOCKED = f"Command blocked by PreToolUse hook: {SOURCE}"
+from tests.agent_cli.script import Text, Turn, say, turn
 
 
 class CodexDriver(Driver):
     name = "codex"
-    fixture = "codex"
-    agent = "codex"
     scenarios = frozenset({DENY, ESCALATION, HEALTHY, PLANS, USAGE})
     shell_tool = "Bash"
+    shell_call = "exec_command"
+    refusal_prefix = "Command blocked by PreToolUse hook: "
     exit_2 = "Process exited with code 2"
     escalation_repeats = 5
     plans_repeats = 5
 
-    def shell(self, command: str) -> ToolCall:
-        return ToolCall("exec_command", {"cmd": command})
+    def shell_input(self, command: str) -> dict[str, Any]:
+        return {"cmd": command}
 
     def told(self, agent: Agent) -> list[str]:
         return [o.output for o in agent.server.call_outputs()]
-
-    def reason(self, text: str) -> str | None:
-        return text.removeprefix(BLOCKED[:-len(SOURCE)]) if text.startswith(BLOCKED) else None
 
     def check_denied(self, agent: Agent, told: list[str], events: Events) -> None:
         assert "does not exist" in told[3]  # the reason says what to do instead
@@ -46,6 +41,7 @@ class CodexDriver(Driver):
         assert prompt["role"] == "user" and prompt["turn_id"]
 
     def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
+        # Codex's own tools are its shell: every step is a command
         return [
             turn(Text("Reading."), self.shell("cat foo.py")),
             turn(self.shell(CHECK)),

@@ -4,47 +4,35 @@ next hook), which the scenarios prove too."""
 
 from typing import Any
 
-from tests.agent_cli.e2e import CHECK, SOURCE, of_type, results_by_call
+from tests.agent_cli.e2e import of_type, results_by_call
 from tests.agent_cli.scenarios import Agent, Driver, Events, Pairs
-from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
-
-
-def execute(command: str, why: str = "reads only") -> ToolCall:
-    return ToolCall("Execute", {"command": command, "summary": "run it", "riskLevel": "low",
-                                "riskLevelReason": why})
+from tests.agent_cli.script import ToolCall
 
 
 class DroidDriver(Driver):
     name = "droid"
-    fixture = "droid"
-    agent = "droid"
     shell_tool = "Bash"
+    shell_call = "Execute"
+    refusal_prefix = "Error: "
     exit_2 = "exit code: 2"
 
-    def shell(self, command: str) -> ToolCall:
-        return execute(command)
+    def shell_input(self, command: str, why: str = "reads only") -> dict[str, Any]:
+        return {"command": command, "summary": "run it", "riskLevel": "low",
+                "riskLevelReason": why}
 
     def repeated(self, command: str, attempt: int) -> ToolCall:
         # the model words its notes on the same command differently each time
-        return execute(command, f"reads only, try {attempt}")
-
-    def reason(self, text: str) -> str | None:
-        return text.removeprefix("Error: ") if text.startswith(f"Error: {SOURCE}") else None
+        return ToolCall("Execute", self.shell_input(command, f"reads only, try {attempt}"))
 
     def check_denied(self, agent: Agent, told: list[str], events: Events) -> None:
         # the failures come from the transcript: Droid reports no failure to hooks
         assert [c["args"]["command"] for c, _ in results_by_call(events)] == [self.failing] * 4
 
-    def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
-        foo = str(agent.sandbox.work / "foo.py")
-        return [
-            turn(Text("Reading."), ToolCall("Read", {"file_path": foo})),
-            turn(self.shell(CHECK)),
-            turn(ToolCall("Edit", {"file_path": foo, "old_str": "return a - b",
-                                   "new_str": "return a + b"})),
-            turn(self.shell(CHECK)),
-            say("Fixed add."),
-        ], [[("Read", True)], [("Bash", False)], [("Edit", True)], [("Bash", True)]]
+    def read(self, path: str) -> ToolCall:
+        return ToolCall("Read", {"file_path": path})
+
+    def edit(self, path: str, old: str, new: str) -> ToolCall:
+        return ToolCall("Edit", {"file_path": path, "old_str": old, "new_str": new})
 
     def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
                       events: Events) -> None:

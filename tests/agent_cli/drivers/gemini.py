@@ -5,7 +5,7 @@ an error."""
 import json
 from typing import Any
 
-from tests.agent_cli.e2e import CHECK, SOURCE, of_type
+from tests.agent_cli.e2e import of_type
 from tests.agent_cli.scenarios import (
     DENY,
     ESCALATION,
@@ -17,27 +17,18 @@ from tests.agent_cli.scenarios import (
     Events,
     Pairs,
 )
-from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
-
-BLOCKED = f"Tool execution blocked: {SOURCE}"
+from tests.agent_cli.script import ToolCall, Turn, turn
 
 
 class GeminiDriver(Driver):
     name = "gemini"
-    fixture = "gemini"
-    agent = "gemini"
     scenarios = frozenset({DENY, ESCALATION, HEALTHY, PLANS, USAGE})
     shell_tool = "run_shell_command"
+    refusal_prefix = "Tool execution blocked: "
     exit_2 = "Exit Code: 2"
-
-    def shell(self, command: str) -> ToolCall:
-        return ToolCall("run_shell_command", {"command": command, "description": "run it"})
 
     def told(self, agent: Agent) -> list[str]:
         return [r.text for r in agent.server.function_responses()]
-
-    def reason(self, text: str) -> str | None:
-        return text.removeprefix(BLOCKED[:-len(SOURCE)]) if text.startswith(BLOCKED) else None
 
     def check_install(self, agent: Agent) -> None:
         settings = json.loads((agent.sandbox.work / ".gemini" / "settings.json").read_text())
@@ -51,18 +42,23 @@ class GeminiDriver(Driver):
         assert len(ran) == sum(1 for r in responses if not r.is_error)
         assert all("PGID" not in r["output"] for r in ran)  # identical failures look identical
 
-    def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
-        return [
-            turn(Text("Reading."), ToolCall("read_file", {"file_path": "foo.py"})),
-            turn(self.shell(CHECK)),
-            turn(ToolCall("replace", {"file_path": "foo.py", "old_string": "return a - b",
-                                      "new_string": "return a + b", "instruction": "fix add"})),
-            turn(self.shell(CHECK), self.shell("git status --short")),
-            turn(ToolCall("glob", {"pattern": "*.py"}),
-                 ToolCall("grep_search", {"pattern": "a + b"})),
-            say("Fixed add."),
-        ], [[("read_file", True)], [("run_shell_command", False)], [("replace", True)],
-            [("run_shell_command", True)] * 2, [("glob", True), ("grep_search", True)]]
+    def read(self, path: str) -> ToolCall:
+        return ToolCall("read_file", {"file_path": path})
+
+    def edit(self, path: str, old: str, new: str) -> ToolCall:
+        return ToolCall("replace", {"file_path": path, "old_string": old, "new_string": new,
+                                    "instruction": "fix add"})
+
+    def path(self, agent: Agent, name: str) -> str:
+        return name  # relative, as the model gave it
+
+    def healthy_beside(self) -> list[ToolCall]:
+        return [self.shell("git status --short")]
+
+    def healthy_more(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
+        return [turn(ToolCall("glob", {"pattern": "*.py"}),
+                     ToolCall("grep_search", {"pattern": "a + b"}))], \
+            [[("glob", True), ("grep_search", True)]]
 
     def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
                       events: Events) -> None:

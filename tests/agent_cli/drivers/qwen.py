@@ -4,25 +4,25 @@ reads a refusal word for word as the tool's error."""
 import json
 from typing import Any
 
-from tests.agent_cli.e2e import CHECK, FAILING_QUIETLY, SOURCE, of_type
+from tests.agent_cli.e2e import FAILING_QUIETLY, of_type
 from tests.agent_cli.scenarios import (
     DENY,
     ESCALATION,
     FAILED_EDIT,
     HEALTHY,
+    LINE_3,
     USAGE,
-    WRONG,
     Agent,
     Driver,
     Events,
     Pairs,
+    closest,
 )
-from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
+from tests.agent_cli.script import ToolCall
 
 
 class QwenDriver(Driver):
     name = "qwen"
-    fixture = "qwen"
     agent = "qwen-code"
     scenarios = frozenset({DENY, ESCALATION, HEALTHY, FAILED_EDIT, USAGE})
     shell_tool = "run_shell_command"
@@ -31,17 +31,12 @@ class QwenDriver(Driver):
     failing = FAILING_QUIETLY
     exit_2 = "Exit Code: 2"
     edit_failure = "0 occurrences found for old_string"
+    reads_before_edit = True  # Qwen edits only files it read
     ends_session = False  # SessionEnd does not fire in a headless run
     # Qwen Code writes an answer's usage to its chat file at times only after the call's hooks
     # ran: the counts are exact, but a budget may hold one call late (docs/qwen-code.md).
     usage_last_may_race = True
     usage_holds_in_time = False
-
-    def shell(self, command: str) -> ToolCall:
-        return ToolCall("run_shell_command", {"command": command, "description": "run it"})
-
-    def reason(self, text: str) -> str | None:
-        return text if text.startswith(SOURCE) else None
 
     def check_install(self, agent: Agent) -> None:
         settings = json.loads(agent.settings_path.read_text())
@@ -52,17 +47,14 @@ class QwenDriver(Driver):
         assert "Exit Code" not in told[3]  # refused: never ran
         assert len(of_type(events, "task_start")) == 1  # the empty prompts between turns are none
 
-    def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
-        foo = str(agent.sandbox.work / "foo.py")
-        return [
-            turn(Text("Reading."), ToolCall("read_file", {"file_path": foo})),
-            turn(self.shell(CHECK)),
-            turn(ToolCall("edit", {"file_path": foo, "old_string": "return a - b",
-                                   "new_string": "return a + b"})),
-            turn(self.shell(CHECK), self.shell("git status --short")),
-            say("Fixed add."),
-        ], [[("read_file", True)], [("run_shell_command", False)], [("edit", True)],
-            [("run_shell_command", True)] * 2]
+    def read(self, path: str) -> ToolCall:
+        return ToolCall("read_file", {"file_path": path})
+
+    def edit(self, path: str, old: str, new: str) -> ToolCall:
+        return ToolCall("edit", {"file_path": path, "old_string": old, "new_string": new})
+
+    def healthy_beside(self) -> list[ToolCall]:
+        return [self.shell("git status --short")]
 
     def check_healthy(self, agent: Agent, run: Any, pairs: Pairs,
                       events: Events) -> None:
@@ -73,17 +65,10 @@ class QwenDriver(Driver):
     def check_usage(self, agent: Agent, events: Events) -> None:
         assert {u["model"] for u in of_type(events, "usage")} == {"fake-model"}
 
-    def failed_edit(self, path: str) -> list[Turn]:
-        return [
-            turn(ToolCall("read_file", {"file_path": path})),  # Qwen edits only files it read
-            turn(ToolCall("edit", {"file_path": path, "old_string": WRONG, "new_string": "pass"})),
-        ]
-
     def check_failed_edit(self, agent: Agent, path: str, told: list[str],
                           events: Events) -> None:
         assert len(told) == 2, told
         assert self.edit_failure in told[1]
         # the hint (additionalContext) follows the tool's error in the same tool result
-        assert f"The text you searched for is not in {path}. The closest text is at lines 3-4" \
-            in told[1], told[1]
-        assert "  3 │     for line in text.splitlines():" in told[1]
+        assert closest(path) in told[1], told[1]
+        assert LINE_3 in told[1]
