@@ -11,6 +11,7 @@ from supervisor.protocol.decisions import KINDS, escalation_options
 
 if TYPE_CHECKING:
     from supervisor.store.base import Store
+    from supervisor.store.summary import SessionSummary
 
 
 _METAVARS = {"text": "TEXT", "checkpoint": "CHECKPOINT", "tasks": "STEP"}
@@ -54,6 +55,7 @@ def _answer(store: "Store", args: argparse.Namespace) -> int:
         raise CliError(f"session '{args.session}' has ended ({summary.end_status}); "
                        "there is nothing to answer")
     pending = list(summary.pending)
+    action, text, checkpoint = _action(args)
     if args.escalation:
         if args.escalation not in pending and args.escalation not in summary.answers:
             shown = ", ".join(pending) if pending else "none"
@@ -61,13 +63,13 @@ def _answer(store: "Store", args: argparse.Namespace) -> int:
                            f"'{args.session}' (pending: {shown})")
         escalation = args.escalation
     elif not pending:
-        raise CliError(f"session '{args.session}' has no pending escalation")
+        raise CliError(f"session '{args.session}' has no pending escalation"
+                       + _last_decided(summary, action, time.time()))
     elif len(pending) > 1:
         raise CliError(f"session '{args.session}' has {len(pending)} pending escalations "
                        f"({', '.join(pending)}): choose one with --escalation")
     else:
         escalation = pending[0]
-    action, text, checkpoint = _action(args)
     tasks = None
     if action == "split":
         from supervisor.cli.plan_input import read_plan
@@ -80,6 +82,19 @@ def _answer(store: "Store", args: argparse.Namespace) -> int:
     return send_and_follow(store, args.session, action, args, escalation_id=escalation,
                            text=text, checkpoint_id=checkpoint, agent_waits=True,
                            tasks=tasks)
+
+
+def _last_decided(summary: "SessionSummary", action: str, now: float) -> str:
+    """How the session's last escalation was decided, in the refusals' words, for an operator
+    told there is nothing to answer: of two operators answering at once, the one whose command
+    looked after the agent had applied the other's learns who answered (the dashboard's prompt,
+    which knows the escalation it shows, says the same)."""
+    from supervisor.operator.refusals import answer_refusal
+
+    last = next(reversed(summary.answers), None)
+    if last is None:
+        return ""
+    return f" (the last, {last}: {answer_refusal(summary, last, action, now)})"
 
 
 def _action(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
