@@ -117,6 +117,11 @@ def test_calls_that_are_no_followable_edit(tool: str, args: object) -> None:
     "indentation, and line endings.",
     # Cline 3.0's editor, from the real binary
     "Editor operation failed: No replacement performed: text not found in /w/foo.py.",
+    # Pi 0.73's edit: one replacement (from the real binary), one of several (its source)
+    "Could not find the exact text in /w/foo.py. The old text must match exactly including "
+    "all whitespace and newlines.",
+    "Could not find edits[1] in /w/foo.py. The oldText must match exactly including all "
+    "whitespace and newlines.",
 ])
 def test_not_found_in_every_tools_words(output: str) -> None:
     assert edit_failure(output) == "not_found"
@@ -131,6 +136,9 @@ def test_not_found_in_every_tools_words(output: str) -> None:
     "identify the correct match.",
     "Editor operation failed: No replacement performed: multiple occurrences of text found in "
     "/w/foo.py.",
+    # Pi 0.73's edit (its source)
+    "Found 2 occurrences of the text in /w/foo.py. The text must be unique. Please provide "
+    "more context to make it unique.",
 ])
 def test_ambiguous_in_every_tools_words(output: str) -> None:
     assert edit_failure(output) == "ambiguous"

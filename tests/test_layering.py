@@ -418,6 +418,7 @@ def test_target_check_flags_a_missing_or_extra_target() -> None:
     text = ARCHITECTURE.read_text()
     with_crush = (*targets.names(), "crush")
     found = target_differences(text, with_crush)
-    assert len(found) == 2 and "'nine'" in found[0] and "'crush'" in found[1]
-    without_cline = text.replace(" and Cline CLI\n   (`cline`)", "")
-    assert len(target_differences(without_cline, targets.names())) == 1
+    assert len(found) == 2 and f"'{_NUMBERS[len(targets.names())]}'" in found[0]
+    assert "'crush'" in found[1]
+    without_pi = text.replace(" and Pi (`pi`)", "")
+    assert len(target_differences(without_pi, targets.names())) == 1

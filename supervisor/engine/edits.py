@@ -315,13 +315,15 @@ _NOT_FOUND = re.compile(
     r"could not find an? (?:exact )?match for .{0,20}old_str|"
     r"failed to (?:exactly )?match|SearchReplaceNoExactMatch|failed to find expected lines|"
     r"old_str(?:ing)?.{0,40}(?:was )?not found|could not find oldString in the file|"
-    r"no replacement performed: text not found",
+    r"no replacement performed: text not found|"
+    r"could not find (?:the exact text|edits\[\d+\]) in ",
     re.I | re.S)
 _AMBIGUOUS = re.compile(
     r"multiple occurrences of old_str|found \d+ matches of the string to replace|"
     r"old_str(?:ing)?.{0,80}is not unique|expected 1 occurrences? but found \d+|"
     r"found multiple matches for oldString|"
-    r"no replacement performed: multiple occurrences of text", re.I | re.S)
+    r"no replacement performed: multiple occurrences of text|"
+    r"found \d+ occurrences of (?:the text|edits\[\d+\]) in ", re.I | re.S)
 
 
 def edit_failure(output: str | None, error: str | None = None) -> EditFailure | None:

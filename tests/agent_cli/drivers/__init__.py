@@ -8,6 +8,7 @@ from tests.agent_cli.drivers.copilot import CopilotDriver
 from tests.agent_cli.drivers.droid import DroidDriver
 from tests.agent_cli.drivers.gemini import GeminiDriver
 from tests.agent_cli.drivers.opencode import KiloDriver, OpenCodeDriver
+from tests.agent_cli.drivers.pi import PiDriver
 from tests.agent_cli.drivers.qwen import QwenDriver
 from tests.agent_cli.scenarios import Driver
 
@@ -21,6 +22,7 @@ DRIVERS: tuple[Driver, ...] = (
     OpenCodeDriver(),
     KiloDriver(),
     ClineDriver(),
+    PiDriver(),
 )
 
 
