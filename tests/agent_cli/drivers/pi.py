@@ -16,7 +16,7 @@ from typing import Any
 
 from tests.agent_cli import clis
 from tests.agent_cli.chat_api import MODEL, ChatServer
-from tests.agent_cli.e2e import CHECK, SOURCE, of_type
+from tests.agent_cli.e2e import of_type
 from tests.agent_cli.runner import AgentRun, AgentRunner
 from tests.agent_cli.sandbox import Sandbox
 from tests.agent_cli.scenarios import (
@@ -24,13 +24,14 @@ from tests.agent_cli.scenarios import (
     ESCALATION,
     FAILED_EDIT,
     HEALTHY,
-    WRONG,
+    LINE_3,
     Agent,
     Driver,
     Events,
     Pairs,
+    closest,
 )
-from tests.agent_cli.script import Text, ToolCall, Turn, say, turn
+from tests.agent_cli.script import ToolCall, Turn, turn
 
 
 @dataclass(slots=True)
@@ -86,45 +87,36 @@ class Pi(AgentRunner[PiRun]):
 
 class PiDriver(Driver):
     name = "pi"
-    fixture = "pi"
-    agent = "pi"
     shell_tool = "bash"
     scenarios = frozenset({DENY, ESCALATION, HEALTHY, FAILED_EDIT})
     exit_2 = "cannot access 'missing-dir'"
     edit_failure = "Could not find the exact text in"
 
-    def shell(self, command: str) -> ToolCall:
-        return ToolCall("bash", {"command": command})
-
-    def reason(self, text: str) -> str | None:
-        return text if text.startswith(SOURCE) else None
+    def shell_input(self, command: str) -> dict[str, Any]:
+        return {"command": command}
 
     def check_install(self, agent: Agent) -> None:
         assert agent.plugin_path.read_text().startswith("// Agent Supervisor:")
 
     def check_denied(self, agent: Agent, told: list[str], events: Events) -> None:
         assert all("Command exited with code 2" in t for t in told[:3]), told
-        assert told[3].startswith(f"{SOURCE}:"), told[3]
         refused = [v for v in of_type(events, "verdict") if v["action"] != "allow"]
         assert [v["action"] for v in refused] == ["block"]
         assert refused[0]["call_id"] == of_type(events, "tool_call")[3]["call_id"]
-        assert events[-1]["type"] == "session_end"
 
-    def healthy(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
-        foo, notes = str(agent.sandbox.work / "foo.py"), str(agent.sandbox.work / "NOTES.md")
-        return [
-            turn(Text("Reading."), ToolCall("read", {"path": foo})),
-            turn(self.shell(CHECK)),
-            turn(ToolCall("edit", {"path": foo, "edits": [
-                {"oldText": "return a - b", "newText": "return a + b"}]})),
-            turn(self.shell(CHECK)),
-            turn(ToolCall("write", {"path": notes, "content": "add fixed\n"})),
-            say("Fixed add."),
-        ], [[("read", True)], [("bash", False)], [("edit", True)], [("bash", True)],
-            [("write", True)]]
+    def read(self, path: str) -> ToolCall:
+        return ToolCall("read", {"path": path})
+
+    def edit(self, path: str, old: str, new: str) -> ToolCall:
+        return ToolCall("edit", {"path": path, "edits": [{"oldText": old, "newText": new}]})
+
+    def healthy_more(self, agent: Agent) -> tuple[list[Turn], list[list[tuple[str, bool]]]]:
+        notes = self.path(agent, "NOTES.md")
+        return [turn(ToolCall("write", {"path": notes, "content": "add fixed\n"}))], \
+            [[("write", True)]]
 
     def check_healthy(self, agent: Agent, run: Any, pairs: Pairs, events: Events) -> None:
-        foo, notes = str(agent.sandbox.work / "foo.py"), str(agent.sandbox.work / "NOTES.md")
+        foo, notes = self.path(agent, "foo.py"), self.path(agent, "NOTES.md")
         assert (agent.sandbox.work / "NOTES.md").read_text() == "add fixed\n"
         # one replacement recorded under the engine's argument names
         assert pairs[2][0]["args"] == {"path": foo, "old_string": "return a - b",
@@ -135,17 +127,13 @@ class PiDriver(Driver):
         said = [m["text"] for m in messages if m["role"] == "assistant"]
         assert said == ["Reading.", "Fixed add."], said
 
-    def failed_edit(self, path: str) -> list[Turn]:
-        return [turn(ToolCall("edit", {"path": path, "edits": [
-            {"oldText": WRONG, "newText": "pass"}]}))]
-
     def check_failed_edit(self, agent: Agent, path: str, told: list[str],
                           events: Events) -> None:
         (result,) = told
         assert result.startswith(f"{self.edit_failure} {path}"), result
         # the supervisor's answer is added to the result the model reads
-        assert "Agent Supervisor: The text you searched for is not in" in result, result
-        assert "  3 │     for line in text.splitlines():" in result, result
+        assert f"Agent Supervisor: {closest(path)}" in result, result
+        assert LINE_3 in result, result
         (recorded,) = of_type(events, "tool_result")
         assert recorded["ok"] is False and recorded["error"].startswith(self.edit_failure)
         (hint,) = of_type(events, "hint")
