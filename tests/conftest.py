@@ -61,9 +61,10 @@ def redis_server(tmp_path: Path):
     server.stop()
 
 
-@pytest.fixture(params=["local", "redis"])
+@pytest.fixture(params=["local", pytest.param("redis", marks=pytest.mark.slow)])
 def store_world(request: pytest.FixtureRequest, root: Path, tmp_path: Path):
-    """Agents write into a local root; the test reads through each store backend."""
+    """Agents write into a local root; the test reads through each store backend (the Redis one
+    starts a redis-server: slow, so the fast tier reads through the local store only)."""
     from tests.store_worlds import LocalWorld, RedisWorld
 
     if request.param == "local":

@@ -34,6 +34,7 @@ def _loop_session() -> list[dict]:
     return b.end()
 
 
+@pytest.mark.slow
 def test_analyze_json_shape_through_the_cli(tmp_path: Path) -> None:
     session = _write(tmp_path / "store" / "sessions" / "s-1" / "events.jsonl", _loop_session())
     clean = SessionBuilder()
@@ -58,6 +59,7 @@ def test_analyze_json_shape_through_the_cli(tmp_path: Path) -> None:
                       "first": {"nudge": None, "block": None, "escalate": None, "stop": None}}
 
 
+@pytest.mark.slow
 def test_analyze_table_and_store_root(tmp_path: Path) -> None:
     root = tmp_path / "store"
     _write(root / "sessions" / "s-1" / "events.jsonl", _loop_session())
@@ -71,6 +73,7 @@ def test_analyze_table_and_store_root(tmp_path: Path) -> None:
     assert "\x1b" not in out.stdout
 
 
+@pytest.mark.slow
 def test_analyze_reports_bad_lines_and_errors(tmp_path: Path) -> None:
     path = _write(tmp_path / "s.jsonl", _loop_session())
     with path.open("a") as fh:
@@ -130,6 +133,7 @@ def test_registered_loaders_are_used(tmp_path: Path) -> None:
         load_runs(tmp_path / "missing")
 
 
+@pytest.mark.slow
 def test_devset_quality_default_profile() -> None:
     """Every detector on its synthetic loops and traps (the dev set is the detectors' unit
     test, not the quality figure: that is the labelled corpus, benchmarks/bench_quality.py):
@@ -147,6 +151,7 @@ def test_devset_quality_default_profile() -> None:
     assert score.median_delay is not None and score.median_delay <= 2
 
 
+@pytest.mark.slow
 def test_analyze_says_which_hard_limit_stopped_the_recorded_session(tmp_path: Path) -> None:
     """A session a hard limit ended is not "no loop found" and nothing else: the table names
     the limit, its value and its bound, as recorded (the replay's policy may not reach it)."""
@@ -190,6 +195,7 @@ def _in_a_terminal(*args: str, columns: int) -> str:
     return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
+@pytest.mark.slow
 def test_analyze_fits_an_80_column_terminal() -> None:
     """Every line of the tables (header, limit line, findings, loops, per-run rows) fits in 80
     columns on a terminal, cut with `…` rather than wrapped into a wall."""

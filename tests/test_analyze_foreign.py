@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from supervisor.analysis.replay import analyze_events
 from supervisor.cli.analyze_summary import CostCounter, run_line, summary
 from supervisor.engine.policy_file import load_policy
@@ -15,6 +17,7 @@ CLEAN = fixture("swe-agent/portalocker-no-file-open.traj")
 KEYS = {"session", "source", "steps", "findings", "first"}
 
 
+@pytest.mark.slow
 def test_json_is_one_object_per_run_in_the_engine_shape() -> None:
     pairs = fixture("openhands/legacy-v1.5-output-pairs.jsonl")
     proc = run_cli("analyze", "--json", str(LOOPING), str(pairs))
@@ -40,6 +43,7 @@ def test_human_output_has_the_summary_over_runs() -> None:
     assert "pydicom-1458-edit-retries" in text.split("per run")[-1]
 
 
+@pytest.mark.slow
 def test_broken_and_unknown_files_are_one_line_each_and_the_rest_go_on(tmp_path: Path) -> None:
     broken = tmp_path / "cut.traj"
     broken.write_bytes(LOOPING.read_bytes()[:500])
@@ -57,6 +61,7 @@ def test_broken_and_unknown_files_are_one_line_each_and_the_rest_go_on(tmp_path:
     assert only["session"] == "pydicom-1458-edit-retries"
 
 
+@pytest.mark.slow
 def test_format_forcing(tmp_path: Path) -> None:
     renamed = tmp_path / "run.data"
     renamed.write_bytes(CLEAN.read_bytes())

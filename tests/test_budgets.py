@@ -102,6 +102,7 @@ def test_the_call_that_would_cross_a_daily_budget_of_the_store_is_held(store: St
     assert limit[0]["name"] == "budget:store" and limit[0]["value"] == pytest.approx(0.018)
 
 
+@pytest.mark.slow
 def test_a_warning_at_80_percent_once(store: Store) -> None:
     store.hook("a", "SessionStart", source="startup")
     for _ in range(2):
@@ -118,6 +119,7 @@ def test_a_warning_at_80_percent_once(store: Store) -> None:
         ("budget:store", 0.018, 0.02)]
 
 
+@pytest.mark.slow
 def test_the_warning_is_notified_once_a_day_not_once_a_call(tmp_path: Path) -> None:
     """Real `supervisor notify deliver` processes and a real receiver on 127.0.0.1: the call
     that reaches `warn_at` sends one message; the calls after it, in this session or another,

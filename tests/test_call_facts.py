@@ -56,6 +56,7 @@ def test_an_acp_adapters_tool_is_read_as_the_agents_own() -> None:
     assert engine.facts("mcp__acp__Read", {"file_path": "a.py"}).read_path == "a.py"
 
 
+@pytest.mark.slow
 def test_a_call_the_log_cuts_is_judged_as_the_log_holds_it(tmp_path: Path) -> None:
     """The guard reads the facts from the arguments it was given; when the log has to cut a
     huge call, the engine reads the call as written instead, so a replay of the log judges the

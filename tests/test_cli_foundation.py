@@ -40,11 +40,13 @@ def test_no_command_prints_help_and_fails() -> None:
     assert result.returncode == 2 and "sessions" in result.stdout
 
 
+@pytest.mark.slow
 def test_sessions_empty(root: Path) -> None:
     result = run_cli("sessions")
     assert result.returncode == 0 and "no sessions in root" in result.stdout
 
 
+@pytest.mark.slow
 def test_commands_print_a_relative_root_as_an_absolute_path(tmp_path: Path) -> None:
     """`--root runs` typed in a folder is printed as the absolute path: the line is pasted and
     read away from the folder the command ran in."""
@@ -60,6 +62,7 @@ def test_commands_print_a_relative_root_as_an_absolute_path(tmp_path: Path) -> N
     assert f"root {(tmp_path / 'typo').resolve()} does not exist" in missing.stderr
 
 
+@pytest.mark.slow
 def test_sessions_table_and_json(root: Path) -> None:
     write_session(root, "alpha", start(task=HOSTILE),
                   {"type": "tool_call", "call_id": "c1", "tool": "bash", "args": {"cmd": "ls"}},
@@ -92,12 +95,14 @@ def test_sessions_table_and_json(root: Path) -> None:
     assert rows["beta"]["status"] == "completed" and rows["beta"]["bad_lines"] == 1
 
 
+@pytest.mark.slow
 def test_sessions_with_explicit_root(tmp_path: Path) -> None:
     write_session(tmp_path / "elsewhere", "x1", start())
     result = run_cli("sessions", "--root", str(tmp_path / "elsewhere"), "--json")
     assert [json.loads(r)["session"] for r in result.stdout.splitlines()] == ["x1"]
 
 
+@pytest.mark.slow
 def test_tail_escapes_hostile_text_and_renders_every_event(root: Path) -> None:
     write_session(root, "s", start(),
                   {"type": "message", "role": "assistant", "text": HOSTILE},
@@ -119,6 +124,7 @@ def test_tail_escapes_hostile_text_and_renders_every_event(root: Path) -> None:
     assert last_two.stdout.splitlines() == lines[-2:]
 
 
+@pytest.mark.slow
 def test_tail_follow_picks_up_an_appended_event(root: Path) -> None:
     write_session(root, "live", start())
     proc = subprocess.Popen([sys.executable, "-m", "supervisor", "tail", "live", "--follow"],
@@ -139,6 +145,7 @@ def test_tail_follow_picks_up_an_appended_event(root: Path) -> None:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_validate_clean_and_bad_files(root: Path, tmp_path: Path) -> None:
     write_session(root, "v", start(), {"type": "heartbeat"})
     clean = run_cli("validate", str(session_files(root, "v").events))
@@ -163,6 +170,7 @@ def test_validate_clean_and_bad_files(root: Path, tmp_path: Path) -> None:
         (("tail", "x", "-n", "-3"), "-n/--lines must be 0 or more"),
     ],
 )
+@pytest.mark.slow
 def test_errors_are_one_line_without_traceback(root: Path, args: tuple, message: str) -> None:
     if "x" in args:
         write_session(root, "x", start())
@@ -175,6 +183,7 @@ def test_errors_are_one_line_without_traceback(root: Path, args: tuple, message:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_unusable_root_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
@@ -183,6 +192,7 @@ def test_unusable_root_is_one_line(tmp_path: Path) -> None:
     assert len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_validate_reports_seq_that_does_not_increase(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     lines = [b'{"v":1,"seq":%d,"ts":1,"type":"heartbeat"}\n' % n for n in (1, 2, 2, 5, 3)]
@@ -197,6 +207,7 @@ def test_validate_reports_seq_that_does_not_increase(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_validate_control_file(root: Path) -> None:
     from supervisor.store.writer import control_writer
 

@@ -148,6 +148,7 @@ def test_ambiguous_failures_are_checked_against_the_tools_lines() -> None:
     assert (case.failure, case.outcome) == ("ambiguous", "hit")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CORPUS.is_dir() and LABELLED.is_dir()), reason="no corpora")
 def test_on_the_real_corpora_the_region_holds_what_the_agent_needed() -> None:
     quality = measure_paths([LABELLED, CORPUS])
@@ -176,6 +177,7 @@ def test_each_mistake_as_agents_make_it() -> None:
     assert got["missing_line"] == "def f(a):\n    b = a + 1\n    return c"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CORPUS.is_dir() and LABELLED.is_dir()), reason="no corpora")
 def test_on_spans_of_real_files_every_mistake_is_found() -> None:
     result = robustness([LABELLED, CORPUS])

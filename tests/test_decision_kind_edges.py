@@ -165,6 +165,7 @@ def test_the_agents_own_pause_holds_it_as_the_registrys_holding_kind(root: Path,
     assert esc["deadline_ts"] is None  # a hold: no loop behind it, no deadline by default
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_the_escalation_prompt_offers_and_sends_a_new_kind(shelve: DecisionKind,

@@ -90,6 +90,7 @@ def test_dump_toml_round_trips_every_profile() -> None:
         assert reloaded["categories"] == policy["categories"]
 
 
+@pytest.mark.slow
 def test_policy_show_cli(tmp_path: Path) -> None:
     out = run_cli("policy", "show", "--profile", "seed-strict")
     assert out.returncode == 0, out.stderr
@@ -153,6 +154,7 @@ def test_dump_toml_round_trips_overrides() -> None:
     assert again.limit("tokens") == (None, "pause")
 
 
+@pytest.mark.slow
 def test_guard_table_in_a_policy_file(tmp_path: Path) -> None:
     path = tmp_path / "policy.toml"
     path.write_text('[guard]\ncheckpoint_every = 10\nfallback = "abort"\n')

@@ -17,6 +17,8 @@ from tests.conftest import run_cli
 from tests.redis_helpers import RedisServer, RelayThread, wait_for
 from tests.test_budgets import Store
 
+pytestmark = pytest.mark.slow
+
 NOW = 1_800_000_000.0
 RULES = budget_rules({"team": {"cost_usd_per_day": 0.02, "raise_by": 0.01, "fleet": True}})
 POLICY = """

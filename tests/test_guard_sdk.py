@@ -134,6 +134,7 @@ def test_heartbeats_while_open(root: Path, work: Path) -> None:
     assert len(events(root, "s1")) == count
 
 
+@pytest.mark.slow
 def test_automatic_checkpoints_every_n_actions(root: Path, work: Path) -> None:
     with session(root, work, settings=GuardSettings(checkpoint_every=3)) as s:
         for i in range(7):
@@ -229,6 +230,7 @@ def test_why_decisions_are_ignored(root: Path, work: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_reset_is_bounded(root: Path, work: Path) -> None:
     with session(root, work) as s:
         for _ in range(3):
@@ -261,6 +263,7 @@ def test_one_step_per_process_continues_where_it_left(root: Path, work: Path) ->
     assert state["actions"] == 5 and state["engine"]["v"] >= 1
 
 
+@pytest.mark.slow
 def test_parallel_consumers_apply_a_decision_exactly_once(root: Path, work: Path) -> None:
     with Guard.open(root, "s1", cwd=work) as g:
         g.start("hook-agent")
@@ -279,6 +282,7 @@ def test_parallel_consumers_apply_a_decision_exactly_once(root: Path, work: Path
     assert len(of_type(evs, "decision_ignored")) == 1
 
 
+@pytest.mark.slow
 def test_answer_errors(root: Path, work: Path) -> None:
     out = run_cli("answer", "nope", "--root", str(root), "--approve")
     assert out.returncode == 2 and "no session 'nope'" in out.stderr
@@ -290,6 +294,7 @@ def test_answer_errors(root: Path, work: Path) -> None:
     assert not (root / "sessions" / "s1" / "control.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_checkpoints_cli_diff(root: Path, work: Path) -> None:
     with session(root, work):
         (work / "app.py").write_text("x = 3\n")
@@ -331,6 +336,7 @@ def test_every_waiter_gets_the_decision(root: Path, work: Path) -> None:
     assert len(of_type(events(root, "s1"), "decision_applied")) == 1
 
 
+@pytest.mark.slow
 def test_answer_refuses_an_unknown_checkpoint(root: Path, work: Path) -> None:
     with Guard.open(root, "s1", cwd=work) as g:
         g.start("hook-agent")
@@ -394,6 +400,7 @@ def test_verdicts_report_every_limit_gauge(root: Path, work: Path) -> None:
     assert verdicts[0]["gauges"]["iterations_per_session"] == 1
 
 
+@pytest.mark.slow
 def test_checkpoint_events_say_what_changed_since_the_previous_one(root: Path,
                                                                    work: Path) -> None:
     """The guard records `changed_files` and a `diffstat`: live sessions need no git to list
@@ -422,6 +429,7 @@ def test_checkpoint_events_say_what_changed_since_the_previous_one(root: Path,
     assert rows[1]["since"] == "cp-1" and rows[1]["insertions"] == 3
 
 
+@pytest.mark.slow
 def test_checkpoints_cli_patch_is_what_a_rollback_throws_away(root: Path, work: Path,
                                                               tmp_path: Path) -> None:
     with session(root, work):
@@ -443,6 +451,7 @@ def test_checkpoints_cli_patch_is_what_a_rollback_throws_away(root: Path, work: 
     assert none.returncode == 2 and "no checkpoint 'cp-2'" in none.stderr
 
 
+@pytest.mark.slow
 def test_the_tokens_limit_warns_once_at_80_percent(root: Path, work: Path,
                                                    tmp_path: Path) -> None:
     """A real deliverer and receiver: the usage that brings the session to 80 % of its

@@ -141,6 +141,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(home), "CODEX_HOME": ""}
 
 
+@pytest.mark.slow
 def test_install_and_uninstall_restore_hooks_json_exactly(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     hooks = project / ".codex" / "hooks.json"

@@ -5,6 +5,8 @@ pairing of calls without ids, the failures read from the transcript, and its ins
 import json
 from pathlib import Path
 
+import pytest
+
 from supervisor.engine import Policy
 from supervisor.engine.categories import classify
 from supervisor.engine.edits import edit_failure
@@ -100,6 +102,7 @@ def test_a_failure_pairs_with_the_oldest_waiting_call() -> None:
     assert memory.pair_result("k") == first and memory.waiting == {"k": [second]}
 
 
+@pytest.mark.slow
 def test_install_and_uninstall(tmp_path: Path) -> None:
     home = tmp_path / "home"
     settings = home / ".factory" / "settings.json"

@@ -42,6 +42,7 @@ def _wait_for(root: Path, kind: str, session: str = "loop-1", timeout: float = 2
     raise AssertionError(f"no {kind} event within {timeout} s")
 
 
+@pytest.mark.slow
 def test_a_replayed_failing_edit_loop_is_denied_at_the_fourth_attempt(tmp_path: Path) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     outputs = []
@@ -76,6 +77,7 @@ def test_a_replayed_failing_edit_loop_is_denied_at_the_fourth_attempt(tmp_path: 
                                                                "block"]
 
 
+@pytest.mark.slow
 def test_rerunning_tests_after_a_real_edit_is_not_a_loop(tmp_path: Path) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     bash = {"command": "python -m pytest -q", "description": "run the tests"}
@@ -215,6 +217,7 @@ def test_parallel_hooks_of_one_session_lose_and_duplicate_nothing(tmp_path: Path
     assert state["actions"] == n  # every process's step reached the saved state
 
 
+@pytest.mark.slow
 def test_a_corrupt_state_is_kept_aside_reported_and_the_agent_goes_on(tmp_path: Path) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     call = payload("PreToolUse", cwd=ws, tool_name="Read", tool_input={"file_path": "/w/a"},
@@ -239,6 +242,7 @@ def test_a_corrupt_state_is_kept_aside_reported_and_the_agent_goes_on(tmp_path: 
     assert len(errors) == 2 and "state.json.bad" in errors[1]["message"]
 
 
+@pytest.mark.slow
 def test_when_the_store_cannot_be_written_the_hook_says_so_and_lets_the_call_go(
     tmp_path: Path,
 ) -> None:
@@ -276,6 +280,7 @@ def test_a_wrong_command_line_is_a_non_blocking_error(
         assert b"--timeout must be at most 86400 seconds" in done.stderr
 
 
+@pytest.mark.slow
 def test_no_checkpoints_of_a_home_directory(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -172,6 +172,7 @@ def test_gemini_tool_category(tool: str, args: dict, category: str) -> None:
     assert classify(tool, args, Policy.profile("default")) == category
 
 
+@pytest.mark.slow
 def test_install_writes_milliseconds_and_uninstall_restores(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     settings = project / ".gemini" / "settings.json"

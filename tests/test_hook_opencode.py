@@ -110,6 +110,7 @@ def _hook(target: str, root: Path, step: dict) -> str:
     ("cline", {"hook_event_name": "beforeRun", "prompt": "go on"},
      {"hook_event_name": "afterRun", "text": "Done.", "status": "completed"}),
 ])
+@pytest.mark.slow
 def test_guidance_is_kept_for_a_prompt(tmp_path: Path, target: str, prompt: dict,
                                        turn_ended: dict) -> None:
     """Guidance sent while the agent finishes its turn is not taken by the end of the turn
@@ -233,6 +234,7 @@ def test_the_plugin_fails_open(tmp_path: Path, hook: list[str]) -> None:
     assert _drive(tmp_path, _plugin(tmp_path, hook), "before")["outcome"] == "ran"
 
 
+@pytest.mark.slow
 def test_the_plugin_bounds_its_wait_for_a_hook_that_hangs(tmp_path: Path) -> None:
     """A hook client that never answers: the call goes on after its timeout plus the grace."""
     started = time.monotonic()
@@ -293,6 +295,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(home), "XDG_CONFIG_HOME": "", "KILO_CONFIG_DIR": ""}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("target", "folder"), [("opencode", ".opencode/plugin"),
                                                 ("kilo", ".kilo/plugin")])
 def test_install_and_uninstall_in_a_project(tmp_path: Path, target: str, folder: str) -> None:
@@ -327,6 +330,7 @@ def test_user_install_follows_the_config_home(tmp_path: Path) -> None:
     assert (tmp_path / "kilo" / "plugin" / "agent-supervisor.js").is_file()
 
 
+@pytest.mark.slow
 def test_a_file_that_is_not_ours_is_never_touched(tmp_path: Path) -> None:
     project = tmp_path / "project"
     theirs = project / ".opencode" / "plugin" / "agent-supervisor.js"
@@ -383,6 +387,7 @@ def test_cline_steps() -> None:
     assert json.loads(CLINE.answers.context("beforeRun", "look"))["context"].endswith("look")
 
 
+@pytest.mark.slow
 def test_cline_install_and_uninstall(tmp_path: Path) -> None:
     env = _env(tmp_path)
     done = run_cli("install", "cline", "--user", **env)

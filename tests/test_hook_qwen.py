@@ -5,6 +5,8 @@ installer."""
 import json
 from pathlib import Path
 
+import pytest
+
 from supervisor.engine.edits import edit_failure, edits_of
 from supervisor.hooks.qwen_code import TARGET
 from supervisor.hooks.qwen_code.payload import map_payload
@@ -114,6 +116,7 @@ def test_the_chat_file_reader() -> None:
     assert offset == chat.stat().st_size
 
 
+@pytest.mark.slow
 def test_install_and_uninstall(tmp_path: Path) -> None:
     home = tmp_path / "home"
     settings = home / ".qwen" / "settings.json"

@@ -92,6 +92,7 @@ def test_the_client_and_the_cli_hook_path_import_nothing_heavy() -> None:
     assert _heavy(modules) == [] and "supervisor.cli.common" not in modules
 
 
+@pytest.mark.slow
 def test_the_first_call_starts_a_server_and_later_calls_are_served(
     tmp_path: Path, ws: Path
 ) -> None:
@@ -113,6 +114,7 @@ def test_the_first_call_starts_a_server_and_later_calls_are_served(
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+@pytest.mark.slow
 def test_a_bad_payload_through_the_server_lets_the_call_go(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     _call(_read(ws, 0), root)
@@ -125,6 +127,7 @@ def test_a_bad_payload_through_the_server_lets_the_call_go(tmp_path: Path, ws: P
     assert "ignored a payload it cannot use" in (root / "run" / "hookd.log").read_text()
 
 
+@pytest.mark.slow
 def test_a_killed_server_is_replaced_and_nothing_is_lost(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     _call(_read(ws, 0), root)
@@ -157,6 +160,7 @@ def _state_behind_log(root: Path) -> bool:
     return saved < (session / "events.jsonl").stat().st_size
 
 
+@pytest.mark.slow
 def test_a_server_killed_with_its_sessions_unsaved_loses_no_count(
     tmp_path: Path, ws: Path
 ) -> None:
@@ -184,6 +188,7 @@ def test_a_server_killed_with_its_sessions_unsaved_loses_no_count(
     assert verdicts == ["allow", "allow", "allow", "block", "block"]
 
 
+@pytest.mark.slow
 def test_a_stopped_server_saves_the_sessions_it_kept(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     _call(_read(ws, 0), root)
@@ -199,6 +204,7 @@ def test_a_stopped_server_saves_the_sessions_it_kept(tmp_path: Path, ws: Path) -
     assert state["actions"] == 2
 
 
+@pytest.mark.slow
 def test_clients_racing_at_a_cold_start_end_with_one_server(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     procs = [_start(_read(ws, i), root) for i in range(4)]
@@ -215,6 +221,7 @@ def test_clients_racing_at_a_cold_start_end_with_one_server(tmp_path: Path, ws: 
     _check_session(root, [f"toolu_{i}" for i in range(4)])
 
 
+@pytest.mark.slow
 def test_an_idle_server_exits_and_cleans_up(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     _call(_read(ws, 0), root, SUPERVISOR_HOOKD_IDLE_S="1")
@@ -282,6 +289,7 @@ def test_eight_parallel_clients_on_one_session_lose_and_duplicate_nothing(
     assert sorted(results) == sorted(f"toolu_{i}" for i in range(n))
 
 
+@pytest.mark.slow
 def test_daemon_off_never_starts_a_server(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     for i in range(3):
@@ -300,6 +308,7 @@ def test_a_bad_command_line_is_still_a_non_blocking_error(tmp_path: Path) -> Non
     assert not (tmp_path / "store" / "run").exists()
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_server_and_the_next_call_starts_another(
     tmp_path: Path, ws: Path
 ) -> None:

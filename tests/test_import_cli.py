@@ -4,6 +4,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.importer_helpers import DATA, fixture
 
@@ -13,6 +15,7 @@ def read_events(root: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_import_every_fixture_then_validate(tmp_path: Path) -> None:
     out = tmp_path / "store"
     proc = run_cli("import", str(DATA), "-o", str(out))
@@ -34,6 +37,7 @@ def test_import_every_fixture_then_validate(tmp_path: Path) -> None:
     assert "pydicom-1458-edit-retries" in listing.stdout
 
 
+@pytest.mark.slow
 def test_import_refuses_to_overwrite_unless_replace(tmp_path: Path) -> None:
     out = tmp_path / "store"
     source = fixture("swe-agent/portalocker-no-file-open.traj")
@@ -48,6 +52,7 @@ def test_import_refuses_to_overwrite_unless_replace(tmp_path: Path) -> None:
     assert len(read_events(out, "portalocker-no-file-open")) == len(before)
 
 
+@pytest.mark.slow
 def test_same_name_twice_in_one_import_gets_a_suffix(tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     copy.mkdir()
@@ -61,6 +66,7 @@ def test_same_name_twice_in_one_import_gets_a_suffix(tmp_path: Path) -> None:
     assert names == ["swe-agent__test-repo-i1", "swe-agent__test-repo-i1-2"]
 
 
+@pytest.mark.slow
 def test_forced_format_and_wrong_forced_format(tmp_path: Path) -> None:
     out = tmp_path / "store"
     source = fixture("openhands/event-stream-vue-todo.json")
@@ -75,6 +81,7 @@ def test_forced_format_and_wrong_forced_format(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_directory_import_skips_our_own_session_files(tmp_path: Path) -> None:
     mixed = tmp_path / "runs"
     shutil.copytree(DATA / "swe-agent", mixed)
@@ -87,6 +94,7 @@ def test_directory_import_skips_our_own_session_files(tmp_path: Path) -> None:
     assert len(list((out / "sessions").iterdir())) == 3
 
 
+@pytest.mark.slow
 def test_unknown_files_found_in_a_directory_are_skipped_with_a_warning(tmp_path: Path) -> None:
     batch = tmp_path / "batch"
     shutil.copytree(DATA / "mini-swe-agent", batch)
@@ -107,6 +115,7 @@ def test_unknown_files_found_in_a_directory_are_skipped_with_a_warning(tmp_path:
     assert named.returncode == 1 and "supervisor: error: " in named.stderr
 
 
+@pytest.mark.slow
 def test_openhands_session_directories_are_one_run_each(tmp_path: Path) -> None:
     sessions = tmp_path / "openhands-sessions"
     for sid in ("s1", "s2"):
@@ -122,6 +131,7 @@ def test_openhands_session_directories_are_one_run_each(tmp_path: Path) -> None:
     assert [json.loads(line)["session"] for line in analyzed.stdout.splitlines()] == ["s1", "s2"]
 
 
+@pytest.mark.slow
 def test_import_detect_records_what_the_engine_saw(tmp_path: Path) -> None:
     """`--detect`: the engine's detections and verdicts are in the session, marked replayed,
     numbered so their evidence names the failing calls; `analyze` of the written session finds
@@ -168,6 +178,7 @@ def test_import_detect_records_what_the_engine_saw(tmp_path: Path) -> None:
     assert model.queue(2e9) == [] and model.stale(2e9) == []
 
 
+@pytest.mark.slow
 def test_import_without_detect_records_no_engine_events(tmp_path: Path) -> None:
     out = tmp_path / "store"
     source = fixture("swe-agent/pydicom-1458-edit-retries.traj")

@@ -114,6 +114,7 @@ def test_arbitrary_json_gives_runs_or_a_format_error(value: object, fmt: str | N
         check_protocol(run)
 
 
+@pytest.mark.slow
 def test_cli_reports_each_bad_file_and_goes_on(tmp_path: Path) -> None:
     bad = tmp_path / "empty.json"
     bad.write_bytes(b"")

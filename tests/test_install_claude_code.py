@@ -73,6 +73,7 @@ def _client_command(tmp_path: Path) -> list[str]:
     return [str(native)]
 
 
+@pytest.mark.slow
 def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
     done = _install(tmp_path, "--user", "--timeout", "120")
     assert done.returncode == 0, done.stderr
@@ -95,6 +96,7 @@ def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
     assert "installed" in done.stdout and str(path) in done.stdout
 
 
+@pytest.mark.slow
 def test_without_the_native_client_the_python_client_is_installed(tmp_path: Path) -> None:
     done = run_cli("install", "claude-code", "--user", "--timeout", "120",
                    SUPERVISOR_HOOK_NATIVE="0", **_env(tmp_path))
@@ -105,6 +107,7 @@ def test_without_the_native_client_the_python_client_is_installed(tmp_path: Path
     assert not (tmp_path / "home" / ".cache" / "agent-supervisor").exists()
 
 
+@pytest.mark.slow
 def test_install_merges_keeps_everything_and_is_idempotent(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
@@ -144,6 +147,7 @@ def test_install_merges_keeps_everything_and_is_idempotent(tmp_path: Path) -> No
     assert path.read_text() == EXISTING  # byte for byte, formatting included
 
 
+@pytest.mark.slow
 def test_uninstall_removes_only_ours_after_the_user_edited_the_file(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
@@ -169,6 +173,7 @@ def test_uninstall_removes_only_ours_after_the_user_edited_the_file(tmp_path: Pa
     assert again.returncode == 0 and "no supervisor hooks" in again.stdout
 
 
+@pytest.mark.slow
 def test_uninstall_of_a_file_the_installer_created_removes_it(tmp_path: Path) -> None:
     config = tmp_path / "claude-config"
     env = {**_env(tmp_path), "CLAUDE_CONFIG_DIR": str(config)}
@@ -190,6 +195,7 @@ def test_uninstall_of_a_file_the_installer_created_removes_it(tmp_path: Path) ->
         ('{"hooks": {"PreToolUse": {"matcher": "*"}}}', False),
     ],
 )
+@pytest.mark.slow
 def test_a_malformed_settings_file_is_refused_and_left_untouched(
     tmp_path: Path, content: str, unreadable: bool
 ) -> None:
@@ -210,6 +216,7 @@ def test_a_malformed_settings_file_is_refused_and_left_untouched(
     assert path.read_text() == content and _backups(path) == []
 
 
+@pytest.mark.slow
 def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
@@ -228,6 +235,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     assert path.read_text() == installed
 
 
+@pytest.mark.slow
 def test_the_default_timeout_is_the_policys_hold_time_plus_a_margin(tmp_path: Path) -> None:
     store = tmp_path / "store"
     env = {**_env(tmp_path), "SUPERVISOR_HOME": str(store)}
@@ -306,6 +314,7 @@ def test_a_held_call_answers_within_the_installed_entrys_timeout(tmp_path: Path)
     assert json.loads(held.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+@pytest.mark.slow
 def test_install_and_uninstall_write_through_a_symlinked_settings_file(tmp_path: Path) -> None:
     """A dotfile manager keeps settings.json as a link into its repository: install and
     uninstall change the file it points to and leave the link a link (issue 18)."""
@@ -328,6 +337,7 @@ def test_install_and_uninstall_write_through_a_symlinked_settings_file(tmp_path:
     assert link.is_symlink() and real.read_text() == EXISTING
 
 
+@pytest.mark.slow
 def test_a_link_to_a_file_the_installer_created_stays_a_link_on_uninstall(tmp_path: Path
                                                                          ) -> None:
     project = tmp_path / "proj"

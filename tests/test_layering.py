@@ -191,6 +191,7 @@ RUNTIME_RULES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer", sorted(RUNTIME_RULES))
 def test_importing_a_layer_loads_nothing_it_must_not(layer: str) -> None:
     require(layer)
@@ -349,6 +350,7 @@ def test_relative_imports_are_resolved() -> None:
         "supervisor.store", "supervisor.engine", "supervisor.engine.core", "supervisor.tui"}
 
 
+@pytest.mark.slow
 def test_a_violating_module_in_a_copy_fails_both_checks(tmp_path: Path) -> None:
     copy = tmp_path / "supervisor"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))

@@ -500,6 +500,7 @@ def test_a_shell_failure_is_told_whichever_agent_runs_the_same_command(root, rep
     assert [v.action for v in other] == ["allow", "allow"]
 
 
+@pytest.mark.slow
 def test_the_operator_lists_shows_forgets_and_switches_the_fleet_memory(
         tmp_path, redis_server, capsys, monkeypatch):
     """`supervisor memory --store redis://...` as the operator user of docs/fleet.md's ACL: it

@@ -26,6 +26,7 @@ def notifications(root: Path, session: str) -> list[dict]:
     return of_type(events(root, session), "notification")
 
 
+@pytest.mark.slow
 def test_one_message_per_burst_exactly_once(root: Path, tmp_path: Path) -> None:
     with Receiver() as rx:
         write_config(tmp_path / "config", [rx.url], burst_s=1.5,
@@ -51,6 +52,7 @@ def test_one_message_per_burst_exactly_once(root: Path, tmp_path: Path) -> None:
         assert record["by"] == "notify"
 
 
+@pytest.mark.slow
 def test_a_failing_service_is_retried_then_failed_and_shown(root: Path, tmp_path: Path) -> None:
     with Receiver(fail_first=100, status=500) as rx:
         write_config(tmp_path / "config", [rx.url], burst_s=0, retries=2, backoff_s=0.2)
@@ -67,6 +69,7 @@ def test_a_failing_service_is_retried_then_failed_and_shown(root: Path, tmp_path
     assert outcome["outcome"] == "failed" and outcome["attempt"] == 3
 
 
+@pytest.mark.slow
 def test_a_retry_that_succeeds_is_sent(root: Path, tmp_path: Path) -> None:
     with Receiver(fail_first=1) as rx:
         write_config(tmp_path / "config", [rx.url], burst_s=0, retries=3, backoff_s=0.1)
@@ -76,6 +79,7 @@ def test_a_retry_that_succeeds_is_sent(root: Path, tmp_path: Path) -> None:
     assert [r["outcome"] for r in notifications(root, "delta")] == ["retrying", "sent"]
 
 
+@pytest.mark.slow
 def test_an_escalation_answered_during_the_burst_is_not_sent(root: Path,
                                                              tmp_path: Path) -> None:
     with Receiver() as rx:
@@ -108,6 +112,7 @@ def test_the_guard_notifies_a_live_demo_agent_with_no_dashboard(root: Path,
     assert "else skip" in rx.messages[0]["message"]
 
 
+@pytest.mark.slow
 def test_a_url_apprise_cannot_parse_is_one_line_naming_the_line(tmp_path: Path) -> None:
     path = write_config(tmp_path / "config", ["json://127.0.0.1:9/x", "nosuch://what/ever"])
     config = load(path)
@@ -117,6 +122,7 @@ def test_a_url_apprise_cannot_parse_is_one_line_naming_the_line(tmp_path: Path) 
     assert "what/ever" not in problem  # a URL may hold a token: never repeated
 
 
+@pytest.mark.slow
 def test_notify_test_command(tmp_path: Path) -> None:
     with Receiver() as rx:
         ok = run_cli("notify", "test", "--url", rx.url,
@@ -142,6 +148,7 @@ def test_a_bad_config_is_one_line(tmp_path: Path, content: str) -> None:
     assert problem.startswith(str(path)) and "\n" not in problem
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_failed_notification_shows_beside_the_escalation(
@@ -226,6 +233,7 @@ def test_an_operators_own_pause_is_not_notified(root: Path, tmp_path: Path) -> N
     assert not (root / "sessions" / "paused" / "notify").exists()
 
 
+@pytest.mark.slow
 def test_a_bad_url_is_recorded_beside_the_escalation(root: Path, tmp_path: Path) -> None:
     with Receiver() as rx:
         path = write_config(tmp_path / "config", ["nosuch://x/y", rx.url], burst_s=0)

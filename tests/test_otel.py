@@ -76,6 +76,7 @@ def by_session(spans: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
+@pytest.mark.slow
 def test_recorded_sessions_become_traces_by_the_genai_conventions(tmp_path: Path) -> None:
     root = private_root(tmp_path)
     names = copy_samples(root)
@@ -173,6 +174,7 @@ def test_recorded_sessions_become_traces_by_the_genai_conventions(tmp_path: Path
     assert sum(v for _, v in metrics["supervisor.sessions"]) == len(names)
 
 
+@pytest.mark.slow
 def test_genai_names_are_the_semantic_conventions() -> None:
     from opentelemetry.semconv._incubating.attributes import error_attributes as err
     from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as g
@@ -205,6 +207,7 @@ def _call(writer, call_id: str, ok: bool = True) -> None:
                    "error": None if ok else "exit status 1"})
 
 
+@pytest.mark.slow
 def test_a_restart_mid_session_neither_loses_nor_doubles_a_span(tmp_path: Path) -> None:
     root = private_root(tmp_path)
     writer = event_writer(root, "live")
@@ -250,6 +253,7 @@ def test_a_restart_mid_session_neither_loses_nor_doubles_a_span(tmp_path: Path) 
         assert third.returncode == 0 and rx.spans() == []
 
 
+@pytest.mark.slow
 def test_an_unreachable_collector_is_one_line_and_the_next_run_sends_everything(
         tmp_path: Path) -> None:
     root = private_root(tmp_path)
@@ -269,6 +273,7 @@ def test_an_unreachable_collector_is_one_line_and_the_next_run_sends_everything(
         assert rx.spans(), "what was not sent before is sent now"
 
 
+@pytest.mark.slow
 def test_otlp_over_grpc_when_the_protocol_says_so(tmp_path: Path) -> None:
     root = private_root(tmp_path)
     copy_samples(root, ["healthy-refactor"])
@@ -289,6 +294,7 @@ def test_otlp_over_grpc_when_the_protocol_says_so(tmp_path: Path) -> None:
     assert sum(v for _, v in metrics["supervisor.tool_calls"]) == len(calls)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoint", ["localhost:4318", "http://", "ftp://collector:4318",
                                       "http://collector:99999"])
 def test_a_malformed_endpoint_is_refused_in_one_line(tmp_path: Path, endpoint: str) -> None:
@@ -300,6 +306,7 @@ def test_a_malformed_endpoint_is_refused_in_one_line(tmp_path: Path, endpoint: s
     assert not (tmp_path / "cursor.json").exists()
 
 
+@pytest.mark.slow
 def test_a_second_exporter_of_the_same_store_and_collector_is_refused(tmp_path: Path) -> None:
     from supervisor.otel.cursor import CursorBusy, CursorFile
 
@@ -355,6 +362,7 @@ def _wait(condition, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_include_content_adds_arguments_and_results_made_safe(tmp_path: Path) -> None:
     root = private_root(tmp_path)
     writer = event_writer(root, "s")
@@ -429,6 +437,7 @@ def test_open_calls_are_bounded_and_what_a_cap_drops_is_said() -> None:
     assert translator.calls == {} and translator.session is None
 
 
+@pytest.mark.slow
 def test_the_export_benchmark_runs_at_a_tiny_size() -> None:
     """benchmarks/bench_otel.py end to end at 1% (the figure itself is for benchmarks/run.py)."""
     import importlib.util

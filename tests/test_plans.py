@@ -199,6 +199,7 @@ def test_a_skip_names_the_step_skipped_and_the_step_that_starts(root: Path,
     guard.close()
 
 
+@pytest.mark.slow
 def test_a_skip_read_at_the_agents_stop_starts_one_step_not_two(tmp_path: Path) -> None:
     """An agent CLI between turns: the skip is applied by its Stop hook. The agent is told the
     next step (once), and that step stays current; the one after it waits."""
@@ -311,6 +312,7 @@ def _running(root: Path, tmp_path: Path) -> Guard:
     return guard
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["empty", "too long", "unreadable file", "ended"])
 def test_the_command_line_refuses_a_bad_split_in_one_line_writing_nothing(
         root: Path, tmp_path: Path, case: str) -> None:
@@ -335,6 +337,7 @@ def test_the_command_line_refuses_a_bad_split_in_one_line_writing_nothing(
     assert after == before
 
 
+@pytest.mark.slow
 def test_the_command_line_splits_from_a_file_and_answers_the_pending_escalation(
         root: Path, tmp_path: Path) -> None:
     guard = _running(root, tmp_path)
@@ -396,6 +399,7 @@ def test_the_remaining_sub_tasks_can_be_replaced_or_dropped(root: Path, tmp_path
     assert analyzed.snapshot()["state"] == live
 
 
+@pytest.mark.slow
 def test_the_command_line_changes_only_a_plan_that_has_steps_left(root: Path,
                                                                  tmp_path: Path) -> None:
     guard = _running(root, tmp_path)

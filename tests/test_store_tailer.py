@@ -4,6 +4,8 @@ import os
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from supervisor.protocol.lines import encode_line
 from supervisor.store.tailer import Tailer
 
@@ -125,6 +127,7 @@ def test_huge_line_is_reported_with_offset_and_size_and_reading_resumes(tmp_path
     assert batch.offsets == [len(line(1)) + len(huge)]
 
 
+@pytest.mark.slow
 def test_huge_line_memory_stays_bounded(tmp_path: Path) -> None:
     """A 200 MB line without a newline does not get held in memory."""
     path = tmp_path / "events.jsonl"

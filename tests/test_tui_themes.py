@@ -57,6 +57,7 @@ def test_user_themes_come_from_the_config_folder(tmp_path: Path, monkeypatch) ->
     assert loaded.themes["supervisor-dark"].primary == "#ff00ff"
 
 
+@pytest.mark.slow
 async def test_unknown_theme_falls_back_with_a_message(root: Path) -> None:
     app = make_app(root, theme="no-such-theme")
     assert app.theme == "supervisor-dark"
@@ -66,6 +67,7 @@ async def test_unknown_theme_falls_back_with_a_message(root: Path) -> None:
         assert any("no-such-theme" in str(n.message) for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_invalid_user_theme_is_notified_and_the_rest_works(root: Path, tmp_path: Path
                                                                   ) -> None:
     folder = tmp_path / "user-themes"
@@ -80,6 +82,7 @@ async def test_invalid_user_theme_is_notified_and_the_rest_works(root: Path, tmp
                    for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_switch_theme_from_the_palette_and_with_t(root: Path) -> None:
     write_events(root, "s1", [start()])
     app = make_app(root)
@@ -96,6 +99,7 @@ async def test_switch_theme_from_the_palette_and_with_t(root: Path) -> None:
         assert app.get_css_variables()["background"].lower() == "#f7f8fa"
 
 
+@pytest.mark.slow
 def test_dashboard_command_rejects_bad_arguments(tmp_path: Path) -> None:
     from conftest import run_cli
 

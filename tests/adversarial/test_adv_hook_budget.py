@@ -109,6 +109,7 @@ def test_the_deadline_is_each_threads_own() -> None:
     assert seen == [None]
 
 
+@pytest.mark.slow
 def test_the_budget_leaves_time_to_answer() -> None:
     budget = Budget(60, started=100.0)
     assert budget.deadline() == 99.0 + 60
@@ -117,6 +118,7 @@ def test_the_budget_leaves_time_to_answer() -> None:
 
 # -- the hook, in-process and through the server ---------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("daemon", ["0", "1"], ids=["in-process", "server"])
 def test_the_hook_answers_in_time_while_another_process_holds_the_session(
         tmp_path: Path, daemon: str) -> None:
@@ -144,6 +146,7 @@ def test_the_hook_answers_in_time_while_another_process_holds_the_session(
     assert errors and "time budget" in errors[-1]["message"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("client", ["python", "native"])
 def test_the_hook_answers_in_time_when_the_server_takes_the_call_and_never_replies(
         tmp_path: Path, client: str) -> None:
@@ -185,6 +188,7 @@ def test_the_hook_answers_in_time_when_the_server_takes_the_call_and_never_repli
     assert done.returncode == 0 and done.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_git_that_hangs_is_killed_within_the_budget(tmp_path: Path) -> None:
     """The checkpoint's git processes take their limit from the deadline: a git that never
     exits (here a wrapper that sleeps) costs the call no more than its budget."""
@@ -207,6 +211,7 @@ def test_a_git_that_hangs_is_killed_within_the_budget(tmp_path: Path) -> None:
     assert "did not finish within the hook" in text  # the failed checkpoint is reported
 
 
+@pytest.mark.slow
 def test_a_lock_left_to_the_deadline_leaves_the_decision_for_the_next_call(
         tmp_path: Path) -> None:
     """A spent budget is not a failed decision: the operator's command is not consumed as

@@ -44,6 +44,7 @@ def _verdicts(root: Path, session: str) -> list[str]:
 
 # -- item 11: text that is not UTF-8 -----------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoded", ["raw bytes", "json escape"])
 def test_a_loop_on_a_file_whose_name_is_not_utf8_is_recorded_and_denied(
         tmp_path: Path, encoded: str) -> None:
@@ -123,6 +124,7 @@ def _too_deep(n: int) -> bytes:
     return head + b"[" * 100_000 + b"]" * 100_000 + b"}}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [_oversized, _not_json, _too_deep],
                          ids=["oversized", "not-json", "too-deep"])
 def test_a_payload_that_cannot_be_parsed_is_recorded_and_the_hard_limits_apply(

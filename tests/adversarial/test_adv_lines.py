@@ -75,6 +75,7 @@ def test_every_written_line_parses(tmp_path_factory: pytest.TempPathFactory, too
     _check_written(path, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BIG_VALUES))
 def test_oversized_and_deep_events_are_cut_to_lines_readers_take(tmp_path: Path, name: str
                                                                  ) -> None:
@@ -134,6 +135,7 @@ def test_out_of_range_numbers_are_bad_lines_with_the_reason(name: str) -> None:
     assert result.reason.startswith("field '"), result.reason
 
 
+@pytest.mark.slow
 def test_validate_reports_them(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_bytes(b"".join(json.dumps(e).encode() + b"\n"
@@ -158,6 +160,7 @@ def _decision(root: Path, seq: int, action: str, decision_id: str, **extra: obje
     return json.dumps(line).encode() + b"\n"
 
 
+@pytest.mark.slow
 def test_a_deep_control_line_is_ignored_and_later_decisions_still_apply(root: Path) -> None:
     with Guard.open(root, "s1") as guard:
         guard.start("agent")
@@ -179,6 +182,7 @@ def test_a_deep_control_line_is_ignored_and_later_decisions_still_apply(root: Pa
         assert "Traceback" not in done.stderr, (command, done.stderr)
 
 
+@pytest.mark.slow
 def test_a_deep_last_event_line_does_not_stop_the_writer(root: Path) -> None:
     with Guard.open(root, "s1") as guard:
         guard.start("agent")
@@ -191,6 +195,7 @@ def test_a_deep_last_event_line_does_not_stop_the_writer(root: Path) -> None:
     assert [parse_line(x).type for x in lines[-2:]] == ["tool_call", "verdict"]
 
 
+@pytest.mark.slow
 def test_a_seq_out_of_bounds_at_the_end_does_not_poison_later_lines(root: Path) -> None:
     with Guard.open(root, "s1") as guard:
         guard.start("agent")
@@ -254,6 +259,7 @@ def test_the_guard_applies_no_decision_a_reader_rejects(root: Path, bad: bytes) 
 
 # -- analyze: streamed with the line limit, non-regular files skipped -------------------------
 
+@pytest.mark.slow
 def test_analyze_skips_a_fifo_and_an_oversized_line(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -19,6 +19,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [0o777, 0o775, 0o1777])
 def test_a_root_others_may_write_to_is_refused_by_writers_and_readers(tmp_path: Path,
                                                                       mode: int) -> None:
@@ -67,6 +68,7 @@ def test_a_symlinked_root_must_lead_to_a_private_directory(tmp_path: Path) -> No
         require_private(link)
 
 
+@pytest.mark.slow
 def test_every_entry_point_creates_the_root_private(tmp_path: Path) -> None:
     """The hook client made the root 0755 through `os.makedirs`."""
     payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "transcript_path": "/x",

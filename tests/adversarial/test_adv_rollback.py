@@ -98,6 +98,7 @@ def test_rollback_keeps_a_file_that_was_too_big_to_track(tmp_path: Path) -> None
 
 # -- item 5: nested repositories --------------------------------------------------------------
 
+@pytest.mark.slow
 def test_nested_repositories_are_left_out_named_and_never_break_checkpoints(tmp_path: Path
                                                                             ) -> None:
     work = _project(tmp_path / "work")
@@ -125,6 +126,7 @@ def test_nested_repositories_are_left_out_named_and_never_break_checkpoints(tmp_
     assert (work / "vendored" / "lib.py").read_text() == "v = 2\n"
 
 
+@pytest.mark.slow
 def test_the_operator_is_told_what_nested_repositories_a_checkpoint_left_out(
         root: Path, tmp_path: Path) -> None:
     work = _project(tmp_path / "work")
@@ -203,6 +205,7 @@ def test_after_a_state_reset_in_another_directory_a_rollback_is_refused(root: Pa
 
 # -- item 6 (checkpoint side): what cannot be removed is reported, the rest restored ----------
 
+@pytest.mark.slow
 def test_a_file_that_cannot_be_removed_or_rewritten_is_reported_not_raised(tmp_path: Path
                                                                            ) -> None:
     work = _project(tmp_path / "work")
@@ -228,6 +231,7 @@ def test_a_file_that_cannot_be_removed_or_rewritten_is_reported_not_raised(tmp_p
 
 # -- the picker: two checkpoint events with the same id ---------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_duplicate_checkpoint_ids_do_not_crash_the_picker(root: Path) -> None:
     from supervisor.tui.screens.modals import CheckpointPicker

@@ -88,6 +88,7 @@ def _terminal_output(app) -> str:
     return update.render_segments(console)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_every_view_of_the_dashboard_is_terminal_safe(hostile: Path) -> None:
     from supervisor.tui.screens.escalation import EscalationScreen
@@ -222,6 +223,7 @@ CLI_COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", CLI_COMMANDS, ids=lambda c: " ".join(c))
 def test_every_command_is_terminal_safe(hostile: Path, command: list[str]) -> None:
     done = run_cli(*command, "--root", str(hostile))
@@ -230,6 +232,7 @@ def test_every_command_is_terminal_safe(hostile: Path, command: list[str]) -> No
     assert not leaks, (leaks, done.stdout[-2000:], done.stderr[-2000:])
 
 
+@pytest.mark.slow
 def test_analyze_and_validate_are_terminal_safe(hostile: Path, tmp_path: Path) -> None:
     events = hostile / "sessions" / SESSION / "events.jsonl"
     runs = tmp_path / "runs"

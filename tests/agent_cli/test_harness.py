@@ -173,6 +173,7 @@ def test_needs_claude(claude_executable):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("required", "outcome"), [("", "skipped"), ("1", "error")])
 def test_without_npm_the_suite_skips_with_the_reason_or_fails_when_required(
     tmp_path: Path, required: str, outcome: str
