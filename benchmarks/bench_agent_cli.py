@@ -1,7 +1,7 @@
 """Hooks as each agent CLI experiences them: the added latency per tool call, through the real CLI.
 
 For every target of the agent CLI scenario kit (`tests/agent_cli/drivers`: Claude Code, Codex,
-Gemini, Qwen Code, Droid, Copilot, OpenCode, Kilo, Cline), the real pinned binary runs a script
+Gemini, Qwen Code, Droid, Copilot, OpenCode, Kilo, Cline, Pi), the real pinned binary runs a script
 of distinct healthy shell calls (`cat` of a different file each time: new output at every step,
 so no detector has anything to say), one call per model turn, against the kit's fake model API.
 For each call the fake logs when it finished answering the turn that asked for the call and when
@@ -13,7 +13,7 @@ included. Each configuration runs the same script, in interleaved rounds:
   after a tool: `PreToolUse`/`PostToolUse`, `BeforeTool`/`AfterTool`, `preToolUse`/...) running
   `cat >/dev/null` and nothing else (CLIs with command hooks only);
 - supervisor: `supervisor install TARGET` as the kit's runner does it (the native client where a
-  C compiler is found, `supervisor.hooks.native`; the plugin for OpenCode, Kilo and Cline), after
+  C compiler is found, `supervisor.hooks.native`; the plugin for OpenCode, Kilo, Cline and Pi), after
   one short run that starts the resident hook server (a warm server is what a session sees);
 - supervisor (http): `--transport http`, for the targets that offer it.
 
