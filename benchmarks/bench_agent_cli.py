@@ -13,8 +13,9 @@ included. Each configuration runs the same script, in interleaved rounds:
   after a tool: `PreToolUse`/`PostToolUse`, `BeforeTool`/`AfterTool`, `preToolUse`/...) running
   `cat >/dev/null` and nothing else (CLIs with command hooks only);
 - supervisor: `supervisor install TARGET` as the kit's runner does it (the native client where a
-  C compiler is found, `supervisor.hooks.native`; the plugin for OpenCode, Kilo, Cline and Pi), after
-  one short run that starts the resident hook server (a warm server is what a session sees);
+  C compiler is found, `supervisor.hooks.native`; the plugin for OpenCode, Kilo, Cline and Pi),
+  after one short run that starts the resident hook server (a warm server is what a session
+  sees);
 - supervisor (http): `--transport http`, for the targets that offer it.
 
 Figures per target: the floor, the cat pair's added latency, and the supervisor's added latency
