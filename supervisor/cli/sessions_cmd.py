@@ -4,20 +4,41 @@ A session waiting for the operator shows its number of pending escalations with 
 so it stands out in a long table; a dead agent's are `stale` (no answer can reach it: the
 dashboard's "not running" group); an operator's own pause is not one (its status says `paused`,
 `--json` gives its id as `paused`).
+
+`--prune DAYS` lists the sessions that are over and older than DAYS, and removes them with
+`--yes` (`supervisor.operator.prune`: never a live, waiting or dead one, nor one whose run is
+still remembered), saying what was removed and what was kept.
 """
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from supervisor.cli.common import CliError, add_store_arguments, store_from, store_label
 from supervisor.protocol.decisions import is_hold
 from supervisor.safetext import clean
 
+if TYPE_CHECKING:
+    from supervisor.operator.prune import Held
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per session")
+    parser.add_argument("--prune", metavar="DAYS", type=_days,
+                        help="list the ended sessions whose last event is DAYS or more old "
+                             "(0: every ended one); with --yes, remove them")
+    parser.add_argument("--yes", action="store_true", help="with --prune: remove them")
+
+
+def _days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of days: {text!r}") from None
+    if not days >= 0 or days == float("inf"):
+        raise argparse.ArgumentTypeError(f"not a number of days: {text!r}")
+    return days
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,8 +46,13 @@ def run(args: argparse.Namespace) -> int:
 
     from supervisor.store.render import ago
 
+    if args.yes and args.prune is None:
+        raise CliError("--yes goes with --prune DAYS")
     store = store_from(args)
     now = time.time()
+    if args.prune is not None:
+        with store:
+            return _prune(store, args.prune, args.yes, now)
     with store:
         summaries = store.summaries()
     if args.json:
@@ -64,6 +90,50 @@ def run(args: argparse.Namespace) -> int:
         for warning in s.policy_warnings:
             print(f"warning: {clean(s.session_id, limit=40)}: {warning}")
     return 0
+
+
+def _prune(store: Any, days: float, remove: bool, now: float) -> int:
+    """`--prune DAYS [--yes]`: what would go (and what stays, why), then remove it."""
+    from supervisor.operator import prune
+
+    refused = store.removal_refusal()
+    if refused:
+        raise CliError(refused)
+    held = _run_holds(store)
+    older = days * prune.DAY_S
+    chosen, kept = prune.candidates(store.summaries(), now, older, held)
+    age = f"{days:g} day{'s' if days != 1 else ''} old or more" if days else "of any age"
+    for sid, why in kept:
+        print(f"kept {clean(sid, limit=40)}: {clean(why, keep_newlines=False)}")
+    if not chosen:
+        print(f"no ended session {age} in {store.noun} {store_label(store)}")
+        return 0
+    if not remove:
+        print(f"{len(chosen)} ended session{'s' if len(chosen) != 1 else ''} {age} would be "
+              "removed (add --yes to remove them):")
+        for c in chosen:
+            print("  " + clean(c.describe(now), keep_newlines=False))
+        return 0
+    done = prune.prune(store, chosen, now, older, held)
+    for c in done.removed:
+        print("removed " + clean(c.describe(now), keep_newlines=False))
+    for sid, why in done.kept:
+        print(f"kept {clean(sid, limit=40)}: {clean(why, keep_newlines=False)}")
+    for sid, why in done.failed:
+        print(f"not removed {clean(sid, limit=40)}: {clean(why, keep_newlines=False)}")
+    print(f"{len(done.removed)} removed" + (f", {len(done.kept)} kept" if done.kept else "")
+          + (f", {len(done.failed)} failed" if done.failed else ""))
+    return 1 if done.failed else 0
+
+
+def _run_holds(store: Any) -> "Held | None":
+    """The runs `supervisor run` still remembers hold their sessions (a local root only)."""
+    from pathlib import Path
+
+    from supervisor.host.records import holds
+
+    root = getattr(store, "root", None)
+    return None if root is None else (lambda sid: holds(Path(root), sid))
 
 
 def _stale(s: Any, now: float) -> bool:

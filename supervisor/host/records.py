@@ -130,3 +130,12 @@ def every(root: Path) -> list[RunRecord]:
 
 def remove(root: Path, session: str) -> None:
     record_path(root, session).unlink(missing_ok=True)
+
+
+def holds(root: Path, session: str) -> str | None:
+    """Why a session that is over must stay in the store (`supervisor.operator.prune`): a run
+    still remembered here, whose worktree may wait for a merge; None: nothing holds it."""
+    if record_path(root, session).exists():
+        return ("supervisor run still remembers its run: stop it (`supervisor stop`, K) or "
+                "merge or discard its worktree (M, D) first")
+    return None

@@ -166,6 +166,20 @@ class Store(ABC):
         """Append one operator decision (already validated) to the session's control channel;
         return it as written."""
 
+    def removal_refusal(self) -> str | None:
+        """Why this store does not remove sessions (`remove_session`), or None when it does.
+        A shared store is pruned where its sessions are written: on each agent's host."""
+        return (f"sessions are not removed from {self.describe()} directly: prune them on the "
+                "agent's host (`supervisor sessions --prune DAYS` there); its relay then "
+                "removes them here")
+
+    def remove_session(self, session_id: str) -> None:
+        """Remove one session, its events, control lines and files, from the store
+        (`supervisor.operator.prune` decides which)."""
+        from supervisor.store.errors import StoreError
+
+        raise StoreError(self.removal_refusal() or "sessions are not removed here")
+
     def is_recording(self, session_id: str | None = None) -> bool:
         """True when the store (or that one session) holds recordings: shown as recorded, and
         `append_decision` refuses to write there (`supervisor.store.recordings`)."""

@@ -18,7 +18,7 @@ from supervisor.protocol.bounded import loads
 from supervisor.protocol.codec import LineKind
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE
 from supervisor.store.base import Cursor, SessionBatch, Store
-from supervisor.store.errors import StoreError
+from supervisor.store.errors import StoreError, UnsafeStore
 from supervisor.store.paths import (
     SessionFiles,
     existing_session_dir,
@@ -140,6 +140,25 @@ class LocalStore(Store):
         refuse_writes(self.root, session_id)
         with LineWriter(directory / CONTROL_FILE) as writer:  # sealed: from an operator path
             return writer.append(sealed(self.root, session_id, line))
+
+    def removal_refusal(self) -> str | None:
+        if is_recording(self.root):
+            return f"{self.describe()} holds recordings: nothing is removed from it"
+        return None
+
+    def remove_session(self, session_id: str) -> None:
+        """Delete the session's folder. It is first renamed to a hidden name (not a session
+        id), so it leaves the listing at once and whole, then deleted; a symbolic link in its
+        place is refused (what it points to is not ours to delete)."""
+        import shutil
+
+        directory = existing_session_dir(self.root, session_id)
+        refuse_writes(self.root, session_id)
+        if directory.is_symlink():
+            raise UnsafeStore(f"{directory} is a symbolic link: not removed")
+        doomed = directory.with_name(f".removed-{session_id}-{os.getpid()}")
+        os.rename(directory, doomed)
+        shutil.rmtree(doomed)
 
     def is_recording(self, session_id: str | None = None) -> bool:
         return is_recording(self.root, session_id)

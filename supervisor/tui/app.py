@@ -35,7 +35,7 @@ from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
 from supervisor.store.summary import SessionSummary
-from supervisor.tui import palette, runs, terminal_guard
+from supervisor.tui import palette, prune, runs, terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.decision_keys import RegistryKeys
@@ -49,6 +49,7 @@ from supervisor.tui.messages import (
     DecisionResult,
     OpenEscalation,
     OpenSession,
+    PruneRequested,
     RunRequested,
 )
 from supervisor.tui.model import DashboardModel, SessionState
@@ -165,6 +166,8 @@ class SupervisorApp(App[None]):
         """When the previous key arrived: a decision key in a burst is ignored
         (`supervisor.tui.deliberate`)."""
         self._burst_told = -1e9
+        self.pruning: set[str] = set()
+        """Sessions being removed by a prune: their folders vanish on purpose (not said)."""
         loaded = load_themes(*(default_folders() if theme_folders is None else theme_folders))
         self.startup_messages += loaded.errors
         for t in loaded.themes.values():
@@ -345,6 +348,9 @@ class SupervisorApp(App[None]):
                 self.notify(f"no session {self.initial_session} yet: waiting for it to appear",
                             markup=False)
         for sid in changes.vanished:
+            if sid in self.pruning:
+                self.model.forget(sid)
+                continue
             self.notify(f"session {sid}: its folder vanished", severity="warning",
                         markup=False)
         if initial:
@@ -586,6 +592,11 @@ class SupervisorApp(App[None]):
     @work(group="run-action")
     async def _run_action(self, action: str, session_id: str | None) -> None:
         await runs.act(self, action, session_id)
+
+    @on(PruneRequested)
+    @work(group="prune", exclusive=True)
+    async def _prune_requested(self, _message: PruneRequested) -> None:
+        await prune.act(self)
 
     def follow_commands(self, now: float) -> None:
         """Tell the operator what became of each command sent from here (on the tick): applied,

@@ -67,6 +67,11 @@ class RunRequested(Message):
         self.session_id = session_id
 
 
+class PruneRequested(Message):
+    """Remove ended sessions from the store (`supervisor.tui.prune`: the app asks which, and
+    confirms first)."""
+
+
 class OpenSession(Message):
     """Show one session's screen."""
 

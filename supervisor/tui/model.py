@@ -602,6 +602,12 @@ class DashboardModel:
                 changes.new_escalations.append((sid, esc))
         changes.sessions.add(sid)
 
+    def forget(self, session_id: str) -> None:
+        """Drop a session removed on purpose (pruned): it leaves the table, where a folder
+        that vanished otherwise stays, marked `vanished`."""
+        self.sessions.pop(session_id, None)
+        self._silence.pop(session_id, None)
+
     def status(self, session_id: str, now: float) -> str:
         """The session's status at `now` (`supervisor.store.summary.STATUSES`, `vanished`, or
         `unsupervised`: a running or idle agent whose hooks no longer reach the supervisor)."""

@@ -30,6 +30,7 @@ from supervisor.tui.messages import (
     DecisionRequested,
     OpenEscalation,
     OpenSession,
+    PruneRequested,
     RunRequested,
 )
 from supervisor.tui.palette import style
@@ -85,13 +86,15 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         Binding("K", "run('stop')", "Stop run", show=False),
         Binding("M", "run('merge')", "Merge worktree", show=False),
         Binding("D", "run('discard')", "Discard worktree", show=False),
+        Binding("C", "prune", "Prune ended", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
     KEYS_WHERE = "the sessions screen"
     decision_bindings = staticmethod(command_bindings)
-    OTHER_DELIBERATE_KEYS = RUN_KEYS | VIEW_KEYS | {"A"}
-    """Besides the commands, starting and finishing runs, and what changes the rows' order or
-    set under the operator's eyes: ignored in a burst of keys (`supervisor.tui.deliberate`)."""
+    OTHER_DELIBERATE_KEYS = RUN_KEYS | VIEW_KEYS | {"A", "C"}
+    """Besides the commands, starting and finishing runs, pruning, and what changes the rows'
+    order or set under the operator's eyes: ignored in a burst of keys
+    (`supervisor.tui.deliberate`)."""
     DEFAULT_CSS = """
     SessionsScreen { layout: vertical; }
     #needs-title { height: 1; padding: 0 1; background: $panel; color: $text; text-style: bold; }
@@ -352,7 +355,7 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Read-only (recordings): no operator command is offered, in the footer or by key."""
-        return not (action in ("command", "run") and self.view.read_only)
+        return not (action in ("command", "run", "prune") and self.view.read_only)
 
     def action_command(self, action: str) -> None:
         sid = self.selected_session()
@@ -403,11 +406,17 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
             return
         self.post_message(RunRequested(action, sid))
 
+    def action_prune(self) -> None:
+        """`C`: remove ended sessions from the store (asked, then confirmed with `y`)."""
+        self.post_message(PruneRequested())
+
     def commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Filter sessions", "Show only matching sessions", self.action_filter)
         if not self.view.read_only:
             yield SystemCommand("New run", "Start an agent (as supervisor run)",
                                 lambda: self.action_run("new"))
+            yield SystemCommand("Prune ended sessions", "Remove ended sessions from the store "
+                                "(asked, then confirmed)", self.action_prune)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
