@@ -1,8 +1,8 @@
 """The Pi target against the real binary (`@mariozechner/pi-coding-agent`, pinned) and a
 scripted Chat Completions model: the extension installed by `supervisor install pi --project
 WORK` into `WORK/.pi/extensions/`. The scenarios every CLI shares run in `test_scenarios.py`
-(`drivers/pi.py`); here, what only the extension does: it talks to the resident server itself,
-and a server killed mid-session leaves the next calls supervised."""
+(`drivers/pi.py`); here, what only the extension does: it fails open, it talks to the resident
+server itself, and a server killed mid-session leaves the next calls supervised."""
 
 import os
 import signal
@@ -25,6 +25,26 @@ def shell(command: str) -> ToolCall:
 def _no_servers_left(sandbox) -> Iterator[None]:  # type: ignore[no-untyped-def]
     yield
     stop_servers(sandbox.store)
+
+
+def test_an_extension_that_cannot_reach_the_supervisor_lets_the_agent_work(pi: Pi) -> None:
+    """Fail open: Pi blocks a call whose `tool_call` handler throws, so the extension never
+    throws; with the hook client gone (and no server), every call runs as without it."""
+    pi.install_hooks()
+    text = pi.plugin_path.read_text()
+    start = text.index("const HOOK = ")
+    end = text.index("\n", start)
+    gone = pi.sandbox.base / "no-such-hook-client"
+    pi.plugin_path.write_text(f'{text[:start]}const HOOK = ["{gone}"];{text[end:]}')
+    pi.server.script = Script(main=[turn(shell("echo hello > x.txt")), say("Wrote it.")])
+
+    run = pi.run("write x.txt")
+
+    assert run.returncode == 0, run.describe()
+    assert (pi.sandbox.work / "x.txt").read_text() == "hello\n"
+    (result,) = [m.text for m in pi.server.tool_messages()]
+    assert SOURCE not in result, result
+    assert not pi.sandbox.sessions()
 
 
 def test_the_extension_asks_the_resident_server_itself(pi: Pi) -> None:
