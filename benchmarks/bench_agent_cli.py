@@ -56,6 +56,8 @@ PAIR = re.compile(r"(?i)(pre|post|before|after)_?tool(_?use)?")
 INSTALLED = re.compile(r"^installed the .* (?:hooks into|plugin as) (/\S+)$", re.M)
 """`supervisor install`'s first line names the file it wrote."""
 MAX_RATIO = 1.2
+RUN_TIMEOUT_S, PER_CALL_S = 120.0, 20.0
+"""A run's time limit: a loaded machine makes some CLIs take seconds per call."""
 
 
 def run(scale: float = 1.0) -> list[Figure]:
@@ -150,7 +152,7 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
         agent = launch.runner(executable, sandbox, server)
         _configure(driver, agent, config)
         try:
-            done = agent.run("read the modules")
+            done = agent.run("read the modules", timeout=RUN_TIMEOUT_S + PER_CALL_S * count)
         finally:
             stop_servers(sandbox.store)
         if done.returncode != 0:
@@ -210,7 +212,9 @@ def _all_allowed(sandbox: Sandbox, config: str) -> None:
     events = [e for session in sandbox.sessions() for e in sandbox.events(session)]
     verdicts = {e.get("action") for e in events if e.get("type") == "verdict"}
     if not verdicts or verdicts != {"allow"}:
-        raise RuntimeError(f"{config}: verdicts {sorted(map(str, verdicts))}")
+        kinds = sorted({str(e.get("type")) for e in events})
+        raise RuntimeError(f"{config}: verdicts {sorted(map(str, verdicts))}, "
+                           f"{len(events)} events of types {kinds}")
 
 
 def _gaps(server: ModelServer) -> list[float]:
