@@ -75,6 +75,7 @@ def test_format_forcing(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "unknown format 'aider'" in bad.stderr
 
 
+@pytest.mark.slow
 def test_analyze_imported_sessions_equals_analyze_of_the_files(tmp_path: Path) -> None:
     store = tmp_path / "store"
     assert run_cli("import", str(LOOPING), "-o", str(store)).returncode == 0
@@ -123,6 +124,7 @@ def test_analysis_sources_find_foreign_runs_through_the_plugin_hook() -> None:
     assert proc.stdout.split() == ["17", "019b04ae-b1c6-7c72-a134-a4c2de66058c"]
 
 
+@pytest.mark.slow
 def test_analyze_directory_skips_unknown_files_but_not_broken_ones(tmp_path: Path) -> None:
     import shutil
 

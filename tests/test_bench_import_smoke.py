@@ -2,9 +2,12 @@
 
 import importlib.util
 
+import pytest
+
 from tests.conftest import REPO
 
 
+@pytest.mark.slow
 def test_import_benchmark_gives_ratio_figures() -> None:
     spec = importlib.util.spec_from_file_location("bench_runner", REPO / "benchmarks" / "run.py")
     runner = importlib.util.module_from_spec(spec)

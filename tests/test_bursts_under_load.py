@@ -182,6 +182,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_burst_key_is_refused_by_the_question_pushed_after_it_arrived(root: Path
                                                                                ) -> None:

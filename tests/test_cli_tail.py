@@ -4,6 +4,8 @@ quiet by default."""
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.test_cli_foundation import ESCAPE_BYTES, HOSTILE, start, write_session
 
@@ -25,6 +27,7 @@ def _session(root: Path) -> None:
         f.write(b"not json \x1b]0;t\x07\n")
 
 
+@pytest.mark.slow
 def test_heartbeats_are_folded_unless_asked_for(root: Path) -> None:
     _session(root)
     quiet = run_cli("tail", "s")
@@ -38,6 +41,7 @@ def test_heartbeats_are_folded_unless_asked_for(root: Path) -> None:
     assert run_cli("tail", "s", "-n", "3").stdout.splitlines() == lines[-3:]
 
 
+@pytest.mark.slow
 def test_full_prints_whole_arguments_output_and_text(root: Path) -> None:
     _session(root)
     full = run_cli("tail", "s", "--full")
@@ -52,6 +56,7 @@ def test_full_prints_whole_arguments_output_and_text(root: Path) -> None:
     assert "THE VERY END" not in short
 
 
+@pytest.mark.slow
 def test_json_prints_every_event_and_bad_line_as_objects(root: Path) -> None:
     _session(root)
     result = run_cli("tail", "s", "--json")
@@ -67,6 +72,7 @@ def test_json_prints_every_event_and_bad_line_as_objects(root: Path) -> None:
     assert both.returncode == 2 and "not allowed with" in both.stderr
 
 
+@pytest.mark.slow
 def test_the_last_lines_are_the_same_read_from_the_end(root: Path) -> None:
     _session(root)
     lines = run_cli("tail", "s").stdout.splitlines()
@@ -75,6 +81,7 @@ def test_the_last_lines_are_the_same_read_from_the_end(root: Path) -> None:
         assert got == (lines[-n:] if n else []), n
 
 
+@pytest.mark.slow
 def test_the_last_lines_start_near_the_end_of_a_long_log(root: Path) -> None:
     from supervisor.store.local import LocalStore
 

@@ -1,8 +1,11 @@
 """The guard benchmark runs at a tiny size and gives figures with baselines (no timing asserted)."""
 
+import pytest
+
 from tests.test_benchmarks_smoke import load_runner
 
 
+@pytest.mark.slow
 def test_guard_benchmark_at_a_tiny_size() -> None:
     runner = load_runner()
     figures = runner.run_one("guard", runner.available()["guard"], scale=0.05)

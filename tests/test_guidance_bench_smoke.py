@@ -14,6 +14,7 @@ def test_guidance_benchmark_at_a_tiny_size() -> None:
     assert all(f.value > 0 and f.baseline and f.max_ratio for f in figures)
 
 
+@pytest.mark.slow
 def test_the_quality_benchmarks_guidance_section_on_the_corpora() -> None:
     """`benchmarks/run.py quality` reports the closest match of failed edits on the corpora
     (target >= 80 %); without a corpus on the machine it says so and measures nothing."""

@@ -2,9 +2,12 @@
 gives its figures with baselines (no timing is asserted: benchmarks are not tests). Figures are
 found by what they say, not by their count or order: each area adds its own."""
 
+import pytest
+
 from tests.test_benchmarks_smoke import load_runner
 
 
+@pytest.mark.slow
 def test_hook_benchmark_at_a_tiny_size_gives_its_figures() -> None:
     runner = load_runner()
     figures = runner.run_one("hook", runner.available()["hook"], scale=0.01)

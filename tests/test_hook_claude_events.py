@@ -6,6 +6,8 @@ Claude Code's own permission check refused after PreToolUse let it through given
 import json
 from pathlib import Path
 
+import pytest
+
 from supervisor.hooks.claude_code import EVENTS
 from supervisor.hooks.claude_code.payload import map_payload
 from tests.hook_helpers import events, run_hook
@@ -42,6 +44,7 @@ def test_a_skills_shell_command_is_a_call_with_an_unknown_outcome(tmp_path: Path
     assert result["outcome"] == "unknown" and result["ok"] is True and result["output"] == ""
 
 
+@pytest.mark.slow
 def test_a_refused_skill_command_is_answered_under_its_own_event(tmp_path: Path) -> None:
     """The answer names PreSkillShellCommand (Claude Code checks `hookEventName`); a refused
     command gets no result."""

@@ -171,6 +171,7 @@ def test_install_and_uninstall_restore_hooks_json_exactly(tmp_path: Path) -> Non
     assert hooks.read_text() == mine
 
 
+@pytest.mark.slow
 def test_user_install_goes_to_codex_home(tmp_path: Path) -> None:
     env = _env(tmp_path)
     env["CODEX_HOME"] = str(tmp_path / "codex-home")

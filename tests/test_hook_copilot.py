@@ -101,6 +101,7 @@ def test_the_session_events_reader(tmp_path: Path) -> None:
     assert assistant_texts(str(events), 0) == (["Looking."], events.stat().st_size)
 
 
+@pytest.mark.slow
 def test_install_user_and_project(tmp_path: Path) -> None:
     home = tmp_path / "home"
     settings = home / ".copilot" / "settings.json"

@@ -34,6 +34,7 @@ def _settings(tmp_path: Path) -> dict:
     return json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
 
 
+@pytest.mark.slow
 def test_install_http_writes_http_entries_for_the_per_call_events(tmp_path: Path) -> None:
     done = _install(tmp_path, "--transport", "http", "--timeout", "120")
     assert done.returncode == 0, done.stderr
@@ -60,6 +61,7 @@ def test_install_http_writes_http_entries_for_the_per_call_events(tmp_path: Path
     assert "nothing changed" in again.stdout and load_config(tmp_path / "store") == config
 
 
+@pytest.mark.slow
 def test_switching_transports_and_uninstall_give_the_file_back(tmp_path: Path) -> None:
     path = tmp_path / "home" / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
@@ -79,6 +81,7 @@ def test_switching_transports_and_uninstall_give_the_file_back(tmp_path: Path) -
     assert path.read_text() == original
 
 
+@pytest.mark.slow
 def test_http_needs_a_target_with_http_hooks_and_a_sane_port(tmp_path: Path) -> None:
     done = _install(tmp_path, "--transport", "http", "--port", "70000")
     assert done.returncode == 2 and "supervisor: error: --port must be" in done.stderr
@@ -115,6 +118,7 @@ def served(tmp_path: Path):
     stop_servers(root)
 
 
+@pytest.mark.slow
 def test_the_port_answers_once_the_socket_exists(tmp_path: Path) -> None:
     """A client that starts the server waits for its socket, then lets the agent's HTTP hooks
     go (`client._start_server`): by then the port must answer, or the agent's first calls would

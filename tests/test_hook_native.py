@@ -59,6 +59,7 @@ def ws(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_calls_are_relayed_with_no_python_once_the_server_runs(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     first = _hook(native_command("--timeout", "60"), _read(ws, 0), root)
@@ -105,6 +106,7 @@ def test_a_killed_server_leaves_no_call_unsupervised(tmp_path: Path, ws: Path) -
     assert calls == ["toolu_0", "toolu_1"]  # the operator's abort refused the later ones
 
 
+@pytest.mark.slow
 def test_what_it_does_not_handle_goes_to_the_python_client(tmp_path: Path, ws: Path) -> None:
     root = tmp_path / "store"
     _hook(native_command("--timeout", "60"), _read(ws, 0), root)

@@ -23,6 +23,7 @@ def hook(payload: bytes, root: Path, **env: str) -> subprocess.CompletedProcess[
     return done
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("daemon", ["0", "1"])
 def test_a_run_agent_records_into_the_run_session(tmp_path: Path, daemon: str) -> None:
     root = tmp_path / "store"

@@ -254,6 +254,7 @@ def test_the_default_timeout_is_the_policys_hold_time_plus_a_margin(tmp_path: Pa
     assert bad.returncode == 2 and "policy.toml" in bad.stderr
 
 
+@pytest.mark.slow
 def test_the_installed_command_runs_the_hook_from_a_shell(tmp_path: Path) -> None:
     import subprocess
 

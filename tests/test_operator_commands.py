@@ -54,6 +54,7 @@ def messages(app) -> list[str]:
 # -- the dashboard (Pilot) ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_command_is_followed_until_applied_or_ignored(root: Path) -> None:
     live(root)
@@ -90,6 +91,7 @@ async def test_a_command_is_followed_until_applied_or_ignored(root: Path) -> Non
         assert "s1: ignored: late: the session has ended (completed)" in messages(app)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_session_that_ends_before_reading_the_command_is_said_so(root: Path) -> None:
     live(root)
@@ -105,6 +107,7 @@ async def test_a_session_that_ends_before_reading_the_command_is_said_so(root: P
                 in messages(app))
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_reset_and_pause_are_refused_while_an_escalation_waits(root: Path) -> None:
     live(root, "s1", escalation("esc-1"))
@@ -121,6 +124,7 @@ async def test_reset_and_pause_are_refused_while_an_escalation_waits(root: Path)
     assert control_lines(root, "s1") == []
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_the_reset_confirmation_says_what_is_cleared_and_kept(root: Path) -> None:
     policy = {"limits": {"iterations_per_session": {"limit": 12, "action": "stop"},
@@ -167,6 +171,7 @@ def test_a_reset_keeps_the_session_wide_hard_limit(root: Path, tmp_path: Path) -
     assert of_type(evs, "session_end")[0]["status"] == "terminated"
 
 
+@pytest.mark.slow
 def test_reset_from_the_cli_says_what_it_clears_and_keeps(root: Path, tmp_path: Path) -> None:
     policy = {"limits": {"iterations_per_session": {"limit": 12, "action": "stop"},
                          "resets_per_conversation": {"limit": 2, "action": "stop"}}}
@@ -194,6 +199,7 @@ def test_reset_from_the_cli_is_refused_while_an_escalation_waits(root: Path,
     assert not (root / "sessions" / "s1" / "control.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_sessions_on_a_mistyped_root_says_it_does_not_exist(tmp_path: Path) -> None:
     typo = tmp_path / "typo"
     out = run_cli("sessions", "--root", str(typo))  # a typo in a script fails (issue 25)

@@ -65,6 +65,7 @@ def test_a_pause_deadline_of_its_own_applies_the_fallback(root: Path, tmp_path: 
     assert start_event["guard"]["pause_deadline_s"] == 0.3  # recorded for the dashboard
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_the_pause_prompt_says_it_holds_and_shows_the_steps_before_it(root: Path) -> None:
     events_ = [start()]

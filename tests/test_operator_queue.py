@@ -112,6 +112,7 @@ def recordings_copy(tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.mark.slow
 def test_the_shipped_recordings_carry_the_marker_the_generator_writes(tmp_path: Path) -> None:
     assert is_recording(REPO / "sample_sessions")
     subprocess.run([sys.executable, str(REPO / "sample_sessions" / "generate.py"), "--out",

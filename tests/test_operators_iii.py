@@ -29,6 +29,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.slow
 async def test_the_prompt_scrolls_to_its_evidence_and_steps_at_80x24(root: Path) -> None:
     live = start(pid=os.getpid(), host=THIS_HOST)
     write_events(root, "s1", [live, checkpoint("cp-1", 1), *call(1), *call(2), *call(3),
@@ -52,6 +53,7 @@ async def test_the_prompt_scrolls_to_its_evidence_and_steps_at_80x24(root: Path)
         assert "a  approve" in scrolled  # the answers stay in view
 
 
+@pytest.mark.slow
 async def test_a_fallback_is_not_called_answered_and_a_pause_is_no_escalation(root: Path
                                                                                ) -> None:
     from tui_support import press

@@ -94,6 +94,7 @@ def test_the_openhands_sdk_format_is_one_call_per_action_event(tmp_path: Path) -
 CORPUS = Path("/work/shared/corpus-labelled")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (CORPUS / "labels.jsonl").is_file(),
                     reason="the labelled corpus is not on this machine")
 def test_the_labelled_corpus_imports_with_its_step_numbering() -> None:

@@ -124,6 +124,7 @@ def test_a_quiet_of_one_signature_keeps_the_detector_on_for_other_loops() -> Non
     assert [run(other, 10 + i) for i in range(4)] == ["allow", "allow", "allow", "block"]
 
 
+@pytest.mark.slow
 def test_unknown_detectors_and_bad_quiet_lines_are_refused(root: Path, tmp_path: Path) -> None:
     clock = Clock()
     guard = Guard.open(root, "s1", cwd=tmp_path, clock=clock,
@@ -153,6 +154,7 @@ def test_unknown_detectors_and_bad_quiet_lines_are_refused(root: Path, tmp_path:
 
 # --- the dashboard --------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_the_dashboard_quiets_a_detector_that_fired_and_shows_the_quiet(
         root: Path) -> None:
@@ -205,6 +207,7 @@ async def test_the_dashboard_quiets_a_detector_that_fired_and_shows_the_quiet(
     assert len(control_lines(root, "s1")) == 3
 
 
+@pytest.mark.slow
 def test_a_quiet_is_lifted_from_the_command_line(root: Path, tmp_path: Path) -> None:
     """`--lift` ends the quiet at the next tool call: the detector, which counted all along,
     fires again at once."""

@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from supervisor.store.local import LocalStore
 from supervisor.store.silence import unsupervised
 from supervisor.store.writer import event_writer
@@ -47,6 +49,7 @@ def test_a_transcript_that_grew_after_the_last_hook_event_is_unsupervised(
     assert unsupervised(store.summary("just-quiet"), time.time()) is None  # it ended
 
 
+@pytest.mark.slow
 def test_unsupervised_is_shown_and_notified_once(root: Path, tmp_path: Path) -> None:
     now = time.time()
     hook_session(root, "silent", tmp_path / "t.jsonl", heard=now - 300, changed=now)
@@ -78,6 +81,7 @@ def test_unsupervised_is_shown_and_notified_once(root: Path, tmp_path: Path) -> 
     assert record["outcome"] == "sent" and record["escalation_id"].startswith("unsupervised-")
 
 
+@pytest.mark.slow
 def test_the_reason_names_the_project_hook_command_that_no_longer_resolves(
         root: Path, tmp_path: Path) -> None:
     """A silent session whose agent's project settings run our hook from an environment that

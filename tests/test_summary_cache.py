@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from supervisor.store import summary_cache
 from supervisor.store.base import Store
 from supervisor.store.local import LocalStore
@@ -117,6 +119,7 @@ def test_a_forged_summary_changes_nothing_shown(root: Path) -> None:
     assert store.summary("s1") == truth
 
 
+@pytest.mark.slow
 def test_sessions_shows_the_same_table_from_kept_summaries(root: Path) -> None:
     for n in range(3):
         _write(root, f"s{n}", [START, *_call(1, n % 2 == 0), ESCALATION])

@@ -56,6 +56,7 @@ def git_threads(monkeypatch: pytest.MonkeyPatch) -> list[threading.Thread]:
     return seen
 
 
+@pytest.mark.slow
 async def test_checkpoints_tab_and_diff_never_run_git_on_the_ui_thread(
         root: Path, tmp_path: Path, git_threads: list[threading.Thread]) -> None:
     guarded_session(root, tmp_path / "work").close()
@@ -102,6 +103,7 @@ async def test_checkpoints_tab_and_diff_never_run_git_on_the_ui_thread(
     assert all(t is not threading.main_thread() for t in git_threads)
 
 
+@pytest.mark.slow
 async def test_rollback_picker_offers_the_diff(root: Path, tmp_path: Path) -> None:
     live = guarded_session(root, tmp_path / "work")
     app = make_app(root)

@@ -19,6 +19,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.mark.slow
 async def test_the_memory_panel_lists_what_was_told_and_learned(root: Path) -> None:
     warned = ("Failure memory: this same call failed once in an earlier session of this "
               "project (session s0 #3), with “bash: lint: command not found”.")
@@ -59,6 +60,7 @@ async def test_the_memory_panel_lists_what_was_told_and_learned(root: Path) -> N
         assert history.store.seq_of(history.current_index()) == 6
 
 
+@pytest.mark.slow
 async def test_the_table_panels_say_so_when_they_have_no_row(root: Path) -> None:
     """Memory and Plan share their table and its empty line (`panels.table.TablePanel`): each
     shows its own line in place of an empty table, and its table once there are rows."""

@@ -53,6 +53,7 @@ def _assert_safe(text: str) -> None:
     assert "[bold red]pwned[/]" in text or "pwned" not in text
 
 
+@pytest.mark.slow
 async def test_hostile_text_is_shown_literally_and_without_controls(root: Path) -> None:
     _hostile_session(root)
     app = make_app(root)

@@ -26,6 +26,7 @@ def _fold(root: Path) -> DashboardModel:
     return model
 
 
+@pytest.mark.slow
 def test_recordings_are_what_the_generator_writes(tmp_path: Path) -> None:
     subprocess.run([sys.executable, str(GENERATE), "--out", str(tmp_path)], check=True,
                    capture_output=True)

@@ -36,6 +36,7 @@ def _status_cell(app: object, sid: str) -> tuple[str, str]:
     return cell.plain, str(cell.style)
 
 
+@pytest.mark.slow
 async def test_a_silent_hook_session_is_shown_unsupervised_with_the_reason(
         root: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "transcript.jsonl"

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import REPO
 
 
+@pytest.mark.slow
 def test_mypy_finds_nothing(tmp_path: Path) -> None:
     pytest.importorskip("mypy", reason="mypy is not installed here: pip install '.[test]'")
     done = subprocess.run(

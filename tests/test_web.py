@@ -14,6 +14,7 @@ from tests.notify_helpers import escalate
 from tests.web_helpers import Web
 
 
+@pytest.mark.slow
 def test_without_a_sign_in_nothing_is_served(root: Path) -> None:
     escalate(root, "secret-session")
     web = Web(root)
@@ -54,6 +55,7 @@ def test_without_a_sign_in_nothing_is_served(root: Path) -> None:
     assert "GET /api/queue 401" in log and "GET /api/queue 200" in log
 
 
+@pytest.mark.slow
 def test_answers_are_checked_like_the_terminal(root: Path) -> None:
     escalate(root, "s1")
     web = Web(root)
@@ -85,6 +87,7 @@ def test_answers_are_checked_like_the_terminal(root: Path) -> None:
     assert decision["operator"] == "ana" and decision["action"] == "approve"
 
 
+@pytest.mark.slow
 def test_a_port_in_use_is_one_line(root: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -127,6 +130,7 @@ def test_a_fleet_store_is_answered_through_redis(root: Path, redis_server) -> No
         relay.stop()
 
 
+@pytest.mark.slow
 def test_answers_take_what_their_kind_needs(root: Path) -> None:
     """Each option is offered as its kind says (`supervisor.protocol.decisions.KINDS`): its
     title, what it needs and the question asked before it is sent; a split takes its steps, a

@@ -72,6 +72,7 @@ def test_a_tree_over_the_byte_bound_is_refused_before_any_object_is_written(
     assert _garbage(tmp_path / "cp.git") == []
 
 
+@pytest.mark.slow
 def test_a_checkpoint_killed_at_its_deadline_leaves_nothing(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()

@@ -9,6 +9,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from supervisor.store.liveness import THIS_HOST, judge
 from supervisor.store.writer import event_writer
 from tests.conftest import run_cli
@@ -16,6 +18,7 @@ from tests.conftest import run_cli
 BEHIND_S = 120.0
 
 
+@pytest.mark.slow
 def test_a_live_agent_with_a_slow_clock_gets_its_answer(tmp_path: Path) -> None:
     root = tmp_path / "store"
     then = time.time() - BEHIND_S  # the agent's clock

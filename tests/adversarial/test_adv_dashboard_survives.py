@@ -38,6 +38,7 @@ def _sessions(root: Path) -> None:
             f.write(json.dumps(line).encode() + b"\n")
 
 
+@pytest.mark.slow
 async def test_lines_no_reader_can_hold_are_bad_lines_on_every_start(root: Path) -> None:
     _sessions(root)
     for _restart in range(2):
@@ -53,6 +54,7 @@ async def test_lines_no_reader_can_hold_are_bad_lines_on_every_start(root: Path)
             assert "hostile" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_a_session_that_breaks_the_fold_is_shown_broken(root: Path,
                                                                monkeypatch: pytest.MonkeyPatch
                                                                ) -> None:

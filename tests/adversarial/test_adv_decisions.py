@@ -55,6 +55,7 @@ def _work(tmp_path: Path) -> Path:
 
 # -- item 2: a state reset never replays old commands -----------------------------------------
 
+@pytest.mark.slow
 def test_a_state_reset_does_not_replay_an_old_rollback_with_the_real_hook(root: Path,
                                                                           tmp_path: Path
                                                                           ) -> None:

@@ -8,6 +8,8 @@ waits. The real guard and engine; the real `tail`."""
 
 from pathlib import Path
 
+import pytest
+
 from supervisor.operator.send import send_decision
 from tests.adversarial.sessions import held_guard, started_guard
 from tests.conftest import run_cli
@@ -16,6 +18,7 @@ from tests.guard_helpers import events, of_type
 PUSH = {"command": "git push --force origin main"}
 
 
+@pytest.mark.slow
 def test_refused_calls_that_ran_anyway_are_recorded_and_escalated(tmp_path: Path) -> None:
     root = tmp_path / "store"
     guard = started_guard(root, tmp_path, task="publish the branch")

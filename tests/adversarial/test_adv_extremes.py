@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from supervisor.guard.core import Guard
 from supervisor.guard.settings import GuardSettings
 from supervisor.store.liveness import pid_alive
@@ -25,6 +27,7 @@ def _session(root: Path, session: str, lines: list[dict]) -> None:
     (directory / "events.jsonl").write_text(text.replace('"HUGE"', "1" + "0" * 400))
 
 
+@pytest.mark.slow
 def test_stats_over_extreme_values_says_what_it_could_not_use(tmp_path: Path) -> None:
     root = tmp_path / "store"
     _session(root, "x1", [
@@ -42,6 +45,7 @@ def test_stats_over_extreme_values_says_what_it_could_not_use(tmp_path: Path) ->
     assert next(g for g in data["limits"] if g["name"] == "tokens")["value"] == 0
 
 
+@pytest.mark.slow
 def test_stats_replays_under_the_policy_a_real_session_recorded(tmp_path: Path) -> None:
     """The validator takes a real session's recorded (complete) policy: no false problem."""
     from supervisor.engine import Policy
@@ -62,6 +66,7 @@ def test_a_pid_too_large_for_os_kill_is_a_dead_process() -> None:
     assert pid_alive(os.getpid()) is True
 
 
+@pytest.mark.slow
 def test_the_hook_refuses_a_policy_with_a_mistyped_key_like_policy_show(tmp_path: Path) -> None:
     root = tmp_path / "store"
     root.mkdir(mode=0o700)

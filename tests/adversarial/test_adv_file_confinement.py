@@ -39,6 +39,7 @@ def _everything_written(root: Path) -> str:
     return "\n".join(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("named", ["{secret}", "../secrets.env", "config.env",
                                    "sub/../../secrets.env"])
 def test_a_failed_edit_of_a_file_outside_the_tree_shows_none_of_it(tmp_path: Path,

@@ -153,6 +153,7 @@ def test_a_payload_that_cannot_be_parsed_is_recorded_and_the_hard_limits_apply(
 
 # -- item 12: the hook never writes a line a reader drops --------------------------------------
 
+@pytest.mark.slow
 def test_huge_ids_and_argument_maps_are_recorded_in_lines_every_reader_accepts(
         tmp_path: Path) -> None:
     root = tmp_path / "store"

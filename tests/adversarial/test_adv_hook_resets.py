@@ -8,6 +8,8 @@ import socket
 import struct
 import time
 
+import pytest
+
 from tests.adversarial.test_adv_http_hooks import _log, _request, served
 
 __all__ = ["served"]
@@ -21,6 +23,7 @@ def _reset(port: int, raw: bytes) -> None:
     conn.close()  # RST, not FIN
 
 
+@pytest.mark.slow
 def test_resets_are_no_traceback(served) -> None:
     root, config, _ws = served
     before = len(_log(root).encode())

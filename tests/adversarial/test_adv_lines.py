@@ -207,6 +207,7 @@ def test_a_seq_out_of_bounds_at_the_end_does_not_poison_later_lines(root: Path) 
     assert not isinstance(parse_line(events.read_bytes().splitlines()[-1]), BadLine)
 
 
+@pytest.mark.slow
 def test_a_deep_foreign_file_is_reported_and_the_others_imported(root: Path, tmp_path: Path
                                                                  ) -> None:
     runs = tmp_path / "runs"

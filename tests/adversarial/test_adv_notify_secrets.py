@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from supervisor.redact import in_text, notify_url
 from supervisor.store.writer import event_writer
 from tests.conftest import cli_env, run_cli
@@ -29,6 +31,7 @@ def _everything_shown(root: Path, session: str) -> str:
     return "\n".join(shown)
 
 
+@pytest.mark.slow
 def test_a_webhook_path_is_nowhere(root: Path, tmp_path: Path) -> None:
     with Receiver(fail_first=100, status=500) as rx:
         url = f"{rx.url}/{SECRET}"
@@ -46,6 +49,7 @@ def test_a_webhook_path_is_nowhere(root: Path, tmp_path: Path) -> None:
     assert SECRET not in log and SECRET not in _everything_shown(root, "gamma")
 
 
+@pytest.mark.slow
 def test_lines_written_before_are_redacted_when_read(root: Path) -> None:
     escalate(root, "old")
     with event_writer(root, "old") as w:

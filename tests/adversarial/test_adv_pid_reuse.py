@@ -44,6 +44,7 @@ def _record(root: Path, pid: int, started: int | None, worktree: bool = True) ->
     (root / "host" / "w1.json").chmod(0o600)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recorded", ["other start time", "older record"])
 def test_stop_spares_a_process_that_reused_the_pid(tmp_path: Path, bystander: subprocess.Popen,
                                                    recorded: str) -> None:

@@ -7,6 +7,8 @@ lists it. The real command line and the real hook."""
 import json
 from pathlib import Path
 
+import pytest
+
 from supervisor.engine.detectors import REGISTRY
 from tests.conftest import run_cli
 from tests.hook_helpers import events, payload, run_hook
@@ -26,6 +28,7 @@ def _silencing_policy(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_policy_show_warns(tmp_path: Path) -> None:
     policy = _silencing_policy(tmp_path / "quiet.toml")
     done = run_cli("policy", "show", "--policy", str(policy))
@@ -37,6 +40,7 @@ def test_policy_show_warns(tmp_path: Path) -> None:
     assert "warning" not in plain.stderr  # the default profile says nothing
 
 
+@pytest.mark.slow
 def test_a_session_under_it_shows_the_warning(tmp_path: Path) -> None:
     policy = _silencing_policy(tmp_path / "quiet.toml")
     root, ws = tmp_path / "store", tmp_path / "ws"

@@ -9,6 +9,8 @@ refuses an HTTP install for a project. The real CLI."""
 import json
 from pathlib import Path
 
+import pytest
+
 from supervisor.hooks.http_transport import load_config
 from tests.conftest import run_cli
 
@@ -20,6 +22,7 @@ def _cli(tmp_path: Path, *args: str):
                    SUPERVISOR_HOME=str(tmp_path / "store"))
 
 
+@pytest.mark.slow
 def test_a_project_http_install_keeps_the_token_out_of_shared_settings(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
@@ -56,6 +59,7 @@ def _ours(path: Path) -> list[str]:
             if "supervisor" in json.dumps(entry) or "/hook" in json.dumps(entry)]
 
 
+@pytest.mark.slow
 def test_switching_a_project_between_transports_leaves_one_of_them(tmp_path: Path) -> None:
     """Command entries in the shared file and HTTP entries in the private one would both run:
     every call recorded twice. Installing one transport removes the other's entries."""
