@@ -102,3 +102,27 @@ def test_the_user_extension_follows_pi_coding_agent_dir(monkeypatch: pytest.Monk
     monkeypatch.delenv("PI_CODING_AGENT_DIR")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert user_plugin_path() == tmp_path / ".pi" / "agent" / "extensions" / "agent-supervisor.js"
+
+
+def test_doctor_checks_the_extensions_hook_client(tmp_path: Path) -> None:
+    """A plugin file (Pi's extension, as OpenCode's, Kilo's and Cline's plugins) is checked as a
+    settings file's entry: the hook client it runs when it cannot reach the server."""
+    env = {"HOME": str(tmp_path), "SUPERVISOR_HOME": str(tmp_path / "store"),
+           "PI_CODING_AGENT_DIR": "", "XDG_CONFIG_HOME": ""}
+    assert run_cli("install", "pi", **env).returncode == 0
+    plugin = tmp_path / ".pi" / "agent" / "extensions" / "agent-supervisor.js"
+
+    done = run_cli("doctor", "--project", str(tmp_path), **env)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"pi: {plugin}: ok, 1 hook(s) (plugin): supervisor " in done.stdout, done.stdout
+    text = plugin.read_text()
+    start = text.index("const HOOK = ")
+    end = text.index("\n", start)
+    gone = tmp_path / "gone" / "supervisor-hook"
+    plugin.write_text(f'{text[:start]}const HOOK = ["{gone}"];{text[end:]}')
+
+    broken = run_cli("doctor", "--project", str(tmp_path), **env)
+
+    assert broken.returncode == 1, broken.stdout
+    assert f"pi: {plugin}: plugin: BROKEN: {gone} does not exist any more" in broken.stdout

@@ -7,10 +7,12 @@ goes on unsupervised, or stops on a hook error, without a word from us. So for e
 (Claude Code, Codex, Gemini CLI), in the user's settings and in the project's (the current
 folder, or `--project DIR`), each of our entries is checked: its program resolves, and the
 interpreter behind it runs and imports the hook client (it answers with its version; once per
-program, not once per entry). An HTTP entry is checked by connecting to its server. One line per
-settings file says which events work and what answered; a broken entry has a line of its own;
-the last line says how many entries were checked and how long it took. Exit status 1 when any
-entry is broken, with what to do; 0 otherwise (also when nothing is installed, which is said).
+program, not once per entry). A plugin file (OpenCode, Kilo, Cline, Pi) has one entry: the hook
+client it runs when it cannot reach the resident server. An HTTP entry is checked by connecting
+to its server. One line per settings file says which events work and what answered; a broken
+entry has a line of its own; the last line says how many entries were checked and how long it
+took. Exit status 1 when any entry is broken, with what to do; 0 otherwise (also when nothing
+is installed, which is said).
 """
 
 import argparse
@@ -77,10 +79,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _our_entries(spec: Any, path: Path) -> list[tuple[str, dict[str, Any]]] | None:
-    """(event, hook entry) of each of our entries in a settings file; None: no such file."""
+    """(event, hook entry) of each of our entries in a settings file (a plugin file: its one
+    hook client command line); None: no such file."""
     from supervisor.hooks.installed import our_entries
+    from supervisor.hooks.plugin_file import PluginFile, installed_hook
 
     try:
+        if isinstance(spec, PluginFile):
+            return installed_hook(path)
         return our_entries(spec, path)
     except (OSError, ValueError) as exc:
         print(f"{spec.target}: {path}: cannot read it: {exc}")

@@ -13,9 +13,11 @@ removed.
 
 import json
 import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from supervisor.hooks.settings_file import (
     OTHER_TIMEOUT_S,
@@ -27,6 +29,8 @@ from supervisor.hooks.settings_file import (
 
 MARKER = "// Agent Supervisor:"
 """The first line of every plugin file the supervisor writes starts with this."""
+_HOOK_LINE = "const HOOK = "
+"""How `plugin_client.js` starts the line holding the hook client's command line."""
 CLIENT = Path(__file__).with_name("plugin_client.js")
 """The part every plugin shares; it starts with `MARKER`."""
 
@@ -74,6 +78,30 @@ class PluginFile:
 
 def is_ours(text: str | None) -> bool:
     return text is not None and text.startswith(MARKER)
+
+
+def installed_hook(path: Path) -> list[tuple[str, dict[str, Any]]] | None:
+    """Our plugin at `path` as `supervisor doctor` checks a settings file's entries: one entry,
+    ("plugin", the hook client's command line the plugin runs when it cannot reach the
+    server); None when there is no file; [] for a file not ours, or one whose command cannot be
+    read."""
+    try:
+        text = _read(path)
+    except InstallError as exc:
+        raise OSError(str(exc)) from exc
+    if text is None:
+        return None
+    if not is_ours(text):
+        return []
+    for line in text.splitlines():
+        if line.startswith(_HOOK_LINE):
+            try:
+                argv = json.loads(line.removeprefix(_HOOK_LINE).rstrip(";"))
+            except ValueError:
+                return []
+            if isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv):
+                return [("plugin", {"type": "command", "command": shlex.join(argv)})]
+    return []
 
 
 def plan_install(spec: PluginFile, path: Path, hold_timeout_s: int,
