@@ -80,6 +80,7 @@ def test_the_answers() -> None:
     assert TARGET.answers.stop("session_shutdown", "guidance") == ""
 
 
+@pytest.mark.slow
 def test_install_and_uninstall_in_pis_agent_dir(tmp_path: Path) -> None:
     agent_dir = tmp_path / "pi-agent"
     env = {"HOME": str(tmp_path), "SUPERVISOR_HOME": str(tmp_path / "store"),
@@ -104,6 +105,7 @@ def test_the_user_extension_follows_pi_coding_agent_dir(monkeypatch: pytest.Monk
     assert user_plugin_path() == tmp_path / ".pi" / "agent" / "extensions" / "agent-supervisor.js"
 
 
+@pytest.mark.slow
 def test_doctor_checks_the_extensions_hook_client(tmp_path: Path) -> None:
     """A plugin file (Pi's extension, as OpenCode's, Kilo's and Cline's plugins) is checked as a
     settings file's entry: the hook client it runs when it cannot reach the server."""
