@@ -1,8 +1,11 @@
-"""Decision keys from `$SUPERVISOR_CONFIG/config.toml` (`[keys]`, `[keys.commands]`): checked
-before anything changes, refused with one clear line per problem, and, in a real terminal, a
-remapped approve is the prompt's key, shown and confirmed like `a`."""
+"""Keys from `$SUPERVISOR_CONFIG/config.toml` (`[keys]`, `[keys.commands]`,
+`[keys.navigation]`): checked before anything changes, refused with one clear line per problem,
+and, in a real terminal, a remapped approve is the prompt's key, shown and confirmed like `a`,
+and remapped navigation keys open, leave and help."""
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +18,8 @@ from test_tui_e2e import Terminal, env, terminals
 from tui_support import escalation, start, write_events
 
 from supervisor.protocol.decisions import KINDS
-from supervisor.tui.keys import configure
+from supervisor.tui import nav_keys
+from supervisor.tui.keys import configure, main_screens
 
 __all__ = ["env", "terminals"]
 
@@ -27,6 +31,7 @@ def registry() -> Iterator[None]:
     yield
     for name, (key, command_key) in kept.items():
         KINDS[name].key, KINDS[name].command_key = key, command_key  # type: ignore[misc]
+    nav_keys.reset()
 
 
 def config(tmp_path: Path, text: str) -> Path:
@@ -55,6 +60,54 @@ def test_keys_apply_to_the_registry(tmp_path: Path, registry: None) -> None:
     assert configure(config(tmp_path, '[keys]\napprove = "o"\n[keys.commands]\n'
                                       'pause = "Z"\n')) == []
     assert KINDS["approve"].key == "o" and KINDS["pause"].command_key == "Z"
+
+
+def test_wrong_navigation_keys_are_refused_and_change_nothing(tmp_path: Path,
+                                                               registry: None) -> None:
+    for text, said in (
+        ('[keys.navigation]\nopn = "o"\n', "[keys.navigation] has no action 'opn' (one of quit,"),
+        ('[keys.navigation]\nopen = "oo"\n', "open = 'oo' is not a key"),
+        ('[keys.navigation]\nopen = ""\n', "open = '' is not a key"),
+        ('[keys.navigation]\nopen = 3\n', "open = 3 is not a key"),
+        ('[keys.navigation]\nhelp = "ctrl+p"\n', "ctrl+p opens the command palette"),
+        ('[keys]\nnavigation = 3\n', "[keys.navigation] must be a table"),
+    ):
+        problems = configure(config(tmp_path, text))
+        assert len(problems) == 1 and said in problems[0], (text, problems)
+        assert nav_keys.key("open") == "enter" and nav_keys.key("help") == "question_mark"
+    # one wrong navigation line: the decision keys beside it are not taken either
+    assert configure(config(tmp_path, '[keys]\napprove = "o"\n[keys.navigation]\n'
+                                      'open = "nope"\nhelp = "f1"\n'))
+    assert KINDS["approve"].key == "a" and nav_keys.key("help") == "question_mark"
+
+
+def test_navigation_keys_apply(tmp_path: Path, registry: None) -> None:
+    assert nav_keys.app_clashes(main_screens()) == []  # the defaults
+    assert configure(config(tmp_path, '[keys.navigation]\nopen = "o"\nhelp = "F1"\n'
+                                      'filter = "|"\nback = "b"\n')) == []
+    assert [nav_keys.key(n) for n in ("open", "help", "filter", "back", "quit")] == \
+        ["o", "f1", "vertical_line", "b", "q"]
+
+
+def test_a_navigation_key_taken_twice_stops_the_dashboard(root: Path, tmp_path: Path) -> None:
+    """On one screen (the screen's own check as it binds), and an app-wide key that a main
+    screen uses (it would be shadowed there): the dashboard does not start, and says which."""
+    folder = tmp_path / "config"
+    folder.mkdir(exist_ok=True)
+    for text, said in (
+        ('[keys.navigation]\nsort = "n"\n',
+         "config.toml: [keys]: the sessions screen: the key 'n' is bound to both 'cycle_sort' "
+         "and \"run('new')\": choose another key"),
+        ('[keys.navigation]\nhelp = "w"\n',
+         "config.toml: [keys.navigation] help = 'w': the session screen binds 'w' to "
+         "'toggle_side': choose another key"),
+    ):
+        config(folder, text)
+        done = subprocess.run([sys.executable, "-m", "supervisor", "dashboard", "--root",
+                               str(root)], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "SUPERVISOR_CONFIG": str(folder)})
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().endswith(said), done.stderr
 
 
 @pytest.mark.slow
@@ -90,3 +143,25 @@ def test_a_remapped_approve_is_the_prompts_key_in_a_real_terminal(
     assert done.stderr.strip().endswith(
         "config.toml: [keys]: the escalation prompt: the key 'n' is bound to both "
         "\"decide('approve')\" and 'next_pending': choose another key")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_remapped_navigation_keys_in_a_real_terminal(root: Path, tmp_path: Path, env,
+                                                     terminals) -> None:
+    """`open = "o"`, `back = "b"`, `help = "f1"`: those keys open a session, go back and show
+    the help; the footer and the help name them instead of the defaults."""
+    (Path(env["SUPERVISOR_CONFIG"])).mkdir(parents=True, exist_ok=True)
+    config(Path(env["SUPERVISOR_CONFIG"]),
+           '[keys.navigation]\nopen = "o"\nback = "b"\nhelp = "f1"\n')
+    write_events(root, "s1", [start(pid=os.getpid(), host=os.uname().nodename)])
+    term = Terminal("navkeys", [sys.executable, "-m", "supervisor", "dashboard", "--root",
+                                str(root)], env, tmp_path)
+    terminals.append(term)
+    term.wait_for(lambda s: "Needs you: 0" in s and "s1" in s, "the session's row")
+    shown = term.press_until("o", lambda s: "Needs you" not in s and " b Back " in s,
+                             "the session, its footer naming b")
+    assert "esc Back" not in shown
+    term.press_until("b", lambda s: "Needs you: 0" in s, "the sessions screen")
+    shown = term.press_until("F1", lambda s: "Everywhere" in s, "the help")
+    assert re.search(r"\bf1\s+Help\b", shown) and re.search(r"\bo\s+Open\b", shown), shown

@@ -35,7 +35,7 @@ from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
 from supervisor.store.open import as_store
 from supervisor.store.summary import SessionSummary
-from supervisor.tui import palette, prune, runs, terminal_guard
+from supervisor.tui import nav_keys, palette, prune, runs, terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.decision_keys import RegistryKeys
@@ -98,10 +98,11 @@ class SupervisorApp(App[None]):
 
     TITLE = "Agent Supervisor"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", show=True),
-        Binding("question_mark", "help", "Help", show=True),
-        Binding("t", "next_theme", "Theme", show=False),
-        Binding("ctrl+e", "next_escalation", "Oldest escalation", show=False),
+        Binding(nav_keys.key("quit"), "quit", "Quit", show=True),
+        Binding(nav_keys.key("help"), "help", "Help", show=True),
+        Binding(nav_keys.key("theme"), "next_theme", "Theme", show=False),
+        Binding(nav_keys.key("oldest_escalation"), "next_escalation", "Oldest escalation",
+                show=False),
     ]
 
     def __init__(

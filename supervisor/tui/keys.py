@@ -1,9 +1,11 @@
-"""The operator's keys for decisions, from `$SUPERVISOR_CONFIG/config.toml`:
+"""The operator's keys, from `$SUPERVISOR_CONFIG/config.toml`:
 
     [keys]              # action -> its key on the escalation prompt
     approve = "o"
     [keys.commands]     # action -> its key as a command on the sessions and session screens
     pause = "Z"
+    [keys.navigation]   # name -> its key: open, back, filter, help, ... (`tui.nav_keys`)
+    open = "o"
 
 The keys are the decision kinds' own (`key`, `command_key`), so everything the dashboard derives
 from the registry follows: the bindings, the prompt's and the help's labels, and the burst rule
@@ -12,7 +14,10 @@ changes — an unknown action, a key that is not one letter, two kinds on one ke
 own check, `registry.registered`) — and changes nothing when a line is wrong. It runs before
 the dashboard's screens are imported (their bindings are made from the registry then, and each
 screen refuses a key its own bindings already use: `decision_keys.distinct`, `n` on the prompt).
-Only the decision keys are configurable (the others are the dashboard's own, listed by `?`).
+The navigation keys are checked and taken by `supervisor.tui.nav_keys` in the same pass, and
+an app-wide key (quit, help, ...) that a main screen binds to something else is refused after the
+import (`nav_keys.app_clashes`). The other keys (the forms', the pickers') are the dashboard's
+own, listed by `?`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.protocol.decisions import KINDS, escalation_options, session_commands
 from supervisor.protocol.decisions.registry import registered
+from supervisor.tui import nav_keys
 
 if TYPE_CHECKING:
     from supervisor.tui.app import SupervisorApp
@@ -40,9 +46,11 @@ def configure(path: Path) -> list[str]:
     if not isinstance(table, dict):
         return [f"{path}: [keys] must be a table (action = \"key\")"]
     commands = table.get("commands", {})
-    answers = {k: v for k, v in table.items() if k != "commands"}
-    if not isinstance(commands, dict):
-        return [f"{path}: [keys.commands] must be a table (action = \"key\")"]
+    navigation = table.get("navigation", {})
+    answers = {k: v for k, v in table.items() if k not in ("commands", "navigation")}
+    for name, sub in (("commands", commands), ("navigation", navigation)):
+        if not isinstance(sub, dict):
+            return [f"{path}: [keys.{name}] must be a table (action = \"key\")"]
     problems = (_unknown(path, "[keys]", answers, escalation_options())
                 + _unknown(path, "[keys.commands]", commands, session_commands()))
     if problems:
@@ -55,6 +63,9 @@ def configure(path: Path) -> list[str]:
         registered(tuple(changed.values()))  # a malformed key, two kinds on one key
     except ValueError as exc:
         return [f"{path}: [keys]: {exc}"]
+    problems = [f"{path}: {problem}" for problem in nav_keys.configure(navigation)]
+    if problems:
+        return problems
     for name, kind in changed.items():
         KINDS[name].key, KINDS[name].command_key = kind.key, kind.command_key  # type: ignore[misc]
     return []
@@ -75,7 +86,31 @@ def load_app() -> type[SupervisorApp]:
         from supervisor.tui.app import SupervisorApp  # heavy: after the keys
     except ValueError as exc:  # a screen's own key (`decision_keys.distinct`, as it binds)
         raise ValueError(f"{path}: [keys]: {exc}: choose another key") from None
+    problems = nav_keys.app_clashes(main_screens())
+    if problems:
+        raise ValueError("\n".join(f"{path}: {problem}" for problem in problems))
     return SupervisorApp
+
+
+def main_screens() -> dict[str, list[Any]]:
+    """The screens an app-wide key must not be taken on, with their bindings: their own, their
+    decision keys' (`RegistryKeys`) and their widgets' and panels'."""
+    from supervisor.tui.panels import PANELS
+    from supervisor.tui.screens.escalation import EscalationScreen
+    from supervisor.tui.screens.session import SessionScreen
+    from supervisor.tui.screens.sessions import SessionsScreen
+    from supervisor.tui.widgets.escalation_queue import EscalationQueue
+    from supervisor.tui.widgets.history_view import HistoryView
+    from supervisor.tui.widgets.session_table import SessionTable
+
+    return {"the sessions screen": [*SessionsScreen.BINDINGS,
+                                    *SessionsScreen.checked_bindings(), *SessionTable.BINDINGS,
+                                    *EscalationQueue.BINDINGS],
+            "the session screen": [*SessionScreen.BINDINGS, *SessionScreen.checked_bindings(),
+                                   *HistoryView.BINDINGS,
+                                   *(b for panel in PANELS for b in panel.BINDINGS)],
+            "the escalation prompt": [*EscalationScreen.BINDINGS,
+                                      *EscalationScreen.checked_bindings()]}
 
 
 def _unknown(path: Path, table: str, wanted: dict[str, Any], known: tuple[str, ...]

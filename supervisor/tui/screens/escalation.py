@@ -23,6 +23,7 @@ from textual.widgets import Footer, Static
 from supervisor.engine.task_size import LABELS, TaskSize, task_size
 from supervisor.protocol.decisions import KINDS, escalation_options, is_hold, meant
 from supervisor.store.summary import Answer
+from supervisor.tui import nav_keys
 from supervisor.tui.decision_keys import RegistryKeys, answer_bindings
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.followup import FollowUp, follow_state
@@ -47,7 +48,7 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
     """Answer one escalation: each answer's key (`RegistryKeys`), bound as it is built."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("n", "next_pending", "Next pending", show=True),
+        Binding(nav_keys.key("next_pending"), "next_pending", "Next pending", show=True),
         Binding("escape", "close", "Close", show=True),
     ]
     KEYS_WHERE = "the escalation prompt"

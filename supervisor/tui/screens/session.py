@@ -22,6 +22,7 @@ from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
 from supervisor.safetext import clean
 from supervisor.store.render import ago
 from supervisor.store.units import count
+from supervisor.tui import nav_keys
 from supervisor.tui.decision_keys import RegistryKeys, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import CommandRequested, DecisionRequested, OpenEscalation
@@ -44,16 +45,16 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
     built."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back", show=True),
-        Binding("slash", "search", "Search", show=True),
-        Binding("f", "filter", "Filter", show=True),
-        Binding("n", "next_match", "Next match", show=False),
-        Binding("N", "previous_match", "Prev match", show=False),
-        Binding("h", "toggle_quiet", "Heartbeats", show=False),
-        Binding("w", "toggle_side", "Side bar", show=True),
-        Binding("e", "escalation", "Answer", show=True),
+        Binding(nav_keys.key("back"), "back", "Back", show=True),
+        Binding(nav_keys.key("search"), "search", "Search", show=True),
+        Binding(nav_keys.key("filter_history"), "filter", "Filter", show=True),
+        Binding(nav_keys.key("next_match"), "next_match", "Next match", show=False),
+        Binding(nav_keys.key("previous_match"), "previous_match", "Prev match", show=False),
+        Binding(nav_keys.key("heartbeats"), "toggle_quiet", "Heartbeats", show=False),
+        Binding(nav_keys.key("side_bar"), "toggle_side", "Side bar", show=True),
+        Binding(nav_keys.key("answer"), "escalation", "Answer", show=True),
         *(Binding(p.KEY, f"panel('{p.ID}')", p.TITLE, show=False) for p in PANELS),
-        Binding("end", "follow", "Follow", show=False),
+        Binding(nav_keys.key("follow"), "follow", "Follow", show=False),
     ]
     KEYS_WHERE = "the session screen"
     BESIDE = tuple(panel.BINDINGS for panel in PANELS)

@@ -23,6 +23,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.protocol.decisions import KINDS
 from supervisor.safetext import clean
 from supervisor.store.render import ago
+from supervisor.tui import nav_keys
 from supervisor.tui.decision_keys import RegistryKeys, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import (
@@ -60,7 +61,7 @@ COLUMNS = (
 `task` and `last activity`; the session, its status and level always stay."""
 RUN_KEYS = frozenset({"n", "K", "M", "D"})
 """Start a run; stop, merge, discard the highlighted one (`supervisor.tui.runs`)."""
-VIEW_KEYS = frozenset({"s", "S", "h"})
+VIEW_KEYS = frozenset(nav_keys.key(name) for name in ("sort", "reverse_sort", "hide_ended"))
 """Sort column, direction, ended sessions hidden: a burst (a paste) must not rearrange the
 table an operator is reading."""
 OVER = frozenset({"dead", "vanished"})
@@ -74,13 +75,13 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
     built."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", show=True),
-        Binding("slash", "filter", "Filter", show=True),
-        Binding("e", "app.next_escalation", "Answer oldest", show=True),
+        Binding(nav_keys.key("open"), "open", "Open", show=True),
+        Binding(nav_keys.key("filter"), "filter", "Filter", show=True),
+        Binding(nav_keys.key("answer"), "app.next_escalation", "Answer oldest", show=True),
         Binding("tab,shift+tab", "switch_focus", "Table/queue", show=False),
-        Binding("s", "cycle_sort", "Sort", show=True),
-        Binding("S", "reverse_sort", "Reverse sort", show=False),
-        Binding("h", "toggle_ended", "Hide ended", show=False),
+        Binding(nav_keys.key("sort"), "cycle_sort", "Sort", show=True),
+        Binding(nav_keys.key("reverse_sort"), "reverse_sort", "Reverse sort", show=False),
+        Binding(nav_keys.key("hide_ended"), "toggle_ended", "Hide ended", show=False),
         Binding("A", "answer_marked", "Answer marked", show=False),
         Binding("n", "run('new')", "New run", show=True),
         Binding("K", "run('stop')", "Stop run", show=False),
