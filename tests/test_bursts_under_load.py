@@ -69,6 +69,18 @@ def test_a_read_without_keys_proves_the_quiet_up_to_it() -> None:
     assert ledger.read(0.7, 0.7, keys=1) == Arrival(1, pytest.approx(0.5))
 
 
+def test_the_first_look_credits_the_quiet_since_the_program_started() -> None:
+    """Nothing waiting at the first look: no key arrived since the program started (what came
+    before was the command line's); something waiting: the read that takes it proves none."""
+    ledger = QuietLedger.opening(5.0, started=1.0, waiting=False)
+    assert ledger.read(5.1, 5.1, keys=1) == Arrival(1, pytest.approx(4.0))
+    waiting = QuietLedger.opening(5.0, started=1.0, waiting=True)
+    assert waiting.read(5.0, 5.0, keys=1) == Arrival(1, 0.0)  # typed during start-up
+    replied = QuietLedger.opening(5.0, started=1.0, waiting=True)
+    assert replied.read(5.0, 5.0, keys=0).keys_in_read == 0  # the terminal's answer to a query
+    assert replied.read(5.2, 5.2, keys=1) == Arrival(1, pytest.approx(4.0))
+
+
 class _RecordingDriver(ArrivalDriver):
     """The dashboard's driver, its input thread on a pseudo-terminal, recording what it posts."""
 
@@ -122,6 +134,49 @@ async def test_a_key_after_the_app_held_the_thread_back_counts_the_quiet_it_look
     assert (first, second) == ("e", "r")
     # without the look, only the stalled wait's 1 s was proven
     assert arrival.keys_in_read == 1 and arrival.quiet_before > 1.4, arrival
+
+
+def _first_key(before_start: bytes, after_start: bytes) -> Arrival:
+    """The arrival of the first key the input thread reads when `before_start` was typed
+    before it started and `after_start` right after, the program having started 2 s before
+    and the thread's waits lasting 1 s (none has timed out when the key comes)."""
+    signals = {sig: signal.getsignal(sig) for sig in (signal.SIGTSTP, signal.SIGCONT)}
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    driver = _RecordingDriver(slave)
+    thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+    try:
+        with mock.patch("supervisor.tui.key_arrival.WAIT_S", 1.0), \
+                mock.patch("supervisor.tui.key_arrival.PROCESS_STARTED", time.monotonic() - 2):
+            if before_start:
+                os.write(master, before_start)
+            thread.start()
+            time.sleep(0.05)
+            if after_start:
+                os.write(master, after_start)
+            end = time.monotonic() + 10
+            while not driver.keys and time.monotonic() < end:
+                time.sleep(0.01)
+    finally:
+        driver.exit_event.set()
+        thread.join(5)
+        os.close(master)
+        os.close(slave)
+        for sig, handler in signals.items():
+            signal.signal(sig, handler)
+    return driver.keys[0][1]
+
+
+@pytest.mark.anyio
+async def test_a_key_right_after_start_up_is_a_persons() -> None:
+    """The operator presses `P` as soon as the dashboard shows: its input thread has just
+    started (no wait of it has timed out yet), and the key is credited with the quiet since the
+    program started, not judged a burst; a key typed while it started up is not credited."""
+    arrival = _first_key(b"", b"P")
+    assert arrival.keys_in_read == 1 and arrival.quiet_before > 1.9, arrival
+    assert not arrival.in_burst(0.3)
+    early = _first_key(b"P", b"")
+    assert early.keys_in_read == 1 and early.quiet_before == 0.0 and early.in_burst(0.3)
 
 
 # -- the real dashboard, loaded --------------------------------------------------------------------

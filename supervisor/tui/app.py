@@ -269,7 +269,10 @@ class SupervisorApp(App[None]):
         """Keys first pass here, in the order they arrived: a key that sends or confirms a
         decision on the current screen (its `DELIBERATE_KEYS`) is dropped when it came in a
         burst (`supervisor.tui.deliberate`): with other keys in one read of the terminal, or
-        without a quiet before it (`supervisor.tui.key_arrival`)."""
+        without a quiet before it (`supervisor.tui.key_arrival`). A screen just opened that is
+        not ready for keys yet (a form before its fields exist and one has the focus) is handed
+        them here, in order (`take_early_key`), before any binding (its own `tab`) is looked
+        up, and plays them once it is."""
         if isinstance(event, events.Key) and not event.is_forwarded:
             arrival = arrival_of(event)
             in_burst = self.key_pace.in_burst(event.time) if arrival is None else \
@@ -277,6 +280,9 @@ class SupervisorApp(App[None]):
             setattr(event, _IN_BURST, in_burst)
             if in_burst and self._deliberate(event):
                 self._tell_burst(event.key)
+                return
+            early = getattr(self.screen, "take_early_key", None)
+            if early is not None and early(event):  # before the screen can take it: kept
                 return
         await super().on_event(event)
 
@@ -588,11 +594,11 @@ class SupervisorApp(App[None]):
 
     @on(RunRequested)
     def _run_requested(self, message: RunRequested) -> None:
-        self._run_action(message.action, message.session_id)
+        self._run_action(message)
 
     @work(group="run-action")
-    async def _run_action(self, action: str, session_id: str | None) -> None:
-        await runs.act(self, action, session_id)
+    async def _run_action(self, message: RunRequested) -> None:
+        await runs.act(self, message.action, message.session_id, message.new_run)
 
     @on(PruneRequested)
     @work(group="prune", exclusive=True)

@@ -15,7 +15,15 @@ What a loaded machine cannot fake is what the input thread observed:
   wait: the app may have held it for a while), and a read proves that whatever was not in it
   arrived after the read began. The quiet before a read is the time from the previous read
   that had keys (all of its keys had arrived when that read returned) to the last such proof.
-  A delayed thread only makes that bound smaller, never larger.
+  A delayed thread only makes that bound smaller, never larger;
+- at start-up there is no previous read, but there is the program's start: a key typed before
+  it was read by what started it (the shell reads the command line up to its Enter) or is
+  still waiting to be read, since nothing here empties the terminal's input on the way in. So
+  when the input thread's first look finds nothing waiting, no key arrived between the
+  program's start and that look, and the first key is credited with the quiet since the
+  start (a person's first key, pressed as soon as the screen shows, is not judged "faster
+  than a person types" because the thread had not run long); when something is waiting, the
+  keys of the read that takes it are credited with none (`QuietLedger.opening`).
 
 `ArrivalDriver` is Textual's Linux driver with that input loop; each `events.Key` it posts
 carries an `Arrival` (`arrival_of`). `supervisor.tui.deliberate` decides from it.
@@ -38,6 +46,24 @@ WAIT_S = 0.05
 quiet is undercounted by at most this)."""
 
 _ATTRIBUTE = "_supervisor_arrival"
+
+
+def process_started() -> float:
+    """When this process started, on the `time.monotonic()` clock: its start time in
+    `/proc/self/stat` (clock ticks since boot), else now (nothing earlier is proven)."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # the name may hold spaces
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / os.sysconf(
+            "SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if age >= 0.0 else now
+
+
+PROCESS_STARTED = process_started()
+"""Read once, when the dashboard's modules are imported (before its input thread runs)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +105,19 @@ class QuietLedger:
         """When the previous read with keys returned (all of its keys had arrived)."""
         self.absent_since = now
         """The latest moment at which nothing (else) had arrived yet."""
+        self.unproven = False
+        """The next read takes what was already waiting at the first look: no quiet is
+        proven for its keys."""
+
+    @classmethod
+    def opening(cls, looked: float, started: float, waiting: bool) -> "QuietLedger":
+        """The ledger of an input thread whose first look at the terminal, at `looked`, found
+        something `waiting` to be read or not; `started`: when the program started (see the
+        module docstring: no key that reaches it arrived between then and an empty look)."""
+        ledger = cls(looked)
+        ledger.last_keys_at = min(started, looked)
+        ledger.unproven = waiting
+        return ledger
 
     def waited(self, started: float, timeout: float) -> None:
         """A wait begun at `started` timed out: nothing arrived before `started + timeout`."""
@@ -86,7 +125,9 @@ class QuietLedger:
 
     def read(self, began: float, returned: float, keys: int) -> Arrival:
         """A read begun at `began` returned at `returned` with `keys` keys."""
-        arrival = Arrival(keys, max(0.0, self.absent_since - self.last_keys_at))
+        quiet = 0.0 if self.unproven else max(0.0, self.absent_since - self.last_keys_at)
+        self.unproven = False
+        arrival = Arrival(keys, quiet)
         if keys:
             self.last_keys_at = returned
         # what this read did not take arrived after it began
@@ -105,7 +146,8 @@ class ArrivalDriver(LinuxDriver):
         selector.register(self.fileno, selectors.EVENT_READ)
         parser = XTermParser(self._debug)
         decode = getincrementaldecoder("utf-8")().decode
-        ledger = QuietLedger(time.monotonic())
+        looked = time.monotonic()
+        ledger = QuietLedger.opening(looked, PROCESS_STARTED, bool(selector.select(0)))
 
         def read(final: bool = False) -> None:
             began = time.monotonic()

@@ -6,8 +6,13 @@ itself. The app handles each message type in one handler; a decision above all i
 written, recorded in the model and announced only in `SupervisorApp.on_decision_requested`.
 """
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 from textual.message_pump import MessagePump
+
+if TYPE_CHECKING:
+    from supervisor.tui.screens.new_run import NewRun
 
 
 class DecisionRequested(Message):
@@ -58,13 +63,15 @@ class CommandRequested(Message):
 
 
 class RunRequested(Message):
-    """Start a run (`new`, no session), or stop, merge or discard the run of a session
-    (`supervisor.tui.runs`: the app asks what it needs and confirms first)."""
+    """Start a run (`new`: what the new-run form asked, no session), or stop, merge or discard
+    the run of a session (`supervisor.tui.runs`: the app confirms first)."""
 
-    def __init__(self, action: str, session_id: str | None = None) -> None:
+    def __init__(self, action: str, session_id: str | None = None, *,
+                 new_run: "NewRun | None" = None) -> None:
         super().__init__()
         self.action = action
         self.session_id = session_id
+        self.new_run = new_run
 
 
 class PruneRequested(Message):

@@ -2,11 +2,12 @@
 `worktree merge|discard` do: through the same code (`supervisor.host`), so what the dashboard
 refuses, makes and removes is exactly what the command line does (docs/run.md).
 
-`n` asks what to run (`screens.new_run`); `K` stops the highlighted session's agent, `M` merges
-its worktree into the repository's current branch and `D` throws it away, each after a
-confirmation (`y`) that says what will happen: the branch and its diffstat for a merge or a
-discard. tmux and git run in a thread, never on the app's. Runs are agents of this machine: a
-dashboard on Redis (or read-only) starts and stops nothing.
+`n` asks what to run (`screens.new_run`, opened by the sessions screen as the key is
+handled, so the keys typed right after `n` are the form's); `K` stops the highlighted session's
+agent, `M` merges its worktree into the repository's current branch and `D` throws it away,
+each after a confirmation (`y`) that says what will happen: the branch and its diffstat for a
+merge or a discard. tmux and git run in a thread, never on the app's. Runs are agents of this
+machine: a dashboard on Redis (or read-only) starts and stops nothing.
 """
 
 from __future__ import annotations
@@ -20,35 +21,46 @@ from rich.text import Text
 from supervisor.safetext import clean
 from supervisor.tui.format import safe
 from supervisor.tui.screens.modals import ConfirmScreen
-from supervisor.tui.screens.new_run import NewRunScreen
 
 if TYPE_CHECKING:
     from supervisor.host.records import RunRecord
+    from supervisor.store.base import Store
     from supervisor.tui.app import SupervisorApp
+    from supervisor.tui.screens.new_run import NewRun
 
 ACTIONS = ("new", "stop", "merge", "discard")
 
 
-def local_root(app: SupervisorApp) -> Path | None:
+def local_root(store: Store) -> Path | None:
     """The store's root when it is a local one (runs live on this machine), else None."""
-    root = getattr(app.store, "root", None)
+    root = getattr(store, "root", None)
     return Path(root) if root is not None else None
 
 
-async def act(app: SupervisorApp, action: str, session_id: str | None) -> None:
-    """Do `action` (one of `ACTIONS`) for `session_id` (None for `new`); from a worker."""
+def refusal(store: Store, read_only: bool) -> str | None:
+    """Why no run is started or stopped from this dashboard, or None."""
+    if read_only or local_root(store) is None:
+        return ("runs are started and stopped on a local root only"
+                + (" (read-only here)" if read_only else " (this store is shared)"))
+    return None
+
+
+async def act(app: SupervisorApp, action: str, session_id: str | None,
+              new_run: NewRun | None = None) -> None:
+    """Do `action` (one of `ACTIONS`) for `session_id` (`new`: start what the form asked,
+    `new_run`); from a worker."""
     from supervisor.host import HostError
     from supervisor.operator.send import default_operator
 
-    root = local_root(app)
-    if app.read_only or root is None:
-        app.notify("runs are started and stopped on a local root only"
-                   + (" (read-only here)" if app.read_only else " (this store is shared)"),
-                   severity="warning", markup=False)
+    root = local_root(app.store)
+    refused = refusal(app.store, app.read_only)
+    if refused or root is None:
+        app.notify(refused or "", severity="warning", markup=False)
         return
     try:
         if action == "new":
-            await _start(app, root)
+            assert new_run is not None  # the sessions screen asks it with the form
+            await _start(app, root, new_run)
             return
         assert session_id is not None
         record = await asyncio.to_thread(_record, root, session_id)
@@ -71,13 +83,9 @@ def _record(root: Path, session_id: str) -> RunRecord:
     return record
 
 
-async def _start(app: SupervisorApp, root: Path) -> None:
-    from supervisor.host.agents import agent_names
+async def _start(app: SupervisorApp, root: Path, asked: NewRun) -> None:
     from supervisor.host.launch import RunRequest, start_run
 
-    asked = await app.push_screen_wait(NewRunScreen(agent_names(), Path.cwd()))
-    if asked is None:
-        return
     request = RunRequest(root=root, agent=asked.agent, args=[], cmd=asked.cmd, name=asked.name,
                          worktree=asked.worktree, cwd=asked.folder)
     record = await asyncio.to_thread(start_run, request)

@@ -6,6 +6,13 @@ only collects and checks what was typed; `supervisor.tui.runs` starts the run th
 `supervisor.host.launch.start_run`, the code of `supervisor run` itself, which refuses what it
 cannot start (an agent not installed, a folder outside git for a worktree, a name taken).
 `ctrl+s` or `enter` starts (never from a burst of keys: `DELIBERATE_KEYS`), escape cancels.
+
+The form opens as `n` is handled, and the operator types on at once: the keys that come before
+its fields exist and the first has the focus are handed to it by the app (`take_early_key`) and
+played in order once it is mounted — a `tab` moves to the next field, characters go into the
+field focused then — so a fast `n`, tab, `bash` puts `bash` in the command field, not in the
+agent field nor into the sessions table. `enter` and `ctrl+s` among them start nothing: a run is
+started from a form that was seen.
 """
 
 from dataclasses import dataclass
@@ -13,6 +20,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -59,6 +67,45 @@ class NewRunScreen(ModalScreen[NewRun | None]):
         super().__init__()
         self.agents = agents
         self.folder = folder
+        self._early: list[events.Key] | None = []
+        """Keys that came before the form could take them, in order; None once mounted."""
+
+    def take_early_key(self, event: events.Key) -> bool:
+        """Keep a key that came before the form was mounted (True: kept, played on mount)."""
+        if self._early is None:
+            return False
+        self._early.append(event)
+        return True
+
+    def take_stray_key(self, event: events.Key) -> bool:
+        """A key typed right after `n` that was on its way to the sessions screen when the
+        form opened (it comes back up to the app, which hands it here): kept until the form is
+        mounted, else played now. True: taken."""
+        if self.take_early_key(event):
+            return True
+        return self._play(event)
+
+    def on_mount(self) -> None:
+        """The first field has the focus now (`AUTO_FOCUS`): play the keys that came early."""
+        early, self._early = self._early or [], None
+        for event in early:
+            if self._play(event) and event.key == "escape":
+                return
+
+    def _play(self, event: events.Key) -> bool:
+        """Do what `event` does in the form (True), or nothing: `enter` and `ctrl+s` start a
+        run only when pressed in a form that was seen."""
+        if event.key in ("tab", "shift+tab"):
+            self.focus_next() if event.key == "tab" else self.focus_previous()
+        elif event.key == "escape":
+            self.action_cancel()
+        elif isinstance(self.focused, Checkbox) and event.key == "space":
+            self.focused.toggle()
+        elif isinstance(self.focused, Input) and event.is_printable and event.character:
+            self.focused.insert_text_at_cursor(event.character)
+        else:
+            return False
+        return True
 
     def compose(self) -> ComposeResult:
         with Vertical():

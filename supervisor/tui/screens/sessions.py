@@ -10,6 +10,7 @@ one, `M`/`D` merge or discard its worktree (`supervisor.tui.runs`).
 
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -23,7 +24,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.protocol.decisions import KINDS
 from supervisor.safetext import clean
 from supervisor.store.render import ago
-from supervisor.tui import nav_keys
+from supervisor.tui import nav_keys, runs
 from supervisor.tui.decision_keys import RegistryKeys, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import (
@@ -38,6 +39,7 @@ from supervisor.tui.palette import style
 from supervisor.tui.queue_summary import escalation_summary
 from supervisor.tui.screens.batch import BatchScreen
 from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
+from supervisor.tui.screens.new_run import NewRun, NewRunScreen
 from supervisor.tui.session_order import Sort, order
 from supervisor.tui.view import DashboardView, LiveScreen
 from supervisor.tui.widgets.escalation_queue import EscalationQueue, entry_key, split_key
@@ -401,11 +403,31 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
 
     def action_run(self, action: str) -> None:
         """`n` starts a run; `K`, `M`, `D` stop, merge, discard the highlighted one."""
-        sid = None if action == "new" else self.selected_session()
-        if action != "new" and sid is None:
+        if action == "new":
+            self._new_run()
+            return
+        sid = self.selected_session()
+        if sid is None:
             self.notify("no session selected", severity="warning")
             return
         self.post_message(RunRequested(action, sid))
+
+    def _new_run(self) -> None:
+        """The new-run form, opened now, as `n` is handled: the keys typed right after `n`
+        (a tab, a command) are already the form's (`NewRunScreen.take_early_key`), never the
+        table's (where `s` would sort and `h` hide rows). What it asks goes up to the app."""
+        from supervisor.host.agents import agent_names
+
+        refused = runs.refusal(self.view.store, self.view.read_only)
+        if refused:
+            self.notify(refused, severity="warning", markup=False)
+            return
+
+        def asked(new_run: NewRun | None) -> None:
+            if new_run is not None:
+                self.post_message(RunRequested("new", new_run=new_run))
+
+        self.app.push_screen(NewRunScreen(agent_names(), Path.cwd()), asked)
 
     def action_prune(self) -> None:
         """`C`: remove ended sessions from the store (asked, then confirmed with `y`)."""
