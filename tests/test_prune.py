@@ -4,6 +4,8 @@ command line; nothing live, waiting, dead or still run goes, and what goes is sa
 import time
 from pathlib import Path
 
+import pytest
+
 from supervisor.host.records import RunRecord, save
 from supervisor.operator import prune
 from supervisor.store.local import LocalStore
@@ -30,6 +32,7 @@ def session(root: Path, sid: str, age_days: float, *, end: str | None = "complet
         w.append_many(events)
 
 
+@pytest.mark.slow
 def test_prune_lists_then_removes_only_old_ended_sessions(root: Path) -> None:
     session(root, "old-done", 10)
     session(root, "old-failed", 30, end="failed")
@@ -64,6 +67,7 @@ def test_prune_lists_then_removes_only_old_ended_sessions(root: Path) -> None:
     assert LocalStore(root).session_ids() == ["old-dead", "old-run", "old-waiting"]
 
 
+@pytest.mark.slow
 def test_prune_refuses_a_recording_and_a_bad_age(tmp_path: Path) -> None:
     recordings = tmp_path / "rec"
     session(recordings, "old-done", 10)

@@ -89,6 +89,7 @@ def test_navigation_keys_apply(tmp_path: Path, registry: None) -> None:
         ["o", "f1", "vertical_line", "b", "q"]
 
 
+@pytest.mark.slow
 def test_a_navigation_key_taken_twice_stops_the_dashboard(root: Path, tmp_path: Path) -> None:
     """On one screen (the screen's own check as it binds), and an app-wide key that a main
     screen uses (it would be shadowed there): the dashboard does not start, and says which."""

@@ -12,7 +12,7 @@ from supervisor.tui.deliberate import BURST_GAP_S
 from supervisor.tui.screens.new_run import NewRunScreen
 from supervisor.tui.screens.sessions import SessionsScreen
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture

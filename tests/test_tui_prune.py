@@ -22,7 +22,7 @@ from supervisor.tui.screens.modals import ConfirmScreen
 from supervisor.tui.screens.prune import PruneScreen
 from supervisor.tui.screens.sessions import SessionsScreen
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 DAY = 86_400.0
 
 
