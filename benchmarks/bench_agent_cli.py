@@ -232,7 +232,9 @@ def _warm(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
     with launch.api(Script(main=[turn(call), say("Done.")])) as server:
         agent = launch.runner(executable, sandbox, server)
         agent.install_hooks()
-        agent.run("warm up")
+        done = agent.run("warm up the server")
+        if done.returncode != 0:
+            raise RuntimeError(f"warm-up: {done.describe()}")
     time.sleep(0.5)
 
 
