@@ -189,6 +189,7 @@ async def test_the_escalation_prompt_offers_and_sends_a_new_kind(shelve: Decisio
         assert [line["action"] for line in control_lines(root, "s2")] == ["shelve"]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_kind_registered_after_the_screens_were_built_has_its_keys(root: Path) -> None:
