@@ -523,3 +523,27 @@ async def test_live_follower_shows_sessions_appearing_while_running(root: Path) 
         await pilot.pause(0.4)  # one redraw tick
         text = screen_text(app)
         assert "newcomer" in text and "Needs you: 1" in text
+
+
+async def test_a_selection_queued_behind_the_palettes_escape_is_dropped(root: Path) -> None:
+    """A burst typed into the palette: its `enter` selected a command that was still queued when
+    its `escape` closed the palette. Textual's palette then popped the screen under it (the
+    sessions screen; with nothing under that, the dashboard ended in `ScreenStackError`) and ran
+    the command. Closed, the palette takes no selection."""
+    from textual.command import CommandList
+
+    write_events(root, "s1", [start()])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "ctrl+p", *"Pause session s1")
+        palette = app.screen
+        listed = palette.query_one(CommandList)
+        await until(pilot, lambda: listed.option_count > 0)
+        selected = OptionList.OptionSelected(listed, listed.get_option_at_index(0), 0)
+        palette.post_message(selected)  # the burst's enter, handled after its escape
+        palette.dismiss()  # the escape
+        for _ in range(5):
+            await pilot.pause()
+        assert isinstance(app.screen, SessionsScreen) and app.is_running
+        assert control_lines(root, "s1") == []  # the command did not run

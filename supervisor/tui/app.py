@@ -55,6 +55,7 @@ from supervisor.tui.messages import (
 from supervisor.tui.model import DashboardModel, SessionState
 from supervisor.tui.panels import PANELS
 from supervisor.tui.screens.batch import BatchScreen
+from supervisor.tui.screens.command_palette import ClosingPalette
 from supervisor.tui.screens.diff import DiffScreen
 from supervisor.tui.screens.escalation import EscalationScreen
 from supervisor.tui.screens.event import EventScreen
@@ -626,6 +627,11 @@ class SupervisorApp(App[None]):
         return await pick_checkpoint(self, self.store, self.model.sessions[session_id])
 
     # -- command palette ---------------------------------------------------------------------
+
+    def action_command_palette(self) -> None:
+        """`ctrl+p`: the palette, one that takes no selection once closed (`ClosingPalette`)."""
+        if self.use_command_palette and not isinstance(self.screen, ClosingPalette):
+            self.push_screen(ClosingPalette(id="--command-palette"))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Everywhere: help, the oldest escalation, themes; then the commands of the screen
