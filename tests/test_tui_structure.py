@@ -94,3 +94,22 @@ async def test_a_decision_posted_by_any_view_is_refused_in_one_place(root: Path)
         said = [str(n.message) for n in app._notifications]
         assert "not sent: read-only: decisions are not written" in said
     assert not (root / "sessions" / "s1" / "control.jsonl").exists()
+
+
+def test_every_screen_keeps_the_css_of_its_textual_base() -> None:
+    """Textual inherits CSS along each class's first base that is a DOMNode: a mixin that is
+    one (listed first) cut every screen using it off `Screen`'s and `ModalScreen`'s CSS, and
+    the escalation prompt stopped dimming the screen under it."""
+    import importlib
+
+    from textual.screen import Screen
+
+    screens = []
+    for path in sorted((TUI / "screens").glob("*.py")):
+        module = importlib.import_module(f"supervisor.tui.screens.{path.stem}")
+        screens += [cls for cls in vars(module).values() if isinstance(cls, type)
+                    and issubclass(cls, Screen) and cls.__module__ == module.__name__]
+    assert len(screens) > 10
+    for cls in screens:
+        base = next(b for b in cls.__mro__ if b.__module__.startswith("textual."))
+        assert base.__name__ in cls._css_type_names, (cls.__name__, cls._css_type_names)

@@ -15,8 +15,7 @@ shadowing it: at the screen's import (what `keys.load_app` reports), and again a
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from textual.binding import Binding, BindingType
-from textual.dom import DOMNode
+from textual.binding import Binding, BindingsMap, BindingType
 
 from supervisor.protocol.decisions import KINDS, escalation_options, session_commands
 
@@ -34,13 +33,20 @@ def command_bindings() -> list[Binding]:
             for name in session_commands()]
 
 
-class RegistryKeys(DOMNode):
+class RegistryKeys:
     """A screen's decision keys, bound from the registry when the screen is built.
 
     A screen lists its own bindings in `BINDINGS` and says which decisions it binds
     (`decision_bindings`: `answer_bindings` or `command_bindings`, or a choice of them), where
     it is (for the errors) and which panels' bindings are shown with it (`BESIDE`). Its
-    `DELIBERATE_KEYS` are then its decision keys and `OTHER_DELIBERATE_KEYS`."""
+    `DELIBERATE_KEYS` are then its decision keys and `OTHER_DELIBERATE_KEYS`.
+
+    Mixed in before the Textual screen (`class S(RegistryKeys, ModalScreen[str])`), and not a
+    `DOMNode` itself: Textual inherits CSS along the first base that is a `DOMNode`, so a
+    DOMNode mixin would cut the screen off its base's CSS (a modal's dimmed background)."""
+
+    BINDINGS: ClassVar[list[BindingType]]
+    _bindings: BindingsMap
 
     KEYS_WHERE: ClassVar[str] = "a screen"
     """The screen in words, for a clash's error."""
