@@ -229,6 +229,14 @@ def as_notification(step: HookStep, message: Any, kind: Any) -> HookStep:
     return replace(step, kind="notification", message={"role": "system", "text": text})
 
 
+def as_said(step: HookStep, text: Any) -> HookStep:
+    """The assistant's text an in-process plugin sent (`message.text`: OpenCode, Kilo, Cline,
+    Pi): recorded as its message, nothing answered."""
+    said = text.strip() if isinstance(text, str) else ""
+    return replace(step, kind="notification",
+                   message={"role": "assistant", "text": said} if said else None)
+
+
 def as_end(step: HookStep, agent_label: str, reason: Any) -> HookStep:
     """The agent's session ended."""
     return replace(step, kind="end", end={

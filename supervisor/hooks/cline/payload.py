@@ -22,12 +22,14 @@ from typing import Any
 from supervisor.hooks.step import (
     HookStep,
     as_prompt,
+    as_said,
     cut_args,
     first_line,
     other_event,
     result_of,
     text_or_none,
     to_json,
+    tool_args,
 )
 from supervisor.store.paths import sanitize_session_id
 
@@ -60,10 +62,7 @@ def map_payload(payload: dict[str, Any]) -> HookStep:
         # recorded as a message, nothing answered; afterRun is not a stop: nothing keeps Cline
         # working after its run, so guidance polled there would be lost; the final answer is
         # the assistant's message
-        text = payload.get("text")
-        said = text.strip() if isinstance(text, str) else ""
-        return replace(step, kind="notification",
-                       message={"role": "assistant", "text": said} if said else None)
+        return as_said(step, payload.get("text"))
     return other_event(payload, step, _COMMON_KEYS)
 
 
@@ -76,10 +75,7 @@ def _session_start(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
-    tool = text_or_none(payload.get("tool_name")) or "unknown"
-    args = payload.get("tool_input")
-    if not isinstance(args, dict):
-        args = {} if args is None else {"input": args}
+    tool, args = tool_args(payload)
     return tool, args, text_or_none(payload.get("call_id")) or "unknown"
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from supervisor.hooks.step import (
     HookStep,
     as_prompt,
+    as_said,
     as_start,
     cut_args,
     first_line,
@@ -35,6 +36,7 @@ from supervisor.hooks.step import (
     result_of,
     text_or_none,
     to_json,
+    tool_args,
 )
 from supervisor.protocol import arg_names
 from supervisor.protocol.arg_names import renamed
@@ -64,10 +66,7 @@ def mapper(agent: str, label: str):  # -> Callable[[dict[str, Any]], HookStep]
             output, error = outcome(payload)
             return replace(step, kind="result", result=result_of(call_id, tool, output, error))
         if event == "message.text":  # recorded as a message, nothing answered
-            text = payload.get("text")
-            said = text.strip() if isinstance(text, str) else ""
-            return replace(step, kind="notification",
-                           message={"role": "assistant", "text": said} if said else None)
+            return as_said(step, payload.get("text"))
         if event == "session.idle":
             # not a stop: OpenCode cannot be kept working, so guidance polled here would be lost
             return replace(step, kind="notification", message={
@@ -91,10 +90,7 @@ def _session_start(agent: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
     """(tool, arguments under the engine's names, call id) of a tool step."""
-    tool = text_or_none(payload.get("tool_name")) or "unknown"
-    args = payload.get("tool_input")
-    if not isinstance(args, dict):
-        args = {} if args is None else {"input": args}
+    tool, args = tool_args(payload)
     args = renamed(args, arg_names.OPENCODE)
     call_id = text_or_none(payload.get("call_id")) or "unknown"
     return tool, args, call_id

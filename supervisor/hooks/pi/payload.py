@@ -31,12 +31,14 @@ from supervisor.hooks.step import (
     HookStep,
     as_end,
     as_prompt,
+    as_said,
     as_start,
     cut_args,
     first_line,
     other_event,
     result_of,
     text_or_none,
+    tool_args,
 )
 from supervisor.store.paths import sanitize_session_id
 
@@ -66,10 +68,7 @@ def map_payload(payload: dict[str, Any]) -> HookStep:
         output, error = outcome(payload)
         return replace(step, kind="result", result=result_of(call_id, tool, output, error))
     if event == "message.text":  # recorded as a message, nothing answered
-        text = payload.get("text")
-        said = text.strip() if isinstance(text, str) else ""
-        return replace(step, kind="notification",
-                       message={"role": "assistant", "text": said} if said else None)
+        return as_said(step, payload.get("text"))
     if event == "session_shutdown":
         return as_end(step, LABEL, payload.get("reason"))
     return other_event(payload, step, _COMMON_KEYS)
@@ -85,10 +84,7 @@ def _session_start(payload: dict[str, Any]) -> dict[str, Any]:
 
 def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
     """(tool, arguments under the engine's names, call id) of a tool step."""
-    tool = text_or_none(payload.get("tool_name")) or "unknown"
-    args = payload.get("tool_input")
-    if not isinstance(args, dict):
-        args = {} if args is None else {"input": args}
+    tool, args = tool_args(payload)
     if tool == "edit":
         args = edit_args(args)
     return tool, args, text_or_none(payload.get("call_id")) or "unknown"
