@@ -118,7 +118,10 @@ async def test_a_key_after_the_app_held_the_thread_back_counts_the_quiet_it_look
             while time.monotonic() < held_until:
                 pass
             sys.setswitchinterval(interval)
-            time.sleep(0.5)  # the thread runs again: its stalled wait ends, it looks, waits anew
+            # the thread runs again: its stalled wait ends, it looks, waits anew. `r` comes
+            # before that new 1 s wait could end (which would prove the quiet without the
+            # look), leaving the thread 0.8 s to be scheduled on a busy machine
+            time.sleep(0.8)
             os.write(master, b"r")
             while len(driver.keys) < 2:
                 time.sleep(0.01)
