@@ -3,6 +3,7 @@ recorded against the fake Chat Completions server), its answers, its chat-file r
 installer."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -129,9 +130,13 @@ def test_install_and_uninstall(tmp_path: Path) -> None:
     assert data["security"] == {"auth": {"selectedType": "openai"}}
     ours = {event: groups[-1]["hooks"][0] for event, groups in data["hooks"].items()}
     assert set(ours) == {e for e, _ in TARGET.settings.events}
-    # Qwen reads 1000 or more as milliseconds: a long hold is written as 999 seconds
-    assert ours["PreToolUse"]["timeout"] == 999 and ours["PostToolUse"]["timeout"] == 60
-    assert " qwen-code --timeout 999" in ours["PreToolUse"]["command"]
+    # Qwen waits 60 s for a PreToolUse answer and 15 s for a PostToolBatch one whatever the
+    # entry says, then goes on as if allowed: a long hold is bounded below that, and the hook
+    # is told so (its fallback answers in time)
+    assert ours["PreToolUse"]["timeout"] == 60 and ours["PostToolUse"]["timeout"] == 60
+    assert re.search(r" qwen-code --timeout 60(\s|$)", ours["PreToolUse"]["command"])
+    assert ours["PostToolBatch"]["timeout"] == 15
+    assert re.search(r" qwen-code --timeout 15(\s|$)", ours["PostToolBatch"]["command"])
     project = run_cli("install", "qwen-code", "--project", str(tmp_path / "p"),
                       HOME=str(home))
     assert project.returncode == 0 and "trusted folder" in project.stdout

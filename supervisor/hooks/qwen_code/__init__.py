@@ -27,6 +27,15 @@ EVENTS: tuple[tuple[str, bool], ...] = (
     ("Notification", False),
     ("SessionEnd", False),
 )
+PRE_TOOL_USE_WAIT_S = 60.0
+"""How long Qwen Code 0.24.4 waits for a PreToolUse hook's answer, whatever the entry's
+`timeout`: its message bus gives up on the request after 60 s (`MessageBus.request`'s default,
+which `firePreToolUseHook` does not override) and runs the call as if the hook had allowed it.
+Written as the entry's timeout, so the hook's budget (`Budget`) ends the hold with the policy's
+fallback before that, and the operator sees that deadline (docs/qwen-code.md)."""
+POST_TOOL_BATCH_WAIT_S = 15.0
+"""The same for PostToolBatch: `firePostToolBatchHook` waits 15 s
+(`POST_TOOL_BATCH_HOOK_TIMEOUT_MS`), then goes on as if nothing was said."""
 NOTES = (
     "Qwen Code reads a project's settings (.qwen/settings.json) only in a trusted folder; "
     "user settings (~/.qwen/settings.json, --user) load everywhere.",
@@ -55,8 +64,8 @@ TARGET = Target(
         events=EVENTS,
         held=frozenset({"PreToolUse", "PostToolBatch"}),
         notes=NOTES,
-        # Qwen reads a command hook's timeout of 1000 or more as milliseconds
-        timeout_caps_s=(("PreToolUse", 999.0), ("PostToolBatch", 999.0)),
+        timeout_caps_s=(("PreToolUse", PRE_TOOL_USE_WAIT_S),
+                        ("PostToolBatch", POST_TOOL_BATCH_WAIT_S)),
         # the per-call events: the ones where HTTP saves the client's start-up
         http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
                                "PostToolBatch"}),
