@@ -1,6 +1,7 @@
 """What the agent CLIs' end-to-end scenarios share: the scripts, the store checks and the
 escalation every target holds for the operator."""
 
+import time
 from typing import Any
 
 from tests.agent_cli.runner import AgentRunner
@@ -24,6 +25,10 @@ escalate = 4
 """A policy that escalates the 4th identical failing call (Gemini CLI's own loop detection
 stops a session at the 5th identical call) and holds it up to a minute for the operator."""
 GUIDANCE = "Create the directory with mkdir missing-dir, then list it."
+OPERATOR_READS_S = 12.0
+"""How long the operator takes to read an escalation before answering it: longer than any short
+limit an agent CLI puts on a hook or plugin call (Cline CLI ended its run at 3 s), so a hold
+that dies before a real operator could answer fails the scenario instead of passing unseen."""
 FOO = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
 CHECK = 'python3 -c "from foo import add; assert add(2, 3) == 5, add(2, 3)"'
@@ -55,21 +60,28 @@ def answer_an_escalation_with_guidance(agent: AgentRunner[Any], call: ToolCall,
                                        repeats: int = 4) -> None:
     """The scenario every target shares: the agent repeats a failing `call` until it escalates
     (`ESCALATE_SOON`), the hook holds it, an operator answers with `GUIDANCE` from the command
-    line, and the run goes on to its end with the decision applied to that escalation. Each
-    test then checks, in its agent's own terms, that the model read the guidance."""
+    line `OPERATOR_READS_S` after the escalation appeared (the time a real operator takes), and
+    the run goes on to its end with the decision applied to that escalation, the held call
+    never having run. Each test then checks, in its agent's own terms, that the model read the
+    guidance."""
     agent.sandbox.write_policy(ESCALATE_SOON)
     agent.install_hooks("--timeout", "90")
     agent.server.script = Script(main=[turn(call)] * repeats + [say("Done.")])
 
     running = agent.start("list missing-dir")
     session, escalation = agent.sandbox.wait_for_event("escalation", timeout=120)
+    time.sleep(OPERATOR_READS_S)
     answered = agent.sandbox.supervisor("answer", session, "--guidance", GUIDANCE)
     run = running.wait()
 
     assert answered.returncode == 0, answered.stderr
     assert run.returncode == 0, run.describe()
-    applied = of_type(agent.sandbox.events(session), "decision_applied")
-    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"]
+    events = agent.sandbox.events(session)
+    applied = of_type(events, "decision_applied")
+    assert applied and applied[0]["escalation_id"] == escalation["escalation_id"], applied
+    assert applied[0]["action"] == "guidance", applied
+    held = escalation["call_id"]
+    assert not [r for r in of_type(events, "tool_result") if r["call_id"] == held], events
 
 
 TOKEN_BUDGET = """
