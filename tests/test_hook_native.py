@@ -124,6 +124,46 @@ def test_what_it_does_not_handle_goes_to_the_python_client(tmp_path: Path, ws: P
     assert calls == ["toolu_0", "toolu_2", "toolu_3"]
 
 
+@pytest.mark.slow
+def test_codex_sessions_share_one_server_though_each_adds_its_own_path_entry(
+        tmp_path: Path, ws: Path) -> None:
+    """Codex puts a fresh `$CODEX_HOME/tmp/arg0-linux/codex-arg0XXXXXX` in front of PATH in
+    every run: the server key leaves it out, so the next session's calls reach the server the
+    first one started (before, each session started a server of its own), and that server's
+    PATH has no such entry."""
+    root = tmp_path / "store"
+    codex_tmp = tmp_path / "codex-home" / "tmp" / "arg0-linux"
+    base = os.environ["PATH"]
+
+    def codex_path(run: str) -> str:
+        return f"{codex_tmp / ('codex-arg0' + run)}:{base}"
+
+    first = _hook(native_command("--timeout", "60", target="codex"), _read(ws, 0), root,
+                  PATH=codex_path("A1b2C3"))
+    assert first.returncode == 0 and _python_ran(first)  # no server yet: the Python client
+    pid = _wait_server(root)
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    assert f"PATH={base}".encode() in environ
+    relayed = _hook(native_command("--timeout", "60", target="codex"), _read(ws, 1), root,
+                    PATH=codex_path("Zz9y8X"))
+    assert relayed.returncode == 0 and relayed.stderr == ""  # relayed: no Python started
+    client = [sys.executable, "-m", "supervisor.hooks.client", "codex", "--timeout", "60"]
+    python = _hook(client, _read(ws, 2), root, PATH=codex_path("q7R6s5"))
+    assert python.returncode == 0
+    # an entry that only looks alike is still the agent's own PATH: a server of its own
+    other = _hook(client, _read(ws, 3), root, PATH=f"{tmp_path / 'codex-arg0x'}:{base}")
+    assert other.returncode == 0
+    end = time.monotonic() + 30
+    while len(server_pids(root)) < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+    assert len(server_pids(root)) == 2 and pid in server_pids(root)
+    assert len(list((root / "run").glob("hook-*.sock"))) == 2
+    log = (root / "run" / "hookd.log").read_text()
+    assert log.count("starting a server") == 2  # the first call's and the look-alike's
+    calls = [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"]
+    assert calls == ["toolu_0", "toolu_1", "toolu_2", "toolu_3"]
+
+
 def test_the_build_is_private_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     program = Path(native_command()[0])
     for path in (program.parent, program.parent.parent):

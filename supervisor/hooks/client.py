@@ -133,13 +133,31 @@ PATH): a server serves only clients that agree on these."""
 
 def server_key() -> str:
     """A short stable hash of what a server must share with its clients (FNV-1a, no hashlib):
-    the policy setting, the interpreter, the version and `SHARED_ENV`."""
-    shared = [os.environ.get(name, "") for name in SHARED_ENV]
+    the policy setting, the interpreter, the version and `SHARED_ENV` (`PATH` as
+    `shared_path` gives it)."""
+    shared = [shared_path() if name == "PATH" else os.environ.get(name, "")
+              for name in SHARED_ENV]
     text = "\0".join((_policy_env() or "", sys.executable, __version__, *shared))
     value = 0xCBF29CE484222325
     for byte in text.encode("utf-8", "surrogateescape"):
         value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return f"{value:016x}"[:12]
+
+
+def shared_path() -> str:
+    """`$PATH` without the entries an agent CLI puts in front of it for one run only: Codex
+    prepends `$CODEX_HOME/tmp/arg0*/codex-arg0XXXXXX` (a fresh directory of aliases to its own
+    binary, removed when it exits), so with the whole `PATH` in the key every Codex session
+    started a resident server of its own and paid its start and its imports in its first
+    calls. A server is started with this `PATH` (`_start_server`), so it never runs anything
+    from such a directory. `fastclient.c` and `plugin_client.js` drop the same entries."""
+    return ":".join(entry for entry in os.environ.get("PATH", "").split(":")
+                    if not _per_run(entry))
+
+
+def _per_run(entry: str) -> bool:
+    parent, _, name = entry.rpartition("/")
+    return name.startswith("codex-arg0") and parent.rpartition("/")[2].startswith("arg0")
 
 
 def _policy_env() -> str | None:
@@ -183,6 +201,8 @@ def _start_server(root: str, path: str, budget_left: float) -> None:
         run = os.path.dirname(path)
         _private_dirs(run)
         env = dict(os.environ)
+        if "PATH" in env:
+            env["PATH"] = shared_path()
         policy = _policy_env()
         if policy:
             env["SUPERVISOR_POLICY"] = policy

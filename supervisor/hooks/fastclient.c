@@ -167,10 +167,42 @@ static void json_string(buf_t *b, const char *text) {
     put(b, "\"", 1);
 }
 
+/* client._per_run: a PATH entry ".../arg0.../codex-arg0..." (Codex: its aliases, one directory a
+ * run). */
+static int per_run(const char *entry, size_t len) {
+    size_t slash = len;
+    while (slash > 0 && entry[slash - 1] != '/') slash--;
+    if (slash == 0 || len - slash < 10 || strncmp(entry + slash, "codex-arg0", 10) != 0) return 0;
+    size_t end = slash - 1, start = end; /* the parent: entry[start, end) */
+    while (start > 0 && entry[start - 1] != '/') start--;
+    return end - start >= 4 && strncmp(entry + start, "arg0", 4) == 0;
+}
+
+/* client.shared_path: $PATH without the entries an agent CLI adds for one run. */
+static const char *shared_path(void) {
+    const char *path = getenv("PATH");
+    if (!path) return NULL;
+    buf_t b = {0};
+    int first = 1;
+    for (const char *entry = path;; entry++) {
+        const char *colon = strchr(entry, ':');
+        size_t len = colon ? (size_t)(colon - entry) : strlen(entry);
+        if (!per_run(entry, len)) {
+            if (!first) put(&b, ":", 1);
+            put(&b, entry, len);
+            first = 0;
+        }
+        if (!colon) break;
+        entry = colon;
+    }
+    if (!b.data) put(&b, "", 0);
+    return b.data;
+}
+
 /* client.server_key: FNV-1a of the policy setting, interpreter, version and shared environment. */
 static void server_key(const char *policy, char out[13]) {
     const char *parts[] = {policy ? policy : "", SUPERVISOR_PYTHON, SUPERVISOR_VERSION,
-                           getenv("HOME"), getenv("XDG_CONFIG_HOME"), getenv("PATH")};
+                           getenv("HOME"), getenv("XDG_CONFIG_HOME"), shared_path()};
     unsigned long long h = 0xCBF29CE484222325ULL;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
         if (i) h = (h ^ 0) * 0x100000001B3ULL;

@@ -38,6 +38,17 @@ function absolute(value) {
   return plain(value);
 }
 
+// client.shared_path: PATH without the entries an agent CLI adds for one run (client._per_run:
+// Codex's `.../arg0*/codex-arg0*`).
+function sharedPath(path) {
+  return path.split(":").filter((entry) => {
+    const cut = entry.lastIndexOf("/");
+    const parent = cut < 0 ? "" : entry.slice(0, cut);
+    return !(entry.slice(cut + 1).startsWith("codex-arg0") &&
+      parent.slice(parent.lastIndexOf("/") + 1).startsWith("arg0"));
+  }).join(":");
+}
+
 // client.socket_path: <root>/run/hook-<server_key>.sock; null when the hook client must decide.
 function where() {
   const env = process.env;
@@ -52,7 +63,7 @@ function where() {
   const policy = env.SUPERVISOR_POLICY ? absolute(env.SUPERVISOR_POLICY) : "";
   if (!root || policy === null) return null;
   const text = [policy, SERVER.python, SERVER.version, env.HOME || "", env.XDG_CONFIG_HOME || "",
-    env.PATH || ""].join("\0");
+    sharedPath(env.PATH || "")].join("\0");
   let hash = 0xcbf29ce484222325n; // FNV-1a, 64 bits (client.server_key)
   for (const byte of Buffer.from(text, "utf8")) {
     hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
