@@ -23,6 +23,9 @@ EVENTS_FILE: Final = "events.jsonl"
 CONTROL_FILE: Final = "control.jsonl"
 CHECKPOINTS_DIR: Final = "checkpoints.git"
 READS_DIR: Final = "reads"
+CHANGED_FILES_KEPT: Final = 200
+"""Paths a `checkpoint` event lists in `changed_files` at most (its `diffstat` counts them all).
+Here, not beside the checkpoints, so that a reader (the dashboard) need not load git's side."""
 
 # Event types written by the agent side (events.jsonl).
 SESSION_START: Final = "session_start"

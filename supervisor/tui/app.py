@@ -41,7 +41,7 @@ from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.decision_keys import RegistryKeys
 from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
 from supervisor.tui.followup import FollowUp, follow_state
-from supervisor.tui.format import safe
+from supervisor.tui.format import format_clock, safe
 from supervisor.tui.key_arrival import ArrivalDriver, arrival_of
 from supervisor.tui.messages import (
     CommandRequested,
@@ -53,27 +53,15 @@ from supervisor.tui.messages import (
     RunRequested,
 )
 from supervisor.tui.model import DashboardModel, SessionState
-from supervisor.tui.panels import PANELS
-from supervisor.tui.screens.batch import BatchScreen
 from supervisor.tui.screens.command_palette import ClosingPalette
-from supervisor.tui.screens.diff import DiffScreen
-from supervisor.tui.screens.escalation import EscalationScreen
-from supervisor.tui.screens.event import EventScreen
-from supervisor.tui.screens.modals import (
-    CheckpointPicker,
-    ConfirmScreen,
-    GuidanceScreen,
-    HelpScreen,
-    pick_checkpoint,
-)
-from supervisor.tui.screens.new_run import NewRunScreen
-from supervisor.tui.screens.session import SessionScreen
+from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen, HelpScreen, pick_checkpoint
 from supervisor.tui.screens.sessions import TABLE_TICK_S, SessionsScreen
 from supervisor.tui.themes import DEFAULT_THEME, default_folders, load_themes
 from supervisor.tui.view import DashboardView, LiveScreen
-from supervisor.tui.widgets.escalation_queue import EscalationQueue
-from supervisor.tui.widgets.history_view import HistoryView, format_clock
-from supervisor.tui.widgets.session_table import SessionTable
+
+# Not imported here: the screens the first one does not show (a session's, with its panels; an
+# escalation's, which loads the engine; the help's list of every screen). Each is imported
+# where it is opened, so the dashboard's start does not pay for them (tests/test_tui_imports.py).
 
 _IN_BURST = "_supervisor_in_burst"
 """Set on each key as it arrives: whether it came in a burst (read again when its binding is
@@ -261,6 +249,8 @@ class SupervisorApp(App[None]):
         if opening is not None and self.initial_session is None:
             # let the session's screen compose and paint before parsing the rest of a big
             # file: both need the GIL, and the operator wants to see something first
+            from supervisor.tui.screens.session import SessionScreen
+
             for _ in range(300):
                 if isinstance(self.screen, SessionScreen) and self.screen.ready:
                     break
@@ -433,6 +423,8 @@ class SupervisorApp(App[None]):
     # -- navigation --------------------------------------------------------------------------
 
     def open_session(self, session_id: str) -> None:
+        from supervisor.tui.screens.session import SessionScreen
+
         st = self.model.sessions.get(session_id)
         if st is None:
             self.notify(f"no session {session_id}", severity="warning", markup=False)
@@ -441,6 +433,8 @@ class SupervisorApp(App[None]):
                    and screen.session_id == session_id, lambda: SessionScreen(self.view, st))
 
     def open_escalation(self, session_id: str, escalation_id: str) -> None:
+        from supervisor.tui.screens.escalation import EscalationScreen
+
         st = self.model.sessions.get(session_id)
         esc = st.escalations.get(escalation_id) if st else None
         if esc is None:
@@ -686,6 +680,18 @@ def sent_note(st: SessionState, action: str, agent_waits: bool) -> str:
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every key of every screen, from the bindings themselves (the help can't go stale)."""
+    from supervisor.tui.panels import PANELS
+    from supervisor.tui.screens.batch import BatchScreen
+    from supervisor.tui.screens.diff import DiffScreen
+    from supervisor.tui.screens.escalation import EscalationScreen
+    from supervisor.tui.screens.event import EventScreen
+    from supervisor.tui.screens.modals import CheckpointPicker
+    from supervisor.tui.screens.new_run import NewRunScreen
+    from supervisor.tui.screens.session import SessionScreen
+    from supervisor.tui.widgets.escalation_queue import EscalationQueue
+    from supervisor.tui.widgets.history_view import HistoryView
+    from supervisor.tui.widgets.session_table import SessionTable
+
     screens: list[tuple[str, type]] = [
         ("Everywhere", SupervisorApp), ("Sessions", SessionsScreen),
         ("Sessions table", SessionTable), ("Needs-you queue", EscalationQueue),

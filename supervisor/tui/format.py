@@ -4,6 +4,7 @@ Agent text becomes a `rich.text.Text` built from plain strings (Rich never parse
 them) after `safetext.clean` removed escape sequences and control characters.
 """
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -35,6 +36,11 @@ STATUS_STYLES = {
     "empty": "{muted}",
 }
 STATUS_LABELS = {"waiting": "WAITING"}
+
+
+def format_clock(ts: float) -> str:
+    """`HH:MM:SS` in local time (the store keeps Unix seconds)."""
+    return time.strftime("%H:%M:%S", time.localtime(ts)) if ts else "--:--:--"
 
 
 def safe(value: object, limit: int | None = 400, style: str = "") -> Text:

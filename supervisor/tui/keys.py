@@ -84,9 +84,11 @@ def load_app() -> type[SupervisorApp]:
         raise ValueError("\n".join(problems))
     try:
         from supervisor.tui.app import SupervisorApp  # heavy: after the keys
+
+        screens = main_screens()  # imports the screens the app opens later, checking theirs
     except ValueError as exc:  # a screen's own key (`decision_keys.distinct`, as it binds)
         raise ValueError(f"{path}: [keys]: {exc}: choose another key") from None
-    problems = nav_keys.app_clashes(main_screens())
+    problems = nav_keys.app_clashes(screens)
     if problems:
         raise ValueError("\n".join(f"{path}: {problem}" for problem in problems))
     return SupervisorApp

@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from supervisor.guard.checkpoints import CHANGED_FILES_KEPT
 from supervisor.guard.loop_cost import LoopTally
 from supervisor.hooks.installed import broken_project_hook
 from supervisor.operator.refusals import UnreadDecision
 from supervisor.protocol.codec import BadLine
 from supervisor.protocol.models import Event
-from supervisor.protocol.names import MAX_NUMBER
+from supervisor.protocol.names import CHANGED_FILES_KEPT, MAX_NUMBER
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionBatch, Store
 from supervisor.store.liveness import Liveness

@@ -61,7 +61,6 @@ from supervisor.guard.checkpoints.errors import (
     too_broad,
 )
 from supervisor.guard.checkpoints.records import (
-    CHANGED_FILES_KEPT,
     CheckpointCommit,
     RestoreResult,
     TreeChanges,
@@ -74,6 +73,7 @@ from supervisor.guard.checkpoints.snapshot import (
     DEFAULT_MAX_FILES,
 )
 from supervisor.guard.checkpoints.store import CheckpointStore
+from supervisor.protocol.names import CHANGED_FILES_KEPT
 
 __all__ = [
     "CHANGED_FILES_KEPT",

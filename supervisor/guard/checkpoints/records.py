@@ -12,8 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-CHANGED_FILES_KEPT = 200
-"""Paths a `checkpoint` event lists in `changed_files` at most (its `diffstat` counts them all)."""
+from supervisor.protocol.names import CHANGED_FILES_KEPT
 
 
 def checkpoint_changes(cp: CheckpointCommit) -> dict[str, object]:

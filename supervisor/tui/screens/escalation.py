@@ -10,7 +10,7 @@ another operator answered first).
 """
 
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -20,7 +20,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from supervisor.engine.task_size import LABELS, TaskSize, task_size
 from supervisor.protocol.decisions import KINDS, escalation_options, is_hold, meant
 from supervisor.store.summary import Answer
 from supervisor.tui import nav_keys
@@ -34,6 +33,9 @@ from supervisor.tui.model import SessionState
 from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen, pick_checkpoint
 from supervisor.tui.screens.plan_input import PlanScreen
 from supervisor.tui.view import DashboardView, LiveScreen
+
+if TYPE_CHECKING:  # the engine is imported by the worker that sizes the task, not at start
+    from supervisor.engine.task_size import TaskSize
 
 RECENT_STEPS = 8
 """Calls, results and messages shown before the escalation (not the engine's own verdict,
@@ -163,7 +165,10 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="escalation-size")
     def _load_size(self) -> None:
-        """In a worker: the task-size signals from the session's events up to the escalation."""
+        """In a worker: the task-size signals from the session's events up to the escalation.
+        The engine is imported here, in the worker: the dashboard's start does not load it."""
+        from supervisor.engine.task_size import task_size
+
         upto = self.escalation.get("seq")
         events = []
         for event in self.view.store.read_all(self.session_id).events:
@@ -172,7 +177,9 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
             events.append(event.model_dump(mode="json"))
         self.app.call_from_thread(self._show_size, task_size(events))
 
-    def _show_size(self, size: TaskSize) -> None:
+    def _show_size(self, size: "TaskSize") -> None:
+        from supervisor.engine.task_size import LABELS
+
         self.task_size = size
         text = Text("Is this task too big? ", style="bold")
         text.append("split may help: " + ", ".join(LABELS[n] for n in size.pointing)

@@ -9,7 +9,6 @@ worker thread; evidence rows of the selected detection are highlighted.
 """
 
 import bisect
-import time
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -25,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from supervisor.store.units import duration
+from supervisor.tui.format import format_clock
 from supervisor.tui.history import HistoryStore
 from supervisor.tui.history_layout import HistoryFilter, HistoryLayout
 
@@ -43,11 +43,6 @@ _TYPE_CLASSES = {
     "session_end": "history--alert",
     "heartbeat": "history--dim",
 }
-
-
-def format_clock(ts: float) -> str:
-    """`HH:MM:SS` in local time (the store keeps Unix seconds)."""
-    return time.strftime("%H:%M:%S", time.localtime(ts)) if ts else "--:--:--"
 
 
 class HistoryView(ScrollView, can_focus=True):
