@@ -49,6 +49,10 @@ class AgentCli:
     """Relative to the install directory."""
     needs_node: bool
     """Runs on node (else the package ships a native binary)."""
+    config_package: str | None = None
+    """An npm package the CLI installs at its own version into each of its config folders when
+    it starts and finds it missing (OpenCode: `@opencode-ai/plugin`), installed into the cache
+    too (`config_install`) so a sandbox can be given it (`opencode_runner.seed_config_folder`)."""
 
     @property
     def spec(self) -> str:
@@ -80,10 +84,13 @@ COPILOT = AgentCli(
     "copilot", "@github/copilot", "1.0.102", "node_modules/.bin/copilot", needs_node=True
 )
 OPENCODE = AgentCli(
-    "opencode", "opencode-ai", "1.18.33", "node_modules/.bin/opencode", needs_node=False
+    "opencode", "opencode-ai", "1.18.33", "node_modules/.bin/opencode", needs_node=False,
+    config_package="@opencode-ai/plugin",
 )
 KILO = AgentCli("kilo", "@kilocode/cli", "7.7.7", "node_modules/.bin/kilo", needs_node=True)
-"""7.7.7: 7.8.1's platform package (`@kilocode/cli-linux-x64`) is missing from the registry."""
+"""7.7.7: 7.8.1's platform package (`@kilocode/cli-linux-x64`) is missing from the registry.
+Kilo asks for `@kilocode/plugin` at its own version in its config folders, which the registry
+lacks too: that install fails at the registry's first answer and Kilo goes on without it."""
 CLINE = AgentCli("cline", "cline", "3.0.65", "node_modules/.bin/cline", needs_node=False)
 PI = AgentCli(
     "pi", "@mariozechner/pi-coding-agent", "0.73.1", "node_modules/.bin/pi", needs_node=True
@@ -152,6 +159,19 @@ def ensure(cli: AgentCli) -> Path:
     if found is None:
         raise CliUnavailable(f"npm installed {cli.spec} but {cli.executable} is not there")
     return found
+
+
+def config_install(cli: AgentCli) -> Path | None:
+    """The cache folder (`package.json`, `package-lock.json`, `node_modules/`) of the CLI's
+    `config_package` at the CLI's pinned (or chosen) version, installed on first use like a
+    CLI; None when the CLI has none."""
+    cli = chosen(cli)
+    if cli.config_package is None:
+        return None
+    package = AgentCli(f"{cli.name}_config", cli.config_package, cli.version,
+                       f"node_modules/{cli.config_package}", needs_node=False)
+    ensure(package)  # the package's folder stands for the executable: it exists, it is `x`
+    return cache_dir() / package.dirname
 
 
 def system_node_major() -> int | None:
@@ -230,7 +250,12 @@ def main(argv: list[str]) -> int:
         except CliUnavailable as exc:
             print(f"agent CLI {name}: {exc}", file=sys.stderr)
             return 1
-        print(f"{ALL[name].spec}: {path}")
+        try:
+            config = config_install(ALL[name])
+        except CliUnavailable as exc:
+            print(f"agent CLI {name}'s config package: {exc}", file=sys.stderr)
+            return 1
+        print(f"{ALL[name].spec}: {path}" + (f" (config package in {config})" if config else ""))
     return 0
 
 

@@ -42,9 +42,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def cli_executable(cli: clis.AgentCli) -> Path:
-    """The pinned CLI, installed on first use; a skip (or, when required, a failure) without."""
+    """The pinned CLI (and its config package), installed on first use; a skip (or, when
+    required, a failure) without."""
     try:
-        return clis.ensure(cli)
+        executable = clis.ensure(cli)
+        clis.config_install(cli)
+        return executable
     except clis.CliUnavailable as exc:
         reason = str(exc)
     if clis.required():

@@ -4,13 +4,17 @@ sandbox, against the fake Chat Completions API.
 `opencode run --model fake/fake-model --format json PROMPT` (or `kilo run ...`) in the work dir,
 whose `opencode.json` (`kilo.json`) names the fake as an `@ai-sdk/openai-compatible` provider,
 allows every tool without asking, and turns off sharing and auto-update; the environment turns
-off the models.dev fetch, auto-update and the default plugins, so nothing leaves 127.0.0.1.
+off the models.dev fetch, auto-update and the default plugins, and OpenCode's config folders hold
+the npm install it makes at start (`seed_config_folder`). What still leaves 127.0.0.1: Kilo's
+request for `@kilocode/plugin`, which the registry answers with no such version, and its models
+fetch for its own provider.
 `supervisor install opencode|kilo --project WORK` writes the plugin into the work dir's plugin
 folder (`.opencode/plugin/`, `.kilo/plugin/`).
 """
 
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +35,11 @@ class Flavor:
     config_file: str
     env_prefix: str
     plugin_dir: str
+
+    @property
+    def config_folders(self) -> tuple[str, str]:
+        """The user's and the project's config folder, relative to HOME and to the work dir."""
+        return f".config/{self.target}", f".{self.target}"
 
 
 OPENCODE = Flavor("opencode", clis.OPENCODE, "opencode.json", "OPENCODE_", ".opencode/plugin")
@@ -64,6 +73,11 @@ class OpenCode(AgentRunner[OpenCodeRun]):
         super().__init__(executable, sandbox, server)
         self.flavor = flavor
         self.write_config({})
+        install = clis.config_install(flavor.cli)
+        if install is not None:
+            user, project = flavor.config_folders
+            for folder in (sandbox.home / user, sandbox.work / project):
+                seed_config_folder(folder, install)
 
     def write_config(self, extra: dict[str, Any]) -> None:
         config = {
@@ -103,3 +117,19 @@ class OpenCode(AgentRunner[OpenCodeRun]):
     def command(self, prompt: str, args: tuple[str, ...]) -> list[str]:
         return [str(self.executable), "run", "--model", f"fake/{MODEL}", "--format", "json",
                 *args, prompt]
+
+
+def seed_config_folder(folder: Path, install: Path) -> None:
+    """Give `folder` the install OpenCode would make there, as on a machine where it ran before.
+
+    At start OpenCode runs npm (in-process) in each config folder whose `node_modules` is
+    missing, or whose `package-lock.json` lacks a package it adds (`@opencode-ai/plugin`), and
+    waits for it before its first model request: in a fresh sandbox that was two installs from
+    the registry per run, 50 to 110 s under a load of 10 to 15, and an escalation that never
+    came within the test's two minutes. The same install is made once into the CLI cache
+    (`install`, `clis.config_install`); here its `package.json` and lock are copied and its
+    `node_modules` linked, so OpenCode finds nothing to install and writes nothing there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(install / name, folder / name)
+    (folder / "node_modules").symlink_to(install / "node_modules", target_is_directory=True)

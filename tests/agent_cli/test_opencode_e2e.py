@@ -7,7 +7,7 @@ for both); here, what only the plugin does, in both CLIs.
 """
 
 from tests.agent_cli.e2e import only_session, results_by_call
-from tests.agent_cli.opencode_runner import OpenCode
+from tests.agent_cli.opencode_runner import OPENCODE, OpenCode
 from tests.agent_cli.plugin_runs import count_client_runs
 from tests.agent_cli.script import Script, ToolCall, say, turn
 
@@ -53,3 +53,23 @@ def test_the_plugin_asks_the_resident_server_itself(opencode_like: OpenCode) -> 
     _session, events = only_session(agent.sandbox)
     pairs = results_by_call(events)
     assert len(pairs) == 4 and all(r is not None and r["ok"] for _, r in pairs), pairs
+
+
+def test_opencode_installs_nothing_when_it_starts(opencode: OpenCode) -> None:
+    """OpenCode runs npm in each config folder that lacks its `@opencode-ai/plugin` install and
+    waits for it before asking the model: from the registry, twice per fresh sandbox, over two
+    minutes under load. The sandbox's folders hold that install already (`seed_config_folder`,
+    as on a machine where OpenCode ran before), so a run fetches and rewrites nothing."""
+    agent = opencode
+    agent.install_hooks()
+    user, project = OPENCODE.config_folders
+    folders = [agent.sandbox.home / user, agent.sandbox.work / project]
+    seeded = [(folder / "package-lock.json").read_bytes() for folder in folders]
+    agent.server.script = Script(main=[say("Nothing to do.")])
+
+    run = agent.run("say hello")
+
+    assert run.returncode == 0, run.describe()
+    assert not (agent.sandbox.home / ".npm").exists(), "npm ran: its cache was written"
+    assert [(folder / "package-lock.json").read_bytes() for folder in folders] == seeded
+    assert all((folder / "node_modules").is_symlink() for folder in folders)
