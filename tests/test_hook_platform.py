@@ -9,6 +9,7 @@ import pytest
 
 from supervisor.hooks import targets
 from supervisor.hooks.budget import Budget
+from supervisor.hooks.policy import hook_settings
 from supervisor.hooks.runtime import run_safely
 from tests.hook_helpers import events, payload
 
@@ -202,3 +203,17 @@ def test_the_budget_owns_the_remaining_time() -> None:
     fresh = Budget(60)
     assert 59 < fresh.remaining() <= 60
     assert 49 < fresh.hold_s() <= 50 and 54 < fresh.wait_s() <= 55
+
+
+def test_a_hold_is_fitted_to_the_budget_unless_no_operator_could_answer_within_it() -> None:
+    """The escalation's deadline is cut to a budget long enough for a person (the fallback
+    answers before the agent gives up); an agent that gives a hook a few seconds (Cline's
+    plugins: 3 s) keeps the policy's deadline, so the escalation waits across calls for the
+    operator instead of its fallback deciding it within a second."""
+    policy = {"escalation_deadline_s": 600, "pause_deadline_s": 300}
+    roomy = hook_settings(policy, Budget(90))
+    assert 79 < roomy.escalation_deadline_s <= 80 and 79 < roomy.pause_deadline_s <= 80
+    short = hook_settings(policy, Budget(2.5))
+    assert short.escalation_deadline_s == 600 and short.pause_deadline_s == 300
+    assert hook_settings({"escalation_deadline_s": 0}, Budget(2.5)).escalation_deadline_s == 0
+    assert hook_settings({"escalation_deadline_s": 1}, Budget(2.5)).escalation_deadline_s == 1

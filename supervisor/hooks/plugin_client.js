@@ -14,6 +14,8 @@ const HOOK = __HOOK__;
 const SERVER = __SERVER__;
 const HOLD_S = __HOLD_S__;
 const OTHER_S = __OTHER_S__;
+const LIMIT_S = __LIMIT_S__; // the agent's own bound on one hook call (0: none), see bounded
+const LIMIT_MARGIN_S = 0.5;  // an answer is given this long before that bound
 const GRACE_MS = 2000;
 const REPLY_MARGIN_S = 0.5; // supervisor.hooks.client.REPLY_MARGIN_S
 const FALLBACK = Symbol("run the hook client");
@@ -210,4 +212,18 @@ function inOrder(session, run) {
   const next = previous.then(run, run);
   queues.set(session, next.catch(() => null));
   return next.catch(() => null);
+}
+
+// A hook for an agent that bounds one hook call (LIMIT_S): past that bound it fails the whole
+// run, so the hook answers nothing (the agent goes on) just before it; its steps still complete,
+// and are recorded, behind it.
+function bounded(hook) {
+  if (!(LIMIT_S > 0)) return hook;
+  return (...args) => {
+    let timer = null;
+    const late = new Promise((resolve) => {
+      timer = setTimeout(() => resolve(undefined), (LIMIT_S - LIMIT_MARGIN_S / 2) * 1000);
+    });
+    return Promise.race([hook(...args), late]).finally(() => clearTimeout(timer));
+  };
 }

@@ -47,11 +47,16 @@ class PluginFile:
     template: Path
     """The agent's part of the plugin (it follows `CLIENT`, whose `ask(payload, seconds)` and
     `inOrder(session, run)` it uses); `__HOOK__` (the Python hook client), `__SERVER__` (what
-    finds the resident server: target, version, interpreter, root), `__HOLD_S__`, `__OTHER_S__`
-    and `__TARGET__` are filled in."""
+    finds the resident server: target, version, interpreter, root), `__HOLD_S__`, `__OTHER_S__`,
+    `__LIMIT_S__` (`hook_limit_s`, 0 for none) and `__TARGET__` are filled in."""
     notes: tuple[str, ...] = field(default=())
     http_events: frozenset[str] = frozenset()
     """No HTTP transport: the plugin talks to the resident server over its socket."""
+    hook_limit_s: float | None = None
+    """The agent's own bound on one plugin hook call, past which it fails the whole run (Cline:
+    3 s); None when it waits for a plugin as long as it takes. The plugin answers before it:
+    its waits are cut to fit, and a hold for the operator ends with the call refused as on hold
+    (`policy.hook_settings`)."""
 
     def render(self, hold_timeout_s: int, root: Path | None) -> str:
         """The plugin file's text for these timeouts and store root."""
@@ -69,6 +74,7 @@ class PluginFile:
             "__SERVER__": json.dumps(server),
             "__HOLD_S__": str(int(hold_timeout_s)),
             "__OTHER_S__": str(OTHER_TIMEOUT_S),
+            "__LIMIT_S__": json.dumps(self.hook_limit_s or 0),
             "__TARGET__": self.target,
         }
         for name, value in values.items():

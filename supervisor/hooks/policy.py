@@ -71,15 +71,31 @@ def hold_seconds(policy: Any) -> float:
     return guard_settings(policy).escalation_deadline_s or DEFAULT_HOLD_S
 
 
+OPERATOR_HOLD_MIN_S = 30.0
+"""A hold shorter than this gives no operator a chance to answer (a person must notice the
+escalation, read it and decide)."""
+
+
 def hook_settings(table: dict[str, Any], budget: Budget) -> GuardSettings:
     """The guard settings for one hook invocation (from the policy's `[guard]` table): the
     escalation deadline shortened to fit in this call's time budget, so the fallback answers
-    before the agent gives up on the hook."""
+    before the agent gives up on the hook.
+
+    A budget too short for any operator (an agent that bounds its hooks to a few seconds, as
+    Cline does its plugins') keeps the policy's deadline instead: a fallback within a second
+    would decide every escalation itself. The hold then ends with the call refused as on hold,
+    and the escalation waits across calls (each one refused meanwhile) for the operator or its
+    deadline, as an operator's own pause does."""
     settings = GuardSettings.from_dict(table)
     fits = budget.hold_s()
-    deadline = min(settings.escalation_deadline_s or fits, fits)
+    short = fits < OPERATOR_HOLD_MIN_S
+    deadline = settings.escalation_deadline_s
+    if not short or (deadline and deadline <= fits):
+        deadline = min(deadline or fits, fits)
     # an operator's pause without a deadline holds across calls (each held call is refused
     # when the budget ends); one with a deadline of its own is bounded like the others
-    pause = min(settings.pause_deadline_s, fits) if settings.pause_deadline_s else 0.0
+    pause = settings.pause_deadline_s
+    if pause and not short:
+        pause = min(pause, fits)
     return dataclasses.replace(settings, escalation_deadline_s=float(deadline),
                                pause_deadline_s=float(pause))

@@ -1,5 +1,6 @@
 // Cline's part of the plugin (after plugin_client.js). Cline runs plugins in its hub daemon
-// (with the daemon's environment) unless CLINE_SESSION_BACKEND_MODE=local.
+// (with the daemon's environment) unless CLINE_SESSION_BACKEND_MODE=local, in a sandbox that
+// fails the whole run when a hook call takes 3 s (LIMIT_S): every hook is `bounded`.
 
 let workspace = null;       // the workspace Cline gave `setup` (a hub daemon's cwd is its own)
 const seen = new Set();     // assistant messages whose text was sent
@@ -35,6 +36,19 @@ async function said(ctx) {
   }
 }
 
+// The supervisor's refusal of a call, in time for Cline (bounded), or undefined: it runs. The
+// supervisor is given the time Cline leaves (a hold ends with the call refused as on hold); the
+// other steps have their usual time and finish, recorded, after a late answer is dropped.
+const CHECK_S = Math.min(HOLD_S, LIMIT_S - LIMIT_MARGIN_S);
+const check = bounded(async (ctx) => {
+  await said(ctx);
+  const call = ctx.toolCall || {};
+  const answer = await send(sessionOf(ctx), "beforeTool",
+    { tool_name: call.toolName, tool_input: ctx.input, call_id: call.toolCallId }, CHECK_S);
+  if (answer && typeof answer.deny === "string") return { skip: true, reason: answer.deny };
+  return undefined;
+});
+
 export default {
   name: "agent-supervisor",
   manifest: { capabilities: ["hooks"] },
@@ -43,26 +57,20 @@ export default {
     if (typeof root === "string" && root) workspace = root;
   },
   hooks: {
-    beforeRun: async (ctx) => {
+    beforeRun: bounded(async (ctx) => {
       const messages = (ctx.snapshot && ctx.snapshot.messages) || [];
       const last = [...messages].reverse().find((m) => m && m.role === "user");
       const answer = await send(sessionOf(ctx), "beforeRun",
         { prompt: last ? textOf(last.content) : "" }, OTHER_S);
       if (answer && typeof answer.context === "string") return { appendContext: answer.context };
       return undefined;
-    },
+    }),
     beforeTool: async (ctx) => {
-      await said(ctx);
-      const call = ctx.toolCall || {};
-      const answer = await send(sessionOf(ctx), "beforeTool",
-        { tool_name: call.toolName, tool_input: ctx.input, call_id: call.toolCallId }, HOLD_S);
-      if (answer && typeof answer.deny === "string") {
-        denied.add(call.toolCallId);
-        return { skip: true, reason: answer.deny };
-      }
-      return undefined;
+      const refusal = await check(ctx);
+      if (refusal) denied.add((ctx.toolCall || {}).toolCallId); // only a refusal Cline heard
+      return refusal;
     },
-    afterTool: async (ctx) => {
+    afterTool: bounded(async (ctx) => {
       const call = ctx.toolCall || {};
       if (denied.has(call.toolCallId)) return undefined;
       const result = ctx.result || {};
@@ -73,12 +81,12 @@ export default {
       }, OTHER_S);
       if (answer && typeof answer.context === "string") return { appendContext: answer.context };
       return undefined;
-    },
-    afterRun: async (ctx) => {
+    }),
+    afterRun: bounded(async (ctx) => {
       const result = ctx.result || {};
       await send(sessionOf(ctx), "afterRun",
         { text: result.outputText || null, status: result.status || null }, OTHER_S);
       return undefined;
-    },
+    }),
   },
 };
