@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from supervisor.engine.failures import error_line
 from supervisor.guard.core import Verdict
 from supervisor.hooks.kilo import TARGET as KILO
 from supervisor.hooks.opencode import TARGET as OPENCODE
@@ -372,6 +373,15 @@ def test_cline_steps() -> None:
                                  "error": "Command exited with code 2"}])
     assert failed.result is not None and failed.result["ok"] is False
     assert failed.result["error"] == "Command exited with code 2\nls: no x"
+    # what the command printed, as another agent's shell result reads (not Cline's JSON), so
+    # the engine names the error by its own line
+    printed = "[Command exited with code 2]\n\n[stderr]\nls: cannot access 'x': No such file\n"
+    listed = cline("afterTool", tool_name="run_commands", call_id="c1", is_error=False,
+                   tool_output=[{"query": "ls x", "success": False, "result": printed,
+                                 "error": "Command exited with code 2"}])
+    assert listed.result is not None and listed.result["output"] == printed
+    assert error_line(False, listed.result["error"], printed) == (
+        "ls: cannot access 'x': No such file")
     ok = cline("afterTool", tool_name="run_commands", call_id="c2",
                tool_output=[{"query": "true", "result": "", "success": True}])
     assert ok.result is not None and ok.result["ok"] is True

@@ -7,7 +7,8 @@ after Cline's hooks; the session is Cline's `conversationId`:
 - `beforeRun`: a run starts with the user's prompt (`prompt`, Cline wraps it in `<user_input>`);
   operator guidance not yet seen goes to the model as the hook's `appendContext`;
 - `beforeTool`: a call (`tool_name`, `tool_input`, `call_id`, Cline's own call id);
-- `afterTool`: its outcome: `tool_output` is the tool's output as the model reads it (JSON),
+- `afterTool`: its outcome: `tool_output` is the tool's output as the model reads it (JSON;
+  recorded as the text its items printed),
   `is_error` a tool that threw; `run_commands` reports each command as `{query, result, error,
   success}`, and `editor` its one operation the same way, where `success: false` is a failure;
 - `message.text`: the assistant's text before a call (`text`);
@@ -80,10 +81,16 @@ def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
 
 
 def outcome(payload: dict[str, Any]) -> tuple[str, str | None]:
-    """(the output as the model read it, the error or None) of an `afterTool` step."""
+    """(the output, the error or None) of an `afterTool` step. The output is what the
+    commands printed (each item's `result`) when the tool reports items, so that the engine
+    reads an error line as it does another agent's and the operator reads text, not JSON;
+    else the output as the model read it."""
     value = payload.get("tool_output")
     output = value if isinstance(value, str) else ("" if value is None else to_json(value))
     items = value if isinstance(value, list) else [value]
+    printed = [item.get("result") for item in items if isinstance(item, dict)]
+    if printed and all(isinstance(text, str) for text in printed):
+        output = "\n".join(printed)
     for item in items:
         if isinstance(item, dict) and item.get("success") is False:
             error = text_or_none(item.get("error")) or "the tool call failed"
