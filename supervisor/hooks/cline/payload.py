@@ -89,8 +89,9 @@ def outcome(payload: dict[str, Any]) -> tuple[str, str | None]:
     output = value if isinstance(value, str) else ("" if value is None else to_json(value))
     items = value if isinstance(value, list) else [value]
     printed = [item.get("result") for item in items if isinstance(item, dict)]
-    if printed and all(isinstance(text, str) for text in printed):
-        output = "\n".join(printed)
+    texts = [text for text in printed if isinstance(text, str)]
+    if texts and len(texts) == len(printed):
+        output = "\n".join(texts)
     for item in items:
         if isinstance(item, dict) and item.get("success") is False:
             error = text_or_none(item.get("error")) or "the tool call failed"
