@@ -13,6 +13,7 @@ import json
 from tests.agent_cli.e2e import (
     FAILING_QUIETLY,
     SOURCE,
+    of_type,
     only_session,
     results_by_call,
 )
@@ -47,6 +48,41 @@ def test_over_http_the_4th_identical_failing_call_is_denied(qwen: QwenCode) -> N
     log = (qwen.sandbox.store / "run" / "hookd.log").read_text()
     assert "serving HTTP hooks on 127.0.0.1:" in log
 
+
+HOLD_TWO_MINUTES = """
+[guard]
+escalation_deadline_s = 120
+fallback = "skip"
+
+[detectors.exact_repeat]
+escalate = 4
+"""
+"""The 4th identical failing call escalates, held up to two minutes for an operator."""
+
+
+def test_a_hold_no_operator_answers_ends_with_the_fallback_before_qwen_runs_the_call(
+        qwen: QwenCode) -> None:
+    """Qwen Code waits 60 s for a PreToolUse answer whatever the entry's `timeout`, then runs
+    the call as if allowed (docs/qwen-code.md). With a policy that holds two minutes and a
+    timeout to match, nobody answering: the installer's 60 s makes the hook's budget end the
+    hold with the policy's fallback in time, so the held call is skipped, never run. (With
+    the entry's 150 s, Qwen ran it after a minute while it was still held.)"""
+    qwen.sandbox.write_policy(HOLD_TWO_MINUTES)
+    qwen.install_hooks("--timeout", "150")
+    qwen.server.script = Script(main=[turn(shell(FAILING_QUIETLY))] * 4 + [say("Done.")])
+
+    run = qwen.run("list missing-dir")
+
+    assert run.returncode == 0, run.describe()
+    _session, events = only_session(qwen.sandbox)
+    (escalation,) = of_type(events, "escalation")
+    applied = of_type(events, "decision_applied")
+    assert [(a["decision_id"], a["action"]) for a in applied] == [("fallback", "skip")], applied
+    assert escalation["deadline_ts"] - escalation["ts"] < 60, escalation  # told the truth
+    held = escalation["call_id"]
+    assert not [r for r in of_type(events, "tool_result") if r["call_id"] == held], events
+    told = [m.text for m in qwen.server.tool_messages()]
+    assert len(told) == 4 and SOURCE in told[3], told
 
 
 def test_a_one_shot_run_reports_a_command_at_its_exit_before_its_output_ends(
