@@ -114,17 +114,21 @@ def _spellings(root: Path) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=16)
-def _real(root: Path) -> Path:
-    return Path(os.path.realpath(root))
+def _real(root: Path) -> str:
+    """The root's real path, ending in one `/` (`/` itself for the file system's root)."""
+    return os.path.realpath(root).rstrip("/") + "/"
 
 
 def _inside(path: str, cwd: str | None, root: Path) -> bool:
+    """Whether `path` (from `cwd`), every link followed, is the root or inside it. On strings,
+    not `pathlib`: this runs for every path and every word of every shell command, and the
+    `realpath` (one `lstat` a component) is the part that has to be paid."""
     try:
-        where = Path(os.path.expanduser(path))
-        if not where.is_absolute():
-            where = Path(cwd or os.getcwd()) / where
-        real = Path(os.path.realpath(where))
+        where = os.path.expanduser(path)
+        if not os.path.isabs(where):
+            where = os.path.join(cwd or os.getcwd(), where)
+        real = os.path.realpath(where)
         top = _real(root)
     except (OSError, ValueError):
         return False
-    return real == top or real.is_relative_to(top)
+    return (real + "/").startswith(top)

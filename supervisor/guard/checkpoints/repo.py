@@ -66,19 +66,19 @@ class ShadowRepo:
             run(safe_git.argv("init", "-q", "--bare", "--shared=0600", str(self.git_dir)),
                 self.env, cwd=self.git_dir.parent)
             os.chmod(self.git_dir, 0o700)
-            for key, value in (
-                ("supervisor.workTree", str(self.work_tree)),
-                ("core.bare", "false"),
-                ("core.autocrlf", "false"),
-                ("core.fsmonitor", "false"),
-                ("core.quotePath", "false"),
-                ("core.excludesFile", user_excludes_file() or ""),
-                ("commit.gpgSign", "false"),
-                ("gc.auto", "0"),
-                ("advice.addEmbeddedRepo", "false"),
-                ("advice.addIgnoredFile", "false"),
-            ):
-                self.git("config", key, value)
+            self.git("config", "core.bare", "false")  # `init --bare` wrote it: replaced
+            with open(self.git_dir / "config", "a", encoding="utf-8") as config:
+                config.write(config_text((
+                    ("supervisor", "workTree", str(self.work_tree)),
+                    ("core", "autocrlf", "false"),
+                    ("core", "fsmonitor", "false"),
+                    ("core", "quotePath", "false"),
+                    ("core", "excludesFile", user_excludes_file() or ""),
+                    ("commit", "gpgSign", "false"),
+                    ("gc", "auto", "0"),
+                    ("advice", "addEmbeddedRepo", "false"),
+                    ("advice", "addIgnoredFile", "false"),
+                )))
         self.ready = True
 
     def refresh_excludes(self) -> None:
@@ -193,6 +193,19 @@ def run(
         raise CheckpointError(
             f"git {safe_git.subcommand(cmd)} failed: {last_line(proc)}")
     return proc
+
+
+def config_text(entries: Iterable[tuple[str, str, str]]) -> str:
+    """Git config lines setting (section, key, value) entries, each value quoted and escaped
+    as git reads it back. Written at once after `git init` (which leaves the file private)
+    instead of one `git config` process a key: those were ten processes at a session's
+    first checkpoint, more than the checkpoint's own git commands (benchmarks/README.md)."""
+    lines = []
+    for section, key, value in entries:
+        quoted = (value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+                  .replace("\t", "\\t"))
+        lines.append(f'[{section}]\n\t{key} = "{quoted}"\n')
+    return "".join(lines)
 
 
 def last_line(proc: subprocess.CompletedProcess[str]) -> str:
