@@ -22,7 +22,7 @@ from typing import Any
 
 from tests.agent_cli import clis
 from tests.agent_cli.chat_api import MODEL, ChatServer
-from tests.agent_cli.runner import AgentRun, AgentRunner
+from tests.agent_cli.runner import RUN_TIMEOUT_S, AgentRun, AgentRunner
 from tests.agent_cli.sandbox import Sandbox
 
 
@@ -35,6 +35,9 @@ class Flavor:
     config_file: str
     env_prefix: str
     plugin_dir: str
+    snapshot_wait_env: str | None = None
+    """The variable that sets how long the CLI waits for its snapshot of the work dir before it
+    asks the user whether to go on waiting (Kilo: 10 s by default; see `agent_env`)."""
 
     @property
     def config_folders(self) -> tuple[str, str]:
@@ -43,7 +46,8 @@ class Flavor:
 
 
 OPENCODE = Flavor("opencode", clis.OPENCODE, "opencode.json", "OPENCODE_", ".opencode/plugin")
-KILO = Flavor("kilo", clis.KILO, "kilo.json", "KILO_", ".kilo/plugin")
+KILO = Flavor("kilo", clis.KILO, "kilo.json", "KILO_", ".kilo/plugin",
+              snapshot_wait_env="KILO_SNAPSHOT_TRACK_TIMEOUT_MS")
 
 
 @dataclass(slots=True)
@@ -104,6 +108,11 @@ class OpenCode(AgentRunner[OpenCodeRun]):
                                   f"{prefix}DISABLE_DEFAULT_PLUGINS": "1"})
         env["PATH"] = clis.node_path(env.get("PATH", os.defpath))
         env["PWD"] = str(self.sandbox.work)  # `run` takes its project from $PWD, not the cwd
+        if self.flavor.snapshot_wait_env is not None:
+            # Kilo snapshots the work dir before each step; when that takes over 10 s (a load of
+            # 15 does it) it asks "Continue with snapshots?", which nobody answers in `kilo run`:
+            # the run hung until the test killed it. It may take as long as the run may.
+            env[self.flavor.snapshot_wait_env] = str(int(RUN_TIMEOUT_S * 1000))
         return env
 
     def install_hooks(self, *extra: str) -> subprocess.CompletedProcess[str]:
