@@ -161,3 +161,39 @@ def test_scan_is_a_synchronous_one_shot(root: Path) -> None:
     shutil.rmtree(root / "sessions" / "s1")
     [gone] = follower.scan()
     assert gone.gone and gone.session_id == "s1"
+
+
+def test_the_first_load_comes_in_pieces_newest_first_and_says_how_far_it_got(
+        tmp_path: Path, monkeypatch) -> None:
+    """Each piece of the first load is delivered as soon as it is read, the most recently
+    written sessions first; `loading` counts the sessions read until the piece that completes
+    the load, then is None (nothing is said to be loading any more)."""
+    import os
+
+    from supervisor.store import follower as follower_module
+
+    for n, sid in enumerate(("old", "newest", "middle")):
+        with event_writer(tmp_path, sid) as w:
+            w.append(message(sid))
+        os.utime(session_files(tmp_path, sid).events, (0, {"old": 1e9, "middle": 2e9,
+                                                          "newest": 3e9}[sid] + n))
+    monkeypatch.setattr(follower_module, "FIRST_LOAD_BYTES", 1)  # one session per piece
+    follower = Follower(tmp_path, rescan_interval=60)
+    assert follower.loading == (0, 0)  # not read yet: nothing can be called empty
+    pieces: list[tuple[list[str], tuple[int, int] | None]] = []
+
+    async def consumer(batches: list[SessionBatch]) -> None:
+        pieces.append(([b.session_id for b in batches], follower.loading))
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(follower.run(consumer, stop))
+        deadline = time.monotonic() + WAIT_S
+        while len(pieces) < 3 and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        stop.set()
+        await asyncio.wait_for(task, WAIT_S)
+
+    asyncio.run(main())
+    assert pieces == [(["newest"], (1, 3)), (["middle"], (2, 3)), (["old"], None)]
+    assert follower.loading is None

@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
-from tui_support import call, load, make_app, screen_text, start, write_events
+from tui_support import FROZEN_NOW, call, load, make_app, screen_text, start, write_events
 
+from supervisor.tui.screens.sessions import SessionsScreen
 from supervisor.tui.widgets.session_table import SessionTable
 
 pytestmark = pytest.mark.anyio
@@ -48,6 +49,78 @@ async def test_updating_one_session_renders_only_its_row(root: Path) -> None:
         row = next(line for line in screen_text(app).splitlines() if " s3 " in line)
         events = app.model.sessions["s3"].summary.events
         assert events > 3 and f" {events} " in row
+
+
+def _count_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every session whose row cells the sessions screen makes from now on."""
+    made: list[str] = []
+    cells = SessionsScreen._cells
+
+    def counting(screen: SessionsScreen, sid: str, now: float):  # type: ignore[no-untyped-def]
+        made.append(sid)
+        return cells(screen, sid, now)
+
+    monkeypatch.setattr(SessionsScreen, "_cells", counting)
+    return made
+
+
+def _ended(root: Path, sid: str, t0: float) -> None:
+    write_events(root, sid, [start(task=f"task {sid}"), *call(1),
+                             {"type": "session_end", "status": "completed", "reason": "done"}],
+                 t0=t0)
+
+
+async def test_an_update_makes_only_the_changed_rows_and_keeps_the_selection(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the row of the session that changed is made again (its cells, its place); it moves
+    to its new place, the others keep theirs and their rendering, the cursor stays on its
+    session. The old table made every row's cells at each update (1,000 sessions: the whole
+    store at every update)."""
+    for n in range(6):  # s5 the most recent
+        _ended(root, f"s{n}", FROZEN_NOW - 4000 + 100 * n)
+    app = make_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await load(pilot, initial=True)
+        table = app.screen.query_one(SessionTable)
+        assert table.keys == ["s5", "s4", "s3", "s2", "s1", "s0"]
+        await pilot.press("down", "down")
+        assert table.cursor_key == "s3"
+        made, rendered = _count_made(monkeypatch), _count_renders(table)
+        await load(pilot)
+        assert made == [] and rendered == []  # nothing changed: nothing made, nothing drawn
+        write_events(root, "s1", [{"type": "message", "role": "user", "text": "late"}],
+                     t0=FROZEN_NOW - 60)
+        await load(pilot)
+        assert made == ["s1"]
+        assert table.keys == ["s1", "s5", "s4", "s3", "s2", "s0"]  # most recent first
+        assert table.cursor_key == "s3" and table.cursor_row == 3  # the same session
+        assert rendered == ["s1"]  # the rows that only moved kept their rendering
+        row = next(line for line in screen_text(app).splitlines() if " s1 " in line)
+        assert app.model.sessions["s1"].summary.events == 5 and " 5 " in row and "50s ago" in row
+
+
+async def test_time_makes_again_only_the_rows_whose_age_text_turns(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row showing `10m ago` is made again when that text turns; one showing `3d ago` is
+    left alone; a live session's row at every update (its agent can die without a word)."""
+    _ended(root, "recent", FROZEN_NOW - 600 - 8)  # its last event: 10 min before now
+    _ended(root, "old", FROZEN_NOW - 3 * 86400)
+    write_events(root, "live", [start(task="running"), *call(1)], t0=FROZEN_NOW - 30)
+    now = [FROZEN_NOW]
+    app = make_app(root)
+    app.clock = lambda: now[0]
+    async with app.run_test(size=(120, 30)) as pilot:
+        await load(pilot, initial=True)
+        made = _count_made(monkeypatch)
+        now[0] += 20  # "10m ago" still
+        await load(pilot)
+        assert set(made) == {"live"}  # at each update (the app's tick may add one)
+        made.clear()
+        now[0] += 60
+        await load(pilot)
+        assert set(made) == {"live", "recent"} and made.count("recent") == 1
+        assert "11m ago" in next(line for line in screen_text(app).splitlines()
+                                 if " recent " in line)
 
 
 async def test_cursor_keys_selection_and_widths() -> None:

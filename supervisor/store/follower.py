@@ -8,6 +8,10 @@ session directories themselves) tells us which files changed; each change means 
 offset", never "one new line". A slow safety re-scan catches anything the watcher missed
 (network file systems, overflowing inotify queues) and notices vanished sessions. Reading and
 parsing run in a worker thread so a large first load never blocks the consumer's event loop.
+
+The first load is delivered in pieces (`FIRST_LOAD_BYTES` each), the most recently written
+sessions first, and `loading` says how far it got: a consumer (the dashboard) shows the first
+sessions while the rest are read, instead of waiting for every file of a large root.
 """
 
 import asyncio
@@ -32,6 +36,9 @@ from supervisor.store.tailer import Tailer
 _FILES: dict[str, LineKind] = {EVENTS_FILE: "events", CONTROL_FILE: "control"}
 DEFAULT_POLL_BUDGET = 8 * 1024 * 1024
 """Bytes read per file per delivery: a huge first load arrives in several batches."""
+FIRST_LOAD_BYTES = 256 * 1024
+"""Bytes of the first load read per delivery (at least one session each): a screenful of
+short sessions, folded by the consumer in a fraction of a second, so its screen stays live."""
 
 
 class Follower:
@@ -62,7 +69,10 @@ class Follower:
         self._behind: set[str] = set()
         self.problem: str | None = None
         """Why the sessions folder could not be read at the last scan (None: it could)."""
-        """Sessions whose last poll stopped at the budget (a large file still loading)."""
+        self.loading: tuple[int, int] | None = (0, 0)
+        """Until the first load is read: (sessions read, sessions found; 0 before they are
+        listed); None from the delivery of the piece that completes it on (and when the root
+        cannot be watched: each re-scan then reads everything at once)."""
 
     def scan(self) -> list[SessionBatch]:
         """Discover sessions and read every file once; synchronous, usable without watching.
@@ -118,7 +128,7 @@ class Follower:
         await self._poll_forever(consumer, stop)
 
     async def _watch(self, awatch: Any, consumer: Consumer, stop: asyncio.Event) -> None:
-        await self._deliver(consumer, await asyncio.to_thread(self._scan_all), stop)
+        await self._first_load(consumer, stop)
         last_scan = time.monotonic()
         watcher = awatch(
             self.sessions,
@@ -145,10 +155,58 @@ class Follower:
 
     async def _poll_forever(self, consumer: Consumer, stop: asyncio.Event) -> None:
         """Fallback when the root cannot be watched: re-scan on the safety interval."""
+        self.loading = None  # each scan reads everything at once
         while not stop.is_set():
             await self._deliver(consumer, await asyncio.to_thread(self._scan_all), stop)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.rescan_interval)
+
+    async def _first_load(self, consumer: Consumer, stop: asyncio.Event) -> None:
+        """Read every session once, in pieces of about `FIRST_LOAD_BYTES`, the most recently
+        written first (the sessions an operator looks at first, and in the table's default
+        order rows that arrive later mostly go below them); `loading` counts them."""
+        try:
+            found = await asyncio.to_thread(self._newest_first)
+            self.problem = None
+            done = 0
+            self.loading = (done, len(found))
+            while done < len(found) and not stop.is_set():
+                batches, read = await asyncio.to_thread(self._read_piece, found, done)
+                done += read
+                self.loading = (done, len(found)) if done < len(found) else None
+                await self._deliver(consumer, batches, stop)
+        except UnreadableStore as exc:  # said as a scan says it; the re-scans read it later
+            self.problem = str(exc)
+        finally:
+            self.loading = None
+
+    def _newest_first(self) -> list[str]:
+        def written(sid: str) -> float:
+            try:
+                return (self.sessions / sid / EVENTS_FILE).stat().st_mtime
+            except OSError:  # no events yet (or unreadable): its batches say so
+                return 0.0
+
+        ids = list_session_ids(self.root)
+        return sorted(ids, key=lambda sid: (-written(sid), sid))
+
+    def _read_piece(self, session_ids: list[str], start: int) -> tuple[list[SessionBatch], int]:
+        """The next piece of the first load from `start`: (its batches, sessions read)."""
+        batches: list[SessionBatch] = []
+        size = 0
+        read = 0
+        for sid in session_ids[start:]:
+            if read and size >= FIRST_LOAD_BYTES:
+                break
+            read += 1
+            try:
+                if not (self.sessions / sid).is_dir():
+                    continue  # vanished since it was listed: never shown, nothing to say
+            except OSError:  # unreadable now: the next full scan says why
+                continue
+            batches.extend(self.poll_session(sid))
+            size += sum(self._tailers[(sid, kind)].read_position for kind in _FILES.values())
+        return batches, read
 
     def _scan_all(self) -> list[SessionBatch]:
         return self.scan()

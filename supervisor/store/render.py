@@ -6,6 +6,7 @@ text can never move the cursor, retitle the window or reach the clipboard.
 """
 
 import json
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,23 @@ def ago(ts: float | None, now: float) -> str:
         if delta >= size:
             return f"{delta / size:.0f}{unit} ago"
     return f"{delta:.0f}s ago"
+
+
+_AGO_UNITS = ((86400, math.inf), (3600, 86400), (60, 3600), (1, 60))
+"""`ago`'s units, each with the age at which the next larger one takes over."""
+
+
+def ago_changes_at(ts: float | None, now: float) -> float:
+    """The earliest time after `now` at which `ago(ts, ·)` may read differently (inf: never):
+    the shown count goes up at the next half unit (or just after it: `ago` rounds half to
+    even), and the unit changes at 1 m, 1 h and 1 d. A table keeps a row that shows `3d ago`
+    for hours without looking at it again."""
+    if ts is None:
+        return math.inf
+    delta = max(0.0, now - ts)
+    size, upper = next(unit for unit in _AGO_UNITS if delta >= unit[0] or unit[0] == 1)
+    shown = float(f"{delta / size:.0f}")  # the count `ago` shows now
+    return ts + min((shown + 0.5) * size, upper)
 
 
 def describe_event(event: Event, width: int | None = _WIDTH) -> str:

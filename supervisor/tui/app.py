@@ -138,7 +138,8 @@ class SupervisorApp(App[None]):
         self.startup_messages: list[str] = []
         self._store_problem: str | None = None
         """What the follower last said was wrong with the store (shown once, when it changes)."""
-        self._first_delivery = True
+        self._first_load = True
+        """Batches of the store's first read are not news (no bell, no toast per escalation)."""
         self._unkept: list[str] = []
         """Sessions the preview found no kept summary for (`_keep_summaries` keeps them)."""
         self._stop = asyncio.Event()
@@ -191,7 +192,8 @@ class SupervisorApp(App[None]):
     def on_mount(self) -> None:
         self.push_screen(SessionsScreen(
             self.view, table_tick=self.table_tick, root_created=self.root_created,
-            waiting_for=lambda: self.initial_session, store_problem=self._follower_problem))
+            waiting_for=lambda: self.initial_session, store_problem=self._follower_problem,
+            reading=self.load_progress))
         for message in self.startup_messages:
             self.notify(message, severity="error", timeout=10, markup=False)
         if self.root_created:
@@ -242,10 +244,13 @@ class SupervisorApp(App[None]):
 
     async def _consume(self, batches: list[SessionBatch]) -> None:
         opening = self.initial_session
-        self.ingest(batches, initial=self._first_delivery)
-        if self._first_delivery and self._unkept:
-            self._keep_summaries(self._unkept)
-        self._first_delivery = False
+        initial = self._first_load
+        more = self.load_progress() is not None  # the follower delivers its first load in pieces
+        self.ingest(batches, initial=initial, more=more)
+        if initial and not more:
+            self._first_load = False
+            if self._unkept:
+                self._keep_summaries(self._unkept)
         if opening is not None and self.initial_session is None:
             # let the session's screen compose and paint before parsing the rest of a big
             # file: both need the GIL, and the operator wants to see something first
@@ -255,6 +260,16 @@ class SupervisorApp(App[None]):
                 if isinstance(self.screen, SessionScreen) and self.screen.ready:
                     break
                 await asyncio.sleep(0.01)
+        elif more:
+            await asyncio.sleep(0)  # the screen's tick and the operator's keys between pieces
+
+    def load_progress(self) -> tuple[int, int] | None:
+        """(sessions read, sessions found) while the follower's first load is delivered in
+        pieces (`Follower.loading`); None when it is done, or the follower reads all at once."""
+        if not self.live:  # nothing follows the store (tests feed the model themselves)
+            return None
+        loading = getattr(self.follower, "loading", None)  # only followers that load in pieces
+        return loading if isinstance(loading, tuple) else None
 
     async def on_event(self, event: events.Event) -> None:
         """Keys first pass here, in the order they arrived: a key that sends or confirms a
@@ -332,8 +347,11 @@ class SupervisorApp(App[None]):
         self.alerts.close()
         self.exit()
 
-    def ingest(self, batches: list[SessionBatch], *, initial: bool = False) -> None:
-        """Fold batches into the model; announce escalations that arrived live."""
+    def ingest(self, batches: list[SessionBatch], *, initial: bool = False,
+               more: bool = False) -> None:
+        """Fold batches into the model; announce escalations that arrived live. `initial`:
+        part of the first load, whose escalations are not news; `more`: more of it follows (what
+        it found is said once, when all of it is read)."""
         changes = self.model.apply(batches)
         self.ingested += sum(len(b.events) for b in batches)
         if self.on_ingest is not None:
@@ -342,7 +360,7 @@ class SupervisorApp(App[None]):
             if self.initial_session in self.model.sessions:
                 self.open_session(self.initial_session)
                 self.initial_session = None
-            elif initial:
+            elif initial and not more:
                 self.notify(f"no session {self.initial_session} yet: waiting for it to appear",
                             markup=False)
         for sid in changes.vanished:
@@ -352,7 +370,7 @@ class SupervisorApp(App[None]):
             self.notify(f"session {sid}: its folder vanished", severity="warning",
                         markup=False)
         if initial:
-            count = len(self.model.queue(self.clock()))
+            count = len(self.model.queue(self.clock())) if not more else 0
             if count and not self.read_only:  # read-only: nothing to invite an answer to
                 self.notify(f"{count} escalation(s) need you (e: answer the oldest)",
                             severity="warning", timeout=8)

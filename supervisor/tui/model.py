@@ -618,6 +618,15 @@ class DashboardModel:
             return "unsupervised"
         return status
 
+    def timed(self, session_id: str) -> bool:
+        """Whether the session's status may change with time alone, no new event needed: a
+        live agent goes idle, dies or loses its hooks (never a recording, nor a session that
+        ended, vanished or is broken)."""
+        st = self.sessions[session_id]
+        if self.recordings or st.gone:
+            return False
+        return st.summary.status(0.0, judge_liveness=False) in ("running", "waiting", "paused")
+
     def unsupervised(self, session_id: str, now: float) -> str | None:
         """Why the session's agent works unsupervised (`supervisor.store.silence`, the same
         judgement as `sessions --json`, the web view and `notify watch`), or None. Throttled

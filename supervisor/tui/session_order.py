@@ -38,9 +38,14 @@ class Sort:
 
 def order(model: DashboardModel, ids: list[str], now: float, sort: Sort) -> list[str]:
     """`ids` in the order of `sort` (ties: by session id, so the order is stable)."""
-    key = _KEYS.get(sort.column, _KEYS["status"])
-    ranked = sorted(ids, key=lambda sid: (key(model, sid, now), sid))
+    ranked = sorted(ids, key=lambda sid: rank(model, sid, now, sort.column))
     return ranked[::-1] if sort.reverse else ranked
+
+
+def rank(model: DashboardModel, sid: str, now: float, column: str) -> tuple[Any, str]:
+    """Where `sid` goes when sorted by `column` (ascending; ties by session id): kept per row
+    by the table (`supervisor.tui.session_rows`), which places only the rows that changed."""
+    return (_KEYS.get(column, _KEYS["status"])(model, sid, now), sid)
 
 
 def _status(model: DashboardModel, sid: str, now: float) -> tuple[Any, ...]:

@@ -40,7 +40,8 @@ from supervisor.tui.queue_summary import escalation_summary
 from supervisor.tui.screens.batch import BatchScreen
 from supervisor.tui.screens.modals import ConfirmScreen, GuidanceScreen
 from supervisor.tui.screens.new_run import NewRun, NewRunScreen
-from supervisor.tui.session_order import Sort, order
+from supervisor.tui.session_order import Sort
+from supervisor.tui.session_rows import SessionRows
 from supervisor.tui.view import DashboardView, LiveScreen
 from supervisor.tui.widgets.escalation_queue import EscalationQueue, entry_key, split_key
 from supervisor.tui.widgets.session_table import Column, SessionTable
@@ -113,7 +114,8 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
 
     def __init__(self, view: DashboardView, *, table_tick: float, root_created: bool,
                  waiting_for: Callable[[], str | None],
-                 store_problem: Callable[[], str | None]) -> None:
+                 store_problem: Callable[[], str | None],
+                 reading: Callable[[], tuple[int, int] | None]) -> None:
         super().__init__()
         self.ready = False
         """Composed and mounted: the app's tick may redraw it."""
@@ -126,11 +128,14 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         """The session `--session` waits for, until it appears."""
         self.store_problem = store_problem
         """What is wrong with reading the store now (None: nothing)."""
+        self.reading = reading
+        """(sessions read, sessions found) while the store's first load is read (else None):
+        said on the root line, and an empty table is not called empty meanwhile."""
         self.filter_text = ""
         self.hide_ended = False
         """`h`: sessions that are over (ended, dead, vanished) are not shown."""
-        self._shown: list[str] = []
-        """Sessions shown in the table, in order."""
+        self._rows = SessionRows(view.model, self._row_cells, self._matches)
+        """Every session's row, made again only when it changed (`supervisor.tui.session_rows`)."""
         self._table_at = 0.0
         self._hidden = 0
         self.sort = Sort()
@@ -171,7 +176,12 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         if self.root_created and not self.view.model.sessions:  # true only while empty
             notes.append("created empty")
         line = Text(no_wrap=True, end="")
-        waiting = self.waiting_for()  # first: a long root path must not hide it
+        reading = self.reading()  # first: a long root path must not hide it
+        if reading is not None:
+            read, found = reading
+            line.append("reading the sessions" + (f": {read:,} of {found:,}" if found else "")
+                        + "…   ", style="bold")
+        waiting = self.waiting_for()
         if waiting is not None and waiting not in self.view.model.sessions:
             line.append("waiting for session ", style="bold")
             line.append_text(safe(waiting, 60, "bold"))
@@ -245,10 +255,12 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         return all(word[1:] not in hay if word[0] in "!-" else word in hay for word in words)
 
     def refresh_view(self, *, force: bool = False) -> None:
-        """Bring the table and the queue up to date with the model (diff only)."""
+        """Bring the table and the queue up to date with the model (diff only: the rows of
+        the sessions that changed, `SessionRows`; `force`: the sort or the filter changed,
+        every row is made again)."""
         now = self.view.clock()
         tick = time.monotonic()
-        same_rows = len(self.view.model.sessions) == len(self._shown) + self._hidden
+        same_rows = len(self.view.model.sessions) == len(self._rows.rows)
         if not force and same_rows and tick - self._table_at < self.table_tick:
             with self.app.batch_update():
                 self._refresh_queue(now)
@@ -256,21 +268,21 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         self._table_at = tick
         table = self.query_one(SessionTable)
         model = self.view.model
-        # sorted at the table's tick (at most once a second): the cursor stays on its session
-        wanted = order(model, [sid for sid in model.sessions if self._matches(sid, now)], now,
-                       self.sort)
+        if force:
+            self._rows.reset(self.sort)
+        # placed at the table's tick (at most once a second): the cursor stays on its session
+        update = self._rows.update(now)
         table.set_sort(self.sort.column, self.sort.reverse)
-        self._hidden = len(model.sessions) - len(wanted)
+        self._hidden = len(model.sessions) - self._rows.shown
         with self.app.batch_update():
-            self.query_one("#empty-help", Static).set_class(not model.sessions, "-shown")
+            self.query_one("#empty-help", Static).set_class(
+                not model.sessions and self.reading() is None, "-shown")
             self._root_line()
-            if wanted[:len(self._shown)] != self._shown:
-                # rows left or the order changed: rebuild (the common case is a diff)
-                table.set_rows([(sid, self._row_cells(sid, now)) for sid in wanted])
+            if force:  # every row made again: the columns fitted to them afresh
+                rows = self._rows.rows
+                table.set_rows([(sid, rows[sid].cells) for sid in self._rows.order()])
             else:
-                for sid in wanted:
-                    table.update_row(sid, self._row_cells(sid, now))
-            self._shown = wanted
+                table.show(update.order, update.cells)
             self._refresh_queue(now)
 
     def _refresh_queue(self, now: float) -> None:

@@ -208,6 +208,46 @@ class SessionTable(ScrollView, can_focus=True):
         self.cursor_row = self._index.get(keep, 0) if keep is not None else 0
         self.refresh()
 
+    def show(self, order: list[str] | None, cells: dict[str, tuple[Text, ...]]) -> None:
+        """New `cells` for some rows, and when rows were added, left or moved, every row's key
+        in its `order` (each row new to the table has its cells in `cells`). Only rows whose
+        cells changed are rendered again; a row that only moved keeps its rendering; the
+        cursor stays on its session. The cost follows the rows changed (a new order is one
+        pass over the keys, no cell looked at)."""
+        if order is None:
+            for key, row in cells.items():
+                self.update_row(key, row)
+            return
+        keep = self.cursor_key
+        wider = False
+        for key, row in cells.items():
+            sig = signature(row)
+            if self._sigs.get(key) != sig:
+                self._sigs[key] = sig
+                self._cells[key] = row
+                self._rendered.pop(key, None)
+                self._strips.pop(key, None)
+                wider |= self._widen(row)
+        index = {key: i for i, key in enumerate(order)}
+        left = self._index.keys() - index.keys()
+        if left:
+            for key in left:
+                for kept in (self._cells, self._sigs, self._rendered, self._strips):
+                    kept.pop(key, None)
+            natural = self._natural
+            self._natural = [self._header_width(c) for c in self.columns]
+            for row in self._cells.values():  # a column may narrow (rare: a row left)
+                self._widen(row)
+            wider |= self._natural != natural
+        self._keys = list(order)
+        self._index = index
+        if wider:
+            self._resized()
+        else:
+            self.virtual_size = Size(self._total_width(), len(self._keys) + 1)
+        self.cursor_row = self._index.get(keep, 0) if keep is not None else 0
+        self.refresh()
+
     def update_row(self, key: str, cells: tuple[Text, ...]) -> bool:
         """Show `cells` on the row `key` (appended when new); False when nothing changed.
 
