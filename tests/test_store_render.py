@@ -1,5 +1,6 @@
 """`supervisor tail`'s one-line rendering: every event type readable, hostile text harmless."""
 
+import math
 import re
 
 import pytest
@@ -78,3 +79,20 @@ def test_ago() -> None:
     assert [ago(now - d, now) for d in (0, 59, 60, 3599, 3600, 86399, 86400 * 3)] == [
         "0s ago", "59s ago", "1m ago", "60m ago", "1h ago", "24h ago", "3d ago"]
     assert ago(now + 5, now) == "0s ago"  # a clock slightly ahead is not negative
+
+
+def test_ago_changes_at_says_when_the_text_next_turns() -> None:
+    """Until `ago_changes_at` the text `ago` shows stays the same, and it turns at that time
+    (or at the next look after it: `ago` rounds half to even), across every unit."""
+    from supervisor.store.render import ago, ago_changes_at
+
+    ts = 1_000_000.0
+    assert ago_changes_at(None, ts) == math.inf
+    for age in (0.0, 0.2, 0.7, 12.4, 59.4, 59.6, 60.0, 89.0, 150.0, 3599.0, 3600.0, 5399.0,
+                86399.0, 86400.0, 3 * 86400.0, 200 * 86400.0):
+        now = ts + age
+        due = ago_changes_at(ts, now)
+        assert due > now - 1e-9
+        for part in (0.0, 0.25, 0.5, 0.75, 0.999):
+            assert ago(ts, now + (due - now) * part) == ago(ts, now), (age, part)
+        assert ago(ts, due + 1.0) != ago(ts, now), age  # a second later at most, it turned

@@ -208,3 +208,40 @@ def test_before_its_first_read_the_queue_says_it_is_loading(root: Path) -> None:
         assert empty.loaded.wait(30) and empty.snapshot()["loading"] is False
     finally:
         empty.close()
+
+
+def test_a_first_load_in_pieces_is_loaded_only_with_its_last_piece(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The follower delivers its first load in pieces, the newest sessions first: the page
+    says `loading` until the last piece is in, so an empty queue is never shown while the
+    escalation of an older session is still unread."""
+    import os
+
+    from supervisor.store import follower as follower_module
+    from supervisor.store.local import LocalStore
+    from supervisor.store.paths import session_files
+    from supervisor.web.queue import LiveQueue
+
+    escalate(root, "s0")  # the oldest: read last
+    os.utime(session_files(root, "s0").events, (1e9, 1e9))
+    for n in range(1, 4):
+        with event_writer(root, f"s{n}") as w:
+            w.append({"type": "session_start", "agent": "a", "task": f"t{n}"})
+    monkeypatch.setattr(follower_module, "FIRST_LOAD_BYTES", 1)  # one session per piece
+    read_piece = follower_module.Follower._read_piece
+
+    def slowly(follower, session_ids, start):  # type: ignore[no-untyped-def]
+        if start > 0:
+            time.sleep(0.3)  # a large store: the later pieces take a while
+        return read_piece(follower, session_ids, start)
+
+    monkeypatch.setattr(follower_module.Follower, "_read_piece", slowly)
+    queue = LiveQueue(LocalStore(root))
+    queue.start()
+    try:
+        assert queue.loaded.wait(30)
+        after = queue.snapshot()
+        assert after["count"] == 4 and after["loading"] is False
+        assert [e["session"] for e in after["queue"]] == ["s0"]
+    finally:
+        queue.close()

@@ -73,8 +73,7 @@ ALERT_WINDOW_S = 1.0
 """Escalations arriving within this long of the first are announced together (one toast)."""
 PREVIEW_FIRST = 50
 """Sessions whose kept summaries are read and shown first (`_preview`), a screenful, before
-the rest of them (each step rebuilds the whole table: one per session cost more than the
-reading)."""
+the rest of them in one more step."""
 KEEP_PAUSE_S = 0.01
 """Between two sessions whose summary the dashboard keeps after its first load."""
 LOAD_CHUNK_BYTES = 2 * 1024 * 1024

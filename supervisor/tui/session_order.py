@@ -4,7 +4,8 @@ k9s a key cycles the sort column and a click on a header sorts by it (again: rev
 The default, `status`: sessions waiting for an answer first, the oldest escalation first; then
 unsupervised ones (their hooks stopped reaching us); then paused ones (an operator holds them);
 then every other session, most recently active first.
-UI-free: `order(model, ids, now, sort)` returns the ids in order.
+UI-free: `rank(model, sid, now, column)` is where a session goes (ascending; the table shows
+the ranks reversed for a reversed sort), kept per row by `supervisor.tui.session_rows`.
 """
 
 from collections.abc import Callable
@@ -36,15 +37,10 @@ class Sort:
         return Sort(column)
 
 
-def order(model: DashboardModel, ids: list[str], now: float, sort: Sort) -> list[str]:
-    """`ids` in the order of `sort` (ties: by session id, so the order is stable)."""
-    ranked = sorted(ids, key=lambda sid: rank(model, sid, now, sort.column))
-    return ranked[::-1] if sort.reverse else ranked
-
-
 def rank(model: DashboardModel, sid: str, now: float, column: str) -> tuple[Any, str]:
-    """Where `sid` goes when sorted by `column` (ascending; ties by session id): kept per row
-    by the table (`supervisor.tui.session_rows`), which places only the rows that changed."""
+    """Where `sid` goes when sorted by `column` (ascending; ties by session id, so the order is
+    stable): kept per row by `supervisor.tui.session_rows`, which places only the rows that
+    changed."""
     return (_KEYS.get(column, _KEYS["status"])(model, sid, now), sid)
 
 

@@ -62,7 +62,7 @@ class SessionRows:
         self.rows: dict[str, Row] = {}
         self._ranked: list[tuple[Any, str]] = []
         """The shown rows' places, ascending (the table shows them reversed for a reversed
-        sort, ties as well, as `session_order.order` does)."""
+        sort, ties as well)."""
         self._due: list[tuple[float, str]] = []
         """(due, session) of rows to look at again at that time; stale entries are skipped."""
 

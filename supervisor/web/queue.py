@@ -15,7 +15,7 @@ from supervisor.operator.refusals import answer_refusal, unread_decisions
 from supervisor.operator.send import DecisionError, send_decision
 from supervisor.protocol.decisions import KINDS, plan_problem
 from supervisor.safetext import clean
-from supervisor.store.base import SessionBatch, Store
+from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.tui.event_detail import evidence_steps
 from supervisor.tui.history import recent_steps
 from supervisor.tui.model import DashboardModel, SessionState
@@ -46,6 +46,8 @@ class LiveQueue:
         says it is loading (an empty queue then means nothing)."""
         self.total: int | None = None
         """Sessions in the store when the server started (None: unknown yet)."""
+        self._follower: Follow | None = None
+        """Made in the follower's thread, where it runs."""
         self._thread = threading.Thread(target=self._run, name="web-follower", daemon=True)
 
     def start(self) -> None:
@@ -73,14 +75,18 @@ class LiveQueue:
                 self._loop, self._stop = asyncio.get_running_loop(), stop
                 if self._closing:
                     return
-            await self.store.follower().run(self._consume, stop)
+            self._follower = self.store.follower()
+            await self._follower.run(self._consume, stop)
 
         asyncio.run(main())
 
     async def _consume(self, batches: list[SessionBatch]) -> None:
         with self._lock:
             self.model.apply(batches)
-        self.loaded.set()
+        # a follower that delivers its first load in pieces says when the last one comes
+        # (`Follower.loading`): an earlier piece's queue is not the store's
+        if getattr(self._follower, "loading", None) is None:
+            self.loaded.set()
 
     # -- what the page shows -------------------------------------------------------------
 
