@@ -135,3 +135,30 @@ async def test_after_its_first_load_the_dashboard_keeps_the_summaries_it_lacked(
     assert kept is not None and kept == Store.summary(LocalStore(root), "s3")
     assert (session_files(root, "s1").dir / summary_cache.SUMMARY_FILE).read_bytes() \
         == kept_before  # a current summary is left as it was
+
+
+async def test_a_store_that_kept_no_summary_of_the_first_screenful_is_left_to_the_follower(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """None of the first screenful kept (an older store): the rest of the summaries are not
+    looked for, the follower starts at once (its rows come as it reads them), and what the
+    preview skipped is kept after the first load like the rest."""
+    from supervisor.tui import app as app_module
+
+    monkeypatch.setattr(app_module, "PREVIEW_FIRST", 1)
+    write_events(root, "s1", [start(task="never summarised"), *call(1)])
+    write_events(root, "s2", [start(task="summarised"), *call(1)])
+    LocalStore(root).summary("s2")  # kept, but after the first screenful
+    follower = GatedFollower(root)
+    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
+                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, table_tick=0.0,
+                        follower=follower)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: follower.loading == (0, 2))  # listed, reading
+            assert app.model.sessions == {}  # s2's kept summary was not looked for
+            follower.gate.set()
+            table = app.screen.query_one(SessionTable)
+            await until(pilot, lambda: table.row_count == 2 and follower.loading is None)
+            assert app._unkept == ["s1", "s2"]
+    finally:
+        follower.gate.set()
