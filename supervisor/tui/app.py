@@ -26,6 +26,7 @@ from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
+from textual.worker import get_current_worker
 
 from supervisor.operator.refusals import answer_refusal, command_refusal
 from supervisor.operator.send import default_operator, effect_text, send_decision
@@ -240,9 +241,11 @@ class SupervisorApp(App[None]):
         """After the first load, the summaries the preview did not find are kept
         (`Store.keep_summary`), so the next start shows those sessions first too: a root that
         nobody lists with `supervisor sessions` would otherwise never have them. One session at
-        a time with a pause between, behind the operator's screen (it reads each file again)."""
+        a time with a pause between, behind the operator's screen (it reads each file again).
+        It stops with the app (its worker cancelled), not seconds later in the background."""
+        worker = get_current_worker()
         for sid in session_ids:
-            if self._stop.is_set():
+            if self._stop.is_set() or worker.is_cancelled:
                 return
             self.store.keep_summary(sid)
             time.sleep(KEEP_PAUSE_S)
