@@ -15,9 +15,9 @@ def test_agent_cli_benchmark_at_a_tiny_size_gives_its_figures(
     runner = load_runner()
     figures = runner.run_one("agent_cli", runner.available()["agent_cli"], scale=0.1)
     assert [f.name.removeprefix("Claude Code ") for f in figures] == [
-        "per call, no hooks (the floor)", "added per call: cat >/dev/null pair",
-        "added per call: supervisor vs cat pair", "added per call: supervisor (http) vs cat pair",
+        "per call, no hooks (the floor)", "added per call: cat >/dev/null hooks",
+        "added per call: supervisor vs cat hooks", "added per call: supervisor (http) vs cat hooks",
     ], figures
     assert figures[0].value > 0 and not any(math.isnan(f.value) for f in figures)
-    # the ratio's target, unless the cat pair's cost was lost in the noise of a loaded machine
+    # the ratio's target, unless the cat hooks' cost was lost in the noise of a loaded machine
     assert figures[2].max_ratio == (1.2 if figures[1].value > 0 else None)
