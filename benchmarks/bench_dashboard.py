@@ -317,7 +317,7 @@ def first_screen(scale: float) -> list[Figure]:
                note=note + "; baseline: the first screen of an empty root"),
         Figure(f"first screen, {sessions} sessions: no summaries kept",
                min(r[0] for r in runs["bare"]), "s", anchor,
-               max_value=2.0, note="rows from the follower's first piece (about 256 KB)"),
+               max_value=2.0, note="rows from the follower's first piece (about 64 KB)"),
         Figure(f"first screen, {sessions} sessions: all of them read and folded",
                min(r[1] for r in runs["kept"]), "s", min(reads),
                note="baseline: a bare json.loads loop over every session's file"),
