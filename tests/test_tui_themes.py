@@ -110,3 +110,27 @@ def test_dashboard_command_rejects_bad_arguments(tmp_path: Path) -> None:
     result = run_cli("dashboard", "--root", str(tmp_path), "--session", "../etc")
     assert result.returncode == 2 and "invalid session id" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+async def test_a_new_theme_recolours_rows_that_did_not_change(root: Path) -> None:
+    """The sessions table makes again only the rows of sessions that changed, but a theme
+    switch changes every row's colours: a session that ended long ago is shown in the new
+    theme's colours at the next update, not in the old ones for ever."""
+    from supervisor.tui import palette
+    from supervisor.tui.widgets.session_table import SessionTable
+
+    write_events(root, "s1", [start(), {"type": "session_end", "status": "completed",
+                                        "reason": "done"}])
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await load(pilot, initial=True)
+        table = app.screen.query_one(SessionTable)
+
+        def status_style() -> str:
+            return str(table.get_row_at(0)[3].style)
+
+        assert status_style() == palette.style("{ok}")
+        before = status_style()
+        app.theme = "supervisor-light"
+        await load(pilot)
+        assert status_style() == palette.style("{ok}") != before

@@ -107,6 +107,12 @@ def use_theme(theme: Theme) -> None:
     _roles = asdict(Palette.of(theme))
 
 
+def colours() -> dict[str, str]:
+    """The roles' colours now: a new dict at each theme change, so a view that keeps text
+    styled earlier (the sessions table's rows) knows when to make it again."""
+    return _roles
+
+
 def style(template: str) -> str:
     """A Rich style from a template naming roles: `"bold {bad}"`, `"bold {on_bad} on {bad_bg}"`."""
     return template.format_map(_roles)

@@ -20,7 +20,7 @@ from typing import Any
 from rich.text import Text
 
 from supervisor.store.render import ago_changes_at
-from supervisor.tui.model import DashboardModel
+from supervisor.tui.model import DashboardModel, SessionState
 from supervisor.tui.session_order import Sort, rank
 
 Cells = tuple[Text, ...]
@@ -30,6 +30,8 @@ Cells = tuple[Text, ...]
 class Row:
     """What one session's row was made from, and what it is."""
 
+    state: SessionState
+    """The session's state it was made from (one forgotten and found again is another)."""
     version: int
     due: float
     """When time alone may change it (the clock's time; inf: never)."""
@@ -87,7 +89,8 @@ class SessionRows:
         sessions = self.model.sessions
         rows = self.rows
         changed = [sid for sid, st in sessions.items()
-                   if (row := rows.get(sid)) is None or row.version != st.version]
+                   if (row := rows.get(sid)) is None or row.version != st.version
+                   or row.state is not st]
         new = sum(1 for sid in changed if sid not in rows)
         gone = [sid for sid in rows if sid not in sessions] \
             if len(rows) + new != len(sessions) else []
@@ -124,7 +127,7 @@ class SessionRows:
         if due != float("inf"):
             heapq.heappush(self._due, (due, sid))
         place = rank(self.model, sid, now, self.sort.column) if self.shows(sid, now) else None
-        return Row(version, due, cells, place)
+        return Row(st, version, due, cells, place)
 
     def _unplace(self, row: Row) -> bool:
         """Take the row out of the shown order; True when it was shown."""

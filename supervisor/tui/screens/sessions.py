@@ -24,7 +24,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.protocol.decisions import KINDS
 from supervisor.safetext import clean
 from supervisor.store.render import ago
-from supervisor.tui import nav_keys, runs
+from supervisor.tui import nav_keys, palette, runs
 from supervisor.tui.decision_keys import RegistryKeys, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
 from supervisor.tui.messages import (
@@ -135,6 +135,8 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         self.hide_ended = False
         """`h`: sessions that are over (ended, dead, vanished) are not shown."""
         self._rows = SessionRows(view.model, self._row_cells, self._matches)
+        self._colours = palette.colours()
+        """The theme's colours the rows were made in."""
         """Every session's row, made again only when it changed (`supervisor.tui.session_rows`)."""
         self._table_at = 0.0
         self._hidden = 0
@@ -260,6 +262,9 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         every row is made again)."""
         now = self.view.clock()
         tick = time.monotonic()
+        if palette.colours() is not self._colours:  # a new theme: every row in its colours
+            self._colours = palette.colours()
+            force = True
         same_rows = len(self.view.model.sessions) == len(self._rows.rows)
         if not force and same_rows and tick - self._table_at < self.table_tick:
             with self.app.batch_update():
