@@ -14,7 +14,6 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from supervisor.guard.checkpoints import snapshot
 from supervisor.guard.checkpoints.records import (
@@ -122,15 +121,25 @@ def quarantine(repo: ShadowRepo) -> Iterator[None]:
 
 
 def _adopt(repo: ShadowRepo) -> None:
-    """Move the quarantined objects into the repository (before any ref names them)."""
-    incoming = Path(repo.extra_env["GIT_OBJECT_DIRECTORY"])
-    objects = repo.git_dir / "objects"
-    for folder in incoming.iterdir():
-        if not folder.is_dir():
-            continue
-        target = objects / folder.name
-        target.mkdir(mode=0o700, exist_ok=True)
-        for item in folder.iterdir():
-            if not (target / item.name).exists():
-                os.replace(item, target / item.name)
+    """Move the quarantined objects into the repository (before any ref names them). A
+    fan-out folder the repository does not have yet (or has empty) moves whole, in one
+    rename: a first checkpoint's 1,500 objects were 1,500 renames, a sixth of its time. Into
+    a folder that has objects, object by object, keeping an object already there."""
+    incoming = repo.extra_env["GIT_OBJECT_DIRECTORY"]
+    objects = str(repo.git_dir / "objects")
+    with os.scandir(incoming) as folders:
+        for folder in folders:
+            if not folder.is_dir(follow_symlinks=False):
+                continue
+            target = os.path.join(objects, folder.name)
+            try:
+                os.rename(folder.path, target)  # fails when the target holds objects
+                continue
+            except OSError:
+                os.makedirs(target, 0o700, exist_ok=True)
+            with os.scandir(folder.path) as items:
+                for item in items:
+                    there = os.path.join(target, item.name)
+                    if not os.path.exists(there):
+                        os.replace(item.path, there)
     repo.extra_env = {}
