@@ -77,7 +77,7 @@ def test_an_escalation_outlasting_clines_hook_limit_waits_for_the_operator_acros
     the operator's answer, which the next call brings to the model."""
     cline.sandbox.write_policy(ESCALATE_SOON)
     cline.install_hooks("--timeout", "90")
-    meanwhile = [turn(shell(f"echo {i}")) for i in range(25)]  # distinct: no loop of its own
+    meanwhile = [turn(shell(f"echo {i}")) for i in range(40)]  # distinct: no loop of its own
     cline.server.script = Script(main=[turn(shell(FAILING))] * 4 + meanwhile + [say("Done.")])
 
     # Cline ends a run after 6 failed calls in a row (`--retries`): refused ones count
