@@ -136,3 +136,32 @@ def test_scripts_failing_for_different_reasons_behind_one_runner_are_no_recurrin
         found = engine.observe({"type": "tool_result", "call_id": f"c{i}", "ok": False,
                                 "output": output, "error": "exit code 1"}, 1.0)
         assert found == []
+
+
+def _shell_report(output: str, code: int, error: str = "(none)") -> str:
+    """A shell command's result as Gemini CLI and Qwen Code give it to the model."""
+    return (f"Command: make check\nDirectory: (root)\nOutput: {output}\nError: {error}\n"
+            f"Exit Code: {code}\nSignal: (none)\nBackground PIDs: (none)\n"
+            "Process Group PGID: (none)")
+
+
+def test_a_silent_failure_in_geminis_shell_report_names_no_error() -> None:
+    """`Error: (none)` is the harness saying there was none: two silent failures of different
+    commands are not "the same error"."""
+    silent = _shell_report("(empty)", 1)
+    assert error_identity(False, "Exit code 1", silent, '{"command": "make check"}') == ""
+    grep = silent.replace("make check", 'grep -r "not found" .')
+    assert error_identity(False, "Exit code 1", grep, '{"command": "grep"}') == ""
+
+
+def test_geminis_shell_report_is_read_for_the_programs_own_words() -> None:
+    failed = _shell_report("cc: error: missing.c: No such file or directory", 2)
+    assert error_identity(False, "Exit code 2", failed, '{"command": "make check"}') == \
+        "cc: error: missing.c: No such file or directory"
+    assert error_source(False, "Exit code 2", failed) == "output"
+    hidden = _shell_report("Traceback (most recent call last):\n  File \"t.py\", line 3\n"
+                           "ValueError: bad", 0)
+    assert failure_line(hidden) == "ValueError: bad"  # the exit status hid it, the output did not
+    spawn = _shell_report("(empty)", 127, error="spawn bash EACCES: permission denied")
+    assert error_identity(False, "Exit code 127", spawn, '{"command": "make check"}') == \
+        "spawn bash EACCES: permission denied"

@@ -69,6 +69,24 @@ _FRAME = re.compile(r"^(?:Traceback \(most recent call last\):|During handling o
 _EXCEPTION_HEAD = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::\s.*|:)?$")
 
 
+_ENVELOPE = re.compile(
+    r"Command: .*?\nOutput: (?P<out>.*)\nError: (?P<err>[^\n]*)\nExit Code: -?\d+", re.S)
+
+
+def program_output(output: str) -> str:
+    """The program's own words in `output`: the whole of it, except in the shell report of
+    Gemini CLI and Qwen Code, whose field lines are the harness's (`Error: (none)` there means
+    no error: read as an error line, every silent failure would be "the same error")."""
+    if not output.startswith("Command: "):
+        return output
+    found = _ENVELOPE.match(output)
+    if found is None:
+        return output
+    words = [text for text in (found["out"].strip(), found["err"].strip())
+             if text not in ("(empty)", "(none)", "")]
+    return "\n".join(words)
+
+
 def failure_line(output: str) -> str | None:
     """The line of `output` that says the call failed, or None when it says no such thing.
 
@@ -79,6 +97,7 @@ def failure_line(output: str) -> str | None:
     `command not found`, `timed out`, `error:`/`fatal:` lines, `cannot stat` and make's `***`
     count when they are among the last lines, where a command's final status is printed.
     """
+    output = program_output(output)
     if not output:
         return None
     head = output[:_HEAD]
@@ -155,7 +174,8 @@ def error_source(ok: bool | None, error: str | None, output: str) -> str:
     if ok:
         return ""
     line = error_line(ok, error, output)
-    if line and error and line == error.strip().splitlines()[0] and line not in output:
+    if line and error and line == error.strip().splitlines()[0] \
+            and line not in program_output(output):
         return "harness"
     return "output"
 
@@ -169,6 +189,7 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
     error either: the error is the one the lines above it name, or none."""
     if ok:
         return ""
+    output = program_output(output)
     line = failure_line(output) or traceback_exception(output)
     runner = line is not None and _RUNNER.match(line) is not None
     if runner:  # a task runner's closing line: the error is named above it, or nowhere
