@@ -31,20 +31,40 @@ _KNOWN_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+assert all(pattern.pattern.startswith("^") for pattern, _label in _KNOWN_ERRORS)
+_ANY_KNOWN_ERROR = re.compile(
+    "\n(?:" + "|".join(f"({pattern.pattern[1:]})" for pattern, _label in _KNOWN_ERRORS) + ")",
+    re.MULTILINE)
+"""All of `_KNOWN_ERRORS` in one pattern, searched in the text after a newline: group i + 1 is
+pattern i, and a line start is a newline (a literal first character, which the regex engine
+skips to at C speed; `^` made it try every position, at several times the cost of parsing the
+JSON the text came in). At a position the first pattern in order that matches wins, so the
+lowest group over all matches is the first pattern that matches anywhere."""
+_TRACEBACK = next(index for index, (_pattern, label) in enumerate(_KNOWN_ERRORS, 1)
+                  if label == "python traceback")
+
+
 def known_error(output: object) -> str | None:
-    """The error class when the output starts with (or a line starts with) a known error text.
+    """The error class when the output starts with (or a line starts with) a known error text;
+    the first of `_KNOWN_ERRORS` that does when several do.
 
     Only the first 4 KiB are looked at: tools print these messages first, and a long output
-    that merely quotes one later (a test log) is not a failure of the call.
+    that merely quotes one later (a test log) is not a failure of the call. A traceback counts
+    only at the very start (a tool that failed with one prints nothing before it).
     """
     if not isinstance(output, str):
         return None
-    head = output[:4096].lstrip()
-    for pattern, label in _KNOWN_ERRORS:
-        match = pattern.search(head)
-        if match and (match.start() == 0 or label != "python traceback"):
-            return label
-    return None
+    text = "\n" + output[:4096].lstrip()
+    best: int | None = None
+    match = _ANY_KNOWN_ERROR.search(text)
+    while match is not None:
+        group = match.lastindex
+        if group is not None and (group != _TRACEBACK or match.start() == 0):
+            best = group if best is None else min(best, group)
+            if best == 1:
+                break
+        match = _ANY_KNOWN_ERROR.search(text, match.start() + 1)  # lines a match ran into too
+    return None if best is None else _KNOWN_ERRORS[best - 1][1]
 
 
 _MARKERS = (
