@@ -30,7 +30,7 @@ from tui_support import call, checkpoint, control_lines, escalation, start, writ
 
 from supervisor.store.liveness import THIS_HOST
 from supervisor.tui.key_arrival import Arrival, ArrivalDriver, QuietLedger
-from tests.test_tui_e2e import Terminal, env, terminals  # noqa: F401 - fixtures
+from tests.terminal import Terminal, env, terminals  # noqa: F401 - fixtures
 
 PARAGRAPH = ("Please answer yes: e approve it, a y, then skip s y, guidance g text, rollback r, "
              "abort x y. Pause P, G guide, R reset y, X y.")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_tui_e2e import Terminal, env, terminals  # noqa: F401 - fixtures
+from tests.terminal import Terminal, env, terminals  # noqa: F401 - fixtures
 
 pytestmark = [
     pytest.mark.slow,

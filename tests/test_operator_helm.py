@@ -28,7 +28,7 @@ from supervisor.store.liveness import THIS_HOST
 from supervisor.tui.screens.escalation import EscalationScreen
 from supervisor.tui.screens.modals import CheckpointPicker, ConfirmScreen
 from tests.conftest import REPO
-from tests.test_tui_e2e import Terminal, env, terminals  # noqa: F401 - fixtures
+from tests.terminal import Terminal, env, terminals  # noqa: F401 - fixtures
 
 SIZE = (120, 40)
 pytestmark = pytest.mark.anyio

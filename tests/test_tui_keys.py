@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_tui_e2e import Terminal, env, terminals
 from tui_support import escalation, start, write_events
 
 from supervisor.protocol.decisions import KINDS
 from supervisor.tui import nav_keys
 from supervisor.tui.keys import configure, main_screens
+from tests.terminal import Terminal, env, terminals
 
 __all__ = ["env", "terminals"]
 

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tui_e2e import Terminal, env, terminals
 
 from supervisor.host.tmux import Server, socket_name
+from tests.terminal import Terminal, env, terminals
 
 pytestmark = [
     pytest.mark.slow,
