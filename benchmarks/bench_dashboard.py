@@ -18,6 +18,9 @@ screen at 1,000 sessions.
 - The sessions table's update at 1,000 sessions against 100 (issue 40): 10 live sessions get an
   event before each update, the others ended long ago; the CPU time of one update (the screen's
   diff and the paint that follows), median of the rounds, A B B A.
+- The queue and the root line's totals per tick at 10,000 sessions against 1,000 (issue 40):
+  ten busy sessions fold an event, then the queue, its stale group, today's cost and the loops'
+  cost are read; CPU time, median of the ticks, A B B A.
 """
 
 import asyncio
@@ -386,5 +389,75 @@ def table_update(scale: float) -> list[Figure]:
                              f"{2 * UPDATES} updates each, A B B A")]
 
 
+TOTALS_FEW, TOTALS_MANY, TICKS, WAITING = 1000, 10_000, 200, 20
+
+
+def _totals_batches(root: Path) -> tuple[list[SessionBatch], list[SessionBatch],
+                                         list[SessionBatch]]:
+    """Batches of real events to fold into many sessions: (a session that spent today, one
+    that also waits for an answer after a loop, one more usage event of a busy session)."""
+    usage = {"type": "usage", "input_tokens": 900, "output_tokens": 90, "cost_usd": 0.01}
+    calls = [{"type": "tool_call", "call_id": f"c{n}", "tool": "bash", "args": {"cmd": "make"}}
+             for n in range(3)]
+    for sid, extra in (("spent", []), ("waits", [
+            {"type": "escalation", "escalation_id": "esc-1", "level": 3, "kind": "cycle",
+             "reason": "make 3 times", "evidence": [2, 4], "options": ["skip", "abort"]}])):
+        with event_writer(root, sid) as w:
+            w.append_many([{"type": "session_start", "agent": "bench", "task": sid},
+                           calls[0], usage, calls[1], usage, calls[2], *extra])
+    follower = Follower(root)
+    spent, waits = follower.poll_session("spent"), follower.poll_session("waits")
+    with event_writer(root, "spent") as w:
+        w.append(usage)
+    return spent, waits, follower.poll_session("spent")
+
+
+def _totals_ticks(sessions: int, batches: tuple[list[SessionBatch], ...]) -> list[float]:
+    """CPU seconds of each tick's totals over `sessions` sessions (`WAITING` of them wait for
+    an answer, however many there are: the queue's length is not the store's size): ten
+    busy sessions fold an event, then the queue, its stale group and the root line's sums
+    are read, as the sessions screen reads them."""
+    from dataclasses import replace
+
+    from supervisor.tui.model import DashboardModel
+
+    spent, waits, more = batches
+    model = DashboardModel()
+    model.apply([replace(b, session_id=f"s{i:05d}")
+                 for i in range(sessions)
+                 for b in (waits if i % (sessions // WAITING) == 0 else spent)])
+    busy = [f"s{i:05d}" for i in range(0, sessions, sessions // BUSY)][:BUSY]
+    cost = []
+    for _ in range(TICKS):
+        started = time.process_time()
+        model.apply([replace(b, session_id=sid) for sid in busy for b in more])
+        now = time.time()
+        model.queue(now), model.stale(now), model.day_cost(now), model.loop_cost()
+        cost.append(time.process_time() - started)
+    return cost
+
+
+def totals(scale: float) -> list[Figure]:
+    """The queue and the root line's totals per tick do not grow with the store (issue 40):
+    10,000 sessions against 1,000, ten of them busy."""
+    few = max(10 * BUSY, int(TOTALS_FEW * scale))
+    many = max(10 * few, int(TOTALS_MANY * scale))
+    root = work_dir("dashboard-totals")
+    try:
+        batches = _totals_batches(root)
+        cost: dict[int, list[float]] = {few: [], many: []}
+        for n in (few, many, many, few):
+            cost[n] += _totals_ticks(n, batches)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    ms = 1000.0
+    return [Figure(f"queue and root-line totals per tick, {many} sessions",
+                   statistics.median(cost[many]) * ms, "ms CPU",
+                   statistics.median(cost[few]) * ms, 1.2,
+                   note=f"baseline: the same tick at {few} sessions; {BUSY} busy, {WAITING} "
+                        f"waiting; median of {2 * TICKS} ticks each, A B B A")]
+
+
 def run(scale: float = 1.0) -> list[Figure]:
-    return lag(scale) + open_long(scale) + first_screen(scale) + table_update(scale)
+    return (lag(scale) + open_long(scale) + first_screen(scale) + table_update(scale)
+            + totals(scale))

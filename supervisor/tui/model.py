@@ -26,6 +26,7 @@ from supervisor.store.open import as_store
 from supervisor.store.plan_view import PlanView
 from supervisor.store.silence import unsupervised
 from supervisor.store.summary import SessionSummary
+from supervisor.tui.fleet_totals import FleetTotals
 from supervisor.tui.history import HistoryStore
 
 RATE_MINUTES = 30
@@ -530,6 +531,9 @@ class DashboardModel:
         self._silence: dict[str, tuple[float | None, float, str | None]] = {}
         """Per session: the last hook event's time it was judged for, when (monotonic), and
         why it is unsupervised (None: it is not)."""
+        self.totals = FleetTotals()
+        """The queue's candidates and the root line's sums, kept as sessions change (each
+        session `apply`, `preview` or `forget` touches is counted again)."""
 
     def apply(self, batches: Iterable[SessionBatch]) -> ModelChanges:
         """Fold batches in. A session whose events make folding fail is marked broken (shown as
@@ -545,6 +549,10 @@ class DashboardModel:
                     state.summary.broken = _s(f"{type(exc).__name__}: {exc}", 200)
                     state.version += 1
                 changes.sessions.add(batch.session_id)
+        for sid in changes.sessions:
+            state = self.sessions.get(sid)
+            if state is not None:
+                self.totals.count(sid, state)
         return changes
 
     def preview(self, summaries: Iterable[SessionSummary]) -> list[str]:
@@ -560,6 +568,7 @@ class DashboardModel:
             state = self.sessions[sid] = SessionState(sid, history=HistoryStore(log))
             state.summary = summary
             state.preview = True
+            self.totals.count(sid, state)
             added.append(sid)
         return added
 
@@ -606,6 +615,7 @@ class DashboardModel:
         that vanished otherwise stays, marked `vanished`."""
         self.sessions.pop(session_id, None)
         self._silence.pop(session_id, None)
+        self.totals.drop(session_id)
 
     def status(self, session_id: str, now: float) -> str:
         """The session's status at `now` (`supervisor.store.summary.STATUSES`, `vanished`, or
@@ -651,17 +661,15 @@ class DashboardModel:
         return summary.liveness(now)
 
     def day_cost(self, now: float) -> tuple[float, int]:
-        """(the known cost of today's usage over every session, the sessions that spent)."""
-        day = day_of(now)
-        spent = [st.cost_by_day[day] for st in self.sessions.values() if day in st.cost_by_day]
-        return sum(spent), len(spent)
+        """(the known cost of today's usage over every session, the sessions that spent):
+        kept as sessions change (`FleetTotals`), not summed at each call."""
+        return self.totals.day_cost(day_of(now))
 
     def loop_cost(self) -> tuple[float, int, int]:
         """(the known cost spent inside loops over every session, the sessions whose loops
         spent, those of them with some cost unknown): what the fleet's loops burned."""
-        looping = [st.loops for st in self.sessions.values() if st.loops.tokens or st.loops.cost]
-        return (sum(t.cost for t in looping), len(looping),
-                sum(1 for t in looping if t.unknown))
+        t = self.totals
+        return max(0.0, t.loop_cost), t.loopers, t.loop_unknown
 
     def queue(self, now: float) -> list[QueueEntry]:
         """Pending escalations that an answer can still reach, oldest first: their agents are
@@ -674,10 +682,9 @@ class DashboardModel:
 
     def _pending(self, now: float, *, stale: bool) -> list[QueueEntry]:
         items: list[QueueEntry] = []
-        for sid, st in self.sessions.items():
-            waiting = st.summary.needs_you() if st.summary.pending else None
-            if st.gone or not waiting:
-                continue
+        for sid in self.totals.waiting:  # only sessions with something pending: not all
+            st = self.sessions[sid]
+            waiting = st.summary.needs_you()
             life = self.liveness(sid, now)
             if (life.alive is False) != stale:
                 continue
