@@ -10,6 +10,7 @@ import pytest
 from supervisor.importers import FormatError, jsonstream, load_runs
 from supervisor.importers.document import HEAD_LINE, Records, read_document
 from supervisor.importers.jsonstream import ObjectIndex, StreamError
+from supervisor.protocol.bounded import depth_of
 from supervisor.protocol.names import MAX_JSON_DEPTH
 
 DOC = {"environment": "swe_main", "n": 12345, "pi": -1.5e-3, "flag": True, "none": None,
@@ -97,3 +98,50 @@ def test_a_big_file_is_read_again_rather_than_kept(tmp_path: Path) -> None:
     first = sum(1 for _ in records)
     assert first == sum(1 for _ in records) == len(records) > 1000
     assert records._all is None  # nothing held between walks
+
+
+def test_a_small_document_is_parsed_once_and_indexed_as_the_scan_indexes_it(
+        tmp_path: Path) -> None:
+    path = tmp_path / "run.traj"
+    path.write_text(json.dumps(DOC, indent=1))
+    document = read_document(path)
+    index = document.object_index()
+    scanned = ObjectIndex.scan(path, keep=True)
+    assert index is not None and list(index.members) == list(scanned.members) == list(DOC)
+    for key in DOC:
+        assert index.is_array(key) == scanned.is_array(key)
+        assert index.get(key) == scanned.get(key)
+        assert index.first(key) == scanned.first(key)
+        assert index.length(key) == scanned.length(key)
+        assert list(index.elements(key)) == list(scanned.elements(key))
+    # one parse: the index holds the very lists of the document's value
+    assert index.members["trajectory"].kept is document.value["trajectory"]
+
+
+@pytest.mark.parametrize("text", ['[{"trajectory": []}]', '"text"', "{" + ", ".join(
+    f'"k{i}": {i}' for i in range(jsonstream.MAX_MEMBERS + 1)) + "}"])
+def test_a_small_document_the_scan_refuses_has_no_index(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "doc.json"
+    path.write_text(text)
+    with pytest.raises(StreamError):
+        ObjectIndex.scan(path)
+    assert read_document(path).object_index() is None
+
+
+def test_nesting_is_measured_on_the_parsed_value(tmp_path: Path) -> None:
+    def deep(levels: int) -> str:
+        return "[" * levels + "]" * levels
+
+    at_limit, over = tmp_path / "at.json", tmp_path / "over.json"
+    at_limit.write_text('{"a": ' + deep(MAX_JSON_DEPTH - 1) + "}")
+    over.write_text('{"a": ' + deep(MAX_JSON_DEPTH) + "}")
+    assert depth_of(read_document(at_limit).value) == MAX_JSON_DEPTH
+    with pytest.raises(FormatError, match=f"JSON nested deeper than {MAX_JSON_DEPTH} levels"):
+        _ = read_document(over).value
+    # too deep as a whole, not element by element: the streaming scan still indexes it
+    index = read_document(over).object_index()
+    assert index is not None and index.length("a") == 1
+    far = tmp_path / "far.json"  # past the parser's own recursion limit
+    far.write_text(deep(50_000))
+    with pytest.raises(FormatError, match="nested deeper than"):
+        _ = read_document(far).value

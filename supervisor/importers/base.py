@@ -486,17 +486,69 @@ def _fit(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _surely_fits(event: dict[str, Any], budget: int) -> bool:
-    """True when a flat event's JSON is certainly under `budget` bytes, so it skips a trial
-    encoding: no nested values, and at most 6 bytes (an escape) per character of its text."""
+    """True when the event's JSON is certainly under `budget` bytes and `fit_line` would keep
+    it as it is, so it skips a trial encoding: at most 6 bytes (an escape) per character of
+    its text, and values nested one level at most (a tool call's arguments), holding only
+    text, small numbers, booleans and nulls, with no lone surrogates in any of its text (the
+    trial encoding would escape them). Anything else is left to the trial encoding."""
+    nested = False
     for value in event.values():
         if isinstance(value, str):
             budget -= 6 * len(value) + 64
-        elif isinstance(value, dict | list) or (
-                isinstance(value, float) and (value != value or abs(value) == float("inf"))):
-            return False  # nested (size unknown) or not JSON (NaN): the trial encoding decides
+        elif isinstance(value, _NESTED):
+            size = _flat_size(value)
+            if size < 0:
+                return False
+            budget -= size
+            nested = True
+        elif isinstance(value, float) and (value != value or abs(value) == float("inf")):
+            return False  # not JSON (NaN): the trial encoding decides
         else:
             budget -= 64
+    if nested and not all(_encodable(v) for v in event.values() if isinstance(v, str)):
+        return False
     return budget > 0
+
+
+_NESTED = (dict, list)
+
+
+def _flat_size(value: dict[Any, Any] | list[Any]) -> int:
+    """An upper bound of the bytes of a container of plain values; -1 when it holds anything
+    else (containers, text with lone surrogates, huge or non-finite numbers, odd keys)."""
+    size = 64
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        if isinstance(key, str):
+            if not _encodable(key):
+                return -1
+            size += 6 * len(key)
+        elif not isinstance(value, list):
+            return -1
+        if isinstance(item, str):
+            if not _encodable(item):
+                return -1
+            size += 6 * len(item) + 64
+        elif item is None or isinstance(item, bool) or (
+                isinstance(item, (int, float)) and -_SMALL < item < _SMALL):
+            size += 64
+        else:
+            return -1  # nested deeper, NaN, a huge number, or not JSON at all
+    return size
+
+
+_SMALL = 10**15
+"""Numbers within this many are written in under 64 bytes."""
+
+
+def _encodable(text: str) -> bool:
+    """Whether `text` is UTF-8 as it is (no lone surrogates)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _finite(value: Any) -> Any:

@@ -9,11 +9,12 @@ line (a complete JSON value followed by more lines). Then what an importer asks 
 - `records()` of JSON Lines: a `Records` sequence that reads the file line by line each time it
   is walked, each line checked for depth and parsed alone (one line's memory at a time);
 - `object_index()` of a JSON object: its members read once element by element
-  (`jsonstream.ObjectIndex`), so an importer streams its big arrays (SWE-agent);
+  (`jsonstream.ObjectIndex`), so an importer streams its big arrays (SWE-agent); a small file
+  (`KEEP_BYTES`) is indexed from its `value` instead, parsed once for every reader;
 - `value` of a document: the whole value, parsed at once, for the formats whose runs are read
   as a whole (bounded: a file holding more than `MAX_CONTAINERS` JSON objects or arrays,
   counted with two C-speed passes, an upper bound, is refused before it is parsed, since each
-  costs far more in memory than in the file).
+  costs far more in memory than in the file; its depth is measured once it is parsed).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, overload
 
 from supervisor.importers.base import FormatError
-from supervisor.importers.jsonstream import ObjectIndex, StreamError
-from supervisor.protocol.bounded import JSONTooDeep, loads, structural_depth
+from supervisor.importers.jsonstream import MAX_MEMBERS, ObjectIndex, StreamError
+from supervisor.protocol.bounded import JSONTooDeep, depth_of, loads
 from supervisor.protocol.names import MAX_JSON_DEPTH
 
 MAX_FILE_BYTES = 128 * 1024 * 1024
@@ -66,7 +67,17 @@ class Document:
         if self.kind != "json":
             return None
         try:
-            return ObjectIndex.scan(self.path, keep=self.path.stat().st_size <= KEEP_BYTES)
+            keep = self.path.stat().st_size <= KEEP_BYTES
+            if keep:  # small: index the value parsed at once, which other readers share
+                try:
+                    value = self.value
+                except FormatError:
+                    pass  # e.g. too deep as a whole, not element by element: the scan judges
+                else:
+                    if not isinstance(value, dict) or len(value) > MAX_MEMBERS:
+                        return None  # what the scan refuses
+                    return ObjectIndex.of_value(self.path, value)
+            return ObjectIndex.scan(self.path, keep=keep)
         except (StreamError, OSError):
             return None  # not one readable object: `value` says what is wrong with it
 
@@ -227,7 +238,13 @@ def _line(raw: bytes, number: int) -> Any:
 
 
 def _parse_whole(path: Path) -> Any:
-    """The one JSON value of `path`, parsed at once (bounded as the module says)."""
+    """The one JSON value of `path`, parsed at once (bounded as the module says).
+
+    Parsed first and its depth measured after (`depth_of`, a fraction of the parse; checking
+    the text before parsing cost as much as the parse): the standard parser itself stops at
+    the interpreter's recursion limit, and a value deeper than `MAX_JSON_DEPTH` is refused
+    before anyone reads it. Whatever does not parse, or is too deep, goes through the bounded
+    parser (`protocol.bounded.loads`), whose error is the one reported."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -236,18 +253,20 @@ def _parse_whole(path: Path) -> Any:
     if containers > MAX_CONTAINERS:
         raise FormatError(f"too many JSON objects and arrays (up to {containers}, over the "
                           f"{MAX_CONTAINERS} an import parses)")
-    depth = 0 if containers <= MAX_JSON_DEPTH else structural_depth(data, MAX_JSON_DEPTH)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
     del data
     try:
-        if depth is not None and depth <= MAX_JSON_DEPTH:
-            try:
-                return json.loads(text)
-            except RecursionError:
-                raise JSONTooDeep(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    else:
+        if depth_of(value, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:
+            return value
+        del value
+    try:
         return loads(text, constants=True)
     except JSONTooDeep as exc:
         raise FormatError(str(exc)) from None

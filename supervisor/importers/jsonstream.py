@@ -171,6 +171,19 @@ class ObjectIndex:
                 raise StreamError("extra data after the JSON object")
         return index
 
+    @classmethod
+    def of_value(cls, path: Path, value: dict[str, Any]) -> ObjectIndex:
+        """The index `scan(path, keep=True)` makes, of the object already parsed whole (a
+        small file read by several readers: parsed once, not once for each)."""
+        index = cls(path)
+        for key, member in value.items():
+            if isinstance(member, list):
+                index.members[key] = Member(0, True, first=member[0] if member else None,
+                                            length=len(member), kept=member)
+            else:
+                index.members[key] = Member(0, False, value=member)
+        return index
+
     @staticmethod
     def _member(reader: _Reader, keep: bool) -> Member:
         if reader.peek() != "[":

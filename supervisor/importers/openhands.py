@@ -159,12 +159,15 @@ def _output_record(record: Any, path: Path, index: int) -> SpooledRun:
         if isinstance(metrics.get("costs"), list) else []
     builder = RunBuilder(AGENT, path)
     sdk = is_sdk_history(events)
-    stream: _Stream | _SdkStream = _SdkStream(builder) if sdk else _Stream(builder)
+    per_call = not sdk and bool(costs) and None not in costs
+    # one cost per LLM call, and one LLM call per agent action: each is charged to its action,
+    # if the counts agree (known only once the events are read: else they are read again)
+    stream: _Stream | _SdkStream = _SdkStream(builder) if sdk else _Stream(
+        builder, step_costs=costs if per_call else None)
     stream.feed_all(events)
-    if not sdk and costs and None not in costs and len(costs) == stream.agent_actions:
-        # one cost per LLM call, and one LLM call per agent action: charge each to its action
+    if per_call and len(costs) != stream.agent_actions:
         builder = RunBuilder(AGENT, path)
-        stream = _Stream(builder, step_costs=costs)
+        stream = _Stream(builder)
         stream.feed_all(events)
     tokens = _dict(metrics.get("accumulated_token_usage"))
     if stream.step_costs is not None:

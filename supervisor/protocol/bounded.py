@@ -21,7 +21,6 @@ The module is light on purpose: the hook imports it on every tool call.
 import json
 import math
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from supervisor.protocol.names import MAX_JSON_DEPTH
@@ -136,25 +135,27 @@ def loads(data: bytes | str, *, max_depth: int = MAX_JSON_DEPTH, constants: bool
         raise JSONTooDeep(f"JSON nested too deeply for {max_depth} levels") from None
 
 
+_CONTAINERS = (dict, list, tuple)
+
+
 def depth_of(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
-    """Nesting depth of a parsed value (a scalar is 0), counting no further than `limit + 1`."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        children: Iterable[Any]
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list | tuple):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, level)
-        if level > limit:
-            return deepest
-        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list
-                                                                           | tuple))
-    return deepest
+    """Nesting depth of a parsed value (a scalar is 0), counting no further than `limit + 1`.
+
+    Walked a level at a time, looking at containers only: a fraction of what parsing the value
+    took (the importers check every document they parse with it)."""
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return depth
+        below = []
+        for node in level:
+            for child in node.values() if isinstance(node, dict) else node:
+                if isinstance(child, _CONTAINERS):
+                    below.append(child)
+        level = below
+    return depth
 
 
 # -- text ------------------------------------------------------------------------------------
