@@ -9,10 +9,11 @@ FAIL = ("Traceback (most recent call last):\n  File \"reproduce.py\", line 2, in
         "TypeError: unsupported operand type(s) for +: 'int' and 'str'")
 
 
-def _round(b: SessionBuilder, k: int, output: str = FAIL, path: str = "/r/app/core.py") -> int:
+def _round(b: SessionBuilder, k: int, output: str = FAIL, path: str = "/r/app/core.py",
+           ok: bool = False) -> int:
     b.call("Edit", {"file_path": path, "old_string": f"v{k}", "new_string": f"v{k + 1}"},
            "The file has been updated.")
-    return b.call("Bash", {"command": "python reproduce.py"}, output, ok=False)
+    return b.call("Bash", {"command": "python reproduce.py"}, output, ok=ok)
 
 
 def test_edits_that_never_change_the_probes_output() -> None:
@@ -38,6 +39,29 @@ def test_edits_of_the_probe_itself_and_changing_outputs_are_not_rounds() -> None
     for k in range(5):  # every edit changes what the script says
         _round(b, k, output=FAIL.replace("'str'", f"'str{k}'"))
     assert "ineffective_edits" not in detectors(replay(b.end()))
+
+
+def test_a_check_that_keeps_passing_after_each_edit_is_no_round() -> None:
+    """A person refactoring checks the build after each part: the same `Finished` (or
+    `12 passed`) after every edit is what they want to see, not edits without effect. A run
+    that succeeds with the same output and no verdict (a script still printing the wrong
+    value) still counts."""
+    build = ("   Compiling tij v0.1.0 (/r)\n    Finished `dev` profile [unoptimized + debuginfo] "
+             "target(s) in 12.08s")
+    for command, output in (("cargo build 2>&1 | tail -20", build),
+                            ("python -m pytest -q", "........\n12 passed in 0.31s")):
+        b = SessionBuilder()
+        b.call("Bash", {"command": command}, output)
+        for k in range(6):
+            b.call("Edit", {"file_path": "/r/src/lib.rs", "old_string": f"v{k}",
+                            "new_string": f"v{k + 1}"}, "The file has been updated.")
+            b.call("Bash", {"command": command}, output.replace("12.08", f"1{k}.5"))
+        assert "ineffective_edits" not in detectors(replay(b.end())), command
+    b = SessionBuilder()
+    b.call("Bash", {"command": "python reproduce.py"}, "total: 3")
+    for k in range(4):  # exits 0, prints the wrong total every time
+        _round(b, k, output="total: 3", ok=True)
+    assert "ineffective_edits" in detectors(replay(b.end()))
 
 
 def test_the_same_edits_changing_another_probe_are_effective() -> None:

@@ -168,6 +168,24 @@ _WS = re.compile(r"\s+")
 _IDENTITY_CHARS = 200
 
 
+_PASS_VERDICT = re.compile(
+    r"^(?:=+ )?(?:\d+ passed\b.*|finished\b.*|ok\b.*|pass(?:ed)?|all checks passed!?|"
+    r"success\b.*|build succeeded\b.*|compiled successfully\b.*|"
+    r".*\bno (?:issues|errors|problems) found\b.*)$", re.I)
+_NOTHING_WRONG = re.compile(r"\b(?:no|0) (?:errors?|failures?|failed|issues|problems)\b", re.I)
+_SOMETHING_WRONG = re.compile(r"\b(?:fail\w*|errors?|exception|warnings? as errors)\b", re.I)
+
+
+def reports_success(last_line: str) -> bool:
+    """Whether a run's last line is a checker's verdict that all is well: a build that
+    `Finished`, `5 passed in 0.1s`, go's `ok pkg`, unittest's `OK`, `All checks passed!`,
+    `Success: no issues found`. The same verdict after edits says they kept what they had to keep
+    (a refactoring checked after each part), not that they had no effect."""
+    line = last_line.strip()
+    return bool(_PASS_VERDICT.match(line)) and not _SOMETHING_WRONG.search(
+        _NOTHING_WRONG.sub("", line))
+
+
 def error_source(ok: bool | None, error: str | None, output: str) -> str:
     """Who named the error: "output" (the program said it) or "harness" (only the harness's
     error text did: the command timed out, could not run), "" for a success."""

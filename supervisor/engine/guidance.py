@@ -201,8 +201,8 @@ def ineffective_edits_nudge(step: Any, rounds: int, edited: list[str], seqs: lis
     return (
         f"Loop: your last {rounds} rounds of edits ({_files(edited)}) did not change the "
         f"output of {short_call(step['tool'], step['args'])} ({seqs_text(seqs)}): the code "
-        f"you edit may not be the code that runs. Check which file and function the failing "
-        f"path really goes through (a traceback, a print, `python -c 'import m; "
+        f"you edit may not be the code that runs. Check which file and function the run "
+        f"really goes through (a traceback, a print, `python -c 'import m; "
         f"print(m.__file__)'`) before editing again."
     )
 

@@ -51,7 +51,7 @@ NEXT_STEP: dict[str, str] = {
 """One concrete different step per kind of tool (`categories.classify`)."""
 NEXT_FOR_DETECTOR: dict[str, str] = {
     "ineffective_edits": "the code you edit may not be the code that runs: find out which "
-                         "code the failing run really executes (the last frame of your code "
+                         "code the run really executes (the last frame of your code "
                          "in the traceback, or print(module.__file__)) before the next edit",
     "revert": "compare the versions you keep switching between and decide what the change "
               "must do before writing it once more",

@@ -6,7 +6,9 @@ output is identical, that is one round without effect: "the code you edit may no
 that runs". Edits of the probe's own files (the script, the test file) neither count nor reset
 the rounds; neither do new files (a backup, a scratch script) or the files of other probes. A
 changed output resets them, and a round does not count when the same edits changed another
-probe's output (verifying that a change leaves one output alone is not a loop). The rubric's
+probe's output (verifying that a change leaves one output alone is not a loop), nor when the
+probe passed and says so (`failures.reports_success`: a build that `Finished`, `12 passed`): a
+person refactoring checks that the output stays the same. The rubric's
 three: nudge at 3 rounds; the probe's re-run after one more edit is refused at 4 and escalated
 at 6.
 """
@@ -16,6 +18,7 @@ from typing import Any, ClassVar, TypedDict
 from supervisor.engine import guidance as g
 from supervisor.engine import workspace
 from supervisor.engine.detectors.base import Detector, Memory, finding
+from supervisor.engine.failures import reports_success
 from supervisor.engine.state import State
 from supervisor.engine.step import StepRecord
 from supervisor.engine.types import Finding
@@ -82,6 +85,8 @@ class IneffectiveEdits(Detector[IneffectiveEditsParams]):
         entry["index"], entry["outcome"] = step["index"], step["outcome"]
         if own or not edited:
             return None  # the probe changed, or nothing it could reflect did: no round
+        if same and step["ok"] and reports_success(step["last_line"]):
+            return None  # it passes, as it did: the edits kept what they had to keep
         if not same:
             entry.update(rounds=0, edited=[], seqs=[step["seq"]], refused=0, fired=0)
             mem["effective_at"] = step["index"]
