@@ -251,6 +251,16 @@ def no_progress_nudge(n: int, since_seq: int) -> str:
     )
 
 
+def blind_search_nudge(n: int, names: list[str], seqs: list[int]) -> str:
+    shown = ", ".join(quote(x, 40) for x in dict.fromkeys(names))
+    return (
+        f"Loop: {n} searches found nothing ({seqs_text(seqs)}) for names of files you have "
+        f"just opened or written ({shown}): those files exist, so the search looks in the "
+        f"wrong place. Check the working directory and search from the project root or in "
+        f"the directory of those files before searching again."
+    )
+
+
 def polling_nudge(step: Any, n: int, waited: float, seqs: list[int]) -> str:
     return (
         f"Polling stuck: {short_call(step['tool'], step['args'])} returned the same output "

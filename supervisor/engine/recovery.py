@@ -53,6 +53,9 @@ NEXT_FOR_DETECTOR: dict[str, str] = {
     "ineffective_edits": "the code you edit may not be the code that runs: find out which "
                          "code the run really executes (the last frame of your code "
                          "in the traceback, or print(module.__file__)) before the next edit",
+    "blind_search": "the files you searched for exist (you opened or wrote them): check the "
+                    "working directory (pwd) and search from the project root or in their "
+                    "directory",
     "revert": "compare the versions you keep switching between and decide what the change "
               "must do before writing it once more",
 }

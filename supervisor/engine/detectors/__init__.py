@@ -8,6 +8,7 @@ documented in docs/policy.md, its row in docs/engine.md, and its tests.
 """
 
 from supervisor.engine.detectors.base import Detector
+from supervisor.engine.detectors.blind_search import BlindSearch
 from supervisor.engine.detectors.cycle import Cycle
 from supervisor.engine.detectors.error_rate import ErrorRate
 from supervisor.engine.detectors.exact_repeat import ExactRepeat
@@ -30,6 +31,7 @@ REGISTRY: tuple[Detector, ...] = (
     Revert(),
     ErrorRate(),
     NoProgress(),
+    BlindSearch(),
     RepeatedText(),
     Polling(),
 )
