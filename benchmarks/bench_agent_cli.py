@@ -18,6 +18,12 @@ included. Each configuration runs the same script, in interleaved rounds:
   C compiler is found, `supervisor.hooks.native`; the plugin for OpenCode, Kilo, Cline and Pi);
 - supervisor (http): `--transport http`, for the targets that offer it.
 
+The order of the configurations turns by one each round (none, cat, supervisor; then cat,
+supervisor, none; ...), so none of them always runs right after another on a machine whose load
+drifts, and each added latency is also given per round (that round's median against the same
+round's floor): their spread is how far one figure can be trusted. `SUPERVISOR_BENCH_ROUNDS=N`
+sets the number of rounds (default: 3, times the scale).
+
 Each configuration's run follows a short warm-up run in the same sandbox with the same hooks:
 the CLI's own first run in a fresh home (its caches and settings) is then behind every
 configuration alike (with the warm-up for the supervisor's configurations only, they ran on a
@@ -72,7 +78,7 @@ RUN_TIMEOUT_S, PER_CALL_S = 120.0, 20.0
 
 def run(scale: float = 1.0) -> list[Figure]:
     count = max(4, round(50 * scale))
-    rounds = max(1, round(3 * scale))
+    rounds = int(os.environ.get("SUPERVISOR_BENCH_ROUNDS") or max(1, round(3 * scale)))
     wanted = {n for n in os.environ.get("SUPERVISOR_BENCH_AGENTS", "").split(",") if n}
     figures: list[Figure] = []
     for driver in DRIVERS:
@@ -109,40 +115,73 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
     executable = clis.ensure(launch.cli)
     names = configs(driver)
     base = work_dir(f"agent_cli-{driver.name}")
-    gaps: dict[str, list[float]] = {name: [] for name in names}
+    gaps: dict[str, list[list[float]]] = {name: [] for name in names}
     try:
         for index in range(rounds):
-            for config in names:
-                gaps[config] += _measure(driver, launch, executable,
-                                         Sandbox(base / f"{config}-{index}"), config, count)
+            for config in rotated(names, index):
+                gaps[config].append(_measure(driver, launch, executable,
+                                             Sandbox(base / f"{config}-{index}"), config, count))
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    ms = 1000.0
-    floor = statistics.median(gaps["none"]) * ms
-    added = {name: statistics.median(gaps[name]) * ms - floor for name in names}
+    pooled = {name: list(itertools.chain.from_iterable(gaps[name])) for name in names}
+    floor = _median_ms(pooled["none"])
+    added = {name: _median_ms(pooled[name]) - floor for name in names}
     label = _label(driver)
-    note = (f"median of {len(gaps['none'])} calls per configuration, {rounds} interleaved "
-            f"round(s) of {count} calls")
-    out = [Figure(f"{label} per call, no hooks (the floor)", floor, "ms", note=note)]
+    calls = f"median of {len(pooled['none'])} calls per configuration"
+    way = f"{rounds} interleaved round(s) of {count} calls, the order turning each round"
+    out = [Figure(f"{label} per call, no hooks (the floor)", floor, "ms",
+                  note=f"{calls}, {way}; per round: "
+                  + ", ".join(f"{value:.0f} ms" for value in _per_round(gaps, "none")))]
+
+    def note(config: str) -> str:
+        return f"{calls}, {way}; per round: {_listed(_per_round(gaps, config))}"
+
     if "cat" in names:
         measurable = added["cat"] > 0  # else the cat hooks are lost in this run's noise
         out += [
-            Figure(f"{label} added per call: cat >/dev/null hooks", added["cat"], "ms", note=note),
+            Figure(f"{label} added per call: cat >/dev/null hooks", added["cat"], "ms",
+                   note=note("cat")),
             Figure(f"{label} added per call: supervisor vs cat hooks", added["supervisor"], "ms",
                    baseline=added["cat"] if measurable else None,
                    max_ratio=MAX_RATIO if measurable else None,
-                   note=note if measurable else note + "; the cat hooks added nothing measurable "
-                   "in this run (noise): no ratio"),
+                   note=note("supervisor") + ("" if measurable else "; the cat hooks added "
+                                              "nothing measurable in this run (noise): no ratio")),
         ]
     else:
         out.append(Figure(f"{label} added per call: supervisor plugin vs no plugin",
                           added["supervisor"], "ms", baseline=floor,
-                          note=note + "; baseline: the floor (a plugin has no cat hooks)"))
+                          note=note("supervisor") + "; baseline: the floor (a plugin has no "
+                          "cat hooks)"))
     if "supervisor-http" in names:
         out.append(Figure(f"{label} added per call: supervisor (http) vs cat hooks",
                           added["supervisor-http"], "ms",
-                          baseline=added["cat"] if added["cat"] > 0 else None, note=note))
+                          baseline=added["cat"] if added["cat"] > 0 else None,
+                          note=note("supervisor-http")))
     return out
+
+
+def rotated(names: tuple[str, ...], index: int) -> tuple[str, ...]:
+    """Round `index`'s order: the configurations turned by one place a round, so none of them
+    always runs right after the same other on a machine whose load drifts."""
+    turn = index % len(names)
+    return names[turn:] + names[:turn]
+
+
+def _median_ms(gaps: list[float]) -> float:
+    return statistics.median(gaps) * 1000.0
+
+
+def _per_round(gaps: dict[str, list[list[float]]], config: str) -> list[float]:
+    """Per round: the floor itself (`none`), else the configuration's median minus that same
+    round's floor: the spread of these is how far the pooled figure can be trusted."""
+    floors = [_median_ms(found) for found in gaps["none"]]
+    if config == "none":
+        return floors
+    return [_median_ms(found) - floor for found, floor in zip(gaps[config], floors, strict=True)]
+
+
+def _listed(values: list[float]) -> str:
+    return ", ".join(f"{value:+.1f} ms" for value in values)
 
 
 def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox, config: str,
