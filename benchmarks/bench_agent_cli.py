@@ -33,7 +33,9 @@ machine).
 
 Figures per target: the floor, the cat hooks' added latency, and the supervisor's added latency
 against the cat hooks' (target at most 1.2x, issue 40); for a plugin target, the supervisor's
-added latency against no plugin (there is no command hook to compare with). A target whose CLI
+added latency against no plugin (there is no command hook to compare with); for a CLI that logs
+its own hooks' start and end (`HOOK_LOGS`: Copilot), also its hooks' logged time per call,
+the supervisor's against the cat hooks' (the same target). A target whose CLI
 cannot be had or run here gives a row saying so. `SUPERVISOR_BENCH_AGENTS=codex,gemini` (driver
 names) measures only those.
 """
@@ -46,6 +48,8 @@ import shutil
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +120,14 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
     names = configs(driver)
     base = work_dir(f"agent_cli-{driver.name}")
     gaps: dict[str, list[list[float]]] = {name: [] for name in names}
+    hooks: dict[str, list[list[float]]] = {name: [] for name in names}
     try:
         for index in range(rounds):
             for config in rotated(names, index):
-                gaps[config].append(_measure(driver, launch, executable,
-                                             Sandbox(base / f"{config}-{index}"), config, count))
+                found, logged = _measure(driver, launch, executable,
+                                         Sandbox(base / f"{config}-{index}"), config, count)
+                gaps[config].append(found)
+                hooks[config].append(logged)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     pooled = {name: list(itertools.chain.from_iterable(gaps[name])) for name in names}
@@ -157,6 +164,17 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
                           added["supervisor-http"], "ms",
                           baseline=added["cat"] if added["cat"] > 0 else None,
                           note=note("supervisor-http")))
+    if "cat" in names and all(hooks["cat"]) and all(hooks["supervisor"]):
+        logged = {name: _median_ms(list(itertools.chain.from_iterable(hooks[name])))
+                  for name in ("cat", "supervisor")}
+        rounds_of = ", ".join(f"{_median_ms(ours):.1f} vs {_median_ms(cats):.1f} ms"
+                              for ours, cats in zip(hooks["supervisor"], hooks["cat"],
+                                                    strict=True))
+        out.append(Figure(f"{label} hook time per call as the CLI logs it: supervisor vs cat "
+                          "hooks", logged["supervisor"], "ms", baseline=logged["cat"],
+                          max_ratio=MAX_RATIO,
+                          note=f"{calls}, from the CLI's own hook.start/hook.end; per round: "
+                          f"{rounds_of}"))
     return out
 
 
@@ -185,9 +203,10 @@ def _listed(values: list[float]) -> str:
 
 
 def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox, config: str,
-             count: int) -> list[float]:
-    """One run of `count` calls under `config`; the gaps of calls 2..count, in seconds (the
-    first call of a session pays its one-time costs)."""
+             count: int) -> tuple[list[float], list[float]]:
+    """One run of `count` calls under `config`: the gaps of calls 2..count, in seconds (the
+    first call of a session pays its one-time costs), and, for a CLI that logs its hooks
+    (`HOOK_LOGS`), the time its hooks took for each of those calls, in seconds."""
     sandbox.write_policy(POLICY)
     calls = []
     for i in range(count):
@@ -211,7 +230,48 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
         _all_allowed(sandbox, config)
     if len(found) < count:
         raise RuntimeError(f"{config}: {len(found)} calls measured, not {count}")
-    return found[1:count]
+    logged = HOOK_LOGS.get(driver.name)
+    hooks = logged(sandbox) if logged is not None and config != "none" else []
+    if logged is not None and config != "none" and len(hooks) < count:
+        raise RuntimeError(f"{config}: the CLI logged the hooks of {len(hooks)} calls, "
+                           f"not {count}")
+    return found[1:count], hooks[1:count]
+
+
+def _copilot_hook_times(sandbox: Sandbox) -> list[float]:
+    """Per tool call of the measured run, the seconds its hooks took as Copilot CLI logged them
+    in its session events (`hook.start` to `hook.end`, between the call's
+    `tool.execution_start` and `tool.execution_complete`). The measured run is the home's
+    newest session (the warm-up's is older)."""
+    logs = sorted((sandbox.home / ".copilot" / "session-state").glob("*/events.jsonl"),
+                  key=lambda path: path.stat().st_mtime)
+    if not logs:
+        return []
+    started: dict[str, float] = {}
+    per_call: list[float] = []
+    in_call = False
+    for line in logs[-1].read_text().splitlines():
+        event = json.loads(line)
+        kind, data = event.get("type"), event.get("data") or {}
+        at = datetime.fromisoformat(str(event.get("timestamp")).replace("Z", "+00:00"))
+        if kind == "tool.execution_start":
+            in_call = True
+            per_call.append(0.0)
+        elif kind == "tool.execution_complete":
+            in_call = False
+        elif kind == "hook.start" and in_call:
+            started[data["hookInvocationId"]] = at.timestamp()
+        elif kind == "hook.end" and data.get("hookInvocationId") in started:
+            per_call[-1] += at.timestamp() - started.pop(data["hookInvocationId"])
+    return per_call
+
+
+HOOK_LOGS: dict[str, Callable[[Sandbox], list[float]]] = {"copilot": _copilot_hook_times}
+"""CLIs that log when each hook starts and ends (driver name: reader). Their hooks run one after
+the other on the call's path (strace: the preToolUse hook, the tool, the postToolUse hook, then
+the next request), so the hooks' logged time is what they add, without the CLI's own work
+around them, whose swings on a loaded machine are larger than a process start (Copilot: about
+140 ms of its own per call, moving by 20-30 ms between runs)."""
 
 
 def _configure(driver: Driver, agent: Any, config: str) -> None:
