@@ -143,3 +143,19 @@ def test_search_names_leave_paths_globs_and_keys_out() -> None:
         "errormapp"]  # arguments cut short are no JSON
     assert search_names('{"command":"grep -rn \\"def subfigures\\" lib/matplotlib/figure.py"}',
                         6) == ["subfigures"]
+
+
+def test_shell_searches_that_exit_1_with_nothing_count_too() -> None:
+    """`rg`/`grep -r` in a shell answer a search that finds nothing with exit code 1 and no
+    output; after a `cd` into a sub-directory they miss the file the agent has open."""
+    s = Session()
+    s.call("Bash", {"command": "cat App/Services/ExerciseSubstitutionService.swift"}, SOURCE)
+    s.call("Bash", {"command": "cd functions && npm run build"}, "> tsc\n")
+    for pattern in ("ExerciseSubstitut", "SubstitutionService", "ExerciseSubstitutionService"):
+        s.call("Bash", {"command": f"rg -n {pattern} ."}, "", ok=False)
+    [f] = s.fired()
+    assert f.step == 4
+    s.call("Bash", {"command": "rg -n ExerciseSubstitution /repo"}, f"{SERVICE}:1:struct\n")
+    for pattern in ("ExerciseSubstitutionServiceFactory", "SubstitutionServiceFactory"):
+        s.call("Bash", {"command": f"rg -n {pattern} ."}, "", ok=False)
+    assert len(s.fired()) == 1  # found once: a new episode, not yet three misses
