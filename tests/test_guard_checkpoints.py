@@ -245,3 +245,59 @@ def test_users_global_excludes_file_is_honoured(tmp_path: Path, work: Path, monk
     store_for(tmp_path, work).create("start")
     tree = _tree(tmp_path, "cp-1")
     assert "token.secret" not in tree and "notes.txt" in tree
+
+
+def test_global_excludes_file_named_through_an_include_is_honoured(
+        tmp_path: Path, work: Path, monkeypatch) -> None:
+    """Git is asked for the user's excludes file only when a global config could name it:
+    through an `[include]` too (the file that names it is then not the one read)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "my-ignore").write_text("*.secret\n")
+    (home / "more.conf").write_text(f"[core]\n\texcludesFile = {home / 'my-ignore'}\n")
+    (home / ".gitconfig").write_text(f"[include]\n\tpath = {home / 'more.conf'}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    (work / "token.secret").write_text("s3cr3t\n")
+    store_for(tmp_path, work).create("start")
+    tree = _tree(tmp_path, "cp-1")
+    assert "token.secret" not in tree and "notes.txt" in tree
+
+
+def test_default_global_ignore_is_honoured_without_a_global_config(
+        tmp_path: Path, work: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    (home / "xdg" / "git").mkdir(parents=True)
+    (home / "xdg" / "git" / "ignore").write_text("*.secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    (work / "token.secret").write_text("s3cr3t\n")
+    store_for(tmp_path, work).create("start")
+    tree = _tree(tmp_path, "cp-1")
+    assert "token.secret" not in tree and "notes.txt" in tree
+
+
+def test_first_checkpoint_is_one_pack_and_later_ones_loose(tmp_path: Path, work: Path) -> None:
+    """The repository is laid out without `git init`; the first checkpoint writes the whole
+    tree into one pack (its objects are not one file each), later ones the files they change
+    loose (no pack a checkpoint: every git process would open one more); git reads it all,
+    and the line counts of a later checkpoint are real (the pack setting is `git add`'s
+    alone: in the configuration, `diff` would take every file for a binary one)."""
+    for i in range(30):
+        (work / "src" / f"m{i}.py").write_text(f"x = {i}\n")
+    store = store_for(tmp_path, work)
+    first = store.create("start")
+    git_dir = tmp_path / "session" / "checkpoints.git"
+    packs = sorted((git_dir / "objects" / "pack").glob("*.pack"))
+    assert len(packs) == 1 and not (git_dir / "hooks").exists()
+    blobs = git(work, f"--git-dir={git_dir}", "ls-tree", "-r", "--object-only", first.commit)
+    for blob in blobs.split():  # every file's content is in the pack, none loose
+        assert not (git_dir / "objects" / blob[:2] / blob[2:]).exists()
+    (work / "src" / "app.py").write_text("print('v2')\nprint('more')\n")
+    second = store.create("edit")
+    assert (second.modified, second.insertions, second.deletions) == (1, 2, 1)
+    assert sorted((git_dir / "objects" / "pack").glob("*.pack")) == packs
+    assert git(work, f"--git-dir={git_dir}", "rev-parse", "--is-bare-repository") == "false\n"
+    git(work, f"--git-dir={git_dir}", "fsck", "--strict", "--no-dangling")
+    store.restore("cp-1")
+    assert (work / "src" / "app.py").read_text() == "print('v1')\n"

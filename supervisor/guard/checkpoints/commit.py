@@ -72,7 +72,10 @@ def _commit(repo: ShadowRepo, label: str, at_seq: int | None) -> CheckpointCommi
 
 def _chain(repo: ShadowRepo) -> tuple[str | None, int, int, str | None]:
     """The latest checkpoint commit (None at first), its file count, the next number and
-    the latest checkpoint's id, in one git call."""
+    the latest checkpoint's id, in one git call (none while the repository has no ref at
+    all, as at a session's first checkpoint)."""
+    if not _has_refs(repo):
+        return None, 0, 1, None
     out = repo.git(
         "for-each-ref", "--format=%(refname)%00%(objectname)%00%(contents)%1e",
         HEAD_REF, REF_PREFIX,
@@ -89,6 +92,17 @@ def _chain(repo: ShadowRepo) -> tuple[str | None, int, int, str | None]:
         else:
             highest = max(highest, number(ref.rsplit("/", 1)[-1]))
     return head, files, highest + 1, head_id
+
+
+def _has_refs(repo: ShadowRepo) -> bool:
+    """Whether any checkpoint ref may exist: a loose ref file, or refs packed by hand."""
+    if (repo.git_dir / "packed-refs").exists() or (repo.git_dir / HEAD_REF).exists():
+        return True
+    try:
+        with os.scandir(repo.git_dir / REF_PREFIX) as refs:
+            return any(True for _ in refs)
+    except FileNotFoundError:
+        return False
 
 
 @contextmanager

@@ -61,25 +61,40 @@ class ShadowRepo:
         if self.ready:
             return
         if not (self.git_dir / "HEAD").exists():
-            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
-            # --shared=0600: every file git makes in it is private, directories 0700
-            run(safe_git.argv("init", "-q", "--bare", "--shared=0600", str(self.git_dir)),
-                self.env, cwd=self.git_dir.parent)
-            os.chmod(self.git_dir, 0o700)
-            self.git("config", "core.bare", "false")  # `init --bare` wrote it: replaced
-            with open(self.git_dir / "config", "a", encoding="utf-8") as config:
-                config.write(config_text((
-                    ("supervisor", "workTree", str(self.work_tree)),
-                    ("core", "autocrlf", "false"),
-                    ("core", "fsmonitor", "false"),
-                    ("core", "quotePath", "false"),
-                    ("core", "excludesFile", user_excludes_file() or ""),
-                    ("commit", "gpgSign", "false"),
-                    ("gc", "auto", "0"),
-                    ("advice", "addEmbeddedRepo", "false"),
-                    ("advice", "addIgnoredFile", "false"),
-                )))
+            self._create()
         self.ready = True
+
+    def _create(self) -> None:
+        """Lay the repository out as `git init --bare --shared=0600` and our configuration
+        would, without running git: those were two of a first checkpoint's processes
+        (`init`, `config core.bare`), and `init` copied its templates (sample hooks that
+        would never run here). Directories 0700, files 0600 (`core.sharedRepository`
+        keeps what git adds later so); `HEAD` last, so that a repository half made by a
+        killed process is made again at the next use."""
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.git_dir.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(self.git_dir, 0o700)
+        for sub in ("objects", "objects/info", "objects/pack", "refs", "refs/heads",
+                    "refs/tags", "info"):
+            (self.git_dir / sub).mkdir(mode=0o700, exist_ok=True)
+        config = self.git_dir / "config"
+        write_private(config, b"")  # first the file whose mode `_chmod_kept` tries
+        write_private(config, config_text((
+            ("core", "repositoryformatversion", "0"),
+            ("core", "filemode", "true" if _chmod_kept(config) else "false"),
+            ("core", "bare", "false"),
+            ("core", "sharedRepository", "0600"),
+            ("supervisor", "workTree", str(self.work_tree)),
+            ("core", "autocrlf", "false"),
+            ("core", "fsmonitor", "false"),
+            ("core", "quotePath", "false"),
+            ("core", "excludesFile", user_excludes_file() or ""),
+            ("commit", "gpgSign", "false"),
+            ("gc", "auto", "0"),
+            ("advice", "addEmbeddedRepo", "false"),
+            ("advice", "addIgnoredFile", "false"),
+        )).encode("utf-8"))
+        write_private(self.git_dir / "HEAD", b"ref: refs/heads/master\n")
 
     def refresh_excludes(self) -> None:
         """Write `info/exclude`: our defaults, the agent repository's own `info/exclude`, and
@@ -223,10 +238,19 @@ def clean_env() -> dict[str, str]:
 
 def user_excludes_file() -> str | None:
     """The user's global excludes file: `core.excludesFile` of their global configuration,
-    else git's default (`$XDG_CONFIG_HOME/git/ignore`)."""
+    else git's default (`$XDG_CONFIG_HOME/git/ignore`). Git is asked only when one of the
+    global configuration files could name it (mentions `excludesFile`, or includes another
+    file): a first checkpoint's process fewer for everyone else."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    default = os.path.join(base, "git", "ignore")
+    if not _may_name_excludes((os.path.join(os.path.expanduser("~"), ".gitconfig"),
+                               os.path.join(base, "git", "config"))):
+        return default
     try:  # from the root directory: no repository found, none of the agent's read
         proc = subprocess.run(
-            safe_git.argv("config", "--global", "--path", "--get", "core.excludesFile"),
+            # --includes: with --global, git config follows no include of itself (git does)
+            safe_git.argv("config", "--global", "--includes", "--path", "--get",
+                          "core.excludesFile"),
             capture_output=True, text=True, env=safe_git.environment(), cwd="/",
             timeout=waits.remaining(),
         )
@@ -234,9 +258,36 @@ def user_excludes_file() -> str | None:
             return proc.stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         pass
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "git", "ignore")
+    return default
 
+
+def _may_name_excludes(paths: Iterable[str]) -> bool:
+    """Whether any of these git config files could set `core.excludesFile`: names are not
+    case-sensitive, and an `include`/`includeIf` section may bring in any other file. A
+    file that cannot be read is asked about (git may read what we cannot tell)."""
+    for path in paths:
+        try:
+            with open(path, "rb") as config:
+                text = config.read().lower()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        if b"excludesfile" in text or b"include" in text:
+            return True
+    return False
+
+
+def _chmod_kept(path: Path) -> bool:
+    """Whether the file system keeps a file's executable bit (`core.filemode`, which `git
+    init` finds out the same way: on a FAT or SMB mount it does not)."""
+    try:
+        os.chmod(path, 0o700)
+        kept = bool(os.stat(path).st_mode & 0o100)
+        os.chmod(path, 0o600)
+    except OSError:
+        return False
+    return kept
 
 
 def escape_pattern(text: str) -> str:

@@ -67,6 +67,16 @@ class Staged:
     truncated: bool = False
 
 
+ONE_PACK = ("-c", "core.bigFileThreshold=1")
+"""`git add` of a whole work tree (no index yet: a session's first checkpoint) writes its
+files into one pack instead of a loose object each, the way git stores files over the
+threshold (`bulk-checkin`): 1,500 files were 1,500 object files and 256 folders made, most of
+a first checkpoint's time on a busy disk (benchmarks/README.md, "guard"). Only then: a pack a
+checkpoint would make every later git process open one more index, so a long session's
+checkpoints would cost more and more; later checkpoints write the few changed files loose.
+Given on the command line of `git add` alone: in the configuration it would also make `diff`
+take every file for a binary one (no line counts)."""
+
 UNTRACKED_KEPT = 20_000
 """Entries of `untracked` a checkpoint records (ignored directories count once)."""
 
@@ -87,12 +97,17 @@ def stage(repo: ShadowRepo, index_env: dict[str, str] | None = None) -> Staged:
     oversized, nested = [], []
     total = 0
     for rel in filter(None, listed.split("\0")):
-        if rel.endswith("/") or os.path.lexists(repo.work_tree / rel / ".git"):
-            nested.append(rel.rstrip("/"))  # a nested repository (git lists it so)
+        if rel.endswith("/"):
+            nested.append(rel[:-1])  # a nested repository (git lists it so)
             continue
+        path = os.path.join(repo.work_tree, rel)
         try:
-            st = os.lstat(repo.work_tree / rel)
+            st = os.lstat(path)
         except OSError:
+            continue
+        # a plain file holds no `.git`: only a directory or a link to one is asked
+        if not stat.S_ISREG(st.st_mode) and os.path.lexists(os.path.join(path, ".git")):
+            nested.append(rel)
             continue
         if st.st_size > repo.max_file_bytes and not stat.S_ISLNK(st.st_mode):
             oversized.append(rel)
@@ -111,7 +126,9 @@ def stage(repo: ShadowRepo, index_env: dict[str, str] | None = None) -> Staged:
         )
     specs = ["."] + [f":(exclude,literal){p}" for p in oversized]
     specs += [f":(exclude,literal){p}/" for p in nested]
+    index = (index_env or {}).get("GIT_INDEX_FILE") or repo.git_dir / "index"
     added = repo.git(
+        *(() if os.path.exists(index) else ONE_PACK),
         "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
         input="".join(s + "\0" for s in specs), env=index_env, check=False, full=True,
     )
