@@ -34,6 +34,12 @@ def test_shipped_themes_load() -> None:
         ('name = "x"', "primary: Field required"),
         ('name = "../evil"\nprimary = "#fff"', "name: String should match pattern"),
         ('name = "x"\nprimary = "#fff"\nsparkle = true', "sparkle: Extra inputs"),
+        ('name = 3\nprimary = "#fff"', "name: Input should be a valid string"),
+        ('name = "x"\nprimary = 7', "primary: Input should be a valid string"),
+        ('name = "x"\nprimary = "#fff"\ndark = "yes"', "dark: Input should be a valid boolean"),
+        ('name = "x"\nprimary = "#fff"\ntext_alpha = "x"', "text_alpha: Input should be a valid"),
+        ('name = "x"\nprimary = "#fff"\nvariables = 1', "variables: Input should be a valid"),
+        ('name = "x"\nprimary = "#fff"\n[variables]\nk = 1', "variables.k: Input should be"),
     ],
 )
 def test_invalid_theme_files_are_reported_and_skipped(tmp_path: Path, content, reason) -> None:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from supervisor.protocol.codec import BadLine, parse_line
+from supervisor.protocol.bad_line import BadLine
+from supervisor.protocol.codec import parse_line
 from supervisor.protocol.linereader import bounded_lines
 from supervisor.protocol.names import AGENT_EVENT_TYPES, EVENTS_FILE, MAX_LINE_BYTES
 

@@ -21,7 +21,7 @@ from supervisor.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from supervisor.protocol.codec import BadLine
+    from supervisor.protocol.bad_line import BadLine
     from supervisor.protocol.models import Event
     from supervisor.store.base import SessionBatch, SessionReader, Store
 
@@ -106,7 +106,7 @@ class Printer:
     def render(self, batch: "SessionBatch") -> list[list[str]]:
         """Events and bad lines of a batch in log order; an open heartbeat run is held back
         until the next event (or `flush`)."""
-        from supervisor.protocol.codec import BadLine
+        from supervisor.protocol.bad_line import BadLine
         from supervisor.store.render import describe_bad_line
 
         rows: list[tuple[int, Event | BadLine]] = list(

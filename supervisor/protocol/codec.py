@@ -9,12 +9,12 @@ protocol allows (a lone UTF-16 surrogate escape such as `"\\udcff"`, which Pytho
 `json.dumps` writes for undecodable tool output: it becomes U+FFFD).
 """
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from supervisor.protocol import bounded
+from supervisor.protocol.bad_line import BadLine, LineKind
 from supervisor.protocol.decisions import common_problem, read_decision
 from supervisor.protocol.lines import as_dict, encode_line
 from supervisor.protocol.models import AgentEvent, Decision, Event, GenericEvent
@@ -24,8 +24,6 @@ from supervisor.protocol.names import (
     MAX_JSON_DEPTH,
     MAX_LINE_BYTES,
 )
-
-LineKind = Literal["events", "control"]
 
 _REQUIRED_COMMON = ("v", "seq", "ts")
 _RAW_KEEP = 64 * 1024
@@ -38,23 +36,6 @@ _agent_fast = _agent_adapter.validator.validate_json
 _REQUIRED_SET = frozenset(_REQUIRED_COMMON)
 _JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number",
                bool: "boolean", type(None): "null"}
-
-
-@dataclass(frozen=True, slots=True)
-class BadLine:
-    """A line that is not a valid event: kept with its reason and raw bytes, never raised."""
-
-    reason: str
-    raw: bytes
-    offset: int | None = None
-    """Byte offset of the line's start in its file, when read from a file."""
-    size: int | None = None
-    """Size of the whole line when `raw` holds only its start (an oversized line)."""
-
-    def preview(self, limit: int = 200) -> str:
-        """The start of the raw bytes as text, undecodable bytes replaced."""
-        text = self.raw[:limit].decode("utf-8", "replace")
-        return text + ("…" if len(self.raw) > limit or self.size else "")
 
 
 class _Refused(Exception):

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from supervisor.protocol.codec import BadLine, LineKind
+from supervisor.protocol.bad_line import BadLine, LineKind
 
 if TYPE_CHECKING:
     import asyncio

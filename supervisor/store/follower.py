@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.protocol.codec import LineKind
+from supervisor.protocol.bad_line import LineKind
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE
 from supervisor.store.base import Consumer, SessionBatch
 from supervisor.store.errors import UnreadableStore

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from supervisor.protocol.bad_line import LineKind
 from supervisor.protocol.bounded import loads
-from supervisor.protocol.codec import LineKind
 from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE
 from supervisor.store.base import Cursor, SessionBatch, Store
 from supervisor.store.errors import StoreError, UnsafeStore

@@ -9,11 +9,13 @@ import json
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from supervisor.protocol.codec import BadLine
-from supervisor.protocol.models import Event
+from supervisor.protocol.bad_line import BadLine
 from supervisor.safetext import clean
+
+if TYPE_CHECKING:
+    from supervisor.protocol.models import Event  # pydantic: not before the first screen
 
 _WIDTH = 200
 
@@ -56,7 +58,7 @@ def ago_changes_at(ts: float | None, now: float) -> float:
     return ts + min((shown + 0.5) * size, upper)
 
 
-def describe_event(event: Event, width: int | None = _WIDTH) -> str:
+def describe_event(event: "Event", width: int | None = _WIDTH) -> str:
     """`seq time type summary` on one line, with every agent-provided string cleaned (cut at
     `width` characters; None: not cut)."""
     render = _RENDERERS.get(event.type, _generic)
@@ -68,7 +70,7 @@ def describe_event(event: Event, width: int | None = _WIDTH) -> str:
                  keep_newlines=False, limit=width)
 
 
-def describe_full(event: Event) -> list[str]:
+def describe_full(event: "Event") -> list[str]:
     """The event in full: its `describe_event` line, uncut, then what that line shortens (a
     call's arguments as indented JSON, a result's whole output, a message's whole text, any
     other event's fields), indented by four spaces. Agent text is cleaned, newlines kept."""
@@ -110,7 +112,7 @@ def _compact(value: object, limit: int = 400) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)[:limit]
 
 
-def _generic(e: Event) -> str:
+def _generic(e: "Event") -> str:
     return _compact(e.model_dump(mode="json", exclude={"v", "seq", "ts", "type"}))
 
 

@@ -6,12 +6,14 @@ agent's recorded process still exists is asked of the system (`supervisor.store.
 """
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from supervisor.protocol.decisions import is_hold
-from supervisor.protocol.models import Event
 from supervisor.protocol.policy_audit import switched_off
 from supervisor.store.liveness import Liveness, judge
+
+if TYPE_CHECKING:
+    from supervisor.protocol.models import Event  # pydantic: not before the first screen
 
 IDLE_AFTER_S = 60.0
 """No activity (heartbeats aside) for this long: the session is idle."""
@@ -93,7 +95,7 @@ class SessionSummary:
     """Why this session's events could not be folded (set by a reader that failed on them),
     or None. A broken session is shown as such; the others go on."""
 
-    def apply(self, event: Event, arrived: float | None = None) -> None:
+    def apply(self, event: "Event", arrived: float | None = None) -> None:
         """Fold one event in; `arrived`: when the store received it (`SessionBatch.arrived`)."""
         self.events += 1
         kind = event.type

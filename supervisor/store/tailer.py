@@ -11,10 +11,13 @@ import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from supervisor.protocol.codec import BadLine, LineKind, parse_line
-from supervisor.protocol.models import Event
+from supervisor.protocol.bad_line import BadLine, LineKind
 from supervisor.protocol.names import MAX_LINE_BYTES
+
+if TYPE_CHECKING:
+    from supervisor.protocol.models import Event
 
 _READ_CHUNK = 1024 * 1024
 
@@ -23,7 +26,7 @@ _READ_CHUNK = 1024 * 1024
 class TailBatch:
     """What one poll found. `reset` means earlier content is gone: forget what you had."""
 
-    events: list[Event] = field(default_factory=list)
+    events: list["Event"] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
     """Byte offset of each event's line, parallel to `events` (to `raw` for a `RawTailer`)."""
     raw: list[bytes] = field(default_factory=list)
@@ -62,6 +65,11 @@ class Tailer:
         self._skip_head = b""
         self.bad_count = 0
         self._open_error: str | None = None
+        from supervisor.protocol.codec import parse_line  # pydantic: at the first reader
+
+        self._parse = parse_line
+        """The codec is imported by the first tailer, not with the store: the dashboard's
+        first screen is painted before any session is read (tests/test_tui_imports.py)."""
 
     @property
     def inode(self) -> int | None:
@@ -188,7 +196,7 @@ class Tailer:
             line = line[:-1]
         if not line or line.isspace():
             return
-        result = parse_line(line, self.kind, max_bytes=self.max_line_bytes)
+        result = self._parse(line, self.kind, max_bytes=self.max_line_bytes)
         if type(result) is BadLine:
             batch.bad_lines.append(BadLine(result.reason, result.raw, line_start, result.size))
         else:

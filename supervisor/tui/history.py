@@ -15,11 +15,13 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from supervisor.protocol.models import Event
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionLog
+
+if TYPE_CHECKING:
+    from supervisor.protocol.models import Event  # pydantic: not before the first screen
 
 SUMMARY_LIMIT = 240
 """Characters of the one-line summary shown per event (the full event stays on disk)."""
@@ -129,7 +131,7 @@ class HistoryStore:
     def __len__(self) -> int:
         return len(self._seqs)
 
-    def append(self, event: Event, cursor: Cursor) -> None:
+    def append(self, event: "Event", cursor: Cursor) -> None:
         """Index `event`, found at `cursor` of `self.log`."""
         self._seqs.append(event.seq)
         self._ts.append(event.ts)

@@ -11,13 +11,12 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from supervisor.guard.loop_cost import LoopTally
 from supervisor.hooks.installed import broken_project_hook
 from supervisor.operator.refusals import UnreadDecision
-from supervisor.protocol.codec import BadLine
-from supervisor.protocol.models import Event
+from supervisor.protocol.bad_line import BadLine
 from supervisor.protocol.names import CHANGED_FILES_KEPT, MAX_NUMBER
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionBatch, Store
@@ -28,6 +27,9 @@ from supervisor.store.silence import unsupervised
 from supervisor.store.summary import SessionSummary
 from supervisor.tui.fleet_totals import FleetTotals
 from supervisor.tui.history import HistoryStore
+
+if TYPE_CHECKING:
+    from supervisor.protocol.models import Event  # pydantic: not before the first screen
 
 RATE_MINUTES = 30
 DAYS_KEPT = 8
@@ -219,7 +221,7 @@ class SessionState:
         self.outcomes = keep_outcomes
         self.version += 1
 
-    def apply_events(self, events: Iterable[Event], cursors: Iterable[Cursor],
+    def apply_events(self, events: Iterable["Event"], cursors: Iterable[Cursor],
                      bad: Iterable[BadLine], file: str, arrived: Iterable[float] = ()) -> None:
         summary_apply, history_append, handlers = (
             self.summary.apply, self.history.append, _HANDLERS.get
@@ -239,7 +241,7 @@ class SessionState:
         self.summary.bad_lines = len(self.bad_lines)
         self.version += 1
 
-    def apply_control(self, events: Iterable[Event]) -> None:
+    def apply_control(self, events: Iterable["Event"]) -> None:
         """Decisions in `control.jsonl` (ours or another operator's) are 'sent' until answered."""
         for event in events:
             did = getattr(event, "decision_id", None)

@@ -17,11 +17,12 @@ File format (every colour a CSS colour string; only `name` and `primary` are req
 """
 
 import contextlib
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -35,40 +36,56 @@ _COLOR_FIELDS = (
 )
 
 
-class ThemeFile(BaseModel):
-    """The validated content of one theme file."""
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_DEFAULTS: dict[str, Any] = {"dark": True, "luminosity_spread": 0.15, "text_alpha": 0.95}
+"""What a theme file may leave out beside the colours (Textual's own defaults)."""
 
-    model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-    dark: bool = True
-    primary: str
-    secondary: str | None = None
-    accent: str | None = None
-    warning: str | None = None
-    error: str | None = None
-    success: str | None = None
-    foreground: str | None = None
-    background: str | None = None
-    surface: str | None = None
-    panel: str | None = None
-    boost: str | None = None
-    luminosity_spread: float = 0.15
-    text_alpha: float = 0.95
-    variables: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator(*_COLOR_FIELDS)
-    @classmethod
-    def _colour(cls, value: str | None) -> str | None:
+def theme_from(data: dict[str, Any]) -> Theme:
+    """A theme from one file's table, checked field by field; `ValueError` with the first
+    problem as `field: reason`. Plain checks rather than a pydantic model: the themes are read
+    before the dashboard's first screen, which pydantic would delay by a third of a second."""
+    for name in ("name", "primary"):
+        if name not in data:
+            raise ValueError(f"{name}: Field required")
+    if not isinstance(data["name"], str):
+        raise ValueError("name: Input should be a valid string")
+    if not _NAME.match(data["name"]):
+        raise ValueError(f"name: String should match pattern '{_NAME.pattern}'")
+    fields: dict[str, Any] = {**_DEFAULTS, "name": data["name"]}
+    for name in _COLOR_FIELDS:
+        value = data.get(name)
         if value is not None:
-            try:
-                Color.parse(value)
-            except ColorParseError as exc:
-                raise ValueError(f"not a colour: {value!r}") from exc
-        return value
+            fields[name] = _colour(name, value)
+    if not isinstance(data.get("dark", True), bool):
+        raise ValueError("dark: Input should be a valid boolean")
+    for name in ("luminosity_spread", "text_alpha"):
+        value = data.get(name, fields[name])
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{name}: Input should be a valid number")
+        fields[name] = float(value)
+    fields["dark"] = data.get("dark", True)
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict):
+        raise ValueError("variables: Input should be a valid dictionary")
+    for key, value in variables.items():
+        if not isinstance(value, str):
+            raise ValueError(f"variables.{key}: Input should be a valid string")
+    fields["variables"] = dict(variables)
+    for name in data:
+        if name not in fields and name not in _COLOR_FIELDS:
+            raise ValueError(f"{name}: Extra inputs are not permitted")
+    return Theme(**fields)
 
-    def to_theme(self) -> Theme:
-        return Theme(**self.model_dump())
+
+def _colour(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: Input should be a valid string")
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        raise ValueError(f"{name}: not a colour: {value!r}") from None
+    return value
 
 
 @dataclass(slots=True)
@@ -91,12 +108,7 @@ def load_theme_file(path: Path) -> Theme:
         raise ValueError(f"cannot read: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"invalid TOML: {exc}") from exc
-    try:
-        return ThemeFile.model_validate(data).to_theme()
-    except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "file"
-        raise ValueError(f"{where}: {first['msg']}") from exc
+    return theme_from(data)
 
 
 def load_themes(*folders: Path) -> LoadedThemes:

@@ -19,7 +19,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from supervisor.protocol.codec import BadLine, LineKind, parse_line
+from supervisor.protocol.bad_line import BadLine, LineKind
+from supervisor.protocol.codec import parse_line
 from supervisor.store.base import Consumer, Cursor, SessionBatch, Store
 from supervisor.store.errors import SessionNotFound, StoreError
 from supervisor.store.redis import replies, scripts
