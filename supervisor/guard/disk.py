@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from supervisor.guard.fileread import MAX_BYTES, confine, read_file, resolve
+from supervisor.guard.fileread import MAX_BYTES, confine, read_confined, resolve
 
 MAX_FILES = 16
 """Files hashed after one call at most (a command naming more is judged by the first ones)."""
@@ -37,7 +37,7 @@ def file_state(path: str, cwd: str | os.PathLike[str] | None) -> dict[str, Any]:
         info = os.stat(real, follow_symlinks=False)
     except OSError:
         return {"path": str(where), "status": "missing"}
-    got = read_file(path, cwd=cwd, max_bytes=MAX_BYTES)
+    got = read_confined(str(where), real, MAX_BYTES)
     if got.status not in ("ok", "binary", "too_large"):
         return {"path": str(where), "status": got.status}
     return {"path": str(where), "size": info.st_size, "mtime": info.st_mtime_ns,

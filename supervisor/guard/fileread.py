@@ -71,8 +71,14 @@ def read_file(path: str, *, cwd: str | os.PathLike[str] | None,
               max_bytes: int = MAX_BYTES) -> FileRead:
     """Read `path` (relative to the work tree `cwd`) as UTF-8 text, at most `max_bytes`;
     never raises. Only a file inside the work tree is read (`confine`)."""
-    shown = str(resolve(path, cwd))
-    where = confine(path, cwd)
+    return read_confined(str(resolve(path, cwd)), confine(path, cwd), max_bytes)
+
+
+def read_confined(shown: str, where: Path | None, max_bytes: int = MAX_BYTES) -> FileRead:
+    """`read_file` of a path already confined (`where`: what `confine` answered, None for a
+    path it refused; `shown`: the path as the agent meant it), for a caller that needed the
+    real path first (`disk.file_state`): the real path is the costly part, one `lstat` a
+    component, paid once."""
     if where is None:
         return FileRead(shown, "unreadable", detail=OUTSIDE)
     try:

@@ -52,7 +52,7 @@ def refusal(facts: CallFacts, root: Path, cwd: str | None, policy: Policy) -> st
     key_forms = [f"{form}/{KEY_FILE}" for form in forms]
     paths = _paths(facts)
     if any(key in text for text in texts for key in key_forms) or any(
-            _inside(path, cwd, root) and Path(path).name == KEY_FILE for path in paths):
+            Path(path).name == KEY_FILE and _inside(path, cwd, root) for path in paths):
         return (f"this call names the supervisor's operator key ({root}/{KEY_FILE}); the "
                 "agent may not read or change it")
     if tool in policy["shell_tools"] or tool in policy["code_tools"]:
