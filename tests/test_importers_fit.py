@@ -44,3 +44,11 @@ def test_what_is_surely_small_skips_the_trial_encoding() -> None:
     assert _surely_fits({**BASE, "args": {"command": "ls", "timeout": 30}}, LINE_BUDGET)
     assert not _surely_fits({**BASE, "args": {"a": {"b": 1}}}, LINE_BUDGET)
     assert not _surely_fits({**BASE, "args": {"n": 10**20}}, LINE_BUDGET)
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), -float("inf"), 1e308, -0.5])
+def test_a_number_beside_the_text_comes_out_as_the_trial_encoding_makes_it(
+        number: float) -> None:
+    event = {**BASE, "type": "tool_result", "ok": True, "duration_ms": number}
+    assert _fit(dict(event)) == expected(dict(event))
+    assert _surely_fits(event, LINE_BUDGET) == (abs(number) != float("inf") and number == number)

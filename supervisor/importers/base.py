@@ -501,8 +501,8 @@ def _surely_fits(event: dict[str, Any], budget: int) -> bool:
                 return False
             budget -= size
             nested = True
-        elif isinstance(value, float) and (value != value or abs(value) == float("inf")):
-            return False  # not JSON (NaN): the trial encoding decides
+        elif isinstance(value, float) and not -_INFINITY < value < _INFINITY:
+            return False  # not JSON (NaN, infinities): the trial encoding decides
         else:
             budget -= 64
     if nested and not all(_encodable(v) for v in event.values() if isinstance(v, str)):
@@ -511,6 +511,7 @@ def _surely_fits(event: dict[str, Any], budget: int) -> bool:
 
 
 _NESTED = (dict, list)
+_INFINITY = float("inf")
 
 
 def _flat_size(value: dict[Any, Any] | list[Any]) -> int:
