@@ -7,6 +7,7 @@ from typing import Any
 
 from supervisor.engine import Engine, Finding
 from supervisor.engine.detectors.blind_search import search_names
+from supervisor.engine.guidance import blind_search_nudge
 
 SERVICE = "/repo/App/Services/ExerciseSubstitutionService.swift"
 SOURCE = "struct ExerciseSubstitutionServiceFactory {\n    static func create() -> Service? {\n"
@@ -55,14 +56,27 @@ def test_empty_searches_for_the_name_of_a_file_just_edited_are_a_loop() -> None:
                            "args": {"pattern": "ExerciseSubstitution"}}, 9.0).action != "block"
 
 
-def test_the_nudge_names_the_searches_and_quotes_the_names() -> None:
+def test_the_nudge_names_the_searches_and_quotes_the_file() -> None:
     s = Session()
-    s.call("Read", {"file_path": "/repo/src/billing_client.py"}, "class BillingClient:\n")
-    for pattern in ("BillingClient", "billing_client", "billing_client\x1b[31m"):
+    s.call("Read", {"file_path": "/repo/src/billing_client\x1b[31m.py"}, "class BillingClient:\n")
+    for pattern in ("BillingClient", "billing_client", "billingClient"):
         s.grep(pattern, output="No matches found")
     [f] = s.fired()
     assert f.evidence == [6, 8, 10]
-    assert "\x1b" not in f.message
+    assert "\x1b" not in f.message  # the recovery turn, from the evidence
+    alone = blind_search_nudge(3, "billing_client\x1b[31m.py", f.evidence)  # its fallback
+    assert "“billing_client" in alone and "\x1b" not in alone and "#6, #8 and #10" in alone
+
+
+def test_a_hunt_for_unused_modules_is_no_loop() -> None:
+    """Names of several files the agent read, each searched once and not found: nothing
+    imports them, which is what the agent wanted to know."""
+    s = Session()
+    for name in ("old_helpers", "legacy_utils", "compat_shim"):
+        s.call("Read", {"file_path": f"/repo/src/{name}.py"}, "def f():\n    pass\n")
+    for name in ("old_helpers", "legacy_utils", "compat_shim"):
+        s.grep(f"import {name}|from {name}", output="No matches found")
+    assert s.fired() == []
 
 
 def test_checking_that_a_removed_name_is_gone_is_no_loop() -> None:

@@ -251,13 +251,12 @@ def no_progress_nudge(n: int, since_seq: int) -> str:
     )
 
 
-def blind_search_nudge(n: int, names: list[str], seqs: list[int]) -> str:
-    shown = ", ".join(quote(x, 40) for x in dict.fromkeys(names))
+def blind_search_nudge(n: int, file: str, seqs: list[int]) -> str:
     return (
-        f"Loop: {n} searches found nothing ({seqs_text(seqs)}) for names of files you have "
-        f"just opened or written ({shown}): those files exist, so the search looks in the "
-        f"wrong place. Check the working directory and search from the project root or in "
-        f"the directory of those files before searching again."
+        f"Loop: {n} searches for the name of {quote(file, 80)}, a file you have just read, "
+        f"found nothing ({seqs_text(seqs)}). The file exists, so check where the search looks "
+        f"(the working directory, its path or glob) and search from the project root or in "
+        f"that file's directory before searching again."
     )
 
 

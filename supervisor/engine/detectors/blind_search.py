@@ -13,9 +13,12 @@ A search counts when it is a read-only call (category `read`) that is not a file
 confined to one file (a name not used in one file is no sign of a wrong place), its result is
 empty, and a name in its arguments (an identifier of at least `min_name` characters, path and
 glob arguments left out) is part of the name of a file the session was shown within the last
-`window` steps (an edit of it keeps it known). Files the agent only created are not counted:
-agents name their scripts after what they investigate (`trace_where_node.py`), and a search for
-that concept finding nothing says nothing about where the search looks. A search that finds
+`window` steps (an edit of it keeps it known), and the searches of the episode name one file
+again and again: names of several files, each searched once and not found, are a hunt for
+unused code (`old_helpers`, `legacy_utils`, `compat_shim`: nothing imports them), not a search
+in the wrong place. Files the agent only created are not counted: agents name their scripts
+after what they investigate (`trace_where_node.py`), and a search for that concept finding
+nothing says nothing about where the search looks. A search that finds
 something ends the episode (the search works again); a person's prompt starts afresh. The
 rubric's three occurrences: nudge at the 3rd, and only a nudge: the evidence is different calls
 whose answer is empty (`moderate`), never enough to refuse a call.
@@ -58,13 +61,12 @@ class BlindSearchParams(TypedDict):
 def _stem(path: str) -> str:
     """A file's name without its directory and extension, lower case, without `_` and `-`
     (`billing_client.py` names `BillingClient`)."""
-    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    return _fold(name.split(".", 1)[0])
+    return _fold(_base(path).split(".", 1)[0])
 
 
 def _is_file(path: str) -> bool:
     """Whether a path names a file (its last part has an extension), not a directory."""
-    return "." in path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lstrip(".")
+    return "." in _base(path).lstrip(".")
 
 
 def _fold(name: str) -> str:
@@ -89,26 +91,22 @@ def search_names(args: str, min_name: int) -> list[str]:
     return names
 
 
-def _known(names: list[str], stems: dict[str, int]) -> str | None:
-    """The first name that is part of a known file's name."""
-    for name in names:
-        if any(name in stem for stem in stems):
-            return name
-    return None
+def _base(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
 
 class BlindSearch(Detector[BlindSearchParams]):
     name = "blind_search"
-    summary = ("searches keep finding nothing for names of files the session has just read "
-               "or written (the search looks in the wrong place)")
+    summary = ("searches keep finding nothing for the name of a file a read has just shown "
+               "(the search looks in the wrong place)")
     defaults: ClassVar[BlindSearchParams] = {
         "enabled": True, "nudge": 3, "window": 20, "min_name": 6,
     }
 
     def memory(self) -> Memory:
-        # the names of the files read or written with success (stem -> step index), the
-        # empty searches of the episode (seq, step index, the name), whether it nudged
-        return {"files": {}, "misses": [], "fired": False}
+        # the files shown (folded stem -> [step index, file name]), the empty searches of the
+        # episode ([seq, step index, name, the stems it names]), the stems it nudged about
+        return {"files": {}, "misses": [], "fired": []}
 
     def record(self, st: State, step: StepRecord, mem: Memory) -> None:
         if not step["ok"]:
@@ -125,7 +123,7 @@ class BlindSearch(Detector[BlindSearchParams]):
             if path and _is_file(path):
                 stem = _stem(path)
                 files.pop(stem, None)
-                files[stem] = step["index"]
+                files[stem] = [step["index"], _base(path)]
         while len(files) > _FILES_KEPT:
             files.pop(next(iter(files)))
 
@@ -138,23 +136,31 @@ class BlindSearch(Detector[BlindSearchParams]):
             return None  # a search of one file: the name is not used there, nothing more
         if not step["empty"]:
             if step["ok"]:  # a search that finds something: searching works
-                mem.update(misses=[], fired=False)
+                mem.update(misses=[], fired=[])
             return None
         index = step["index"]
-        stems = {s: i for s, i in mem["files"].items() if index - i <= p["window"]}
-        name = _known(search_names(step["args"], p["min_name"]), stems)
-        if name is None:
+        stems = [s for s, (i, _) in mem["files"].items() if index - i <= p["window"]]
+        for name in search_names(step["args"], p["min_name"]):
+            named = [s for s in stems if name in s]
+            if named:
+                break
+        else:
             return None
         misses = [m for m in mem["misses"] if index - m[1] <= p["window"]]
-        misses.append([step["seq"], index, name])
+        misses.append([step["seq"], index, name, named])
         mem["misses"] = misses[-20:]
-        if len(misses) < p["nudge"] or mem["fired"]:
-            return None
-        mem["fired"] = True
-        seqs = [m[0] for m in misses]
-        return finding(self.name, 1, f"blind_search:{name}", seqs,
-                       g.blind_search_nudge(len(misses), [m[2] for m in misses], seqs),
-                       index)
+        for stem in named:
+            # one file's name searched for again and again: several files' names each
+            # searched once is a hunt for unused code, not a search in the wrong place
+            same = [m for m in misses if stem in m[3]]
+            if len(same) < p["nudge"] or stem in mem["fired"]:
+                continue
+            mem["fired"] = [*mem["fired"], stem][-_FILES_KEPT:]
+            seqs = [m[0] for m in same]
+            return finding(self.name, 1, f"blind_search:{stem}", seqs,
+                           g.blind_search_nudge(len(same), mem["files"][stem][1], seqs),
+                           index)
+        return None
 
     def new_context(self, mem: Memory) -> None:
-        mem.update(misses=[], fired=False)
+        mem.update(misses=[], fired=[])
