@@ -68,6 +68,8 @@ class Engine:
         self._shell_tools = frozenset(pol["shell_tools"])
         self._limits = [(name, *pol.limit(name)) for name in pol["limits"]
                         if name != "resets_per_conversation"]
+        self._gauged = [(name, pol.limit(name)[0]) for name in pol["limits"]]
+        """(name, limit) of every hard limit, in policy order: `gauges`, at every call."""
         self.st = self._fresh_state()
 
     def _fresh_state(self) -> State:
@@ -119,11 +121,8 @@ class Engine:
 
     def gauges(self, now: float) -> list[LimitGauge]:
         """The value of every hard limit, in policy order."""
-        out = []
-        for name in self.policy["limits"]:
-            limit, _ = self.policy.limit(name)
-            out.append(LimitGauge(name, self._limit_value(name, now), limit))
-        return out
+        return [LimitGauge(name, self._limit_value(name, now), limit)
+                for name, limit in self._gauged]
 
     # --- check ---------------------------------------------------------------------------------
 

@@ -54,16 +54,36 @@ def confine(path: str, cwd: str | os.PathLike[str] | None) -> Path | None:
     outside the tree's real path. The tree itself is no file."""
     if cwd is None or not path or "\0" in path:
         return None
-    given = Path(path)
-    if ".." in given.parts or path.startswith("~"):
+    if ".." in path.split("/") or path.startswith("~"):
         return None
-    try:
-        tree = Path(os.path.realpath(cwd))
-        real = Path(os.path.realpath(given if given.is_absolute() else Path(cwd) / given))
+    try:  # on strings: this runs for every file a call reads or writes, on every call
+        tree = _real_tree(os.fspath(cwd))
+        real = os.path.realpath(os.path.join(cwd, path))  # (an absolute `path` stays itself)
     except (OSError, ValueError):
         return None
-    if real == tree or not real.is_relative_to(tree):
+    if real == tree or not real.startswith(tree.rstrip("/") + "/"):
         return None
+    return Path(real)
+
+
+_trees: dict[str, tuple[tuple[int, int], str]] = {}
+"""work tree -> (the device and inode it led to, its real path): `realpath` walks every
+component of a path in Python, and the work tree is the same at every call of a session."""
+
+
+def _real_tree(cwd: str) -> str:
+    """`os.path.realpath(cwd)`, computed again only when `cwd` leads to another directory."""
+    try:
+        info = os.stat(cwd)
+    except OSError:  # no such directory (any more): nothing to remember
+        return os.path.realpath(cwd)
+    known = _trees.get(cwd)
+    if known is not None and known[0] == (info.st_dev, info.st_ino):
+        return known[1]
+    real = os.path.realpath(cwd)
+    if len(_trees) >= 256:
+        _trees.clear()
+    _trees[cwd] = ((info.st_dev, info.st_ino), real)
     return real
 
 

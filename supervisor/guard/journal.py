@@ -194,7 +194,7 @@ class SessionJournal:
         budget), as a load with `settings` would have made them."""
         self._settings_arg = settings
         self.state.meta["settings"] = settings.to_dict()
-        self.settings = GuardSettings.from_dict(self.state.meta["settings"])
+        self.settings = settings
         self.dirty = True
 
     def save(self) -> None:

@@ -8,6 +8,7 @@ it was opened with (`guard/sdk.py`). Stdlib only (`tomllib` when there is a file
 reads it at every call.
 """
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,14 @@ def policy_path(root: Path) -> Path | None:
     env = os.environ.get(ENV_POLICY)
     if env:
         return Path(env).expanduser()
-    candidate = Path(root) / POLICY_FILE
-    return candidate if candidate.is_file() else None
+    candidate = _candidate(root)
+    return candidate if os.path.isfile(candidate) else None
+
+
+@functools.lru_cache(maxsize=16)
+def _candidate(root: Path) -> Path:
+    """`<root>/policy.toml` (made once per root: the hook looks for it at every call)."""
+    return Path(root) / POLICY_FILE
 
 
 def budgets_of(root: Path) -> list[BudgetRule]:

@@ -9,7 +9,7 @@ from the `[guard]` table of a policy file; every default is documented in docs/g
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 FALLBACKS = ("skip", "abort")
@@ -47,7 +47,7 @@ class GuardSettings:
         clear message for unknown keys and wrong values."""
         if not isinstance(data, dict):
             raise ValueError("guard settings must be a table")
-        known = {f.name: f for f in fields(cls)}
+        known = _FIELDS
         values: dict[str, Any] = {}
         for key, value in data.items():
             if key not in known:
@@ -74,4 +74,8 @@ class GuardSettings:
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # every field is a plain value: no `asdict` (a deep copy), which the hook paid per call
+        return {name: getattr(self, name) for name in _FIELDS}
+
+
+_FIELDS = {f.name: f for f in fields(GuardSettings)}

@@ -19,6 +19,7 @@ text does not stay behind in older lines.
 """
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import Iterator
@@ -151,10 +152,10 @@ resident server, a session's memory is parsed again only when another process ch
 def remembered(session_dir: Path) -> Iterator[Memory]:
     """The session's memory, held under its lock; saved (atomically) when the block ends
     without an exception."""
-    fd = os.open(session_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    lock, path = _files(session_dir)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         waits.flock(fd, "the session's hook memory")
-        path = session_dir / MEMORY_FILE
         known = _kept.pop(path, None)  # put back only when the block ends well
         if known is not None and known[0] == _stamp(path):
             _, memory, before = known
@@ -174,6 +175,12 @@ def remembered(session_dir: Path) -> Iterator[Memory]:
             _kept[path] = (stamp, memory, after)
     finally:
         os.close(fd)  # releases the lock
+
+
+@functools.lru_cache(maxsize=SESSIONS_KEPT)
+def _files(session_dir: Path) -> tuple[Path, Path]:
+    """(the lock, the memory) of a session: joined once per session, not at every call."""
+    return session_dir / LOCK_FILE, session_dir / MEMORY_FILE
 
 
 def _stamp(path: Path) -> _Stamp:

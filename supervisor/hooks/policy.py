@@ -86,7 +86,7 @@ def hook_settings(table: dict[str, Any], budget: Budget) -> GuardSettings:
     would decide every escalation itself. The hold then ends with the call refused as on hold,
     and the escalation waits across calls (each one refused meanwhile) for the operator or its
     deadline, as an operator's own pause does."""
-    settings = GuardSettings.from_dict(table)
+    settings = _table_settings(table)
     fits = budget.hold_s()
     short = fits < OPERATOR_HOLD_MIN_S
     deadline = settings.escalation_deadline_s
@@ -99,3 +99,19 @@ def hook_settings(table: dict[str, Any], budget: Budget) -> GuardSettings:
         pause = min(pause, fits)
     return dataclasses.replace(settings, escalation_deadline_s=float(deadline),
                                pause_deadline_s=float(pause))
+
+
+_last_table: tuple[dict[str, Any], GuardSettings] | None = None
+"""The `[guard]` table last read and its settings: the resident server reads the same table
+(`read_policy_file` shares it until the file changes) at every call."""
+
+
+def _table_settings(table: dict[str, Any]) -> GuardSettings:
+    """`GuardSettings.from_dict(table)`, checked once per table read."""
+    global _last_table
+    last = _last_table
+    if last is not None and last[0] is table:
+        return last[1]
+    settings = GuardSettings.from_dict(table)
+    _last_table = (table, settings)  # (holds the table: its id is not reused meanwhile)
+    return settings

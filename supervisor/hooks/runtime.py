@@ -17,6 +17,7 @@ docs/hooks.md. The step is a value: following a resume or a `supervisor run` mak
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import time
@@ -584,7 +585,7 @@ def _start_new_run(root: Path, step: HookStep, base: str) -> HookStep:
 
 def _current_run(root: Path, base: str) -> str:
     try:
-        text = (session_dir(root, base) / RUN_POINTER).read_text(encoding="utf-8").strip()
+        text = _in_dir(session_dir(root, base), RUN_POINTER).read_text(encoding="utf-8").strip()
         int(text.rsplit(".run", 1)[1])
         return validate_session_id(text)
     except (OSError, ValueError, IndexError):
@@ -598,9 +599,7 @@ def _open_guard(root: Path, step: HookStep, budget: Budget,
     state the guard cannot restore is kept aside (`state.json.corrupt-<time>`) and the session
     goes on from a fresh state."""
     problems: list[str] = []
-    directory = session_dir(root, step.session_id)
-    state = directory / STATE_FILE
-    bad = state.with_suffix(".json.bad")
+    bad = _in_dir(session_dir(root, step.session_id), f"{STATE_FILE}.bad")
     bad_before = _mtime(bad)
     guard = _kept(resident, root, step, budget) if resident is not None else None
     if guard is None:
@@ -715,6 +714,12 @@ def _link_parent(root: Path, step: HookStep) -> None:
         return
     with LineWriter(parent.events) as writer:
         writer.append({"type": SUBAGENT_EVENT, "session": step.session_id, **(step.subagent or {})})
+
+
+@functools.lru_cache(maxsize=1024)
+def _in_dir(directory: Path, name: str) -> Path:
+    """`directory / name`, joined once (a step names the same few files at every call)."""
+    return directory / name
 
 
 def _size(path: str) -> int:

@@ -12,10 +12,11 @@ documented `--root /tmp/sv`, made by someone else) would let that user read ever
 ours that others may read (made by an older version with the umask's 0755) is made 0700.
 """
 
+import functools
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE, READS_DIR
@@ -67,6 +68,13 @@ def sessions_dir(root: Path) -> Path:
 
 def session_dir(root: Path, session_id: str) -> Path:
     """The directory of one session (validated id; nothing is created)."""
+    return _session_dir(root, session_id)
+
+
+@functools.lru_cache(maxsize=1024)
+def _session_dir(root: Path, session_id: str) -> Path:
+    # made once per session: a hook step names its session's files a dozen times, and each
+    # `pathlib` join costs microseconds
     return sessions_dir(root) / validate_session_id(session_id)
 
 
@@ -77,30 +85,29 @@ class SessionFiles:
     root: Path
     """The store root the session is under."""
     dir: Path
+    events: Path = field(init=False, repr=False, compare=False)
+    control: Path = field(init=False, repr=False, compare=False)
+    checkpoints: Path = field(init=False, repr=False, compare=False)
+    """The shadow git repository of the session's checkpoints."""
+    reads: Path = field(init=False, repr=False, compare=False)
+    """Copies of files as the agent last read them (the guard's edit guidance shows the
+    lines that changed since)."""
 
-    @property
-    def events(self) -> Path:
-        return self.dir / EVENTS_FILE
-
-    @property
-    def control(self) -> Path:
-        return self.dir / CONTROL_FILE
-
-    @property
-    def checkpoints(self) -> Path:
-        """The shadow git repository of the session's checkpoints."""
-        return self.dir / CHECKPOINTS_DIR
-
-    @property
-    def reads(self) -> Path:
-        """Copies of files as the agent last read them (the guard's edit guidance shows the
-        lines that changed since)."""
-        return self.dir / READS_DIR
+    def __post_init__(self) -> None:
+        # joined once, not at each use: the hook step uses them at every call
+        for name, leaf in (("events", EVENTS_FILE), ("control", CONTROL_FILE),
+                           ("checkpoints", CHECKPOINTS_DIR), ("reads", READS_DIR)):
+            object.__setattr__(self, name, self.dir / leaf)
 
 
 def session_files(root: Path, session_id: str) -> SessionFiles:
     """The files of one session (validated id; nothing is created or checked)."""
-    return SessionFiles(Path(root), session_dir(root, session_id))
+    return _session_files(root if isinstance(root, Path) else Path(root), session_id)
+
+
+@functools.lru_cache(maxsize=1024)
+def _session_files(root: Path, session_id: str) -> SessionFiles:
+    return SessionFiles(root, session_dir(root, session_id))
 
 
 def require_private(path: Path, what: str = "store directory") -> Path:

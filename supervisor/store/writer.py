@@ -66,7 +66,9 @@ class LineWriter:
             size = os.fstat(fd).st_size
             if size != self._known_size:
                 self._last_seq = _last_seq(fd, size)
-            prefix = b"\n" if size and _last_byte(fd, size) != b"\n" else b""
+            # a file of the size this writer left ends with its newline: no read to know it
+            prefix = (b"\n" if size and size != self._known_size
+                      and _last_byte(fd, size) != b"\n" else b"")
             now = self._clock()
             chunks = [prefix]
             for index, item in enumerate(items):
