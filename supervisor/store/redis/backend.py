@@ -3,7 +3,9 @@
 Sessions are named `host/id`. A reader is an XRANGE from a cursor (a packed stream id), then
 XREAD BLOCK while it waits; the follower does one blocking XREAD of the activity stream and then
 reads the sessions it names from their cursors (one pipelined round trip), with a re-scan of the
-registry every few seconds (new, vanished and quiet sessions, trimmed activity). Decisions are
+registry every few seconds (new, vanished and quiet sessions, trimmed activity). Its first load
+is delivered in pieces, the most recently active sessions first, as the local follower's is
+(`loading` says how far it got), so a dashboard shows rows as they are read. Decisions are
 appended to a session's control stream by a script that refuses unknown sessions; the relay of
 the session's host brings them into its `control.jsonl`.
 
@@ -41,6 +43,11 @@ BLOCK_MS = 500
 """Longest a blocking read waits before looking at its stop flag again."""
 RESCAN_S = 5.0
 """How often the follower re-reads the registry and every session's stream end."""
+FIRST_LOAD_SESSIONS = 20
+"""Sessions read per piece of the follower's first load (one pipelined round trip each)."""
+FIRST_LOAD_COUNT = 500
+"""Entries of each stream read for a session's first page in the first load: a long
+session's start comes with its piece, the rest in `READ_COUNT` pages right after it."""
 
 
 class RedisStore(Store):
@@ -279,22 +286,31 @@ class RedisFollower:
         """The id of the last activity entry seen."""
         self.problem: str | None = None
         """Why the store cannot be read right now (None while it can): for the dashboard."""
+        self.loading: tuple[int, int] | None = (0, 0)
+        """Until the first load is read: (sessions read, sessions found; 0 before they are
+        listed); None from the delivery of the piece that completes it on (and when the store
+        could not be read then: the re-scans read everything at once), as `Follower.loading`."""
 
-    def scan(self) -> list[SessionBatch]:
-        """Read the registry and every session's news once, synchronously."""
-        client = self.store.client
+    def _activity_from_now(self) -> None:
+        """Follow the activity stream from its present end (once): what is written while the
+        sessions are read is read again after, never missed."""
         if self._activity is None:
             with self.store.errors():
                 last = replies.entries(
-                    client.xrevrange(self.store.layout.activity, "+", "-", count=1))
+                    self.store.client.xrevrange(self.store.layout.activity, "+", "-", count=1))
             self._activity = replies.text(last[0][0]) if last else "0-0"
+
+    def scan(self) -> list[SessionBatch]:
+        """Read the registry and every session's news once, synchronously."""
+        self._activity_from_now()
         current = set(self.store.session_ids())
         batches = [self._forget(name) for name in sorted(self._known - current)]
         batches += self.poll(sorted(current))
         return batches
 
-    def poll(self, names: Sequence[str]) -> list[SessionBatch]:
-        """What is new in these sessions' streams (one pipelined round trip)."""
+    def poll(self, names: Sequence[str], count: int | None = None) -> list[SessionBatch]:
+        """What is new in these sessions' streams (one pipelined round trip), up to `count`
+        entries of each (by default the readers' own count)."""
         readers = []
         for name in names:
             self._known.add(name)
@@ -311,14 +327,14 @@ class RedisFollower:
             pipe = self.store.client.pipeline(transaction=False)
             for reader in readers:
                 low = f"({reader.after}" if reader.after else "-"
-                pipe.xrange(reader.key, low, "+", count=reader.count)
+                pipe.xrange(reader.key, low, "+", count=count or reader.count)
             found = pipe.execute()
         out = []
         for reader, reply in zip(readers, found, strict=True):
             entries = replies.entries(reply)
             if entries:
                 reader.after = replies.text(entries[-1][0])
-                if len(entries) >= reader.count:
+                if len(entries) >= (count or reader.count):
                     self._behind.add(reader.name)
                 batch = decode(reader.name, reader.kind, entries)
                 if batch:
@@ -381,6 +397,8 @@ class RedisFollower:
         with backoff (and said so in `problem`), never raised."""
         stop = stop_event or asyncio.Event()
         last_scan = 0.0
+        if await self._first_load(consumer, stop):
+            last_scan = time.monotonic()
         backoff = 0.2
         while not stop.is_set():
             rescan = time.monotonic() - last_scan >= self.rescan_interval or bool(self.problem)
@@ -398,6 +416,53 @@ class RedisFollower:
                 last_scan = time.monotonic()
             if batches:
                 await consumer(batches)
+
+
+    async def _first_load(self, consumer: Consumer, stop: asyncio.Event) -> bool:
+        """Read every session once, `FIRST_LOAD_SESSIONS` at a time, the most recently active
+        first, each piece delivered (and the rest of its long sessions, page by page) before
+        the next is read: the consumer shows the first rows at once and answers its keys
+        between pieces. False when the store could not be read (`problem` says why; the
+        re-scans read it all later)."""
+        try:
+            found = await asyncio.to_thread(self._newest_first)
+            done = 0
+            self.loading = (done, len(found))
+            while done < len(found) and not stop.is_set():
+                piece = found[done:done + FIRST_LOAD_SESSIONS]
+                batches = await asyncio.to_thread(self.poll, piece, FIRST_LOAD_COUNT)
+                done += len(piece)
+                self.loading = (done, len(found)) if done < len(found) else None
+                while True:
+                    if batches:
+                        await consumer(batches)
+                    if not self._behind or stop.is_set():
+                        break
+                    batches = await asyncio.to_thread(self.poll, sorted(self._behind))
+            return True
+        except StoreError as exc:
+            self.problem = str(exc)
+            return False
+        finally:
+            self.loading = None
+
+    def _newest_first(self) -> list[str]:
+        """The sessions of the registry, the most recently active first (the time of the last
+        entry of each events stream: one pipelined round trip)."""
+        self._activity_from_now()
+        names = sorted(self.store.session_ids())
+        with self.store.errors():
+            pipe = self.store.client.pipeline(transaction=False)
+            for name in names:
+                pipe.xrevrange(self.store.layout.events(name), "+", "-", count=1)
+            lasts = pipe.execute()
+
+        def last_ms(reply: Any) -> int:
+            entries = replies.entries(reply)
+            return int(replies.text(entries[0][0]).split("-")[0]) if entries else 0
+
+        return [name for _, name in sorted(
+            (-last_ms(reply), name) for name, reply in zip(names, lasts, strict=True))]
 
 
 def _valid(name: str) -> bool:
