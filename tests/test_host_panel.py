@@ -58,10 +58,10 @@ async def test_the_terminal_panel_shows_the_agents_screen_safely_and_talks_to_it
         app.open_session("p1")
         await pilot.pause()
         assert isinstance(app.screen, SessionScreen)
-        panel = app.screen.query_one(TerminalPanel)
-        assert panel.captures == 0  # not shown yet: never captured
+        assert not app.screen.query(TerminalPanel)  # not shown yet: not made, never captured
         await pilot.press("T")
         await until(pilot, lambda: "RED-ALERT" in screen_text(app))
+        panel = app.screen.query_one(TerminalPanel)
         shown = panel.query_one(ScreenView).text
         red = [s for s in shown.spans if not isinstance(s.style, str) and s.style.color
                and s.style.color.number == 1]  # SGR 31: red

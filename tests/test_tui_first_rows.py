@@ -45,10 +45,10 @@ class GatedFollower(Follower):
         self.gate = threading.Event()
         self.read: list[str] = []
 
-    def poll_session(self, session_id: str):  # type: ignore[no-untyped-def]
+    def poll_session(self, session_id: str, budget=None):  # type: ignore[no-untyped-def]
         self.gate.wait(60)  # in the follower's thread: the dashboard goes on meanwhile
         self.read.append(session_id)
-        return super().poll_session(session_id)
+        return super().poll_session(session_id, budget)
 
 
 def _sessions(root: Path) -> None:

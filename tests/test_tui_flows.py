@@ -397,6 +397,35 @@ async def test_problems_view_lists_bad_lines_with_offsets(root: Path) -> None:
         assert "Problems (2)" in text and "invalid JSON" in text and "not a JSON object" in text
 
 
+async def test_a_sessions_panels_are_made_when_first_shown(root: Path) -> None:
+    """Opening a session makes the history and the first panel only (the others were most of
+    a long session's time to first paint); each other panel is made, filled, when its tab is
+    first shown, by its key or a click; a tab not shown yet still says its count."""
+    from supervisor.tui.panels import PANELS
+
+    write_events(root, "s1", [start()])
+    with (root / "sessions" / "s1" / "events.jsonl").open("ab") as f:
+        f.write(b"{not json\n")
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        assert [type(p) for p in screen.panels()] == [PANELS[0]]
+        assert "Problems (1)" in screen_text(app)  # its tab's count, the panel not made
+        await press(pilot, "p")
+        await pilot.pause()
+        assert app.screen.query_one("#problems-table", DataTable).row_count == 1
+        await pilot.click("#side Tab#--content-tab-tab-memory")
+        await until(pilot, lambda: len(screen.panels()) == 3)
+        assert "Memory" in [p.TITLE for p in screen.panels()]
+        await press(pilot, "p")  # shown again: the same panel, not a second one
+        await pilot.pause()
+        assert len(screen.query("#problems-table")) == 1
+
+
 async def test_vanished_session_and_new_sessions_while_running(root: Path) -> None:
     write_events(root, "keep", [start()])
     write_events(root, "gone", [start()])

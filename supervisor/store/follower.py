@@ -37,10 +37,10 @@ _FILES: dict[str, LineKind] = {EVENTS_FILE: "events", CONTROL_FILE: "control"}
 DEFAULT_POLL_BUDGET = 8 * 1024 * 1024
 """Bytes read per file per delivery: a huge first load arrives in several batches."""
 FIRST_LOAD_BYTES = 64 * 1024
-"""Bytes of the first load read per delivery (at least one session each): a few short
-sessions, folded by the consumer in well under a second even on a loaded machine, so its
-screen shows them at once and answers keys between pieces (256 KB held a key back 1.4 s at a
-load of 17 on 2 cores)."""
+"""Bytes of the first load read per delivery (at least one session each, and at most this
+much of each file): a few short sessions, or the start of a long one, folded by the consumer
+in well under a second even on a loaded machine, so its screen shows them at once and answers
+keys between pieces (256 KB held a key back 1.4 s at a load of 17 on 2 cores)."""
 
 
 class Follower:
@@ -99,8 +99,9 @@ class Follower:
         self._tailers.pop((session_id, "control"), None)
         return SessionBatch(session_id, "events", gone=True)
 
-    def poll_session(self, session_id: str) -> list[SessionBatch]:
-        """Read whatever is new in one session's files (up to the poll budget each)."""
+    def poll_session(self, session_id: str, budget: int | None = None) -> list[SessionBatch]:
+        """Read whatever is new in one session's files (up to `budget` bytes each, by default
+        the poll budget)."""
         self._known.add(session_id)
         self._behind.discard(session_id)
         out = []
@@ -109,7 +110,7 @@ class Follower:
             if tailer is None:
                 tailer = Tailer(self.sessions / session_id / name, kind)
                 self._tailers[(session_id, kind)] = tailer
-            polled = tailer.poll(self.poll_budget)
+            polled = tailer.poll(self.poll_budget if budget is None else budget)
             if polled.more:
                 self._behind.add(session_id)
             if polled:
@@ -206,7 +207,9 @@ class Follower:
                     continue  # vanished since it was listed: never shown, nothing to say
             except OSError:  # unreadable now: the next full scan says why
                 continue
-            batches.extend(self.poll_session(sid))
+            # a huge session gives the piece its first `FIRST_LOAD_BYTES` only (its end is
+            # read at once after it, at the poll budget): its screen is up after that much
+            batches.extend(self.poll_session(sid, FIRST_LOAD_BYTES))
             size += sum(self._tailers[(sid, kind)].read_position for kind in _FILES.values())
         return batches, read
 

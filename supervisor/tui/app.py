@@ -78,8 +78,10 @@ the rest of them in one more step."""
 KEEP_PAUSE_S = 0.01
 """Between two sessions whose summary the dashboard keeps after its first load."""
 LOAD_CHUNK_BYTES = 2 * 1024 * 1024
-"""Bytes read per file per delivery: a huge session is shown after its first chunk and fills
-in while the operator already looks at it, instead of freezing until all of it is parsed."""
+"""Bytes read per file per delivery after the first load's piece (which reads at most
+`Follower`'s `FIRST_LOAD_BYTES` of a file): a huge session is shown after its first piece and
+fills in while the operator already looks at it, instead of freezing until all of it is
+parsed."""
 
 
 class SupervisorApp(App[None]):

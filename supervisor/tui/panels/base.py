@@ -47,9 +47,10 @@ class Panel(Vertical):
         """The session shown (the model's own object, as `update` is given it)."""
         self.session_id = state.session_id
 
-    def title(self, state: "SessionState") -> str:
+    @classmethod
+    def title(cls, state: "SessionState") -> str:
         """The tab's label (it may carry a count)."""
-        return self.TITLE
+        return cls.TITLE
 
     def update(self, state: "SessionState", now: float) -> None:
         """Show `state` at time `now` (called on the app's tick when the session changed)."""

@@ -26,9 +26,10 @@ class MemoryPanel(TablePanel):
     EMPTY = ("Nothing from the failure memory in this session. `supervisor memory list` shows "
              "what the project's memory holds.")
 
-    def title(self, state: "SessionState") -> str:
+    @classmethod
+    def title(cls, state: "SessionState") -> str:
         warned = sum(1 for n in state.memory if n.kind == "warned")
-        return f"{self.TITLE} ({warned})" if warned else self.TITLE
+        return f"{cls.TITLE} ({warned})" if warned else cls.TITLE
 
     def rows(self, state: "SessionState") -> list[Row]:
         return [Row((str(note.seq), Text(note.kind, _STYLES.get(note.kind, "")),

@@ -35,12 +35,13 @@ class PlanPanel(TablePanel):
     EMPTY = ("No plan: answer an escalation with split (p), or run "
              "`supervisor split SESSION STEP...`.")
 
-    def title(self, state: "SessionState") -> str:
+    @classmethod
+    def title(cls, state: "SessionState") -> str:
         steps = state.plan.steps
         if not steps:
-            return self.TITLE
+            return cls.TITLE
         finished = sum(s.status in ("done", "skipped", "failed", "dropped") for s in steps)
-        return f"{self.TITLE} ({finished}/{len(steps)})"
+        return f"{cls.TITLE} ({finished}/{len(steps)})"
 
     def rows(self, state: "SessionState") -> list[Row]:
         return [Row((str(number), Text(step.status, _STYLES.get(step.status, "")),

@@ -31,8 +31,9 @@ class ProblemsPanel(Panel):
     def focus_target(self) -> DataTable:
         return self.query_one(DataTable)
 
-    def title(self, state: "SessionState") -> str:
-        return f"{self.TITLE} ({len(state.bad_lines)})"
+    @classmethod
+    def title(cls, state: "SessionState") -> str:
+        return f"{cls.TITLE} ({len(state.bad_lines)})"
 
     def update(self, state: "SessionState", now: float) -> None:
         table = self.query_one(DataTable)

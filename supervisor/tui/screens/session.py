@@ -105,9 +105,10 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
                                   id="history-view")
                 yield Label("", id="history-state")
             with TabbedContent(id="side", initial=f"tab-{PANELS[0].ID}"):
-                for panel in PANELS:
+                for panel in PANELS:  # only the first panel now: the others when shown
                     with TabPane(panel.TITLE, id=f"tab-{panel.ID}"):
-                        yield panel(self.view, self.state)
+                        if panel is PANELS[0]:
+                            yield panel(self.view, self.state)
         yield Input(id="find")
         yield Footer()
 
@@ -148,7 +149,31 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
         tabs = self.query_one(TabbedContent)
         for panel in self.panels():
             panel.update(st, now)
-            tabs.get_tab(f"tab-{panel.ID}").label = panel.title(st)
+        for kind in PANELS:  # a panel not made yet still says its count on its tab
+            tabs.get_tab(f"tab-{kind.ID}").label = kind.title(st)
+
+    async def _panel(self, panel_id: str) -> Panel:
+        """The panel `panel_id`, made and shown the session when it is first asked for.
+
+        Only the first panel is composed with the screen: the others (tables, option lists,
+        the terminal's views) are made when their tab is first shown, so that opening a
+        session costs the history and one panel, not seven (they were most of the time to
+        the first paint of a long session: benchmarks/README.md, "first paint")."""
+        found = next((p for p in self.panels() if panel_id == p.ID), None)
+        if found is not None:
+            return found
+        kind = next(k for k in PANELS if panel_id == k.ID)
+        panel = kind(self.view, self.state)
+        await self.query_one(f"#tab-{panel_id}", TabPane).mount(panel)
+        panel.update(self.state, self.view.clock())
+        return panel
+
+    async def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated
+                                              ) -> None:
+        """A tab shown (by a click, or `action_panel`): its panel is made if it is not yet."""
+        pane = message.pane.id or ""
+        if pane.startswith("tab-"):
+            await self._panel(pane.removeprefix("tab-"))
 
     def _history_state(self) -> None:
         """The line under the history: what is hidden or folded first, then the search."""
@@ -223,12 +248,12 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
             return
         self.app.pop_screen()
 
-    def action_panel(self, panel_id: str) -> None:
+    async def action_panel(self, panel_id: str) -> None:
         """Show a panel (the side bar too, if it was hidden) and focus it."""
         self._side_wanted = True
         self._place_side()
         self.query_one(TabbedContent).active = f"tab-{panel_id}"
-        panel = next(p for p in self.panels() if panel_id == p.ID)
+        panel = await self._panel(panel_id)
         panel.focus_target().focus()
 
     def action_toggle_side(self) -> None:
