@@ -145,3 +145,17 @@ def test_nesting_is_measured_on_the_parsed_value(tmp_path: Path) -> None:
     far.write_text(deep(50_000))
     with pytest.raises(FormatError, match="nested deeper than"):
         _ = read_document(far).value
+
+
+@pytest.mark.parametrize("levels", [MAX_JSON_DEPTH + 1, 50_000])
+def test_a_line_with_many_brackets_is_read_and_a_deep_one_refused_with_its_number(
+        tmp_path: Path, levels: int) -> None:
+    wide = {"blocks": [[i] for i in range(200)]}  # 201 brackets, 2 levels
+    at_limit = json.loads("[" * (MAX_JSON_DEPTH - 1) + "{}" + "]" * (MAX_JSON_DEPTH - 1))
+    good, deep = tmp_path / "good.jsonl", tmp_path / "deep.jsonl"
+    good.write_text(f"{json.dumps(wide)}\n{json.dumps(at_limit)}\n")
+    deep.write_text(good.read_text() + "[" * levels + "]" * levels + "\n")
+    assert list(read_document(good).records()) == [wide, at_limit]
+    refusal = f"invalid JSON Lines: line 3: JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    with pytest.raises(FormatError, match=refusal):
+        list(read_document(deep).records())

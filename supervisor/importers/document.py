@@ -168,7 +168,7 @@ class Records(Sequence[Any]):
                 for number, raw in enumerate(handle, 1):
                     if number == 1 and raw.startswith(_BOM):
                         raw = raw[len(_BOM):]
-                    if not raw.strip():
+                    if not raw or raw.isspace():  # a blank line (without copying it)
                         continue
                     record = _line(raw, number)
                     count += 1
@@ -227,6 +227,10 @@ class Records(Sequence[Any]):
 
 
 def _line(raw: bytes, number: int) -> Any:
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH:  # may nest too deep: measured after
+        value = _parsed_within_depth(raw)
+        if value is not _UNPARSED:
+            return value
     try:
         return loads(raw, constants=True)
     except UnicodeDecodeError as exc:
@@ -258,14 +262,9 @@ def _parse_whole(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
     del data
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        pass
-    else:
-        if depth_of(value, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:
-            return value
-        del value
+    value = _parsed_within_depth(text)
+    if value is not _UNPARSED:
+        return value
     try:
         return loads(text, constants=True)
     except JSONTooDeep as exc:
@@ -273,3 +272,21 @@ def _parse_whole(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise FormatError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
                           ) from None
+
+
+_UNPARSED = object()
+
+
+def _parsed_within_depth(data: bytes | str) -> Any:
+    """The value of `data` if the standard parser reads it and it nests no deeper than
+    `MAX_JSON_DEPTH`, else `_UNPARSED` (the bounded parser then says why, as it always did).
+
+    Checking the text's depth before parsing it (`protocol.bounded.too_deep`, needed when it
+    has more brackets than the limit) cost about as much as the parse; the parsed value's
+    depth costs a fraction of it, and the parser itself stops at the interpreter's recursion
+    limit."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return _UNPARSED
+    return value if depth_of(value, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH else _UNPARSED
