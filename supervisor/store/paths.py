@@ -35,8 +35,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def resolve_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The store root: `explicit`, else `$SUPERVISOR_HOME`, else the user state directory."""
-    if explicit:
-        return Path(explicit).expanduser()
+    if explicit:  # (a `Path` without `~` is itself: the resident server's calls give one)
+        return (explicit if isinstance(explicit, Path) else Path(explicit)).expanduser()
     env = os.environ.get(ENV_HOME)
     if env:
         return Path(env).expanduser()
