@@ -3,7 +3,9 @@
 
 The session screen composes one tab per entry of `supervisor.tui.panels.PANELS` and derives its
 key bindings, the command palette's "Show ..." commands and the help screen's lines from that
-list, so a new panel is one new module and one registry line. A panel reads only the session's
+list, so a new panel is one new module and one registry line. It makes a panel only when its
+tab is first shown (the first one with the screen), so `title` is a class method: a tab says
+its count before its panel exists. A panel reads only the session's
 `SessionState` (the model layer, never paths) and renders agent text through
 `supervisor.safetext` (via `supervisor.tui.format`). Anything slow (git, a big file) runs in a
 worker that posts its result back; a panel asks the screen to show history rows by posting

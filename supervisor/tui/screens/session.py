@@ -5,7 +5,7 @@ searched (`/`, `n`, `N`: "match 2/5") and filtered (`f`: clauses to include or, 
 exclude); the status line under it says what is hidden. `enter` opens the highlighted event in
 full; `w` hides the side bar so the history gets the whole width (below 100 columns it starts
 hidden). The side bar's tabs, their keys, the palette's "Show ..." commands and the help's
-lines all come from `PANELS`.
+lines all come from `PANELS`; a panel is made when its tab is first shown (`_panel`).
 """
 
 from collections.abc import Iterable
