@@ -34,6 +34,7 @@ from supervisor.protocol.decisions import KINDS, is_hold, session_commands
 from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
 from supervisor.store.errors import StoreError
+from supervisor.store.local import LocalStore
 from supervisor.store.open import as_store
 from supervisor.store.summary import SessionSummary
 from supervisor.tui import nav_keys, palette, prune, runs, terminal_guard
@@ -192,6 +193,7 @@ class SupervisorApp(App[None]):
     # -- life cycle --------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        first = self._preview_first() if self.live else None
         self.push_screen(SessionsScreen(
             self.view, table_tick=self.table_tick, root_created=self.root_created,
             waiting_for=lambda: self.initial_session, store_problem=self._follower_problem,
@@ -203,14 +205,32 @@ class SupervisorApp(App[None]):
                         "empty. A typo? Agents writing to another root do not show here.",
                         severity="warning", timeout=15, markup=False)
         if self.live:
-            self.run_worker(self._follow(), group="follower", exclusive=True)
+            self.run_worker(self._follow(first), group="follower", exclusive=True)
         self.set_interval(TICK_S, self.refresh_screens)
 
-    async def _follow(self) -> None:
-        await self._preview()
+    async def _follow(self, first: list[str] | None) -> None:
+        await self._preview(first)
         await self.follower.run(self._consume, self._stop)
 
-    async def _preview(self) -> None:
+    def _preview_first(self) -> list[str] | None:
+        """A local root's first screenful of kept summaries, read before the sessions screen
+        is composed, so that its first paint has the rows: read in a thread beside the
+        screen's composing, they came a second paint later (300 sessions: 0.9 s against 0.4 s
+        for an empty root's screen). The sessions found (None: the worker lists them; a
+        shared store is asked in the worker, never on the event loop)."""
+        if not isinstance(self.store, LocalStore):
+            return None
+        try:
+            ids = self.store.session_ids()
+        except (OSError, StoreError):  # the follower says what is wrong, and retries
+            return None
+        kept = self._kept(ids[:PREVIEW_FIRST])
+        self.model.preview(kept)
+        shown = {summary.session_id for summary in kept}
+        self._unkept += [sid for sid in ids[:PREVIEW_FIRST] if sid not in shown]
+        return ids
+
+    async def _preview(self, first: list[str] | None) -> None:
         """Rows from the store's kept summaries (`Store.kept_summary`: a few small reads per
         session) before the follower reads every session's events: at 1,000 sessions reading
         and folding all of them took seconds with the table empty. A screenful first, then the
@@ -218,11 +238,18 @@ class SupervisorApp(App[None]):
         kept none of the first screenful (an older one, one written by another tool) is left to
         the follower at once, which shows rows as it reads them: looking for the rest of the
         summaries would only delay its first piece (1,000 sessions: about a second)."""
-        try:
-            ids = await asyncio.to_thread(self.store.session_ids)
-        except (OSError, StoreError):  # the follower says what is wrong, and retries
-            return
-        for first, group in ((True, ids[:PREVIEW_FIRST]), (False, ids[PREVIEW_FIRST:])):
+        if first is None:
+            try:
+                ids = await asyncio.to_thread(self.store.session_ids)
+            except (OSError, StoreError):  # the follower says what is wrong, and retries
+                return
+            groups = [(True, ids[:PREVIEW_FIRST]), (False, ids[PREVIEW_FIRST:])]
+        else:  # its first screenful is shown already (`_preview_first`)
+            ids, groups = first, [(False, first[PREVIEW_FIRST:])]
+            if not self.model.sessions:  # none of them kept: the follower at once
+                self._unkept += ids[PREVIEW_FIRST:]
+                return
+        for first_group, group in groups:
             if self._stop.is_set():
                 return
             kept = await asyncio.to_thread(self._kept, group)
@@ -230,7 +257,7 @@ class SupervisorApp(App[None]):
                 self.refresh_screens()
             shown = {summary.session_id for summary in kept}
             self._unkept += [sid for sid in group if sid not in shown]
-            if first and not kept:
+            if first_group and not kept:
                 self._unkept += ids[PREVIEW_FIRST:]
                 return
 
