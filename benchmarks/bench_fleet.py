@@ -13,7 +13,8 @@ The lag of an event is the time the consumer holds it minus the `ts` the writer 
 are run twice each (A B B A) and their lags pooled. Also: events lost (and repeated) by ours,
 the relays' CPU per 1,000 events/s against the bare loops', and the dashboard model's memory
 for the 200 sessions (tracemalloc around folding them) against the same sessions folded from
-local roots.
+local roots; and the first load of the store as a dashboard starts it (its first piece folded,
+against all of it).
 """
 
 import asyncio
@@ -340,6 +341,33 @@ def _model_memory(redis_url: str, roots: list[Path], base: Path) -> tuple[float,
     return ours, local, events
 
 
+def _first_load(redis_url: str) -> tuple[float, float, int]:
+    """The Redis follower's first load of the store as a dashboard starts it: (seconds until
+    its first piece is delivered, until the last one is, pieces), each piece folded into a
+    `DashboardModel` as it comes."""
+    from supervisor.store.open import open_store
+    from supervisor.tui.model import DashboardModel
+
+    store = open_store(redis_url)
+    follower = store.follower()
+    model = DashboardModel(store)
+    times: list[float] = []
+    stop = asyncio.Event()
+
+    async def consumer(batches) -> None:  # type: ignore[no-untyped-def]
+        model.apply(batches)
+        times.append(time.perf_counter())
+        if getattr(follower, "loading", None) is None:
+            stop.set()
+
+    started = time.perf_counter()
+    try:
+        asyncio.run(follower.run(consumer, stop))
+    finally:
+        store.close()
+    return times[0] - started, times[-1] - started, len(times)
+
+
 def run(scale: float = 1.0) -> list[Figure]:
     hosts = HOSTS
     per_host = max(2, int(SESSIONS * scale) // hosts)
@@ -364,6 +392,7 @@ def run(scale: float = 1.0) -> list[Figure]:
                 bare_cpu, bare_window = bare_cpu + cpu, bare_window + window
         assert _LAST_MODEL is not None
         memory, local_memory, folded = _model_memory(*_LAST_MODEL, base)
+        first_piece, whole, pieces = _first_load(_LAST_MODEL[0])
     finally:
         server.stop()
         shutil.rmtree(base, ignore_errors=True)
@@ -385,4 +414,8 @@ def run(scale: float = 1.0) -> list[Figure]:
         Figure(f"dashboard model memory, {hosts * per_host} sessions",
                memory / (1024 * 1024), "MiB", local_memory / (1024 * 1024), 1.5,
                note=f"{folded} events; baseline: the same sessions from local roots"),
+        Figure(f"first load from Redis, {hosts * per_host} sessions: first piece folded",
+               first_piece, "s", whole,
+               note=f"baseline: all of them read and folded ({pieces} deliveries): rows as "
+                    "they come"),
     ]
