@@ -416,3 +416,21 @@ def test_copilot_and_opencode_calls_are_read_through_the_vocabulary() -> None:
         (edit,) = edits_of(pairs[3][0]["tool"], pairs[3][0]["args"])
         assert (edit.kind, edit.search, edit.text) == ("replace", "return a - b",
                                                        "return a + b")
+
+
+def test_usage_counts_the_input_not_read_from_the_cache_once_per_answer() -> None:
+    """The `tokens` limit counts input not read from the cache (the protocol's `input_tokens`):
+    Codex and Gemini count the cached input inside theirs, Claude Code apart, and Codex writes
+    each answer's usage twice. Counted as recorded, a long session's re-reads of one context
+    reached the 50M limit with no loop."""
+    (codex,) = load_runs(fixture("codex/rollout-myapp-hoge.jsonl"))
+    usage = of_type(codex, "usage")
+    assert (usage[0]["input_tokens"], usage[0]["cache_read_tokens"]) == (3505 - 3072, 3072)
+    assert (usage[1]["input_tokens"], usage[1]["cache_read_tokens"]) == (3711 - 3072, 3072)
+    text = fixture("codex/rollout-myapp-hoge.jsonl").read_text()
+    assert (text.count('"type": "token_count", "info": {'), len(usage)) == (13, 7)  # 6 twice
+    (gemini,) = load_runs(fixture("gemini-cli/session-myapp-hoge.json"))
+    first = of_type(gemini, "usage")[0]
+    assert first["cache_read_tokens"] > 0 and first["input_tokens"] >= 0
+    (claude,) = load_runs(fixture("claude-code/7f2abd2d-session.jsonl"))
+    assert any(u.get("cache_read_tokens") == 12135 for u in of_type(claude, "usage"))

@@ -268,6 +268,13 @@ def number(value: Any) -> float | None:
     return value if value == value and abs(value) <= MAX_NUMBER else None
 
 
+def uncached(total_input: Any, cached: Any) -> float | None:
+    """The input not read from the cache, for a format whose input count holds the cached
+    tokens (OpenAI's and Gemini's): `RunBuilder.usage` takes that, and the cached part apart."""
+    whole = number(total_input)
+    return None if whole is None else whole - min(number(cached) or 0, whole)
+
+
 class RunBuilder:
     """Collects the events of one run in order; `build()` numbers and times them.
 
@@ -379,15 +386,23 @@ class RunBuilder:
 
     def usage(
         self, input_tokens: Any, output_tokens: Any, cost_usd: Any, ts: float | None = None,
+        cache_read: Any = None, cache_write: Any = None,
     ) -> None:
-        """A `usage` event, unless the format recorded nothing (all zero or missing)."""
+        """A `usage` event, unless the format recorded nothing (all zero or missing).
+        `input_tokens` are the input *not* read from the provider's cache, as the protocol says
+        (the `tokens` limit counts them): a format that counts the cached input inside its input
+        gives `input - cached` here and the cached part as `cache_read`, or a long session's
+        re-reads of the same context would reach the limit without a loop."""
         tin = int(number(input_tokens) or 0)
         tout = int(number(output_tokens) or 0)
+        cached = {name: int(value) for name, value in (
+            ("cache_read_tokens", number(cache_read)), ("cache_write_tokens", number(cache_write)))
+            if value is not None and value > 0}
         cost = number(cost_usd)
-        if tin <= 0 and tout <= 0 and not cost:
+        if tin <= 0 and tout <= 0 and not cached and not cost:
             return
         self.add(USAGE, ts, input_tokens=max(tin, 0), output_tokens=max(tout, 0),
-                 cost_usd=cost)
+                 **cached, cost_usd=cost)
 
     # -- result ---------------------------------------------------------------------------
     def build(self, name: str, meta: dict[str, Any]) -> SpooledRun:

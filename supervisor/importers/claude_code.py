@@ -79,7 +79,9 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
             if isinstance(key, str) and key not in counted and key in last_usage:
                 counted.add(key)
                 usage = last_usage[key]
-                builder.usage(_input_tokens(usage), usage.get("output_tokens"), None, ts)
+                builder.usage(usage.get("input_tokens"), usage.get("output_tokens"), None, ts,
+                              cache_read=usage.get("cache_read_input_tokens"),
+                              cache_write=usage.get("cache_creation_input_tokens"))
             continue
         if isinstance(content, str):
             role = role_of_user_text(content, bool(record.get("isMeta")))
@@ -153,16 +155,6 @@ def _last_usage_by_message(records: list[Any]) -> dict[str, dict[str, Any]]:
                 if isinstance(key, str):
                     out[key] = message["usage"]
     return out
-
-
-def _input_tokens(usage: dict[str, Any]) -> int:
-    """Prompt tokens, cached ones included: what the model read for this message."""
-    total = 0
-    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
-        value = usage.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            total += value
-    return total
 
 
 IMPORTER = Importer(

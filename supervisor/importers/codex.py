@@ -8,10 +8,12 @@ runs shell commands through `tools.exec_command` is read as those `exec_command`
 output going to the last) and their
 `*_output` (a `tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`).
 `event_msg` lines of type `token_count` give token usage (the `last_token_usage` of each
-turn); other `event_msg` lines repeat what the response items say and are skipped, as are
-record types this importer does not know (counted in the run's `skipped`). User messages the
-harness wrote (`AGENTS.md` instructions, the environment) are system messages: only a
-person's prompt is a task boundary. A rollout records no end of session.
+answer, counted once: Codex writes it twice, with the same `total_token_usage`; its input holds
+the cached input, counted apart as `cache_read_tokens`); other `event_msg` lines repeat what
+the response items say and are skipped, as are record types this importer does not know
+(counted in the run's `skipped`). User messages the harness wrote (`AGENTS.md` instructions,
+the environment) are system messages: only a person's prompt is a task boundary.
+A rollout records no end of session.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from supervisor.importers.base import (
     parse_json_args,
     records,
     run_name,
+    uncached,
 )
 from supervisor.importers.document import Records
 from supervisor.importers.errortext import task_line
@@ -65,6 +68,7 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
     skipped: Counter[str] = Counter()
     meta: dict[str, Any] = {"session_id": None, "model": None, "cli_version": None}
     task = cwd = None
+    counted: Any = None  # the session's total at the last usage counted
     for record in records:
         if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
             skipped["not an object"] += 1
@@ -81,9 +85,14 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
             meta["model"] = meta["model"] or payload.get("model")
         elif kind == "event_msg" and item == "token_count":
             info = as_dict(payload.get("info"))
-            last = info.get("last_token_usage")
+            last, total = info.get("last_token_usage"), info.get("total_token_usage")
+            if total is not None and total == counted:
+                continue  # Codex reports one answer's usage twice (the same session total)
+            counted = total
             if isinstance(last, dict):
-                builder.usage(last.get("input_tokens"), last.get("output_tokens"), None, ts)
+                cached = last.get("cached_input_tokens")
+                builder.usage(uncached(last.get("input_tokens"), cached),
+                              last.get("output_tokens"), None, ts, cache_read=cached)
         elif kind == "response_item" and item == "message":
             role = payload.get("role")
             text = as_text(payload.get("content"))

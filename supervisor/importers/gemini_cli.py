@@ -25,6 +25,7 @@ from supervisor.importers.base import (
     as_text,
     iso_ts,
     run_name,
+    uncached,
 )
 from supervisor.importers.errortext import task_line
 
@@ -68,7 +69,8 @@ def load(doc: Any, path: Path) -> list[SpooledRun]:
                                 thinking=True)
         builder.message("assistant", text, ts)
         tokens = as_dict(message.get("tokens"))
-        builder.usage(tokens.get("input"), tokens.get("output"), None, ts)
+        builder.usage(uncached(tokens.get("input"), tokens.get("cached")), tokens.get("output"),
+                      None, ts, cache_read=tokens.get("cached"))
         for call in as_list(message.get("toolCalls")):
             if isinstance(call, dict) and isinstance(call.get("name"), str):
                 _tool_call(builder, call, ts)
