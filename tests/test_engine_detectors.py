@@ -59,6 +59,29 @@ def test_an_interleaved_call_does_not_hide_the_repeat() -> None:
     assert (first[3], "exact_repeat", "block") in alarms(report)
 
 
+def test_asking_again_after_waiting_is_polling_not_a_repeat() -> None:
+    """A person's agent waits for a reviewer: `sleep 120`, then the same two queries, which
+    answer `[]` until the review comes (a held-out Codex session was blocked doing this). The
+    same queries without the waits are a repeat, and so is a failing command re-run after a
+    wait that is not between its occurrences."""
+    reactions = {"repo": "o/r", "pr_number": 676}
+    b = SessionBuilder()
+    _work(b)
+    for _ in range(6):
+        b.call("Bash", {"command": "sleep 120"}, "")
+        b.call("mcp__github__get_pr_reactions", reactions, '{"reactions":[]}')
+        b.call("mcp__github__list_review_threads", reactions, '{"review_threads":[]}')
+    assert "exact_repeat" not in detectors(replay(b.end()))
+    b = SessionBuilder()
+    _work(b)
+    b.call("Bash", {"command": "sleep 120"}, "")
+    asked = [b.call("mcp__github__get_pr_reactions", reactions, '{"reactions":[]}')
+             for _ in range(4)]
+    report = replay(b.end())
+    assert (asked[2], "exact_repeat", "nudge") in alarms(report)
+    assert (asked[3], "exact_repeat", "block") in alarms(report)
+
+
 def test_key_order_and_whitespace_do_not_make_a_call_new() -> None:
     b = SessionBuilder()
     b.call("Bash", {"command": "ls   -la  /x", "description": "list"}, "a", ok=True)
