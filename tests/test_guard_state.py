@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from supervisor.engine.detectors.blind_search import BlindSearch
 from supervisor.guard.core import Guard
 from supervisor.guard.desk import OperatorDesk
 from supervisor.guard.gate import CallGate
@@ -106,9 +107,17 @@ def test_a_session_saved_before_guard_state_loads_and_carries_on(root: Path) -> 
         assert guard.state.decided == {"esc-1": "d-approve"}
         assert guard.state.calls == {"c3": 14} and guard.state.actions == 3
         assert not guard.settings.checkpoints  # the session's own settings, from its state
-        resumed = guard.engine.snapshot()  # the engine resumed where it was (the fields a
-        kept = {k: resumed["state"][k] for k in old["engine"]["state"]}  # newer one adds aside)
-        assert {**resumed, "state": kept} == old["engine"]
+        resumed = guard.engine.snapshot()  # the engine resumed where it was (the fields and
+        kept = {k: resumed["state"][k] for k in old["engine"]["state"]}  # detectors a newer
+        detectors = resumed["policy"]["detectors"]  # one adds aside, at their defaults)
+        assert set(old["engine"]["policy"]["detectors"]) < set(detectors)
+        policy = {**resumed["policy"], "detectors": {
+            k: detectors[k] for k in old["engine"]["policy"]["detectors"]}}
+        memory = kept["memory"]
+        kept["memory"] = {k: memory[k] for k in old["engine"]["state"]["memory"]}
+        assert {**resumed, "state": kept, "policy": policy} == old["engine"]
+        assert detectors["blind_search"] == dict(BlindSearch.defaults)
+        assert memory["blind_search"] == BlindSearch().memory()
         assert guard.pre_call("Bash", {"command": "ls"}).action == "pause"  # still held
         send_decision(root, "old-1", "approve", escalation_id="esc-2", decision_id="d-go")
         verdict = guard.wait(timeout=10)

@@ -770,8 +770,12 @@ class Engine:
         if not isinstance(snapshot, dict) or snapshot.get("v") != SNAPSHOT_VERSION:
             raise ValueError("not an engine snapshot of this version")
         state = snapshot["state"]
-        engine = cls(Policy(snapshot["policy"] if not copy else _deepcopy(snapshot["policy"])))
+        policy = snapshot["policy"] if not copy else _deepcopy(snapshot["policy"])
+        engine = cls(Policy(_with_every_detector(policy)))
         engine.st = State.from_dict(_deepcopy(state) if copy else state)
+        for det in REGISTRY:  # a detector added since the snapshot starts with a fresh memory
+            if det.name not in engine.st.memory:
+                engine.st.memory[det.name] = det.memory()
         return engine
 
     @classmethod
@@ -790,6 +794,19 @@ class Engine:
         except ValueError:  # a key this version no longer knows
             name = recorded.get("profile")
             return cls(Policy.profile(name if name in PROFILES else "default"))
+
+
+def _with_every_detector(policy: dict[str, Any]) -> dict[str, Any]:
+    """`policy` (a snapshot's) with the defaults of every detector it lacks: the package was
+    upgraded in the middle of a session and a detector added, which this session's policy,
+    recorded before, could not name. Its snapshot version is the same (a new detector keeps
+    the snapshot's shape), so the session carries on, the new detector under its defaults."""
+    detectors = policy.get("detectors")
+    if isinstance(detectors, dict):
+        for det in REGISTRY:
+            if det.name not in detectors:
+                detectors[det.name] = dict(det.defaults)
+    return policy
 
 
 def _int(value: Any) -> int:
