@@ -35,13 +35,15 @@ def _canon(value: Any, key: str | None, ignore: frozenset[str]) -> Any:
     return value
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              default=str)
+"""Made once: `canonical_args` runs on every call the engine checks."""
+
+
 def canonical_args(args: Any, ignore: frozenset[str] = frozenset()) -> str:
     """The arguments as one canonical JSON string (see module docstring)."""
     try:
-        return json.dumps(
-            _canon(args, None, ignore), sort_keys=True, separators=(",", ":"),
-            ensure_ascii=False, default=str,
-        )
+        return _CANONICAL.encode(_canon(args, None, ignore))
     except (ValueError, TypeError, RecursionError):
         return repr(args)
 

@@ -227,16 +227,17 @@ def _load(path: Path) -> Memory:
     )
 
 
+_SORTED = json.JSONEncoder(sort_keys=True)
+"""`json.dumps(..., sort_keys=True)` without making an encoder at every save."""
+
+
 def _dump(memory: Memory) -> str:
-    return json.dumps({"transcript": memory.transcript, "offset": memory.offset,
-                       "mark": memory.mark,
-                       "last_text": memory.last_text, "seen": memory.seen,
-                       "waiting": memory.waiting, "numbered": memory.numbered,
-                       "notes": memory.notes, "display": memory.display,
-                       "displays": memory.displays, "tally": memory.tally.dump(),
-                       "model": memory.model, "usage_warned": memory.usage_warned,
-                       "call_wait_off": memory.call_wait_off},
-                      sort_keys=True)
+    return _SORTED.encode({
+        "transcript": memory.transcript, "offset": memory.offset, "mark": memory.mark,
+        "last_text": memory.last_text, "seen": memory.seen, "waiting": memory.waiting,
+        "numbered": memory.numbered, "notes": memory.notes, "display": memory.display,
+        "displays": memory.displays, "tally": memory.tally.dump(), "model": memory.model,
+        "usage_warned": memory.usage_warned, "call_wait_off": memory.call_wait_off})
 
 
 def _last_whole(raw: bytes) -> object:

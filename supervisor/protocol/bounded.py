@@ -198,6 +198,11 @@ def escape_surrogates(value: Any) -> Any:
     return value
 
 
+_STRICT = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+"""`json.dumps(value, ensure_ascii=False, allow_nan=False)` without making an encoder per call
+(`writable` runs several times on every hook call)."""
+
+
 def writable(value: Any) -> Any:
     """`value` (parsed JSON, or what a program passed) made fit for a protocol line without
     losing what it said: lone surrogates escaped (`escape_text`), non-finite floats as their
@@ -205,7 +210,10 @@ def writable(value: Any) -> Any:
     Used where text enters the supervisor (the hook's payload, the guard's public methods), so
     nothing downstream (hashes, the engine, the state file) meets such values."""
     try:
-        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        if isinstance(value, str):  # a name, an id: nothing to walk
+            value.encode("utf-8")
+        else:
+            _STRICT.encode(value).encode("utf-8")
         return value
     except (UnicodeEncodeError, ValueError, TypeError):
         return _writable(value)
