@@ -215,9 +215,11 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
     sandbox.commit("modules")
     script = Script(main=[turn(call) for call in calls] + [say("Done.")])
     try:
-        _warm(driver, launch, executable, sandbox, calls[0], config)
+        kept = _warm(driver, launch, executable, sandbox, calls[0], config)
         with launch.api(script) as server:
             agent = launch.runner(executable, sandbox, server)
+            if kept is not None:
+                _keep_hooks(*kept)
             if config == "supervisor-http":
                 _configure(driver, agent, config)  # (warmed up with the command hooks)
             done = agent.run("read the modules", timeout=RUN_TIMEOUT_S + PER_CALL_S * count)
@@ -227,7 +229,7 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
     if done.returncode != 0:
         raise RuntimeError(f"{config}: {done.describe()}")
     if config.startswith("supervisor"):
-        _all_allowed(sandbox, config)
+        _all_allowed(sandbox, config, count)
     if len(found) < count:
         raise RuntimeError(f"{config}: {len(found)} calls measured, not {count}")
     logged = HOOK_LOGS.get(driver.name)
@@ -274,20 +276,30 @@ around them, whose swings on a loaded machine are larger than a process start (C
 140 ms of its own per call, moving by 20-30 ms between runs)."""
 
 
-def _configure(driver: Driver, agent: Any, config: str) -> None:
+def _configure(driver: Driver, agent: Any, config: str) -> Path | None:
     """Hooks for `config` into the sandbox (none: the runner's fresh sandbox has none; the
-    Claude Code runner installs nothing by itself)."""
+    Claude Code runner installs nothing by itself); the file install wrote."""
     if config == "none":
-        return
-    if config == "supervisor-http":
-        agent.install_hooks("--transport", "http")
-        return
-    done = agent.install_hooks()
+        return None
+    done = agent.install_hooks(*(("--transport", "http") if config == "supervisor-http"
+                                 else ()))
+    found = INSTALLED.search(done.stdout)
+    if found is None:
+        raise RuntimeError(f"where did install write? {done.stdout[:300]}")
     if config == "cat":
-        found = INSTALLED.search(done.stdout)
-        if found is None:
-            raise RuntimeError(f"where did install write? {done.stdout[:300]}")
         _cat_hooks(targets.load(driver.agent).settings, Path(found.group(1)))
+    return Path(found.group(1))
+
+
+def _keep_hooks(path: Path, hooks: Any) -> None:
+    """Put the warm-up's hooks back into `path` if the measured run's runner dropped them: the
+    Droid and Qwen Code runners write their CLI's settings file afresh when they are made (the
+    model server's address is in it, beside the hooks), so before this the measured runs of
+    those CLIs had no hooks at all, whatever the configuration."""
+    data = json.loads(path.read_text()) if path.exists() else {}
+    if data.get("hooks") != hooks:
+        data["hooks"] = hooks
+        path.write_text(json.dumps(data, indent=2))
 
 
 def _cat_hooks(spec: Settings, path: Path) -> None:
@@ -305,13 +317,16 @@ def _cat_hooks(spec: Settings, path: Path) -> None:
     path.write_text(json.dumps(data, indent=2))
 
 
-def _all_allowed(sandbox: Sandbox, config: str) -> None:
-    """The supervised run was supervised, and nothing in it was refused or held."""
+def _all_allowed(sandbox: Sandbox, config: str, count: int) -> None:
+    """The supervised run was supervised, each of its `count` calls (the warm-up's verdicts
+    alone are not enough: they once hid measured runs without hooks), and nothing in it was
+    refused or held."""
     events = [e for session in sandbox.sessions() for e in sandbox.events(session)]
-    verdicts = {e.get("action") for e in events if e.get("type") == "verdict"}
-    if not verdicts or verdicts != {"allow"}:
+    verdicts = [e.get("action") for e in events if e.get("type") == "verdict"]
+    if len(verdicts) < count or set(verdicts) != {"allow"}:
         kinds = sorted({str(e.get("type")) for e in events})
-        raise RuntimeError(f"{config}: verdicts {sorted(map(str, verdicts))}, "
+        raise RuntimeError(f"{config}: {len(verdicts)} verdicts "
+                           f"{sorted(map(str, set(verdicts)))} for {count} calls, "
                            f"{len(events)} events of types {kinds}")
 
 
@@ -324,18 +339,22 @@ def _gaps(server: ModelServer) -> list[float]:
 
 
 def _warm(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
-          call: ToolCall, config: str) -> None:
+          call: ToolCall, config: str) -> tuple[Path, Any] | None:
     """One short run first (against a model server of its own), with the hooks of `config`
     (the command hooks for `supervisor-http`): the CLI's own first run in the sandbox's home
     (its caches, its settings) is then behind every configuration alike, and the resident hook
-    server is up and has imported the guard (`_measure` stops it after the measured run)."""
+    server is up and has imported the guard (`_measure` stops it after the measured run). For
+    a target with command hooks: the settings file and the hooks it held (`_keep_hooks`)."""
     with launch.api(Script(main=[turn(call), say("Done.")])) as server:
         agent = launch.runner(executable, sandbox, server)
-        _configure(driver, agent, "supervisor" if config == "supervisor-http" else config)
+        path = _configure(driver, agent, "supervisor" if config == "supervisor-http" else config)
+        hooks = json.loads(path.read_text()).get("hooks") if path is not None and isinstance(
+            targets.load(driver.agent).settings, Settings) else None
         done = agent.run("warm up", env={"SUPERVISOR_HOOKD_IDLE_S": WARM_IDLE_S})
         if done.returncode != 0:
             raise RuntimeError(f"warm-up: {done.describe()}")
     time.sleep(0.5)
+    return (path, hooks) if path is not None and hooks else None
 
 
 if __name__ == "__main__":
