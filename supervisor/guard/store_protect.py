@@ -52,7 +52,7 @@ def refusal(facts: CallFacts, root: Path, cwd: str | None, policy: Policy) -> st
     key_forms = [f"{form}/{KEY_FILE}" for form in forms]
     paths = _paths(facts)
     if any(key in text for text in texts for key in key_forms) or any(
-            Path(path).name == KEY_FILE and _inside(path, cwd, root) for path in paths):
+            _name(path) == KEY_FILE and _inside(path, cwd, root) for path in paths):
         return (f"this call names the supervisor's operator key ({root}/{KEY_FILE}); the "
                 "agent may not read or change it")
     if tool in policy["shell_tools"] or tool in policy["code_tools"]:
@@ -98,6 +98,12 @@ def _paths(facts: CallFacts) -> list[str]:
     if facts.path:
         paths.append(facts.path)
     return paths
+
+
+def _name(path: str) -> str:
+    """`Path(path).name` without making a `Path` (this runs for every path of every call)."""
+    parts = [part for part in path.split("/") if part and part != "."]
+    return parts[-1] if parts else ""
 
 
 @functools.lru_cache(maxsize=16)

@@ -8,7 +8,6 @@ engine state); the `[guard]` table (hold time, fallback, checkpoints) at every i
 """
 
 import copy
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +96,9 @@ def hook_settings(table: dict[str, Any], budget: Budget) -> GuardSettings:
     pause = settings.pause_deadline_s
     if pause and not short:
         pause = min(pause, fits)
-    return dataclasses.replace(settings, escalation_deadline_s=float(deadline),
-                               pause_deadline_s=float(pause))
+    # (not `dataclasses.replace`, which looks the fields up again at every call)
+    return GuardSettings(**{**settings.to_dict(), "escalation_deadline_s": float(deadline),
+                            "pause_deadline_s": float(pause)})
 
 
 _last_table: tuple[dict[str, Any], GuardSettings] | None = None

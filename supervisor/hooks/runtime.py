@@ -585,7 +585,7 @@ def _start_new_run(root: Path, step: HookStep, base: str) -> HookStep:
 
 def _current_run(root: Path, base: str) -> str:
     try:
-        text = _in_dir(session_dir(root, base), RUN_POINTER).read_text(encoding="utf-8").strip()
+        text = _read_small(_in_dir(session_dir(root, base), RUN_POINTER)).strip()
         int(text.rsplit(".run", 1)[1])
         return validate_session_id(text)
     except (OSError, ValueError, IndexError):
@@ -714,6 +714,19 @@ def _link_parent(root: Path, step: HookStep) -> None:
         return
     with LineWriter(parent.events) as writer:
         writer.append({"type": SUBAGENT_EVENT, "session": step.session_id, **(step.subagent or {})})
+
+
+def _read_small(path: Path) -> str:
+    """A few bytes of text (the run pointer), read without `open()`'s buffered layers: it is
+    looked for at every call, and is mostly not there."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8")
+    finally:
+        os.close(fd)
 
 
 @functools.lru_cache(maxsize=1024)
