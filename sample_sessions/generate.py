@@ -404,6 +404,16 @@ def waiting(a: Agent) -> None:
             break
 
 
+def blind_search(a: Agent) -> None:
+    a.start("demo-agent", "Rename the billing client")
+    a.call("Read", {"file_path": "src/billing_client.py"}, "class BillingClient:\n    ...\n")
+    for pattern in ("BillingClient", "billing_client", "billingClient"):  # looked in tests/ only
+        a.call("Grep", {"pattern": pattern, "path": "tests/unit"}, "No matches found")
+    a.call("Grep", {"pattern": "BillingClient", "path": "."},
+           "src/billing_client.py:1:class BillingClient:")
+    a.end("completed")
+
+
 Scenario = Callable[[Agent], None]
 RECORDINGS: tuple[tuple[str, Scenario, dict[str, Any]], ...] = (
     ("healthy-refactor", healthy, {"files": HEALTHY_FILES}),
@@ -424,6 +434,8 @@ RECORDINGS: tuple[tuple[str, Scenario, dict[str, Any]], ...] = (
                                                "deadline_s": 60.0}),
     ("waiting-for-operator", waiting, {"files": {"cli/__main__.py": "import click\n"},
                                        "deadline_s": 0.0}),
+    ("blind-search-nudge", blind_search,
+     {"files": {"src/billing_client.py": "class BillingClient:\n    ...\n"}}),
 )
 """Each recording: its session id, its script, and how its guard is set up."""
 
