@@ -92,6 +92,30 @@ async def test_kept_summaries_show_before_any_events_are_read(root: Path) -> Non
         follower.gate.set()
 
 
+async def test_the_first_paint_has_the_kept_rows(root: Path, monkeypatch) -> None:
+    """A local root's first screenful of kept summaries is read before the sessions screen is
+    composed: the table is never painted empty first (a second paint later, as it was)."""
+    _sessions(root)
+    follower = GatedFollower(root)
+    painted: list[int] = []
+    original = SessionTable.render_line
+
+    def noting(table: SessionTable, y: int):  # type: ignore[no-untyped-def]
+        painted.append(table.row_count)
+        return original(table, y)
+
+    monkeypatch.setattr(SessionTable, "render_line", noting)
+    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
+                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, follower=follower)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: bool(painted))
+            assert painted[0] == 2  # s1 and s2, kept; s3 waits for the follower
+            assert follower.read == []
+    finally:
+        follower.gate.set()
+
+
 def test_a_previewed_escalation_is_not_news_when_its_session_is_read(root: Path) -> None:
     _sessions(root)
     model = DashboardModel(root)
