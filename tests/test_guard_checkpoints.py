@@ -234,28 +234,20 @@ def test_stale_git_locks_of_a_killed_process_are_cleared(tmp_path: Path, work: P
     assert not (git_dir / "index.lock").exists()
 
 
-def test_users_global_excludes_file_is_honoured(tmp_path: Path, work: Path, monkeypatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "my-ignore").write_text("*.secret\n")
-    (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {home / 'my-ignore'}\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    (work / "token.secret").write_text("s3cr3t\n")
-    store_for(tmp_path, work).create("start")
-    tree = _tree(tmp_path, "cp-1")
-    assert "token.secret" not in tree and "notes.txt" in tree
-
-
-def test_global_excludes_file_named_through_an_include_is_honoured(
-        tmp_path: Path, work: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("named", ["directly", "through an include"])
+def test_users_global_excludes_file_is_honoured(tmp_path: Path, work: Path, monkeypatch,
+                                                named: str) -> None:
     """Git is asked for the user's excludes file only when a global config could name it:
     through an `[include]` too (the file that names it is then not the one read)."""
     home = tmp_path / "home"
     home.mkdir()
     (home / "my-ignore").write_text("*.secret\n")
-    (home / "more.conf").write_text(f"[core]\n\texcludesFile = {home / 'my-ignore'}\n")
-    (home / ".gitconfig").write_text(f"[include]\n\tpath = {home / 'more.conf'}\n")
+    core = f"[core]\n\texcludesFile = {home / 'my-ignore'}\n"
+    if named == "directly":
+        (home / ".gitconfig").write_text(core)
+    else:
+        (home / "more.conf").write_text(core)
+        (home / ".gitconfig").write_text(f"[include]\n\tpath = {home / 'more.conf'}\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     (work / "token.secret").write_text("s3cr3t\n")

@@ -101,12 +101,17 @@ def loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
 
 
-def test_the_first_screen_loads_nothing_it_does_without(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", START, str(tmp_path / "root")],
+def probe(script: str, tmp_path: Path) -> dict[str, list[str]]:
+    """What a fresh interpreter running `script` on an empty root had imported, by stage."""
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "root")],
                           capture_output=True, text=True, timeout=60,
                           env=cli_env(SUPERVISOR_CONFIG=str(tmp_path / "config")))
     assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_the_first_screen_loads_nothing_it_does_without(tmp_path: Path) -> None:
+    found = probe(START, tmp_path)
     assert loaded(found["first"], NOT_AT_START) == []
     # the escalation's task size brought the engine (the check above can fail: it names a
     # module the dashboard does load, only when it is needed)
@@ -116,11 +121,7 @@ def test_the_first_screen_loads_nothing_it_does_without(tmp_path: Path) -> None:
 def test_the_first_screen_is_painted_before_the_events_parser_loads(tmp_path: Path) -> None:
     """pydantic and the protocol's models are a third of the dashboard's start: the first
     screen (here an empty root's) is painted without them; the first session read loads them."""
-    done = subprocess.run([sys.executable, "-c", PAINT_THEN_READ, str(tmp_path / "root")],
-                          capture_output=True, text=True, timeout=60,
-                          env=cli_env(SUPERVISOR_CONFIG=str(tmp_path / "config")))
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+    found = probe(PAINT_THEN_READ, tmp_path)
     assert loaded(found["painted"], BEFORE_READING) == []
     assert set(BEFORE_READING) <= set(found["read"])
 
