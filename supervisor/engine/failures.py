@@ -97,7 +97,11 @@ def failure_line(output: str) -> str | None:
     `command not found`, `timed out`, `error:`/`fatal:` lines, `cannot stat` and make's `***`
     count when they are among the last lines, where a command's final status is printed.
     """
-    output = program_output(output)
+    return _failure_line(program_output(output))
+
+
+def _failure_line(output: str) -> str | None:
+    """`failure_line` of the program's own words (`program_output` already applied)."""
     if not output:
         return None
     head = output[:_HEAD]
@@ -208,11 +212,11 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
     if ok:
         return ""
     output = program_output(output)
-    line = failure_line(output) or traceback_exception(output)
+    line = _failure_line(output) or traceback_exception(output)
     runner = line is not None and _RUNNER.match(line) is not None
     if runner:  # a task runner's closing line: the error is named above it, or nowhere
         output = _without_runner_lines(output)
-        line = failure_line(output) or traceback_exception(output)
+        line = _failure_line(output) or traceback_exception(output)
     if line:
         return line
     lines = [x.strip() for x in output[-_HEAD:].splitlines() if x.strip()]
