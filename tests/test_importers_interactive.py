@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from supervisor.engine.categories import classify
+from supervisor.engine.policy import Policy
 from supervisor.importers import load_runs
+from tests.importer_helpers import DATA
 
 
 def _write(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -50,6 +53,23 @@ def test_a_codex_rollout_with_records_of_a_newer_codex_is_read(tmp_path: Path) -
     assert messages == [("system", "# AGENTS."), ("user", "make the ")]
     assert run.meta["skipped"]["world_state/None"] == 1
     assert run.meta["skipped"]["world_state/world_state"] == 1
+
+
+def test_a_codex_mcp_call_is_named_as_codex_hooks_name_it() -> None:
+    """Codex's hooks call an MCP tool `mcp__<namespace>__<tool>` (the namespace's trailing and
+    the name's leading `_` trimmed); the importer names the rollout's calls the same, so an
+    imported run meets the policy's `mcp__*` categories as a live session does (a real
+    rollout's GitHub connector calls, recorded as a bare `name` in an MCP `namespace`)."""
+    (run,) = load_runs(DATA / "codex" / "rollout-arsui-mcp-github.jsonl")
+    calls = [(e["tool"], e["args"].get("pr_number")) for e in run.events
+             if e["type"] == "tool_call"]
+    assert calls == [("mcp__codex_apps__github__add_comment_to_issue", 676),
+                     ("mcp__codex_apps__github__get_pr_reactions", 676)]
+    policy = Policy.profile()
+    assert [classify(tool, {}, policy) for tool, _ in calls] == ["run", "read"]
+    assert [e["ok"] for e in run.events if e["type"] == "tool_result"] == [True, True]
+    assert Policy.from_dict({"tools": {"mcp__codex_apps__github__*": {"category": "other"}}}) \
+        .tool_category(calls[0][0]) == "other"
 
 
 def _claude(kind: str, content: Any, t: int, **extra: Any) -> dict[str, Any]:

@@ -3,7 +3,10 @@
 `response_item` lines carry the model's items: `message` (user or assistant text),
 `reasoning` (its summary becomes an assistant message, `thinking: true`), `function_call` and
 `custom_tool_call` (a `tool_call` named as Codex named it, `shell_command`, `apply_patch`, ...,
-with the JSON arguments, or `{"input": ...}` for custom tools; an `exec` whose JavaScript snippet
+with the JSON arguments, or `{"input": ...}` for custom tools; an MCP tool, which the rollout
+records as a bare `name` in a `namespace`, is named as Codex's hooks name it, `mcp__server__tool`
+(`_mcp_name`), so the policy's `mcp__*` categories apply to imported runs as to live ones; an
+`exec` whose JavaScript snippet
 runs shell commands through `tools.exec_command` is read as those `exec_command` calls, the
 output going to the last) and their
 `*_output` (a `tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`).
@@ -108,7 +111,7 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
         elif kind == "response_item" and item == "reasoning":
             builder.message("assistant", as_text(payload.get("summary")), ts, thinking=True)
         elif kind == "response_item" and item in ("function_call", "custom_tool_call"):
-            name = str(payload.get("name"))
+            name = _mcp_name(payload.get("namespace"), str(payload.get("name")))
             native = payload.get("call_id")
             if item == "function_call":
                 args = parse_json_args(payload.get("arguments"))
@@ -136,6 +139,21 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
     builder.session_start(AGENT, task, cwd)
     meta.update(skipped=dict(skipped), pending_calls=len(open_calls))
     return [builder.build(run_name(path, meta["session_id"]), meta)]
+
+
+_MCP = "mcp__"
+
+
+def _mcp_name(namespace: Any, name: str) -> str:
+    """The name Codex gives an MCP call in its hook payloads (`tool_name`), from the rollout's
+    `namespace` and `name`: `mcp__codex_apps__github` and `_get_pr_reactions` are
+    `mcp__codex_apps__github__get_pr_reactions` (Codex trims the namespace's trailing and the
+    name's leading underscores and joins them with `__`). Only `mcp__` namespaces are MCP
+    servers' (Codex's own namespaced tools, `multi_agent_v1`, ..., have hook names of their
+    own, not derivable here): any other call keeps its bare name."""
+    if not isinstance(namespace, str) or not namespace.startswith(_MCP):
+        return name
+    return f"{namespace.rstrip('_')}__{name.lstrip('_')}"
 
 
 _WRAPPED = re.compile(
