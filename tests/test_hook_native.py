@@ -8,7 +8,9 @@ every interpreter writes its imports to stderr, so a relayed call has an empty s
 
 import json
 import os
+import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -182,6 +184,46 @@ def test_the_build_is_private_and_checked(tmp_path: Path, monkeypatch: pytest.Mo
     os.chmod(built, 0o755)
     native._found.clear()
     assert native.client(fallback) is None
+
+
+def _interpreter(program: Path) -> bytes | None:
+    """The dynamic loader an ELF64 little-endian program names (`PT_INTERP`); None when it is
+    linked statically."""
+    data = program.read_bytes()
+    assert data[:6] == b"\x7fELF\x02\x01", "not an ELF64 little-endian program"
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    size, count = struct.unpack_from("<HH", data, 0x36)
+    for i in range(count):
+        kind, _flags, offset, _vaddr, _paddr, length = struct.unpack_from(
+            "<IIQQQQ", data, phoff + i * size)
+        if kind == 3:  # PT_INTERP
+            return data[offset:offset + length].rstrip(b"\0")
+    return None
+
+
+def test_the_client_is_linked_statically_where_the_c_library_allows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    program = Path(native_command()[0])
+    libc = subprocess.run(["cc", "-print-file-name=libc.a"], capture_output=True, text=True,
+                          timeout=30).stdout.strip()
+    assert (_interpreter(program) is None) == os.path.isabs(libc)  # else cc just echoes the name
+    # a compiler that cannot link statically: the dynamically linked build, checked and working
+    real = shutil.which("cc")
+    assert real is not None
+    fake = tmp_path / "bin" / "cc"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = -static ] && exit 1; done\n'
+                    f'exec {real} "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fallback = [sys.executable, "-m", "supervisor.hooks.client"]
+    built = native.client(fallback)
+    assert built is not None and _interpreter(built) is not None
+    check = subprocess.run([str(built), "--check"], capture_output=True, text=True, timeout=30)
+    assert check.stdout.splitlines() == [__import__("supervisor").__version__, sys.executable]
+    native._found.clear()
+    assert native.client(fallback) == built  # found again, not built again
 
 
 def test_doctor_checks_the_native_client_and_its_fallback(tmp_path: Path) -> None:

@@ -7,11 +7,17 @@ package, never a downloaded binary) with `cc` into a private directory and write
 the agent's hook entries; without a compiler, or when the build or its check fails, the entries
 run the Python client as before (`settings_file.hook_argv`).
 
+Linked statically where the C library allows it (`FLAGS`): the agent starts the client once per
+hook, and a static program starts with no dynamic loader and no shared C library to map and
+relocate (here 1.0 ms against 1.6 ms a process start, median of 400 each), which an agent that
+runs its hooks one after the other on the call's path (Copilot CLI: two a call) pays in full.
+Without a static C library (`libc.a`) that build fails and the dynamically linked one is made.
+
 Where: `$XDG_CACHE_HOME/agent-supervisor/hook-client/<key>/supervisor-hook` (`~/.cache` without
 it), every level from `agent-supervisor` down 0700 and ours, the program 0700. The key hashes the
 source, the definitions the build is made for (version, interpreter, the Python client, the
-targets) and the compiler's path, so an upgrade or another environment builds beside the old one
-and an installed entry never changes under the agent. A build is made in a fresh private
+targets), the compiler's path and its flags, so an upgrade or another environment builds beside
+the old one and an installed entry never changes under the agent. A build is made in a fresh private
 directory and checked (`--check` prints the version and the Python client it falls back to)
 before it is renamed into place; an existing build is checked the same way, and its directory and
 program must be ours and private, before it is used.
@@ -37,6 +43,8 @@ FALLBACK_NOTE = "fallback"
 """Beside the program: the Python client it falls back to (`fallback_of`), for the checks that
 only stat files (`installed.unresolved`: a removed environment leaves the native client with
 nothing to start the server)."""
+FLAGS = (("-O2", "-static"), ("-O2",))
+"""The builds tried, in order: static first (see above), then dynamically linked."""
 BUILD_TIMEOUT_S = 120.0
 CHECK_TIMEOUT_S = 10.0
 
@@ -60,16 +68,26 @@ _found: dict[tuple[str, tuple[str, ...], str], Path | None] = {}
 
 
 def _client(compiler: str, fallback: list[str]) -> Path | None:
+    """The first build of `FLAGS` already made (checked), else the first that can be made."""
     source = _definitions(fallback) + SOURCE.read_text(encoding="utf-8")
-    key = hashlib.sha256(f"{compiler}\0{source}".encode()).hexdigest()[:16]
     try:
         base = _private_dir(_cache_base() / "agent-supervisor" / "hook-client")
-        final = base / key / PROGRAM
-        if final.parent.exists():
-            return final if _checked(final, fallback) else None
-        return _build(compiler, source, base, final, fallback)
+        builds = [(flags, base / _key(compiler, flags, source) / PROGRAM) for flags in FLAGS]
+        for _flags, final in builds:
+            if final.parent.exists():
+                return final if _checked(final, fallback) else None
+        for flags, final in builds:
+            built = _build(compiler, flags, source, base, final, fallback)
+            if built is not None:
+                return built
+        return None
     except OSError:
         return None
+
+
+def _key(compiler: str, flags: tuple[str, ...], source: str) -> str:
+    """A build's directory name: the compiler, its flags and the source it was given."""
+    return hashlib.sha256("\0".join((compiler, *flags, source)).encode()).hexdigest()[:16]
 
 
 def _definitions(fallback: list[str]) -> str:
@@ -89,13 +107,13 @@ def _definitions(fallback: list[str]) -> str:
     ])
 
 
-def _build(compiler: str, source: str, base: Path, final: Path,
+def _build(compiler: str, flags: tuple[str, ...], source: str, base: Path, final: Path,
            fallback: list[str]) -> Path | None:
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=base))  # 0700
     try:
         (work / "fastclient.c").write_text(source, encoding="utf-8")
         done = subprocess.run(
-            [compiler, "-O2", "-o", str(work / PROGRAM), str(work / "fastclient.c")],
+            [compiler, *flags, "-o", str(work / PROGRAM), str(work / "fastclient.c")],
             cwd=work, capture_output=True, timeout=BUILD_TIMEOUT_S, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             return None
