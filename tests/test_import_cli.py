@@ -188,3 +188,23 @@ def test_import_without_detect_records_no_engine_events(tmp_path: Path) -> None:
     bad = run_cli("import", "--profile", "default", str(source), "-o", str(tmp_path / "x"))
     assert bad.returncode == 2 and bad.stderr.startswith("supervisor: error: ")
     assert "--detect" in bad.stderr
+
+
+@pytest.mark.filterwarnings("error::ResourceWarning",
+                            "error::pytest.PytestUnraisableExceptionWarning")
+def test_every_imported_runs_spool_is_closed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's events wait in a spool (a temporary file once the run outgrows memory): import,
+    the replay of `--detect` and `load_runs` (analyze, the dashboard's open) close it when the
+    run is taken, so no file is left to the garbage collector (a `ResourceWarning`, an error
+    here). The spool is made to spill to disk, as a long run's does."""
+    from supervisor.cli import main
+    from supervisor.importers import base, load_runs
+
+    monkeypatch.setattr(base, "SPOOL_MEMORY", 64)
+    source = fixture("codex/rollout-myapp-hoge.jsonl")
+    assert main(["import", str(source), "-o", str(tmp_path / "a")]) == 0
+    assert main(["import", "--detect", str(source), "-o", str(tmp_path / "b")]) == 0
+    (run,) = load_runs(source)
+    assert run.steps == 5
+    assert "imported 1 runs" in capsys.readouterr().out

@@ -83,22 +83,23 @@ def run(args: argparse.Namespace) -> int:
                 break
             if spooled is None:
                 break
-            name = unique_name(spooled.name, used)
-            events: Iterable[dict] = spooled.events()
-            count, found = spooled.count, ""
-            if policy is not None:  # the replay needs the run as a whole
-                events, report = with_detections(list(events), policy, session=name,
-                                                 source=str(path))
-                count, found = len(events), f", {len(report.findings)} detections"
-            try:
-                write_session(root, name, events, replace=args.replace)
-            except (StoreError, FileExistsError) as exc:
-                report_error(f"{path}: {name}: {exc}", 1)
-                file_failed = True
-                continue
-            runs_ok += 1
-            print(clean(f"{path}: {name} ({spooled.format}, {spooled.steps} steps, "
-                        f"{count} events{found})", keep_newlines=False))
+            with spooled:  # its spool is let go once the session is written
+                name = unique_name(spooled.name, used)
+                events: Iterable[dict] = spooled.events()
+                count, found = spooled.count, ""
+                if policy is not None:  # the replay needs the run as a whole
+                    events, report = with_detections(list(events), policy, session=name,
+                                                     source=str(path))
+                    count, found = len(events), f", {len(report.findings)} detections"
+                try:
+                    write_session(root, name, events, replace=args.replace)
+                except (StoreError, FileExistsError) as exc:
+                    report_error(f"{path}: {name}: {exc}", 1)
+                    file_failed = True
+                    continue
+                runs_ok += 1
+                print(clean(f"{path}: {name} ({spooled.format}, {spooled.steps} steps, "
+                            f"{count} events{found})", keep_newlines=False))
         if skipped:
             continue
         failed += file_failed

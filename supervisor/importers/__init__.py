@@ -77,13 +77,18 @@ def load_runs(path: Path, fmt: str | None = None) -> list[ImportedRun]:
     `fmt` forces a format (one of `FORMATS`); by default it is detected from the content.
     Raises `FormatError` (one line, without the path) for unknown formats and broken files.
     """
-    return [run.imported() for run in iter_runs(path, fmt)]
+    runs = []
+    for spooled in iter_runs(path, fmt):
+        with spooled:
+            runs.append(spooled.imported())
+    return runs
 
 
 def iter_runs(path: Path, fmt: str | None = None) -> Iterator[SpooledRun]:
     """The runs of `load_runs`, each read from the file when it is taken, its events spooled
-    (memory bounded by one step, not by the run). `FormatError` as `load_runs` raises it,
-    possibly after some runs were taken (a broken later line of an `output.jsonl`)."""
+    (memory bounded by one step, not by the run; the taker closes each, `SpooledRun.close`).
+    `FormatError` as `load_runs` raises it, possibly after some runs were taken (a broken
+    later line of an `output.jsonl`)."""
     path = Path(path)
     if fmt is not None and fmt not in FORMATS:
         raise FormatError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")

@@ -293,7 +293,7 @@ class RunBuilder:
         self.format = fmt
         self.source = source
         self._spool: IO[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - the run's
-            max_size=SPOOL_MEMORY)  # lifetime, closed with it
+            max_size=SPOOL_MEMORY)  # lifetime, closed by `SpooledRun.close`
         self._start: dict[str, Any] | None = None
         self._batch: list[dict[str, Any]] = []
         self._count = 0
@@ -433,7 +433,8 @@ _GENERATED = re.compile(r"step-\d+")
 class SpooledRun:
     """One imported run whose events are read from its builder's spool, in order, numbered
     and timed, each fitted to one protocol line: `events()` walks them (as often as wanted),
-    `imported()` makes them the list of an `ImportedRun`."""
+    `imported()` makes them the list of an `ImportedRun`. The spool is a temporary file once
+    the run outgrows memory: `close()` it (or use the run as a context manager) when done."""
 
     name: str
     source: Path
@@ -475,6 +476,16 @@ class SpooledRun:
             left -= len(batch)
             for event in batch:
                 yield line(event)
+
+    def close(self) -> None:
+        """Let the spool go (its file, if it had one); `events()` cannot be walked after."""
+        self._spool.close()
+
+    def __enter__(self) -> SpooledRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def imported(self) -> ImportedRun:
         """The run with its events in a list (memory in proportion to the run)."""
