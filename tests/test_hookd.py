@@ -258,6 +258,12 @@ def test_a_hold_is_answered_through_the_server(tmp_path: Path, ws: Path) -> None
         time.sleep(0.05)
     time.sleep(0.5)
     assert proc.poll() is None  # held in a server thread
+    for i in range(3):  # meanwhile another session's calls are served, without waiting
+        out, modules = _call(payload("PreToolUse", "other-1", cwd=ws, tool_name="Read",
+                                     tool_input={"file_path": f"/w/o{i}.py"},
+                                     tool_use_id=f"toolu_o{i}"), root)
+        assert out == "" and _heavy(modules) == []
+    assert proc.poll() is None
     answered = run_cli("answer", "loop-1", "--guidance", "Deploy after the tests.",
                        "--operator", "ana", SUPERVISOR_HOME=str(root))
     assert answered.returncode == 0, answered.stderr
@@ -361,3 +367,57 @@ def test_hook_command_line_errors_are_one_line() -> None:
                         (["claude-code", "--timeout", "soon"], "number of seconds")):
         with _pytest.raises(ValueError, match=reason):
             parse_args(bad)
+
+
+def test_the_server_serves_call_after_call_with_the_threads_it_has(
+    tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No thread is started per call (a start and a hand-over cost a sequential agent, Copilot
+    CLI, twice a call): the workers waiting in `accept` serve the calls themselves."""
+    import socket
+    import threading
+
+    from supervisor import __version__
+    from supervisor.hooks import server as hookd
+
+    root = tmp_path / "store"
+    path = root / "run" / "hook-test.sock"
+    monkeypatch.chdir(tmp_path)  # (the server binds from its run directory)
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def start(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    server = hookd.HookServer(root.resolve(), path.resolve(), 60.0)
+    serving = threading.Thread(target=server.serve, daemon=True)
+    serving.start()
+
+    def call(i: int) -> bytes:
+        header = {"target": "claude-code", "cwd": str(ws), "version": __version__,
+                  "root": str(root), "timeout": 30.0, "reply": "raw"}
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(str(path))
+            sock.sendall(json.dumps(header).encode() + b"\n"
+                         + json.dumps(_read(ws, i)).encode())
+            sock.shutdown(socket.SHUT_WR)
+            return b"".join(iter(lambda: sock.recv(65536), b""))
+
+    try:
+        end = time.monotonic() + 30
+        while not path.exists():
+            assert time.monotonic() < end, "the server did not bind"
+            time.sleep(0.01)
+        assert call(0) == b"0\n"
+        before = len(started)
+        for i in range(1, 11):
+            assert call(i) == b"0\n"
+        assert len(started) - before <= 1  # (the second worker, when the first call found one)
+        assert started.count("hook") <= hookd.SPARE_WORKERS + 1
+    finally:
+        server.stop.set()
+        serving.join(timeout=30)
+    assert not serving.is_alive() and not path.exists()
+    _check_session(root, [f"toolu_{i}" for i in range(11)])

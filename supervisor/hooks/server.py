@@ -4,7 +4,12 @@
 output in `<root>/run/hookd.log`. It listens on `<root>/run/hook-<hash>.sock`, serves every
 target (each call names its own), and runs each connection's hook step (`runtime.run_safely`)
 in a thread of its own, because a held call may wait minutes for the operator while other calls
-go on. It keeps each live session's state in memory between calls and saves it lazily
+go on. The threads are kept: each waits in `accept` itself and serves what it accepted, and a
+thread that accepts a call while no other waits starts one that does (`_worker`), so a call
+costs no thread start and no hand-over between threads (an agent that runs a call's hooks one
+after the other, Copilot CLI, waits for both).
+
+It keeps each live session's state in memory between calls and saves it lazily
 (`supervisor.hooks.resident`); sessions are protected by the guard's per-session `flock` and
 each step takes in what others saved or logged first, so this server and in-process hook calls
 can work side by side, and a server killed at any moment loses nothing (the next step redoes
@@ -57,6 +62,8 @@ HEADER_LIMIT_BYTES = 64 * 1024
 LOG_LIMIT_BYTES = 4 * 1024 * 1024
 """`hookd.log` is rotated (to `hookd.log.1`, one generation) when it grows past this."""
 POLL_S = 0.5
+SPARE_WORKERS = 2
+"""Threads kept waiting in `accept` at most; one more that finishes a call ends (`_worker`)."""
 
 
 class HookServer:
@@ -70,6 +77,10 @@ class HookServer:
         self.stop = threading.Event()
         self._lock = threading.Lock()
         self._active = 0
+        self._waiting = 0
+        """Worker threads in (or about to enter) `accept` (`_worker`)."""
+        self._closing = threading.Event()
+        """Set when the server stops taking calls: the workers leave `accept`."""
         self._last = time.monotonic()
         self._lock_fd: int | None = None
         self.resident = Resident()
@@ -128,17 +139,50 @@ class HookServer:
             self._lock_fd = None
 
     def _loop(self, listener: socket.socket) -> None:
-        while not self.stop.is_set():
+        """Start the first worker, then watch for the stop and the idle exit."""
+        with self._lock:
+            self._waiting += 1
+        self._start_worker(listener)
+        while not self.stop.wait(POLL_S):
+            with self._lock:
+                idle = self._active == 0 and time.monotonic() - self._last > self.idle_s
+            if idle:
+                _log("idle; exiting")
+                return
+
+    def _start_worker(self, listener: socket.socket) -> None:
+        """A worker thread (counted in `_waiting` by the caller)."""
+        threading.Thread(target=self._worker, args=(listener,), name="hook", daemon=True).start()
+
+    def _worker(self, listener: socket.socket) -> None:
+        """Accept a call and serve it, again and again, until the server closes. A call accepted
+        while no other worker waits in `accept` first starts one that does, so a held call
+        never keeps the others waiting; a worker that finishes a call while `SPARE_WORKERS`
+        others wait ends."""
+        while True:
             try:
-                conn, _ = listener.accept()
+                conn = None if self._closing.is_set() else listener.accept()[0]
             except TimeoutError:
-                with self._lock:
-                    idle = self._active == 0 and time.monotonic() - self._last > self.idle_s
-                if idle:
-                    _log("idle; exiting")
-                    return
                 continue
-            self._spawn(conn)
+            except OSError as exc:  # not expected of a listening socket: this worker ends
+                _log(f"accept failed: {type(exc).__name__}: {exc}")
+                conn = None
+            with self._lock:
+                self._waiting -= 1
+                if conn is None:
+                    return
+                self._active += 1
+                self._last = time.monotonic()
+                another = self._waiting == 0
+                if another:
+                    self._waiting += 1
+            if another:
+                self._start_worker(listener)
+            self._serve_one(conn)
+            with self._lock:
+                if self._waiting >= SPARE_WORKERS:
+                    return
+                self._waiting += 1
 
     def _tidy(self) -> None:
         """Save idle sessions' states, put away old ones (`Resident.tidy`), until stopped."""
@@ -190,12 +234,18 @@ class HookServer:
         threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
 
     def _shutdown(self, listener: socket.socket) -> None:
-        """Stop taking calls: unlink first, so new clients fall back, then answer the queued ones
-        and wait for the calls in flight."""
+        """Stop taking calls: unlink first, so new clients fall back, then let the workers leave
+        `accept`, answer the queued calls and wait for the calls in flight."""
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
         if self._http is not None:
             self._http.close()
+        self._closing.set()
+        while True:  # each leaves within POLL_S (its accept's timeout)
+            with self._lock:
+                if self._waiting == 0:
+                    break
+            time.sleep(0.01)
         listener.setblocking(False)
         while True:
             try:

@@ -4,6 +4,7 @@ a line `{"type": "assistant.message", "data": {"content": TEXT, ...}}` is what t
 (an empty content is a turn of tool calls only); everything else is skipped (the format is
 Copilot's own)."""
 
+import functools
 import os
 from pathlib import Path
 
@@ -13,9 +14,15 @@ from supervisor.protocol.bounded import loads
 
 def events_path(session_id: str) -> str:
     """Where Copilot keeps a session's events: under `$COPILOT_HOME`, else `~/.copilot`."""
-    base = os.environ.get("COPILOT_HOME")
-    home = Path(base).expanduser() if base else Path(os.path.expanduser("~")) / ".copilot"
-    return str(home / "session-state" / session_id / "events.jsonl")
+    return _events_path(os.environ.get("COPILOT_HOME"), os.environ.get("HOME"), session_id)
+
+
+@functools.lru_cache(maxsize=256)
+def _events_path(base: str | None, home: str | None, session_id: str) -> str:
+    """`events_path` for these settings, joined once: it is asked at every hook call of the
+    session, and the joins and `~` took half of reading a payload in the resident server."""
+    folder = Path(base).expanduser() if base else Path(os.path.expanduser("~")) / ".copilot"
+    return str(folder / "session-state" / session_id / "events.jsonl")
 
 
 def assistant_texts(path: str, offset: int) -> tuple[list[str], int]:
