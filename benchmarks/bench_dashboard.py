@@ -143,14 +143,17 @@ def lag(scale: float) -> list[Figure]:
     lost = 0
     for which in ("dashboard", "bare", "bare", "dashboard"):
         root = work_dir("dashboard-lag")
-        _prepare(root, sessions)
-        if which == "dashboard":
-            missing, cpu = asyncio.run(_dashboard(root, sessions, rounds, dash_lags))
-            lost += missing
-            dash_cpu.append(cpu)
-        else:
-            _, cpu = asyncio.run(_bare_follower(root, sessions, rounds, bare_lags))
-            bare_cpu.append(cpu)
+        try:
+            _prepare(root, sessions)
+            if which == "dashboard":
+                missing, cpu = asyncio.run(_dashboard(root, sessions, rounds, dash_lags))
+                lost += missing
+                dash_cpu.append(cpu)
+            else:
+                _, cpu = asyncio.run(_bare_follower(root, sessions, rounds, bare_lags))
+                bare_cpu.append(cpu)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
     ms = 1000.0
     note = (f"{sessions} sessions x {RATE} events/s for {rounds * INTERVAL_S:g} s, twice each; "
             f"step {STEP_MS} ms, debounce {DEBOUNCE_MS} ms")
@@ -233,13 +236,17 @@ def open_long(scale: float) -> list[Figure]:
     root = _long_session(count)
     session = f"long-{count}"
     path = root / "sessions" / session / "events.jsonl"
-    bare = [_bare_read(path)]
-    runs = [asyncio.run(_open(root, session, count))]
-    bare.append(_bare_read(path))
-    runs.append(asyncio.run(_open(root, session, count)))
-    per_event = _memory_per_event(root, session)
-    file_per_event = path.stat().st_size / count
-    note = f"{count} events, {path.stat().st_size / 1e6:.1f} MB"
+    try:
+        bare = [_bare_read(path)]
+        runs = [asyncio.run(_open(root, session, count))]
+        bare.append(_bare_read(path))
+        runs.append(asyncio.run(_open(root, session, count)))
+        per_event = _memory_per_event(root, session)
+        size = path.stat().st_size
+    finally:  # the long session is tens of MB: never left behind
+        shutil.rmtree(root, ignore_errors=True)
+    file_per_event = size / count
+    note = f"{count} events, {size / 1e6:.1f} MB"
     return [
         Figure("open a long session: time to first paint", min(r[0] for r in runs), "s",
                min(bare), 2.0, note=note + "; baseline: bare json.loads loop over the file"),

@@ -8,6 +8,8 @@ import importlib.util
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO, cli_env
 
 
@@ -47,3 +49,17 @@ def test_unknown_benchmark_is_a_clear_error() -> None:
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "nosuch"],
                             capture_output=True, text=True, env=cli_env(), timeout=60)
     assert result.returncode == 2 and "unknown benchmark" in result.stderr
+
+
+@pytest.mark.slow
+def test_the_long_session_benchmark_leaves_no_scratch_folder(tmp_path, monkeypatch) -> None:
+    """`open_long` writes a long session (tens of MB at full size) into a scratch folder: it
+    is removed when the figures are taken, whatever happens."""
+    import tempfile
+
+    runner = load_runner()
+    module = runner.load("dashboard", runner.available()["dashboard"])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    figures = module.open_long(scale=0.0)
+    assert [f.unit for f in figures] == ["s", "s", "bytes"] and figures[0].value > 0
+    assert list(tmp_path.iterdir()) == []
