@@ -176,6 +176,27 @@ def test_a_session_cost_limit_holds_the_call_that_would_cross_it(hook: Hook) -> 
     assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+def test_an_answer_written_after_its_call_was_judged_counts_at_the_next_call(hook: Hook) -> None:
+    """Claude Code at times writes the answer asking for a call only after that call's
+    PreToolUse ran. The hook reads what the transcript holds and does not wait for the rest:
+    the late answer counts at the next hook, so the limit holds the next call (one late)."""
+    (hook.root / "policy.toml").write_text(
+        "[limits.cost_usd]\nlimit = 0.01\naction = 'pause'\n"
+        "[guard]\ncheckpoints = false\nescalation_deadline_s = 1\nfallback = 'skip'\n")
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_1", USAGE)  # $0.006
+    assert call(hook, 1) is None
+    assert call(hook, 2) is None  # its answer ($0.012 in all) is not in the transcript yet
+    assert len(usages(hook)) == 1
+    answer(hook, "msg_2", USAGE)  # written once call 2 was judged: counted at the next hook
+    refused = call(hook, 3)
+    assert len(usages(hook)) == 2
+    (escalation,) = hook.events("escalation")
+    assert escalation["call_id"] == "toolu_3" and "cost_usd" in escalation["reason"]
+    assert refused is not None
+    assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
 def test_tally_counts_growth_and_never_goes_negative() -> None:
     tally = Tally()
     first: Spent = spent("k", "m", {"input_tokens": 10, "output_tokens": 5})

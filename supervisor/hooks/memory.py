@@ -74,9 +74,6 @@ class Memory:
     (`supervisor.hooks.usage`)."""
     model: str | None = None
     """The model the agent's record last named apart from its counts (Codex's turn context)."""
-    call_wait_off: bool = False
-    """A call's answer did not reach the transcript in time once: calls stop waiting for it
-    (`runtime._Call.await_call`)."""
     usage_warned: bool = False
     """A usage line that could not be counted was reported (once per session)."""
 
@@ -223,7 +220,6 @@ def _load(path: Path) -> Memory:
         tally=load_tally(data.get("tally")),
         model=data.get("model") if isinstance(data.get("model"), str) else None,
         usage_warned=data.get("usage_warned") is True,
-        call_wait_off=data.get("call_wait_off") is True,
     )
 
 
@@ -237,7 +233,7 @@ def _dump(memory: Memory) -> str:
         "last_text": memory.last_text, "seen": memory.seen, "waiting": memory.waiting,
         "numbered": memory.numbered, "notes": memory.notes, "display": memory.display,
         "displays": memory.displays, "tally": memory.tally.dump(), "model": memory.model,
-        "usage_warned": memory.usage_warned, "call_wait_off": memory.call_wait_off})
+        "usage_warned": memory.usage_warned})
 
 
 def _last_whole(raw: bytes) -> object:

@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # the guard is imported when a session is opened (`_open_guar
     from supervisor.guard.core import Guard, Verdict
     from supervisor.guard.settings import GuardSettings
     from supervisor.hooks.resident import Resident
-    from supervisor.hooks.target import TranscriptEntry, TranscriptReader, Unreported
+    from supervisor.hooks.target import Unreported
     from supervisor.hooks.usage import Spent
 
 ERROR_EVENT = "supervisor_error"
@@ -70,9 +70,6 @@ SUBAGENT_EVENT = "subagent_start"
 starts: `session` (the child's id), `agent_id`, `agent_type`."""
 RUN_POINTER = "hook.run"
 """File in a session's directory naming its current run (after a resume)."""
-CALL_WAIT_S = 0.5
-"""How long a call waits for the answer that asked for it to reach the transcript."""
-CALL_POLL_S = 0.01
 LAST_WORD_S = 0.3
 """Recording why a call failed (`record_error`) ends this long before the agent's timeout."""
 HEARTBEAT_S = 5.0
@@ -228,7 +225,11 @@ class _Call:
         agent's transcript since the last call (hooks are not given it, and
         `consecutive_tool_calls` counts calls since the model last said something). A
         transcript seen for the first time is read from its start only in a session that
-        starts now (not resumed): older text is not this run's."""
+        starts now (not resumed): older text is not this run's. Only what the transcript holds
+        now is read, never waited for: an answer the agent writes after it ran the hook of the
+        call the answer asked for (Claude Code at times, tens of ms later) is counted at the
+        next hook that reads it, so a `tokens`/`cost_usd` limit or budget may hold one call
+        late (docs/hooks.md, "Usage"); the wait cost every call of such an agent."""
         reader, path = self.target.transcript, self.step.transcript
         reads = reader is not None and bool(path) and self.step.kind in _READS_TRANSCRIPT
         if not reads and self.step.call is None and self.step.pair is None:
@@ -253,9 +254,7 @@ class _Call:
                 self.usage_warning(memory, "the agent's transcript was shortened or rewritten "
                                    "under the supervisor; what it held before is not counted "
                                    "again, what it holds now is not counted")
-            before = memory.offset
             entries, memory.offset = reader(path, memory.offset)
-            entries = [*entries, *self.await_call(reader, path, before, memory)]
             memory.mark = transcript.mark(path, memory.offset)
             with self.guard.saving_later():  # the step this call is for saves, once
                 for entry in entries:
@@ -268,29 +267,6 @@ class _Call:
                         self.spent(entry, memory)  # type: ignore[arg-type]
                     elif "used_model" in entry:
                         memory.model = entry["used_model"]
-
-    def await_call(self, reader: TranscriptReader, path: str, start: int,
-                   memory: hook_memory.Memory) -> list[TranscriptEntry]:
-        """For an agent that writes the answer asking for a call to its transcript about when
-        it runs the call's hook (`Target.call_in_transcript`: Claude Code flushes it a moment
-        later at times): wait, at most `CALL_WAIT_S`, until the call's id is in what was read,
-        so the answer's usage is counted before the call is judged. A session where it never
-        came in time stops waiting (`memory.call_wait_off`)."""
-        call = self.step.call
-        if (call is None or not self.target.call_in_transcript or memory.call_wait_off
-                or self.step.pair is not None or not os.path.isfile(path)):
-            return []  # (no transcript at all: nothing to wait for)
-        needle = call["call_id"].encode("utf-8", "replace")
-        more: list[TranscriptEntry] = []
-        deadline = time.monotonic() + min(CALL_WAIT_S, self.budget.remaining() / 10)
-        while not transcript.holds(path, start, memory.offset, needle):
-            if time.monotonic() >= deadline:
-                memory.call_wait_off = True
-                break
-            time.sleep(CALL_POLL_S)
-            found, memory.offset = reader(path, memory.offset)
-            more += found
-        return more
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of

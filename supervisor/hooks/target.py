@@ -79,10 +79,6 @@ class Target:
     """Where the agent keeps its hooks: a JSON settings file, or a plugin folder where the
     supervisor's plugin file goes (agents without command hooks)."""
     transcript: TranscriptReader | None = None
-    call_in_transcript: bool = False
-    """True when the agent writes the answer asking for a call, with the call's id, to its
-    transcript about when it runs the call's hook: the runtime waits a moment for it
-    (`runtime.CALL_WAIT_S`) so that answer's usage counts before the call is judged."""
     reads_usage: bool = False
     """True when `transcript` returns what the model spent (`supervisor.hooks.usage`); a
     session of a target that reads none says so in its `session_start` (`usage_record`)."""

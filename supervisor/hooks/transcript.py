@@ -71,16 +71,3 @@ def mark(path: str, offset: int) -> str | None:
         return None
     finally:
         os.close(fd)
-
-
-def holds(path: str, start: int, end: int, needle: bytes) -> bool:
-    """True when the bytes `start`..`end` of the file (what a read consumed) contain
-    `needle`."""
-    if end <= start or not needle:
-        return False
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            return needle in handle.read(min(end - start, READ_LIMIT_BYTES))
-    except OSError:
-        return False

@@ -100,7 +100,7 @@ operator answers, so the held call is skipped after two seconds."""
 def usage_is_recorded_and_the_budget_holds(
     agent: AgentRunner[Any], calls: list[ToolCall], reads: int = 500, writes: int = 40,
     last_may_race: bool = False,
-    holds_in_time: bool = True,
+    late: int | None = 0,
 ) -> list[dict[str, Any]]:
     """The scenario every target with a usage record shares: each scripted answer reports
     1,000 input and 100 output tokens, `reads` read from the cache and `writes` written to it
@@ -109,12 +109,13 @@ def usage_is_recorded_and_the_budget_holds(
     spent (the third) is held for the operator (`TOKEN_BUDGET`) before it runs. Returns the
     session's events. `last_may_race`: the agent may write its last answer (no call after it)
     to its record only after its Stop hook ran, so that one answer may be missing.
-    `holds_in_time` False: the agent may write an answer's usage only after the call it asked
-    for was judged (Qwen Code at times), so the budget may hold a call late; only the counts
-    are checked then."""
+    `late`: how many calls late the budget may hold, for an agent that may write an answer's
+    usage only after the call it asked for was judged (counted at the next call): 1 scripts a
+    fourth call and the hold must come at the third or the fourth (Claude Code); None: only
+    the counts are checked (Qwen Code)."""
     agent.sandbox.write_policy(TOKEN_BUDGET)
     agent.install_hooks("--timeout", "90")
-    turns = [turn(call).spending(1000, 100, reads, writes) for call in calls[:3]]
+    turns = [turn(call).spending(1000, 100, reads, writes) for call in calls[:3 + (late or 0)]]
     agent.server.script = Script(main=[*turns, say("Done.").spending(1000, 100, reads, writes)])
 
     run = agent.run("list the directories")
@@ -130,13 +131,15 @@ def usage_is_recorded_and_the_budget_holds(
     assert sum(u.get("cache_read_tokens") or 0 for u in usages) == reads * served, usages
     assert sum(u.get("cache_write_tokens") or 0 for u in usages) == writes * served, usages
     calls_made = of_type(events, "tool_call")
-    if not holds_in_time:
+    if late is None:
         return events
-    (escalation,) = of_type(events, "escalation")
+    escalation = of_type(events, "escalation")[0]  # (a later call past the budget escalates too)
     assert escalation["kind"] == "limit" and "tokens" in escalation["reason"], escalation
-    assert escalation["call_id"] == calls_made[2]["call_id"]  # the third call, before it ran
+    ids = [c["call_id"] for c in calls_made]
+    held = ids.index(escalation["call_id"])
+    assert 2 <= held <= 2 + late, (held, late)  # the third call (or one late), before it ran
     verdicts = {v["call_id"]: v["action"] for v in of_type(events, "verdict")}
-    assert [verdicts[c["call_id"]] for c in calls_made[:2]] == ["allow", "allow"]
+    assert [verdicts[i] for i in ids[:held]] == ["allow"] * held
     ran = {r["call_id"] for r in of_type(events, "tool_result") if r.get("ok")}
-    assert calls_made[2]["call_id"] not in ran
+    assert ids[held] not in ran
     return events

@@ -66,5 +66,4 @@ TARGET = Target(
     ),
     transcript=read_transcript,
     reads_usage=True,
-    call_in_transcript=True,
 )

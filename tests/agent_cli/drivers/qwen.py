@@ -36,7 +36,7 @@ class QwenDriver(Driver):
     # Qwen Code writes an answer's usage to its chat file at times only after the call's hooks
     # ran: the counts are exact, but a budget may hold one call late (docs/qwen-code.md).
     usage_last_may_race = True
-    usage_holds_in_time = False
+    usage_late = None
 
     def check_install(self, agent: Agent) -> None:
         settings = json.loads(agent.settings_path.read_text())
