@@ -3,6 +3,7 @@
 pairing of calls without ids, the failures read from the transcript, and its installer."""
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from supervisor.hooks import memory as hook_memory
 from supervisor.hooks.droid import TARGET
 from supervisor.hooks.droid.payload import map_payload, pair_key
 from supervisor.hooks.droid.transcript import assistant_texts
+from supervisor.hooks.installed import unresolved
 from supervisor.hooks.step import read_payload
 from supervisor.hooks.targets import load
 from tests.conftest import run_cli
@@ -118,5 +120,9 @@ def test_install_and_uninstall(tmp_path: Path) -> None:
     assert ours["PreToolUse"]["timeout"] == 120
     assert data["hooks"]["PreToolUse"][-1]["matcher"] == "*"
     assert " droid --timeout 120" in ours["PreToolUse"]["command"]
+    # `sh -c` (dash) would fork the client and wait: the client takes the shell's place
+    assert ours["PreToolUse"]["command"].startswith("exec /")
+    problem, program = unresolved(ours["PreToolUse"]["command"])  # (doctor's check)
+    assert problem is None and program == shlex.split(ours["PreToolUse"]["command"])[1]
     assert run_cli("uninstall", "droid", HOME=str(home)).returncode == 0
     assert settings.read_text() == mine

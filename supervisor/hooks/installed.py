@@ -44,6 +44,8 @@ def unresolved(command: object) -> tuple[str | None, str]:
         argv = shlex.split(str(command))
     except ValueError as exc:
         return f"the command cannot be parsed ({exc})", ""
+    if argv[:1] == ["exec"]:  # (`Settings.exec_command`: the shell's place taken)
+        argv = argv[1:]
     program = argv[0] if argv else ""
     if not os.path.isabs(program):
         return None, program  # not one of ours: written by hand, found on PATH

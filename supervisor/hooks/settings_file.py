@@ -77,6 +77,11 @@ class Settings:
     """Keys a project's file needs beside `hooks` (Copilot CLI's repository hooks:
     `version: 1`): written by a project install, and a file left with only them after an
     uninstall counts as empty."""
+    exec_command: bool = False
+    """The agent runs each entry with `sh -c`, and that shell (dash) starts the command as its
+    child and waits for it: the entry then begins with `exec`, so the hook client takes the
+    shell's place (one process less per hook: Factory Droid). Bash already does that with a
+    lone command (Copilot CLI, Qwen Code)."""
 
     def is_ours(self, command: object) -> bool:
         """True for a hook command that runs our hook for this target."""
@@ -136,13 +141,16 @@ def hook_command(target: str, timeout_s: float, root: Path | None = None) -> str
     gives up on it.
     """
     from supervisor.hooks import native
+    from supervisor.hooks.targets import load
 
     python = hook_argv(target)[:-1]
     fast = native.client(python)
     parts = [*([str(fast)] if fast else python), target, "--timeout", str(int(timeout_s))]
     if root is not None:
         parts += ["--root", str(root)]
-    return " ".join(shlex.quote(p) for p in parts)
+    spec = load(target).settings
+    first = ["exec"] if os.name == "posix" and getattr(spec, "exec_command", False) else []
+    return " ".join([*first, *(shlex.quote(p) for p in parts)])
 
 
 def hook_argv(target: str, root: Path | None = None) -> list[str]:

@@ -48,6 +48,7 @@ TARGET = Target(
         user_path=user_settings_path,
         project_path=project_settings_path,
         events=EVENTS,
+        exec_command=True,  # Droid runs `sh -c <entry>`, and dash forks a lone command
     ),
     transcript=assistant_texts,
 )
