@@ -318,15 +318,14 @@ def _cat_hooks(spec: Settings, path: Path) -> None:
 
 
 def _all_allowed(sandbox: Sandbox, config: str, count: int) -> None:
-    """The supervised run was supervised, and nothing in it was refused or held. With the
-    command hooks, each of its `count` calls has its verdict (the warm-up's verdicts alone once
-    hid measured runs without hooks). The HTTP hooks' runs are held to the old check (a verdict
-    in the store) for now: Qwen Code's and Claude Code's measured HTTP runs left fewer verdicts
-    than calls, not yet looked into, so their HTTP figures are not known to be supervised."""
+    """The supervised run was supervised, and nothing in it was refused or held: each of its
+    `count` calls has its verdict (the warm-up's verdicts alone once hid measured runs without
+    hooks; and the HTTP runs' hooks were all refused while the warm-up's server, started before
+    `install --transport http` made the root's HTTP configuration, never listened on the port,
+    until the server followed that file: `supervisor.hooks.http_follow`)."""
     events = [e for session in sandbox.sessions() for e in sandbox.events(session)]
     verdicts = [e.get("action") for e in events if e.get("type") == "verdict"]
-    wanted = 1 if config == "supervisor-http" else count
-    if len(verdicts) < wanted or set(verdicts) != {"allow"}:
+    if len(verdicts) < count or set(verdicts) != {"allow"}:
         kinds = sorted({str(e.get("type")) for e in events})
         raise RuntimeError(f"{config}: {len(verdicts)} verdicts "
                            f"{sorted(map(str, set(verdicts)))} for {count} calls, "

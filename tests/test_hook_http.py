@@ -250,3 +250,41 @@ def test_an_http_hold_answers_within_the_entry_timeout(served, tmp_path: Path) -
     # an operator's pause has no deadline: it still holds, no fallback applied
     applied = [e for e in events(root, "loop-1") if e["type"] == "decision_applied"]
     assert [e["action"] for e in applied] == ["pause"]
+
+
+@pytest.mark.slow
+def test_a_running_server_answers_http_hooks_installed_after_it_started(tmp_path: Path) -> None:
+    """`install --transport http` while the root's server runs (command hooks started it, and
+    the command hooks that stay keep it alive): the next command hook finds the port answering
+    and the session's HTTP hooks are supervised. The server read the configuration only when it
+    started, so every HTTP hook was refused and Claude Code let those calls go unchecked."""
+    assert _install(tmp_path).returncode == 0  # the command transport: no HTTP configuration
+    root, ws = tmp_path / "store", tmp_path / "ws"
+    ws.mkdir()
+    env = cli_env(SUPERVISOR_HOME=str(root), HOME=str(tmp_path / "home"))
+
+    def command_hook(event: str, **fields: object) -> None:
+        """A command hook as Claude Code runs it: the client, through the resident server."""
+        done = subprocess.run(
+            [sys.executable, "-m", "supervisor.hooks.client", "claude-code", "--root",
+             str(root)], input=json.dumps(payload(event, cwd=ws, **fields)), env=env,
+            capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+
+    try:
+        command_hook("SessionStart", source="startup")  # no server yet: this starts one
+        end = time.monotonic() + 30
+        while "serving on" not in _log(root):
+            assert time.monotonic() < end, _log(root)
+            time.sleep(0.05)
+        assert "serving HTTP hooks" not in _log(root)
+        assert _install(tmp_path, "--transport", "http").returncode == 0
+        config = load_config(root)
+        assert config is not None
+        command_hook("UserPromptSubmit", prompt="read the files")  # answered by that server
+        assert "serving HTTP hooks" in _log(root)
+        assert _post(config, _read(ws, 1), token=config.token) == (200, "{}")
+        assert [e["call_id"] for e in events(root, "loop-1") if e["type"] == "verdict"] == [
+            "toolu_1"]
+    finally:
+        stop_servers(root)

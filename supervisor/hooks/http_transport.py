@@ -8,8 +8,9 @@ not running.
 
 - Configuration: `<root>/hooks-http.json` (0600), `{"port": N, "token": "..."}`, made by the
   installer: a free port on 127.0.0.1 and a per-root secret token. The server of the root binds
-  that port when the file exists (if another process holds the port, it serves the Unix socket
-  only and says so in its log).
+  that port while the file exists, also when it appears or changes while the server runs
+  (`http_follow`; if another process holds the port, it serves the Unix socket only and says so
+  in its log).
 - Who may call (docs/security.md "Another local user"): the TCP peer must run as the server's
   own user (on Linux its socket's owner in `/proc/net/tcp`; another user is refused even with
   the token), the request must carry the token in `X-Supervisor-Token` (compared in constant

@@ -47,6 +47,7 @@ from typing import Any
 
 from supervisor import __version__
 from supervisor.hooks.budget import Budget
+from supervisor.hooks.http_follow import HttpSide
 from supervisor.hooks.resident import Resident
 
 ENV_IDLE = "SUPERVISOR_HOOKD_IDLE_S"
@@ -71,7 +72,6 @@ class HookServer:
 
     def __init__(self, root: Path, path: Path, idle_s: float) -> None:
         self.root = root
-        self._http: Any = None
         self.path = path
         self.idle_s = idle_s
         self.stop = threading.Event()
@@ -85,6 +85,8 @@ class HookServer:
         self._lock_fd: int | None = None
         self.resident = Resident()
         self._tidier = threading.Thread(target=self._tidy, name="resident", daemon=True)
+        self._http = HttpSide(root, self._run, self._tracked, _log)
+        """Also answers HTTP hooks while the root has an HTTP configuration (http_follow)."""
 
     def serve(self) -> int:
         """Take the start-up lock, bind, serve; 0 when done, 0 too when another server runs."""
@@ -106,7 +108,7 @@ class HookServer:
                 self.path.unlink()  # stale: its server died without cleaning up
             # HTTP first: a client that started this server waits for the socket to appear and
             # then lets the agent's HTTP hooks go, which must find the port already answering
-            self._http = self._serve_http()
+            self._http.follow()
             try:
                 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 os.chdir(run)  # bind by a relative name: AF_UNIX paths are limited to ~100 bytes
@@ -115,8 +117,7 @@ class HookServer:
                 listener.listen(64)
                 listener.settimeout(POLL_S)
             except BaseException:
-                if self._http is not None:
-                    self._http.close()
+                self._http.close()
                 raise
             _write_private(Path(f"{self.path}.pid"), f"{os.getpid()}\n")
             _log(f"serving on {self.path} (pid {os.getpid()}, idle exit {self.idle_s:g}s)")
@@ -187,27 +188,11 @@ class HookServer:
     def _tidy(self) -> None:
         """Save idle sessions' states, put away old ones (`Resident.tidy`), until stopped."""
         while not self.stop.wait(POLL_S):
+            self._http.follow()  # (a configuration made while no command hook calls)
             try:
                 self.resident.tidy()
             except Exception as exc:  # a full disk: the next tidy or step tries again
                 _log(f"saving sessions failed: {type(exc).__name__}: {exc}")
-
-    def _serve_http(self) -> Any:
-        """Also answer HTTP hooks when the root has an HTTP configuration (http_transport)."""
-        from supervisor.hooks.http_transport import HttpListener, load_config
-
-        config = load_config(self.root)
-        if config is None:
-            return None
-        try:
-            listener = HttpListener(config, self._run, self._tracked, _log)
-            listener.root = self.root
-        except OSError as exc:
-            _log(f"HTTP hooks not served: 127.0.0.1:{config.port}: {exc.strerror or exc}")
-            return None
-        listener.start()
-        _log(f"serving HTTP hooks on 127.0.0.1:{config.port}")
-        return listener
 
     def _run(self, target: str, data: bytes, budget: Budget) -> str:
         from supervisor.hooks.runtime import run_safely
@@ -238,8 +223,7 @@ class HookServer:
         `accept`, answer the queued calls and wait for the calls in flight."""
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        if self._http is not None:
-            self._http.close()
+        self._http.close()
         self._closing.set()
         while True:  # each leaves within POLL_S (its accept's timeout)
             with self._lock:
@@ -294,6 +278,7 @@ class HookServer:
         if header.get("version") != __version__:
             return {"error": "version"}
         budget = Budget(float(header["timeout"]), started)
+        self._http.follow()  # before the step: a SessionStart comes before its HTTP hooks
         from supervisor.hooks.runtime import run_safely
 
         run = header.get("run")
