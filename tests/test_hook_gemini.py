@@ -14,6 +14,7 @@ from supervisor.hooks.gemini import TARGET
 from supervisor.hooks.gemini.payload import map_payload
 from supervisor.hooks.gemini.respond import before_tool_output, context_output
 from supervisor.hooks.gemini.transcript import read_transcript
+from supervisor.store.paths import SessionFiles
 from tests.conftest import run_cli
 
 DATA = Path(__file__).parent / "data" / "gemini"
@@ -97,10 +98,10 @@ def test_calls_without_ids_pair_by_order_and_refused_calls_stop_waiting() -> Non
 
 
 def test_the_pairing_survives_a_save(tmp_path: Path) -> None:
-    with hook_memory.remembered(tmp_path) as memory:
+    with hook_memory.remembered(SessionFiles(tmp_path, tmp_path)) as memory:
         waiting = memory.pair_call("k")
         memory.hold_note(waiting, "a note")
-    with hook_memory.remembered(tmp_path) as memory:
+    with hook_memory.remembered(SessionFiles(tmp_path, tmp_path)) as memory:
         assert memory.pair_result("k") == waiting
         assert memory.take_note(waiting) == "a note"
         assert memory.numbered == 1
@@ -206,9 +207,9 @@ def test_a_note_on_a_call_that_runs_comes_with_its_result(tmp_path: Path) -> Non
     from supervisor.hooks.runtime import _Call
 
     step = map_payload(captured("BeforeTool")[0])
-    guard = SimpleNamespace(dir=tmp_path)
+    guard = SimpleNamespace(files=SessionFiles(tmp_path, tmp_path))
     call = _Call(TARGET, guard, step, tmp_path, Budget(60))
-    with hook_memory.remembered(tmp_path) as memory:
+    with hook_memory.remembered(SessionFiles(tmp_path, tmp_path)) as memory:
         call.pair(memory)
     assert step.call is not None and not step.call["call_id"].endswith("-1")  # a value
     step = call.step

@@ -19,7 +19,6 @@ text does not stay behind in older lines.
 """
 
 import contextlib
-import functools
 import json
 import os
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from pathlib import Path
 from supervisor.hooks.usage import Tally, load_tally
 from supervisor.protocol.bounded import loads
 from supervisor.store import waits
-from supervisor.store.paths import write_private
+from supervisor.store.paths import SessionFiles, write_private
 
 MEMORY_FILE = "hook.json"
 LOCK_FILE = "hook.lock"
@@ -146,10 +145,10 @@ resident server, a session's memory is parsed again only when another process ch
 
 
 @contextlib.contextmanager
-def remembered(session_dir: Path) -> Iterator[Memory]:
+def remembered(files: SessionFiles) -> Iterator[Memory]:
     """The session's memory, held under its lock; saved (atomically) when the block ends
     without an exception."""
-    lock, path = _files(session_dir)
+    lock, path = files.file(LOCK_FILE), files.file(MEMORY_FILE)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         waits.flock(fd, "the session's hook memory")
@@ -172,12 +171,6 @@ def remembered(session_dir: Path) -> Iterator[Memory]:
             _kept[path] = (stamp, memory, after)
     finally:
         os.close(fd)  # releases the lock
-
-
-@functools.lru_cache(maxsize=SESSIONS_KEPT)
-def _files(session_dir: Path) -> tuple[Path, Path]:
-    """(the lock, the memory) of a session: joined once per session, not at every call."""
-    return session_dir / LOCK_FILE, session_dir / MEMORY_FILE
 
 
 def _stamp(path: Path) -> _Stamp:

@@ -17,7 +17,6 @@ docs/hooks.md. The step is a value: following a resume or a `supervisor run` mak
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import os
 import time
@@ -49,7 +48,6 @@ from supervisor.store.paths import (
     ensure_session_dir,
     resolve_root,
     sanitize_session_id,
-    session_dir,
     session_files,
     validate_session_id,
     write_private,
@@ -70,6 +68,8 @@ SUBAGENT_EVENT = "subagent_start"
 starts: `session` (the child's id), `agent_id`, `agent_type`."""
 RUN_POINTER = "hook.run"
 """File in a session's directory naming its current run (after a resume)."""
+_STATE_BAD = f"{STATE_FILE}.bad"
+"""Where the guard keeps a state it could not restore (`guard.state`)."""
 LAST_WORD_S = 0.3
 """Recording why a call failed (`record_error`) ends this long before the agent's timeout."""
 HEARTBEAT_S = 5.0
@@ -174,20 +174,20 @@ def _count_spending(guard: Guard, target: Target, step: HookStep, root: Path) ->
 def _all_seen(root: Path, step: HookStep) -> bool:
     """True when every call of a batch went through PreToolUse and none was refused by the
     agent's own permission check since (cheap: the hook memory only)."""
-    directory = session_dir(root, step.session_id)
-    if not directory.is_dir():
+    files = session_files(root, step.session_id)
+    if not files.dir.is_dir():
         return False
     if any(item.get("refused") for item in step.batch):
         return False
-    with hook_memory.remembered(directory) as memory:
+    with hook_memory.remembered(files) as memory:
         return all(memory.saw(item["call"]["call_id"]) for item in step.batch)
 
 
 def _keep_display(root: Path, step: HookStep) -> None:
     """Keep a non-final flush of the assistant's text in the hook memory."""
     assert step.display is not None
-    directory = ensure_session_dir(root, step.session_id)
-    with hook_memory.remembered(directory) as memory:
+    ensure_session_dir(root, step.session_id)
+    with hook_memory.remembered(session_files(root, step.session_id)) as memory:
         memory.displayed(step.display["message_id"], step.display["delta"])
 
 
@@ -234,7 +234,7 @@ class _Call:
         reads = reader is not None and bool(path) and self.step.kind in _READS_TRANSCRIPT
         if not reads and self.step.call is None and self.step.pair is None:
             return
-        with hook_memory.remembered(self.guard.dir) as memory:
+        with hook_memory.remembered(self.guard.files) as memory:
             self.pair(memory)
             if self.step.call is not None:
                 memory.see(self.step.call["call_id"])
@@ -292,7 +292,7 @@ class _Call:
         held = verdict.message if runs and not self.target.context_before_call else None
         if call is None or not (unpair or held):
             return verdict
-        with hook_memory.remembered(self.guard.dir) as memory:
+        with hook_memory.remembered(self.guard.files) as memory:
             if unpair and self.step.pair is not None:
                 memory.unpair(self.step.pair, call["call_id"])
             if held:
@@ -303,7 +303,7 @@ class _Call:
         """The note held back for this call until its result (see `decided`)."""
         if self.target.context_before_call:
             return None
-        with hook_memory.remembered(self.guard.dir) as memory:
+        with hook_memory.remembered(self.guard.files) as memory:
             return memory.take_note(call_id)
 
     def unreported(self, failure: Unreported, memory: hook_memory.Memory) -> None:
@@ -426,7 +426,7 @@ def _on_batch(c: _Call) -> str:
     the most severe verdict among them, held for the operator when one escalated. A call that
     went through PreToolUse and was then refused by the agent's own permission check gets the
     batch's result (no other hook reports one)."""
-    with hook_memory.remembered(c.guard.dir) as memory:
+    with hook_memory.remembered(c.guard.files) as memory:
         unseen = [item for item in c.step.batch if not memory.saw(item["call"]["call_id"])]
         for item in unseen:
             memory.see(item["call"]["call_id"])
@@ -463,7 +463,7 @@ _SEVERITY = {"allow": 0, "nudge": 1, "skip": 2, "block": 3, "pause": 4, "stop": 
 
 def _on_stop(c: _Call) -> str:
     if c.step.message:
-        with hook_memory.remembered(c.guard.dir) as memory:
+        with hook_memory.remembered(c.guard.files) as memory:
             c.assistant_said(c.step.message["text"], memory)
     guidance = c.guidance()
     if guidance is None:  # the turn ended with nothing left to tell: the plan's next step
@@ -477,7 +477,7 @@ def _on_display(c: _Call) -> str:
     """The final flush of an assistant message: the whole message, once."""
     display = c.step.display
     assert display is not None
-    with hook_memory.remembered(c.guard.dir) as memory:
+    with hook_memory.remembered(c.guard.files) as memory:
         memory.displays = True
         text = (memory.display.pop(display["message_id"], "") + display["delta"]).strip()
         if text:
@@ -549,7 +549,7 @@ def _start_new_run(root: Path, step: HookStep, base: str) -> HookStep:
     (`claude --resume`) continues as a new supervisor session `<id>.run<N>`: the ended one stays
     as it was, and the new run is supervised afresh. The base session's directory keeps a
     pointer to the current run, which every later hook invocation follows."""
-    pointer = session_dir(root, base) / RUN_POINTER
+    pointer = session_files(root, base).file(RUN_POINTER)
     current = _current_run(root, base)
     number = int(current.rsplit(".run", 1)[1]) + 1 if current != base else 2
     session = sanitize_session_id(f"{base[:100]}.run{number}")
@@ -561,7 +561,7 @@ def _start_new_run(root: Path, step: HookStep, base: str) -> HookStep:
 
 def _current_run(root: Path, base: str) -> str:
     try:
-        text = _read_small(_in_dir(session_dir(root, base), RUN_POINTER)).strip()
+        text = _read_small(session_files(root, base).file(RUN_POINTER)).strip()
         int(text.rsplit(".run", 1)[1])
         return validate_session_id(text)
     except (OSError, ValueError, IndexError):
@@ -575,7 +575,7 @@ def _open_guard(root: Path, step: HookStep, budget: Budget,
     state the guard cannot restore is kept aside (`state.json.corrupt-<time>`) and the session
     goes on from a fresh state."""
     problems: list[str] = []
-    bad = _in_dir(session_dir(root, step.session_id), f"{STATE_FILE}.bad")
+    bad = session_files(root, step.session_id).file(_STATE_BAD)
     bad_before = _mtime(bad)
     guard = _kept(resident, root, step, budget) if resident is not None else None
     if guard is None:
@@ -610,7 +610,7 @@ def _opened(root: Path, step: HookStep, budget: Budget, resident: Resident | Non
     """The session's guard, opened from its saved state and log."""
     from supervisor.guard.core import Guard
 
-    state = session_dir(root, step.session_id) / STATE_FILE
+    state = session_files(root, step.session_id).file(STATE_FILE)
     kwargs: dict[str, Any] = {"cwd": step.start.get("cwd")}
     if resident is not None:
         from supervisor.hooks.resident import SAVE_EVERY_S
@@ -703,12 +703,6 @@ def _read_small(path: Path) -> str:
         return b"".join(chunks).decode("utf-8")
     finally:
         os.close(fd)
-
-
-@functools.lru_cache(maxsize=1024)
-def _in_dir(directory: Path, name: str) -> Path:
-    """`directory / name`, joined once (a step names the same few files at every call)."""
-    return directory / name
 
 
 def _size(path: str) -> int:

@@ -68,14 +68,7 @@ def sessions_dir(root: Path) -> Path:
 
 def session_dir(root: Path, session_id: str) -> Path:
     """The directory of one session (validated id; nothing is created)."""
-    return _session_dir(root, session_id)
-
-
-@functools.lru_cache(maxsize=1024)
-def _session_dir(root: Path, session_id: str) -> Path:
-    # made once per session: a hook step names its session's files a dozen times, and each
-    # `pathlib` join costs microseconds
-    return sessions_dir(root) / validate_session_id(session_id)
+    return session_files(root, session_id).dir
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +85,23 @@ class SessionFiles:
     reads: Path = field(init=False, repr=False, compare=False)
     """Copies of files as the agent last read them (the guard's edit guidance shows the
     lines that changed since)."""
+    _named: dict[str, Path] = field(default_factory=dict, init=False, repr=False,
+                                    compare=False)
 
     def __post_init__(self) -> None:
         # joined once, not at each use: the hook step uses them at every call
         for name, leaf in (("events", EVENTS_FILE), ("control", CONTROL_FILE),
                            ("checkpoints", CHECKPOINTS_DIR), ("reads", READS_DIR)):
             object.__setattr__(self, name, self.dir / leaf)
+
+    def file(self, name: str) -> Path:
+        """`dir / name`, joined once per session: the files of other layers (the hook's
+        memory and lock, its run pointer, a state kept aside) are named at every hook call,
+        and a `pathlib` join costs microseconds. `name` is one of a few constants."""
+        path = self._named.get(name)
+        if path is None:
+            path = self._named[name] = self.dir / name
+        return path
 
 
 def session_files(root: Path, session_id: str) -> SessionFiles:
@@ -107,7 +111,9 @@ def session_files(root: Path, session_id: str) -> SessionFiles:
 
 @functools.lru_cache(maxsize=1024)
 def _session_files(root: Path, session_id: str) -> SessionFiles:
-    return SessionFiles(root, session_dir(root, session_id))
+    # the one cache of a session's folder and its files' paths, made once per session: a hook
+    # step names them a dozen times
+    return SessionFiles(root, sessions_dir(root) / validate_session_id(session_id))
 
 
 def require_private(path: Path, what: str = "store directory") -> Path:
