@@ -89,9 +89,9 @@ def test_install_into_a_new_user_settings_file(tmp_path: Path) -> None:
         held = ("PreToolUse", "PostToolBatch", "PreSkillShellCommand")
         assert entry["timeout"] == (120 if name in held else 60)
     command = shlex.split(ours["PreToolUse"][0]["command"])
-    assert Path(command[0]).is_absolute()
+    assert command[0] == "exec" and Path(command[1]).is_absolute()  # (sh -c: no fork)
     # the native client of the resident hook server (docs/hooks.md)
-    assert command == [*_client_command(tmp_path), "claude-code", "--timeout", "120"]
+    assert command == ["exec", *_client_command(tmp_path), "claude-code", "--timeout", "120"]
     assert _backups(path) == []  # nothing was there to back up
     assert "installed" in done.stdout and str(path) in done.stdout
 
@@ -103,7 +103,7 @@ def test_without_the_native_client_the_python_client_is_installed(tmp_path: Path
     assert done.returncode == 0, done.stderr
     settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
     command = shlex.split(_ours(settings)["PreToolUse"][0]["command"])
-    assert command == [*_python_client(), "claude-code", "--timeout", "120"]
+    assert command == ["exec", *_python_client(), "claude-code", "--timeout", "120"]
     assert not (tmp_path / "home" / ".cache" / "agent-supervisor").exists()
 
 

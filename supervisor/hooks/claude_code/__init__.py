@@ -63,6 +63,7 @@ TARGET = Target(
         # the per-call events: the ones where HTTP saves the client's start-up
         http_events=frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
                                "PostToolBatch"}),
+        exec_command=True,  # Claude Code runs `/bin/sh -c <entry>`, and dash forks a lone command
     ),
     transcript=read_transcript,
     reads_usage=True,
