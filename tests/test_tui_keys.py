@@ -17,7 +17,7 @@ import pytest
 from tui_support import escalation, start, write_events
 
 from supervisor.protocol.decisions import KINDS
-from supervisor.tui import nav_keys
+from supervisor.tui import keys, nav_keys
 from supervisor.tui.keys import configure, main_screens
 from tests.terminal import Terminal, env, terminals
 
@@ -87,6 +87,21 @@ def test_navigation_keys_apply(tmp_path: Path, registry: None) -> None:
                                       'filter = "|"\nback = "b"\n')) == []
     assert [nav_keys.key(n) for n in ("open", "help", "filter", "back", "quit")] == \
         ["o", "f1", "vertical_line", "b", "q"]
+
+
+def test_changed_keys_are_checked_against_the_screens_opened_later(
+        tmp_path: Path, registry: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the built-in keys (which the test above checks against every main screen) the
+    start does not import the later screens; a changed key is checked against them all."""
+    monkeypatch.setenv("SUPERVISOR_CONFIG", str(tmp_path))
+    assert keys.as_built()
+    assert keys.load_app().__name__ == "SupervisorApp"
+    config(tmp_path, '[keys.navigation]\nhelp = "w"\n')  # the session screen's side bar
+    with pytest.raises(ValueError, match="the session screen binds 'w' to 'toggle_side'"):
+        keys.load_app()
+    nav_keys.reset()
+    config(tmp_path, '[keys.commands]\npause = "Z"\n')
+    assert keys.load_app().__name__ == "SupervisorApp" and not keys.as_built()
 
 
 @pytest.mark.slow

@@ -16,8 +16,9 @@ the dashboard's screens are imported (their bindings are made from the registry 
 screen refuses a key its own bindings already use: `decision_keys.distinct`, `n` on the prompt).
 The navigation keys are checked and taken by `supervisor.tui.nav_keys` in the same pass, and
 an app-wide key (quit, help, ...) that a main screen binds to something else is refused after the
-import (`nav_keys.app_clashes`). The other keys (the forms', the pickers') are the dashboard's
-own, listed by `?`.
+import (`nav_keys.app_clashes`); with the built-in keys, which the tests check against every
+screen, the screens opened later are not imported for it (`load_app`). The other keys (the
+forms', the pickers') are the dashboard's own, listed by `?`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from supervisor.protocol.decisions import KINDS, escalation_options, session_commands
-from supervisor.protocol.decisions.registry import registered
+from supervisor.protocol.decisions.registry import BUILT_IN_KEYS, registered
 from supervisor.tui import nav_keys
 
 if TYPE_CHECKING:
@@ -75,7 +76,11 @@ def load_app() -> type[SupervisorApp]:
     """The dashboard's app class, its screens made with the operator's keys: `configure` with
     the config file, then the import, whose screens check their keys as they bind them
     (`decision_keys.distinct`). `ValueError` with every problem (one a line) when a key is
-    wrong: the dashboard does not start with keys the operator did not mean."""
+    wrong: the dashboard does not start with keys the operator did not mean.
+
+    The screens opened later (a session's, an escalation's) are imported for that check only
+    when a key is not the built-in one (`as_built`): the built-in keys are checked against
+    every screen by the tests, and the start is spared their import (a tenth of a second)."""
     from supervisor.userconfig import config_file
 
     path = config_file()
@@ -85,6 +90,8 @@ def load_app() -> type[SupervisorApp]:
     try:
         from supervisor.tui.app import SupervisorApp  # heavy: after the keys
 
+        if as_built():
+            return SupervisorApp
         screens = main_screens()  # imports the screens the app opens later, checking theirs
     except ValueError as exc:  # a screen's own key (`decision_keys.distinct`, as it binds)
         raise ValueError(f"{path}: [keys]: {exc}: choose another key") from None
@@ -92,6 +99,13 @@ def load_app() -> type[SupervisorApp]:
     if problems:
         raise ValueError("\n".join(f"{path}: {problem}" for problem in problems))
     return SupervisorApp
+
+
+def as_built() -> bool:
+    """Every decision and navigation key is the built-in one: no `[keys]` taken, no kind
+    registered after the registry was built."""
+    return (nav_keys.as_built() and {name: (kind.key, kind.command_key)
+                                     for name, kind in KINDS.items()} == BUILT_IN_KEYS)
 
 
 def main_screens() -> dict[str, list[Any]]:

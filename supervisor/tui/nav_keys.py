@@ -96,6 +96,11 @@ def configure(table: dict[str, Any]) -> list[str]:
     return problems
 
 
+def as_built() -> bool:
+    """Every navigation key is its default (no `[keys.navigation]` taken)."""
+    return all(_keys.get(name) == default for name, (default, _) in NAVIGATION.items())
+
+
 def reset() -> None:
     """The defaults again (tests)."""
     _keys.update({name: default for name, (default, _) in NAVIGATION.items()})

@@ -71,6 +71,12 @@ KINDS.update(registered((
     quiet.KIND,
     resume.KIND,
 )))
+BUILT_IN_KEYS: dict[str, tuple[str | None, str | None]] = {
+    name: (kind.key, kind.command_key) for name, kind in KINDS.items()}
+"""Each kind's (key, command key) as built, before an operator's `[keys]` or a kind registered
+later: while the keys are these, the dashboard's screens are known to take them (its tests
+check them), and it need not import every screen at start to check them
+(`supervisor.tui.keys.load_app`)."""
 
 
 def actions() -> tuple[str, ...]:
