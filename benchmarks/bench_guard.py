@@ -55,10 +55,16 @@ def overhead(scale: float) -> list[Figure]:
     """Each call through the guard, then the same call's two plain appends, one after the
     other: a busy moment of the machine hits both alike (they used to run one after the
     other, so a burst of the other jobs' load landed on one side only)."""
+    base = work_dir("guard-overhead")
+    try:
+        return _overhead(base, scale)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _overhead(base: Path, scale: float) -> list[Figure]:
     count = max(200, int(CALLS * scale))
     calls = _calls(count)
-    base = work_dir("guard-overhead")
-
     guard = Guard.open(base / "store", "bench", cwd=base, policy=BENCH_POLICY,
                        settings=NO_CHECKPOINTS, save_every_s=1.0)
     guard.start("bench")

@@ -17,6 +17,8 @@ engine's loop detectors never refuse or hold one (what is measured is the guidan
 
 import json
 import random
+import shutil
+from pathlib import Path
 
 from common import Figure, best_of, work_dir
 
@@ -46,6 +48,13 @@ def wrong_search(lines: list[str], at: int) -> str:
 
 def hook_answer(scale: float) -> Figure:
     base = work_dir("guidance")
+    try:
+        return _hook_answer(base, scale)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _hook_answer(base: Path, scale: float) -> Figure:
     root, ws = base / "store", base / "ws"
     root.mkdir()
     ws.mkdir()

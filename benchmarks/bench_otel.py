@@ -12,6 +12,7 @@ the export within 3x of the read.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,13 @@ def _count(root: Path) -> int:
 
 def run(scale: float = 1.0) -> list[Figure]:
     scratch = work_dir("otel")
+    try:
+        return _run(scratch, scale)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(scratch: Path, scale: float) -> list[Figure]:
     root = scratch / "root"
     events = max(1000, int(EVENTS * scale))
     write_session(root, events)

@@ -110,6 +110,8 @@ def run(scale: float = 1.0) -> list[Figure]:
         asyncio.run(_keys(plain_root, plain[0], keys, without, []))
     finally:
         server.kill_server()
+        for root in (plain_root, run_root):
+            shutil.rmtree(root, ignore_errors=True)
     ms = 1000.0
     note = (f"{agents} run agents printing 10 lines/s, the Terminal panel of one open; "
             f"{keys} keys per phase, A B C B C A (C: the panel hidden); panel captures per "
