@@ -197,6 +197,44 @@ def test_every_registered_target_loads_and_is_complete() -> None:
         targets.load("no-such-agent")
 
 
+CAPTURED = {  # a real session of each command-hook target, as its CLI sent it
+    "claude-code": "claude_code/2.1.332.payloads.jsonl",
+    "codex": "codex/session.payloads.jsonl",
+    "gemini": "gemini/session.payloads.jsonl",
+    "qwen-code": "qwen_code/session.payloads.jsonl",
+    "droid": "droid/session.payloads.jsonl",
+    "copilot": "copilot/session.payloads.jsonl",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURED))
+def test_a_target_that_batches_says_so_and_only_it_keeps_the_calls_seen(
+        tmp_path: Path, name: str) -> None:
+    """`Target.batches`: a batch records only the calls PreToolUse did not see, so a target
+    whose payloads make batch steps must keep the seen calls; the others keep none (the hook
+    memory writes that list at every call)."""
+    from supervisor.hooks import memory as hook_memory
+    from supervisor.hooks.step import read_payload
+
+    target = targets.load(name)
+    data = Path(__file__).parent / "data" / CAPTURED[name]
+    bodies = [json.dumps(json.loads(line)["payload"]).encode()
+              for line in data.read_text().splitlines() if line.strip()]
+    kinds = {target.read(read_payload(body)).kind for body in bodies}
+    assert target.batches == ("batch" in kinds)
+    assert "call" in kinds
+    root = tmp_path / "store"
+    complaints: list[str] = []
+    for body in bodies:
+        run_safely(name, body, root, Budget(60), complaints.append)
+    assert complaints == []
+    seen = []
+    for directory in (root / "sessions").iterdir():
+        with hook_memory.remembered(directory) as memory:
+            seen += memory.seen
+    assert bool(seen) == target.batches
+
+
 def test_the_budget_owns_the_remaining_time() -> None:
     budget = Budget(60, started=0.0)  # started long ago: nothing is left
     assert budget.remaining() == 0 and budget.hold_s() == 1.0 and budget.wait_s() == 0.5

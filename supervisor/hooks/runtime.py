@@ -232,11 +232,12 @@ class _Call:
         late (docs/hooks.md, "Usage"); the wait cost every call of such an agent."""
         reader, path = self.target.transcript, self.step.transcript
         reads = reader is not None and bool(path) and self.step.kind in _READS_TRANSCRIPT
-        if not reads and self.step.call is None and self.step.pair is None:
+        sees = self.step.call is not None and self.target.batches
+        if not reads and not sees and self.step.pair is None:
             return
         with hook_memory.remembered(self.guard.files) as memory:
             self.pair(memory)
-            if self.step.call is not None:
+            if sees and self.step.call is not None:
                 memory.see(self.step.call["call_id"])
             if not reads or reader is None or path is None:
                 return

@@ -82,6 +82,12 @@ class Target:
     reads_usage: bool = False
     """True when `transcript` returns what the model spent (`supervisor.hooks.usage`); a
     session of a target that reads none says so in its `session_start` (`usage_record`)."""
+    batches: bool = False
+    """True when the agent reports calls after they ran in a batch event (Claude Code's and
+    Qwen Code's PostToolBatch): the runtime then keeps the ids of the calls that went through
+    PreToolUse (`hooks.memory.Memory.seen`), so a batch records only the others. Others are
+    spared that list, which the hook memory writes at every call (up to `CALLS_KEPT` ids: at
+    the bound, half a millisecond of a step's encoding)."""
     context_before_call: bool = True
     """False when the agent takes no added context before a call runs (Gemini CLI ignores it
     at BeforeTool): a note on a call that runs (a nudge, an approval) is then given with the

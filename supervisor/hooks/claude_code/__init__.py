@@ -67,4 +67,5 @@ TARGET = Target(
     ),
     transcript=read_transcript,
     reads_usage=True,
+    batches=True,  # PostToolBatch
 )

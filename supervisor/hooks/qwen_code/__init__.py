@@ -72,4 +72,5 @@ TARGET = Target(
     ),
     transcript=read_chat,
     reads_usage=True,
+    batches=True,  # PostToolBatch
 )
