@@ -215,6 +215,7 @@ def test_a_target_that_batches_says_so_and_only_it_keeps_the_calls_seen(
     memory writes that list at every call)."""
     from supervisor.hooks import memory as hook_memory
     from supervisor.hooks.step import read_payload
+    from supervisor.store.paths import session_files
 
     target = targets.load(name)
     data = Path(__file__).parent / "data" / CAPTURED[name]
@@ -230,7 +231,7 @@ def test_a_target_that_batches_says_so_and_only_it_keeps_the_calls_seen(
     assert complaints == []
     seen = []
     for directory in (root / "sessions").iterdir():
-        with hook_memory.remembered(directory) as memory:
+        with hook_memory.remembered(session_files(root, directory.name)) as memory:
             seen += memory.seen
     assert bool(seen) == target.batches
 

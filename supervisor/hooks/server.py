@@ -41,7 +41,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,8 +158,10 @@ class HookServer:
     def _worker(self, listener: socket.socket) -> None:
         """Accept a call and serve it, again and again, until the server closes. A call accepted
         while no other worker waits in `accept` first starts one that does, so a held call
-        never keeps the others waiting; a worker that finishes a call while `SPARE_WORKERS`
-        others wait ends."""
+        never keeps the others waiting; a worker done with a call while `SPARE_WORKERS` others
+        wait ends. A worker counts itself as waiting again before it sends its answer
+        (`_back`): the agent's next call may come the moment the answer arrives, and must not
+        find nobody counted and start a thread."""
         while True:
             try:
                 conn = None if self._closing.is_set() else listener.accept()[0]
@@ -179,11 +181,17 @@ class HookServer:
                     self._waiting += 1
             if another:
                 self._start_worker(listener)
-            self._serve_one(conn)
-            with self._lock:
-                if self._waiting >= SPARE_WORKERS:
-                    return
-                self._waiting += 1
+            if not self._serve_one(conn, self._back):
+                return
+
+    def _back(self) -> bool:
+        """A worker is done with its call's step: counted as waiting in `accept` again (True),
+        or to end (False) when `SPARE_WORKERS` others already wait."""
+        with self._lock:
+            if self._waiting >= SPARE_WORKERS:
+                return False
+            self._waiting += 1
+            return True
 
     def _tidy(self) -> None:
         """Save idle sessions' states, put away old ones (`Resident.tidy`), until stopped."""
@@ -258,21 +266,30 @@ class HookServer:
             _log(f"saving sessions failed: {type(exc).__name__}: {exc}")
         _log("stopped")
 
-    def _serve_one(self, conn: socket.socket) -> None:
+    def _serve_one(self, conn: socket.socket, back: Callable[[], bool] | None = None) -> bool:
+        """Read, answer and reply to one call; `back` (a worker's `_back`) is called once, before
+        the reply is sent or when the call failed; its result is returned (False without)."""
         started = time.monotonic()
+        stays = False
         try:
             with conn:
                 conn.settimeout(READ_TIMEOUT_S)
                 header, data = _read_call(conn)
-                reply = self._answer(header, data, started)
+                reply = _encode(self._answer(header, data, started),
+                                raw=header.get("reply") == "raw")
+                if back is not None:  # (the reply is small: sending it never waits for long)
+                    stays, back = back(), None
                 conn.settimeout(READ_TIMEOUT_S)
-                conn.sendall(_encode(reply, raw=header.get("reply") == "raw"))
+                conn.sendall(reply)
         except Exception as exc:
             _log(f"connection failed: {type(exc).__name__}: {exc}")
         finally:
             with self._lock:
                 self._active -= 1
                 self._last = time.monotonic()
+            if back is not None:
+                stays = back()
+        return stays
 
     def _answer(self, header: dict[str, Any], data: bytes, started: float) -> dict[str, object]:
         if header.get("version") != __version__:
