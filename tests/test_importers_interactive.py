@@ -70,6 +70,20 @@ def test_a_codex_mcp_call_is_named_as_codex_hooks_name_it() -> None:
     assert [e["ok"] for e in run.events if e["type"] == "tool_result"] == [True, True]
     assert Policy.from_dict({"tools": {"mcp__codex_apps__github__*": {"category": "other"}}}) \
         .tool_category(calls[0][0]) == "other"
+    assert run.meta["skipped"] == {}  # the calls' `mcp_tool_call_end` events are read
+
+
+def test_a_failed_codex_mcp_call_is_a_failure() -> None:
+    """An MCP call's output records no exit code; its `mcp_tool_call_end` event says whether
+    the tool failed (`isError`), and with what (a real connector's refusal)."""
+    (run,) = load_runs(DATA / "codex" / "rollout-arsui-mcp-error.jsonl")
+    (call,) = [e for e in run.events if e["type"] == "tool_call"]
+    (result,) = [e for e in run.events if e["type"] == "tool_result"]
+    assert call["tool"] == "mcp__codex_apps__github__search_issues"
+    assert result["ok"] is False and result["exit_code"] is None
+    assert result["error"].startswith("Error code: INVALID_ARGUMENT; Error: Parameters failed "
+                                      "connector schema validation: state [enum]")
+    assert "Wall time" in result["output"]
 
 
 def _claude(kind: str, content: Any, t: int, **extra: Any) -> dict[str, Any]:

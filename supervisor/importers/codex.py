@@ -9,7 +9,9 @@ records as a bare `name` in a `namespace`, is named as Codex's hooks name it, `m
 `exec` whose JavaScript snippet
 runs shell commands through `tools.exec_command` is read as those `exec_command` calls, the
 output going to the last) and their
-`*_output` (a `tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`).
+`*_output` (a `tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`, and
+for an MCP call from its `mcp_tool_call_end` event: an `Err`, or `isError`, is a failure whose
+error is the tool's first line).
 `event_msg` lines of type `token_count` give token usage (the `last_token_usage` of each
 answer, counted once: Codex writes it twice, with the same `total_token_usage`; its input holds
 the cached input, counted apart as `cache_read_tokens`); other `event_msg` lines repeat what
@@ -68,6 +70,7 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
         raise FormatError("not a Codex rollout (needs {timestamp, type, payload} lines)")
     builder = RunBuilder(AGENT, path)
     open_calls: dict[str, str] = {}
+    mcp_failed: dict[str, str] = {}  # call id -> the error an MCP call ended with
     skipped: Counter[str] = Counter()
     meta: dict[str, Any] = {"session_id": None, "model": None, "cli_version": None}
     task = cwd = None
@@ -96,6 +99,10 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
                 cached = last.get("cached_input_tokens")
                 builder.usage(uncached(last.get("input_tokens"), cached),
                               last.get("output_tokens"), None, ts, cache_read=cached)
+        elif kind == "event_msg" and item == "mcp_tool_call_end":
+            error = _mcp_error(payload.get("result"))
+            if error is not None:
+                mcp_failed[str(payload.get("call_id"))] = error
         elif kind == "response_item" and item == "message":
             role = payload.get("role")
             text = as_text(payload.get("content"))
@@ -126,13 +133,16 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
             open_calls[str(native)] = builder.tool_call(name, args, native, ts)
         elif kind == "response_item" and item in ("function_call_output",
                                                    "custom_tool_call_output"):
-            call_id = open_calls.pop(str(payload.get("call_id")), None)
+            native = str(payload.get("call_id"))
+            call_id = open_calls.pop(native, None)
             if call_id is None:
                 skipped["output without call"] += 1
                 continue
             output, code = _output(payload.get("output"))
-            ok = code == 0 if code is not None else True
-            builder.tool_result(call_id, ok, output, error=None if ok else f"exit code {code}",
+            failed = mcp_failed.pop(native, None)
+            ok = failed is None and (code == 0 if code is not None else True)
+            builder.tool_result(call_id, ok, output,
+                                error=None if ok else failed or f"exit code {code}",
                                 ts=ts, exit_code=code)
         else:
             skipped[f"{kind}/{item}"] += 1
@@ -172,6 +182,20 @@ def _wrapped_commands(script: Any) -> list[str]:
         text = next(g for g in match.groups() if g is not None)
         found.append(re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text))
     return found
+
+
+def _mcp_error(result: Any) -> str | None:
+    """The error an MCP call ended with (`mcp_tool_call_end`'s `result`: `{"Err": text}`, or
+    `{"Ok": {..., "isError": true}}` with the tool's words in `content`); None: it did not
+    fail, or the record does not say."""
+    if not isinstance(result, dict):
+        return None
+    if "Err" in result:
+        return as_text(result["Err"]) or "MCP call failed"
+    ok = as_dict(result.get("Ok"))
+    if ok.get("isError") is True:
+        return as_text(ok.get("content")) or "MCP tool reported an error"
+    return None
 
 
 def _output(raw: Any) -> tuple[str, int | None]:
