@@ -34,8 +34,9 @@ machine).
 Figures per target: the floor, the cat hooks' added latency, and the supervisor's added latency
 against the cat hooks' (target at most 1.2x, issue 40); for a plugin target, the supervisor's
 added latency against no plugin (there is no command hook to compare with); for a CLI that logs
-its own hooks' start and end (`HOOK_LOGS`: Copilot), also its hooks' logged time per call,
-the supervisor's against the cat hooks' (the same target). A target whose CLI
+its own hooks' start and end (`HOOK_LOGS`: Copilot, Qwen Code), also its hooks' logged time per
+call, the supervisor's against the cat hooks' (the same target; the HTTP hooks' beside it). A
+target whose CLI
 cannot be had or run here gives a row saying so. `SUPERVISOR_BENCH_AGENTS=codex,gemini` (driver
 names) measures only those.
 """
@@ -51,7 +52,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from common import Figure, work_dir
 
@@ -164,17 +165,21 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
                           added["supervisor-http"], "ms",
                           baseline=added["cat"] if added["cat"] > 0 else None,
                           note=note("supervisor-http")))
-    if "cat" in names and all(hooks["cat"]) and all(hooks["supervisor"]):
-        logged = {name: _median_ms(list(itertools.chain.from_iterable(hooks[name])))
-                  for name in ("cat", "supervisor")}
-        rounds_of = ", ".join(f"{_median_ms(ours):.1f} vs {_median_ms(cats):.1f} ms"
-                              for ours, cats in zip(hooks["supervisor"], hooks["cat"],
-                                                    strict=True))
-        out.append(Figure(f"{label} hook time per call as the CLI logs it: supervisor vs cat "
-                          "hooks", logged["supervisor"], "ms", baseline=logged["cat"],
-                          max_ratio=MAX_RATIO,
-                          note=f"{calls}, from the CLI's own hook.start/hook.end; per round: "
-                          f"{rounds_of}"))
+    if "cat" in names and all(hooks["cat"]):
+        for config, named in (("supervisor", "supervisor"),
+                              ("supervisor-http", "supervisor (http)")):
+            if config not in names or not all(hooks[config]):
+                continue
+            ours = _median_ms(list(itertools.chain.from_iterable(hooks[config])))
+            cats = _median_ms(list(itertools.chain.from_iterable(hooks["cat"])))
+            rounds_of = ", ".join(f"{_median_ms(mine):.1f} vs {_median_ms(theirs):.1f} ms"
+                                  for mine, theirs in zip(hooks[config], hooks["cat"],
+                                                          strict=True))
+            out.append(Figure(f"{label} hook time per call as the CLI logs it: {named} vs cat "
+                              "hooks", ours, "ms", baseline=cats,
+                              max_ratio=MAX_RATIO if config == "supervisor" else None,
+                              note=f"{calls}, from the CLI's own log of its hooks; per round: "
+                              f"{rounds_of}"))
     return out
 
 
@@ -222,7 +227,8 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
                 _keep_hooks(*kept)
             if config == "supervisor-http":
                 _configure(driver, agent, config)  # (warmed up with the command hooks)
-            done = agent.run("read the modules", timeout=RUN_TIMEOUT_S + PER_CALL_S * count)
+            done = agent.run("read the modules", timeout=RUN_TIMEOUT_S + PER_CALL_S * count,
+                             env=_log_env(driver))
             found = _gaps(server)
     finally:
         stop_servers(sandbox.store)  # the warm server waits 600 s for its next call
@@ -233,7 +239,7 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
     if len(found) < count:
         raise RuntimeError(f"{config}: {len(found)} calls measured, not {count}")
     logged = HOOK_LOGS.get(driver.name)
-    hooks = logged(sandbox) if logged is not None and config != "none" else []
+    hooks = logged.read(sandbox) if logged is not None and config != "none" else []
     if logged is not None and config != "none" and len(hooks) < count:
         raise RuntimeError(f"{config}: the CLI logged the hooks of {len(hooks)} calls, "
                            f"not {count}")
@@ -268,12 +274,55 @@ def _copilot_hook_times(sandbox: Sandbox) -> list[float]:
     return per_call
 
 
-HOOK_LOGS: dict[str, Callable[[Sandbox], list[float]]] = {"copilot": _copilot_hook_times}
+QWEN_HOOKS = re.compile(r"\bHook execution for (\w+): .*total duration: (\d+)ms$")
+"""Qwen Code's debug log line closing an event's hooks (`HookEventHandler.logHookExecution`)."""
+QWEN_PER_CALL = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch",
+                           "UserPromptSubmit"})
+
+
+def _qwen_hook_times(sandbox: Sandbox) -> list[float]:
+    """Per tool call of the measured run, the seconds its hooks took as Qwen Code logged them in
+    its debug log (`QWEN_DEBUG_LOG_FILE=1`: `Hook execution for EVENT: ... total duration: Nms`,
+    from the hook's spawn to its close, or the HTTP request's start to its answer): the call's
+    PreToolUse and the PostToolUse (or PostToolUseFailure), PostToolBatch and UserPromptSubmit
+    that follow it, before the next call's PreToolUse. The measured run's log is the newest
+    (one file per session; the warm-up's is older)."""
+    logs = sorted((sandbox.home / ".qwen" / "debug").glob("*.txt"),
+                  key=lambda path: path.stat().st_mtime)
+    per_call: list[float] = []
+    for line in logs[-1].read_text().splitlines() if logs else []:
+        found = QWEN_HOOKS.search(line)
+        if found is None:
+            continue
+        if found.group(1) == "PreToolUse":
+            per_call.append(0.0)
+        if per_call and found.group(1) in QWEN_PER_CALL:
+            per_call[-1] += int(found.group(2)) / 1000.0
+    return per_call
+
+
+class HookLog(NamedTuple):
+    read: Callable[[Sandbox], list[float]]
+    """Per tool call of the measured run, the seconds its hooks took as the CLI logged them."""
+    env: dict[str, str]
+    """What the CLI needs to keep that log: given to every configuration's runs alike."""
+
+
+HOOK_LOGS: dict[str, HookLog] = {
+    "copilot": HookLog(_copilot_hook_times, {}),
+    "qwen": HookLog(_qwen_hook_times, {"QWEN_DEBUG_LOG_FILE": "1"}),
+}
 """CLIs that log when each hook starts and ends (driver name: reader). Their hooks run one after
 the other on the call's path (strace: the preToolUse hook, the tool, the postToolUse hook, then
 the next request), so the hooks' logged time is what they add, without the CLI's own work
 around them, whose swings on a loaded machine are larger than a process start (Copilot: about
-140 ms of its own per call, moving by 20-30 ms between runs)."""
+140 ms of its own per call, moving by 20-30 ms between runs; Qwen Code: 300-500 ms, moving by
+hundreds between rounds, where its four hooks a call take tens of ms each)."""
+
+
+def _log_env(driver: Driver) -> dict[str, str]:
+    logged = HOOK_LOGS.get(driver.name)
+    return dict(logged.env) if logged is not None else {}
 
 
 def _configure(driver: Driver, agent: Any, config: str) -> Path | None:
@@ -352,7 +401,8 @@ def _warm(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
         path = _configure(driver, agent, "supervisor" if config == "supervisor-http" else config)
         hooks = json.loads(path.read_text()).get("hooks") if path is not None and isinstance(
             targets.load(driver.agent).settings, Settings) else None
-        done = agent.run("warm up", env={"SUPERVISOR_HOOKD_IDLE_S": WARM_IDLE_S})
+        done = agent.run("warm up", env={"SUPERVISOR_HOOKD_IDLE_S": WARM_IDLE_S,
+                                         **_log_env(driver)})
         if done.returncode != 0:
             raise RuntimeError(f"warm-up: {done.describe()}")
     time.sleep(0.5)
