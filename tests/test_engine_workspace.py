@@ -1,5 +1,7 @@
 """What the engine knows of files: shell lines parsed, content followed from calls, reverts."""
 
+import threading
+
 import pytest
 
 from supervisor.engine import workspace as ws
@@ -20,6 +22,21 @@ def test_shell_lines_split_into_commands_with_heredocs_and_redirections() -> Non
     assert cmds[0].cwd == "/testbed" and cmds[1].piped and not cmds[2].piped
     assert _words("echo 'unbalanced") == [["echo", "'unbalanced"]]  # never raises
     assert _words("ls # a comment\npwd") == [["ls"], ["pwd"]]
+    assert _words("ls #\npwd") == [["ls"], ["pwd"]]
+
+
+def test_a_quoted_argument_that_starts_like_a_comment_is_an_argument() -> None:
+    """A pull request's body (`## Summary` and a newline, quoted) once made the comment skip
+    stand still on its word: the engine never answered that call. (Split in a thread, so
+    that the old fault fails the test instead of hanging the run.)"""
+    body = "## Summary\n- the fix\n\n## Test plan\n- pytest"
+    line = f'gh pr create --title "Fix" --body "{body}" && echo done'
+    split: list[list[list[str]]] = []
+    worker = threading.Thread(target=lambda: split.append(_words(line)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert split == [[["gh", "pr", "create", "--title", "Fix", "--body", body],
+                      ["echo", "done"]]]
     assert _words("") == []
 
 

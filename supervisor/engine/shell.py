@@ -54,7 +54,8 @@ def commands(line: str) -> list[Command]:
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok.startswith("#"):  # a comment, to the end of its line
+        if tok.startswith("#") and "\n" not in tok:  # a comment, to the end of its line
+            i += 1  # (a word holding a newline was quoted: `--body "## Summary\n..."`)
             while i < len(tokens) and "\n" not in tokens[i]:
                 i += 1
             continue
