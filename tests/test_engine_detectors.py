@@ -126,6 +126,17 @@ def test_near_identical_calls_with_the_same_output_are_a_loop() -> None:
     assert "(Evidence: moderate, " in report.findings[-1].message
 
 
+def test_near_identical_calls_issued_in_one_turn_count_once() -> None:
+    """Five status queries for five pull requests sent together (a real interactive session):
+    none saw another's answer, so they are one decision, not five tries."""
+    b = SessionBuilder()
+    _work(b)
+    for k in range(8):
+        b.call("Bash", {"command": f"gh pr view {k} --json statusCheckRollup"},
+               '{"statusCheckRollup":[]}', batch="turn-1")
+    assert "similar_calls" not in detectors(replay(b.end()))
+
+
 def test_similar_searches_for_different_names_are_not_a_loop() -> None:
     b = SessionBuilder()
     for k in range(10):
@@ -306,6 +317,17 @@ def test_no_progress_when_nothing_new_comes_back() -> None:
     for k in range(12):
         b.call("Bash", {"command": f"cat ./a.py # look {k}"}, "same content")
     assert "no_progress" in detectors(replay(b.end()))
+
+
+def test_a_batch_without_progress_is_one_step() -> None:
+    """Fifteen task updates sent in one turn, each answered "Task not found" (a real
+    interactive session), are one step without progress, not fifteen."""
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cat a.py"}, "same content")
+    for k in range(15):
+        b.call("TaskUpdate", {"taskId": str(k), "status": "completed"}, "Task not found",
+               ok=False, batch="turn-1")
+    assert "no_progress" not in detectors(replay(b.end()))
 
 
 def test_exploring_new_files_is_progress() -> None:

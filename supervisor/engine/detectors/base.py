@@ -92,6 +92,12 @@ def finding(detector: str, level: int, signature: str, evidence: list[int], mess
                    action or ACTION_BY_LEVEL[level], step)  # type: ignore[arg-type]
 
 
+def batches(steps: list[StepRecord]) -> int:
+    """How many decisions the steps were: a batch of parallel calls (issued in one model turn,
+    none seeing another's result) is one."""
+    return len({s["batch"] or f"step:{s['index']}" for s in steps})
+
+
 def recent(st: State, n: int) -> Iterator[StepRecord]:
     """The last `n` completed steps, newest first."""
     return islice(reversed(st.hist), n)

@@ -29,7 +29,7 @@ one model turn (a batch) count once; a call whose result never came counts as an
 from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, finding, recent
+from supervisor.engine.detectors.base import Detector, Memory, batches, finding, recent
 from supervisor.engine.failures import is_test_report
 from supervisor.engine.state import State
 from supervisor.engine.step import StepRecord
@@ -93,11 +93,6 @@ class ExactRepeatParams(TypedDict):
     block: int
     escalate: int
     stop: int
-
-
-def batches(steps: list[StepRecord]) -> int:
-    """How many decisions the steps were: a batch of parallel calls is one."""
-    return len({s["batch"] or f"step:{s['index']}" for s in steps})
 
 
 def _level(p: ExactRepeatParams, attempts: int) -> int:

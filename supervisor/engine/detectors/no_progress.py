@@ -3,7 +3,8 @@
 Poll and `other` calls (waiting, todo lists) neither count nor reset, and neither does a
 successful call whose output says nothing (blank, "No matches found": a silent build, a `sed -i`
 whose effect the engine cannot see): it is no evidence either way, and long healthy sessions
-are full of them. A silent call repeated is `exact_repeat`'s.
+are full of them. A silent call repeated is `exact_repeat`'s. Calls issued together in one
+model turn (a batch) count as one step: none of them saw another's result.
 """
 
 from typing import ClassVar, TypedDict
@@ -32,8 +33,8 @@ class NoProgress(Detector[NoProgressParams]):
     }
 
     def memory(self) -> Memory:
-        # steps without progress so far, and the level it last reported at
-        return {"steps": 0, "fired": 0}
+        # steps without progress so far, the level it last reported at, the last batch counted
+        return {"steps": 0, "fired": 0, "batch": None}
 
     def observe(self, st: State, step: StepRecord, mem: Memory,
                 p: NoProgressParams) -> Finding | None:
@@ -42,7 +43,10 @@ class NoProgress(Detector[NoProgressParams]):
         if step["progress"]:
             mem.update(steps=0, fired=0)
             return None
-        mem["steps"] += 1
+        batch = step["batch"]
+        if batch is not None and batch == mem.get("batch"):
+            return None  # another call of the batch just counted: one decision
+        mem.update(steps=mem["steps"] + 1, batch=batch)
         n = mem["steps"]
         if n >= p["escalate"] and mem["fired"] < 3:
             level = 3

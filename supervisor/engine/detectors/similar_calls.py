@@ -1,16 +1,17 @@
 """Similar calls: variations of one call that all end the same way.
 
 Calls of one tool whose canonical arguments are at least `threshold` alike (rapidfuzz), with
-the same outcome class, in the same workspace. Calls whose output says nothing (blank, "No
-matches found") are left out unless they failed with a known error class: searching one name
-after another and finding nothing is exploring.
+the same outcome class, in the same workspace; calls issued together in one model turn (a
+batch) count once, as none of them saw another's result. Calls whose output says nothing
+(blank, "No matches found") are left out unless they failed with a known error class: searching
+one name after another and finding nothing is exploring.
 """
 
 from itertools import islice
 from typing import ClassVar, TypedDict
 
 from supervisor.engine import guidance as g
-from supervisor.engine.detectors.base import Detector, Memory, finding, recent
+from supervisor.engine.detectors.base import Detector, Memory, batches, finding, recent
 from supervisor.engine.fingerprint import KNOWN_ERROR_CLASSES
 from supervisor.engine.state import State
 from supervisor.engine.step import StepRecord
@@ -79,7 +80,7 @@ class SimilarCalls(Detector[SimilarCallsParams]):
                     args, s["args"][: p["max_chars"]], p["threshold"]) >= p["threshold"]:
                 cluster.append(s)
                 sigs.add(s["signature"])
-        n = len(cluster) + 1
+        n = batches([*cluster, step])
         if len(sigs) < 2 or n < p["nudge"]:
             return None
         flags = mem["flags"]
