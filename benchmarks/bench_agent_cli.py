@@ -85,6 +85,10 @@ def run(scale: float = 1.0) -> list[Figure]:
     count = max(4, round(50 * scale))
     rounds = int(os.environ.get("SUPERVISOR_BENCH_ROUNDS") or max(1, round(3 * scale)))
     wanted = {n for n in os.environ.get("SUPERVISOR_BENCH_AGENTS", "").split(",") if n}
+    unknown = wanted - {driver.name for driver in DRIVERS}
+    if unknown:  # a misspelt name would otherwise measure nothing and say nothing
+        raise SystemExit(f"SUPERVISOR_BENCH_AGENTS: no driver named {', '.join(sorted(unknown))}"
+                         f"; the drivers are {', '.join(d.name for d in DRIVERS)}")
     figures: list[Figure] = []
     for driver in DRIVERS:
         if wanted and driver.name not in wanted:
