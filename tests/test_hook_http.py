@@ -1,9 +1,11 @@
 """The HTTP hook transport: the installer's entries, and the resident server answering HTTP hook
 calls (token checked, same answers and holds as the command transport), in real processes."""
 
+import contextlib
 import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -288,3 +290,41 @@ def test_a_running_server_answers_http_hooks_installed_after_it_started(tmp_path
             "toolu_1"]
     finally:
         stop_servers(root)
+
+
+def test_each_connection_sends_without_waiting_for_acks() -> None:
+    """An answer is written as headers, then body; with Nagle's algorithm the body waited for
+    the ACK of the headers, which an agent's kept-alive connection delays by up to 40 ms: the
+    HTTP hooks cost Claude Code about 40 ms each. Each connection is TCP_NODELAY."""
+    import http.client
+    import socket
+
+    from supervisor.hooks import http_transport as ht
+
+    seen: list[int] = []
+
+    class Probe(ht._RequestHandler):
+        def do_POST(self) -> None:
+            seen.append(self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            super().do_POST()
+
+    config = ht.HttpConfig(port=0, token="t" * 43)
+    listener = ht.HttpListener(config, lambda target, data, budget: "", contextlib.nullcontext,
+                               lambda line: None)
+    server = ht._Server((ht.HOST, 0), Probe)
+    server.listener = listener
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        connection = http.client.HTTPConnection(ht.HOST, server.server_address[1], timeout=10)
+        for _ in range(2):  # one kept-alive connection, as the agents keep theirs
+            connection.request("POST", "/hooks/claude-code", body=b"{}",
+                               headers={TOKEN_HEADER: config.token})
+            answer = connection.getresponse()
+            assert (answer.status, answer.read()) == (200, b"{}")
+        connection.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        listener._server.server_close()
+    assert seen == [1, 1]

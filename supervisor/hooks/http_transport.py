@@ -198,6 +198,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
     timeout = READ_TIMEOUT_S
+    disable_nagle_algorithm = True
+    """The answer goes out in two writes (headers, then body). With Nagle's algorithm the body
+    waits for the ACK of the headers, which an agent's kept-alive connection delays by up to
+    40 ms: about 40 ms a hook on every call (TCP_NODELAY on each connection)."""
 
     def do_POST(self) -> None:
         started = time.monotonic()
