@@ -14,6 +14,17 @@ import pytest
 from tests.conftest import cli_env
 
 DATA = Path(__file__).parent / "data" / "claude_code"
+
+CAPTURED = {  # a real session of each command-hook target, as its CLI sent it
+    name: Path(__file__).parent / "data" / path for name, path in {
+        "claude-code": "claude_code/2.1.332.payloads.jsonl",
+        "codex": "codex/session.payloads.jsonl",
+        "gemini": "gemini/session.payloads.jsonl",
+        "qwen-code": "qwen_code/session.payloads.jsonl",
+        "droid": "droid/session.payloads.jsonl",
+        "copilot": "copilot/session.payloads.jsonl",
+    }.items()
+}
 SID = "8a1f2c3d-4e5f-4a6b-9c7d-0e1f2a3b4c5d"
 
 

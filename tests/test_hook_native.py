@@ -21,7 +21,7 @@ import pytest
 from supervisor.hooks import native
 from supervisor.operator.send import send_decision
 from tests.conftest import cli_env
-from tests.hook_helpers import events, native_command, payload
+from tests.hook_helpers import CAPTURED, events, native_command, payload
 from tests.hookd_helpers import server_pids
 
 
@@ -243,16 +243,6 @@ def test_doctor_checks_the_native_client_and_its_fallback(tmp_path: Path) -> Non
     assert problem is not None and "falls back to" in problem and "gone" in problem
 
 
-CAPTURED = {  # a real session of each command-hook target, as its CLI sent it
-    "claude-code": "claude_code/2.1.332.payloads.jsonl",
-    "codex": "codex/session.payloads.jsonl",
-    "gemini": "gemini/session.payloads.jsonl",
-    "qwen-code": "qwen_code/session.payloads.jsonl",
-    "droid": "droid/session.payloads.jsonl",
-    "copilot": "copilot/session.payloads.jsonl",
-}
-
-
 def _recorded(root: Path) -> list[tuple[str, str]]:
     """Every session's events as (type, call id), in order, sessions by name."""
     found = []
@@ -268,7 +258,7 @@ def test_every_target_is_answered_alike_with_its_server_killed_mid_session(
         tmp_path: Path, target: str) -> None:
     """A captured session replayed through the native client, its server killed halfway,
     answers and records what the same session replayed through the Python client does."""
-    data = Path(__file__).parent / "data" / CAPTURED[target]
+    data = CAPTURED[target]
     payloads = [json.dumps(json.loads(line)["payload"]).encode()
                 for line in data.read_text().splitlines() if line.strip()]
     python = [sys.executable, "-m", "supervisor.hooks.client", target, "--timeout", "60"]

@@ -11,7 +11,7 @@ from supervisor.hooks import targets
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.policy import hook_settings
 from supervisor.hooks.runtime import run_safely
-from tests.hook_helpers import events, payload
+from tests.hook_helpers import CAPTURED, events, payload
 
 SESSION = "loop-1"
 NOT_FOUND = "String to replace not found in file.\nString: foo()"
@@ -197,16 +197,6 @@ def test_every_registered_target_loads_and_is_complete() -> None:
         targets.load("no-such-agent")
 
 
-CAPTURED = {  # a real session of each command-hook target, as its CLI sent it
-    "claude-code": "claude_code/2.1.332.payloads.jsonl",
-    "codex": "codex/session.payloads.jsonl",
-    "gemini": "gemini/session.payloads.jsonl",
-    "qwen-code": "qwen_code/session.payloads.jsonl",
-    "droid": "droid/session.payloads.jsonl",
-    "copilot": "copilot/session.payloads.jsonl",
-}
-
-
 @pytest.mark.parametrize("name", sorted(CAPTURED))
 def test_a_target_that_batches_says_so_and_only_it_keeps_the_calls_seen(
         tmp_path: Path, name: str) -> None:
@@ -218,7 +208,7 @@ def test_a_target_that_batches_says_so_and_only_it_keeps_the_calls_seen(
     from supervisor.store.paths import session_files
 
     target = targets.load(name)
-    data = Path(__file__).parent / "data" / CAPTURED[name]
+    data = CAPTURED[name]
     bodies = [json.dumps(json.loads(line)["payload"]).encode()
               for line in data.read_text().splitlines() if line.strip()]
     kinds = {target.read(read_payload(body)).kind for body in bodies}
