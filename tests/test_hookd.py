@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from supervisor import __version__
 from supervisor.operator.send import send_decision
 from tests.conftest import cli_env, run_cli
 from tests.hook_helpers import events, payload
@@ -66,6 +68,23 @@ def _wait_server(root: Path, timeout: float = 30, other_than: int | None = None)
         time.sleep(0.05)
     log = root / "run" / "hookd.log"
     raise AssertionError(f"no server: {log.read_text() if log.exists() else 'no log'}")
+
+
+def _send_raw(path: Path, root: Path, ws: Path, i: int) -> socket.socket:
+    """A connected socket that has sent call `i` (a Read) with a raw-reply header."""
+    header = {"target": "claude-code", "cwd": str(ws), "version": __version__,
+              "root": str(root), "timeout": 30.0, "reply": "raw"}
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(str(path))
+    sock.sendall(json.dumps(header).encode() + b"\n" + json.dumps(_read(ws, i)).encode())
+    sock.shutdown(socket.SHUT_WR)
+    return sock
+
+
+def _raw_call(path: Path, root: Path, ws: Path, i: int) -> bytes:
+    """Call `i` straight over the server's socket: its raw answer (`0\\n` when allowed)."""
+    with _send_raw(path, root, ws, i) as sock:
+        return b"".join(iter(lambda: sock.recv(65536), b""))
 
 
 def _check_session(root: Path, ids: list[str]) -> None:
@@ -374,10 +393,8 @@ def test_the_server_serves_call_after_call_with_the_threads_it_has(
 ) -> None:
     """No thread is started per call (a start and a hand-over cost a sequential agent, Copilot
     CLI, twice a call): the workers waiting in `accept` serve the calls themselves."""
-    import socket
     import threading
 
-    from supervisor import __version__
     from supervisor.hooks import server as hookd
 
     root = tmp_path / "store"
@@ -397,14 +414,7 @@ def test_the_server_serves_call_after_call_with_the_threads_it_has(
     serving.start()
 
     def call(i: int) -> bytes:
-        header = {"target": "claude-code", "cwd": str(ws), "version": __version__,
-                  "root": str(root), "timeout": 30.0, "reply": "raw"}
-        with socket.socket(socket.AF_UNIX) as sock:
-            sock.connect(str(path))
-            sock.sendall(json.dumps(header).encode() + b"\n"
-                         + json.dumps(_read(ws, i)).encode())
-            sock.shutdown(socket.SHUT_WR)
-            return b"".join(iter(lambda: sock.recv(65536), b""))
+        return _raw_call(path, root, ws, i)
 
     try:
         end = time.monotonic() + 30
@@ -422,3 +432,168 @@ def test_the_server_serves_call_after_call_with_the_threads_it_has(
         serving.join(timeout=30)
     assert not serving.is_alive() and not path.exists()
     _check_session(root, [f"toolu_{i}" for i in range(11)])
+
+
+DRIVER = """
+import os, resource, socket, sys, threading
+from pathlib import Path
+from supervisor.hooks import server as hookd
+
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))  # (so that running out takes few files)
+server = hookd.HookServer(Path(sys.argv[1]), Path(sys.argv[2]), 60.0)
+held = []
+
+def listener_fd():
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            with socket.fromfd(int(name), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+                    return int(name)
+        except OSError:
+            continue
+
+def commands():
+    for line in sys.stdin:
+        if line == "use up\\n":  # every descriptor the process may have
+            try:
+                while True:
+                    held.append(os.open("/dev/null", os.O_RDONLY))
+            except OSError as exc:
+                print(exc.errno, flush=True)
+        elif line == "free\\n":
+            while held:
+                os.close(held.pop())
+            print("freed", flush=True)
+        elif line == "break\\n":  # the listening socket's descriptor is no socket any more
+            os.dup2(os.open("/dev/null", os.O_RDONLY), listener_fd())
+            print("broken", flush=True)
+    server.stop.set()
+
+threading.Thread(target=commands, daemon=True).start()
+sys.exit(server.serve())
+"""
+"""A resident server in a process of its own that, on a line of stdin, uses up its descriptors
+(`use up`, then `free`) or turns its listening socket into /dev/null (`break`)."""
+
+
+def _driver(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
+    """(the DRIVER process, its store root, its socket) once it serves; its log in tmp_path."""
+    root = (tmp_path / "store").resolve()
+    path = root / "run" / "hook-test.sock"
+    log = (tmp_path / "driver.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(root), str(path)], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                            env=_env(root), cwd=tmp_path)
+    log.close()
+    end = time.monotonic() + 30
+    while not path.exists():
+        assert proc.poll() is None and time.monotonic() < end, _log_of(tmp_path)
+        time.sleep(0.02)
+    return proc, root, path
+
+
+def _log_of(tmp_path: Path) -> str:
+    return (tmp_path / "driver.log").read_text()
+
+
+def _command(proc: subprocess.Popen[str], line: str) -> str:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    return proc.stdout.readline().strip()
+
+
+@pytest.mark.slow
+def test_a_server_out_of_descriptors_accepts_again_once_it_has_some(
+    tmp_path: Path, ws: Path
+) -> None:
+    """`accept` fails with EMFILE while the process has no descriptor left; the workers waiting
+    in it must not end on that (no call was in flight to bring one back): the call the kernel
+    queued meanwhile is answered once descriptors are free again, and so are later ones."""
+    import errno
+
+    proc, root, path = _driver(tmp_path)
+    try:
+        assert _raw_call(path, root, ws, 0) == b"0\n"
+        assert _command(proc, "use up") == str(errno.EMFILE)
+        with _send_raw(path, root, ws, 1) as queued:  # (the kernel takes it into the backlog)
+            end = time.monotonic() + 30
+            while "Too many open files" not in _log_of(tmp_path):
+                assert time.monotonic() < end, _log_of(tmp_path)
+                time.sleep(0.02)
+            assert _command(proc, "free") == "freed"
+            queued.settimeout(30)
+            assert b"".join(iter(lambda: queued.recv(65536), b"")) == b"0\n", _log_of(tmp_path)
+        assert _raw_call(path, root, ws, 2) == b"0\n"
+        assert "retrying" in _log_of(tmp_path)
+        assert proc.stdin is not None
+        proc.stdin.close()  # (the driver stops its server)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+    _check_session(root, ["toolu_0", "toolu_1", "toolu_2"])
+
+
+@pytest.mark.slow
+def test_a_server_whose_listening_socket_broke_stops_so_that_a_new_one_starts(
+    tmp_path: Path, ws: Path
+) -> None:
+    """An `accept` error that says the listener is gone (ENOTSOCK here) stops the server: its
+    socket file goes, so the next hook call starts a fresh server instead of waiting out its
+    timeout on a server that no longer accepts."""
+    proc, root, path = _driver(tmp_path)
+    try:
+        assert _raw_call(path, root, ws, 0) == b"0\n"
+        assert _command(proc, "break") == "broken"
+        assert proc.wait(timeout=30) == 0, _log_of(tmp_path)
+    finally:
+        proc.kill()
+        proc.wait()
+    log = _log_of(tmp_path)
+    assert "Socket operation on non-socket; stopping" in log and "stopped" in log
+    assert not path.exists() and not Path(f"{path}.pid").exists()
+
+
+def test_a_worker_that_cannot_start_another_serves_its_call_and_accepts_again(
+    tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no thread to be had (`can't start new thread`, at the process's limit), the worker
+    that took a call and found no other waiting serves it anyway, then waits in `accept` again:
+    neither the call nor the server is left without a thread."""
+    import threading
+
+    from supervisor.hooks import server as hookd
+
+    root = tmp_path / "store"
+    path = root / "run" / "hook-test.sock"
+    monkeypatch.chdir(tmp_path)  # (the server binds from its run directory)
+    real_start = threading.Thread.start
+    workers: list[threading.Thread] = []
+
+    def start(thread: threading.Thread) -> None:
+        if getattr(getattr(thread, "_target", None), "__qualname__", "") == "HookServer._worker":
+            workers.append(thread)
+            if len(workers) > 1:  # the first worker starts; no other can
+                raise RuntimeError("can't start new thread")
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    server = hookd.HookServer(root.resolve(), path.resolve(), 60.0)
+    serving = threading.Thread(target=server.serve, daemon=True)
+    serving.start()
+    try:
+        end = time.monotonic() + 30
+        while not path.exists():
+            assert time.monotonic() < end, "the server did not bind"
+            time.sleep(0.01)
+        for i in range(3):
+            with _send_raw(path, root, ws, i) as sock:
+                sock.settimeout(30)
+                assert b"".join(iter(lambda: sock.recv(65536), b"")) == b"0\n"
+        assert len(workers) > 1  # (another was asked for, and refused)
+    finally:
+        server.stop.set()
+        serving.join(timeout=30)
+    assert not serving.is_alive() and not path.exists()
+    _check_session(root, ["toolu_0", "toolu_1", "toolu_2"])

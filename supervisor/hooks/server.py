@@ -32,6 +32,7 @@ never to the agent.
 """
 
 import contextlib
+import errno
 import fcntl
 import io
 import json
@@ -65,6 +66,12 @@ LOG_LIMIT_BYTES = 4 * 1024 * 1024
 POLL_S = 0.5
 SPARE_WORKERS = 2
 """Threads kept waiting in `accept` at most; one more that finishes a call ends (`_worker`)."""
+ACCEPT_RETRY_S = 0.1
+"""A worker whose `accept` failed for want of descriptors or memory tries again after this."""
+ACCEPT_LOG_S = 10.0
+"""A failing `accept` is logged at most once in this long (`HookServer._accept_failed`)."""
+LISTENER_BROKEN = frozenset({errno.EBADF, errno.EINVAL, errno.ENOTSOCK, errno.EFAULT})
+"""`accept` errors that say the listening socket itself is gone: the server stops."""
 
 
 class HookServer:
@@ -82,6 +89,8 @@ class HookServer:
         self._closing = threading.Event()
         """Set when the server stops taking calls: the workers leave `accept`."""
         self._last = time.monotonic()
+        self._accept_logged = -ACCEPT_LOG_S
+        """When a failing `accept` was last logged (`_accept_failed`)."""
         self._lock_fd: int | None = None
         self.resident = Resident()
         self._tidier = threading.Thread(target=self._tidy, name="resident", daemon=True)
@@ -167,8 +176,9 @@ class HookServer:
                 conn = None if self._closing.is_set() else listener.accept()[0]
             except TimeoutError:
                 continue
-            except OSError as exc:  # not expected of a listening socket: this worker ends
-                _log(f"accept failed: {type(exc).__name__}: {exc}")
+            except OSError as exc:
+                if self._accept_failed(exc):
+                    continue
                 conn = None
             with self._lock:
                 self._waiting -= 1
@@ -180,9 +190,37 @@ class HookServer:
                 if another:
                     self._waiting += 1
             if another:
-                self._start_worker(listener)
+                try:
+                    self._start_worker(listener)
+                except RuntimeError as exc:  # no thread to be had: this one comes back (`_back`)
+                    _log(f"no new worker: {exc}")
+                    with self._lock:
+                        self._waiting -= 1
             if not self._serve_one(conn, self._back):
                 return
+
+    def _accept_failed(self, exc: OSError) -> bool:
+        """`accept` failed: True to try again after a short pause, False (the server stops) when
+        the listener itself is broken. Out of descriptors (EMFILE, ENFILE) or memory, or a client
+        gone before it was accepted, passes: a worker that ended on it could leave nobody in
+        `accept`, and every later call would wait out its agent's timeout on a connection the
+        kernel took but nobody answers (the client then lets the call go unsupervised). A
+        broken listener stops the server instead: its socket is removed, so the next call
+        starts a fresh one. Logged once per `ACCEPT_LOG_S`, not at every retry."""
+        fatal = exc.errno in LISTENER_BROKEN
+        now = time.monotonic()
+        with self._lock:
+            quiet = not fatal and now - self._accept_logged < ACCEPT_LOG_S
+            if not quiet:
+                self._accept_logged = now
+        if not quiet:
+            what = "stopping" if fatal else f"retrying every {ACCEPT_RETRY_S:g}s"
+            _log(f"accept failed: {type(exc).__name__}: {exc}; {what}")
+        if fatal:
+            self.stop.set()
+            return False
+        self._closing.wait(ACCEPT_RETRY_S)  # (the descriptors or memory may come back)
+        return True
 
     def _back(self) -> bool:
         """A worker is done with its call's step: counted as waiting in `accept` again (True),
