@@ -187,3 +187,38 @@ async def test_an_agent_that_ends_before_reading_the_answer_is_said_so(root: Pat
         await load(pilot)
         text = await press_and_read(app, pilot)
         assert "the session ended (terminated) before the agent read your approve" in text
+
+
+async def test_an_answer_another_dashboard_wrote_a_moment_ago_is_refused(root: Path) -> None:
+    """Two dashboards on one escalation: alice's answer is in the control channel, but this
+    dashboard's follower has not read it yet (it reads at its tick); the answer is still
+    refused, from what the store holds when it is given, not written second."""
+    escalated_session(root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_prompt(app, pilot)
+        send_decision(root, "s1", "skip", escalation_id="esc-1", operator="alice")
+        text = await press_and_read(app, pilot, "a", "y")  # no load: the follower lags
+        assert "already answered by alice: skip (the agent has not applied it yet)" in text
+    assert [line["operator"] for line in control_lines(root, "s1")] == ["alice"]
+
+
+async def test_an_answer_the_agent_forged_does_not_refuse_the_operators(root: Path) -> None:
+    """The agent can append to `control.jsonl`: an unsealed "approve by alice" is no answer
+    (the guard rejects it), so it neither refuses the operator's nor is said to be alice's."""
+    import json
+
+    escalated_session(root)
+    forged = {"v": 1, "seq": 1, "ts": FROZEN_NOW, "type": "decision", "decision_id": "d-forged",
+              "escalation_id": "esc-1", "action": "approve", "text": None,
+              "checkpoint_id": None, "operator": "alice"}
+    with open(root / "sessions" / "s1" / "control.jsonl", "a") as control:
+        control.write(json.dumps(forged) + "\n")
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_prompt(app, pilot)
+        text = await press_and_read(app, pilot, "s", "y")
+        assert "already answered" not in text and "waiting for the agent to apply it" in text
+    lines = control_lines(root, "s1")
+    assert [(line["action"], "seal" in line) for line in lines] == [
+        ("approve", False), ("skip", True)]

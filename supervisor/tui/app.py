@@ -28,7 +28,12 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 from textual.worker import get_current_worker
 
-from supervisor.operator.refusals import answer_refusal, command_refusal
+from supervisor.operator.refusals import (
+    UnreadDecision,
+    answer_refusal,
+    command_refusal,
+    unread_decisions,
+)
 from supervisor.operator.send import default_operator, effect_text, send_decision
 from supervisor.protocol.decisions import KINDS, is_hold, session_commands
 from supervisor.safetext import clean
@@ -557,9 +562,21 @@ class SupervisorApp(App[None]):
         if st is None or st.gone:
             return f"session {session_id} is gone (its folder vanished)"
         now = self.clock()
+        unread = self._unread(st)
         if escalation_id is not None:
-            return answer_refusal(st.summary, escalation_id, action, now, st.unread())
-        return command_refusal(st.summary, action, now, st.unread())
+            return answer_refusal(st.summary, escalation_id, action, now, unread)
+        return command_refusal(st.summary, action, now, unread)
+
+    def _unread(self, st: SessionState) -> list[UnreadDecision]:
+        """The session's decisions on their way to the agent, read from the store as the
+        operator decides, as the CLI and the web page read them: the follower reads at its
+        tick, and another dashboard's answer of a moment ago was written a second time. Only
+        sealed decisions count (an agent's own "approve by alice" refused the operator's);
+        the follower's account is the fallback when the store cannot be read."""
+        try:
+            return unread_decisions(self.store, st.session_id, st.summary)
+        except (OSError, StoreError):
+            return st.unread()
 
     def on_decision_requested(self, request: DecisionRequested) -> None:
         """The one place a decision is written, whoever asked (the escalation prompt, an
