@@ -156,8 +156,10 @@ def test_validate_clean_and_bad_files(root: Path, tmp_path: Path) -> None:
     result = run_cli("validate", str(bad), str(session_files(root, "v").events))
     assert result.returncode == 1
     out = result.stdout.splitlines()
-    assert out[0] == f"{bad}:{len(good_line)}: not a JSON object: '[1]'"
-    assert out[1].startswith(f"{bad}:{len(good_line) + 4}: missing field 'role'")
+    # FILE:LINE: as editors and grep -n read it; the byte offset in words after the reason
+    assert out[0] == f"{bad}:2: not a JSON object: '[1]' (byte {len(good_line)})"
+    assert out[1].startswith(f"{bad}:3: missing field 'role'")
+    assert out[1].endswith(f" (byte {len(good_line) + 4})")
     assert f"{bad}: 1 events, 2 bad lines" in out
 
 
@@ -201,8 +203,8 @@ def test_validate_reports_seq_that_does_not_increase(tmp_path: Path) -> None:
     assert result.returncode == 1
     width = len(lines[0])
     assert result.stdout.splitlines() == [
-        f"{path}:{2 * width}: seq 2 does not increase (previous 2)",
-        f"{path}:{4 * width}: seq 3 does not increase (previous 5)",
+        f"{path}:3: seq 2 does not increase (previous 2) (byte {2 * width})",
+        f"{path}:5: seq 3 does not increase (previous 5) (byte {4 * width})",
         f"{path}: 5 events, 0 bad lines, 2 seq errors",
     ]
 

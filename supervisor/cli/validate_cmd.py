@@ -1,7 +1,9 @@
 """`supervisor validate FILE...`: list the problems of protocol files; exit 1 if any.
 
 A problem is a bad line (see docs/protocol.md: its offset, reason and an escaped preview) or a
-`seq` that does not increase (the protocol wants it strictly increasing within a file).
+`seq` that does not increase (the protocol wants it strictly increasing within a file). Each is
+printed as `FILE:LINE: reason (byte OFFSET)`: `FILE:N:` is read as a line number by people,
+editors and `grep -n` alike, so N is the line, and the readers' byte offset follows in words.
 """
 
 import argparse
@@ -49,9 +51,27 @@ def run(args: argparse.Namespace) -> int:
                                          f"(previous {previous})"))
             previous = max(previous, event.seq)
         problems.sort(key=lambda p: p[0])
+        lines = line_numbers(path, [offset for offset, _ in problems])
         for offset, text in problems:
-            print(clean(f"{shown}:{offset}: {text}", keep_newlines=False))
+            print(clean(f"{shown}:{lines[offset]}: {text} (byte {offset})", keep_newlines=False))
         problems_total += len(problems)
         seq_note = f", {seq_errors} seq errors" if seq_errors else ""
         print(f"{shown}: {len(batch.events)} events, {len(batch.bad_lines)} bad lines{seq_note}")
     return 1 if problems_total else 0
+
+
+def line_numbers(path: Path, offsets: list[int]) -> dict[int, int]:
+    """The line (from 1) that starts at each byte offset of `offsets` (sorted), counting the
+    newlines before it in one streamed pass: a file of millions of events is not held whole."""
+    found: dict[int, int] = {}
+    line, position = 1, 0
+    with open(path, "rb") as file:
+        for offset in offsets:
+            while position < offset:
+                chunk = file.read(min(1 << 20, offset - position))
+                if not chunk:
+                    break
+                line += chunk.count(b"\n")
+                position += len(chunk)
+            found[offset] = line
+    return found
