@@ -5,7 +5,17 @@ import json
 from pathlib import Path
 
 import pytest
-from tui_support import call, load, make_app, press, screen_text, start, until, write_events
+from tui_support import (
+    call,
+    escalation,
+    load,
+    make_app,
+    press,
+    screen_text,
+    start,
+    until,
+    write_events,
+)
 
 from supervisor.tui.app import help_sections
 from supervisor.tui.panels import PANELS
@@ -434,3 +444,15 @@ async def test_a_long_output_line_is_wrapped_whole_beside_the_scrollbar(root: Pa
         assert pager.virtual_size.height > pager.size.height  # it scrolls: a scrollbar shows
         rows = "".join(pager.render_line(y).text.strip() for y in range(pager.size.height))
         assert digits[:600] in rows
+
+
+@pytest.mark.slow
+async def test_one_evidence_step_is_one_step(root: Path) -> None:
+    """The prompt counts its evidence as a person would: "1 step", not "1 steps"."""
+    write_events(root, "s1", [start(), *call(1), escalation(evidence=[2])])
+    app = make_app(root)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await load(pilot, initial=True)
+        app.open_escalation("s1", "esc-1")
+        await _settle(pilot)
+        assert "Evidence (1 step, each call with its result)" in screen_text(app)

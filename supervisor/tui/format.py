@@ -119,6 +119,12 @@ def gauge_text(name: str, value: float | None, limit: float, action: str, width:
     return text
 
 
+def evidence_title(count: int) -> str:
+    """`Evidence (1 step` / `Evidence (3 steps`: the heading the prompt, the event in full and
+    its loading line share (the caller closes the parenthesis, with more or without)."""
+    return f"Evidence ({count} step{'s' if count != 1 else ''}"
+
+
 def evidence_lines(steps: "list[EvidenceStep]", width: int = 300) -> list[Text]:
     """Each evidence step as its call and its result, named by `#seq` as the engine names
     them: `#12 call  bash pytest -q` then `#13 result  failed (exit 1): E assert 1 == 2`.

@@ -26,7 +26,14 @@ from supervisor.tui import nav_keys
 from supervisor.tui.decision_keys import RegistryKeys, answer_bindings
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
 from supervisor.tui.followup import FollowUp, follow_state
-from supervisor.tui.format import countdown, evidence_lines, level_text, safe, safe_block
+from supervisor.tui.format import (
+    countdown,
+    evidence_lines,
+    evidence_title,
+    level_text,
+    safe,
+    safe_block,
+)
 from supervisor.tui.history import HistoryStore, recent_steps
 from supervisor.tui.messages import DecisionRequested, DecisionResult, OpenEscalation
 from supervisor.tui.model import SessionState
@@ -147,7 +154,7 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
                         "below)\n", style="bold")
             self.query_one("#esc-evidence", Static).update(none)
         else:
-            loading = Text(f"Evidence ({len(seqs)} steps)\n", style="bold", no_wrap=True)
+            loading = Text(evidence_title(len(seqs)) + ")\n", style="bold", no_wrap=True)
             loading.append("  reading the evidence calls and their results…", style="dim")
             self.query_one("#esc-evidence", Static).update(loading)
             self._load_evidence(history, seqs)
@@ -193,7 +200,7 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
 
     def _show_evidence(self, count: int, steps: list[EvidenceStep]) -> None:
         evidence = Text(no_wrap=True, overflow="ellipsis")
-        evidence.append(f"Evidence ({count} steps, each call with its result)\n", style="bold")
+        evidence.append(evidence_title(count) + ", each call with its result)\n", style="bold")
         for line in evidence_lines(steps):
             evidence.append_text(line)
             evidence.append("\n")

@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from supervisor.safetext import clean
 from supervisor.store.units import count
 from supervisor.tui.event_detail import EventDetail, Related, load_detail
-from supervisor.tui.format import evidence_lines, safe
+from supervisor.tui.format import evidence_lines, evidence_title, safe
 from supervisor.tui.history_layout import HistoryLayout
 from supervisor.tui.model import SessionState
 from supervisor.tui.screens.pager import PagerScreen
@@ -110,7 +110,7 @@ def detail_lines(detail: EventDetail, clock: Callable[[float], str]) -> list[Tex
     else:
         _other(lines, detail.event, clock)
     if detail.evidence:
-        lines += [Text(""), Text(f"Evidence ({len(detail.evidence)} steps)", style="bold")]
+        lines += [Text(""), Text(evidence_title(len(detail.evidence)) + ")", style="bold")]
         lines += evidence_lines(detail.evidence)
     if detail.detections:
         lines += [Text(""), Text("Detections that name it", style="bold")]
