@@ -273,3 +273,61 @@ def test_an_answer_written_before_the_agent_reads_it_is_followed_to_its_outcome(
         assert "no longer waiting" in page.locator("section.card.answered").inner_text()
     finally:
         web.stop()
+
+
+def test_agent_text_in_one_unbroken_run_does_not_widen_the_phone_page(
+        root: Path, browser) -> None:
+    """A long agent name, task, command or reason without a space wraps inside its card: the
+    page never becomes wider than the phone (it was 1,600 px wide, to be panned sideways)."""
+    from supervisor.store.writer import event_writer
+
+    with event_writer(root, "s-" + "x" * 60) as w:
+        w.append({"type": "session_start", "agent": "a" * 80, "task": "T" * 300, "cwd": None,
+                  "pid": None})
+        w.append({"type": "tool_call", "call_id": "c1", "tool": "Bash",
+                  "args": {"command": "y" * 2000}})
+        w.append({"type": "tool_result", "call_id": "c1", "ok": False, "output": "z" * 3000,
+                  "output_bytes": 3000, "output_hash": "h", "error": "e" * 500})
+        w.append({"type": "escalation", "escalation_id": "esc-1", "level": 3,
+                  "reason": "R" * 1500, "evidence": [2], "options": ["approve", "skip"],
+                  "deadline_ts": None, "fallback": "skip", "kind": "detection"})
+    web = Web(root)
+    try:
+        page = browser.new_context(**PHONE).new_page()
+        page.goto(web.url)
+        card = page.locator("section.card", has_text="esc-1")
+        card.locator("summary").click()
+        card.locator(".step.failed").wait_for()  # the evidence is drawn
+        assert card.locator("summary").inner_text() == "Evidence (1 step) and recent steps"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert page.evaluate("document.body.scrollWidth") <= 390
+    finally:
+        web.stop()
+
+
+def test_the_page_says_when_the_server_is_gone_and_comes_back_after_a_restart(
+        root: Path, browser) -> None:
+    """The server stops (a restart, a crash): the page keeps its cards but says since when
+    they may be out of date, in words (not a JavaScript error), and is itself again, still
+    signed in, once the server answers on its port again."""
+    from tests.notify_helpers import escalate
+
+    escalate(root, "s1")
+    web = Web(root)
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(web.url)
+    page.locator("section.card", has_text="esc-1").wait_for()
+    port = web.port
+    web.stop()
+    status = page.locator("#status")
+    status.filter(has_text="cannot reach the supervisor since").wait_for(timeout=15000)
+    said = status.inner_text()
+    assert "may be out of date" in said and "Error" not in said, said
+    assert page.locator("main.unreachable").count() == 1
+    again = Web(root, "--port", str(port))
+    try:
+        status.filter(has_text="updated").wait_for(timeout=15000)
+        assert page.locator("main.unreachable").count() == 0
+        assert page.locator("section.card", has_text="esc-1").count() == 1
+    finally:
+        again.stop()
