@@ -81,3 +81,16 @@ async def test_the_fleet_view_sums_what_every_sessions_loops_cost(root: Path) ->
     async with app.run_test(size=(160, 40)) as pilot:
         await load(pilot, initial=True)
         assert "in loops $1.50 in 2 sessions" in screen_text(app)
+
+
+@pytest.mark.anyio
+async def test_a_loop_of_a_fraction_of_a_cent_is_not_said_to_cost_nothing(root: Path) -> None:
+    """The root line counts money as the limits do ($0.002): "in loops $0.00" beside a queue
+    entry saying the loop cost $0.0020 was not true (the demo's own loop shows it)."""
+    write_events(root, "cheap", looping(0.001))
+    app = make_app(root)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await load(pilot, initial=True)
+        text = screen_text(app)
+        assert "in loops $0.002 in 1 session" in text
+        assert "today $0.003 in 1 session" in text

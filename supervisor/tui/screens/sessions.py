@@ -24,6 +24,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from supervisor.protocol.decisions import KINDS
 from supervisor.safetext import clean
 from supervisor.store.render import ago
+from supervisor.store.units import dollars
 from supervisor.tui import nav_keys, palette, runs
 from supervisor.tui.decision_keys import RegistryKeys, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
@@ -203,11 +204,11 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
                             style="bold")
             cost, spenders = self.view.model.day_cost(self.view.clock())
             if spenders:  # what the agents' known usage cost today (local day)
-                line.append(f"   today ${cost:.2f} in {spenders} "
+                line.append(f"   today {dollars(cost)} in {spenders} "
                             f"session{'s' if spenders != 1 else ''}", style="bold")
             looped, loopers, unknown = self.view.model.loop_cost()
             if loopers:  # what every session's loops burned (from each escalation's onset)
-                line.append(f"   in loops ${looped:.2f} in {loopers} "
+                line.append(f"   in loops {dollars(looped)} in {loopers} "
                             f"session{'s' if loopers != 1 else ''}"
                             + (f", {unknown} with cost unknown" if unknown else ""),
                             style="bold")
