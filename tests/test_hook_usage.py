@@ -1,7 +1,8 @@
 """Usage read from the agent's own record by the hook platform (in-process, real guard, real
 files): Claude Code's transcript counted once per API message, priced from the price table,
 sub-agent lines left to their own session, bad lines and rewritten transcripts counted as unknown
-with one warning, and a session's cost limit holding the next call."""
+with one warning, a session's cost limit holding the next call, and, as the resident server runs
+the steps, the transcript read on once a call's last hook is answered (off the agent's path)."""
 
 import json
 import math
@@ -9,8 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from supervisor.hooks.budget import Budget
+from supervisor.hooks.resident import Resident
+from supervisor.hooks.runtime import run_safely
 from supervisor.hooks.usage import Spent, Tally, spent, token_count
-from tests.test_hook_platform import Hook
+from tests.hook_helpers import payload
+from tests.test_hook_platform import SESSION, Hook
 
 SONNET = "claude-sonnet-4-5-20250929"
 
@@ -193,6 +198,94 @@ def test_an_answer_written_after_its_call_was_judged_counts_at_the_next_call(hoo
     assert len(usages(hook)) == 2
     (escalation,) = hook.events("escalation")
     assert escalation["call_id"] == "toolu_3" and "cost_usd" in escalation["reason"]
+    assert refused is not None
+    assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+class Served(Hook):
+    """Hook calls as the resident server makes them: its `Resident` keeps the session's guard,
+    and the work a step leaves for after its answer (`later`) waits for `answered` (or is
+    dropped, as by a server killed right after answering)."""
+
+    def __init__(self, hook: Hook) -> None:
+        super().__init__(hook.root, hook.cwd, hook.transcript)
+        self.resident = Resident()
+        self.later: list = []
+
+    def __call__(self, event: str, timeout: float = 60, **fields: object) -> dict | None:
+        body = {**payload(event, session=SESSION, cwd=self.cwd, **fields),
+                "transcript_path": str(self.transcript)}
+        text = run_safely("claude-code", json.dumps(body).encode(), self.root, Budget(timeout),
+                          self.complaints.append, resident=self.resident, later=self.later)
+        assert self.complaints == []
+        return json.loads(text) if text else None
+
+    def answered(self) -> None:
+        """The server sent the answer: it does what the step left for afterwards."""
+        work, self.later = self.later, []
+        for piece in work:
+            piece()
+
+
+def ran(hook: Hook, n: int) -> None:
+    """Call `n`'s outcome, then its batch: Claude Code's last two hooks of a call."""
+    response = {"file": {"content": "x"}}
+    args = {"file_path": f"/w/f{n}.py"}
+    assert hook("PostToolUse", tool_name="Read", tool_input=args, tool_response=response,
+                tool_use_id=f"toolu_{n}") is None
+    assert hook("PostToolBatch", tool_calls=[{"tool_name": "Read", "tool_input": args,
+                                              "tool_use_id": f"toolu_{n}",
+                                              "tool_response": response}]) is None
+
+
+LIMIT = ("[limits.cost_usd]\nlimit = 0.01\naction = 'pause'\n"
+         "[guard]\ncheckpoints = false\nescalation_deadline_s = 1\nfallback = 'skip'\n")
+
+
+def test_the_server_reads_a_late_answer_once_the_calls_last_hook_is_answered(
+    hook: Hook,
+) -> None:
+    """The answer asking for call 2, written after call 2's PreToolUse ran, was left to call
+    3's PreToolUse to read and price on the agent's path; the server now reads it once call
+    2's batch is answered. Counted once, and the limit holds call 3 as before."""
+    (hook.root / "policy.toml").write_text(LIMIT)
+    served = Served(hook)
+    served("SessionStart", source="startup")
+    answer(served, "msg_1", USAGE)  # $0.006
+    assert call(served, 1) is None
+    ran(served, 1)
+    served.answered()
+    assert call(served, 2) is None  # its answer is not in the transcript yet
+    answer(served, "msg_2", USAGE)  # $0.012 in all
+    ran(served, 2)
+    assert len(usages(served)) == 1  # the batch's answer did not wait for the transcript
+    served.answered()
+    assert len(usages(served)) == 2  # read before call 3's hook runs
+    refused = call(served, 3)
+    assert len(usages(served)) == 2  # nothing counted twice
+    (escalation,) = served.events("escalation")
+    assert escalation["call_id"] == "toolu_3" and "cost_usd" in escalation["reason"]
+    assert refused is not None
+    assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_server_killed_before_it_read_on_leaves_the_answer_to_the_next_hook(
+    hook: Hook,
+) -> None:
+    """What the server reads after an answer is safe to lose: the offset read to is saved
+    with what was recorded, so a server killed first (its work dropped, its kept sessions
+    gone) leaves the late answer to the next hook, which counts it once, before judging."""
+    (hook.root / "policy.toml").write_text(LIMIT)
+    served = Served(hook)
+    served("SessionStart", source="startup")
+    answer(served, "msg_1", USAGE)
+    assert call(served, 1) is None
+    assert call(served, 2) is None
+    answer(served, "msg_2", USAGE)
+    ran(served, 2)
+    restarted = Served(hook)  # killed: nothing it left for after the answer was done
+    refused = call(restarted, 3)
+    assert len(usages(restarted)) == 2
     assert refused is not None
     assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
 

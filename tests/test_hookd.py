@@ -163,6 +163,43 @@ def test_a_killed_server_is_replaced_and_nothing_is_lost(tmp_path: Path, ws: Pat
     _check_session(root, [f"toolu_{i}" for i in range(4)])
 
 
+@pytest.mark.slow
+def test_the_server_reads_the_transcript_on_after_a_calls_last_answer(
+    tmp_path: Path, ws: Path
+) -> None:
+    """Claude Code often writes the answer asking for a call after that call's PreToolUse
+    ran; the server reads it (and prices it) once the call's PostToolBatch is answered, off
+    the agent's path, instead of in the next call's PreToolUse."""
+    root = tmp_path / "store"
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text("")
+
+    def hook(event: str, **fields: object) -> str:
+        return _call({**payload(event, cwd=ws, **fields),
+                      "transcript_path": str(transcript)}, root)[0]
+
+    hook("SessionStart", source="startup")  # in-process; it starts the server
+    _wait_server(root)
+    read = {"tool_name": "Read", "tool_input": {"file_path": "/w/f1.py"},
+            "tool_use_id": "toolu_1"}
+    assert hook("PreToolUse", **read) == ""
+    message = {"id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+               "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read"}],
+               "usage": {"input_tokens": 1000, "output_tokens": 50}}
+    with transcript.open("a") as handle:  # written after the call's PreToolUse
+        handle.write(json.dumps({"type": "assistant", "message": message}) + "\n")
+    done = {**read, "tool_response": {"file": {"content": "x"}}}
+    assert hook("PostToolUse", **done) == ""
+    assert hook("PostToolBatch", tool_calls=[done]) == ""
+    deadline = time.monotonic() + 30
+    while not [e for e in events(root, "loop-1") if e["type"] == "usage"]:
+        assert time.monotonic() < deadline, "the late answer was not read after the batch"
+        time.sleep(0.05)
+    (usage,) = [e for e in events(root, "loop-1") if e["type"] == "usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (1000, 50)
+    assert usage["cost_usd"] == pytest.approx(0.003 + 0.00075)
+
+
 EDIT = {"file_path": "/w/parser.py", "old_string": "foo()", "new_string": "bar()"}
 NOT_FOUND = "String to replace not found in file.\nString: foo()"
 

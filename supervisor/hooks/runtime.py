@@ -17,6 +17,7 @@ docs/hooks.md. The step is a value: following a resume or a `supervisor run` mak
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import time
@@ -72,6 +73,8 @@ _STATE_BAD = f"{STATE_FILE}.bad"
 """Where the guard keeps a state it could not restore (`guard.state`)."""
 LAST_WORD_S = 0.3
 """Recording why a call failed (`record_error`) ends this long before the agent's timeout."""
+LATER_S = 5.0
+"""Work done after an answer (`read_after`) waits at most this long for a lock."""
 HEARTBEAT_S = 5.0
 """While a call is held for the operator, a heartbeat is written this often."""
 STILL_WAITING = (
@@ -83,19 +86,21 @@ STILL_WAITING = (
 def run_safely(
     target_name: str, data: bytes, root_arg: str | os.PathLike[str] | None, budget: Budget,
     complain: Callable[[str], None], run: tuple[str, int | None] | None = None,
-    resident: Resident | None = None,
+    resident: Resident | None = None, later: list[Callable[[], None]] | None = None,
 ) -> str:
     """One hook call with the fail-safe: the answer to print, or "" when the supervisor could
     not decide (then `complain` got one line saying why, and the agent's call goes on). `run`:
     (session, pane pid) of an agent `supervisor run` started (`supervisor.runenv`);
-    `resident`: the resident server's open sessions (`supervisor.hooks.resident`)."""
+    `resident`: the resident server's open sessions (`supervisor.hooks.resident`); `later`:
+    where the resident server takes work to do once the answer is sent (`read_after`), each
+    of it safe to lose."""
     root = None
     target = None
     try:
         target = load_target(target_name)
         root = resolve_root(root_arg)
         with waits.within(budget.deadline()):  # every lock and git process of this call
-            return handle(target, data, root, budget, run, resident)
+            return handle(target, data, root, budget, run, resident, later)
     except PayloadError as exc:
         complain(f"ignored a payload it cannot use: {exc}")
     except Exception as exc:
@@ -114,6 +119,7 @@ def run_safely(
 def handle(
     target: Target, data: bytes, root: Path, budget: Budget,
     run: tuple[str, int | None] | None = None, resident: Resident | None = None,
+    later: list[Callable[[], None]] | None = None,
 ) -> str:
     """Apply one payload; return what to print on stdout (possibly nothing). Raises on the
     supervisor's own failures (`run_safely` reports them and lets the agent work)."""
@@ -123,6 +129,8 @@ def handle(
         step = _into_run(step, *run)
     base = step.session_id
     step = _follow_resumes(root, step)
+    if later is not None and resident is not None and _ends_call(target, step):
+        later.append(functools.partial(read_after, target, root, step, resident))
     if step.kind == "batch" and _all_seen(root, step):
         return ""  # the common case: every call went through PreToolUse; nothing to open
     if step.kind == "display" and step.display and not step.display["final"]:
@@ -154,6 +162,38 @@ def handle(
         return _HANDLERS[step.kind](call)
     finally:
         _put_away(guard, resident)
+
+
+def _ends_call(target: Target, step: HookStep) -> bool:
+    """The last hook of a tool call (the batch's, for an agent that reports one; else the
+    result's), of an agent whose transcript is read: what follows it is the agent's next
+    model request, not another hook of ours."""
+    return (target.transcript is not None and bool(step.transcript)
+            and step.kind == ("batch" if target.batches else "result"))
+
+
+def read_after(target: Target, root: Path, step: HookStep, resident: Resident) -> None:
+    """Once the last hook of a call is answered, the resident server reads on in the
+    session's transcript: an agent that writes the message asking for a call only after that
+    call's first hook ran (Claude Code, about half the calls) left it for the next call's
+    hook to read and price on the agent's path; now that hook finds only what was written
+    since. Counted sooner, never later, so a `tokens`/`cost_usd` limit holds no later than
+    before. Safe to lose: the offset read to is saved with what was recorded (the hook
+    memory), so a server killed first leaves it all to the next hook, as before. Skipped
+    when another call uses the session's kept guard or none is kept (never a guard opened
+    for this), or the session follows no transcript yet (where to start is the next hook's
+    to decide)."""
+    budget = Budget(LATER_S, time.monotonic())
+    with waits.within(budget.deadline()):
+        guard = _kept(resident, root, step, budget)
+        if guard is None:
+            return
+        try:
+            with hook_memory.remembered(guard.files) as memory:
+                if memory.transcript == step.transcript:
+                    _Call(target, guard, step, root, budget).read_transcript(memory)
+        finally:
+            resident.give_back(guard)
 
 
 def _count_spending(guard: Guard, target: Target, step: HookStep, root: Path) -> None:
@@ -228,7 +268,8 @@ class _Call:
         starts now (not resumed): older text is not this run's. Only what the transcript holds
         now is read, never waited for: an answer the agent writes after it ran the hook of the
         call the answer asked for (Claude Code at times, tens of ms later) is counted at the
-        next hook that reads it, so a `tokens`/`cost_usd` limit or budget may hold one call
+        next hook that reads it (in the resident server, once the call's last hook is
+        answered: `read_after`), so a `tokens`/`cost_usd` limit or budget may hold one call
         late (docs/hooks.md, "Usage"); the wait cost every call of such an agent."""
         reader, path = self.target.transcript, self.step.transcript
         reads = reader is not None and bool(path) and self.step.kind in _READS_TRANSCRIPT
@@ -247,27 +288,35 @@ class _Call:
                 memory.transcript = path
                 memory.offset = 0 if new_session and not resumed else _size(path)
                 memory.mark = None
-            elif (self.target.reads_usage and memory.mark is not None
-                  and transcript.mark(path, memory.offset) != memory.mark):
-                # Only where usage is read (counted twice otherwise): Factory Droid rewrites
-                # the end of its session file as it goes, which is no new transcript.
-                memory.offset = _size(path)  # shortened or rewritten: nothing of it twice
-                self.usage_warning(memory, "the agent's transcript was shortened or rewritten "
-                                   "under the supervisor; what it held before is not counted "
-                                   "again, what it holds now is not counted")
-            entries, memory.offset = reader(path, memory.offset)
-            memory.mark = transcript.mark(path, memory.offset)
-            with self.guard.saving_later():  # the step this call is for saves, once
-                for entry in entries:
-                    if isinstance(entry, str):
-                        if not memory.displays:  # else the agent's display hook gave the text
-                            self.assistant_said(entry, memory)
-                    elif "pair" in entry:
-                        self.unreported(entry, memory)  # type: ignore[arg-type]
-                    elif "key" in entry:
-                        self.spent(entry, memory)  # type: ignore[arg-type]
-                    elif "used_model" in entry:
-                        memory.model = entry["used_model"]
+            self.read_transcript(memory)
+
+    def read_transcript(self, memory: hook_memory.Memory) -> None:
+        """Record what the transcript the session follows (`memory.transcript`) holds since
+        `memory.offset`: the assistant's texts, failures no hook reported, what was spent."""
+        reader, path = self.target.transcript, memory.transcript
+        if reader is None or path is None:
+            return
+        if (self.target.reads_usage and memory.mark is not None
+                and transcript.mark(path, memory.offset) != memory.mark):
+            # Only where usage is read (counted twice otherwise): Factory Droid rewrites
+            # the end of its session file as it goes, which is no new transcript.
+            memory.offset = _size(path)  # shortened or rewritten: nothing of it twice
+            self.usage_warning(memory, "the agent's transcript was shortened or rewritten "
+                               "under the supervisor; what it held before is not counted "
+                               "again, what it holds now is not counted")
+        entries, memory.offset = reader(path, memory.offset)
+        memory.mark = transcript.mark(path, memory.offset)
+        with self.guard.saving_later():  # the step this is read for (or the next) saves, once
+            for entry in entries:
+                if isinstance(entry, str):
+                    if not memory.displays:  # else the agent's display hook gave the text
+                        self.assistant_said(entry, memory)
+                elif "pair" in entry:
+                    self.unreported(entry, memory)  # type: ignore[arg-type]
+                elif "key" in entry:
+                    self.spent(entry, memory)  # type: ignore[arg-type]
+                elif "used_model" in entry:
+                    memory.model = entry["used_model"]
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of

@@ -9,6 +9,10 @@ thread that accepts a call while no other waits starts one that does (`_worker`)
 costs no thread start and no hand-over between threads (an agent that runs a call's hooks one
 after the other, Copilot CLI, waits for both).
 
+A step may leave work for after its answer (`runtime.run_safely`'s `later`: reading on in the
+transcript once a call's last hook is answered), which the worker does once the answer is sent
+and the connection closed: the agent waits only for the answer, and that work is safe to lose.
+
 It keeps each live session's state in memory between calls and saves it lazily
 (`supervisor.hooks.resident`); sessions are protected by the guard's per-session `flock` and
 each step takes in what others saved or logged first, so this server and in-process hook calls
@@ -313,12 +317,14 @@ class HookServer:
             with conn:
                 conn.settimeout(READ_TIMEOUT_S)
                 header, data = _read_call(conn)
-                reply = _encode(self._answer(header, data, started),
+                later: list[Callable[[], None]] = []
+                reply = _encode(self._answer(header, data, started, later),
                                 raw=header.get("reply") == "raw")
                 if back is not None:  # (the reply is small: sending it never waits for long)
                     stays, back = back(), None
                 conn.settimeout(READ_TIMEOUT_S)
                 conn.sendall(reply)
+            _after_answer(later)  # the client has its answer and the connection is closed
         except Exception as exc:
             _log(f"connection failed: {type(exc).__name__}: {exc}")
         finally:
@@ -329,7 +335,8 @@ class HookServer:
                 stays = back()
         return stays
 
-    def _answer(self, header: dict[str, Any], data: bytes, started: float) -> dict[str, object]:
+    def _answer(self, header: dict[str, Any], data: bytes, started: float,
+                later: list[Callable[[], None]]) -> dict[str, object]:
         if header.get("version") != __version__:
             return {"error": "version"}
         budget = Budget(float(header["timeout"]), started)
@@ -338,8 +345,19 @@ class HookServer:
 
         run = header.get("run")
         text = run_safely(str(header["target"]), data, Path(header["root"]), budget, _log,
-                          run=(str(run[0]), run[1]) if run else None, resident=self.resident)
+                          run=(str(run[0]), run[1]) if run else None, resident=self.resident,
+                          later=later)
         return {"stdout": text, "status": 0, "served_by": os.getpid()}
+
+
+def _after_answer(later: list[Callable[[], None]]) -> None:
+    """Work a step left for after its answer (`runtime.run_safely`'s `later`): the agent no
+    longer waits for it, and each piece is safe to lose, so a failure is only logged."""
+    for work in later:
+        try:
+            work()
+        except Exception as exc:
+            _log(f"work after an answer failed: {type(exc).__name__}: {exc}")
 
 
 def _encode(reply: dict[str, object], raw: bool) -> bytes:
