@@ -119,6 +119,25 @@ def test_new_escalations_appear_and_vanish(root: Path) -> None:
     assert model.queue(FROZEN_NOW) == []
 
 
+def test_a_deleted_events_file_is_a_vanished_session_not_an_empty_one(root: Path) -> None:
+    """The folder stays but its `events.jsonl` is removed: the session is shown as it was,
+    marked vanished (it read `empty`, no task, as if the agent had written nothing), and its
+    escalation leaves the queue; a new file under the name is read from its start."""
+    write_events(root, "s1", [start(task="refactor"), *call(1), escalation("e1")])
+    model, follower = _model(root)
+    assert [sid for sid, _ in model.queue(FROZEN_NOW)] == ["s1"]
+    (root / "sessions" / "s1" / "events.jsonl").unlink()
+    changes = model.apply(follower.scan())
+    st = model.sessions["s1"]
+    assert changes.vanished == ["s1"] and st.gone and st.gone_what == "events.jsonl"
+    assert model.status("s1", FROZEN_NOW) == "vanished"
+    assert st.summary.task == "refactor" and st.summary.tool_calls == 1
+    assert model.queue(FROZEN_NOW) == []
+    write_events(root, "s1", [start(task="again")])
+    model.apply(follower.scan())
+    assert not st.gone and st.summary.task == "again" and st.summary.tool_calls == 0
+
+
 def test_truncated_file_resets_the_session(root: Path) -> None:
     write_events(root, "s1", [start(), *call(1), *call(2)])
     model, follower = _model(root)

@@ -412,7 +412,8 @@ class SupervisorApp(App[None]):
             if sid in self.pruning:
                 self.model.forget(sid)
                 continue
-            self.notify(f"session {sid}: its folder vanished", severity="warning",
+            what = self.model.sessions[sid].gone_what
+            self.notify(f"session {sid}: its {what} vanished", severity="warning",
                         markup=False)
         if initial:
             count = len(self.model.queue(self.clock())) if not more else 0
@@ -559,8 +560,10 @@ class SupervisorApp(App[None]):
             return ("read-only: these are recordings, decisions are not written"
                     if self.recordings else "read-only: decisions are not written")
         st = self.model.sessions.get(session_id)
-        if st is None or st.gone:
+        if st is None:
             return f"session {session_id} is gone (its folder vanished)"
+        if st.gone:
+            return f"session {session_id} is gone (its {st.gone_what} vanished)"
         now = self.clock()
         unread = self._unread(st)
         if escalation_id is not None:

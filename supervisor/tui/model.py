@@ -197,6 +197,8 @@ class SessionState:
     """False when the agent's hook target reads no usage (`session_start.usage_record`): its
     tokens and cost are not known, whatever the gauges say."""
     gone: bool = False
+    gone_what: str = "folder"
+    """What vanished when `gone`: the session's `folder`, or its `events.jsonl` alone."""
     preview: bool = False
     """The row is the store's kept summary (`Store.kept_summary`) and nothing of the events is
     read yet: no history, detections, gauges. The first batch of the session replaces it with
@@ -577,9 +579,12 @@ class DashboardModel:
     def _apply_one(self, batch: SessionBatch, changes: ModelChanges) -> None:
         sid = batch.session_id
         state = self.sessions.get(sid)
-        if batch.gone:
+        if batch.gone or (batch.kind == "events" and batch.reset and batch.missing):
+            # a removed events file (its folder kept) is the session gone, as a removed folder
+            # is: shown as it was, marked vanished, not reset to an `empty` session
             if state is not None and not state.gone:
                 state.gone = True
+                state.gone_what = "folder" if batch.gone else "events.jsonl"
                 state.version += 1
                 changes.vanished.append(sid)
                 changes.sessions.add(sid)
@@ -589,6 +594,10 @@ class DashboardModel:
                 log = self.store.log(sid) if self.store is not None else None
                 state = self.sessions[sid] = SessionState(sid, history=HistoryStore(log))
                 changes.appeared.append(sid)
+            elif state.gone_what == "events.jsonl":
+                if batch.kind != "events":  # still no events file: still gone
+                    return
+                state.reset_events()  # the file under its name is a new one, read from 0
             state.gone = False
         before = set(state.summary.pending)  # a preview's escalations are not news either
         if state.preview:  # the session's own fold from its first line replaces the preview

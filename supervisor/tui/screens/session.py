@@ -204,7 +204,7 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
         head.append_text(safe(self.session_id, 40, "bold"))
         head.append("  ")
         head.append_text(
-            Text("folder vanished", style="bold red") if st.gone
+            Text(f"{st.gone_what} vanished", style="bold red") if st.gone
             else status_text(self.view.model.status(self.session_id, now))
         )
         if s.ended and s.end_reason:
