@@ -34,9 +34,11 @@ machine).
 Figures per target: the floor, the cat hooks' added latency, and the supervisor's added latency
 against the cat hooks' (target at most 1.2x, issue 40); for a plugin target, the supervisor's
 added latency against no plugin (there is no command hook to compare with); for a CLI that logs
-its own hooks' start and end (`HOOK_LOGS`: Copilot, Qwen Code), also its hooks' logged time per
-call, the supervisor's against the cat hooks' (the same target; the HTTP hooks' beside it). A
-target whose CLI
+its own hooks' start and end (`HOOK_LOGS`: Copilot, Qwen Code, Factory Droid), also its hooks'
+logged time per call, the supervisor's against the cat hooks' (the same target; the HTTP hooks'
+beside it), and its own work per call outside the hooks (the median gap less the median logged
+hook time), the supervisor's configuration against the cat hooks': whether the CLI does more of
+its own work when the supervisor answers, or only waits longer for the hooks. A target whose CLI
 cannot be had or run here gives a row saying so. `SUPERVISOR_BENCH_AGENTS=codex,gemini` (driver
 names) measures only those.
 """
@@ -184,7 +186,31 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
                               max_ratio=MAX_RATIO if config == "supervisor" else None,
                               note=f"{calls}, from the CLI's own log of its hooks; per round: "
                               f"{rounds_of}"))
+        if "supervisor" in names and all(hooks["supervisor"]):
+            own = {config: _outside_hooks(gaps[config], hooks[config])
+                   for config in ("supervisor", "cat")}
+            rounds_of = ", ".join(f"{mine:.0f} vs {theirs:.0f} ms" for mine, theirs
+                                  in zip(own["supervisor"][1], own["cat"][1], strict=True))
+            out.append(Figure(
+                f"{label} own work per call outside its hooks: supervisor vs cat hooks",
+                own["supervisor"][0], "ms", baseline=own["cat"][0],
+                note=f"{calls}: the median gap less the median hook time the CLI logged; about "
+                "1x when the CLI does the same work whichever hooks answer, so that only the "
+                f"hook time above differs; per round: {rounds_of}"))
     return out
+
+
+def _outside_hooks(gaps: list[list[float]],
+                   hooks: list[list[float]]) -> tuple[float, list[float]]:
+    """The CLI's own work per call (the tool, its transcript, the next request), pooled and per
+    round, in ms: the median gap less the median logged hook time (medians, not call by call:
+    a lossy log leaves some calls out)."""
+    def own(found: list[float], logged: list[float]) -> float:
+        return _median_ms(found) - _median_ms(logged)
+
+    return (own(list(itertools.chain.from_iterable(gaps)),
+                list(itertools.chain.from_iterable(hooks))),
+            [own(found, logged) for found, logged in zip(gaps, hooks, strict=True)])
 
 
 def rotated(names: tuple[str, ...], index: int) -> tuple[str, ...]:
@@ -244,7 +270,8 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
         raise RuntimeError(f"{config}: {len(found)} calls measured, not {count}")
     logged = HOOK_LOGS.get(driver.name)
     hooks = logged.read(sandbox) if logged is not None and config != "none" else []
-    if logged is not None and config != "none" and len(hooks) < count:
+    if logged is not None and config != "none" and len(hooks) < (
+            count // 2 if logged.lossy else count):
         raise RuntimeError(f"{config}: the CLI logged the hooks of {len(hooks)} calls, "
                            f"not {count}")
     return found[1:count], hooks[1:count]
@@ -305,23 +332,67 @@ def _qwen_hook_times(sandbox: Sandbox) -> list[float]:
     return per_call
 
 
+DROID_HOOKS = re.compile(r'^\[([^\]]+)\] \w+: \[Hooks\] (Executing hooks|Hook execution completed) '
+                         r'\| Context: \{"name":"(\w+)"')
+"""Droid's log lines opening and closing an event's hooks (`Yi.executeHooks`: from before the
+hook processes are spawned until their answers are parsed)."""
+
+
+def _droid_hook_times(sandbox: Sandbox) -> list[float]:
+    """Per tool call of the measured run whose hook lines Factory Droid logged whole, the
+    seconds its hooks took (`~/.factory/logs/droid-log-single.log`, millisecond stamps:
+    `[Hooks] Executing hooks` to `[Hooks] Hook execution completed`): the call's PreToolUse and
+    PostToolUse. Droid's logger drops lines on a busy machine (a run of 25 calls once logged 25
+    openings of PreToolUse hooks and 26 closings), so an event counts only when its closing
+    line directly follows its own opening among the hook lines, and a call only when both of
+    its events count. The warm-up and the measured run share the home and the log; the
+    measured run is the part from the log's last SessionStart on."""
+    log = sandbox.home / ".factory" / "logs" / "droid-log-single.log"
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    opened: tuple[str, float] | None = None
+    calls: list[list[float | None]] = []
+    for line in lines:
+        found = DROID_HOOKS.match(line)
+        if found is None:
+            continue
+        stamp, what, event = found.groups()
+        at = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        if what == "Executing hooks":
+            if event == "SessionStart":
+                calls = []  # a new session: the measured run's calls come last
+            opened = (event, at)
+            continue
+        took = at - opened[1] if opened is not None and opened[0] == event else None
+        opened = None
+        if event == "PreToolUse":
+            calls.append([took, None])
+        elif event == "PostToolUse" and calls and calls[-1][1] is None:
+            calls[-1][1] = took if took is not None else -1.0  # (taken, not counted)
+    return [pre + post for pre, post in calls
+            if pre is not None and post is not None and post >= 0]
+
+
 class HookLog(NamedTuple):
     read: Callable[[Sandbox], list[float]]
     """Per tool call of the measured run, the seconds its hooks took as the CLI logged them."""
     env: dict[str, str]
     """What the CLI needs to keep that log: given to every configuration's runs alike."""
+    lossy: bool = False
+    """The CLI's log may drop lines: fewer calls than were made are read (at least half)."""
 
 
 HOOK_LOGS: dict[str, HookLog] = {
     "copilot": HookLog(_copilot_hook_times, {}),
     "qwen": HookLog(_qwen_hook_times, {"QWEN_DEBUG_LOG_FILE": "1"}),
+    "droid": HookLog(_droid_hook_times, {}, lossy=True),
 }
 """CLIs that log when each hook starts and ends (driver name: reader). Their hooks run one after
 the other on the call's path (strace: the preToolUse hook, the tool, the postToolUse hook, then
 the next request), so the hooks' logged time is what they add, without the CLI's own work
 around them, whose swings on a loaded machine are larger than a process start (Copilot: about
 140 ms of its own per call, moving by 20-30 ms between runs; Qwen Code: 300-500 ms, moving by
-hundreds between rounds, where its four hooks a call take tens of ms each)."""
+hundreds between rounds, where its four hooks a call take tens of ms each; Factory Droid: about
+100 ms quiet, 300-800 ms at a load of 10, moving by hundreds between rounds)."""
 
 
 def _log_env(driver: Driver) -> dict[str, str]:
