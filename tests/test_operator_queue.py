@@ -176,6 +176,26 @@ async def test_an_empty_dashboard_says_how_to_start(root: Path) -> None:
 
 
 @pytest.mark.slow
+async def test_the_empty_dashboards_ways_to_start_read_whole_at_80_columns(root: Path) -> None:
+    """At 80x24 each way to start is its command, then what it does on a line of its own:
+    a description beside a 38-column command wrapped back to the left edge, under the
+    commands, where it read as part of the next one."""
+    root.mkdir()
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await load(pilot, initial=True)
+        lines = [line.strip() for line in screen_text(app).splitlines()]
+        for command, what in (
+                ("supervisor demo",
+                 "scripted demo agents with a dashboard on them (no model needed)"),
+                ("supervisor install claude-code",
+                 "then use Claude Code as usual: every session shows up here"),
+                ("from supervisor.guard import Session",
+                 "guard your own agent's tool calls (the SDK; see the README)")):
+            assert lines[lines.index(command) + 1] == what, lines
+
+
+@pytest.mark.slow
 async def test_a_root_created_by_the_dashboard_is_announced(root: Path) -> None:
     root.mkdir()
     app = make_app(root, root_created=True)

@@ -503,12 +503,22 @@ def relay_help(store: str) -> Text:
     text.append_text(safe(store, 200))
     text.append(". They appear here as soon as a relay ships them. On each agent host, beside "
                 "the agents:\n\n")
-    text.append("  supervisor relay --store URL --host NAME", style="bold")
-    text.append("   ships that host's sessions here and brings your decisions back\n")
-    text.append("  supervisor relay --status", style="bold")
-    text.append("                  on that host: is its relay running, connected, behind?\n")
+    for command, what in (
+        ("supervisor relay --store URL --host NAME",
+         "ships that host's sessions here and brings your decisions back"),
+        ("supervisor relay --status", "on that host: is its relay running, connected, behind?"),
+    ):
+        _way(text, command, what)
     text.append("\nSee docs/fleet.md (users, TLS, a relay as a service).", style="dim")
     return text
+
+
+def _way(text: Text, command: str, what: str) -> None:
+    """A command, then what it does on a line of its own, indented under it: beside a wide
+    command column the description wrapped back to the left edge at 80 columns, under the
+    commands, where it read as part of the next one."""
+    text.append(f"  {command}\n", style="bold")
+    text.append(f"      {what}\n")
 
 
 def empty_help(root: str) -> Text:
@@ -525,8 +535,7 @@ def empty_help(root: str) -> Text:
         ("from supervisor.guard import Session", "guard your own agent's tool calls (the SDK; "
                                                  "see the README)"),
     ):
-        text.append(f"  {command:<38}", style="bold")
-        text.append(f"{what}\n")
+        _way(text, command, what)
     text.append("\nAgents write to $SUPERVISOR_HOME (else the user state directory) unless "
                 "given a root; open the same root here with --root DIR.", style="dim")
     return text
