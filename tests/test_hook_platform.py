@@ -246,3 +246,52 @@ def test_a_hold_is_fitted_to_the_budget_unless_no_operator_could_answer_within_i
     assert short.escalation_deadline_s == 600 and short.pause_deadline_s == 300
     assert hook_settings({"escalation_deadline_s": 0}, Budget(2.5)).escalation_deadline_s == 0
     assert hook_settings({"escalation_deadline_s": 1}, Budget(2.5)).escalation_deadline_s == 1
+
+
+def _issued(hook: Hook, message_id: str, *call_ids: str) -> None:
+    """Lines of one model answer as Claude Code writes them: a line per tool_use block, each
+    with the answer's `message.id`."""
+    with hook.transcript.open("a") as handle:
+        for call_id in call_ids:
+            handle.write(json.dumps({"type": "assistant", "message": {
+                "id": message_id, "role": "assistant", "content": [
+                    {"type": "tool_use", "id": call_id, "name": "Bash", "input": {}}]}}) + "\n")
+
+
+def _pr_view(hook: Hook, i: int, result: bool = False) -> dict | None:
+    """The PreToolUse of `gh pr view` of pull request 100 + i (with `result`: its PostToolUse)."""
+    event = "PostToolUse" if result else "PreToolUse"
+    found = {"tool_response": {"stdout": '{"state": "OPEN"}', "stderr": "",
+                               "interrupted": False}} if result else {}
+    return hook(event, tool_name="Bash", tool_use_id=f"toolu_{i}",
+                tool_input={"command": f"gh pr view {100 + i} --json state"}, **found)
+
+
+def test_parallel_calls_the_transcript_already_shows_are_one_batch(
+    hook: Hook, tmp_path: Path
+) -> None:
+    """Claude Code runs the calls of one answer together and writes each to its transcript as
+    it streams in: a call whose line is there when its hook runs gets the answer's id as its
+    batch, one whose line comes later gets none (never waited for). Five `gh pr view` of five
+    pull requests sent together are then not five alike attempts."""
+    hook("SessionStart", source="startup")
+    hook("UserPromptSubmit", prompt="review the open pull requests")
+    answers = [_pr_view(hook, 0)]  # its line is not written yet
+    _issued(hook, "msg_A", *(f"toolu_{i}" for i in range(5)))
+    answers += [_pr_view(hook, i) for i in range(1, 5)]
+    answers += [_pr_view(hook, i, result=True) for i in range(5)]
+    assert [c.get("batch") for c in hook.events("tool_call")] == [None] + ["msg_A"] * 4
+    assert answers == [None] * 10 and hook.events("detection") == []
+
+    # the same five, one answer each: five alike calls with one outcome draw a note
+    alone = Hook(hook.root.parent / "store-2", hook.cwd, tmp_path / "transcript-2.jsonl")
+    alone.root.mkdir()
+    (alone.root / "policy.toml").write_text("[guard]\ncheckpoints = false\n")
+    alone("SessionStart", source="startup")
+    alone("UserPromptSubmit", prompt="review the open pull requests")
+    for i in range(5):
+        _issued(alone, f"msg_{i}", f"toolu_{i}")
+        _pr_view(alone, i)
+        _pr_view(alone, i, result=True)
+    assert [c.get("batch") for c in alone.events("tool_call")] == [f"msg_{i}" for i in range(5)]
+    assert [d["detector"] for d in alone.events("detection")] == ["similar_calls"]

@@ -8,7 +8,9 @@ never a call twice), and, for agents that give a call no id (Gemini CLI), the id
 still waiting for their result, per tool and arguments, oldest first (`pair_call`,
 `pair_result`), notes held back until a call's result for agents that take no context
 before a call (`hold_note`), and the token counts already recorded from the agent's usage
-record (`tally`). Bounded: the call ids kept are the last `CALLS_KEPT`.
+record (`tally`), and the batch (the model answer) of calls the transcript showed before their
+PreToolUse came (`issued`, `batch_of`). Bounded: the call ids kept are the last `CALLS_KEPT`,
+the batches waiting for their calls the last `BATCHED_KEPT`.
 
 The memory changes at nearly every call, so a save appends it as one JSON line instead of
 replacing the file (a rename cost more than the rest of a resident server's step under I/O
@@ -33,6 +35,9 @@ from supervisor.store.paths import SessionFiles, write_private
 MEMORY_FILE = "hook.json"
 LOCK_FILE = "hook.lock"
 CALLS_KEPT = 512
+BATCHED_KEPT = 64
+"""Calls read from the transcript whose PreToolUse has not come yet, kept with their batch (a
+call the agent refused before its hook, for its input, never comes: the oldest go first)."""
 DISPLAY_KEPT = 8
 DISPLAY_BYTES = 256 * 1024
 FILE_LIMIT_BYTES = 1024 * 1024
@@ -75,6 +80,9 @@ class Memory:
     """The model the agent's record last named apart from its counts (Codex's turn context)."""
     usage_warned: bool = False
     """A usage line that could not be counted was reported (once per session)."""
+    batched: dict[str, str] = field(default_factory=dict)
+    """call id -> its batch (the id of the model answer that issued it), for calls the
+    transcript showed whose PreToolUse has not come yet, oldest first."""
 
     def displayed(self, message_id: str, delta: str) -> None:
         """Keep a flush of a message's text (bounded: `DISPLAY_KEPT` messages, each cut at
@@ -84,6 +92,19 @@ class Memory:
         self.display[message_id] = text[:DISPLAY_BYTES]
         while len(self.display) > DISPLAY_KEPT:
             del self.display[next(iter(self.display))]
+
+    def issued(self, call_ids: list[str], batch: str) -> None:
+        """Calls one answer issued, as its transcript line shows them (`batch_of` takes them);
+        not those whose PreToolUse came before the line (`seen`): none will take them."""
+        for call_id in call_ids:
+            if call_id not in self.seen:
+                self.batched[call_id] = batch
+        while len(self.batched) > BATCHED_KEPT:
+            del self.batched[next(iter(self.batched))]
+
+    def batch_of(self, call_id: str) -> str | None:
+        """The batch of a call the transcript showed (None: not shown yet, or never)."""
+        return self.batched.pop(call_id, None)
 
     def saw(self, call_id: str) -> bool:
         return call_id in self.seen
@@ -194,6 +215,7 @@ def _load(path: Path) -> Memory:
     numbered = data.get("numbered")
     notes = data.get("notes")
     display = data.get("display")
+    batched = data.get("batched")
     return Memory(
         transcript=data.get("transcript") if isinstance(data.get("transcript"), str) else None,
         offset=offset if isinstance(offset, int) and offset >= 0 else 0,
@@ -213,6 +235,8 @@ def _load(path: Path) -> Memory:
         tally=load_tally(data.get("tally")),
         model=data.get("model") if isinstance(data.get("model"), str) else None,
         usage_warned=data.get("usage_warned") is True,
+        batched={k: v for k, v in batched.items() if isinstance(v, str)}
+        if isinstance(batched, dict) else {},
     )
 
 
@@ -226,7 +250,7 @@ def _dump(memory: Memory) -> str:
         "last_text": memory.last_text, "seen": memory.seen, "waiting": memory.waiting,
         "numbered": memory.numbered, "notes": memory.notes, "display": memory.display,
         "displays": memory.displays, "tally": memory.tally.dump(), "model": memory.model,
-        "usage_warned": memory.usage_warned})
+        "usage_warned": memory.usage_warned, "batched": memory.batched})
 
 
 def _last_whole(raw: bytes) -> object:

@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # the guard is imported when a session is opened (`_open_guar
     from supervisor.guard.core import Guard, Verdict
     from supervisor.guard.settings import GuardSettings
     from supervisor.hooks.resident import Resident
-    from supervisor.hooks.target import Unreported
+    from supervisor.hooks.target import Issued, Unreported
     from supervisor.hooks.usage import Spent
 
 ERROR_EVENT = "supervisor_error"
@@ -258,6 +258,9 @@ class _Call:
     step: HookStep
     root: Path
     budget: Budget
+    batch: str | None = None
+    """The call's batch: the id of the model answer that issued it, when the agent's transcript
+    already showed that answer (`remember`); None otherwise, as for a call alone."""
 
     def remember(self, new_session: bool) -> None:
         """Under the session's hook memory: mark a call as seen before it runs (PostToolBatch
@@ -270,7 +273,10 @@ class _Call:
         call the answer asked for (Claude Code at times, tens of ms later) is counted at the
         next hook that reads it (in the resident server, once the call's last hook is
         answered: `read_after`), so a `tokens`/`cost_usd` limit or budget may hold one call
-        late (docs/hooks.md, "Usage"); the wait cost every call of such an agent."""
+        late (docs/hooks.md, "Usage"); the wait cost every call of such an agent. So is a
+        call's batch: an answer's calls the transcript shows are kept until their own
+        PreToolUse takes them (`Memory.issued`); a call whose answer is not written yet has
+        none."""
         reader, path = self.target.transcript, self.step.transcript
         reads = reader is not None and bool(path) and self.step.kind in _READS_TRANSCRIPT
         sees = self.step.call is not None and self.target.batches
@@ -315,8 +321,20 @@ class _Call:
                     self.unreported(entry, memory)  # type: ignore[arg-type]
                 elif "key" in entry:
                     self.spent(entry, memory)  # type: ignore[arg-type]
+                elif "issued" in entry:
+                    self.issued(entry, memory)  # type: ignore[arg-type]
                 elif "used_model" in entry:
                     memory.model = entry["used_model"]
+        if self.batch is None and self.step.call is not None and self.step.kind == "call":
+            self.batch = memory.batch_of(self.step.call["call_id"])
+
+    def issued(self, entry: Issued, memory: hook_memory.Memory) -> None:
+        """The calls of one model answer: this call's batch when it is one of them; the others
+        are kept for their own PreToolUse (those that already had theirs are not)."""
+        call = self.step.call
+        if self.step.kind == "call" and call is not None and call["call_id"] in entry["issued"]:
+            self.batch = entry["batch"]
+        memory.issued(entry["issued"], entry["batch"])
 
     def pair(self, memory: hook_memory.Memory) -> None:
         """For an agent that gives calls no id: a call gets a new one, its result the one of
@@ -450,7 +468,8 @@ def _on_prompt(c: _Call) -> str:
 def _on_call(c: _Call) -> str:
     call = c.step.call
     assert call is not None
-    verdict = c.hold(c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"]))
+    verdict = c.hold(c.guard.pre_call(call["tool"], call["args"], call_id=call["call_id"],
+                                      batch=c.batch))
     if verdict.action == "pause":  # the deadline did not pass in time (it always should)
         verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)
     if c.step.no_result:  # no hook will report its outcome: it ran, with an unknown result

@@ -58,9 +58,18 @@ class Unreported(TypedDict):
     result: Result
 
 
-TranscriptEntry = str | Unreported | Spent | UsedModel
+class Issued(TypedDict):
+    """The calls one model answer issued (their ids) and that answer's id: calls of one answer
+    ran in parallel, none seeing another's result, so the answer's id is their `batch`."""
+
+    issued: list[str]
+    batch: str
+
+
+TranscriptEntry = str | Unreported | Spent | UsedModel | Issued
 """What a transcript line says: an assistant text, a failure no hook reported, what the model
-spent (`supervisor.hooks.usage`), or the model the next answers come from."""
+spent (`supervisor.hooks.usage`), the model the next answers come from, or the calls an answer
+issued."""
 TranscriptReader = Callable[[str, int], tuple[Sequence[TranscriptEntry], int]]
 """`(path, offset) -> (the entries after offset; the offset after them)`: reads only whole
 lines; a missing or unreadable file gives `([], offset)`."""

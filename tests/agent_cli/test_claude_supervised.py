@@ -393,3 +393,30 @@ def test_over_http_calls_made_while_the_server_is_unreachable_go_on_with_a_warni
     events = _events(claude, run)
     assert events[0]["type"] == "session_start"  # the command hooks still work
     assert not [e for e in events if e["type"] == "tool_call"]  # the call went unsupervised
+
+
+
+def test_parallel_calls_of_one_answer_are_one_batch_never_two(claude: ClaudeCode) -> None:
+    """Claude Code writes each call of an answer to its transcript as it streams in and runs
+    their hooks meanwhile: a call whose line is there when its hook reads the transcript
+    carries the answer's id as its batch, the others none (in quiet runs most hooks run before
+    the line is written: 2 of 6 here, or none). So this holds whatever the timing: the calls of
+    one answer never carry two batches, and a call of the next answer never carries theirs."""
+    _project(claude)
+    names = [claude.sandbox.write(f"m{i}.py", f"X = {i}\n") for i in range(6)]
+    claude.sandbox.commit("modules")
+    claude.server.script = Script(main=[
+        turn(Text("All at once."), *(ToolCall("Read", {"file_path": str(n)}) for n in names)),
+        turn(Text("One more."), ToolCall("Bash", {"command": "ls", "description": "list"})),
+        say("Read them all."),
+    ])
+
+    run = claude.run("read the modules")
+
+    assert run.returncode == 0, run.describe()
+    calls = _events(claude, run, kind="tool_call")
+    assert [c["tool"] for c in calls].count("Read") == 6, calls
+    reads = {c.get("batch") for c in calls if c["tool"] == "Read"} - {None}
+    assert len(reads) <= 1 and all(b.startswith("msg_") for b in reads), calls
+    bash = [c.get("batch") for c in calls if c["tool"] == "Bash"]
+    assert len(bash) == 1 and (bash[0] is None or bash[0] not in reads), calls

@@ -10,13 +10,17 @@ cache, `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`
 `model`; one message is written as several lines (one per content block) with the same
 `message.id`, which is the key it is counted once under (`supervisor.hooks.usage`). Lines of a
 subagent written into the main transcript (`isSidechain`) are left to the subagent's own
-session, which reads its own transcript. The format is internal and changes between releases,
+session, which reads its own transcript. The ids of the `tool_use` blocks of a message are
+given with the message's id (`Issued`): the calls of one answer are one batch, which the runtime
+gives a call whose PreToolUse comes after its line was written (docs/claude-code.md, "Parallel
+calls"). The format is internal and changes between releases,
 so this reader is tolerant: any line that is not a JSON object with an assistant message is
 skipped, and only whole lines are consumed.
 """
 
 from typing import Any
 
+from supervisor.hooks.target import Issued
 from supervisor.hooks.transcript import new_entries
 from supervisor.hooks.usage import Spent, spent
 from supervisor.protocol.bounded import loads
@@ -27,13 +31,13 @@ _COUNTS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
 """Claude Code's names of the counts -> the `usage` event's."""
 
 
-def read_transcript(path: str, offset: int) -> tuple[list[str | Spent], int]:
-    """(the assistant's texts and what its answers spent, in the whole lines after `offset`;
-    the offset after them)."""
+def read_transcript(path: str, offset: int) -> tuple[list[str | Spent | Issued], int]:
+    """(the assistant's texts, what its answers spent and the calls they issued, in the whole
+    lines after `offset`; the offset after them)."""
     return new_entries(path, offset, _entries)
 
 
-def _entries(line: bytes) -> list[str | Spent]:
+def _entries(line: bytes) -> list[str | Spent | Issued]:
     if b'"assistant"' not in line:  # cheap: most lines are tool results and user turns
         return []
     try:
@@ -47,10 +51,14 @@ def _entries(line: bytes) -> list[str | Spent]:
         return []
     if entry.get("type") != "assistant" and message.get("role") != "assistant":
         return []
-    found: list[str | Spent] = []
-    text = _text(message.get("content"))
+    found: list[str | Spent | Issued] = []
+    content = message.get("content")
+    text = _text(content)
     if text:
         found.append(text)
+    calls = _tool_use_ids(content)
+    if calls and isinstance(message.get("id"), str) and message["id"]:
+        found.append({"issued": calls, "batch": message["id"]})
     usage = message.get("usage")
     if isinstance(usage, dict) and entry.get("isSidechain") is not True:
         key = message.get("id") or entry.get("requestId") or entry.get("uuid")
@@ -69,3 +77,11 @@ def _text(content: object) -> str | None:
              if isinstance(block, dict) and block.get("type") == "text"
              and isinstance(block.get("text"), str) and block["text"].strip()]
     return "\n".join(parts).strip() or None
+
+
+def _tool_use_ids(content: object) -> list[str]:
+    if not isinstance(content, list):
+        return []
+    return [block["id"] for block in content
+            if isinstance(block, dict) and block.get("type") == "tool_use"
+            and isinstance(block.get("id"), str) and block["id"]]
