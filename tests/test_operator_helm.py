@@ -502,6 +502,21 @@ async def test_help_keys_stand_apart_from_their_descriptions(root: Path) -> None
                 assert f"{key}{description[:12]}" not in text, (key, description)
 
 
+@pytest.mark.slow
+async def test_help_descriptions_wrap_beside_their_keys_at_80x24(root: Path) -> None:
+    """At 80 columns a description that does not fit wraps in its own column, beside its key:
+    it wrapped back under the key column ("G" alone on its line, "Guidance" under it)."""
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await load(pilot, initial=True)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        for key, first_word in (("q", "Quit"), ("ctrl+e", "Oldest"), ("ctrl+p", "command"),
+                                ("P", "Pause"), ("G", "Guidance")):
+            assert re.search(rf"\s{re.escape(key)}\s+{first_word}\b", text), (key, text)
+
+
 # -- item 6: readable at 80 columns, reachable at 60 ---------------------------------------------
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 from typing import Any, ClassVar
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -179,25 +180,36 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen VerticalScroll { height: auto; max-height: 100%; }
     """
 
+    TWO_COLUMNS_FROM = 110
+    """Terminal columns from which the sections are shown in two columns."""
+
     def __init__(self, sections: list[tuple[str, list[tuple[str, str]]]]) -> None:
         super().__init__()
         self.sections = sections
 
     def compose(self) -> ComposeResult:
-        columns = [Text(), Text()]
-        half = sum(len(keys) + 2 for _, keys in self.sections) / 2
-        width = max((len(key) for _, keys in self.sections for key, _ in keys), default=8) + 2
+        # two columns of sections where they fit; below TWO_COLUMNS_FROM one (it scrolls): in
+        # two, an 80-column terminal left a description a few letters beside its key
+        count = 2 if self.app.size.width >= self.TWO_COLUMNS_FROM else 1
+        columns: list[list[RenderableType]] = [[] for _ in range(count)]
+        half = sum(len(keys) + 2 for _, keys in self.sections) / count
         used = 0
         for title, keys in self.sections:
-            text = columns[0 if used < half else 1]
+            column = columns[min(int(used // half), count - 1)] if half else columns[0]
             used += len(keys) + 2
-            text.append(f"{title}\n", style="bold underline")
+            # keys and descriptions in columns of their own: a description too long for its
+            # width wraps beside its key, not back under the key column
+            width = max((len(key) for key, _ in keys), default=1)
+            table = Table.grid(padding=(0, 2))
+            table.add_column(no_wrap=True, min_width=width + 2, style="bold")
+            table.add_column(ratio=1)
             for key, description in keys:
-                text.append(f"  {key:<{width}}", style="bold")  # never runs into its text
-                text.append(f"{description}\n")
-            text.append("\n")
+                table.add_row(Text(f"  {key}"), Text(description))
+            column += [Text(title, style="bold underline"), table, Text("")]
         grid = Table.grid(padding=(0, 3))
-        grid.add_row(*columns)
+        for _ in columns:
+            grid.add_column(ratio=1)
+        grid.add_row(*(Group(*column) for column in columns))
         with Vertical(), VerticalScroll():
             yield Static(grid)
         yield Footer()
