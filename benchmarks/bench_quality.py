@@ -123,12 +123,24 @@ def load_corpus(base: Path, prefix: str = "") -> Corpus:
     return Corpus(here, runs, {str(base): gone} if gone else {})
 
 
+def corpus_prefix(base: Path, bases: list[Path]) -> str:
+    """What the run names of folder `base` get in front when several are scored together: its
+    parent's name (`shared:` for `shared/corpus-labelled`, `benchmarks:` for the repository's
+    own), or its own name when another folder has the same parent (`corpus-interactive-2:`
+    beside `corpus-interactive:`), so each folder's runs can be told apart and scored alone."""
+    if len(bases) == 1:
+        return ""
+    if sum(b.parent.name == base.parent.name for b in bases) == 1:
+        return f"{base.parent.name}:"
+    return f"{base.name}:"
+
+
 def load_corpora(bases: list[Path]) -> Corpus:
-    """Several corpus folders as one (run names prefixed by the folder's parent when there
-    is more than one, so they cannot collide)."""
+    """Several corpus folders as one (run names prefixed by `corpus_prefix` when there is
+    more than one, so they cannot collide)."""
     if len(bases) == 1:
         return load_corpus(bases[0])
-    parts = [load_corpus(b, f"{b.parent.name}:") for b in bases]
+    parts = [load_corpus(b, corpus_prefix(b, bases)) for b in bases]
     return Corpus([lab for c in parts for lab in c.labels],
                   {k: v for c in parts for k, v in c.runs.items()},
                   {k: v for c in parts for k, v in c.missing.items()})
@@ -333,7 +345,7 @@ def run() -> list[Figure]:
                      "where they are)")
     if len(bases) > 1:
         for base in bases:
-            prefix = f"{base.parent.name}:"
+            prefix = corpus_prefix(base, bases)
             part = [lab for lab in corpus.labels if lab["run"].startswith(prefix)]
             if not part:
                 continue

@@ -178,3 +178,19 @@ def test_labelled_runs_without_their_files_are_named_not_scored(tmp_path: Path) 
     assert corpus.missing == {str(tmp_path): ["claude-code/gone"]}
     assert is_interactive(corpus.labels[0]) and not is_interactive(labels[1])
     assert score(corpus.labels, {}, 1).recall == 1.0  # nothing to miss: the loop is not here
+
+
+def test_corpus_folders_beside_each_other_are_scored_apart() -> None:
+    """Interactive batches live side by side (`corpus-interactive`, `corpus-interactive-2`
+    under one parent): each gets its own prefix, so the per-folder scores are each folder's
+    own (with the parent's name for all of them, every folder was scored as all of them)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from bench_quality import corpus_prefix
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    bases = [Path("/c/shared/corpus-labelled"), Path("/c/corpus-interactive"),
+             Path("/c/corpus-interactive-2"), Path("/r/benchmarks/corpus-labelled")]
+    assert [corpus_prefix(b, bases) for b in bases] == [
+        "shared:", "corpus-interactive:", "corpus-interactive-2:", "benchmarks:"]
+    assert corpus_prefix(bases[0], bases[:1]) == ""
