@@ -131,6 +131,86 @@ def test_one_restore_and_retry_and_iterative_repair_are_not_loops() -> None:
     assert "revert" not in detectors(replay(b.end()))
 
 
+def _rewrite(b: SessionBuilder, k: int, look: bool = True) -> int:
+    """One attempt at pkg/mod.py by a new fix script, then (with `look`) a look at the file."""
+    at = b.call("Bash", {"command": f"cat > fix{k}.py << 'EOF'\nsrc = open('pkg/mod.py').read()\n"
+                                    f"open('pkg/mod.py', 'w').write(src.replace('a', 'c{k}'))\n"
+                                    f"EOF\npython fix{k}.py"}, "Fix applied!")
+    if look:
+        b.call("Bash", {"command": "sed -n '10,20p' pkg/mod.py"}, f"    x = c{k}")
+    return at
+
+
+def _restore(b: SessionBuilder) -> int:
+    return b.call("Bash", {"command": "cp pkg/mod.py.backup pkg/mod.py"}, "")
+
+
+def test_two_restores_that_throw_away_three_attempts_are_a_revert_loop() -> None:
+    """Restore, attempt, look, attempt, look, restore: the file came back only twice, but the
+    restores threw away three attempts, each looked at and found wrong (astroid-1196's shape)."""
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    attempts = [_rewrite(b, 0)]
+    first = _restore(b)
+    attempts += [_rewrite(b, 1), _rewrite(b, 2)]
+    second = _restore(b)
+    after = _rewrite(b, 3)
+    report = replay(b.end())
+    found = [a for a in alarms(report) if a[1] == "revert"]
+    assert found[:2] == [(second, "revert", "nudge"), (after, "revert", "block")]
+    nudge = next(f for f in report.findings if f.detector == "revert")
+    assert len(nudge.evidence) == len(attempts) + len([first, second])  # each one cited
+    assert nudge.basis == "2 returns to earlier content of one file, 3 attempts thrown away"
+
+
+def test_restores_that_throw_away_fewer_than_three_attempts_are_not_loops() -> None:
+    """Try, restore, try, restore, try (the third try may work: django-13710's iterative
+    repair); two rewrites with no look at the file between are one attempt; one restore ends one
+    episode of attempts however many it throws away."""
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    for k in range(2):
+        _rewrite(b, k)
+        _restore(b)
+    _rewrite(b, 2)
+    assert "revert" not in detectors(replay(b.end()))
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    for k in range(0, 4, 2):  # each attempt is two rewrites, looked at once
+        _rewrite(b, k, look=False)
+        _rewrite(b, k + 1)
+        _restore(b)
+    assert "revert" not in detectors(replay(b.end()))
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    for k in range(0, 4, 2):  # a look at another file between two rewrites does not split them
+        _rewrite(b, k, look=False)
+        b.call("Bash", {"command": "cat pkg/util.py"}, "def helper(): ...")
+        _rewrite(b, k + 1)
+        _restore(b)
+    assert "revert" not in detectors(replay(b.end()))
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    for k in range(4):
+        _rewrite(b, k)
+    _restore(b)
+    assert "revert" not in detectors(replay(b.end()))
+
+
+def test_attempts_before_a_persons_prompt_are_not_thrown_away_by_restores_after_it() -> None:
+    """The person spoke between: what the agent tried before is not part of a loop after it
+    (the rubric: edits undone and redone at the person's request are no loop)."""
+    b = SessionBuilder()
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    _rewrite(b, 0)
+    _rewrite(b, 1)
+    b.say("undo that and try it with a regex instead", role="user")
+    _restore(b)
+    _rewrite(b, 2)
+    _restore(b)
+    assert "revert" not in detectors(replay(b.end()))
+
+
 def test_a_batch_of_identical_parallel_calls_is_one_decision() -> None:
     b = SessionBuilder()
     for _ in range(3):

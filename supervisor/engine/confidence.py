@@ -72,7 +72,11 @@ def weigh(detector: str, evidence: Sequence[int], hist: Sequence[Mapping[str, An
     if detector in _AGGREGATE:
         return "weak", f"a trend over {n} steps"
     if detector in _STATE:
-        return "strong", f"{n} returns to earlier content of one file"
+        # the returns, and the attempts they threw away (revert's second count), said apart
+        back = sum(1 for s in cited if s.get("returned")) or n
+        thrown = len(cited) - back if cited else 0
+        return "strong", (f"{back} returns to earlier content of one file"
+                          + (f", {thrown} attempts thrown away" if thrown > 0 else ""))
     if not cited:  # no citable step (events without seq): the detector's own definition
         if detector == "similar_calls":
             return "moderate", "similar calls"

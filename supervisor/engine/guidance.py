@@ -225,6 +225,15 @@ def revert_nudge(file: str, returns: list[int]) -> str:
     )
 
 
+def revert_attempts_nudge(file: str, returns: list[int], attempts: list[int]) -> str:
+    return (
+        f"Loop: {file} was restored to earlier content {len(returns)} times "
+        f"({seqs_text(returns)}), throwing away {len(attempts)} attempts at it "
+        f"({seqs_text(attempts)}): the same approach keeps failing. Stop and compare the "
+        f"attempts you threw away; decide what the change must do before writing it again."
+    )
+
+
 def revert_block(level: int, file: str, returns: list[int]) -> str:
     return (
         f"{_VERB[level]}: {file} has gone back and forth between versions "
