@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """True while the process runs (a zombie has exited: it counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -25,6 +26,15 @@ def settled(log: Path) -> bool:
     asked = text.count("starting a server")
     done = sum(text.count(mark) for mark in ("serving on", "another server holds", "failed:"))
     return done >= asked
+
+
+def wait_gone(pid: int, timeout: float = 30.0) -> None:
+    """Return once the process has exited; fail after `timeout`. A server is not the test's
+    child (a client started it, detached), so its end is seen, not waited for."""
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} still runs"
+        time.sleep(0.02)
 
 
 def _files(base: Path, pattern: str) -> list[Path]:
@@ -55,8 +65,8 @@ def stop_servers(base: Path, timeout: float = 10.0) -> None:
     while time.monotonic() < deadline and not all(settled(log) for log in logs):
         time.sleep(0.05)
     for pid in server_pids(base):
-        if not _alive(pid):
+        if not alive(pid):
             continue
         os.kill(pid, signal.SIGKILL)
-        while _alive(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
