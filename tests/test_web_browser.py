@@ -331,3 +331,37 @@ def test_the_page_says_when_the_server_is_gone_and_comes_back_after_a_restart(
         assert page.locator("section.card", has_text="esc-1").count() == 1
     finally:
         again.stop()
+
+
+def test_a_deadline_says_what_will_happen_as_the_terminal_says_it(root: Path, browser) -> None:
+    """An agent that is not running gets no fallback at its deadline (the agent side applies
+    it), and a deadline already passed is not 'answer within 0:00': the card says what the
+    terminal's prompt says."""
+    import time
+
+    from supervisor.store.liveness import THIS_HOST
+    from supervisor.store.writer import event_writer
+    from tests.notify_helpers import escalate
+    from tests.test_operator_liveness import dead_pid
+
+    with event_writer(root, "gone") as w:
+        w.append({"type": "session_start", "agent": "test", "task": "fix it", "cwd": None,
+                  "pid": dead_pid(), "host": THIS_HOST})
+        w.append({"type": "escalation", "escalation_id": "esc-1", "level": 3,
+                  "reason": "same call, same error", "evidence": [1],
+                  "options": ["approve", "skip"], "deadline_ts": time.time() + 3600,
+                  "fallback": "skip", "kind": "detection"})
+    escalate(root, "late", deadline=time.time() - 60)  # passed, the fallback not recorded yet
+    web = Web(root)
+    try:
+        page = browser.new_context(**PHONE).new_page()
+        page.goto(web.url)
+        gone = page.locator("#stale section.card", has_text="gone")
+        late = page.locator("#queue section.card", has_text="late")
+        gone.wait_for()
+        late.wait_for()
+        assert gone.locator(".deadline").inner_text() == (
+            "no deadline applies: the agent is not running, no answer can reach it")
+        assert late.locator(".deadline").inner_text() == "deadline passed: skip applies"
+    finally:
+        web.stop()
