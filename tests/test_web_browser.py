@@ -335,7 +335,8 @@ def test_the_page_says_when_the_server_is_gone_and_comes_back_after_a_restart(
 
 def test_a_deadline_says_what_will_happen_as_the_terminal_says_it(root: Path, browser) -> None:
     """An agent that is not running gets no fallback at its deadline (the agent side applies
-    it), and a deadline already passed is not 'answer within 0:00': the card says what the
+    it), a deadline already passed is not 'answer within 0:00', and without a deadline no
+    fallback applies ('no deadline (fallback skip)' said one would): the card says what the
     terminal's prompt says."""
     import time
 
@@ -352,6 +353,7 @@ def test_a_deadline_says_what_will_happen_as_the_terminal_says_it(root: Path, br
                   "options": ["approve", "skip"], "deadline_ts": time.time() + 3600,
                   "fallback": "skip", "kind": "detection"})
     escalate(root, "late", deadline=time.time() - 60)  # passed, the fallback not recorded yet
+    escalate(root, "held")  # no deadline: no fallback ever applies
     web = Web(root)
     try:
         page = browser.new_context(**PHONE).new_page()
@@ -363,5 +365,8 @@ def test_a_deadline_says_what_will_happen_as_the_terminal_says_it(root: Path, br
         assert gone.locator(".deadline").inner_text() == (
             "no deadline applies: the agent is not running, no answer can reach it")
         assert late.locator(".deadline").inner_text() == "deadline passed: skip applies"
+        held = page.locator("#queue section.card", has_text="held")
+        assert held.locator(".deadline").inner_text() == (
+            "no deadline: it holds until someone decides")
     finally:
         web.stop()
