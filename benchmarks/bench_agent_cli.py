@@ -184,7 +184,9 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
             out.append(Figure(f"{label} hook time per call as the CLI logs it: {named} vs cat "
                               "hooks", ours, "ms", baseline=cats,
                               max_ratio=MAX_RATIO if config == "supervisor" else None,
-                              note=f"{calls}, from the CLI's own log of its hooks; per round: "
+                              note=f"medians of the {_count(hooks[config])} and "
+                              f"{_count(hooks['cat'])} calls whose hooks the CLI logged whole "
+                              f"(of {len(pooled[config])} measured), {way}; per round: "
                               f"{rounds_of}"))
         if "supervisor" in names and all(hooks["supervisor"]):
             own = {config: _outside_hooks(gaps[config], hooks[config])
@@ -211,6 +213,10 @@ def _outside_hooks(gaps: list[list[float]],
     return (own(list(itertools.chain.from_iterable(gaps)),
                 list(itertools.chain.from_iterable(hooks))),
             [own(found, logged) for found, logged in zip(gaps, hooks, strict=True)])
+
+
+def _count(rounds: list[list[float]]) -> int:
+    return sum(len(found) for found in rounds)
 
 
 def rotated(names: tuple[str, ...], index: int) -> tuple[str, ...]:
