@@ -576,3 +576,23 @@ async def test_a_selection_queued_behind_the_palettes_escape_is_dropped(root: Pa
             await pilot.pause()
         assert isinstance(app.screen, SessionsScreen) and app.is_running
         assert control_lines(root, "s1") == []  # the command did not run
+
+
+async def test_an_ended_sessions_history_is_not_called_live(root: Path) -> None:
+    """A session that ended looks ended on its own screen too: its history line said "live"
+    (following new events) where none will come."""
+    from textual.widgets import Label
+
+    write_events(root, "done", [start(), *call(1),
+                                {"type": "session_end", "status": "completed", "reason": None}])
+    write_events(root, "going", [start(), *call(1)])
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        for sid, said in (("done", "the whole history"), ("going", "live")):
+            app.open_session(sid)
+            await pilot.pause()
+            await pilot.pause()
+            state = str(app.screen.query_one("#history-state", Label).content)
+            assert state.endswith(f"· {said}"), (sid, state)
+            await press(pilot, "escape")

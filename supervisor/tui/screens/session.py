@@ -193,7 +193,11 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
             parts.append(f"{count(rows.folded)} heartbeats folded (h)")
         elif not rows.quiet:
             parts.append("every heartbeat shown (h)")
-        parts.append("live" if history.follow else "scrolled (end: live)")
+        if self.state.summary.ended or self.state.gone:  # nothing more will come: not "live"
+            parts.append("the whole history" if history.follow
+                         else "scrolled (end: its last event)")
+        else:
+            parts.append("live" if history.follow else "scrolled (end: live)")
         self.query_one("#history-state", Label).update(Text(" · ".join(parts), no_wrap=True,
                                                             overflow="ellipsis"))
 
