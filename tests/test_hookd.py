@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,16 @@ def _wait_server(root: Path, timeout: float = 30, other_than: int | None = None)
         time.sleep(0.05)
     log = root / "run" / "hookd.log"
     raise AssertionError(f"no server: {log.read_text() if log.exists() else 'no log'}")
+
+
+def _wait_listening(path: Path, running: Callable[[], bool] = lambda: True,
+                    why: Callable[[], str] = lambda: "the server did not listen") -> None:
+    """Until the server at `path` listens: its pid file, written after `listen` (the socket
+    file appears at `bind`, before it, when a connection is still refused)."""
+    end = time.monotonic() + 30
+    while not Path(f"{path}.pid").exists():
+        assert running() and time.monotonic() < end, why()
+        time.sleep(0.01)
 
 
 def _send_raw(path: Path, root: Path, ws: Path, i: int) -> socket.socket:
@@ -454,10 +465,7 @@ def test_the_server_serves_call_after_call_with_the_threads_it_has(
         return _raw_call(path, root, ws, i)
 
     try:
-        end = time.monotonic() + 30
-        while not path.exists():
-            assert time.monotonic() < end, "the server did not bind"
-            time.sleep(0.01)
+        _wait_listening(path)
         assert call(0) == b"0\n"
         before = len(started)
         for i in range(1, 11):
@@ -522,10 +530,7 @@ def _driver(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                             env=_env(root), cwd=tmp_path)
     log.close()
-    end = time.monotonic() + 30
-    while not path.exists():
-        assert proc.poll() is None and time.monotonic() < end, _log_of(tmp_path)
-        time.sleep(0.02)
+    _wait_listening(path, lambda: proc.poll() is None, lambda: _log_of(tmp_path))
     return proc, root, path
 
 
@@ -620,10 +625,7 @@ def test_a_worker_that_cannot_start_another_serves_its_call_and_accepts_again(
     serving = threading.Thread(target=server.serve, daemon=True)
     serving.start()
     try:
-        end = time.monotonic() + 30
-        while not path.exists():
-            assert time.monotonic() < end, "the server did not bind"
-            time.sleep(0.01)
+        _wait_listening(path)
         for i in range(3):
             with _send_raw(path, root, ws, i) as sock:
                 sock.settimeout(30)
