@@ -14,6 +14,10 @@ included. Each configuration runs the same script, in interleaved rounds:
   CLI starts as many hook processes per call as with the supervisor (Qwen Code runs four per
   call: `PreToolUse`, `PostToolUse`, `PostToolBatch` and `UserPromptSubmit`, not only the pair
   around the tool);
+- empty (plugin targets: OpenCode, Kilo, Cline, Pi): the supervisor's installed plugin with its
+  `ask` answering nothing at once, the `cat` of a plugin: the same hooks, events, queues and
+  payloads built, but no round trip to the supervisor, so what OpenCode itself does for a
+  plugin's hooks is in the baseline;
 - supervisor: `supervisor install TARGET` as the kit's runner does it (the native client where a
   C compiler is found, `supervisor.hooks.native`; the plugin for OpenCode, Kilo, Cline and Pi);
 - supervisor (http): `--transport http`, for the targets that offer it.
@@ -32,8 +36,10 @@ finds it (it is kept up between the two runs however long the CLI takes to start
 machine).
 
 Figures per target: the floor, the cat hooks' added latency, and the supervisor's added latency
-against the cat hooks' (target at most 1.2x, issue 40); for a plugin target, the supervisor's
-added latency against no plugin (there is no command hook to compare with); for a CLI that logs
+against the cat hooks' (target at most 1.2x, issue 40); for a plugin target, the empty plugin's
+added latency, and the supervisor's per call against the empty plugin's (the whole call, floor
+included: an empty plugin adds next to nothing, so a ratio of added latencies would be one
+small number over another; no target) and against no plugin; for a CLI that logs
 its own hooks' start and end (`HOOK_LOGS`: Copilot, Qwen Code, Factory Droid), also its hooks'
 logged time per call, the supervisor's against the cat hooks' (the same target; the HTTP hooks'
 beside it), and its own work per call outside the hooks (the median gap less the median logged
@@ -76,6 +82,8 @@ PAIR = re.compile(r"(?i)(pre|post|before|after)_?tool(_?use)?")
 INSTALLED = re.compile(r"^installed the .* (?:hooks into|plugin as) (/\S+)$", re.M)
 """`supervisor install`'s first line names the file it wrote."""
 MAX_RATIO = 1.2
+ASK = "async function ask(payload, seconds) {\n"
+"""How `plugin_client.js` starts the function every plugin sends its steps through."""
 WARM_IDLE_S = "600"
 """The warm server's idle exit (the sandbox's 30 s passed, on a loaded machine, between the
 warm-up and the measured run: the install builds the native client, the CLI starts slowly)."""
@@ -116,7 +124,7 @@ def configs(driver: Driver) -> tuple[str, ...]:
     """The configurations measured for this target (see the module docstring)."""
     settings = targets.load(driver.agent).settings
     if not isinstance(settings, Settings):
-        return ("none", "supervisor")  # a plugin: with it, without it
+        return ("none", "empty", "supervisor")  # a plugin: none, one that asks nothing, ours
     return ("none", "cat", "supervisor") + (("supervisor-http",) if settings.http_events
                                               else ())
 
@@ -162,10 +170,21 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
                                               "nothing measurable in this run (noise): no ratio")),
         ]
     else:
-        out.append(Figure(f"{label} added per call: supervisor plugin vs no plugin",
-                          added["supervisor"], "ms", baseline=floor,
-                          note=note("supervisor") + "; baseline: the floor (a plugin has no "
-                          "cat hooks)"))
+        empty = floor + added["empty"]
+        out += [
+            Figure(f"{label} added per call: empty plugin", added["empty"], "ms",
+                   note=note("empty")),
+            Figure(f"{label} per call: supervisor plugin vs empty plugin",
+                   floor + added["supervisor"], "ms", baseline=empty,
+                   note=f"{calls}, {way}; the whole call, floor included (no target); "
+                   "supervisor over the empty plugin per round: "
+                   + _listed([ours - theirs for ours, theirs in zip(
+                       _per_round(gaps, "supervisor"), _per_round(gaps, "empty"),
+                       strict=True)])),
+            Figure(f"{label} added per call: supervisor plugin vs no plugin",
+                   added["supervisor"], "ms", baseline=floor,
+                   note=note("supervisor") + "; baseline: the floor"),
+        ]
     if "supervisor-http" in names:
         out.append(Figure(f"{label} added per call: supervisor (http) vs cat hooks",
                           added["supervisor-http"], "ms",
@@ -418,7 +437,18 @@ def _configure(driver: Driver, agent: Any, config: str) -> Path | None:
         raise RuntimeError(f"where did install write? {done.stdout[:300]}")
     if config == "cat":
         _cat_hooks(targets.load(driver.agent).settings, Path(found.group(1)))
+    if config == "empty":
+        _empty_plugin(Path(found.group(1)))
     return Path(found.group(1))
+
+
+def _empty_plugin(path: Path) -> None:
+    """The installed plugin with its `ask` answering nothing at once: every hook runs, builds its
+    payload and waits in its session's queue as with the supervisor, and nothing is sent."""
+    text = path.read_text()
+    if ASK not in text:
+        raise RuntimeError(f"no `{ASK.strip()}` in {path}: the empty plugin cannot be made")
+    path.write_text(text.replace(ASK, ASK + "  return null; // the benchmark's empty plugin\n"))
 
 
 def _keep_hooks(path: Path, hooks: Any) -> None:

@@ -1,5 +1,6 @@
 """The agent CLI benchmark cannot rot: at a tiny size it runs every hook configuration through the
-real Claude Code and gives its figures (no timing is asserted: benchmarks are not tests)."""
+real Claude Code and gives its figures (no timing is asserted: benchmarks are not tests); the
+empty plugin it measures plugin targets against sends nothing."""
 
 import math
 from pathlib import Path
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_benchmarks_smoke import load_runner
+from tests.test_hook_opencode import _drive, _fake_hook, _plugin
 
 
 def test_agent_cli_benchmark_at_a_tiny_size_gives_its_figures(
@@ -21,3 +23,20 @@ def test_agent_cli_benchmark_at_a_tiny_size_gives_its_figures(
     assert figures[0].value > 0 and not any(math.isnan(f.value) for f in figures)
     # the ratio's target, unless the cat hooks' cost was lost in the noise of a loaded machine
     assert figures[2].max_ratio == (1.2 if figures[1].value > 0 else None)
+
+
+def test_a_plugin_target_is_measured_against_an_empty_plugin_that_asks_nothing(
+        tmp_path: Path) -> None:
+    """The `cat` of a plugin: the supervisor's own plugin, whose steps reach nobody."""
+    runner = load_runner()
+    bench = runner.load("agent_cli", runner.available()["agent_cli"])
+    opencode = next(driver for driver in bench.DRIVERS if driver.name == "opencode")
+    assert bench.configs(opencode) == ("none", "empty", "supervisor")
+    record = tmp_path / "sent.jsonl"
+    plugin = _plugin(tmp_path, _fake_hook(tmp_path, '{"deny":"Agent Supervisor: no"}', record))
+    assert _drive(tmp_path, plugin, "before")["outcome"] == "threw: Agent Supervisor: no"
+    record.unlink()
+    bench._empty_plugin(plugin)
+    assert _drive(tmp_path, plugin, "before")["outcome"] == "ran"
+    assert _drive(tmp_path, plugin, "after")["outcome"] == "out"
+    assert not record.exists()  # no step was sent
