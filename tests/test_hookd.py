@@ -480,7 +480,7 @@ def test_the_server_serves_call_after_call_with_the_threads_it_has(
 
 
 DRIVER = """
-import os, resource, socket, sys, threading
+import os, resource, socket, sys, threading, time
 from pathlib import Path
 from supervisor.hooks import server as hookd
 
@@ -497,15 +497,28 @@ def listener_fd():
         except OSError:
             continue
 
+hogging = threading.Event()
+
+def hog():  # takes every descriptor the process may have, and any that comes free
+    said = False
+    while hogging.is_set():
+        try:
+            held.append(os.open("/dev/null", os.O_RDONLY))
+        except OSError as exc:
+            if not said:
+                print(exc.errno, flush=True)
+                said = True
+            time.sleep(0.001)
+
 def commands():
     for line in sys.stdin:
-        if line == "use up\\n":  # every descriptor the process may have
-            try:
-                while True:
-                    held.append(os.open("/dev/null", os.O_RDONLY))
-            except OSError as exc:
-                print(exc.errno, flush=True)
+        if line == "use up\\n":
+            hogging.set()
+            hogger = threading.Thread(target=hog, daemon=True)
+            hogger.start()
         elif line == "free\\n":
+            hogging.clear()
+            hogger.join()
             while held:
                 os.close(held.pop())
             print("freed", flush=True)
@@ -518,7 +531,8 @@ threading.Thread(target=commands, daemon=True).start()
 sys.exit(server.serve())
 """
 """A resident server in a process of its own that, on a line of stdin, uses up its descriptors
-(`use up`, then `free`) or turns its listening socket into /dev/null (`break`)."""
+and takes any that comes free (`use up`, until `free`) or turns its listening socket into
+/dev/null (`break`)."""
 
 
 def _driver(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
@@ -636,3 +650,46 @@ def test_a_worker_that_cannot_start_another_serves_its_call_and_accepts_again(
         serving.join(timeout=30)
     assert not serving.is_alive() and not path.exists()
     _check_session(root, ["toolu_0", "toolu_1", "toolu_2"])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.slow
+def test_the_http_side_out_of_descriptors_waits_instead_of_spinning(
+    tmp_path: Path, ws: Path
+) -> None:
+    """Out of descriptors, the HTTP listener's pending connection stays queued and its socket
+    readable: a loop that retries at once spins a core. While the server has none, it must
+    use far less CPU than a busy loop measured in the same seconds (a ratio: a loaded machine
+    slows both alike); once it has some, the Unix socket's calls are answered as before."""
+    from supervisor.hooks.http_transport import ensure_config
+
+    config = ensure_config((tmp_path / "store").resolve())
+    proc, root, path = _driver(tmp_path)
+    spinner = None
+    try:
+        assert _command(proc, "use up") == "24"  # EMFILE
+        with socket.create_connection(("127.0.0.1", config.port), timeout=10):
+            spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            time.sleep(0.5)
+            server, busy = _cpu_seconds(proc.pid), _cpu_seconds(spinner.pid)
+            time.sleep(3)
+            server = _cpu_seconds(proc.pid) - server
+            busy = _cpu_seconds(spinner.pid) - busy
+            assert server < busy / 4, (f"the server used {server:.2f} s of CPU while out of "
+                                       f"descriptors, a busy loop {busy:.2f} s")
+        assert _command(proc, "free") == "freed"
+        assert _raw_call(path, root, ws, 0) == b"0\n"
+        assert "HTTP hooks: accept failed (Too many open files)" in _log_of(tmp_path)
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if spinner is not None:
+            spinner.kill()
+            spinner.wait()
+        proc.kill()
+        proc.wait()

@@ -30,6 +30,7 @@ not running.
 """
 
 import contextlib
+import errno
 import hmac
 import json
 import os
@@ -60,6 +61,9 @@ PATH_PREFIX = "/hooks/"
 READ_TIMEOUT_S = 30.0
 LOG_EVERY_S = 10.0
 """Refused requests are logged at most once per this many seconds (with a count)."""
+ACCEPT_RETRY_S = 0.1
+"""An `accept` out of descriptors or memory is tried again after this (`_Server.get_request`)."""
+OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 LOGGED_CHARS = 120
 """What a refused request's log line shows of its path, at most."""
 
@@ -181,6 +185,24 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     listener: HttpListener
+    _accept_said = -LOG_EVERY_S
+    """When an `accept` out of descriptors or memory was last logged (`get_request`)."""
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """A connection; out of descriptors or memory, after a pause (`ACCEPT_RETRY_S`): the
+        connection stays queued and the listening socket readable, so the loop would try
+        again at once and spin a core until descriptors come back. Logged once per
+        `LOG_EVERY_S`; the loop (`socketserver`) goes on after the error."""
+        try:
+            return super().get_request()
+        except OSError as exc:
+            if exc.errno in OUT_OF_RESOURCES:
+                if time.monotonic() - self._accept_said >= LOG_EVERY_S:
+                    self._accept_said = time.monotonic()
+                    self.listener.log(f"HTTP hooks: accept failed ({exc.strerror}); "
+                                      f"retrying every {ACCEPT_RETRY_S:g}s")
+                time.sleep(ACCEPT_RETRY_S)
+            raise
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A caller that reset or dropped its connection costs one line of the rate-limited
