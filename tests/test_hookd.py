@@ -508,7 +508,7 @@ def hog():  # takes every descriptor the process may have, and any that comes fr
             if not said:
                 print(exc.errno, flush=True)
                 said = True
-            time.sleep(0.001)
+            time.sleep(0.02)  # (often enough; a busy wait would be the CPU measured)
 
 def commands():
     for line in sys.stdin:
