@@ -43,6 +43,8 @@ def test_ignored_keys() -> None:
     ("id 123e4567-e89b-12d3-a456-426614174000", "id 00000000-1111-2222-3333-444444444444"),
     ("wrote /tmp/tmpa8f9_x2q/out.txt", "wrote /tmp/tmpzz91kk0a/out.txt"),
     ("server pid 4242 started", "server pid 977 started"),
+    ("Output: (empty)\nExit Code: 1\nProcess Group PGID: 4242",
+     "Output: (empty)\nExit Code: 1\nProcess Group PGID: 977"),
     ("12:01:02 tick", "23:59:59 tick"),
 ])
 def test_noise_is_normalised_away(a: str, b: str) -> None:

@@ -5,7 +5,7 @@
   arguments, and volatile keys (a Bash `description`, a `timeout`) dropped.
 - An outcome's hash is xxhash of the output normalised against noise that changes between two
   runs of the same thing: ANSI codes, timestamps, durations, hex ids and addresses, UUIDs,
-  temp paths, PIDs, a persistent shell's line counter, trailing whitespace.
+  temp paths, process and process-group ids, a persistent shell's line counter, trailing whitespace.
 - The error class names the kind of failure (`search_string_not_found`, `not_found`, ...), so
   "the same error with different arguments" can be seen.
 """
@@ -105,7 +105,9 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
     (("/tmp", "/var/"),
      _Lazy(r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders)/[^\s'\":]+"), "<TMP>"),
     (("tmp",), _Lazy(r"\btmp[A-Za-z0-9_]{6,}\b"), "<TMP>"),
-    (("pid", "PID", "rocess"), _Lazy(r"\b(pid|PID|process|Process)([ =:#]+)\d+"),
+    # a process or process-group id ("pid 4242", "Process Group PGID: 977", as Gemini CLI
+    # appends to every shell command's output)
+    (("pid", "PID", "rocess", "GID"), _Lazy(r"\b(pid|PID|pgid|PGID|process|Process)([ =:#]+)\d+"),
      r"\1\2<PID>"),
     (_DIGITS, _Lazy(
         r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"), "<DUR>"),
