@@ -480,13 +480,12 @@ def test_the_server_serves_call_after_call_with_the_threads_it_has(
 
 
 DRIVER = """
-import os, resource, socket, sys, threading, time
+import os, resource, socket, sys, threading
 from pathlib import Path
 from supervisor.hooks import server as hookd
 
 resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))  # (so that running out takes few files)
 server = hookd.HookServer(Path(sys.argv[1]), Path(sys.argv[2]), 60.0)
-held = []
 
 def listener_fd():
     for name in os.listdir("/proc/self/fd"):
@@ -497,30 +496,17 @@ def listener_fd():
         except OSError:
             continue
 
-hogging = threading.Event()
-
-def hog():  # takes every descriptor the process may have, and any that comes free
-    said = False
-    while hogging.is_set():
-        try:
-            held.append(os.open("/dev/null", os.O_RDONLY))
-        except OSError as exc:
-            if not said:
-                print(exc.errno, flush=True)
-                said = True
-            time.sleep(0.02)  # (often enough; a busy wait would be the CPU measured)
-
 def commands():
     for line in sys.stdin:
-        if line == "use up\\n":
-            hogging.set()
-            hogger = threading.Thread(target=hog, daemon=True)
-            hogger.start()
+        if line == "use up\\n":  # no new descriptor for anyone; the open ones stay open
+            resource.setrlimit(resource.RLIMIT_NOFILE, (1, 64))  # (0 is stdin's; at 0, EINVAL)
+            try:
+                os.close(os.open("/dev/null", os.O_RDONLY))
+                print("not used up", flush=True)
+            except OSError as exc:
+                print(exc.errno, flush=True)
         elif line == "free\\n":
-            hogging.clear()
-            hogger.join()
-            while held:
-                os.close(held.pop())
+            resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
             print("freed", flush=True)
         elif line == "break\\n":  # the listening socket's descriptor is no socket any more
             os.dup2(os.open("/dev/null", os.O_RDONLY), listener_fd())
@@ -530,9 +516,12 @@ def commands():
 threading.Thread(target=commands, daemon=True).start()
 sys.exit(server.serve())
 """
-"""A resident server in a process of its own that, on a line of stdin, uses up its descriptors
-and takes any that comes free (`use up`, until `free`) or turns its listening socket into
-/dev/null (`break`)."""
+"""A resident server in a process of its own that, on a line of stdin, can open no descriptor
+(`use up`: its soft limit lowered to 1, which keeps the open ones working, until `free`) or
+turns its listening socket into /dev/null (`break`). A limit, not a thread taking every
+descriptor that comes free: such a thread lost the race for one the server freed (a file of
+its last call, a module its start-up imported) often enough on a loaded machine that `accept`
+got it and did not fail."""
 
 
 def _driver(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
@@ -574,7 +563,7 @@ def test_a_server_out_of_descriptors_accepts_again_once_it_has_some(
         assert _command(proc, "use up") == str(errno.EMFILE)
         with _send_raw(path, root, ws, 1) as queued:  # (the kernel takes it into the backlog)
             end = time.monotonic() + 30
-            while "Too many open files" not in _log_of(tmp_path):
+            while "accept failed" not in _log_of(tmp_path):
                 assert time.monotonic() < end, _log_of(tmp_path)
                 time.sleep(0.02)
             assert _command(proc, "free") == "freed"
