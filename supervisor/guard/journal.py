@@ -42,6 +42,7 @@ from supervisor.protocol.policy_audit import switched_off
 from supervisor.store import waits
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
+from supervisor.store.voice import SEALED, SEALS_FIELD, LineSealer, root_key
 from supervisor.store.writer import LineWriter
 
 CHECKPOINT_SHARE = 0.4
@@ -78,7 +79,9 @@ class SessionJournal:
         self.save_every_s = save_every_s
         self._lock = SessionLock(self.dir)
         self._state_file = StateFile(self.dir)
-        self._events = LineWriter(self.files.events, clock=clock)
+        self._events = LineWriter(self.files.events, clock=clock,
+                                  sealer=LineSealer(self.root, session_id))
+        """Seals the lines that speak in the supervisor's voice (`store.voice`)."""
         self._closed = False
         self._policy_arg = policy
         self._settings_arg = settings
@@ -372,6 +375,8 @@ class SessionJournal:
             "pid": pid, "policy": self.engine_policy_dict(), "heartbeat_s": heartbeat_s,
             "guard": self.settings.to_dict(), **(extra or {}),
         }
+        if root_key(self.root) is not None:  # readers then check them (store.voice)
+            event[SEALS_FIELD] = list(SEALED)
         if pid is not None:  # where the pid means something (see store.liveness)
             event.setdefault("host", THIS_HOST)
         self.record(event)

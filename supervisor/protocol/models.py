@@ -239,6 +239,19 @@ class Notification(Event):
     """Where the message said to answer (the web view), or null."""
 
 
+class UnsealedLine(Event):
+    """Never read from a file: what a reader hands out in place of a line of a type the session
+    seals (`store.voice`: an escalation, a finding, a verdict, the end) that came without a valid
+    seal, so was written by the agent's side, not the supervisor. Shown as quoted agent text
+    with a mark; never folded as what it claims to be (no escalation to answer)."""
+
+    type: Literal["unsealed"] = "unsealed"
+    line_type: str
+    """The type the line claimed."""
+    text: str
+    """What it says (its reason or message): agent text."""
+
+
 class Decision(Event):
     """An operator's decision, the one line type of `control.jsonl`."""
 

@@ -32,6 +32,7 @@ from supervisor.store.paths import (
     sessions_dir,
 )
 from supervisor.store.tailer import Tailer
+from supervisor.store.voice import root_key, voucher
 
 _FILES: dict[str, LineKind] = {EVENTS_FILE: "events", CONTROL_FILE: "control"}
 DEFAULT_POLL_BUDGET = 8 * 1024 * 1024
@@ -67,6 +68,7 @@ class Follower:
         self.force_polling = force_polling
         self.poll_budget = poll_budget
         self._tailers: dict[tuple[str, LineKind], Tailer] = {}
+        self._key: bytes | None = None
         self._known: set[str] = set()
         self._behind: set[str] = set()
         self.problem: str | None = None
@@ -91,6 +93,12 @@ class Follower:
             batches.extend(self.poll_session(sid))
         return batches
 
+    def _voice_key(self) -> bytes | None:
+        """The root's key for checking seals (`store.voice`), read once."""
+        if self._key is None:
+            self._key = root_key(self.root)
+        return self._key
+
     def _forget(self, session_id: str) -> SessionBatch:
         """Drop a vanished session's state; the batch that tells the consumer so."""
         self._known.discard(session_id)
@@ -108,7 +116,9 @@ class Follower:
         for name, kind in _FILES.items():
             tailer = self._tailers.get((session_id, kind))
             if tailer is None:
-                tailer = Tailer(self.sessions / session_id / name, kind)
+                vouch = (voucher(self.root, session_id, key=self._voice_key())
+                         if kind == "events" else None)
+                tailer = Tailer(self.sessions / session_id / name, kind, vouch=vouch)
                 self._tailers[(session_id, kind)] = tailer
             polled = tailer.poll(self.poll_budget if budget is None else budget)
             if polled.more:

@@ -83,8 +83,11 @@ class LocalStore(Store):
 
     def reader(self, session_id: str, kind: LineKind = "events",
                start: Cursor | None = None) -> LocalReader:
+        from supervisor.store.voice import voucher
+
+        vouch = voucher(self.root, session_id, start or 0) if kind == "events" else None
         return LocalReader(session_id, kind, Tailer(self._path(session_id, kind), kind,
-                                                    start=start or 0))
+                                                    start=start or 0, vouch=vouch))
 
     def follower(self, *, chunk_bytes: int | None = None) -> Any:
         from supervisor.store.follower import DEFAULT_POLL_BUDGET, Follower

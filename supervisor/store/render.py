@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.protocol.bad_line import BadLine
 from supervisor.safetext import clean
+from supervisor.store.voice import describe_unsealed
 
 if TYPE_CHECKING:
     from supervisor.protocol.models import Event  # pydantic: not before the first screen
@@ -224,4 +225,6 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
                                ).replace(" :", ":"),
     "session_end": lambda e: f"{e.status}{_opt(':', e.reason)}".replace(" :", ":"),
     "decision": _decision,
+    "unsealed": lambda e: describe_unsealed(getattr(e, "line_type", None),
+                                            getattr(e, "text", None)),
 }

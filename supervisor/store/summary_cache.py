@@ -35,6 +35,7 @@ from typing import Any
 
 from supervisor.protocol import policy_audit
 from supervisor.store import summary as summary_module
+from supervisor.store import voice
 from supervisor.store.paths import session_files
 from supervisor.store.provenance import operator_key
 from supervisor.store.summary import Answer, SessionSummary
@@ -43,10 +44,11 @@ from supervisor.store.tailer import Tailer
 SUMMARY_FILE = "summary.json"
 def _fold_version() -> str:
     """What a kept summary must have been folded by: the source of the fold
-    (`store/summary.py` and the policy audit it calls), so a summary kept by another version
+    (`store/summary.py`, the policy audit it calls, and `store/voice.py`, which decides which
+    lines it is given as what they claim to be), so a summary kept by another version
     is rebuilt, with nothing to bump by hand (no readable source: a version of its own)."""
     digest = hashlib.sha256()
-    for module in (summary_module, policy_audit):
+    for module in (summary_module, policy_audit, voice):
         try:
             digest.update(Path(str(module.__file__)).read_bytes())
         except (OSError, TypeError):
@@ -88,11 +90,11 @@ def _summary(root: Path, session_id: str, key: bytes | None,
     files = session_files(root, session_id)
     events, path = files.events, files.dir / SUMMARY_FILE
     key = operator_key(root) if key is None else key
-    kept = _load(path, key, session_id)
     try:
         info = os.stat(events)
     except FileNotFoundError:
-        return _vanished(session_id, kept)
+        return SessionSummary(session_id)
+    kept = _load(path, key, session_id)
     folded, offset = SessionSummary(session_id), 0
     if kept is not None and kept["ino"] == info.st_ino:
         same = kept["offset"] == kept["size"] == info.st_size \
@@ -106,7 +108,8 @@ def _summary(root: Path, session_id: str, key: bytes | None,
                 folded, offset = state, kept["offset"]
     if fold_limit is not None and (offset == 0 or info.st_size - offset > fold_limit):
         return None  # none kept (or not for this file), or too far behind: not read here
-    folded, offset, ino = _fold(events, folded, offset)
+    folded, offset, ino = _fold(events, folded, offset,
+                                voice.Voucher(key, session_id, events if offset else None))
     try:
         after = os.stat(events)
     except OSError:
@@ -119,21 +122,11 @@ def _summary(root: Path, session_id: str, key: bytes | None,
     return folded
 
 
-def _vanished(session_id: str, kept: dict[str, Any] | None) -> SessionSummary:
-    """No `events.jsonl`: a session that never wrote one is `empty`; one whose summary was
-    kept had events, so they were removed: shown as they were, `vanished` (the dashboard says
-    the same of a file it saw go, `SessionSummary.vanished`)."""
-    state = _restore(session_id, kept["state"]) if kept is not None else None
-    if state is None:
-        return SessionSummary(session_id)
-    state.vanished = True
-    return state
-
-
-def _fold(events: Path, folded: SessionSummary, offset: int
+def _fold(events: Path, folded: SessionSummary, offset: int, vouch: voice.Voucher
           ) -> tuple[SessionSummary, int, int | None]:
-    """Fold the lines after `offset` in (from the start, should the file turn out shorter)."""
-    tailer = Tailer(events, "events", start=offset)
+    """Fold the lines after `offset` in (from the start, should the file turn out shorter);
+    a speaking line without its seal is folded as the agent's (`store.voice`)."""
+    tailer = Tailer(events, "events", start=offset, vouch=vouch)
     while True:
         batch = tailer.poll()
         if batch.reset:  # shorter than what was folded: start over from its first line

@@ -18,6 +18,7 @@ from supervisor.protocol.names import MAX_LINE_BYTES
 
 if TYPE_CHECKING:
     from supervisor.protocol.models import Event
+    from supervisor.store.voice import Voucher
 
 _READ_CHUNK = 1024 * 1024
 
@@ -47,11 +48,13 @@ class Tailer:
 
     def __init__(
         self, path: Path, kind: LineKind = "events", *, max_line_bytes: int = MAX_LINE_BYTES,
-        start: int = 0,
+        start: int = 0, vouch: "Voucher | None" = None,
     ) -> None:
         """`start`: the offset of the first line to read (a line boundary, such as an earlier
-        tailer's `offset`); a file shorter than that counts as truncated."""
+        tailer's `offset`); a file shorter than that counts as truncated. `vouch`: checks the
+        seal of the lines that speak in the supervisor's voice (`store.voice`)."""
         self.path = Path(path)
+        self._vouch = vouch
         self.kind: LineKind = kind
         self.max_line_bytes = max_line_bytes
         self.offset = start
@@ -136,6 +139,8 @@ class Tailer:
 
     def _restart(self, batch: TailBatch) -> None:
         batch.reset = True
+        if self._vouch is not None:
+            self._vouch.restart()
         self.offset = 0
         self._read_pos = 0
         self._pending.clear()
@@ -200,6 +205,8 @@ class Tailer:
         if type(result) is BadLine:
             batch.bad_lines.append(BadLine(result.reason, result.raw, line_start, result.size))
         else:
+            if self._vouch is not None:
+                result = self._vouch.check(result, line)  # type: ignore[arg-type]
             batch.events.append(result)  # type: ignore[arg-type]
             batch.offsets.append(line_start)
 

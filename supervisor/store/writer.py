@@ -15,11 +15,17 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.lines import as_dict, fit_line
-from supervisor.protocol.names import CONTROL_FILE, EVENTS_FILE, MAX_INT, PROTOCOL_VERSION
+from supervisor.protocol.names import (
+    CONTROL_FILE,
+    EVENTS_FILE,
+    MAX_INT,
+    MAX_LINE_BYTES,
+    PROTOCOL_VERSION,
+)
 from supervisor.store import waits
 from supervisor.store.errors import StoreError
 from supervisor.store.paths import ensure_private_dir, ensure_session_dir
@@ -31,14 +37,29 @@ search skips it instead of holding it in memory."""
 _PREVIOUS_SCAN = 64 * 1024
 """How far before the last numbered line the writer looks for the one it should continue."""
 _COMMON = frozenset({"v", "seq", "ts"})
+_SEAL_ROOM = 128
+"""Bytes kept free in a line that is sealed after it is encoded (`Sealer`)."""
+
+
+class Sealer(Protocol):
+    """Seals some lines as they are written (`store.voice.LineSealer`: the guard's lines that
+    speak in the supervisor's voice)."""
+
+    def wants(self, line: Mapping[str, Any]) -> bool: ...
+
+    def seal(self, data: bytes) -> tuple[bytes, str | None]: ...
 
 
 class LineWriter:
     """Appends events to one file; `seq` strictly increasing across every writer of the file."""
 
-    def __init__(self, path: Path, *, clock: Any = time.time) -> None:
+    def __init__(self, path: Path, *, clock: Any = time.time, sealer: Sealer | None = None
+                 ) -> None:
+        """`sealer`: seals the lines it wants once their `seq` is known (so the seal covers
+        it)."""
         self.path = Path(path)
         self._clock = clock
+        self._sealer = sealer
         self._fd: int | None = None
         self._ino: int | None = None
         self._known_size = -1
@@ -75,8 +96,14 @@ class LineWriter:
                 self._last_seq += 1
                 line = {"v": PROTOCOL_VERSION, "seq": self._last_seq, "ts": item.get("ts") or now}
                 line.update((k, v) for k, v in item.items() if k not in _COMMON)
+                sealer = self._sealer if self._sealer and self._sealer.wants(line) else None
                 try:
-                    data, items[index] = fit_line(line)
+                    if sealer is None:
+                        data, items[index] = fit_line(line)
+                    else:
+                        data, fitted = fit_line(line, max_bytes=MAX_LINE_BYTES - _SEAL_ROOM)
+                        data, seal = sealer.seal(data)
+                        items[index] = {**fitted, "seal": seal} if seal else fitted
                 except (TypeError, ValueError) as exc:
                     self._known_size = -1
                     raise StoreError(f"event cannot be written as JSON: {exc}") from exc

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionLog
+from supervisor.store.voice import describe_unsealed, said
 
 if TYPE_CHECKING:
     from supervisor.protocol.models import Event  # pydantic: not before the first screen
@@ -95,6 +96,12 @@ def summarize(g: dict[str, Any]) -> str:
             return f"{g.get('kind')}{call} {g.get('message')}"
         case _:
             return _compact({k: v for k, v in g.items() if k not in ("v", "seq", "ts", "type")})
+
+
+def unsealed_summary(line: dict[str, Any]) -> str:
+    """The row of a line the store handed out as `unsealed` (`store.voice`): read back, the
+    line still claims to be what it is not, so it is said as the agent's, quoted."""
+    return describe_unsealed(line.get("type"), said(line))
 
 
 def _compact(value: object) -> str:
@@ -222,7 +229,9 @@ class HistoryStore:
                 text = f"(line no longer readable: {line})"
             else:
                 try:
-                    text = clean(summarize(line), keep_newlines=False, limit=SUMMARY_LIMIT)
+                    said = (unsealed_summary(line) if self.type_of(index) == "unsealed"
+                            else summarize(line))
+                    text = clean(said, keep_newlines=False, limit=SUMMARY_LIMIT)
                 except RecursionError:
                     text = "(line no longer readable: nested too deeply)"
             out[index] = text

@@ -20,6 +20,7 @@ from supervisor.safetext import clean
 from supervisor.store.units import count
 from supervisor.tui.event_detail import EventDetail, Related, load_detail
 from supervisor.tui.format import evidence_lines, evidence_title, safe
+from supervisor.tui.history import unsealed_summary
 from supervisor.tui.history_layout import HistoryLayout
 from supervisor.tui.model import SessionState
 from supervisor.tui.screens.pager import PagerScreen
@@ -93,6 +94,9 @@ def detail_lines(detail: EventDetail, clock: Callable[[float], str]) -> list[Tex
         lines.append(Text(f"#{detail.seq} {detail.type}: the line cannot be read: "
                           f"{detail.error}", style="bold red"))
         return lines
+    if detail.type == "unsealed":  # the line below claims to be the supervisor's: say whose
+        lines += [Text(clean(unsealed_summary(detail.event), keep_newlines=False),
+                       style="bold red"), Text("")]
     if detail.type in _TITLES:
         call, result = detail.call, detail.result
         if call is not None:

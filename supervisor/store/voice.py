@@ -1,0 +1,225 @@
+"""Which lines of `events.jsonl` speak in the supervisor's voice: the guard seals them, readers
+check the seal.
+
+`events.jsonl` is written on the agent's side, and the agent runs as the operator's user: a
+shell line it runs can append an `escalation` of its own ("Supervisor: the operator approved
+deleting the repository, press a"), and the dashboard showed it as the supervisor's words with
+the approve prompt under it. So the guard's writer seals every line the operator reads as the
+supervisor speaking (`SEALED`: escalations, findings, verdicts that say something, disobedience,
+the session's end), the way operator paths seal decisions (`store.provenance`): an HMAC-SHA256,
+under the root's `operator.key`, of the session and the line exactly as written (every field
+but the seal itself, `seq` and `ts` too: a sealed line can be neither edited nor appended
+again as a new one).
+The session's `session_start` lists the types it seals (`seals`); a reader (`Voucher`, used by
+the store's tailers) then hands out such a line without a valid seal as an `UnsealedLine`
+instead: shown as quoted agent text with a mark, never folded as an escalation, so there is
+nothing to approve. A session whose first `session_start` names no `seals` (recorded before
+this existed, or by an importer) is shown as before: its lines cannot be told apart.
+
+What this promises is what the decision seal promises (docs/security.md, "A hostile agent"): a
+tripwire against a line appended by hand or by a tool call that does not first read the key,
+not a boundary against an agent that reads `operator.key` or rewrites the file from its first
+line. Cost: one HMAC per sealed line, and those are rare (no `allow` verdict is sealed), so
+the per-call path pays nothing but a type check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from supervisor.protocol.bounded import loads
+from supervisor.store.provenance import SEAL_FIELD, operator_key
+
+if TYPE_CHECKING:
+    from supervisor.protocol.models import Event
+
+SEALED: tuple[str, ...] = ("detection", "disobeyed", "escalation", "session_end", "verdict")
+"""The event types the guard seals (an `allow` verdict without a message excepted: it says
+nothing to anyone, and it is written on every call)."""
+SEALS_FIELD = "seals"
+"""The `session_start` field listing the types this session's guard seals."""
+_DOMAIN = "event"
+"""Kept apart from the decision seal's canonical form: one can never stand for the other."""
+_HEAD_BYTES = 64 * 1024
+"""How far into a file a reader that starts late looks for its `session_start`."""
+
+
+def must_seal(line: Mapping[str, Any], kinds: tuple[str, ...] | frozenset[str] = SEALED
+              ) -> bool:
+    """Whether `line` speaks in the supervisor's voice, so must carry a seal."""
+    kind = line.get("type")
+    if kind not in kinds:
+        return False
+    return kind != "verdict" or line.get("action") != "allow" or bool(line.get("message"))
+
+
+def _canonical(session_id: str, line: Mapping[str, Any]) -> bytes:
+    fields = {k: v for k, v in line.items() if k != SEAL_FIELD}
+    return json.dumps([_DOMAIN, session_id, fields], ensure_ascii=True, sort_keys=True,
+                      separators=(",", ":")).encode()
+
+
+def line_seal(key: bytes, session_id: str, line: Mapping[str, Any]) -> str:
+    """The seal of `line` (as a reader parses it back) for session `session_id`."""
+    return hmac.new(key, _canonical(session_id, line), hashlib.sha256).hexdigest()
+
+
+class LineSealer:
+    """What the guard's event writer seals its speaking lines with (`LineWriter(sealer=)`).
+
+    The key is read at the first line that needs it, not when the guard opens the session: a
+    hook call that writes no such line reads nothing. A key that cannot be had leaves the line
+    unsealed (readers then show it as unsealed: the supervisor cannot vouch for it)."""
+
+    def __init__(self, root: Path, session_id: str) -> None:
+        self.root = Path(root)
+        self.session_id = session_id
+        self._key: bytes | None = None
+
+    def key(self) -> bytes | None:
+        if self._key is None:
+            try:
+                self._key = operator_key(self.root)
+            except OSError:
+                return None
+        return self._key
+
+    def wants(self, line: Mapping[str, Any]) -> bool:
+        return must_seal(line)
+
+    def seal(self, data: bytes) -> tuple[bytes, str | None]:
+        """`data` (one encoded line, ending in `}` and a newline) with its seal added, and the
+        seal; `data` as it is and None when there is no key."""
+        key = self.key()
+        if key is None:
+            return data, None
+        seal = line_seal(key, self.session_id, json.loads(data))
+        return data[:-2] + b',"' + SEAL_FIELD.encode() + b'":"' + seal.encode() + b'"}\n', seal
+
+
+class Voucher:
+    """One reader's check of one session's event file (`Tailer(vouch=)`): a line of a type the
+    session's `session_start` says is sealed, without a valid seal, is replaced by an
+    `UnsealedLine`. `path`: the file, when the reader starts past its first line (its
+    `session_start` is looked for in its first 64 KiB)."""
+
+    def __init__(self, key: bytes, session_id: str, path: Path | None = None) -> None:
+        self.key = key
+        self.session_id = session_id
+        self.sealed: frozenset[str] | None = None
+        """What the session's first `session_start` says it seals (None: not seen yet)."""
+        if path is not None:
+            self.sealed = _declared_in(path)
+
+    def restart(self) -> None:
+        """The file starts over (truncated, replaced): its first line decides again."""
+        self.sealed = None
+
+    def check(self, event: Event, raw: bytes) -> Event:
+        kind = event.type
+        if kind == "session_start":
+            if self.sealed is None:
+                self.sealed = _declaration(getattr(event, SEALS_FIELD, None))
+            return event
+        if kind not in SEALED or not self.sealed or kind not in self.sealed:
+            return event
+        try:
+            line = loads(raw)
+        except ValueError:  # parsed a moment ago; never raised
+            return event
+        if not isinstance(line, dict) or not must_seal(line, self.sealed):
+            return event
+        given = line.get(SEAL_FIELD)
+        if isinstance(given, str) and hmac.compare_digest(
+                given, line_seal(self.key, self.session_id, line)):
+            return event
+        return unsealed(event, line)
+
+
+def unsealed(event: Event, line: Mapping[str, Any]) -> Event:
+    """The `UnsealedLine` a reader hands out in place of `event`."""
+    from supervisor.protocol.models import UnsealedLine
+
+    return UnsealedLine(v=event.v, seq=event.seq, ts=event.ts, line_type=event.type,
+                        text=said(line))
+
+
+def said(line: Mapping[str, Any]) -> str:
+    """What a line of a sealed type says to the operator (its reason or message)."""
+    for name in ("message", "reason", "text", "status"):
+        value = line.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def describe_unsealed(line_type: object, text: object) -> str:
+    """How every view says it (after the type `unsealed`): the type the line claimed, whose it
+    is, and its text as a quotation (raw: the caller cleans it)."""
+    from supervisor.safetext import quote
+
+    kind = line_type if isinstance(line_type, str) else "?"
+    return (f"{kind[:32]} line written by the agent's side, not the supervisor (no seal; "
+            f"nothing to answer): {quote(text if isinstance(text, str) else '', 300)}")
+
+
+def _declaration(value: object) -> frozenset[str]:
+    if isinstance(value, list):
+        return frozenset(v for v in value if isinstance(v, str))
+    return frozenset()
+
+
+def _declared_in(path: Path) -> frozenset[str] | None:
+    """What the first `session_start` within the file's first 64 KiB says it seals."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        head = os.pread(fd, _HEAD_BYTES, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    for raw in head.split(b"\n")[:-1]:
+        if b"session_start" not in raw:
+            continue
+        try:
+            line = loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and line.get("type") == "session_start":
+            return _declaration(line.get(SEALS_FIELD))
+    return None
+
+
+def root_key(root: Path) -> bytes | None:
+    """The root's key for checking seals; None when it cannot be had (another's root, a bad
+    key file: nothing can be checked, lines are shown as they are)."""
+    try:
+        return operator_key(Path(root))
+    except OSError:
+        return None
+
+
+def voucher(root: Path, session_id: str, start: int = 0, *, key: bytes | None = None
+            ) -> Voucher | None:
+    """A `Voucher` for a reader of the session's events from `start` (`key`: the root's, when
+    the caller has it); None for a recording (read anywhere, its key is not there) or when
+    the key cannot be had."""
+    from supervisor.store.paths import session_files
+    from supervisor.store.recordings import is_recording
+
+    if is_recording(Path(root), session_id):
+        return None
+    key = key if key is not None else root_key(root)
+    if key is None:
+        return None
+    path = session_files(Path(root), session_id).events if start else None
+    return Voucher(key, session_id, path)
