@@ -149,3 +149,35 @@ def test_a_summary_kept_by_another_fold_is_rebuilt(root: Path, monkeypatch) -> N
         folds.append(offset), real(events, folded, offset, vouch))[1])
     assert LocalStore(root).summary("s1") == _fresh(root, "s1")
     assert folds == [0] and path.read_bytes() != kept  # folded whole, kept anew
+
+
+def test_a_removed_events_file_is_vanished_in_sessions_and_in_a_fresh_dashboard(
+        root: Path) -> None:
+    """`supervisor sessions` listed a session whose `events.jsonl` was removed (its folder and
+    kept summary left) as `empty`, with no task, where the dashboard that saw it go says
+    `vanished`: both now say `vanished`, shown as it was, from `SessionSummary.status`; and a
+    dashboard started after the removal says so too. A folder that never had events is still
+    `empty`."""
+    from supervisor.store.follower import Follower
+    from supervisor.tui.model import DashboardModel
+
+    _write(root, "s1", [START, *_call(1, False)])
+    assert json.loads(run_cli("sessions", "--json", "--root", str(root)).stdout)["status"] \
+        in ("running", "idle", "dead")
+    session_files(root, "s1").events.unlink()
+    (session_files(root, "s1").control).write_text("")  # an operator's file stays behind
+    row = json.loads(run_cli("sessions", "--json", "--root", str(root)).stdout)
+    assert (row["status"], row["task"], row["errors"]) == ("vanished", "fix the tests", 1)
+    table = run_cli("sessions", "--root", str(root)).stdout
+    assert "vanished" in table and "fix the tests" in table and "empty" not in table
+
+    model, follower = DashboardModel(root), Follower(root)  # started after the removal
+    model.preview([kept for kept in [LocalStore(root).kept_summary("s1")] if kept])
+    model.apply(follower.scan())
+    assert model.status("s1", 0.0) == "vanished" and model.sessions["s1"].gone
+    assert model.sessions["s1"].gone_what == "events.jsonl"
+
+    session_files(root, "s2").dir.mkdir(mode=0o700)  # a session about to write its first line
+    statuses = {r["session"]: r["status"] for r in map(
+        json.loads, run_cli("sessions", "--json", "--root", str(root)).stdout.splitlines())}
+    assert statuses == {"s1": "vanished", "s2": "empty"}

@@ -1,6 +1,7 @@
 """`supervisor stats SESSION`: usage against every limit (the seeds' `/stats`)."""
 
 import argparse
+from typing import Any
 
 from supervisor.cli.common import add_store_arguments, store_from
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
             "tool_calls": summary.tool_calls, "errors": summary.errors,
             "limits": [{"name": n, "value": v, "limit": lim, "action": a}
                        for n, v, lim, a in usage.gauges],
-            "source": usage.source, "policy_problem": usage.problem,
+            "source": usage.source, "policy_problem": usage.problem, "as_of": usage.as_of,
             "inside_loops": loops,
         }))
         return 0
@@ -52,9 +53,30 @@ def run(args: argparse.Namespace) -> int:
     if said:
         print("inside its loops (from each escalation's onset): "
               + said.removeprefix("this loop has cost "))
+    silence = _silence(summary, usage, now)
+    if silence:
+        print(silence)
     if usage.problem:
         print(f"(the session's {usage.problem}: the limits shown are the default profile's)")
     if usage.source == "replay":
         print("(no saved guard state: figures come from replaying the event log)")
     return 0
 
+
+
+def _silence(summary: Any, usage: Any, now: float) -> str | None:
+    """Why an idle session's `duration_s` stops at its last event, in words (None while the
+    agent is active, or when the session ended or has no duration limit): an operator back
+    from a night away must not read the gauge as the night not having happened, nor expect
+    the night to be counted."""
+    from supervisor.store.render import ago
+    from supervisor.store.summary import IDLE_AFTER_S
+    from supervisor.store.units import human
+
+    if (summary.ended or usage.as_of is None or now - usage.as_of < IDLE_AFTER_S
+            or not any(name == "duration_s" for name, *_ in usage.gauges)):
+        return None
+    return (f"(duration_s is the working time up to the agent's last event, "
+            f"{ago(usage.as_of, now)}; the silence since is not counted: if the agent goes on "
+            f"by itself, at most {human(usage.idle_gap_s, 'seconds')} of it will be, and "
+            "none if a user's prompt ends it)")

@@ -70,6 +70,10 @@ class LimitUsage:
     problem: str | None = None
     """Why the session's recorded policy could not be used (the default profile's limits are
     shown instead), or None."""
+    as_of: float | None = None
+    """The time of the last event the engine saw: the gauges are its count up to then."""
+    idle_gap_s: float = 0.0
+    """The policy's `idle_gap_s`: the most of one silence `duration_s` will count."""
 
 
 def still_waiting(summary: SessionSummary, session: str) -> str | None:
@@ -100,8 +104,6 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Limit
     for event in batch.events:
         summary.apply(event)
     now = time.time() if now is None else now
-    if summary.end_status is not None and summary.last_ts is not None:
-        now = summary.last_ts  # an ended session's clock stopped at its end
     engine = None
     source = "state"
     files = store.local_files(session)
@@ -118,10 +120,16 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Limit
         problems: list[str] = []
         engine = replay_engine(batch.events, problems)
         problem = problems[0] if problems else None
+    # What the engine counted up to its last event, as the dashboard's gauges (the guard's
+    # report at its last verdict): a silence since is not working time yet. The engine adds
+    # at most `idle_gap_s` of it when the agent goes on by itself, and none when a user's
+    # prompt ends it (docs/engine.md), so counting it now would be a guess, shown as a fact.
+    as_of = engine.st.last_ts
+    at = now if as_of is None else min(now, as_of)
     gauges = [
-        (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(now)
+        (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(at)
     ]
-    return LimitUsage(engine.level, gauges, source, problem)
+    return LimitUsage(engine.level, gauges, source, problem, as_of, engine.policy.idle_gap_s)
 
 
 def replay_engine(events: Iterable[Event], problems: list[str] | None = None) -> Any:

@@ -22,10 +22,11 @@ LIVE_STATUSES = ("running", "waiting", "paused", "idle", "dead")
 """`waiting` means waiting for you: an escalation is pending."""
 ENDED_STATUSES = ("completed", "aborted", "failed", "terminated", "limit")
 """How a session ended: its `session_end` status, or `limit` when a hard limit stopped it."""
-OTHER_STATUSES = ("recorded", "broken", "empty")
+OTHER_STATUSES = ("recorded", "broken", "empty", "vanished")
 """`recorded`: an imported run that has no end (it is not running, it was recorded);
 `broken`: no valid `session_start`, or the session's events could not be shown (a reader failed
-on them; `broken` on the summary says why); `empty`: nothing written yet."""
+on them; `broken` on the summary says why); `empty`: nothing written yet; `vanished`: its
+events (or its folder) were removed after they were read (`SessionSummary.vanished`)."""
 STATUSES = LIVE_STATUSES + ENDED_STATUSES + OTHER_STATUSES
 
 
@@ -91,6 +92,11 @@ class SessionSummary:
     `{"esc-1": {"ntfy://ntfy.sh/x": {"outcome": "sent", "attempt": 2, "reason": None}}}`."""
     policy_warnings: list[str] = field(default_factory=list)
     """What the session's recorded policy switches off (`protocol.policy_audit`)."""
+    vanished: bool = False
+    """The session's events were removed after they were folded: it is shown as it was, not
+    as an `empty` session that wrote nothing. `supervisor sessions` knows it from the kept
+    summary beside a removed `events.jsonl` (`store.summary_cache`), the dashboard from the
+    file (or folder) going while it watched; both say `vanished` from `status`."""
     broken: str | None = None
     """Why this session's events could not be folded (set by a reader that failed on them),
     or None. A broken session is shown as such; the others go on."""
@@ -142,6 +148,8 @@ class SessionSummary:
     def status(self, now: float, *, judge_liveness: bool = True) -> str:
         """One of `STATUSES` at time `now`. `judge_liveness=False` shows a recording as it was
         recorded: never `dead` or `idle` because its agent is long gone."""
+        if self.vanished:
+            return "vanished"
         if self.broken is not None:
             return "broken"
         ended = self.ended_as()

@@ -90,11 +90,11 @@ def _summary(root: Path, session_id: str, key: bytes | None,
     files = session_files(root, session_id)
     events, path = files.events, files.dir / SUMMARY_FILE
     key = operator_key(root) if key is None else key
+    kept = _load(path, key, session_id)
     try:
         info = os.stat(events)
     except FileNotFoundError:
-        return SessionSummary(session_id)
-    kept = _load(path, key, session_id)
+        return _vanished(session_id, kept)
     folded, offset = SessionSummary(session_id), 0
     if kept is not None and kept["ino"] == info.st_ino:
         same = kept["offset"] == kept["size"] == info.st_size \
@@ -120,6 +120,17 @@ def _summary(root: Path, session_id: str, key: bytes | None,
                                      "check": _check(events, offset),
                                      "state": _state(folded)})
     return folded
+
+
+def _vanished(session_id: str, kept: dict[str, Any] | None) -> SessionSummary:
+    """No `events.jsonl`: a session that never wrote one is `empty`; one whose summary was
+    kept had events, so they were removed: shown as they were, `vanished` (the dashboard says
+    the same of a file it saw go, `SessionSummary.vanished`)."""
+    state = _restore(session_id, kept["state"]) if kept is not None else None
+    if state is None:
+        return SessionSummary(session_id)
+    state.vanished = True
+    return state
 
 
 def _fold(events: Path, folded: SessionSummary, offset: int, vouch: voice.Voucher

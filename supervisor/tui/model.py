@@ -196,7 +196,6 @@ class SessionState:
     usage_record: bool = True
     """False when the agent's hook target reads no usage (`session_start.usage_record`): its
     tokens and cost are not known, whatever the gauges say."""
-    gone: bool = False
     gone_what: str = "folder"
     """What vanished when `gone`: the session's `folder`, or its `events.jsonl` alone."""
     preview: bool = False
@@ -210,6 +209,12 @@ class SessionState:
 
     def __post_init__(self) -> None:
         self.summary = SessionSummary(self.session_id)
+
+    @property
+    def gone(self) -> bool:
+        """The session's events (or folder) were removed: `SessionSummary.vanished`, the one
+        flag `supervisor sessions` reads too, so both say `vanished` of it."""
+        return self.summary.vanished
 
     # -- folding -----------------------------------------------------------------------------
 
@@ -572,6 +577,8 @@ class DashboardModel:
             state = self.sessions[sid] = SessionState(sid, history=HistoryStore(log))
             state.summary = summary
             state.preview = True
+            if summary.vanished:  # the store kept it, its events.jsonl is gone
+                state.gone_what = "events.jsonl"
             self.totals.count(sid, state)
             added.append(sid)
         return added
@@ -583,7 +590,7 @@ class DashboardModel:
             # a removed events file (its folder kept) is the session gone, as a removed folder
             # is: shown as it was, marked vanished, not reset to an `empty` session
             if state is not None and not state.gone:
-                state.gone = True
+                state.summary.vanished = True
                 state.gone_what = "folder" if batch.gone else "events.jsonl"
                 state.version += 1
                 changes.vanished.append(sid)
@@ -598,7 +605,7 @@ class DashboardModel:
                 if batch.kind != "events":  # still no events file: still gone
                     return
                 state.reset_events()  # the file under its name is a new one, read from 0
-            state.gone = False
+            state.summary.vanished = False
         before = set(state.summary.pending)  # a preview's escalations are not news either
         if state.preview:  # the session's own fold from its first line replaces the preview
             state.summary = SessionSummary(sid)
@@ -629,11 +636,9 @@ class DashboardModel:
         self.totals.drop(session_id)
 
     def status(self, session_id: str, now: float) -> str:
-        """The session's status at `now` (`supervisor.store.summary.STATUSES`, `vanished`, or
+        """The session's status at `now` (`supervisor.store.summary.STATUSES`, or
         `unsupervised`: a running or idle agent whose hooks no longer reach the supervisor)."""
         st = self.sessions[session_id]
-        if st.gone:
-            return "vanished"
         status = st.summary.status(now, judge_liveness=not self.recordings)
         if status in ("running", "idle") and self.unsupervised(session_id, now) is not None:
             return "unsupervised"
