@@ -201,7 +201,12 @@ def _declared_in(path: Path) -> frozenset[str] | None:
 
 def root_key(root: Path) -> bytes | None:
     """The root's key for checking seals; None when it cannot be had (another's root, a bad
-    key file: nothing can be checked, lines are shown as they are)."""
+    key file: nothing can be checked, lines are shown as they are) and for a root of
+    recordings, where nothing is ever written (no key is made there)."""
+    from supervisor.store.recordings import is_recording
+
+    if is_recording(Path(root)):
+        return None
     try:
         return operator_key(Path(root))
     except OSError:

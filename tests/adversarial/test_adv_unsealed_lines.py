@@ -178,3 +178,14 @@ def test_the_web_page_shows_no_card_for_a_forged_escalation(tmp_path: Path,
         assert FORGED not in page.locator("body").inner_text()
     finally:
         web.stop()
+
+
+def test_reading_recordings_makes_no_key_there(tmp_path: Path) -> None:
+    """A root of recordings is read, never written: checking seals makes no key in it."""
+    import shutil
+
+    from supervisor.store.follower import Follower
+
+    root = tmp_path / "recordings"
+    shutil.copytree(Path(__file__).parents[2] / "sample_sessions", root)
+    assert Follower(root).scan() and not (root / "operator.key").exists()
