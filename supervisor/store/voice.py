@@ -104,22 +104,27 @@ class LineSealer:
 
 
 class Voucher:
-    """One reader's check of one session's event file (`Tailer(vouch=)`): a line of a type the
-    session's `session_start` says is sealed, without a valid seal, is replaced by an
-    `UnsealedLine`. `path`: the file, when the reader starts past its first line (its
-    `session_start` is looked for in its first 64 KiB)."""
+    """One reader's check of one session's event file (`Tailer(vouch=)`, and the relay before
+    it ships a line: `relayed`): a line of a type the session's `session_start` says is
+    sealed, without a valid seal, is replaced by an `UnsealedLine`; so is a sealed line whose
+    `seq` is not past the last sealed line's (a copy of an earlier one appended again: the
+    guard's own lines are numbered in order). `path`: the file, when the reader starts past
+    its first line (its `session_start` is looked for in its first 64 KiB)."""
 
     def __init__(self, key: bytes, session_id: str, path: Path | None = None) -> None:
         self.key = key
         self.session_id = session_id
         self.sealed: frozenset[str] | None = None
         """What the session's first `session_start` says it seals (None: not seen yet)."""
+        self._last = 0
+        """The `seq` of the last line whose seal held."""
         if path is not None:
             self.sealed = _declared_in(path)
 
     def restart(self) -> None:
         """The file starts over (truncated, replaced): its first line decides again."""
         self.sealed = None
+        self._last = 0
 
     def check(self, event: Event, raw: bytes) -> Event:
         kind = event.type
@@ -129,17 +134,49 @@ class Voucher:
             return event
         if kind not in SEALED or not self.sealed or kind not in self.sealed:
             return event
+        line = self.forged(raw)
+        return event if line is None else unsealed(event, line)
+
+    def forged(self, raw: bytes) -> dict[str, Any] | None:
+        """The line, parsed, when it claims the supervisor's voice without its seal; None
+        when it does not claim it or its seal holds."""
         try:
             line = loads(raw)
         except ValueError:  # parsed a moment ago; never raised
-            return event
-        if not isinstance(line, dict) or not must_seal(line, self.sealed):
-            return event
-        given = line.get(SEAL_FIELD)
-        if isinstance(given, str) and hmac.compare_digest(
-                given, line_seal(self.key, self.session_id, line)):
-            return event
-        return unsealed(event, line)
+            return None
+        if not isinstance(line, dict) or not self.sealed or not must_seal(line, self.sealed):
+            return None
+        given, seq = line.get(SEAL_FIELD), line.get("seq")
+        if isinstance(given, str) and isinstance(seq, int) and seq > self._last and \
+                hmac.compare_digest(given, line_seal(self.key, self.session_id, line)):
+            self._last = seq
+            return None
+        return line
+
+    def relayed(self, raw: bytes) -> bytes:
+        """What a relay ships for `raw` (a line of this file, in order): the line itself, or,
+        for a forged one, the `unsealed` line a reader would have made of it (a reader of the
+        Redis store has no key to check it with; the relay, on the agent's host, has)."""
+        if not any(kind.encode() in raw for kind in (*SEALED, "session_start")):
+            return raw  # neither decides nor can be forged: not parsed
+        try:
+            line = loads(raw)
+        except ValueError:
+            return raw
+        if not isinstance(line, dict):
+            return raw
+        if line.get("type") == "session_start":
+            if self.sealed is None:
+                self.sealed = _declaration(line.get(SEALS_FIELD))
+            return raw
+        if self.forged(raw) is None:
+            return raw
+        from supervisor.protocol.lines import fit_line
+
+        data, _ = fit_line({"v": line.get("v"), "seq": line.get("seq"), "ts": line.get("ts"),
+                            "type": "unsealed", "line_type": str(line.get("type")),
+                            "text": said(line)})
+        return data.rstrip(b"\n")
 
 
 def unsealed(event: Event, line: Mapping[str, Any]) -> Event:

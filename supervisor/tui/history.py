@@ -101,7 +101,8 @@ def summarize(g: dict[str, Any]) -> str:
 def unsealed_summary(line: dict[str, Any]) -> str:
     """The row of a line the store handed out as `unsealed` (`store.voice`): read back, the
     line still claims to be what it is not, so it is said as the agent's, quoted."""
-    return describe_unsealed(line.get("type"), said(line))
+    kind = line.get("line_type") if line.get("type") == "unsealed" else line.get("type")
+    return describe_unsealed(kind, said(line))  # (`unsealed` as shipped by a relay: its own)
 
 
 def _compact(value: object) -> str:

@@ -189,3 +189,50 @@ def test_reading_recordings_makes_no_key_there(tmp_path: Path) -> None:
     root = tmp_path / "recordings"
     shutil.copytree(Path(__file__).parents[2] / "sample_sessions", root)
     assert Follower(root).scan() and not (root / "operator.key").exists()
+
+
+def test_a_sealed_line_appended_again_is_no_longer_the_supervisors(tmp_path: Path) -> None:
+    """A copy of the guard's own escalation (seal and all) appended later: its `seq` is not
+    past the last sealed line's, so it is the agent's."""
+    root = tmp_path / "store"
+    _looping(root, tmp_path)
+    real = next(x for x in _lines(root) if x["type"] == "escalation")
+    with _events(root).open("a") as f:
+        f.write(json.dumps(real) + "\n")
+    events = LocalStore(root).read_all("s1").events
+    assert [e.type for e in events].count("escalation") == 1
+    assert [(e.line_type, e.seq) for e in events if isinstance(e, UnsealedLine)] == [
+        ("escalation", real["seq"])]
+
+
+@pytest.mark.slow
+def test_a_fleet_operator_sees_the_forged_line_as_the_agents(tmp_path: Path,
+                                                              redis_server: Any) -> None:
+    """Readers of a Redis store have no key: the relay, on the agent's host, checks the seals
+    and ships a forged line as the `unsealed` line a local reader makes of it."""
+    from redis_helpers import RelayThread, wait_for
+
+    from supervisor.store.open import open_store
+
+    root = tmp_path / "store"
+    esc = _looping(root, tmp_path)
+    _forge(root, escalation_id="esc-9")
+    _forge(root, escalation_id=esc)
+    count = len(_lines(root))
+    relay = RelayThread(root, redis_server.url(), "h1")
+    try:
+        store = open_store(redis_server.url())
+        wait_for(lambda: store.session_ids() == ["h1/s1"]
+                 and len(store.read_all("h1/s1").events) == count, 30, "the session shipped")
+        events = store.read_all("h1/s1").events
+        assert [e.type for e in events].count("escalation") == 1
+        forged = [e for e in events if e.type == "unsealed"]
+        assert [(getattr(e, "line_type", None), getattr(e, "text", None)) for e in forged] \
+            == [("escalation", FORGED)] * 2
+        assert list(store.summary("h1/s1").pending) == [esc]
+        tail = run_cli("tail", "h1/s1", "--store", redis_server.url())
+        assert tail.returncode == 0, tail.stderr
+        assert sum("written by the agent's side" in x and f"“{FORGED}”" in x
+                   for x in tail.stdout.splitlines()) == 2
+    finally:
+        relay.stop()

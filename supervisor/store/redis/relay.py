@@ -54,6 +54,7 @@ from supervisor.store.redis.layout import ACTIVITY_MAXLEN, session_name
 from supervisor.store.redis.memory_sync import MemorySync
 from supervisor.store.relay_lock import RELAY_DIR
 from supervisor.store.tailer import RawTailer
+from supervisor.store.voice import voucher
 from supervisor.store.writer import LineWriter
 
 CHUNK_LINES = 500
@@ -119,6 +120,7 @@ class Shipper:
 
     def __init__(self, root: Path, session_id: str, pos: Position) -> None:
         self.session_id = session_id
+        self.root = root
         self.files = session_files(root, session_id)
         self.pos = pos
         self._check_generation()
@@ -137,6 +139,9 @@ class Shipper:
 
     def _restart(self, offset: int) -> None:
         self.tailer = RawTailer(self.files.events, start=offset)
+        self.vouch = voucher(self.root, self.session_id, offset)
+        """Checks the seals of the lines that speak in the supervisor's voice: a reader of
+        the Redis store has no key to (`store.voice`)."""
         self.pending: list[Line] = []
         self.pending_from = offset
         """Where the unconfirmed run starts (a line boundary)."""
@@ -157,10 +162,13 @@ class Shipper:
             self.pos.next = self.pos.seq = 0
             self.pending = []
             self.pending_from = 0
+            if self.vouch is not None:
+                self.vouch.restart()
         if self.tailer.inode is not None:
             self.pos.ino = self.tailer.inode
+        raws = batch.raw if self.vouch is None else [self.vouch.relayed(r) for r in batch.raw]
         lines = [Line(o, raw, _seq_noting_end(raw, self.pos))
-                 for o, raw in zip(batch.offsets, batch.raw, strict=True)]
+                 for o, raw in zip(batch.offsets, raws, strict=True)]
         lines += [Line(b.offset or 0, b.raw[:PREVIEW_BYTES], None, b.reason, b.size or 0)
                   for b in batch.bad_lines if b.offset is not None]
         lines.sort(key=lambda line: line.offset)
