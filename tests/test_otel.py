@@ -45,10 +45,10 @@ def copy_samples(root: Path, names: list[str] | None = None) -> list[str]:
     return names
 
 
-def otel(root: Path, endpoint: str, cursor: Path, *extra: str,
-         timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def otel(root: Path, endpoint: str, cursor: Path, *extra: str, timeout: float = 120,
+         request_timeout: str = "3") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_EXPORTER_OTLP_TIMEOUT="3")
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_EXPORTER_OTLP_TIMEOUT=request_timeout)
     return subprocess.run(
         [sys.executable, "-m", "supervisor", "otel", "--root", str(root), "--cursor", str(cursor),
          *extra], env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO)
@@ -261,16 +261,67 @@ def test_an_unreachable_collector_is_one_line_and_the_next_run_sends_everything(
     cursor = tmp_path / "cursor.json"
     with OtlpReceiver() as rx:
         endpoint = rx.endpoint
-    down = otel(root, endpoint, cursor)  # nothing listens there any more
+    # nothing listens there any more: the refusal is known at once, so the command does not
+    # sit out the exporter's retries for its request timeout (an hour here: the subprocess's
+    # two minutes would end it) before it says so
+    down = otel(root, endpoint, cursor, request_timeout="3600")
     assert down.returncode == 1
     lines = down.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("supervisor: error: not sent: ")
-    assert "span(s) of 1 session(s)" in lines[0] and "Connection refused" in lines[0]
+    assert "span(s) of 1 session(s)" in lines[0]
+    assert f"no collector answers at {endpoint}: connection refused" in lines[0]
     assert "Traceback" not in down.stderr
+    empty = private_root(tmp_path / "empty")  # nothing to send: the metrics were not sent
+    none = otel(empty, endpoint, tmp_path / "c2.json", request_timeout="3600")
+    assert none.returncode == 1 and none.stderr.strip().splitlines() == [
+        f"supervisor: error: no collector answers at {endpoint}: connection refused; nothing "
+        "was sent, the metrics neither"]
     with OtlpReceiver() as rx:
         up = otel(root, rx.endpoint, cursor)
         assert up.returncode == 0, up.stderr
         assert rx.spans(), "what was not sent before is sent now"
+
+
+@pytest.mark.slow
+def test_a_collector_that_never_answers_is_said_before_the_wait(tmp_path: Path) -> None:
+    """A black-holed collector (here a listening socket whose accept queue is full, so the
+    kernel drops new connections unanswered): the first line says the command waits, for
+    whom, and how long each request may take, while it waits (it said nothing until the
+    exporter's timeouts were over)."""
+    import socket
+
+    root = private_root(tmp_path)
+    copy_samples(root, ["exact-repeat-approve"])
+    hole = socket.socket()
+    hole.bind(("127.0.0.1", 0))
+    hole.listen(0)
+    filler = []
+    for _ in range(3):  # fill the accept queue: further connections get no answer
+        conn = socket.socket()
+        conn.setblocking(False)
+        conn.connect_ex(hole.getsockname())
+        filler.append(conn)
+    endpoint = f"http://127.0.0.1:{hole.getsockname()[1]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_EXPORTER_OTLP_TIMEOUT="3600")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "supervisor", "otel", "--root", str(root),
+         "--cursor", str(tmp_path / "cursor.json")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        import select
+
+        said, _, _ = select.select([proc.stdout], [], [], 60)  # a generous bound, not a timing
+        assert said, "nothing said while it waits"
+        first = proc.stdout.readline()  # type: ignore[union-attr]
+        assert proc.poll() is None, "said while it waits, not after"
+        assert first == (f"otel: waiting for the collector at {endpoint} (no answer within "
+                         "1 s; each request waits up to 3600 s)\n")
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+        for conn in [*filler, hole]:
+            conn.close()
 
 
 @pytest.mark.slow

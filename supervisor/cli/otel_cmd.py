@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from supervisor.otel import sdk
     from supervisor.otel.cursor import CursorBusy, CursorFile, default_path
     from supervisor.otel.export import Export, run_follow, run_once
+    from supervisor.otel.reach import probe, request_timeout_s
 
     if not 0.05 <= args.interval <= 3600:
         raise CliError("--interval must be between 0.05 and 3600 seconds")
@@ -60,6 +61,16 @@ def run(args: argparse.Namespace) -> int:
         store.close()
         raise CliError(str(exc)) from exc
     res = sdk.resource(label)
+    if args.follow:
+        print(f"otel: exporting {label} to {endpoint} (Ctrl-C stops)", flush=True)
+    reach = probe(endpoint)  # the exporter says nothing for its whole timeout: say it first
+    refused = reach.outcome == "refused" and not args.follow
+    if reach.outcome == "refused" and args.follow:
+        print(f"otel: no collector at {endpoint} ({reach.reason}); retrying until one answers",
+              flush=True)
+    elif reach.outcome == "silent":
+        print(f"otel: waiting for the collector at {endpoint} ({reach.reason}; each request "
+              f"waits up to {request_timeout_s():g} s)", flush=True)
 
     def by_status() -> dict[str, int]:
         import time
@@ -72,21 +83,23 @@ def run(args: argparse.Namespace) -> int:
         return counts
 
     interval_ms = None if args.follow else 3_600_000  # one-shot: sent once, at the end
-    meters = sdk.Meters(res, metrics, by_status, interval_ms)
+    # refused: nothing is sent (not even the metrics), at once; the spans are still counted
+    meters = None if refused else sdk.Meters(res, metrics, by_status, interval_ms)
     export = Export(spans, meters, cursors, res, errors, include_content=args.include_content,
                     say=lambda line: print(line, flush=True))
+    if refused:
+        export.failure = f"no collector answers at {endpoint}: {reach.reason}"
     follower = store.follower()
     stop = threading.Event()
     try:
         if args.follow:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, lambda *_: stop.set())
-            print(f"otel: exporting {label} to {endpoint} (Ctrl-C stops)", flush=True)
             run_follow(export, follower.scan, stop, args.interval)
         else:
             run_once(export, follower.scan)
     finally:
-        metrics_ok = meters.finish()
+        metrics_ok = meters is not None and meters.finish()
         spans.shutdown()
         cursors.close()
         store.close()
@@ -98,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
             f"not sent: {totals.spans_unsent} span(s) of {len(totals.unsent_sessions)} "
             f"session(s) ({export.failure}); the store is untouched and the next run sends "
             "them", 1)
+    if refused:
+        raise CliError(f"{export.failure}; nothing was sent, the metrics neither", 1)
     if not metrics_ok:
         raise CliError(f"the collector at {endpoint} did not take the metrics "
                        f"({errors.take() or 'no reason given'})", 1)
