@@ -82,3 +82,43 @@ async def test_rows_show_as_the_sessions_are_read(root: Path, monkeypatch) -> No
     finally:
         for _ in range(4):
             follower.allow.release()
+
+
+class HeldFollower(Follower):
+    """Holds its first load (every session in one piece) until `allow.release()`."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, rescan_interval=60)
+        self.allow = threading.Semaphore(0)
+
+    def _read_piece(self, session_ids, start):  # type: ignore[no-untyped-def]
+        assert self.allow.acquire(timeout=60)
+        return super()._read_piece(session_ids, start)
+
+
+async def test_the_reading_line_goes_when_the_first_load_is_in(root: Path) -> None:
+    """The rows were shown (from the kept summaries) while the sessions were read; when the
+    last piece was in, the root line still said "reading the sessions: 0 of 6…" until the
+    table's own tick (a second, seconds on a loaded machine; an hour here): it is redrawn when
+    what it says changes."""
+    from supervisor.store.local import LocalStore
+
+    for n in range(6):
+        write_events(root, f"s{n}", [start(task=f"task {n}"), *call(1)],
+                     t0=FROZEN_NOW - 600 + 60 * n)
+        LocalStore(root).keep_summary(f"s{n}")  # `supervisor sessions` ran before
+    follower = HeldFollower(root)
+    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
+                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, table_tick=3600.0,
+                        follower=follower)
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            table = app.screen.query_one(SessionTable)
+            await until(pilot, lambda: table.row_count == 6)  # the kept summaries, at once
+            await until(pilot, lambda: "reading the sessions: 0 of 6…" in _root_line(app))
+            follower.allow.release()
+            await until(pilot, lambda: not any(st.preview for st in app.model.sessions.values()))
+            await until(pilot, lambda: "reading the sessions" not in _root_line(app))
+            assert "root: " in _root_line(app)
+    finally:
+        follower.allow.release()

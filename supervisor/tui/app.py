@@ -290,8 +290,8 @@ class SupervisorApp(App[None]):
         more = self.load_progress() is not None  # the follower delivers its first load in pieces
         shown = bool(self.model.sessions)
         self.ingest(batches, initial=initial, more=more)
-        if not shown:  # the first rows at once, not at the next tick
-            self.refresh_screens()
+        if not shown or (initial and not more):  # the first rows, and the end of the first
+            self.refresh_screens()                  # load, at once: not at the next tick
         if initial and not more:
             self._first_load = False
             if self._unkept:

@@ -140,6 +140,9 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         """The theme's colours the rows were made in."""
         """Every session's row, made again only when it changed (`supervisor.tui.session_rows`)."""
         self._table_at = 0.0
+        self._reading_said: tuple[int, int] | None = None
+        """What the root line says of the first load: redrawn at the next tick when it changes,
+        not at the table's (a line still "reading the sessions: 0 of 6…" over the rows read)."""
         self._hidden = 0
         self.sort = Sort()
         self._summaries: dict[tuple[str, str], str] = {}
@@ -179,7 +182,7 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         if self.root_created and not self.view.model.sessions:  # true only while empty
             notes.append("created empty")
         line = Text(no_wrap=True, end="")
-        reading = self.reading()  # first: a long root path must not hide it
+        reading = self._reading_said = self.reading()  # first: a long path must not hide it
         if reading is not None:
             read, found = reading
             line.append("reading the sessions" + (f": {read:,} of {found:,}" if found else "")
@@ -269,6 +272,8 @@ class SessionsScreen(RegistryKeys, LiveScreen, Screen[None]):
         same_rows = len(self.view.model.sessions) == len(self._rows.rows)
         if not force and same_rows and tick - self._table_at < self.table_tick:
             with self.app.batch_update():
+                if self.reading() != self._reading_said:
+                    self._root_line()
                 self._refresh_queue(now)
             return
         self._table_at = tick
