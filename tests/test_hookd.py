@@ -16,6 +16,7 @@ import pytest
 
 from supervisor import __version__
 from supervisor.operator.send import send_decision
+from supervisor.store.paths import session_files
 from tests.conftest import cli_env, run_cli
 from tests.hook_helpers import events, payload
 from tests.hookd_helpers import server_pids, settled, wait_gone
@@ -209,6 +210,46 @@ def test_the_server_reads_the_transcript_on_after_a_calls_last_answer(
     (usage,) = [e for e in events(root, "loop-1") if e["type"] == "usage"]
     assert (usage["input_tokens"], usage["output_tokens"]) == (1000, 50)
     assert usage["cost_usd"] == pytest.approx(0.003 + 0.00075)
+
+
+def test_the_server_takes_the_due_checkpoint_after_a_calls_last_answer(
+    tmp_path: Path, ws: Path
+) -> None:
+    """The periodic checkpoint the third call is due is taken once the second call's
+    PostToolBatch is answered (the agent does not wait for git), from the work tree as that
+    call left it, before the third call's PreToolUse, which then takes none."""
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / "policy.toml").write_text("[guard]\ncheckpoint_every = 3\n")
+    (ws / "a.py").write_text("x = 0\n")
+    _call(payload("SessionStart", cwd=ws, source="startup"), root)
+    _wait_server(root)
+
+    def auto() -> list[dict]:
+        return [e for e in events(root, "loop-1")
+                if e["type"] == "checkpoint" and e["label"] == "auto: every 3 actions"]
+
+    for i in (1, 2):
+        assert _call(_read(ws, i), root)[0] == ""
+        (ws / "a.py").write_text(f"x = {i}\n")
+        done = {**_read(ws, i, "PostToolUse"), "tool_response": {"file": {"content": "x"}}}
+        assert _call(done, root)[0] == ""
+        batch = payload("PostToolBatch", cwd=ws, tool_calls=[
+            {k: done[k] for k in ("tool_name", "tool_input", "tool_use_id", "tool_response")}])
+        assert _call(batch, root)[0] == ""
+    deadline = time.monotonic() + 30
+    while not auto():
+        assert time.monotonic() < deadline, "no checkpoint after the second call's answer"
+        time.sleep(0.05)
+    assert _call(_read(ws, 3), root)[0] == ""
+    (taken,) = auto()
+    order = [e["call_id"] if e["type"] == "tool_call" else "cp" for e in events(root, "loop-1")
+             if e["type"] == "tool_call" or e in (taken,)]
+    assert order == ["toolu_1", "toolu_2", "cp", "toolu_3"]
+    shadow = session_files(root, "loop-1").checkpoints
+    shown = subprocess.run(["git", "--git-dir", str(shadow), "show", f"{taken['commit']}:a.py"],
+                           capture_output=True, text=True, check=True)
+    assert shown.stdout == "x = 2\n"
 
 
 EDIT = {"file_path": "/w/parser.py", "old_string": "foo()", "new_string": "bar()"}

@@ -56,7 +56,9 @@ def redo(journal: SessionJournal, events: list[dict[str, Any]], decisions: set[s
         if kind == "tool_call" and isinstance(call_id, str):
             state.actions += 1
             if not event.get("refused_by"):
-                if not auto_checkpoint:  # the cadence's checkpoint came after the count
+                if auto_checkpoint:  # the cadence's checkpoint came after the count
+                    auto_checkpoint = False
+                else:
                     state.since_checkpoint += 1
                 state.calls[call_id] = seq if isinstance(seq, int) else 0
                 while len(state.calls) > CALLS_KEPT:
@@ -86,11 +88,10 @@ def redo(journal: SessionJournal, events: list[dict[str, Any]], decisions: set[s
             cost = event.get("cost_usd")
             loop_cost.record(state, state.last_seq, tokens,
                              float(cost) if isinstance(cost, int | float) else None)
-        if kind == "checkpoint":
-            state.since_checkpoint = 0
-        label = event.get("label")
-        auto_checkpoint = kind == "checkpoint" and isinstance(label, str) and label.startswith(
-            "auto:")
+        if kind == "checkpoint":  # the cadence's is for the next call that is not refused:
+            state.since_checkpoint = 0  # taken just before it, or ahead of it, between calls
+            label = event.get("label")
+            auto_checkpoint = isinstance(label, str) and label.startswith("auto:")
 
 
 def _settled(journal: SessionJournal, call_id: str, action: Any) -> None:

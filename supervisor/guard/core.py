@@ -296,6 +296,12 @@ class Guard:
         with self.journal.step():
             return self.journal.checkpoint(label)
 
+    def checkpoint_ahead(self) -> CheckpointCommit | None:
+        """Take the checkpoint the next tool call is due before it runs, now, between calls
+        (`gate.CallGate.checkpoint_ahead`); None when none is due."""
+        with self.journal.step():
+            return self.gate.checkpoint_ahead()
+
     def heartbeat(self) -> None:
         """Write a `heartbeat` (nothing else changes)."""
         with self.journal.step():

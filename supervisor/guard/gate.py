@@ -33,6 +33,7 @@ from supervisor.engine.fingerprint import output_hash
 from supervisor.engine.recovery import region_room
 from supervisor.engine.types import Check
 from supervisor.guard import disk, loop_cost, store_protect
+from supervisor.guard.checkpoints import CheckpointCommit
 from supervisor.guard.desk import OperatorDesk
 from supervisor.guard.edit_guidance import EditGuidance
 from supervisor.guard.journal import SessionJournal
@@ -143,6 +144,31 @@ class CallGate:
             del calls[next(iter(calls))]
         edits.on_call(call_id, call["seq"], tool, facts)
         return call
+
+    def checkpoint_ahead(self) -> CheckpointCommit | None:
+        """Take now the cadence's checkpoint that the next call would take before it runs
+        (`_record`), None when it is not due (or the session ended or waits for an operator:
+        that call will not run as it is). For the resident hook server, once a call's last hook
+        is answered (`runtime.checkpoint_after`): the agent's model is thinking then, and the
+        work tree is what its next call starts from, so the checkpoint protects that call as
+        the inline one would, and the agent does not wait ~40 ms for git on the call's path.
+        Taken, the count stands at -1, so the next call brings it to 0, as inline (where the
+        call a checkpoint is taken for is not counted; `catch_up` reads it the same way from
+        the log). Saved at once: another process that opens the session next (a guard of its
+        own) must not take it again. Not taken (failed, skipped, the server killed first),
+        the count is unchanged and the next call takes it inline: never skipped."""
+        journal = self.journal
+        state = journal.state
+        every = journal.settings.checkpoint_every
+        if not every or journal.ended or journal.pending is not None:
+            return None
+        if state.since_checkpoint + 1 < every:
+            return None
+        cp = journal.checkpoint(f"auto: every {every} actions")
+        if cp is not None:
+            state.since_checkpoint = -1
+            journal.must_save = True
+        return cp
 
     def _hints(self, verdict: Verdict, facts: CallFacts, call: dict[str, Any],
                edits: EditGuidance) -> Verdict:

@@ -82,6 +82,8 @@ class GuardState:
     escalations: int = 0
     actions: int = 0
     since_checkpoint: int = 0
+    """Calls since the cadence's last checkpoint (`checkpoint_every`); -1 when it was taken
+    ahead of the call it is for (`gate.CallGate.checkpoint_ahead`)."""
     resets: int = 0
     calls: dict[str, int] = field(default_factory=dict)
     """Call id -> the seq of its `tool_call`, for the calls in flight (the last few)."""

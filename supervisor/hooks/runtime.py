@@ -75,6 +75,10 @@ LAST_WORD_S = 0.3
 """Recording why a call failed (`record_error`) ends this long before the agent's timeout."""
 LATER_S = 5.0
 """Work done after an answer (`read_after`) waits at most this long for a lock."""
+CHECKPOINT_AFTER_S = 30.0
+"""The periodic checkpoint taken after an answer (`checkpoint_after`) has this long for its lock
+and git (a share of it, `journal.CHECKPOINT_SHARE`, for the commit), as a call's PreToolUse
+that takes it has its agent's timeout."""
 HEARTBEAT_S = 5.0
 """While a call is held for the operator, a heartbeat is written this often."""
 STILL_WAITING = (
@@ -129,8 +133,10 @@ def handle(
         step = _into_run(step, *run)
     base = step.session_id
     step = _follow_resumes(root, step)
-    if later is not None and resident is not None and _ends_call(target, step):
-        later.append(functools.partial(read_after, target, root, step, resident))
+    if later is not None and resident is not None and _last_hook(target, step):
+        later.append(functools.partial(checkpoint_after, root, step, resident))
+        if _ends_call(target, step):
+            later.append(functools.partial(read_after, target, root, step, resident))
     if step.kind == "batch" and _all_seen(root, step):
         return ""  # the common case: every call went through PreToolUse; nothing to open
     if step.kind == "display" and step.display and not step.display["final"]:
@@ -164,12 +170,37 @@ def handle(
         _put_away(guard, resident)
 
 
+def _last_hook(target: Target, step: HookStep) -> bool:
+    """The last hook of a tool call: the batch's, for an agent that reports one; else the
+    result's. What follows it is the agent's next model request, not another hook of ours."""
+    return step.kind == ("batch" if target.batches else "result")
+
+
 def _ends_call(target: Target, step: HookStep) -> bool:
-    """The last hook of a tool call (the batch's, for an agent that reports one; else the
-    result's), of an agent whose transcript is read: what follows it is the agent's next
-    model request, not another hook of ours."""
-    return (target.transcript is not None and bool(step.transcript)
-            and step.kind == ("batch" if target.batches else "result"))
+    """The last hook of a tool call (`_last_hook`), of an agent whose transcript is read."""
+    return target.transcript is not None and bool(step.transcript) and _last_hook(target, step)
+
+
+def checkpoint_after(root: Path, step: HookStep, resident: Resident) -> None:
+    """Once the last hook of a call is answered, the resident server takes the periodic
+    checkpoint the next call is due (`checkpoint_every`), which that call's PreToolUse took
+    on the agent's path (a git commit of the work tree: tens of ms, every 25th call). The
+    model is thinking now, and the work tree is what the next call starts from, so the
+    checkpoint protects that call as before (`Guard.checkpoint_ahead`). It still precedes
+    the call: a PreToolUse that comes meanwhile waits for the session lock, which this holds
+    while it commits. Safe to lose: a server killed (or a lock not had in time) before it
+    is taken and saved leaves the count as it was, so the next PreToolUse takes it inline,
+    as without a server. Skipped when another call uses the session's kept guard or none
+    is kept (then that call, or the next, does it)."""
+    budget = Budget(CHECKPOINT_AFTER_S, time.monotonic())
+    with waits.within(budget.deadline()):
+        guard = _kept(resident, root, step, budget)
+        if guard is None:
+            return
+        try:
+            guard.checkpoint_ahead()
+        finally:
+            resident.give_back(guard)
 
 
 def read_after(target: Target, root: Path, step: HookStep, resident: Resident) -> None:
