@@ -210,3 +210,34 @@ def test_analyze_fits_an_80_column_terminal() -> None:
     assert any("…" in line for line in lines)
     too_wide = [line for line in lines if len(line) >= 80]
     assert not too_wide, too_wide
+
+
+def test_a_store_root_is_its_sessions_not_the_failure_memory_beside_them(
+        root: Path, tmp_path: Path) -> None:
+    """`supervisor analyze ROOT` on a root whose guard had learned from a failure warned
+    "skipped ROOT/memory/….jsonl: unknown format" for each project's notes: they are the
+    store's own, not runs. Only the sessions are read, and nothing is said of the rest."""
+    import subprocess as sp
+
+    from supervisor.guard.core import Guard
+    from supervisor.guard.settings import GuardSettings
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    sp.run(["git", "init", "-q", str(repo)], check=True)
+    sp.run(["git", "-C", str(repo), "remote", "add", "origin",
+            "https://example.com/acme/widget.git"], check=True)
+    clock = iter(range(1_800_000_000, 1_800_000_100))
+    with Guard.open(root, "s1", cwd=repo, clock=lambda: float(next(clock)),
+                    settings=GuardSettings(checkpoints=False)) as guard:
+        guard.start("test")
+        for n, (command, output, ok) in enumerate([
+                ("python manage.py test", "bash: python: command not found", False),
+                ("python3 manage.py test", "Ran 3 tests\nOK", True)]):
+            guard.pre_call("Bash", {"command": command}, call_id=f"c{n}")
+            guard.post_call(f"c{n}", output, ok=ok)
+    assert list((root / "memory").glob("*.jsonl")), "the guard learned the failure"
+    out = run_cli("analyze", str(root))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "" and "s1" in out.stdout
+    assert [r.session for r in load_runs(root)] == ["s1"]

@@ -18,7 +18,7 @@ from typing import Any
 from supervisor.protocol.bad_line import BadLine
 from supervisor.protocol.codec import parse_line
 from supervisor.protocol.linereader import bounded_lines
-from supervisor.protocol.names import AGENT_EVENT_TYPES, EVENTS_FILE, MAX_LINE_BYTES
+from supervisor.protocol.names import AGENT_EVENT_TYPES, EVENTS_FILE, MAX_LINE_BYTES, SESSIONS_DIR
 
 
 @dataclass(slots=True)
@@ -135,6 +135,9 @@ def _load(path: Path, depth: int) -> list[Run] | None:
         events = path / EVENTS_FILE
         if events.is_file():
             return [_protocol_run(events)]
+        if (path / SESSIONS_DIR).is_dir():  # a store root: its runs are its sessions; the
+            # rest is the store's own (the failure memory's notes, keys), not a run to read
+            return _load(path / SESSIONS_DIR, depth + 1)
         found = _foreign(path)
         if found is not None:
             return found

@@ -19,6 +19,8 @@ MAX_TS: Final = 253402300799.0
 """Latest time stamp a line may carry: the end of year 9999, in Unix seconds (a time in
 milliseconds or nanoseconds is far above it, so it is refused rather than misread)."""
 
+SESSIONS_DIR: Final = "sessions"
+"""A store root's folder of session folders (beside it: the store's own files, not runs)."""
 EVENTS_FILE: Final = "events.jsonl"
 CONTROL_FILE: Final = "control.jsonl"
 CHECKPOINTS_DIR: Final = "checkpoints.git"

@@ -19,7 +19,13 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.protocol.names import CHECKPOINTS_DIR, CONTROL_FILE, EVENTS_FILE, READS_DIR
+from supervisor.protocol.names import (
+    CHECKPOINTS_DIR,
+    CONTROL_FILE,
+    EVENTS_FILE,
+    READS_DIR,
+    SESSIONS_DIR,
+)
 from supervisor.store.errors import (
     InvalidSessionId,
     SessionNotFound,
@@ -63,7 +69,7 @@ def sanitize_session_id(raw: str) -> str:
 
 
 def sessions_dir(root: Path) -> Path:
-    return root / "sessions"
+    return root / SESSIONS_DIR
 
 
 def session_dir(root: Path, session_id: str) -> Path:
