@@ -26,7 +26,7 @@ EXPECTED = {
     "checkpoint": ("cp3 'before editing src/dates.py' commit 4b825dc642cb at seq 23, 17 files",
                    "cp4 'auto: every 20 actions' commit 9c1f2e7d4b3a at seq 39, 18 files "
                    "(+1 ~2 -0 since cp3)"),
-    "rollback": "to cp3, 2 files restored (safety checkpoint cp5)",
+    "rollback": "to cp3: 2 files put back as they were (safety checkpoint cp5)",
     "escalation": "e1 level 3 [cycle]: oscillating",
     "decision_applied": " for e1: ",
     "decision_ignored": "[d-7f3b] duplicate",
@@ -96,3 +96,13 @@ def test_ago_changes_at_says_when_the_text_next_turns() -> None:
         for part in (0.0, 0.25, 0.5, 0.75, 0.999):
             assert ago(ts, now + (due - now) * part) == ago(ts, now), (age, part)
         assert ago(ts, due + 1.0) != ago(ts, now), age  # a second later at most, it turned
+
+
+def test_a_rollback_says_files_put_back_not_restored() -> None:
+    """`restored_files` counts the files removed (created since) too: "2 files restored" for
+    one restored and one removed was not what happened (the CLI's own line said "restored 1
+    file(s), removed 1"); one file is "1 file", not "1 files"."""
+    line = (b'{"v":1,"seq":9,"ts":1732300300.0,"type":"rollback","checkpoint_id":"cp-1",'
+            b'"restored_files":1,"safety_checkpoint_id":"cp-4"}')
+    assert describe_event(parse_line(line)).endswith(  # type: ignore[arg-type]
+        "to cp-1: 1 file put back as it was (safety checkpoint cp-4)")

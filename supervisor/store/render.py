@@ -195,6 +195,14 @@ def _decision(e: Any) -> str:
     return f"{e.operator}: {e.action}{target} [{e.decision_id}]{detail}"
 
 
+def _rollback(e: Any) -> str:
+    """`restored_files` counts the files put back and those removed (created since): not
+    "restored" alone, which the CLI's own line tells apart."""
+    files = f"{e.restored_files} files put back as they were" if e.restored_files != 1 \
+        else "1 file put back as it was"
+    return f"to {e.checkpoint_id}: {files} (safety checkpoint {e.safety_checkpoint_id})"
+
+
 _RENDERERS: dict[str, Callable[[Any], str]] = {
     "session_start": _session_start,
     "task_start": lambda e: f"{e.task_id}: {e.title}{_plan_step(getattr(e, 'plan', None))}",
@@ -214,8 +222,7 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "decision_applied": lambda e: (f"{e.action} [{e.decision_id}] for "
                                    f"{e.escalation_id or '(no escalation)'}: {e.outcome}"),
     "decision_ignored": lambda e: f"[{e.decision_id}] {e.reason}",
-    "rollback": lambda e: (f"to {e.checkpoint_id}, {e.restored_files} files restored "
-                           f"(safety checkpoint {e.safety_checkpoint_id})"),
+    "rollback": _rollback,
     "heartbeat": lambda e: "",
     "hint": lambda e: f"{e.kind} [{e.call_id}] {e.message}",
     "disobeyed": lambda e: f"[{e.call_id}] ran although refused ({e.refused}): {e.message}",
