@@ -107,6 +107,28 @@ def test_the_pairing_survives_a_save(tmp_path: Path) -> None:
         assert memory.numbered == 1
 
 
+def test_the_memory_is_saved_when_changed_in_place_and_only_then(tmp_path: Path) -> None:
+    """Whether a block changed the memory is told from its values (`_values`), not its JSON:
+    a list changed in place (a result taking the oldest waiting id) is saved, a block that
+    only reads writes nothing."""
+    files = SessionFiles(tmp_path, tmp_path)
+    path = files.file(hook_memory.MEMORY_FILE)
+    with hook_memory.remembered(files) as memory:
+        first, second = memory.pair_call("k"), memory.pair_call("k")
+        memory.see("toolu_1")
+    with hook_memory.remembered(files) as memory:
+        assert memory.pair_result("k") == first
+    size = path.stat().st_size
+    with hook_memory.remembered(files) as memory:
+        assert memory.saw("toolu_1") and not memory.saw("toolu_2")
+    assert path.stat().st_size == size
+    hook_memory._kept.clear()  # another process: the file alone
+    with hook_memory.remembered(files) as memory:
+        assert memory.waiting == {"k": [second]} and memory.seen == ["toolu_1"]
+    assert (peeked := hook_memory.peek(files)) is not None and peeked.saw("toolu_1")
+    assert hook_memory.peek(SessionFiles(tmp_path, tmp_path / "none")) is None
+
+
 def test_the_transcript_reader(tmp_path: Path) -> None:
     chat = tmp_path / "session.jsonl"
     lines = [{"type": "user", "content": [{"text": "fix"}]},

@@ -188,6 +188,24 @@ def test_a_broken_payload_with_a_session_is_rescued_not_refused() -> None:
     assert read_payload(b'{"session_id": "s", "duration_ms": NaN}')["duration_ms"] == "NaN"
 
 
+@pytest.mark.parametrize(("raw", "value"), [
+    (b'"\\ud800 lone"', "\\ud800 lone"),  # an escaped lone surrogate
+    (b'"\\uDC80"', "\\x80"),  # (a surrogateescape one: the byte it stands for)
+    (b'"\xff raw"', "\\xff raw"),  # bytes that are not UTF-8
+    (b"NaN", "NaN"), (b"-Infinity", "-Infinity"),
+    (b"1e999", "Infinity"), (b"-2.5E+400", "-Infinity"),
+    (b"1" * 400 + b".5", "Infinity"), (b"9" * 250 + b"e99", "Infinity"),
+    (b'"\\ud83d\\ude00 a pair"', "\U0001f600 a pair"),  # a pair is one character
+    (b"1e99", 1e99), (b'"plain \\u00e9"', "plain \u00e9"),
+])
+def test_a_payload_is_made_writable_whatever_its_bytes_hold(raw: bytes, value: object) -> None:
+    """`read_payload` skips its walk of the value only when the bytes cannot hold what it
+    mends: every such value still comes out fit for a protocol line."""
+    payload = read_payload(b'{"session_id": "s", "tool_input": {"x": ' + raw + b"}}")
+    assert payload["tool_input"]["x"] == value
+    encode_line({"type": "x", **payload})  # (raises for what a line cannot carry)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.sampled_from(
     ["hook_event_name", "tool_name", "tool_input", "tool_response", "tool_use_id", "prompt",

@@ -2,7 +2,9 @@
 PostToolBatch, assistant text from the transcript, task notifications, the session's task, and
 the target registry."""
 
+import fcntl
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,27 @@ def _refused(cid: str) -> tuple[str, str, dict, object]:
     """An Edit Claude Code refused before PreToolUse (`old_string` not in the file)."""
     return cid, "Edit", EDIT, f"<tool_use_error>{NOT_FOUND}</tool_use_error>"
 
+
+def test_a_batch_of_calls_seen_before_is_answered_without_the_memorys_lock(hook: Hook) -> None:
+    """The common batch (every call went through PreToolUse) reads the hook memory as last
+    saved, without its lock: a hook of the session holding it does not hold the batch up
+    (before, the batch waited for it until its deadline)."""
+    read = {"tool_name": "Read", "tool_input": {"file_path": "/w/a.py"}, "tool_use_id": "t1"}
+    assert hook("PreToolUse", **read) is None
+    done = {**read, "tool_response": {"file": {"content": "x"}}}
+    assert hook("PostToolUse", **done) is None
+    logged = len(hook.events())
+    lock = os.open(hook.root / "sessions" / SESSION / "hook.lock", os.O_RDWR)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert hook("PostToolBatch", timeout=2, **_batch(
+            ("t1", "Read", read["tool_input"], done["tool_response"]))) is None
+    finally:
+        os.close(lock)
+    assert len(hook.events()) == logged  # nothing to record: the call was seen
+    unseen = ("t2", "Read", {"file_path": "/w/b.py"}, {"file": {"content": "y"}})
+    assert hook("PostToolBatch", **_batch(unseen)) is None
+    assert [e["call_id"] for e in hook.events("tool_call")] == ["t1", "t2"]
 
 def test_calls_only_in_a_batch_are_recorded_as_failures_and_answered(hook: Hook) -> None:
     hook("SessionStart", source="startup")

@@ -160,9 +160,10 @@ def _number(call_id: str) -> int:
 
 
 _Stamp = tuple[int, int, int] | None
-_kept: dict[Path, tuple[_Stamp, Memory, str]] = {}
-"""file -> (its stamp when last read or written here, the memory it holds, as saved): in the
-resident server, a session's memory is parsed again only when another process changed it."""
+_kept: dict[Path, tuple[_Stamp, Memory, tuple[object, ...]]] = {}
+"""file -> (its stamp when last read or written here, the memory it holds, its `_values` as
+saved): in the resident server, a session's memory is parsed again only when another process
+changed it."""
 
 
 @contextlib.contextmanager
@@ -178,13 +179,13 @@ def remembered(files: SessionFiles) -> Iterator[Memory]:
             _, memory, before = known
         else:
             memory = _load(path)
-            before = _dump(memory)
+            before = _values(memory)
         shown = set(memory.display)
         yield memory
         memory.fresh = False
-        after = _dump(memory)
-        if after != before:
-            _save(path, after, whole=not shown <= set(memory.display))
+        after = _values(memory)
+        if after != before:  # (JSON of the whole memory only when it changed)
+            _save(path, _dump(memory), whole=not shown <= set(memory.display))
         stamp = _stamp(path)
         if stamp is not None:
             if len(_kept) >= SESSIONS_KEPT:
@@ -192,6 +193,22 @@ def remembered(files: SessionFiles) -> Iterator[Memory]:
             _kept[path] = (stamp, memory, after)
     finally:
         os.close(fd)  # releases the lock
+
+
+def peek(files: SessionFiles) -> Memory | None:
+    """The session's memory as last saved, to read and not to change (None: none saved yet),
+    without its lock: for a question a stale answer cannot make wrong, such as whether a call
+    went through PreToolUse (`seen` only grows, so an older memory can only say no, and the
+    caller then asks again under the lock). In the resident server, one `stat`: the memory
+    kept parsed (`_kept`) when no other process changed the file since."""
+    path = files.file(MEMORY_FILE)
+    stamp = _stamp(path)
+    if stamp is None:
+        return None
+    known = _kept.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    return _load(path)
 
 
 def _stamp(path: Path) -> _Stamp:
@@ -251,6 +268,18 @@ def _dump(memory: Memory) -> str:
         "numbered": memory.numbered, "notes": memory.notes, "display": memory.display,
         "displays": memory.displays, "tally": memory.tally.dump(), "model": memory.model,
         "usage_warned": memory.usage_warned, "batched": memory.batched})
+
+
+def _values(memory: Memory) -> tuple[object, ...]:
+    """What `_dump` would write, as values to compare: whether the memory changed in a block,
+    told without encoding all of it (its `seen` alone is up to `CALLS_KEPT` ids) at every
+    block. The containers are copied (a block changes them in place); their items are
+    strings, numbers and lists of numbers that are replaced, never changed."""
+    return (memory.transcript, memory.offset, memory.mark, memory.last_text, list(memory.seen),
+            {k: list(v) for k, v in memory.waiting.items()}, memory.numbered,
+            dict(memory.notes), dict(memory.display), memory.displays,
+            {k: list(v) for k, v in memory.tally.dump().items()}, memory.model,
+            memory.usage_warned, dict(memory.batched))
 
 
 def _last_whole(raw: bytes) -> object:

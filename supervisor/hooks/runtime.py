@@ -244,14 +244,16 @@ def _count_spending(guard: Guard, target: Target, step: HookStep, root: Path) ->
 
 def _all_seen(root: Path, step: HookStep) -> bool:
     """True when every call of a batch went through PreToolUse and none was refused by the
-    agent's own permission check since (cheap: the hook memory only)."""
-    files = session_files(root, step.session_id)
-    if not files.dir.is_dir():
-        return False
+    agent's own permission check since (cheap: the hook memory as last saved, read without
+    its lock, `hook_memory.peek`; a False sends the batch the whole way, which asks again
+    under the lock)."""
     if any(item.get("refused") for item in step.batch):
         return False
-    with hook_memory.remembered(files) as memory:
-        return all(memory.saw(item["call"]["call_id"]) for item in step.batch)
+    files = session_files(root, step.session_id)
+    memory = hook_memory.peek(files)
+    if memory is None:  # no call of the session went through PreToolUse yet
+        return not step.batch and files.dir.is_dir()
+    return all(memory.saw(item["call"]["call_id"]) for item in step.batch)
 
 
 def _keep_display(root: Path, step: HookStep) -> None:
