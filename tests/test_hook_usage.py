@@ -342,3 +342,21 @@ def test_a_loop_says_what_it_has_cost_since_its_onset(hook: Hook) -> None:
     recorded = LocalStore(hook.root).read_all("loop-1").events
     item = item_of("loop-1", recorded, escalation["escalation_id"], None)
     assert item is not None and item.reason.endswith(" · $0.02 over 4 calls")
+
+
+def test_a_state_found_unreadable_by_a_kept_session_is_kept_aside_and_reported(
+    hook: Hook,
+) -> None:
+    """The resident server's kept guard takes in a state another process saved; one it cannot
+    read is kept aside as `state.json.bad`, said once in the session, and supervision goes
+    on."""
+    served = Served(hook)
+    assert call(served, 1) is None
+    state = hook.root / "sessions" / SESSION / "state.json"
+    state.write_bytes(b"\x00garbage{")  # (another process's save, unreadable)
+    assert call(served, 2) is None
+    assert call(served, 3) is None
+    (error,) = served.events("supervisor_error")
+    assert "state.json.bad" in error["message"]
+    assert state.with_suffix(".json.bad").read_bytes() == b"\x00garbage{"
+    assert [e["call_id"] for e in served.events("verdict")] == ["toolu_1", "toolu_2", "toolu_3"]

@@ -182,9 +182,13 @@ class EditGuidance:
 
     def _copy(self, digest: str, text: str) -> None:
         target = self.reads_dir / digest
-        if target.exists():
-            os.utime(target)  # recently used: evicted last
-            return
+        try:
+            os.utime(target)  # kept already (one call: every read result comes here)
+            return  # recently used now: evicted last
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return  # (as a copy that cannot be written: no changed lines)
         try:
             ensure_private_dir(self.reads_dir)
             temp = target.with_name(f".{digest}.{os.getpid()}.tmp")

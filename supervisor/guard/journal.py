@@ -121,6 +121,12 @@ class SessionJournal:
         return self.state.pending
 
     @property
+    def states_set_aside(self) -> int:
+        """How many unreadable saved states this journal found and kept aside as
+        `state.json.bad` (at its loads), so that the caller can say so."""
+        return self._state_file.set_aside
+
+    @property
     def cwd(self) -> str | None:
         return self.state.meta.get("cwd")
 

@@ -10,6 +10,7 @@ reads it at every call.
 
 import functools
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,25 @@ def policy_path(root: Path) -> Path | None:
     return candidate if os.path.isfile(candidate) else None
 
 
+def policy_tables(root: Path) -> tuple[Path, dict[str, Any]] | None:
+    """(the policy file in force, its tables as `read_policy_file` gives them), or None for
+    the default: `policy_path` and `read_policy_file` with one `stat` (the hook path asks at
+    every call, for `[guard]` and for `[budgets]`). Raises `PolicyError` like
+    `read_policy_file`."""
+    env = os.environ.get(ENV_POLICY)
+    if env:
+        path = Path(env).expanduser()
+        return path, read_policy_file(path)
+    path = _candidate(root)
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):  # (what `os.path.isfile` takes for no file)
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return path, read_policy_file(path, info)
+
+
 @functools.lru_cache(maxsize=16)
 def _candidate(root: Path) -> Path:
     """`<root>/policy.toml` (made once per root: the hook looks for it at every call)."""
@@ -41,11 +61,12 @@ def _candidate(root: Path) -> Path:
 def budgets_of(root: Path) -> list[BudgetRule]:
     """The daily budgets of the policy in force (its `[budgets]` tables), read at every call
     like `[guard]`. Raises `PolicyError` for a file or a table that cannot be used."""
-    path = policy_path(root)
-    if path is None:
+    found = policy_tables(root)
+    if found is None:
         return []
+    path, tables = found
     try:
-        return budget_rules(read_policy_file(path).get("budgets"))
+        return budget_rules(tables.get("budgets"))
     except ValueError as exc:
         raise PolicyError(f"policy file {path}: {exc}") from exc
 
@@ -55,13 +76,13 @@ _read_before: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 the policy at every call, parsed again only when the file changed."""
 
 
-def read_policy_file(path: Path) -> dict[str, Any]:
+def read_policy_file(path: Path, st: os.stat_result | None = None) -> dict[str, Any]:
     """The file's TOML tables, unchecked (shared with later reads: not to be changed). Raises
-    `PolicyError` when it cannot be read."""
+    `PolicyError` when it cannot be read. `st`: its `stat`, when the caller just made it."""
     import tomllib  # only when there is a policy file
 
     try:
-        st = os.stat(path)
+        st = os.stat(path) if st is None else st
         stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
         known = _read_before.get(path)
         if known is not None and known[0] == stamp:

@@ -180,6 +180,8 @@ class StateFile:
     def __init__(self, session_dir: Path) -> None:
         self.path = Path(session_dir) / STATE_FILE
         self._stamp: tuple[int, int, int] | None = None
+        self.set_aside = 0
+        """How many unreadable states this object kept aside (`load`)."""
 
     def changed_since_ours(self) -> bool:
         """True when the file on disk is not the one this object last loaded or saved."""
@@ -199,6 +201,7 @@ class StateFile:
                 raise ValueError("not a state of this version")
         except ValueError:  # bad JSON, too deep, not UTF-8, another version
             os.replace(self.path, self.path.with_suffix(".json.bad"))
+            self.set_aside += 1
             self._stamp = None
             return GuardState()
         self._stamp = self._current_stamp()

@@ -11,7 +11,12 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from supervisor.guard.root_policy import PolicyError, policy_path, read_policy_file
+from supervisor.guard.root_policy import (
+    PolicyError,
+    policy_path,
+    policy_tables,
+    read_policy_file,
+)
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.spend import budget_rules
 from supervisor.hooks.budget import Budget
@@ -49,10 +54,11 @@ def load_policy(root: Path) -> tuple[Any, str]:
 def guard_table(root: Path) -> dict[str, Any]:
     """Only the `[guard]` table of the policy in force (cheap: no engine policy is built).
     Raises `PolicyError` for a file that cannot be read."""
-    path = policy_path(root)
-    if path is None:
+    found = policy_tables(root)
+    if found is None:
         return {}
-    table = read_policy_file(path).get("guard") or {}
+    path, tables = found
+    table = tables.get("guard") or {}
     if not isinstance(table, dict):
         raise PolicyError(f"policy file {path}: [guard] must be a table")
     return table

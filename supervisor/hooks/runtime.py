@@ -69,8 +69,6 @@ SUBAGENT_EVENT = "subagent_start"
 starts: `session` (the child's id), `agent_id`, `agent_type`."""
 RUN_POINTER = "hook.run"
 """File in a session's directory naming its current run (after a resume)."""
-_STATE_BAD = f"{STATE_FILE}.bad"
-"""Where the guard keeps a state it could not restore (`guard.state`)."""
 LAST_WORD_S = 0.3
 """Recording why a call failed (`record_error`) ends this long before the agent's timeout."""
 LATER_S = 5.0
@@ -677,33 +675,38 @@ def _open_guard(root: Path, step: HookStep, budget: Budget,
     state the guard cannot restore is kept aside (`state.json.corrupt-<time>`) and the session
     goes on from a fresh state."""
     problems: list[str] = []
-    bad = session_files(root, step.session_id).file(_STATE_BAD)
-    bad_before = _mtime(bad)
-    guard = _kept(resident, root, step, budget) if resident is not None else None
+    guard = _kept(resident, root, step, budget, problems) if resident is not None else None
     if guard is None:
         guard = _opened(root, step, budget, resident, problems)
-    if _mtime(bad) != bad_before:
-        problems.append(
-            "the session state was unreadable; it was kept as state.json.bad and supervision "
-            "restarted from a fresh state"
-        )
+        if guard.journal.states_set_aside:
+            problems.append(_SET_ASIDE)
     return guard, problems
 
 
-def _kept(resident: Resident, root: Path, step: HookStep, budget: Budget) -> Guard | None:
+_SET_ASIDE = ("the session state was unreadable; it was kept as state.json.bad and supervision "
+              "restarted from a fresh state")
+
+
+def _kept(resident: Resident, root: Path, step: HookStep, budget: Budget,
+          problems: list[str] | None = None) -> Guard | None:
     """The resident server's kept guard of the session, brought up to date with what other
-    processes did (`SessionJournal.refresh`); None when it keeps none, or when that failed (a
-    state another process left that cannot be loaded: the guard is dropped unsaved and the
-    session opened like any other, which says why)."""
+    processes did (`SessionJournal.refresh`; a state it found unreadable and kept aside is
+    added to `problems`); None when it keeps none, or when that failed (a state another
+    process left that cannot be loaded: the guard is dropped unsaved and the session opened
+    like any other, which says why)."""
     kept = resident.take(root, step.session_id)
     if kept is None:
         return None
+    set_aside = kept.journal.states_set_aside
     try:
         kept.journal.refresh()
         kept.journal.use_settings(_settings(root, budget, []))
     except Exception:
         resident.drop(kept)
         return None
+    finally:
+        if kept.journal.states_set_aside != set_aside and problems is not None:
+            problems.append(_SET_ASIDE)
     return kept
 
 
@@ -814,8 +817,3 @@ def _size(path: str) -> int:
         return 0
 
 
-def _mtime(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
