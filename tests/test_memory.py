@@ -618,3 +618,30 @@ def test_another_script_that_works_does_not_clear_the_one_that_failed(root, repo
     # the script that failed, working now (the environment changed): the pitfall is gone
     assert session(root, "s4", repo, clock, [works])[0].action == "nudge"
     assert session(root, "s5", repo, clock, [failing])[0].action == "allow"
+
+
+def test_the_call_a_fix_names_is_told_redacted_however_long_ago_it_was_kept(root, repo):
+    """The success before a retry is named by its text, made from its arguments only when
+    the fix is recorded (`_call_kept`): redacted and cut like any call the memory tells, the
+    secret never in the memory; a long call's text is made at once."""
+    clock = Clock()
+    token = "ghp_" + "b" * 36
+    login = ("Bash", {"command": f"export GITHUB_TOKEN={token} && gh auth status"},
+             "Logged in", True)
+    long = ("Bash", {"command": "echo " + "x" * 3000 + f" GITHUB_TOKEN={token}"}, "ok", True)
+    tests = ("Bash", {"command": "npm run e2e"}, "Error: connect ECONNREFUSED 127.0.0.1:5432",
+             False)
+    passes = ("Bash", {"command": "npm run e2e"}, "12 passing", True)
+    for sid, between in (("s1", login), ("s2", long)):
+        session(root, sid, repo, clock, [tests, between, passes])
+        (fix, *_) = [r for r in _records(root) if r["k"] == "fix" and r["session"] == sid
+                     and r["how"] == "retry"]
+        assert fix["tool"] == "Bash" and (
+            "export GITHUB_TOKEN=<redacted>" if sid == "s1" else "echo xxx") in fix["call"]
+    kept = b"".join(p.read_bytes() for p in (root / "memory").iterdir())
+    assert token.encode() not in kept and b"<redacted>" in kept
+
+
+def _records(root: Path) -> list[dict]:
+    return [json.loads(line) for p in sorted((root / "memory").iterdir())
+            for line in p.read_text().splitlines() if line.strip()]

@@ -124,6 +124,29 @@ def _excerpt(text: str) -> str:
     return clean(redact(text), keep_newlines=False, limit=EXCERPT_CHARS)
 
 
+_ARGS_KEPT = 2048
+"""Characters of a success's arguments kept as they are until a fix names the call."""
+
+
+def _call_kept(step: StepRecord) -> dict[str, str]:
+    """What the last success keeps to name its call in a fix (`_call_told`): its arguments,
+    told (`call_text`: redacted and cut, tens of µs of patterns at every successful step)
+    only when a fix names it, which few successes do; the text now when they are long, so the
+    session's state stays small. (The arguments are in the session's log already.)"""
+    args = step["args"]
+    if len(args) <= _ARGS_KEPT:
+        return {"args": args}
+    return {"call": call_text(step["tool"], args)}
+
+
+def _call_told(last: dict[str, Any]) -> str:
+    """The text of the last success's call (`_call_kept`; a state saved before kept the
+    text)."""
+    if "call" in last:
+        return str(last["call"])
+    return call_text(str(last["tool"]), str(last.get("args", "")))
+
+
 class Learner:
     """One session's learning (see the module docstring). Its `state` is a JSON dict (the guard
     keeps it in the session's saved state between hook processes)."""
@@ -199,8 +222,7 @@ class Learner:
                 # it worked without its fix: the pitfall is gone (not so after the fix)
                 records.append({**base, "k": "ok", "id": eid})
         self.state["last_ok"] = {"index": step["index"], "seq": step["seq"],
-                                 "tool": step["tool"], "sig": key,
-                                 "call": call_text(step["tool"], step["args"])}
+                                 "tool": step["tool"], "sig": key, **_call_kept(step)}
         done = [s for s in self.state["done"] if s != key]
         self.state["done"] = [*done, key][-64:]
         return records
@@ -221,7 +243,7 @@ class Learner:
                     else None
                 out.append({**base, "k": "fix", "id": o["id"], "how": "retry",
                             "tool": after["tool"] if after else step["tool"],
-                            "call": after["call"] if after else "",
+                            "call": _call_told(after) if after else "",
                             "sig": after["sig"] if after else "",
                             "at": after["seq"] if after else step["seq"]})
                 continue
