@@ -181,3 +181,23 @@ def test_a_removed_events_file_is_vanished_in_sessions_and_in_a_fresh_dashboard(
     statuses = {r["session"]: r["status"] for r in map(
         json.loads, run_cli("sessions", "--json", "--root", str(root)).stdout.splitlines())}
     assert statuses == {"s1": "vanished", "s2": "empty"}
+
+
+def test_sessions_fits_an_80_column_terminal_and_a_pipe_gets_everything(root: Path) -> None:
+    """At 80 columns `supervisor sessions` wrapped every row onto two lines (the demo's four
+    sessions were eight lines, each figure under the wrong column): on a terminal the task,
+    then the agent, give way, cut with `…`, and `LAST ACTIVITY` is said `ACTIVE`; the session
+    id and the figures never do; a pipe still gets every word."""
+    from tests.test_analyze import _in_a_terminal
+
+    task = "make the date parser accept leap days"
+    _write(root, "demo-polling", [{**START, "agent": "demo-poll-agent-long", "task": task}])
+    out = _in_a_terminal("sessions", "--root", str(root), columns=80)
+    lines = out.splitlines()
+    assert len(lines) == 2 and all(len(line) <= 80 for line in lines), out
+    assert lines[1].startswith("demo-polling  ") and "…" in lines[1]
+    assert lines[0].split() == ["SESSION", "AGENT", "TASK", "STATUS", "LEVEL", "EVENTS",
+                                "ERRORS", "PENDING", "ACTIVE"]
+    piped = run_cli("sessions", "--root", str(root)).stdout
+    assert task in piped and "demo-poll-agent-long" in piped and "…" not in piped
+    assert "LAST ACTIVITY" in piped

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         ]
         for s in summaries
     ]
-    print(_table(headers, rows))
+    print(_table(headers, rows, _columns()))
     for s in summaries:  # a policy that switches supervision off must not go unseen
         for warning in s.policy_warnings:
             print(f"warning: {clean(s.session_id, limit=40)}: {warning}")
@@ -167,8 +167,33 @@ def _row(s: Any, now: float) -> dict[str, object]:
     }
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
+def _columns() -> int | None:
+    """The terminal's width when the table goes to one (None in a pipe: nothing is cut)."""
+    import shutil
+    import sys
+
+    return shutil.get_terminal_size((120, 20)).columns if sys.stdout.isatty() else None
+
+
+SHRINKS = ((2, 6), (1, 6))
+"""(column, narrowest) given up first when the table is wider than the terminal: the task,
+then the agent; never the session id (what the other commands are given) nor a figure. Then
+the last column's header is said shorter (`ACTIVE`: its values are `7m ago`)."""
+
+
+def _table(headers: list[str], rows: list[list[str]], columns: int | None = None) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    if columns is not None:  # a row wrapped at 80 columns reads as two: cut the words with …
+        over = sum(widths) + 2 * (len(widths) - 1) - columns
+        for index, narrowest in SHRINKS:
+            give = max(0, min(over, widths[index] - narrowest))
+            widths[index] -= give
+            over -= give
+        rows = [[c if len(c) <= w else c[:w - 1] + "…" for c, w in zip(r, widths, strict=True)]
+                for r in rows]
+        if over > 0 and headers[-1] == "LAST ACTIVITY":
+            headers = [*headers[:-1], "ACTIVE"]
+            widths[-1] = max(len("ACTIVE"), *(len(r[-1]) for r in rows))
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines)
