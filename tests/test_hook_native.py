@@ -126,6 +126,41 @@ def test_what_it_does_not_handle_goes_to_the_python_client(tmp_path: Path, ws: P
     assert calls == ["toolu_0", "toolu_2", "toolu_3"]
 
 
+READ_SYSCALLS = {"x86_64": "0", "aarch64": "63"}
+
+
+@pytest.mark.slow
+def test_the_client_connects_only_once_it_has_the_whole_payload(tmp_path: Path, ws: Path) -> None:
+    """While the agent has not finished writing the payload the client holds no connection, so
+    an agent slow to write keeps none of the server's workers waiting, and the server reads the
+    whole call at the one wake-up of its `accept` (header and payload in one send): before, the
+    client connected first and the server woke for the header, the payload and the end apart."""
+    read = READ_SYSCALLS.get(os.uname().machine)
+    if read is None or not Path("/proc/self/syscall").exists():
+        pytest.skip("no /proc/PID/syscall for this machine: cannot see the client wait on stdin")
+    root = tmp_path / "store"
+    _hook(native_command("--timeout", "60"), _read(ws, 0), root)
+    _wait_server(root)
+    proc = subprocess.Popen(native_command("--timeout", "60"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=cli_env(SUPERVISOR_HOME=str(root)))
+    try:
+        end = time.monotonic() + 30
+        while Path(f"/proc/{proc.pid}/syscall").read_text().split()[:2] != [read, "0x0"]:
+            assert proc.poll() is None and time.monotonic() < end, "it never read its stdin"
+            time.sleep(0.01)
+        fds = Path(f"/proc/{proc.pid}/fd")
+        assert not [fd for fd in fds.iterdir() if os.readlink(fd).startswith("socket:")]
+        out, err = proc.communicate(json.dumps(_read(ws, 1)).encode(), timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and out == b"" and err == b""  # relayed, no Python started
+    calls = [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"]
+    assert calls == ["toolu_0", "toolu_1"]
+
+
 @pytest.mark.slow
 def test_codex_sessions_share_one_server_though_each_adds_its_own_path_entry(
         tmp_path: Path, ws: Path) -> None:

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -336,13 +337,30 @@ static void read_stdin(buf_t *b) {
     if (!b->data) put(b, "", 0);
 }
 
-static int send_all(int sock, const char *data, size_t len) {
-    while (len) {
-        ssize_t n = send(sock, data, len, MSG_NOSIGNAL);
+/* The header line and the payload, in one `sendmsg` when the socket's buffer takes them (a
+ * hook's payload does): the server then reads the whole call at the one wake-up its `accept`
+ * has, instead of waking for the header, again for the payload and again for the end. */
+static int send_call(int sock, const buf_t *header, const buf_t *payload) {
+    struct iovec parts[2] = {{header->data, header->len}, {payload->data, payload->len}};
+    struct iovec *at = parts;
+    size_t left = 2;
+    while (left) {
+        struct msghdr message = {0};
+        message.msg_iov = at;
+        message.msg_iovlen = left;
+        ssize_t n = sendmsg(sock, &message, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return -1;
-        data += n;
-        len -= (size_t)n;
+        size_t sent = (size_t)n;
+        while (left && sent >= at->iov_len) {
+            sent -= at->iov_len;
+            at++;
+            left--;
+        }
+        if (left) {
+            at->iov_base = (char *)at->iov_base + sent;
+            at->iov_len -= sent;
+        }
     }
     return 0;
 }
@@ -380,12 +398,17 @@ int main(int argc, char **argv) {
     char cwd[8192];
     if (!getcwd(cwd, sizeof cwd)) fallback(NULL);
 
-    int sock = connect_to(run.data, name.data);
-    if (sock < 0 || !trusted(sock, run.data)) fallback(NULL); /* it starts the server */
-    set_timeouts(sock, timeout - (now() - started) - REPLY_MARGIN_S);
-
+    /* The payload first, then connect: the server is woken when the whole call is there to
+     * read (`send_call`), not while the agent is still writing it to our stdin. */
     buf_t payload = {0};
     read_stdin(&payload);
+    int sock = connect_to(run.data, name.data);
+    if (sock < 0 || !trusted(sock, run.data)) {
+        if (sock >= 0) close(sock);
+        fallback(&payload); /* it starts the server */
+    }
+    set_timeouts(sock, timeout - (now() - started) - REPLY_MARGIN_S);
+
     buf_t header = {0};
     char number[64];
     puts_(&header, "{\"target\": ");
@@ -414,7 +437,7 @@ int main(int argc, char **argv) {
         puts_(&header, "null");
     }
     puts_(&header, ", \"reply\": \"raw\"}\n");
-    if (send_all(sock, header.data, header.len) || send_all(sock, payload.data, payload.len)) {
+    if (send_call(sock, &header, &payload)) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) return 0; /* wedged: the call goes on */
         close(sock);
         fallback(&payload); /* it closed before taking the call: nothing was recorded */
