@@ -40,11 +40,12 @@ against the cat hooks' (target at most 1.2x, issue 40); for a plugin target, the
 added latency, and the supervisor's per call against the empty plugin's (the whole call, floor
 included: an empty plugin adds next to nothing, so a ratio of added latencies would be one
 small number over another; no target) and against no plugin; for a CLI that logs
-its own hooks' start and end (`HOOK_LOGS`: Copilot, Qwen Code, Factory Droid), also its hooks'
-logged time per call, the supervisor's against the cat hooks' (the same target; the HTTP hooks'
-beside it), and its own work per call outside the hooks (the median gap less the median logged
-hook time), the supervisor's configuration against the cat hooks': whether the CLI does more of
-its own work when the supervisor answers, or only waits longer for the hooks. A target whose CLI
+its own hooks' start and end or their time (`HOOK_LOGS`: Copilot, Qwen Code, Factory Droid,
+Claude Code), also its hooks' logged time per call, the supervisor's against the cat hooks'
+(the same target; the HTTP hooks' beside it where the CLI logs them), and its own work per
+call outside the hooks (the median gap less the median logged hook time), the supervisor's
+configuration against the cat hooks': whether the CLI does more of its own work when the
+supervisor answers, or only waits longer for the hooks. A target whose CLI
 cannot be had or run here gives a row saying so. `SUPERVISOR_BENCH_AGENTS=codex,gemini` (driver
 names) measures only those.
 """
@@ -283,7 +284,7 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
             if config == "supervisor-http":
                 _configure(driver, agent, config)  # (warmed up with the command hooks)
             done = agent.run("read the modules", timeout=RUN_TIMEOUT_S + PER_CALL_S * count,
-                             env=_log_env(driver))
+                             env=_log_env(driver), args=_log_args(driver))
             found = _gaps(server)
     finally:
         stop_servers(sandbox.store)  # the warm server waits 600 s for its next call
@@ -294,8 +295,10 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
     if len(found) < count:
         raise RuntimeError(f"{config}: {len(found)} calls measured, not {count}")
     logged = HOOK_LOGS.get(driver.name)
-    hooks = logged.read(sandbox) if logged is not None and config != "none" else []
-    if logged is not None and config != "none" and len(hooks) < (
+    read = logged is not None and config != "none" and not (
+        logged.commands_only and config == "supervisor-http")
+    hooks = logged.read(sandbox) if logged is not None and read else []
+    if logged is not None and read and len(hooks) < (
             count // 2 if logged.lossy else count):
         raise RuntimeError(f"{config}: the CLI logged the hooks of {len(hooks)} calls, "
                            f"not {count}")
@@ -397,6 +400,32 @@ def _droid_hook_times(sandbox: Sandbox) -> list[float]:
             if pre is not None and post is not None and post >= 0]
 
 
+CLAUDE_HOOKS = re.compile(r"\[DEBUG\] Hooks: (\w+)(?::\S*)? \[.*\] finished with status -?\d+ "
+                          r"\((\d+)ms\)$")
+"""Claude Code's debug log line closing one command hook (`--debug`: its own timing of the hook,
+from the spawn to the answer read, in whole milliseconds); its HTTP hooks log no duration."""
+CLAUDE_PER_CALL = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch"})
+
+
+def _claude_hook_times(sandbox: Sandbox) -> list[float]:
+    """Per tool call of the measured run, the seconds its command hooks took as Claude Code
+    logged them (`--debug`: `~/.claude/debug/<session>.txt`, one file a session; the warm-up's
+    is older): the call's PreToolUse and the PostToolUse (or PostToolUseFailure) and
+    PostToolBatch that follow it, before the next call's PreToolUse."""
+    logs = sorted((sandbox.home / ".claude" / "debug").glob("*.txt"),
+                  key=lambda path: path.stat().st_mtime)
+    per_call: list[float] = []
+    for line in logs[-1].read_text(errors="replace").splitlines() if logs else []:
+        found = CLAUDE_HOOKS.search(line)
+        if found is None or found.group(1) not in CLAUDE_PER_CALL:
+            continue
+        if found.group(1) == "PreToolUse":
+            per_call.append(0.0)
+        if per_call:
+            per_call[-1] += int(found.group(2)) / 1000.0
+    return per_call
+
+
 class HookLog(NamedTuple):
     read: Callable[[Sandbox], list[float]]
     """Per tool call of the measured run, the seconds its hooks took as the CLI logged them."""
@@ -404,12 +433,17 @@ class HookLog(NamedTuple):
     """What the CLI needs to keep that log: given to every configuration's runs alike."""
     lossy: bool = False
     """The CLI's log may drop lines: fewer calls than were made are read (at least half)."""
+    args: tuple[str, ...] = ()
+    """Command-line options the CLI needs to keep that log, given like `env`."""
+    commands_only: bool = False
+    """The log times command hooks only: the HTTP configuration's hooks are not read."""
 
 
 HOOK_LOGS: dict[str, HookLog] = {
     "copilot": HookLog(_copilot_hook_times, {}),
     "qwen": HookLog(_qwen_hook_times, {"QWEN_DEBUG_LOG_FILE": "1"}),
     "droid": HookLog(_droid_hook_times, {}, lossy=True),
+    "claude": HookLog(_claude_hook_times, {}, args=("--debug", "hooks"), commands_only=True),
 }
 """CLIs that log when each hook starts and ends (driver name: reader). Their hooks run one after
 the other on the call's path (strace: the preToolUse hook, the tool, the postToolUse hook, then
@@ -417,7 +451,13 @@ the next request), so the hooks' logged time is what they add, without the CLI's
 around them, whose swings on a loaded machine are larger than a process start (Copilot: about
 140 ms of its own per call, moving by 20-30 ms between runs; Qwen Code: 300-500 ms, moving by
 hundreds between rounds, where its four hooks a call take tens of ms each; Factory Droid: about
-100 ms quiet, 300-800 ms at a load of 10, moving by hundreds between rounds)."""
+100 ms quiet, 300-800 ms at a load of 10, moving by hundreds between rounds; Claude Code: its main
+thread's CPU per call, same configuration, 59 to 94 ms from one process to the next, traced)."""
+
+
+def _log_args(driver: Driver) -> tuple[str, ...]:
+    logged = HOOK_LOGS.get(driver.name)
+    return logged.args if logged is not None else ()
 
 
 def _log_env(driver: Driver) -> dict[str, str]:
@@ -513,7 +553,7 @@ def _warm(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
         hooks = json.loads(path.read_text()).get("hooks") if path is not None and isinstance(
             targets.load(driver.agent).settings, Settings) else None
         done = agent.run("warm up", env={"SUPERVISOR_HOOKD_IDLE_S": WARM_IDLE_S,
-                                         **_log_env(driver)})
+                                         **_log_env(driver)}, args=_log_args(driver))
         if done.returncode != 0:
             raise RuntimeError(f"warm-up: {done.describe()}")
     time.sleep(0.5)
