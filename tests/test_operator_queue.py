@@ -15,6 +15,7 @@ import pytest
 from tui_support import (
     FROZEN_NOW,
     REPO,
+    call,
     control_lines,
     escalation,
     load,
@@ -220,3 +221,28 @@ async def test_session_flag_waits_for_a_session_that_is_not_there_yet(root: Path
         await pilot.pause()
         assert isinstance(app.screen, SessionScreen) and app.screen.session_id == "later"
 
+
+
+@pytest.mark.slow
+async def test_the_evidence_is_in_view_at_80x24(root: Path) -> None:
+    """At 80x24 a long reason (the demo's) and the answers' legend filled the escalation
+    screen, and the evidence below them never showed, though the legend said the arrows
+    scroll it: the text above the evidence takes at most half the height (`tab` scrolls it)."""
+    reason = ("Paused: this exact call (bash {\"command\":\"pytest -q\"}) already ran at #9, #16 "
+              "and #26 with the same error (test_failure), and nothing changed since. The tests "
+              "fail the same way; read the failing assertion and change the code before running "
+              "them again. (Evidence: strong, 4 identical calls, output unchanged.)")
+    write_events(root, "s1", [start(pid=os.getpid(), host=THIS_HOST), *call(1), *call(2),
+                              *call(3), escalation(reason=reason, evidence=[2, 4, 6],
+                                                   kind="detection")])
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "e")
+        await pilot.pause()
+        assert isinstance(app.screen, EscalationScreen)
+        text = screen_text(app)
+        assert "Reason: Paused: this exact call" in text and "approve (+y)" in text
+        rows = [line for line in text.splitlines() if " call    bash" in line
+                or " result  " in line]
+        assert "Evidence (3 steps" in text and len(rows) >= 4, text

@@ -66,9 +66,10 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
     EscalationScreen { align: center middle; }
     EscalationScreen > Vertical { width: 90%; max-width: 120; height: auto; max-height: 95%;
         border: thick $error; background: $surface; padding: 0 1; }
+    #esc-head { height: auto; max-height: 50vh; }
     #esc-title { height: auto; text-style: bold; }
     #esc-deadline { height: 1; }
-    #esc-body { height: auto; max-height: 55vh; border-top: solid $panel; }
+    #esc-body { height: auto; max-height: 55vh; min-height: 3; border-top: solid $panel; }
     #esc-evidence, #esc-recent { text-wrap: nowrap; text-overflow: ellipsis; }
     #esc-outcome { height: auto; padding: 0 1; }
     #esc-outcome.-applied { background: $success 30%; }
@@ -106,12 +107,15 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(id="esc-title")
-            yield Static(id="esc-deadline")
-            yield Static(id="esc-options")
-            yield Static("", id="esc-size")
-            yield Static("", id="esc-outcome")
-            yield Static("", id="esc-next")
+            # at most half the height: at 80x24 a long reason and the answers' legend took
+            # every row, and the evidence "scrolled" out of sight (tab scrolls this part)
+            with VerticalScroll(id="esc-head"):
+                yield Static(id="esc-title")
+                yield Static(id="esc-deadline")
+                yield Static(id="esc-options")
+                yield Static("", id="esc-size")
+                yield Static("", id="esc-outcome")
+                yield Static("", id="esc-next")
             with VerticalScroll(id="esc-body"):  # the choices stay visible on small terminals
                 yield Static(id="esc-evidence")
                 yield Static(id="esc-recent")
@@ -233,7 +237,8 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
                            "checkpoint, enter  " + ("resume: P pauses again  "
                                                     if self.is_pause else ""), style="dim")
             options.append("\nkeys that come faster than a person types are ignored; "
-                           "↑↓ pgup pgdn scroll the evidence", style="dim")
+                           "↑↓ pgup pgdn scroll the evidence (tab: the text above it)",
+                           style="dim")
         if still_open and esc.get("deadline_ts") is not None:  # else: answered, or it holds
             options.append("\nfallback when the deadline passes: ", style="dim")
             options.append_text(safe(esc.get("fallback") or "-", 20))
