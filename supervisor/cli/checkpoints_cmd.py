@@ -7,6 +7,7 @@ guard records it in the `checkpoint` event). What differs between a checkpoint a
 tree now is always said as such ("since CP, in the work tree now")."""
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from supervisor.cli.common import CliError, add_root_argument, root_from, store_label
@@ -50,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
                 return 0
             if not changes:
                 print(f"no changes in the work tree since {args.diff}")
+            elif sys.stdout.isatty():  # a person reads it: what the letters are; a pipe: lines
+                print(f"the work tree since {clean(args.diff, limit=40)} (what a rollback to it "
+                      "throws away; A added, M modified, D deleted):")
             for mark, paths in (("A", changes.added), ("M", changes.modified),
                                 ("D", changes.deleted)):
                 for path in paths:
@@ -100,8 +104,6 @@ def changed_text(cp: "CheckpointCommit") -> str:
 def _print_patch(text: str) -> None:
     """The diff exactly as git wrote it through a pipe (`| git apply -R` works), cleaned of
     control sequences on a terminal (a file's content is the agent's, so untrusted)."""
-    import sys
-
     if not text:
         print("no changes in the work tree since this checkpoint")
         return
