@@ -106,3 +106,22 @@ def test_a_rollback_says_files_put_back_not_restored() -> None:
             b'"restored_files":1,"safety_checkpoint_id":"cp-4"}')
     assert describe_event(parse_line(line)).endswith(  # type: ignore[arg-type]
         "to cp-1: 1 file put back as it was (safety checkpoint cp-4)")
+
+
+@pytest.mark.parametrize("raw", [raw for raw in blocks("json") if b'"type":"decision"' not in raw
+                                 and b'"type":"thought"' not in raw],
+                         ids=lambda raw: raw[30:60].decode())
+def test_the_dashboards_history_says_each_documented_event_in_words(raw: bytes) -> None:
+    """The dashboard's history row of every agent-side event type `tail` has words for is
+    words too: a rollback (an offline `supervisor rollback`, a decision's) was its JSON there
+    (`{"checkpoint_id":"cp-1","restored_files":2,…}`), and so were a hint and a disobeyed call;
+    a rollback reads as `tail` reads it."""
+    import json
+
+    from supervisor.tui.history import summarize
+
+    event = json.loads(raw)
+    text = summarize(event)
+    assert not text.startswith("{"), text
+    if event["type"] == "rollback":
+        assert describe_event(parse_line(raw)).endswith(text)  # type: ignore[arg-type]

@@ -195,12 +195,17 @@ def _decision(e: Any) -> str:
     return f"{e.operator}: {e.action}{target} [{e.decision_id}]{detail}"
 
 
-def _rollback(e: Any) -> str:
-    """`restored_files` counts the files put back and those removed (created since): not
+def rollback_summary(checkpoint_id: object, restored_files: object, safety: object) -> str:
+    """A `rollback` event in words, for `tail` and the dashboard's history alike.
+    `restored_files` counts the files put back and those removed (created since): not
     "restored" alone, which the CLI's own line tells apart."""
-    files = f"{e.restored_files} files put back as they were" if e.restored_files != 1 \
+    files = f"{restored_files} files put back as they were" if restored_files != 1 \
         else "1 file put back as it was"
-    return f"to {e.checkpoint_id}: {files} (safety checkpoint {e.safety_checkpoint_id})"
+    return f"to {checkpoint_id}: {files} (safety checkpoint {safety})"
+
+
+def _rollback(e: Any) -> str:
+    return rollback_summary(e.checkpoint_id, e.restored_files, e.safety_checkpoint_id)
 
 
 _RENDERERS: dict[str, Callable[[Any], str]] = {

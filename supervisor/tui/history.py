@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionLog
+from supervisor.store.render import rollback_summary
 from supervisor.store.voice import describe_unsealed, said
 
 if TYPE_CHECKING:
@@ -94,6 +95,14 @@ def summarize(g: dict[str, Any]) -> str:
         case "memory":  # the failure memory (docs/memory.md): what it told, what it learned
             call = f" [{g.get('call_id')}]" if g.get("call_id") else ""
             return f"{g.get('kind')}{call} {g.get('message')}"
+        case "rollback":  # `tail`'s words (it was the event's JSON here)
+            return rollback_summary(g.get("checkpoint_id"), g.get("restored_files"),
+                                    g.get("safety_checkpoint_id"))
+        case "hint":
+            return f"{g.get('kind')} [{g.get('call_id')}] {g.get('message')}"
+        case "disobeyed":
+            return (f"[{g.get('call_id')}] ran although refused ({g.get('refused')}): "
+                    f"{g.get('message')}")
         case _:
             return _compact({k: v for k, v in g.items() if k not in ("v", "seq", "ts", "type")})
 
