@@ -64,3 +64,20 @@ def test_an_idle_sessions_duration_is_the_same_in_stats_and_the_dashboard(
     data = json.loads(run_cli("stats", "s1", "--json", "--root", str(root)).stdout)
     assert data["as_of"] == clock.t and _duration(
         [(g["name"], g["value"], g["limit"], g["action"]) for g in data["limits"]]) == counted
+
+
+def test_a_vanished_session_is_not_said_to_go_on(root: Path, tmp_path: Path) -> None:
+    """A session whose events.jsonl was removed (its guard state left) is `vanished`: `stats`
+    said "if the agent goes on by itself…" of it, as of a live one."""
+    clock = Clock()
+    guard = Guard.open(root, "s1", cwd=tmp_path, clock=clock,
+                       settings=GuardSettings(checkpoint_every=0))
+    guard.start("test-agent", task="deploy")
+    guard.pre_call("bash", {"command": "make deploy"})
+    guard.journal.save()
+    first = run_cli("stats", "s1", "--root", str(root))  # keeps the summary beside the events
+    assert "duration_s is the working time" in first.stdout
+    (root / "sessions" / "s1" / "events.jsonl").unlink()
+    out = run_cli("stats", "s1", "--root", str(root))
+    assert out.returncode == 0 and out.stdout.startswith("session s1: vanished")
+    assert "duration_s is the working time" not in out.stdout, out.stdout

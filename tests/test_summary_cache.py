@@ -156,12 +156,14 @@ def test_a_removed_events_file_is_vanished_in_sessions_and_in_a_fresh_dashboard(
     """`supervisor sessions` listed a session whose `events.jsonl` was removed (its folder and
     kept summary left) as `empty`, with no task, where the dashboard that saw it go says
     `vanished`: both now say `vanished`, shown as it was, from `SessionSummary.status`; and a
-    dashboard started after the removal says so too. A folder that never had events is still
-    `empty`."""
+    dashboard started after the removal says so too. `tail` says why it has nothing to show
+    (it printed nothing), and `stats` does not speak of the agent going on. A folder that never
+    had events is still `empty`."""
     from supervisor.store.follower import Follower
     from supervisor.tui.model import DashboardModel
 
-    _write(root, "s1", [START, *_call(1, False)])
+    _write(root, "s1", [{**e, "ts": 1_000.0 + n} for n, e in enumerate([START,
+                                                                       *_call(1, False)])])
     assert json.loads(run_cli("sessions", "--json", "--root", str(root)).stdout)["status"] \
         in ("running", "idle", "dead")
     session_files(root, "s1").events.unlink()
@@ -170,6 +172,12 @@ def test_a_removed_events_file_is_vanished_in_sessions_and_in_a_fresh_dashboard(
     assert (row["status"], row["task"], row["errors"]) == ("vanished", "fix the tests", 1)
     table = run_cli("sessions", "--root", str(root)).stdout
     assert "vanished" in table and "fix the tests" in table and "empty" not in table
+    tail = run_cli("tail", "s1", "--root", str(root))  # it printed nothing and exit 0
+    assert tail.returncode == 1 and tail.stdout == ""
+    assert "its events.jsonl was removed after it was read" in tail.stderr
+    stats = run_cli("stats", "s1", "--root", str(root))  # a vanished session will not go on
+    assert stats.returncode == 0 and "vanished" in stats.stdout
+    assert "duration_s is the working time" not in stats.stdout
 
     model, follower = DashboardModel(root), Follower(root)  # started after the removal
     model.preview([kept for kept in [LocalStore(root).kept_summary("s1")] if kept])

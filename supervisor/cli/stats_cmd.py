@@ -70,10 +70,11 @@ def _silence(summary: Any, usage: Any, now: float) -> str | None:
     from a night away must not read the gauge as the night not having happened, nor expect
     the night to be counted."""
     from supervisor.store.render import ago
-    from supervisor.store.summary import IDLE_AFTER_S
+    from supervisor.store.summary import IDLE_AFTER_S, LIVE_STATUSES
     from supervisor.store.units import human
 
-    if (summary.ended or usage.as_of is None or now - usage.as_of < IDLE_AFTER_S
+    if (summary.status(now) not in LIVE_STATUSES  # ended, vanished: it will not go on
+            or usage.as_of is None or now - usage.as_of < IDLE_AFTER_S
             or not any(name == "duration_s" for name, *_ in usage.gauges)):
         return None
     return (f"(duration_s is the working time up to the agent's last event, "

@@ -19,6 +19,7 @@ from supervisor.cli.common import (
     hide_store_password,
     store_from,
 )
+from supervisor.safetext import clean
 
 if TYPE_CHECKING:
     from supervisor.protocol.bad_line import BadLine
@@ -54,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
         if args.lines is not None:
             entries = entries[max(0, len(entries) - args.lines):] if args.lines else []
         _write(entries)
+        if not entries and store.summary(args.session).vanished:  # not a session yet to write
+            raise CliError(f"session {clean(args.session, limit=60)}: its events.jsonl was "
+                           "removed after it was read (`supervisor sessions` lists it as "
+                           "vanished); nothing to show", 1)
         if not args.follow:
             return 0
         try:
