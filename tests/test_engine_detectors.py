@@ -269,6 +269,29 @@ def test_failures_outside_the_window_do_not_add_up() -> None:
     assert "recurring_error" not in detectors(replay(b.end()))
 
 
+def test_a_rerun_after_a_shell_command_deleted_files_is_not_refused() -> None:
+    # held-out batch 6 (an OpenCode session): three `tsc` variants failed on one stale
+    # generated file, then a fourth; `rm -rf .next` removed it, and the check that would have
+    # passed was refused as "one more variation" that "gives the same result unchanged"
+    err = ".next/dev/types/validator.ts(17,62): error TS1434: Unexpected keyword or identifier."
+    b = SessionBuilder()
+    for cmd in ("npx tsc -b", "npx tsc --noEmit", "npx tsc -b --noEmit"):
+        b.call("Bash", {"command": cmd}, err, ok=False)
+    b.call("Read", {"file_path": "/r/.next/dev/types/validator.ts"}, "17: { AppRoutes }")
+    b.call("Bash", {"command": "rm -rf .next"}, "")
+    rerun = b.call("Bash", {"command": "npx tsc --noEmit"}, "")
+    got = alarms(replay(b.end()))
+    assert (2, "recurring_error", "nudge") in got
+    assert not [a for a in got if a[0] == rerun]
+    # with nothing changed since the last failure the same rerun is refused, as before
+    b = SessionBuilder()
+    for cmd in ("npx tsc -b", "npx tsc --noEmit", "npx tsc -b --noEmit"):
+        b.call("Bash", {"command": cmd}, err, ok=False)
+    b.call("Read", {"file_path": "/r/.next/dev/types/validator.ts"}, "17: { AppRoutes }")
+    rerun = b.call("Bash", {"command": "npx tsc --noEmit --skipLibCheck"}, err, ok=False)
+    assert (rerun, "recurring_error", "block") in alarms(replay(b.end()))
+
+
 def test_a_recurring_edit_error_blocks_the_next_edit_of_that_file_only() -> None:
     engine = Engine()
     for i, o in enumerate(["a = 1", "b = 2", "c = 3"]):
@@ -353,6 +376,21 @@ def test_repeated_assistant_messages() -> None:
 def test_a_degenerate_message_repeating_one_sentence() -> None:
     b = SessionBuilder()
     b.say("I am checking the file now. " * 12)
+    assert detectors(replay(b.end())) == ["repeated_text"]
+
+
+def test_a_list_of_version_ranges_is_not_one_sentence_repeated() -> None:
+    # held-out batch 6 (an OpenCode session): the agent's summary of an upgrade listed each
+    # package as "- `pkg`: ^1.1.0 → ^1.2.0"; with every digit masked, the 16 version halves
+    # were one chunk said 16 times. Figures alone are data: their digits stay.
+    b = SessionBuilder()
+    _work(b)
+    lines = [f"- `pkg-{chr(97 + k)}`: ^{k}.{k + 1}.0 → ^{k}.{k + 2}.{k}" for k in range(16)]
+    b.say("The following packages were updated:\n" + "\n".join(lines))
+    assert detectors(replay(b.end())) == []
+    # the same figures said again and again still are a degenerate message
+    b = SessionBuilder()
+    b.say("\n".join(["^1.1.0 → ^1.2.0 → ^1.3.0"] * 12))
     assert detectors(replay(b.end())) == ["repeated_text"]
 
 

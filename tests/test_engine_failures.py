@@ -111,6 +111,10 @@ BUN_CLOSE = 'error: script "{}" exited with code 1'
     ("FAIL src/a.test.js\nTypeError: x is not a function\nnpm ERR! code ELIFECYCLE\n"
      "npm ERR! errno 1\nnpm ERR! Exit status 1", "npm test", "TypeError: x is not a function"),
     ("$ tsc\n" + BUN_CLOSE.format("check"), "bun run check", ""),  # names nothing but status
+    # a binary run through bun (`bun tsc`): held-out batch 6 took bun's line for the error
+    (".next/types/v.ts(17,62): error TS1434: Unexpected keyword or identifier.\n"
+     'error: "tsc" exited with code 2', "bun tsc --noEmit",
+     ".next/types/v.ts(#,#): error TS#: Unexpected keyword or identifier."),
 ])
 def test_a_task_runners_closing_line_is_not_the_error(output: str, command: str,
                                                       identity: str) -> None:

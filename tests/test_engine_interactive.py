@@ -118,3 +118,77 @@ def test_a_tool_re_exposed_by_zeds_agent_client_protocol_is_the_agents_own() -> 
         assert action == ("block" if i == 4 else "allow"), i
     assert found == ["recurring_error:nudge", "recurring_error:block"]
     assert engine.facts("mcp__acp__Read", {"file_path": "/w/a.py"}).read_path == "/w/a.py"
+
+
+TSC = ".next/dev/types/validator.ts(17,62): error TS1434: Unexpected keyword or identifier."
+
+
+def test_runs_the_person_asked_for_are_not_the_agents_variations() -> None:
+    """Held-out batch 6 (an OpenCode session): the person asked for three `tsc` variants "for
+    good measure"; all three failed on one stale generated file. Asked for, they are not the
+    agent varying one failing command: no nudge, and the agent's own next variant is not
+    refused as the fourth."""
+    engine = Engine()
+    engine.observe({"type": "message", "role": "user", "seq": 1, "text": (
+        "Now run `bun tsc -b`, `bun tsc --noEmit`, and `bun tsc -b --noEmit`. You know, why "
+        "not run them all for good measure :P")}, 1.0)
+    seen = []
+    for i, cmd in enumerate(("bun tsc -b", "bun tsc --noEmit", "bun tsc -b --noEmit",
+                             "bun tsc --noEmit --skipLibCheck")):
+        action, found = _run(engine, i, "bash", {"command": cmd}, TSC, ok=False)
+        seen += [action, *(f.detector for f in found)]
+    assert seen == ["allow"] * 4
+    # each line is asked for once: the agent's own reruns of them count as before
+    found = [_run(engine, i, "bash", {"command": cmd}, TSC, ok=False)[1]
+             for i, cmd in enumerate(("bun tsc -b", "bun tsc --noEmit"), start=4)]
+    assert found[0] == [] and "recurring_error" in [f.detector for f in found[1]]
+
+
+def test_without_the_persons_request_the_same_variants_are_a_recurring_error() -> None:
+    engine = Engine()
+    engine.observe({"type": "message", "role": "user", "seq": 1,
+                    "text": "The build is broken after the upgrade; please make it pass."}, 1.0)
+    seen = []
+    for i, cmd in enumerate(("bun tsc -b", "bun tsc --noEmit", "bun tsc -b --noEmit",
+                             "bun tsc --noEmit --skipLibCheck")):
+        action, found = _run(engine, i, "bash", {"command": cmd}, TSC, ok=False)
+        seen.append((action, [f.detector for f in found]))
+    assert seen[2] == ("allow", ["recurring_error"]) and seen[3][0] == "block"
+
+
+def _patch(path: str, lines: list[str]) -> dict[str, Any]:
+    body = "\n".join(f"-{line}\n+{line.strip()}" for line in lines)
+    return {"patchText": f"*** Begin Patch\n*** Update File: {path}\n@@\n{body}\n*** End Patch"}
+
+
+def test_a_patch_tool_names_its_file_so_a_new_look_at_it_is_investigation() -> None:
+    """Held-out batch 6 (an OpenCode run): `apply_patch` (the patch in `patchText`) failed on
+    one file, the agent re-read the file, two narrower patches failed, the fourth applied and
+    was refused. Read as an edit of that file, its failures follow the rule every editor's
+    follow: the re-read between them is a new look, and the count starts again."""
+    engine = Engine()
+    assert engine.facts("apply_patch", _patch("/w/src/view.ts", ["a"])).path == "/w/src/view.ts"
+    found: list[str] = []
+    err = ("apply_patch verification failed: Error: Failed to find expected lines in "
+           "/w/src/view.ts:\n{}")
+    steps = [("apply_patch", _patch("/w/src/view.ts", ["\t\t\tswitch (m) {", "\t\t\tcase 1:"]),
+              err.format("\t\t\tswitch (m) {"), False),
+             ("read", {"file_path": "/w/src/view.ts", "offset": 108}, "119: \t\tswitch (m) {",
+              True),
+             ("apply_patch", _patch("/w/src/view.ts", ["\t\t\tcase 1:", "\t\t\t\tgo();"]),
+              err.format("\t\t\tcase 1:"), False),
+             ("apply_patch", _patch("/w/src/view.ts", ["\t\t\t\tgo();"]),
+              err.format("\t\t\t\tgo();"), False),
+             ("apply_patch", _patch("/w/src/view.ts", ["\t\tswitch (m) {", "\t\tcase 1:"]),
+              "Success. Updated the following files:\nM src/view.ts", True)]
+    for i, (tool, args, output, ok) in enumerate(steps):
+        action, more = _run(engine, i, tool, args, output, ok=ok)
+        found += [action, *(f.detector for f in more)]
+    assert found == ["allow"] * 5
+    # without the look, the same three failures recur, and the fourth patch is refused
+    engine = Engine()
+    found = []
+    for i, (tool, args, output, ok) in enumerate(steps[:1] + steps[2:]):
+        action, more = _run(engine, i, tool, args, output, ok=ok)
+        found += [action, *(f.detector for f in more)]
+    assert found[-4:] == ["allow", "recurring_error", "block", "recurring_error"]

@@ -8,7 +8,7 @@ save it. See the package docstring for a usage example and docs/engine.md for th
 from copy import deepcopy as _deepcopy
 from typing import Any
 
-from supervisor.engine import workspace
+from supervisor.engine import asked, workspace
 from supervisor.engine.confidence import as_nudge, may_refuse, weigh
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
@@ -160,6 +160,10 @@ class Engine:
             call_signature(tool, canon), canon[:_ARGS_KEPT], st.ws, facts.path, facts.is_read,
             now, batch if isinstance(batch, str) and batch else None, self._head(facts),
         )
+        request = asked.asked_for(st.prompt, facts.line, st.asked)
+        if request is not None:
+            step["asked"] = True
+            st.asked = [*st.asked, request][-32:]
         try:
             self._follow_files(step, facts)
         except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
@@ -396,7 +400,7 @@ class Engine:
         role = event.get("role")
         if role == "user":  # a person's prompt: a new task (see `user_turn`)
             if _prompted(event):
-                self.user_turn()
+                self.user_turn(str(event.get("text")))
             return []
         if role != "assistant":
             return []
@@ -691,12 +695,14 @@ class Engine:
         self._new_context()
         st.fresh_cycle = True
 
-    def user_turn(self) -> None:
+    def user_turn(self, prompt: str = "") -> None:
         """A person prompted: a new cycle and a new task. The per-cycle and per-task limits
         start again, and the detectors see a new context (a new workspace version: "run the
         tests again", asked by the user, is no repeat of the agent's). The agent no longer
-        waits for its user."""
+        waits for its user. The shell lines `prompt` spells out are the person's requests
+        (`asked.py`)."""
         self.st.waiting = None
+        self.st.prompt, self.st.asked = asked.prompt_text(prompt), []
         self.new_cycle()
         self.st.counters["task"] = 0
         self.st.baselines.pop("actions_per_task", None)

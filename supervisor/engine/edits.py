@@ -20,8 +20,9 @@ arguments, as the agent recorded them:
 - OpenHands `run_ipython`: `edit_file_by_replace(file_name, to_replace, new_content)` and
   `create_file(filename)` calls with literal arguments in `code`;
 - Codex `apply_patch`: `*** Update File:` hunks (context and `-` lines are the search text,
-  context and `+` lines the new text), `*** Add File:`; as a tool, or as the shell command
-  Codex runs it as (`apply_patch <<'EOF' ... EOF`).
+  context and `+` lines the new text), `*** Add File:`; as a tool (the patch in `input` or
+  `patch`; OpenCode's in `patchText`), or as the shell command Codex runs it as
+  (`apply_patch <<'EOF' ... EOF`).
 
 Pure and cheap: a dict in, a list of `Edit` out; unknown tools give none.
 """
@@ -84,7 +85,8 @@ def edits_of(tool: str, args: Any) -> list[Edit]:
         if tool == "editor":
             return _cline_editor(args)
         if tool in _PATCH_TOOLS:
-            return _patch(_text(args.get("input")) or _text(args.get("patch")) or "")
+            return _patch(_text(args.get("input")) or _text(args.get("patch"))
+                          or _text(args.get("patchText")) or "")
         if tool == "run_ipython":
             return _ipython(_text(args.get("code")) or "")
         if tool in tools.vocabulary().shell:

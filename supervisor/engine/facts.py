@@ -38,7 +38,9 @@ class CallFacts:
     category: str
     """`read`, `mutate`, `run`, `poll` or `other` (`categories.classify`)."""
     path: str | None
-    """The file its arguments name (`categories.file_path`)."""
+    """The file its arguments name (`categories.file_path`); for an edit without a path
+    argument, the one file its edits name (`apply_patch`'s `*** Update File:` header), so
+    its failures are grouped per file as every other editor's are."""
     is_read: bool
     """A file read the file cache may answer (`categories.is_file_read`)."""
     line: str | None
@@ -78,5 +80,9 @@ def facts_of(tool: str, args: Any, policy: Policy,
             plan = workspace.plan(tool, args, shells, parsed=(line, cmds, edits))
         except _ODD_INPUT:
             plan = []
-    return CallFacts(tool, args, category, file_path(tool, args, policy),
-                     is_file_read(tool, args, policy), line, cmds, edits, plan)
+    path = file_path(tool, args, policy)
+    if path is None and line is None and category == "mutate" and edits and all(
+            e.path == edits[0].path for e in edits):
+        path = edits[0].path  # a patch names its one file in its header, not in an argument
+    return CallFacts(tool, args, category, path, is_file_read(tool, args, policy), line, cmds,
+                     edits, plan)

@@ -47,7 +47,7 @@ _TRAILER = re.compile(
 exit code 1.]`, its working-directory and interpreter lines, `<returncode>1</returncode>`):
 they are not the program's last words, so they are skipped when looking for them."""
 _RUNNER = re.compile(
-    r"^error: script \"[^\"]*\" exited with code -?\d+|"           # bun
+    r"^error: (?:script )?\"[^\"]*\" exited with code -?\d+|"  # bun run, bun x
     r"^(?:npm (?:ERR!|error)|ERR_PNPM_\w+|\S* ?ERR_PNPM_|\S+ ERR!)(?:\s|$)|"  # npm, pnpm
     r"^(?:\S+\s+)?ELIFECYCLE\b|"                                   # pnpm, older npm
     r"^(?:error |\S+: )?Command failed with exit code -?\d+|"         # yarn, pnpm

@@ -69,6 +69,10 @@ class State:
         """Paths whose edit failed because the tool wants them read first."""
         self.memory: dict[str, dict[str, Any]] = {}
         """Each detector's own memory, by detector name (see `detectors.base`)."""
+        self.prompt = ""
+        """The person's latest prompt as `asked.prompt_text` keeps it (what it asks to run)."""
+        self.asked: list[str] = []
+        """The shell lines of the prompt already run (each is asked for once)."""
         self.quiet: list[dict[str, Any]] = []
         """Operators' quiets in force: `detector`, `signature` (None: all of its findings),
         `until` (the first step index no longer quiet; None: until the session ends)."""

@@ -79,6 +79,9 @@ class StepRecord(TypedDict):
     last_line: str
     """For a run or poll that succeeded: the last line of its output, normalised as the
     outcome is and cut (the recovery turn quotes the output that stayed the same)."""
+    asked: bool
+    """The person's latest prompt spells out this shell line and had not been answered by an
+    earlier call (see `asked.py`): a run the person asked for, not one of the agent's own."""
 
 
 def new_step(index: int, seq: int, call_id: str, tool: str, category: str, signature: str,
@@ -91,4 +94,4 @@ def new_step(index: int, seq: int, call_id: str, tool: str, category: str, signa
                 touches=[], file=None, views=None, probe=[], path=path, is_read=is_read, time=time,
                 refused=None, ok=None, outcome=None, error="", error_id="", error_source="",
                 empty=False, novel=False, progress=False, changed=[], returned=[], result_seq=0,
-                last_line="")
+                last_line="", asked=False)

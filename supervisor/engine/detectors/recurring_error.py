@@ -22,8 +22,15 @@ look starts the file's count again. A look that shows what an earlier one showed
 (a grep for the missing text), or one more view of a neighbouring range through the same tool,
 teaches nothing new and changes nothing.
 
-The rubric's three occurrences: nudge at the 3rd; the next call of that tool
-(program, file) is refused at the 4th, escalated at the 6th.
+The rubric's three occurrences: nudge at the 3rd; the next call of that tool (program, file) is
+refused at the 4th, escalated at the 6th. A run the person's prompt asked for
+(`StepRecord.asked`: the prompt spells out its line) neither counts nor is refused: three build
+variants asked for "for good measure" that fail alike are not the agent's loop. A refusal says
+that running it again unchanged gives the same result, so it is made only while nothing changed
+since the last failure: after a change of the work tree (an edit, or a shell command that wrote
+or deleted files: `rm -rf .next` clearing a stale generated file, then the build that would have
+passed) the next call checks that change and runs; it still counts when it fails the same way.
+A syntax error is the exception, as above: the agent's own edits make it, so an edit is no fix.
 """
 
 from typing import ClassVar, TypedDict
@@ -71,6 +78,15 @@ def _distinct(failures: list[dict[str, object]]) -> int:
     return len({f["signature"] for f in failures})
 
 
+def _changed_since(st: State, failures: list[dict[str, object]]) -> bool:
+    """Whether the work tree changed since the last of these failures (so the next call
+    checks a change, see the module docstring); never for syntax errors, which edits make.
+    A failure remembered by an older engine, without its version after, counts as unchanged."""
+    if all(f["error"] == "syntax_error" for f in failures):
+        return False
+    return failures[-1].get("after", st.ws) != st.ws
+
+
 class RecurringError(Detector[RecurringErrorParams]):
     name = "recurring_error"
     summary = ("the same error (its normalised message) from one tool, or from edits of one "
@@ -100,10 +116,11 @@ class RecurringError(Detector[RecurringErrorParams]):
                 if not group["failures"]:
                     groups.pop(key)
             return None
-        if (step["ok"] is None or not step["error_id"]
+        if (step["ok"] is None or not step["error_id"] or step.get("asked")
                 or is_test_report(step["error"], step["error_id"])):
             # the bug under repair recurs while it is repaired; edits that do not change it are
-            # `ineffective_edits`', identical runs `exact_repeat`'s
+            # `ineffective_edits`', identical runs `exact_repeat`'s; a run the person asked for
+            # is not the agent varying its command
             return None
         group = groups.pop(key, None) or {"failures": [], "refused": 0, "fired": 0}
         groups[key] = group
@@ -116,7 +133,7 @@ class RecurringError(Detector[RecurringErrorParams]):
         group["failures"].append({
             "index": step["index"], "batch": step["batch"] or f"step:{step['index']}",
             "signature": step["signature"], "error_id": step["error_id"], "seq": step["seq"],
-            "workspace": step["workspace"],
+            "workspace": step["workspace"], "after": st.ws,
             "head": step["head"],
             "error": step["error"], "category": step["category"]})
         same = [f for f in group["failures"] if f["error_id"] == step["error_id"]]
@@ -141,12 +158,12 @@ class RecurringError(Detector[RecurringErrorParams]):
                p: RecurringErrorParams) -> Finding | None:
         key = group_of(step)
         group = mem["groups"].get(key)
-        if not group or not group["failures"]:
+        if not group or not group["failures"] or step.get("asked"):
             return None
         last = group["failures"][-1]
         same = [f for f in group["failures"] if f["error_id"] == last["error_id"]
                 and step["index"] - f["index"] <= p["window"]]
-        if _distinct(same) < 2:
+        if _distinct(same) < 2 or _changed_since(st, same):
             return None
         attempts = len({f["batch"] for f in same}) + group["refused"] + 1
         stop = p.get("stop")

@@ -1,13 +1,17 @@
 """Repeated text: the agent's own messages repeating, by chunk hashing.
 
 Code blocks (``` fences and indented blocks) are removed first: repeating the same code while
-explaining it is normal. The rest is normalised (case, whitespace, digits) and cut into
-sentences/lines of at least a few words; each chunk is hashed. A message repeats when most of
-its chunks appeared in recent messages; a streak of repeating messages with no workspace change
-and no new tool output in between is a loop (the same "Let me scroll down" while scrolling
-through a file is not). A single message in which one chunk recurs many times (a degenerate text
-loop, as Gemini CLI checks for) fires at once, and so do several empty replies in a row with no
-tool call between them (as OpenHands checks for).
+explaining it is normal. The rest is normalised (case, whitespace, and digits among words) and
+cut into sentences/lines of at least a few characters; each chunk is hashed. Digits are masked
+only in a chunk with words ("Step 3: checking the file" and "Step 4: ..." are one sentence): a
+chunk of figures and signs alone (a version range "^1.1.0 → ^1.2.0", a row of numbers) is data
+whose figures are all it says, so eighteen upgraded packages listed in one message are eighteen
+lines, not one line said eighteen times. A message repeats when most of its chunks appeared in
+recent messages; a streak of repeating messages with no workspace change and no new tool output
+in between is a loop (the same "Let me scroll down" while scrolling through a file is not). A
+single message in which one chunk recurs many times (a degenerate text loop, as Gemini CLI
+checks for) fires at once, and so do several empty replies in a row with no tool call between
+them (as OpenHands checks for).
 """
 
 import re
@@ -25,6 +29,7 @@ _FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.S)
 _INDENTED = re.compile(r"^(?: {4}|\t).*$", re.M)
 _SPLIT = re.compile(r"(?<=[.!?:;])\s+|\n+")
 _NUM = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W\d_]{2,}")
 _WS = re.compile(r"\s+")
 
 
@@ -45,11 +50,15 @@ class RepeatedTextParams(TypedDict):
 
 def chunks(text: str, chunk_chars: int) -> list[str]:
     """Hashes of the normalised prose chunks of a message (code excluded): its sentences and
-    lines, longer ones cut into pieces of `chunk_chars` characters."""
+    lines, longer ones cut into pieces of `chunk_chars` characters; digits are masked only in
+    a chunk with words (see the module docstring)."""
     text = _INDENTED.sub("", _FENCE.sub(" ", text))
     out = []
     for part in _SPLIT.split(text):
-        part = _WS.sub(" ", _NUM.sub("#", part.lower())).strip(" -*#>")
+        part = part.lower()
+        if _WORD.search(part):
+            part = _NUM.sub("#", part)
+        part = _WS.sub(" ", part).strip(" -*#>")
         if len(part) < 12:
             continue
         for start in range(0, len(part), max(1, chunk_chars)):
