@@ -2,6 +2,7 @@
 session does that is not a loop. Sub-agent fan-out answered by one acknowledgement, a user who
 asks for the same check again."""
 
+import json
 from typing import Any
 
 from supervisor.engine import Engine, Finding, Policy
@@ -192,3 +193,18 @@ def test_a_patch_tool_names_its_file_so_a_new_look_at_it_is_investigation() -> N
         action, more = _run(engine, i, tool, args, output, ok=ok)
         found += [action, *(f.detector for f in more)]
     assert found[-4:] == ["allow", "recurring_error", "block", "recurring_error"]
+
+
+def test_the_persons_request_survives_a_snapshot_between_hook_calls() -> None:
+    """A hook target restores the engine, applies one event and saves it: the prompt arrives
+    in one process, the runs it asked for in others."""
+    engine = Engine()
+    engine.observe({"type": "message", "role": "user", "seq": 1,
+                    "text": "Run `bun tsc -b`, `bun tsc --noEmit` and `bun tsc -b --noEmit`."}, 1.0)
+    seen = []
+    for i, cmd in enumerate(("bun tsc -b", "bun tsc --noEmit", "bun tsc -b --noEmit",
+                             "bun tsc --noEmit --skipLibCheck")):
+        engine = Engine.restore(json.loads(json.dumps(engine.snapshot())))
+        action, found = _run(engine, i, "bash", {"command": cmd}, TSC, ok=False)
+        seen += [action, *(f.detector for f in found)]
+    assert seen == ["allow"] * 4
