@@ -209,3 +209,18 @@ def test_sessions_fits_an_80_column_terminal_and_a_pipe_gets_everything(root: Pa
     piped = run_cli("sessions", "--root", str(root)).stdout
     assert task in piped and "demo-poll-agent-long" in piped and "…" not in piped
     assert "LAST ACTIVITY" in piped
+
+
+def test_last_activity_is_the_agents_own_as_on_the_dashboard(root: Path) -> None:
+    """`LAST ACTIVITY` was the session's latest event of any kind, so an offline `supervisor
+    rollback` (written on the agent's behalf, `by`) made an agent gone for two hours read
+    "1m ago"; the dashboard's column is the agent's own last event (`last_seen_ts`)."""
+    import time
+
+    now = time.time()
+    _write(root, "s1", [{**START, "ts": now - 7200}, {**_call(1, True)[0], "ts": now - 7200}])
+    _write(root, "s1", [{"type": "rollback", "checkpoint_id": "cp-1", "restored_files": 1,
+                         "safety_checkpoint_id": "cp-2", "by": "supervisor rollback",
+                         "ts": now - 60}])
+    row = run_cli("sessions", "--root", str(root)).stdout.splitlines()[1]
+    assert row.endswith("2h ago"), row

@@ -81,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
             str(s.events),
             str(s.errors) + (f" +{s.bad_lines} bad" if s.bad_lines else ""),
             _pending_cell(s, now),
-            ago(s.last_ts, now),
+            # the agent's own last event, as the dashboard's column: not an operator's tool
+            # writing on its behalf (an offline rollback), which is not the agent's activity
+            ago(s.last_seen_ts, now),
         ]
         for s in summaries
     ]
