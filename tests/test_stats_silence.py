@@ -81,3 +81,26 @@ def test_a_vanished_session_is_not_said_to_go_on(root: Path, tmp_path: Path) -> 
     out = run_cli("stats", "s1", "--root", str(root))
     assert out.returncode == 0 and out.stdout.startswith("session s1: vanished")
     assert "duration_s is the working time" not in out.stdout, out.stdout
+
+
+def test_a_session_waiting_for_an_operator_is_said_to_count_none_of_it(
+        root: Path, tmp_path: Path) -> None:
+    """An escalation left unanswered overnight: the engine counts none of the wait (it is the
+    operator's), where `stats` said "at most 15 min of it will be"."""
+    clock = Clock()
+    guard = Guard.open(root, "s1", cwd=tmp_path, clock=clock,
+                       settings=GuardSettings(checkpoint_every=0))
+    guard.start("test-agent", task="fix the tests")
+    for _ in range(12):
+        clock.t += 1
+        verdict = guard.pre_call("bash", {"command": "pytest -q"})
+        if verdict.action == "pause":
+            break
+        clock.t += 1
+        guard.post_call(verdict.call_id, "1 failed", ok=False, error="exit 1")
+    assert guard.pending is not None, "the loop escalated"
+    guard.journal.save()
+    out = run_cli("stats", "s1", "--root", str(root))
+    assert "the silence since is not counted: the agent waits for an operator" in out.stdout, \
+        out.stdout
+    assert "at most" not in out.stdout

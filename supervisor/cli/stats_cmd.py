@@ -77,7 +77,9 @@ def _silence(summary: Any, usage: Any, now: float) -> str | None:
             or usage.as_of is None or now - usage.as_of < IDLE_AFTER_S
             or not any(name == "duration_s" for name, *_ in usage.gauges)):
         return None
+    why = ("the agent waits for an operator, and that time is never counted"
+           if usage.waits_for_operator else
+           f"if the agent goes on by itself, at most {human(usage.idle_gap_s, 'seconds')} of "
+           "it will be, and none if a user's prompt ends it")
     return (f"(duration_s is the working time up to the agent's last event, "
-            f"{ago(usage.as_of, now)}; the silence since is not counted: if the agent goes on "
-            f"by itself, at most {human(usage.idle_gap_s, 'seconds')} of it will be, and "
-            "none if a user's prompt ends it)")
+            f"{ago(usage.as_of, now)}; the silence since is not counted: {why})")

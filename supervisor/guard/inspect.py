@@ -74,6 +74,9 @@ class LimitUsage:
     """The time of the last event the engine saw: the gauges are its count up to then."""
     idle_gap_s: float = 0.0
     """The policy's `idle_gap_s`: the most of one silence `duration_s` will count."""
+    waits_for_operator: bool = False
+    """An escalation or a pause held the agent at its last event: none of the silence since
+    will count (the engine's `_worked`)."""
 
 
 def still_waiting(summary: SessionSummary, session: str) -> str | None:
@@ -129,7 +132,9 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Limit
     gauges = [
         (g.name, g.value, g.limit, engine.policy.limit(g.name)[1]) for g in engine.gauges(at)
     ]
-    return LimitUsage(engine.level, gauges, source, problem, as_of, engine.policy.idle_gap_s)
+    held = engine.st.waiting == "operator" or engine.st.escalation is not None
+    return LimitUsage(engine.level, gauges, source, problem, as_of, engine.policy.idle_gap_s,
+                      held)
 
 
 def replay_engine(events: Iterable[Event], problems: list[str] | None = None) -> Any:
