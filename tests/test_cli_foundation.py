@@ -146,6 +146,30 @@ def test_tail_follow_picks_up_an_appended_event(root: Path) -> None:
 
 
 @pytest.mark.slow
+def test_tail_follow_ends_when_the_events_file_is_removed(root: Path) -> None:
+    """`tail --follow` said "the log was truncated or replaced; reading from the start" of a
+    removed `events.jsonl` and went on waiting: it says the session vanished (as the
+    dashboard and `sessions` do) and ends, exit 1, as for a removed folder."""
+    write_session(root, "live", start())
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor", "tail", "live", "--follow"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=cli_env())
+    watchdog = threading.Timer(30, proc.kill)  # a hang fails the test instead of blocking it
+    watchdog.start()
+    try:
+        assert "session_start" in proc.stdout.readline()
+        session_files(root, "live").events.unlink()
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 1, out
+        assert out.splitlines() == ["-- the session vanished (its events.jsonl was removed) --"]
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@pytest.mark.slow
 def test_validate_clean_and_bad_files(root: Path, tmp_path: Path) -> None:
     write_session(root, "v", start(), {"type": "heartbeat"})
     clean = run_cli("validate", str(session_files(root, "v").events))

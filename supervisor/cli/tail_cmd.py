@@ -64,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             while True:
                 batch = reader.poll(timeout=FOLLOW_INTERVAL_S)
+                if batch.reset and batch.missing:  # removed, not replaced: as the dashboard
+                    _write([*printer.flush(),  # and `sessions` say, the session vanished
+                            ["-- the session vanished (its events.jsonl was removed) --"]])
+                    return 1
                 if batch.reset:
                     _write([*printer.flush(),
                             ["-- the log was truncated or replaced; reading from the start --"]])
