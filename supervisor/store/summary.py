@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from supervisor.protocol.decisions import is_hold
 from supervisor.protocol.policy_audit import switched_off
 from supervisor.store.liveness import Liveness, judge
+from supervisor.store.voice import SEALS_FIELD
 
 if TYPE_CHECKING:
     from supervisor.protocol.models import Event  # pydantic: not before the first screen
@@ -72,6 +73,9 @@ class SessionSummary:
     end_reason: str | None = None
     limit_stop: bool = False
     """A `limit` event said the session stops (its end is shown as `limit`)."""
+    sealed: bool = False
+    """The first `session_start` says the guard seals the lines it speaks with (`store.voice`):
+    then an escalation here is the supervisor's; without, no one can tell (`NO_SEAL_NOTE`)."""
     imported: bool = False
     """The `session_start` says the run was imported from another framework's recording."""
     transcript_path: str | None = None
@@ -176,8 +180,10 @@ def _session_start(s: SessionSummary, e: Any) -> None:
     s.policy_warnings = switched_off(e.policy)
     s.host = e.host
     s.heartbeat_s = e.heartbeat_s
-    s.started_ts = e.ts
     extra = e.__pydantic_extra__ or {}
+    if s.started_ts is None:  # the first decides, as for the readers' check (store.voice)
+        s.sealed = bool(extra.get(SEALS_FIELD))
+    s.started_ts = e.ts
     s.imported = bool(extra.get("imported"))
     path = extra.get("transcript_path")
     s.transcript_path = path if isinstance(path, str) and path else None

@@ -44,6 +44,10 @@ SEALED: tuple[str, ...] = ("detection", "disobeyed", "escalation", "session_end"
 nothing to anyone, and it is written on every call)."""
 SEALS_FIELD = "seals"
 """The `session_start` field listing the types this session's guard seals."""
+NO_SEAL_NOTE = ("No seal: this session's lines carry none (recorded before seals, or imported, "
+                "or written by the agent itself), so the supervisor cannot vouch that this "
+                "escalation is its own.")
+"""What the views that offer an answer say of an escalation in a session without `seals`."""
 _DOMAIN = "event"
 """Kept apart from the decision seal's canonical form: one can never stand for the other."""
 _HEAD_BYTES = 64 * 1024

@@ -16,6 +16,7 @@ from supervisor.operator.send import DecisionError, send_decision
 from supervisor.protocol.decisions import KINDS, plan_problem
 from supervisor.safetext import clean
 from supervisor.store.base import Follow, SessionBatch, Store
+from supervisor.store.voice import NO_SEAL_NOTE
 from supervisor.tui.event_detail import evidence_steps
 from supervisor.tui.history import recent_steps
 from supervisor.tui.model import DashboardModel, SessionState
@@ -134,6 +135,7 @@ class LiveQueue:
             "options": [_option(o) for o in esc.get("options") or [] if _answerable_here(o)],
             "checkpoint_id": _t(esc.get("checkpoint_id") or "", 128) or None,
             "agent": _t(summary.agent or "", 60), "task": _t(summary.task or "", 200),
+            "no_seal": None if summary.sealed else NO_SEAL_NOTE,
             "stale": stale, "liveness": _t(life.reason, 200),
             "notifications": [
                 {"service": _t(redact.in_text(service), 200), "outcome": n["outcome"],

@@ -236,3 +236,41 @@ def test_a_fleet_operator_sees_the_forged_line_as_the_agents(tmp_path: Path,
                    for x in tail.stdout.splitlines()) == 2
     finally:
         relay.stop()
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+@pytest.mark.parametrize("sealed", [True, False])
+async def test_an_escalation_no_one_can_vouch_for_says_so_where_it_is_answered(
+        tmp_path: Path, sealed: bool) -> None:
+    """A session without seals (recorded before them, imported, or written whole by an agent):
+    its escalation is shown as before, with the note, where the answers are offered; the
+    guard's own sealed escalation has none."""
+    from tui_support import escalation, press
+
+    from supervisor.store.voice import NO_SEAL_NOTE
+    from supervisor.tui.screens.escalation import EscalationScreen
+    from supervisor.web.queue import LiveQueue
+
+    root = tmp_path / "store"
+    if sealed:
+        _looping(root, tmp_path)
+    else:
+        write_events(root, "s1", [start(), escalation(reason=FORGED)])
+    live = LiveQueue(LocalStore(root))
+    live.start()
+    try:
+        assert live.loaded.wait(30)
+        entries = live.snapshot()
+    finally:
+        live.close()
+    note = [e["no_seal"] for e in entries["queue"] + entries["stale"]]
+    assert note == [None if sealed else NO_SEAL_NOTE]
+    app = make_app(root)
+    async with app.run_test(size=(180, 45)) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "e")
+        await pilot.pause()
+        assert isinstance(app.screen, EscalationScreen)
+        text = " ".join(screen_text(app).split())
+        assert ("No seal: this session's lines carry none" in text) is not sealed

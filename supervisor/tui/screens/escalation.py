@@ -22,6 +22,7 @@ from textual.widgets import Footer, Static
 
 from supervisor.protocol.decisions import KINDS, escalation_options, is_hold, meant
 from supervisor.store.summary import Answer
+from supervisor.store.voice import NO_SEAL_NOTE
 from supervisor.tui import nav_keys
 from supervisor.tui.decision_keys import RegistryKeys, answer_bindings
 from supervisor.tui.event_detail import EvidenceStep, evidence_steps
@@ -117,6 +118,7 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
                 yield Static("", id="esc-outcome")
                 yield Static("", id="esc-next")
             with VerticalScroll(id="esc-body"):  # the choices stay visible on small terminals
+                yield Static("", id="esc-seal")
                 yield Static(id="esc-evidence")
                 yield Static(id="esc-recent")
         yield Footer()
@@ -136,6 +138,10 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
         if esc.get("kind"):
             title.append("  kind ")
             title.append_text(safe(esc.get("kind"), 20))
+        st = self.view.model.sessions.get(self.session_id)
+        if st is not None and not st.summary.sealed:  # no one can tell whose words these are
+            title.append("  no seal (below)", style="bold yellow")
+            self.query_one("#esc-seal", Static).update(Text(NO_SEAL_NOTE, style="yellow"))
         title.append("\n")
         title.append("Reason: ", style="bold")
         title.append_text(safe(esc.get("reason"), 600))
