@@ -325,6 +325,36 @@ def test_a_collector_that_never_answers_is_said_before_the_wait(tmp_path: Path) 
 
 
 @pytest.mark.slow
+def test_follow_says_at_once_that_no_collector_listens(tmp_path: Path) -> None:
+    """`--follow` with nothing listening: the second line says so and that it retries, before
+    the exporter's first attempt has timed out (an hour here)."""
+    import select
+
+    root = private_root(tmp_path)
+    copy_samples(root, ["exact-repeat-approve"])
+    with OtlpReceiver() as rx:
+        endpoint = rx.endpoint
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_EXPORTER_OTLP_TIMEOUT="3600")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "supervisor", "otel", "--root", str(root), "--follow",
+         "--cursor", str(tmp_path / "cursor.json")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        lines = []
+        while len(lines) < 2:
+            said, _, _ = select.select([proc.stdout], [], [], 60)  # a bound, not a timing
+            assert said, f"nothing more said: {lines}"
+            lines.append(proc.stdout.readline())  # type: ignore[union-attr]
+        assert lines[0].startswith("otel: exporting ")
+        assert lines[1] == (f"otel: no collector at {endpoint} (connection refused); retrying "
+                            "until one answers\n")
+    finally:
+        proc.kill()  # its exporter is inside an hour-long request: not what is tested here
+        proc.communicate(timeout=60)
+
+
+@pytest.mark.slow
 def test_otlp_over_grpc_when_the_protocol_says_so(tmp_path: Path) -> None:
     root = private_root(tmp_path)
     copy_samples(root, ["healthy-refactor"])
