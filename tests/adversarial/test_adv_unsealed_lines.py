@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_support import load, make_app, screen_text, start, write_events
+from tui_support import load, make_app, screen_text, start, told, write_events
 
 from supervisor.protocol.models import UnsealedLine
 from supervisor.store.local import LocalStore
@@ -137,11 +137,15 @@ def anyio_backend() -> str:
 async def test_the_dashboard_queues_only_the_sealed_escalation(tmp_path: Path) -> None:
     root = tmp_path / "store"
     esc = _looping(root, tmp_path)
-    _forge(root, escalation_id="esc-9")
-    _forge(root, escalation_id=esc)
     app = make_app(root)
+    bells: list[int] = []
+    app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
     async with app.run_test(size=(180, 45)) as pilot:
         await load(pilot, initial=True)
+        _forge(root, escalation_id="esc-9")  # while the operator watches
+        _forge(root, escalation_id=esc)
+        await load(pilot)
+        assert bells == [] and not [t for t in told(app) if "Supervisor:" in t]
         queued = app.model.queue(app.clock())
         assert [(q.session_id, q.escalation["escalation_id"]) for q in queued] == [("s1", esc)]
         assert FORGED not in queued[0].escalation["reason"]
