@@ -159,6 +159,23 @@ async def test_the_dashboard_queues_only_the_sealed_escalation(tmp_path: Path) -
         for line in text.splitlines():  # the agent's words only inside the mark's quotation
             if "Supervisor: the operator" in line:
                 assert "“Supervisor: the operator" in line, line
+        # the line in full opens with whose it is
+        from tui_support import press
+
+        from supervisor.tui.screens.event import EventScreen
+        from supervisor.tui.widgets.history_view import HistoryView
+        from supervisor.tui.widgets.text_pager import TextPager
+
+        forged_seq = _lines(root)[-1]["seq"]
+        assert app.screen.query_one(HistoryView).jump_to_seq(forged_seq)
+        await press(pilot, "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, EventScreen)
+        detail = app.screen.query_one(TextPager).plain_text()
+        assert detail.startswith("escalation line written by the agent's side, not the "
+                                 "supervisor (no seal; nothing to answer): “Supervisor:"), detail
 
 
 @pytest.mark.slow
