@@ -355,6 +355,43 @@ def test_follow_says_at_once_that_no_collector_listens(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_follow_stopped_while_the_collector_is_down_says_what_was_not_sent(
+        tmp_path: Path) -> None:
+    """Stopped while it retried, `--follow` said "sent 0 span(s)" and spoke only of the
+    metrics (after sitting out one more request timeout to send them): it says how many spans
+    were not sent (the next run sends them) and does not ask the collector again."""
+    import select
+
+    root = private_root(tmp_path)
+    copy_samples(root, ["exact-repeat-approve"])
+    with OtlpReceiver() as rx:
+        endpoint = rx.endpoint
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_EXPORTER_OTLP_TIMEOUT="2")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "supervisor", "otel", "--root", str(root), "--follow",
+         "--cursor", str(tmp_path / "cursor.json")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        line = ""
+        while "span(s) waiting" not in line:
+            said, _, _ = select.select([proc.stdout], [], [], 60)  # a bound, not a timing
+            assert said, "it never said it retries"
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert proc.returncode == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("supervisor: error: not sent: "), err
+    assert "span(s) of 1 session(s)" in lines[0] and "the next run sends them" in lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.mark.slow
 def test_otlp_over_grpc_when_the_protocol_says_so(tmp_path: Path) -> None:
     root = private_root(tmp_path)
     copy_samples(root, ["healthy-refactor"])

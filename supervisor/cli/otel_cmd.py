@@ -99,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             run_once(export, follower.scan)
     finally:
+        if meters is not None and export.failure is not None:
+            meters.exporter.refuse(export.failure)
         metrics_ok = meters is not None and meters.finish()
         spans.shutdown()
         cursors.close()
@@ -115,5 +117,5 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{export.failure}; nothing was sent, the metrics neither", 1)
     if not metrics_ok:
         raise CliError(f"the collector at {endpoint} did not take the metrics "
-                       f"({errors.take() or 'no reason given'})", 1)
+                       f"({errors.take() or export.failure or 'no reason given'})", 1)
     return 0

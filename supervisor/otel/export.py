@@ -127,8 +127,9 @@ class Export:
                 self.say(f"otel: cannot send to the collector ({reason}); retrying, "
                          f"{len(self._spans)} span(s) waiting")
             self.failure = reason
-            if retry.wait(wait):
-                return False  # stopping: the cursor stays, the next run sends them
+            if retry.wait(wait):  # stopping: the cursor stays, the next run sends them,
+                self._drop_unsent()  # and the last line says how many wait for it
+                return False
             wait = min(wait * 2, RETRY_MAX_S)
         if self.failure is not None and retry is not None:
             self.say("otel: the collector is back; sending again")

@@ -248,9 +248,19 @@ class WatchedMetricExporter(MetricExporter):
                          preferred_aggregation=inner._preferred_aggregation)
         self.inner = inner
         self.last_ok: bool | None = None
+        self.refused: str | None = None
+        """Why the collector is not asked any more (`refuse`), or None."""
+
+    def refuse(self, reason: str) -> None:
+        """The collector is down (the spans were not taken): the last collection is not
+        sent, so stopping does not sit out another request timeout for nothing."""
+        self.refused = reason
 
     def export(self, metrics_data: MetricsData, timeout_millis: float = 10_000,
                **kwargs: Any) -> MetricExportResult:
+        if self.refused is not None:
+            self.last_ok = False
+            return MetricExportResult.FAILURE
         result = self.inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)
         self.last_ok = result is MetricExportResult.SUCCESS
         return result
