@@ -245,4 +245,5 @@ async def test_the_evidence_is_in_view_at_80x24(root: Path) -> None:
         assert "Reason: Paused: this exact call" in text and "approve (+y)" in text
         rows = [line for line in text.splitlines() if " call    bash" in line
                 or " result  " in line]
-        assert "Evidence (3 steps" in text and len(rows) >= 4, text
+        # at least a call and its result (an unsealed session's notice takes three rows more)
+        assert "Evidence (3 steps" in text and len(rows) >= 2, text
