@@ -687,6 +687,55 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+NO_PRICES = """
+import errno, importlib.abc, sys, threading
+from pathlib import Path
+from supervisor.hooks import server as hookd
+
+class OutOfDescriptors(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "supervisor.guard.prices":
+            raise OSError(errno.EMFILE, "Too many open files")
+        return None
+
+sys.meta_path.insert(0, OutOfDescriptors())
+server = hookd.HookServer(Path(sys.argv[1]), Path(sys.argv[2]), 60.0)
+threading.Thread(target=lambda: (sys.stdin.readline(), server.stop.set()), daemon=True).start()
+sys.exit(server.serve())
+"""
+"""A resident server whose price module cannot be imported, as when its process runs out of
+descriptors just after it starts listening (the first calls came in meanwhile)."""
+
+
+def test_a_server_that_cannot_import_its_price_table_still_serves(
+    tmp_path: Path, ws: Path
+) -> None:
+    """The price table is warmed in a thread once the socket listens; a failed import there
+    (out of descriptors under load) ended the whole server, and the calls on it went on
+    unsupervised. It costs only the warm-up now: the server answers, and says why."""
+    root = (tmp_path / "store").resolve()
+    path = root / "run" / "hook-test.sock"
+    log = (tmp_path / "driver.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-c", NO_PRICES, str(root), str(path)], text=True,
+                            stdin=subprocess.PIPE, stderr=log, env=_env(root), cwd=tmp_path)
+    log.close()
+    try:
+        _wait_listening(path, lambda: proc.poll() is None, lambda: _log_of(tmp_path))
+        end = time.monotonic() + 30
+        while "price table was not loaded ahead" not in _log_of(tmp_path):
+            assert proc.poll() is None, _log_of(tmp_path)
+            assert time.monotonic() < end, _log_of(tmp_path)
+            time.sleep(0.02)
+        assert _raw_call(path, root, ws, 0) == b"0\n"
+        assert proc.poll() is None, _log_of(tmp_path)
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.mark.slow
 def test_the_http_side_out_of_descriptors_waits_instead_of_spinning(
     tmp_path: Path, ws: Path

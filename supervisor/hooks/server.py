@@ -134,10 +134,8 @@ class HookServer:
                 raise
             _write_private(Path(f"{self.path}.pid"), f"{os.getpid()}\n")
             _log(f"serving on {self.path} (pid {os.getpid()}, idle exit {self.idle_s:g}s)")
-            from supervisor.guard.prices import warm
-
             # the price table takes seconds to load: not in the first call that records usage
-            threading.Thread(target=warm, name="prices", daemon=True).start()
+            threading.Thread(target=_warm_prices, name="prices", daemon=True).start()
             self._tidier.start()
             try:
                 self._loop(listener)
@@ -447,6 +445,20 @@ def idle_seconds() -> float:
     except ValueError:
         return DEFAULT_IDLE_S
     return value if value > 0 else DEFAULT_IDLE_S
+
+
+def _warm_prices() -> None:
+    """The price table loaded in a thread of its own (`prices.warm`), with the import of its
+    module: in `serve`, after the socket listens, a failed import (out of descriptors or
+    memory as the first calls came in) ended the server and every call waiting on it. Here it
+    costs only the warm-up: the first call that prices usage loads the table itself."""
+    try:
+        from supervisor.guard.prices import warm
+    except Exception as exc:
+        _log(f"the price table was not loaded ahead ({type(exc).__name__}: {exc}); the first "
+             "call that prices usage loads it")
+        return
+    warm()
 
 
 def main(argv: list[str] | None = None) -> int:
