@@ -147,19 +147,20 @@ def read_payload(data: bytes) -> dict[str, Any]:
     if len(data) > PAYLOAD_LIMIT_BYTES:
         return rescue(data, f"payload of {len(data)} bytes exceeds {PAYLOAD_LIMIT_BYTES}")
     try:
-        try:
-            text, checked = data.decode("utf-8"), _MAYBE_UNWRITABLE.search(data) is None
+        try:  # (a lone surrogate comes only from bytes not UTF-8 or a `\uD800`-`\uDFFF`)
+            text = data.decode("utf-8")
+            checked = b"\\ud" not in data and b"\\uD" not in data
         except UnicodeDecodeError:
             # bytes that are not UTF-8 (a raw file name) are kept as escapes, not refused
             text, checked = data.decode("utf-8", "surrogateescape"), False
-        value = loads(text, max_depth=PAYLOAD_DEPTH, constants=True)
+        value = loads(text, max_depth=PAYLOAD_DEPTH, finite=True)
     except ValueError as exc:  # not JSON, or nested past what can be parsed
         return rescue(data, f"payload is not valid JSON ({exc})")
     if not isinstance(value, dict):
         raise PayloadError(f"payload is a JSON {type(value).__name__}, not an object")
     if too_deep(data, MAX_JSON_DEPTH - 8):  # the event adds a few levels around the arguments
         value = shrink(value, 1 << 62, max_depth=MAX_JSON_DEPTH - 8)
-    if not checked:
+    if not checked:  # what `writable` mends can be in it: walked (the numbers are already)
         value = writable(value)
     if "session_id" not in value and isinstance(value.get("sessionId"), str):
         value["session_id"] = value["sessionId"]  # GitHub Copilot CLI's camelCase payloads
@@ -167,15 +168,6 @@ def read_payload(data: bytes) -> dict[str, Any]:
         raise PayloadError("payload has no session_id")
     return value
 
-
-_MAYBE_UNWRITABLE = re.compile(rb"\\u[dD][89a-fA-F]|NaN|Infinity|[eE][+-]?[0-9]{3}|[0-9]{200}")
-"""What the bytes of a payload in UTF-8 hold when its parsed value may not be `writable` as
-it is: an escaped surrogate (`\\uD800`-`\\uDFFF`: a lone one stays one), a non-finite
-constant, or a number that may overflow to infinity (an exponent of three digits, or 200
-digits in a row: a 2-digit exponent needs over 200 before the point to overflow). Without
-any, `writable` would return the value unchanged, so its walk (an encoding of the whole
-payload, on every hook call) is skipped; with one (also when it is only in a string), it
-runs as before."""
 
 _FIELD = re.compile(rb'"(session_id|sessionId|hook_event_name|tool_name|toolName|tool_use_id|'
                     rb'cwd|transcript_path|agent_id|agent_type)"\s*:\s*"((?:[^"\\]|\\.){0,4096})"')

@@ -118,21 +118,34 @@ def too_deep(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
     return True
 
 
-def loads(data: bytes | str, *, max_depth: int = MAX_JSON_DEPTH, constants: bool = False
-          ) -> Any:
+def loads(data: bytes | str, *, max_depth: int = MAX_JSON_DEPTH, constants: bool = False,
+          finite: bool = False) -> Any:
     """`json.loads` with a nesting limit and without the non-JSON constants (`NaN`,
     `Infinity`), unless `constants` (files other programs wrote with Python's `json`).
+    `finite`: the constants, and numbers too large for a float, are accepted and given as
+    the text `writable` makes of them (`"NaN"`, `"Infinity"`, `"-Infinity"`), so the value
+    holds no float that is not finite, with no walk of it afterwards.
 
     Raises `ValueError` for anything that is not JSON (`JSONTooDeep` when nested too deeply,
     `UnicodeDecodeError` for bytes that are not UTF-8), never `RecursionError`."""
     if too_deep(data, max_depth):
         raise JSONTooDeep(f"JSON nested deeper than {max_depth} levels")
     try:
+        if finite:
+            return json.loads(data, parse_constant=str, parse_float=_finite_float)
         if constants:
             return json.loads(data)
         return json.loads(data, parse_constant=_refuse_constant)
     except RecursionError:  # a limit above what this interpreter's stack allows
         raise JSONTooDeep(f"JSON nested too deeply for {max_depth} levels") from None
+
+
+def _finite_float(text: str) -> float | str:
+    """A JSON number as a float, or as `writable` gives a float too large for one."""
+    value = float(text)
+    if math.isfinite(value):
+        return value
+    return "Infinity" if value > 0 else "-Infinity"
 
 
 _CONTAINERS = (dict, list, tuple)
