@@ -94,3 +94,27 @@ async def test_a_loop_of_a_fraction_of_a_cent_is_not_said_to_cost_nothing(root: 
         text = screen_text(app)
         assert "in loops $0.002 in 1 session" in text
         assert "today $0.003 in 1 session" in text
+
+
+def test_the_spend_since_an_onset_counts_from_the_answer_before_it() -> None:
+    """`since`: the running totals less those before the answer that asked for the onset's
+    call (the last mark before the onset), the calls since that answer; at the edges too."""
+    from supervisor.guard.loop_cost import MARKS_KEPT, record, since
+    from supervisor.guard.state import GuardState
+
+    state = GuardState()
+    assert since(state, 1) is None  # no usage recorded
+    for seq in (10, 20, 30):  # an answer (100 tokens, $1) at each, a call after it
+        record(state, seq, 100, 1.0)
+        state.actions += 1
+    assert since(state, 5) == {"tokens": 300, "cost_usd": 3.0, "calls": 3, "at_least": False}
+    assert since(state, 10) == {"tokens": 300, "cost_usd": 3.0, "calls": 3, "at_least": False}
+    assert since(state, 11) == {"tokens": 300, "cost_usd": 3.0, "calls": 3, "at_least": False}
+    assert since(state, 21) == {"tokens": 200, "cost_usd": 2.0, "calls": 2, "at_least": False}
+    assert since(state, 31) == {"tokens": 100, "cost_usd": 1.0, "calls": 1, "at_least": False}
+    for seq in range(40, 40 + MARKS_KEPT):  # the oldest marks are dropped
+        record(state, seq, 1, None)
+    assert since(state, 12) == {"tokens": MARKS_KEPT - 1, "cost_usd": None, "calls": 0,
+                                "at_least": True}
+    assert since(state, 40 + MARKS_KEPT - 1) == {"tokens": 2, "cost_usd": None, "calls": 0,
+                                                 "at_least": False}

@@ -6,8 +6,8 @@ each usage: the running totals, the tool calls made so far, and how many usages 
 cost). A detection or an escalation names its evidence; the spend since its first evidence step
 is the running totals now less those before the answer that asked for the onset's call (the
 last mark before the onset), and the calls are those made since that answer. So "this loop has
-cost $1.84 over 14 calls" costs a walk over at most `MARKS_KEPT` marks, whatever the session's
-length. An onset older than the oldest mark kept is counted from that mark ("at least").
+cost $1.84 over 14 calls" costs a binary search in at most `MARKS_KEPT` marks, whatever the
+session's length. An onset older than the oldest mark kept is counted from that mark ("at least").
 """
 
 from __future__ import annotations
@@ -51,11 +51,10 @@ def since(state: GuardState, onset_seq: int) -> Spent | None:
     if not isinstance(spend, dict) or not spend.get("marks"):
         return None
     marks: list[list[Any]] = spend["marks"]
-    last = -1  # the last mark before the onset: the answer that asked for the onset's call
-    for index, mark in enumerate(marks):
-        if mark[0] >= onset_seq:
-            break
-        last = index
+    # the last mark before the onset (-1: none), the answer that asked for the onset's call:
+    # marks are appended in `seq` order, so a binary search (a detection at most calls of a
+    # loop asks for it, on the call's path)
+    last = bisect.bisect_left(marks, onset_seq, key=_seq) - 1
     at_least = last < 0 and len(marks) >= MARKS_KEPT  # the marks before it are gone
     zero = [0, 0, 0.0, 0, 0]
     if at_least:
@@ -67,6 +66,10 @@ def since(state: GuardState, onset_seq: int) -> Spent | None:
     return {"tokens": spend["tokens"] - base[1],
             "cost_usd": None if unknown else round(spend["cost"] - base[2], 6),
             "calls": max(state.actions - calls_base, 0), "at_least": at_least}
+
+
+def _seq(mark: list[Any]) -> Any:
+    return mark[0]
 
 
 def sentence(spent: Spent | None) -> str | None:
