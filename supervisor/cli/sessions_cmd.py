@@ -91,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     for s in summaries:  # a policy that switches supervision off must not go unseen
         for warning in s.policy_warnings:
             print(f"warning: {clean(s.session_id, limit=40)}: {warning}")
+        if s.unsealed:  # the agent's side tried to speak as the supervisor
+            print(f"warning: {clean(s.session_id, limit=40)}: {s.unsealed} line(s) claim the "
+                  "supervisor's voice without its seal (written by the agent's side; "
+                  "`supervisor tail` shows them quoted)")
     return 0
 
 
@@ -166,6 +170,7 @@ def _row(s: Any, now: float) -> dict[str, object]:
         "notifications": s.notifications,
         "unsupervised": unsupervised(s, now, hooks=broken_project_hook),
         "policy_warnings": list(s.policy_warnings),
+        "unsealed_lines": s.unsealed,
     }
 
 

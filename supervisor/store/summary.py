@@ -68,6 +68,9 @@ class SessionSummary:
     tool_calls: int = 0
     errors: int = 0
     bad_lines: int = 0
+    unsealed: int = 0
+    """Lines that claimed the supervisor's voice without its seal (`store.voice`): the agent's
+    side wrote them."""
     level: int = 0
     end_status: str | None = None
     end_reason: str | None = None
@@ -247,6 +250,10 @@ def _notification(s: SessionSummary, e: Any) -> None:
     by_service[e.service] = {"outcome": e.outcome, "attempt": e.attempt, "reason": e.reason}
 
 
+def _unsealed(s: SessionSummary, e: Any) -> None:
+    s.unsealed += 1
+
+
 def _reset_limit(policy: Any) -> float | None:
     """`limits.resets_per_conversation.limit` of a recorded policy, when it is a positive
     number."""
@@ -271,4 +278,5 @@ _HANDLERS = {
     "limit": _limit,
     "session_end": _session_end,
     "notification": _notification,
+    "unsealed": _unsealed,
 }

@@ -94,8 +94,11 @@ def test_a_forged_escalation_is_the_agents_on_every_command_and_is_never_applied
     row = json.loads(listed.stdout.splitlines()[0])
     assert [x for x in row if "escalation" in x or x == "pending"] and FORGED not in listed.stdout
     assert "esc-9" not in listed.stdout and esc in listed.stdout
+    assert row["unsealed_lines"] == 2
     readable = run_cli("sessions", "--root", str(root))
     assert readable.returncode == 0 and FORGED not in readable.stdout
+    assert "s1: 2 line(s) claim the supervisor's voice without its seal (written by the " \
+        "agent's side" in readable.stdout
 
     tail = run_cli("tail", "s1", "--root", str(root))
     assert tail.returncode == 0, tail.stderr
