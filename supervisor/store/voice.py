@@ -8,13 +8,14 @@ the approve prompt under it. So the guard's writer seals every line the operator
 supervisor speaking (`SEALED`: escalations, findings, verdicts that say something, disobedience,
 the session's end), the way operator paths seal decisions (`store.provenance`): an HMAC-SHA256,
 under the root's `operator.key`, of the session and the line exactly as written (every field
-but the seal itself, `seq` and `ts` too: a sealed line can be neither edited nor appended
-again as a new one).
-The session's `session_start` lists the types it seals (`seals`); a reader (`Voucher`, used by
-the store's tailers) then hands out such a line without a valid seal as an `UnsealedLine`
-instead: shown as quoted agent text with a mark, never folded as an escalation, so there is
-nothing to approve. A session whose first `session_start` names no `seals` (recorded before
-this existed, or by an importer) is shown as before: its lines cannot be told apart.
+but the seal itself, `seq` and `ts` too: an edited line fails, and a copy appended again is
+told by its `seq`). The session's `session_start` lists the types it seals (`seals`); a reader
+(`Voucher`, in the local store's tailers, and in a relay before it ships a line to Redis,
+whose readers have no key) then hands out such a line without a valid seal as an
+`UnsealedLine` instead: shown as quoted agent text with a mark, never folded as an
+escalation, so there is nothing to approve. A session whose first `session_start` names no
+`seals` (recorded before this existed, or by an importer) is shown as before, with
+`NO_SEAL_NOTE` where an answer is offered: its lines cannot be told apart.
 
 What this promises is what the decision seal promises (docs/security.md, "A hostile agent"): a
 tripwire against a line appended by hand or by a tool call that does not first read the key,
