@@ -179,9 +179,13 @@ async def test_queue_entries_are_aligned_a_summary_line_and_the_prose(root: Path
         await load(pilot, initial=True)
         queue = app.screen.query_one(EscalationQueue)
         assert queue.option_count == 2
-        text = screen_text(app).splitlines()
-        lines = [line for line in text if "abort in" in line]
-        assert len(lines) == 2  # a summary line each, the deadline on it
+        for _ in range(100):  # a loaded machine: the queue's redraw at its laid-out width
+            text = screen_text(app).splitlines()
+            lines = [line for line in text if "abort in" in line]
+            if len(lines) == 2 and all("3 escalate" in line for line in lines):
+                break
+            await pilot.pause(0.05)
+        assert len(lines) == 2, text  # a summary line each, the deadline on it
         assert len({line.index("3 escalate") for line in lines}) == 1  # aligned columns
         assert len({line.index("abort in") for line in lines}) == 1
         long = next(line for line in text if "exact_repeat: a very long" in line)
