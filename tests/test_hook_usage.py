@@ -313,6 +313,7 @@ def test_a_loop_says_what_it_has_cost_since_its_onset(hook: Hook) -> None:
     hook("SessionStart", source="startup")
     answer(hook, "msg_before", USAGE)  # $0.006 before the loop began
     hook("PreToolUse", tool_name="Read", tool_input={"file_path": "/w/a.py"}, tool_use_id="r")
+    answer(hook, "msg_reply", USAGE)  # an answer that asked for no call: in no loop's cost
     for n in range(4):
         answer(hook, f"msg_{n}", USAGE)
         refused = hook("PreToolUse", tool_name="Bash", tool_input={"command": "make"},
@@ -335,6 +336,15 @@ def test_a_loop_says_what_it_has_cost_since_its_onset(hook: Hook) -> None:
     loops = in_loops(hook.events())
     assert loops is not None and loops["cost_usd"] == pytest.approx(0.006 * 4)
     assert loops["calls"] == 4
+    # and `supervisor analyze` charges the loop's calls the same answers (`protocol.charge`:
+    # it charged each call every usage since the call before, the reply's too)
+    from supervisor.analysis.replay import analyze_events
+    from supervisor.engine.policy_file import load_policy
+
+    report = analyze_events(hook.events(), load_policy(hook.root / "policy.toml", None),
+                            session="loop-1", source="hook")
+    assert report.loop_steps == 4
+    assert report.loop_cost_usd == pytest.approx(spent["cost_usd"])
     # and the notification's short reason says it
     from supervisor.notify.message import item_of
     from supervisor.store.local import LocalStore

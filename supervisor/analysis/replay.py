@@ -17,6 +17,7 @@ from typing import Any
 from supervisor.engine import Engine, Policy
 from supervisor.engine.detectors import LOOP_DETECTORS
 from supervisor.engine.types import Finding
+from supervisor.protocol import charge
 from supervisor.protocol.names import MEMORY
 
 FIRST_ACTIONS = ("nudge", "block", "escalate", "stop")
@@ -63,8 +64,9 @@ class RunReport:
     reaction (nudge, block, escalate, stop; None if never); `cost_usd`/`tokens`: totals from
     `usage` events (cost None when no usage event carried one); `loop_steps`: tool calls that
     were part of a detected loop (evidence of a loop detector, or refused/paused because of
-    one); `loop_cost_usd`: the cost of the model calls that produced those tool calls (each
-    `usage` event is charged to the next tool call), None without cost data; `signatures`: per
+    one); `loop_cost_usd`: the cost of the model answers that asked for those tool calls (each
+    call is charged the last `usage` before it, each answer once: `protocol.charge`, the rule
+    of the guard's `spent` and `supervisor stats`), None without cost data; `signatures`: per
     loop signature, the detector, how many steps it covered and the first one.
     """
 
@@ -130,10 +132,12 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
     answer_escalations = not any(e.get("type") == "escalation" for e in events)
     report = RunReport(session=session, source=source)
     step_of_seq: dict[int, int] = {}
-    step_cost: dict[int, float] = {}
+    call_at: list[int] = []
+    """Each step's place in `events` (an imported run may number nothing)."""
+    usage_at: list[int] = []
+    usage_cost: list[float] = []
     loop_steps: set[int] = set()
     sigs: dict[tuple[str, str], dict[str, Any]] = {}
-    pending_cost = 0.0
     saw_cost = False
     now = 0.0
 
@@ -156,7 +160,7 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
                     "steps": set()})
                 entry["steps"].update(covered)
 
-    for event in events:
+    for place, event in enumerate(events):
         kind = event.get("type")
         ts = event.get("ts")
         if isinstance(ts, int | float) and not isinstance(ts, bool):
@@ -167,6 +171,7 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             # refused by an operator command before it ran: an attempt, never judged
             if seq:
                 step_of_seq[seq] = report.steps
+            call_at.append(place)
             report.steps += 1
             engine.observe(event, now)
         elif kind == "tool_call":
@@ -174,8 +179,7 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             report.steps += 1
             if seq:
                 step_of_seq[seq] = step
-            step_cost[step] = pending_cost
-            pending_cost = 0.0
+            call_at.append(place)
             # the engine keys its pending calls by the text of the id (an imported run may
             # number its calls): the same text here, so "go on" finds the paused call
             call_id = str(event.get("call_id") or f"replay-{step}")
@@ -210,14 +214,18 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             elif kind == "usage":
                 report.tokens += _int(event.get("input_tokens")) + _int(event.get("output_tokens"))
                 cost = event.get("cost_usd")
+                usage_at.append(place)
+                usage_cost.append(0.0)
                 if isinstance(cost, int | float) and not isinstance(cost, bool):
                     saw_cost = True
-                    pending_cost += float(cost)
+                    usage_cost[-1] = float(cost)
                     report.cost_usd = (report.cost_usd or 0.0) + float(cost)
             record(engine.observe(event, now), seq, max(report.steps - 1, 0))
     report.loop_steps = len(loop_steps)
     if saw_cost:
-        report.loop_cost_usd = round(sum(step_cost.get(s, 0.0) for s in loop_steps), 6)
+        answers = {charge.answer_of(usage_at, call_at[s]) for s in loop_steps
+                   if s < len(call_at)}  # (a finding before any call names step 0)
+        report.loop_cost_usd = round(sum(usage_cost[a] for a in answers if a >= 0), 6)
         report.cost_usd = round(report.cost_usd or 0.0, 6)
     report.signatures = [
         {"signature": e["signature"], "detector": e["detector"], "first": e["first"],

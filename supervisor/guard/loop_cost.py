@@ -5,7 +5,8 @@ The guard keeps, in the session's state (`GuardState.spend`), its running totals
 each usage: the running totals, the tool calls made so far, and how many usages had no known
 cost). A detection or an escalation names its evidence; the spend since its first evidence step
 is the running totals now less those before the answer that asked for the onset's call (the
-last mark before the onset), and the calls are those made since that answer. So "this loop has
+last mark before the onset: `protocol.charge`, the rule `supervisor analyze` charges by too),
+and the calls are those made since that answer. So "this loop has
 cost $1.84 over 14 calls" costs a binary search in at most `MARKS_KEPT` marks, whatever the
 session's length. An onset older than the oldest mark kept is counted from that mark ("at least").
 """
@@ -17,6 +18,7 @@ from array import array
 from typing import Any, TypedDict
 
 from supervisor.guard.state import GuardState
+from supervisor.protocol import charge
 
 MARKS_KEPT = 512
 
@@ -51,10 +53,10 @@ def since(state: GuardState, onset_seq: int) -> Spent | None:
     if not isinstance(spend, dict) or not spend.get("marks"):
         return None
     marks: list[list[Any]] = spend["marks"]
-    # the last mark before the onset (-1: none), the answer that asked for the onset's call:
+    # the mark of the answer that asked for the onset's call (-1: none; `protocol.charge`):
     # marks are appended in `seq` order, so a binary search (a detection at most calls of a
     # loop asks for it, on the call's path)
-    last = bisect.bisect_left(marks, onset_seq, key=_seq) - 1
+    last = charge.answer_of(marks, onset_seq, key=_seq)
     at_least = last < 0 and len(marks) >= MARKS_KEPT  # the marks before it are gone
     zero = [0, 0, 0.0, 0, 0]
     if at_least:
@@ -131,9 +133,8 @@ class LoopTally:
         if kind in ("budget", "pause") or not evidence:
             return
         onset = min(evidence)
-        first = bisect.bisect_left(self._usage_seqs, onset)
-        start = max(first - 1, 0)  # from the answer that asked for the onset's call
-        end = bisect.bisect_right(self._usage_seqs, seq)
+        charged = charge.span(self._usage_seqs, onset, seq)  # the rule of `protocol.charge`
+        start, end = charged.start, charged.stop
         # an escalation ends after every earlier one: its span swallows those it reaches
         while self._usage_spans and self._usage_spans[-1][1] >= start:
             low, high = self._usage_spans.pop()

@@ -1,0 +1,40 @@
+"""Which model answers a tool call is charged: the one rule behind every figure of a loop's cost.
+
+A `usage` event is the cost of one model answer. The answer that asked for a tool call is the
+last `usage` recorded before the call: the calls of one answer (a parallel batch) share it,
+and an answer that asked for no call (a reply to the person before the next prompt) is charged
+to none. Every figure of what a loop cost counts with these two functions, so they cannot drift
+apart (`tests/test_hook_usage.py` reads all three off one recorded session):
+
+- the guard's `spent` on a detection or an escalation, and `supervisor stats` (summed over the
+  session's escalations: `guard.loop_cost`): a span of calls, from the loop's onset (its first
+  evidence call) to the event, is charged every answer from the one that asked for the onset's
+  call to the last one before the event (`span`);
+- `supervisor analyze` (`analysis.replay`, `loop_cost_usd`): the calls inside the loops the
+  replay found, each charged the answer that asked for it (`answer_of`), each answer once.
+
+Both take the usages in order, as positions in the session (`seq`, or the place in a file),
+read through `key` when they are records of another shape; stdlib only (the guard's step path
+counts with it).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+
+def answer_of(usages: Sequence[Any], call: int,
+              key: Callable[[Any], int] | None = None) -> int:
+    """The index in `usages` (positions, in order) of the answer that asked for the call at
+    position `call`: the last usage before it; -1 when none came before."""
+    return bisect.bisect_left(usages, call, key=key) - 1
+
+
+def span(usages: Sequence[Any], onset: int, end: int,
+         key: Callable[[Any], int] | None = None) -> range:
+    """The indexes in `usages` that the calls from position `onset` to `end` are charged: from
+    the answer that asked for the onset's call through the last usage at or before `end`."""
+    return range(max(answer_of(usages, onset, key), 0),
+                 bisect.bisect_right(usages, end, key=key))
