@@ -1,6 +1,7 @@
 """Shared fixtures: a private store root per test, and a way to run the real CLI."""
 
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,26 @@ def run_cli(*args: str, input: str | None = None, timeout: float = 60, **env: st
         [sys.executable, "-m", "supervisor", *args],
         input=input, capture_output=True, text=True, timeout=timeout, env=cli_env(**env),
     )
+
+
+def run_cli_in_terminal(*args: str, columns: int) -> str:
+    """`supervisor ARGS` with its output on a real pseudo-terminal `columns` wide."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor", *args], stdout=slave,
+                            stderr=subprocess.DEVNULL, env=cli_env(COLUMNS=str(columns)))
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
 @pytest.fixture(autouse=True)

@@ -1,10 +1,6 @@
 """`supervisor analyze`: replay through the real CLI, the JSON shape, tables, sources, quality."""
 
 import json
-import os
-import pty
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +9,7 @@ from supervisor.analysis.evaluate import evaluate
 from supervisor.analysis.replay import analyze_events
 from supervisor.analysis.sources import Run, SourceError, load_runs, register_loader
 from supervisor.engine import Policy
-from tests.conftest import cli_env, run_cli
+from tests.conftest import run_cli, run_cli_in_terminal
 from tests.engine_helpers import SessionBuilder
 
 DEVSET = Path(__file__).parent / "data" / "devset"
@@ -175,32 +171,12 @@ def test_analyze_says_which_hard_limit_stopped_the_recorded_session(tmp_path: Pa
                                               "limit": 40.0, "seq": seq}
 
 
-def _in_a_terminal(*args: str, columns: int) -> str:
-    """`supervisor ARGS` with its output on a real pseudo-terminal `columns` wide."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor", *args], stdout=slave,
-                            stderr=subprocess.DEVNULL, env=cli_env(COLUMNS=str(columns)))
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    assert proc.wait(timeout=60) == 0
-    return b"".join(chunks).decode().replace("\r\n", "\n")
-
-
 @pytest.mark.slow
 def test_analyze_fits_an_80_column_terminal() -> None:
     """Every line of the tables (header, limit line, findings, loops, per-run rows) fits in 80
     columns on a terminal, cut with `…` rather than wrapped into a wall."""
     samples = Path(__file__).parent.parent / "sample_sessions" / "sessions"
-    out = _in_a_terminal("analyze", str(samples / "similar-calls-guidance"),
+    out = run_cli_in_terminal("analyze", str(samples / "similar-calls-guidance"),
                          str(samples / "hard-limit-stop"), str(samples / "no-progress-abort"),
                          "--profile", "seed-strict", columns=80)
     lines = out.splitlines()

@@ -314,11 +314,12 @@ def test_checkpoints_diff_on_a_terminal_says_what_the_letters_are(root: Path, wo
     """On a terminal `--diff CP` printed bare `A b.txt` / `M app.py`: a line before them says
     they are what a rollback to CP throws away, and what A, M and D are (a pipe still gets
     the lines alone, as above)."""
-    from tests.test_analyze import _in_a_terminal
+    from tests.conftest import run_cli_in_terminal
 
     with session(root, work):
         (work / "b.txt").write_text("b\n")
-    out = _in_a_terminal("checkpoints", "s1", "--root", str(root), "--diff", "cp-1", columns=100)
+    out = run_cli_in_terminal("checkpoints", "s1", "--root", str(root), "--diff", "cp-1",
+                              columns=100)
     assert out.splitlines() == [
         "the work tree since cp-1 (what a rollback to it throws away; A added, M modified, "
         "D deleted):", "A b.txt"]

@@ -196,11 +196,11 @@ def test_sessions_fits_an_80_column_terminal_and_a_pipe_gets_everything(root: Pa
     sessions were eight lines, each figure under the wrong column): on a terminal the task,
     then the agent, give way, cut with `…`, and `LAST ACTIVITY` is said `ACTIVE`; the session
     id and the figures never do; a pipe still gets every word."""
-    from tests.test_analyze import _in_a_terminal
+    from tests.conftest import run_cli_in_terminal
 
     task = "make the date parser accept leap days"
     _write(root, "demo-polling", [{**START, "agent": "demo-poll-agent-long", "task": task}])
-    out = _in_a_terminal("sessions", "--root", str(root), columns=80)
+    out = run_cli_in_terminal("sessions", "--root", str(root), columns=80)
     lines = out.splitlines()
     assert len(lines) == 2 and all(len(line) <= 80 for line in lines), out
     assert lines[1].startswith("demo-polling  ") and "…" in lines[1]

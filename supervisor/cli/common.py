@@ -40,6 +40,27 @@ class CliError(Exception):
         self.status = status
 
 
+def terminal_columns(out: Any = None) -> int | None:
+    """The width of the terminal `out` (stdout) goes to (`COLUMNS` first); None through a pipe,
+    where every command writes its lines whole, for a program or a file to read unbroken."""
+    import shutil
+
+    stream = sys.stdout if out is None else out
+    return shutil.get_terminal_size((120, 20)).columns if stream.isatty() else None
+
+
+def fitted(text: str, columns: int | None) -> str:
+    """A line of prose for a terminal `columns` wide: broken between words short of its edge,
+    the lines after the first indented by two (one sentence, not several); whole when
+    `columns` is None. A line the terminal wraps by itself breaks words and reads as several."""
+    if columns is None:
+        return text
+    import textwrap
+
+    return textwrap.fill(text, width=max(columns - 1, 20), subsequent_indent="  ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
 def report_error(message: str, status: int) -> int:
     print(f"supervisor: error: {clean(message, keep_newlines=False)}", file=sys.stderr)
     return status

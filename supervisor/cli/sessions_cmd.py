@@ -14,7 +14,13 @@ import argparse
 import time
 from typing import TYPE_CHECKING, Any
 
-from supervisor.cli.common import CliError, add_store_arguments, store_from, store_label
+from supervisor.cli.common import (
+    CliError,
+    add_store_arguments,
+    store_from,
+    store_label,
+    terminal_columns,
+)
 from supervisor.protocol.decisions import is_hold
 from supervisor.safetext import clean
 
@@ -87,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         ]
         for s in summaries
     ]
-    print(_table(headers, rows, _columns()))
+    print(_table(headers, rows, terminal_columns()))  # cut on a terminal only
     for s in summaries:  # a policy that switches supervision off must not go unseen
         for warning in s.policy_warnings:
             print(f"warning: {clean(s.session_id, limit=40)}: {warning}")
@@ -172,14 +178,6 @@ def _row(s: Any, now: float) -> dict[str, object]:
         "policy_warnings": list(s.policy_warnings),
         "unsealed_lines": s.unsealed,
     }
-
-
-def _columns() -> int | None:
-    """The terminal's width when the table goes to one (None in a pipe: nothing is cut)."""
-    import shutil
-    import sys
-
-    return shutil.get_terminal_size((120, 20)).columns if sys.stdout.isatty() else None
 
 
 SHRINKS = ((2, 6), (1, 6))

@@ -3,7 +3,7 @@
 import argparse
 from typing import Any
 
-from supervisor.cli.common import add_store_arguments, store_from
+from supervisor.cli.common import add_store_arguments, fitted, store_from, terminal_columns
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,8 +36,9 @@ def run(args: argparse.Namespace) -> int:
             "inside_loops": loops,
         }))
         return 0
-    print(f"session {args.session}: {summary.status(now)}, level {usage.level}, "
-          f"{summary.tool_calls} tool calls, {summary.errors} errors")
+    columns = terminal_columns()  # the sentences are broken between words on a terminal
+    print(fitted(f"session {args.session}: {summary.status(now)}, level {usage.level}, "
+                 f"{summary.tool_calls} tool calls, {summary.errors} errors", columns))
     rows = [["LIMIT", "USED", "LIMIT", "%", "THEN"]]
     for name, value, limit, action in usage.gauges:
         unit = unit_of(name)
@@ -51,15 +52,17 @@ def run(args: argparse.Namespace) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     said = sentence(loops)
     if said:
-        print("inside its loops (from each escalation's onset): "
-              + said.removeprefix("this loop has cost "))
+        print(fitted("inside its loops (from each escalation's onset): "
+                     + said.removeprefix("this loop has cost "), columns))
     silence = _silence(summary, usage, now)
     if silence:
-        print(silence)
+        print(fitted(silence, columns))
     if usage.problem:
-        print(f"(the session's {usage.problem}: the limits shown are the default profile's)")
+        print(fitted(f"(the session's {usage.problem}: the limits shown are the default "
+                     "profile's)", columns))
     if usage.source == "replay":
-        print("(no saved guard state: figures come from replaying the event log)")
+        print(fitted("(no saved guard state: figures come from replaying the event log)",
+                     columns))
     return 0
 
 
