@@ -81,6 +81,17 @@ def test_the_transcript_gives_the_text_and_the_failures_no_hook_reported() -> No
     assert edit_failure(edit["output"], edit["error"]) == "not_found"
 
 
+def test_the_reader_finds_the_same_in_a_transcript_written_with_spaces(tmp_path: Path) -> None:
+    """The reader parses only the lines that can hold what it reads (an assistant message, a
+    failed result), found by their bytes: JSON written with spaces after its colons (another
+    writer than Droid's) gives the same texts and failures."""
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("".join(json.dumps(json.loads(line)) + "\n"
+                              for line in TRANSCRIPT.read_text().splitlines()))
+    assert b'"is_error": true' in spaced.read_bytes()
+    assert assistant_texts(str(spaced), 0)[0] == assistant_texts(str(TRANSCRIPT), 0)[0]
+
+
 def test_a_failure_whose_call_was_read_before_is_found_behind_the_offset() -> None:
     """The call (an assistant line) is usually read at its PreToolUse and its failed result
     only at the next hook: the reader looks back for it."""

@@ -342,7 +342,8 @@ class _Call:
                                "under the supervisor; what it held before is not counted "
                                "again, what it holds now is not counted")
         entries, memory.offset = reader(path, memory.offset)
-        memory.mark = transcript.mark(path, memory.offset)
+        # checked only where usage is read (above): the others are spared its four syscalls
+        memory.mark = transcript.mark(path, memory.offset) if self.target.reads_usage else None
         with self.guard.saving_later():  # the step this is read for (or the next) saves, once
             for entry in entries:
                 if isinstance(entry, str):

@@ -7,7 +7,9 @@ user message's `tool_result` block (`tool_use_id`, `is_error`, `content`) is a c
 Droid runs PostToolUse only for a call that succeeded, so a result with `is_error` becomes an
 `Unreported` failure, paired with its call by tool and arguments (`payload.pair_key`). Its call
 is usually in an earlier read than the result: it is looked for in the lines read now, else in
-the last `LOOKBACK_BYTES` before them. Everything else is skipped (the format is Droid's own).
+the last `LOOKBACK_BYTES` before them. Everything else is skipped (the format is Droid's own),
+and most lines are never parsed (`_WANTED`): Droid records each hook it runs and each successful
+result as a message of its own, several a call, which said nothing we read.
 """
 
 import re
@@ -20,6 +22,9 @@ from supervisor.hooks.transcript import new_texts
 from supervisor.protocol.bounded import loads
 
 LOOKBACK_BYTES = 1024 * 1024
+_WANTED = re.compile(rb'"assistant"|"is_error"\s*:\s*true')
+"""What a line must hold to be parsed: an assistant message, or a result that failed (a line
+that holds it elsewhere, in a text, is parsed and then skipped)."""
 _EXIT = re.compile(r"^(?:Error: )*Command failed \(exit code: (-?\d+)\)\s*\n?(.*)", re.S)
 
 
@@ -37,7 +42,7 @@ def assistant_texts(path: str, offset: int) -> tuple[list[str | Unreported], int
 
 def _entry(line: bytes, calls: dict[str, tuple[str, Any]], path: str,
            start: int) -> str | Unreported | None:
-    if b'"message"' not in line:
+    if _WANTED.search(line) is None:
         return None
     message = _message(line)
     if message is None:
