@@ -2,6 +2,8 @@
 by `python -m tests.agent_cli.capture codex`), its answers, and its installer."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,8 @@ from supervisor.hooks.codex.payload import map_payload
 from supervisor.hooks.codex.respond import context_output, pre_tool_output, stop_output
 from supervisor.hooks.codex.rollout import exit_code
 from supervisor.hooks.codex.transcript import read_rollout
-from tests.conftest import run_cli
+from tests.conftest import cli_env, run_cli
+from tests.guard_helpers import events, of_type
 
 DATA = Path(__file__).parent / "data" / "codex"
 ROLLOUT = DATA / "session.rollout.jsonl"
@@ -178,3 +181,45 @@ def test_user_install_goes_to_codex_home(tmp_path: Path) -> None:
     done = run_cli("install", "codex", **env)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "codex-home" / "hooks.json").is_file()
+
+
+MULTI_FILE_PATCH = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.py\n@@\n"
+                    "-A = 1\n+A = 2\n*** Update File: src/b.py\n@@\n-B = 1\n+B = 2\n"
+                    "*** Add File: src/c.py\n+C = 3\n*** End Patch\nEOF")
+
+
+def test_a_patch_over_several_files_records_and_shows_every_file(tmp_path: Path) -> None:
+    """Codex runs a patch as a shell line (`Bash` with `apply_patch <<'EOF'`, its files only
+    in the headers): the call's `files_before` records every file it touches (the one
+    `docs/protocol.md` field of the files a call may write; the one it adds as null), and
+    `supervisor tail` and the dashboard's history say them before the arguments, where a line
+    cut at the terminal's width keeps them."""
+    from supervisor.tui.history import summarize
+
+    work, root = tmp_path / "work", tmp_path / "store"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "a.py").write_text("A = 1\n")
+    (work / "src" / "b.py").write_text("B = 1\n")
+    (root).mkdir()
+    (root / "policy.toml").write_text("[guard]\ncheckpoints = false\n")
+    start, prompt = captured()[:2]
+    pre = {**by_command("PreToolUse")["cat foo.py"],
+           "tool_input": {"command": MULTI_FILE_PATCH}}
+    for payload in (start, prompt, pre):
+        payload["cwd"] = str(work)
+        done = subprocess.run(
+            [sys.executable, "-m", "supervisor", "hook", "codex", "--timeout", "30"],
+            input=json.dumps(payload), capture_output=True, text=True, timeout=60,
+            env=cli_env(SUPERVISOR_HOME=str(root), SUPERVISOR_HOOK_DAEMON="0"))
+        assert done.returncode == 0 and not done.stderr, done.stderr
+    (session,) = (root / "sessions").iterdir()
+    (call,) = of_type(events(root, session.name), "tool_call")
+    assert call["tool"] == "Bash" and call["args"] == {"command": MULTI_FILE_PATCH}
+    assert list(call["files_before"]) == ["src/a.py", "src/b.py", "src/c.py"]
+    assert call["files_before"]["src/a.py"] and call["files_before"]["src/c.py"] is None
+    said = "Bash on src/a.py, src/b.py, src/c.py: {\"command\":\"apply_patch"
+    assert summarize(call).startswith(said)
+    tail = run_cli("tail", session.name, "--root", str(root), COLUMNS="80")
+    assert tail.returncode == 0, tail.stderr
+    (line,) = [line for line in tail.stdout.splitlines() if "tool_call" in line]
+    assert said in line

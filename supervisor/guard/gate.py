@@ -303,12 +303,16 @@ class CallGate:
     def _on_disk(self, facts: CallFacts, batch: str | None) -> dict[str, Any]:
         """Extension fields of a `tool_call`: its batch, the state on disk of a file it reads
         (for the file cache's freshness check) and the digests of the files it may write,
-        before it runs (so an undo is seen as one); see guard.disk."""
+        before it runs (so an undo is seen as one); see guard.disk. A patch run as a shell line
+        (Codex's `apply_patch <<'EOF'`) names its files only in its headers, every one of them
+        (the engine plans such a line as unknown): its `files_before` is what records them."""
         extra: dict[str, Any] = {"batch": batch} if batch else {}
         read = facts.read_path
         if read:
             extra["file"] = disk.file_state(read, self.journal.cwd)
         written = self.engine.planned_paths(facts)
+        if facts.edits and facts.line is not None:
+            written = list(dict.fromkeys([*written, *facts.edited_paths]))
         if written:
             extra["files_before"] = disk.digests(written, self.journal.cwd)
         return extra

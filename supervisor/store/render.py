@@ -204,6 +204,31 @@ def rollback_summary(checkpoint_id: object, restored_files: object, safety: obje
     return f"to {checkpoint_id}: {files} (safety checkpoint {safety})"
 
 
+FILES_SHOWN = 8
+
+
+def call_files(args: object, files_before: object) -> str:
+    """`on a.py, b.py, c.py: ` before a call's arguments, for `tail` and the dashboard's
+    history alike: the files it may write (its `files_before`) that no argument names as its
+    value, such as every file of a patch run as a shell line (Codex's `apply_patch <<'EOF'`,
+    whose headers sit deep in a heredoc a cut line never reaches); "" when its arguments name
+    them all (`Edit`'s `file_path`) or it records none. Raw: the caller cleans it."""
+    if not isinstance(files_before, dict) or not files_before:
+        return ""
+    named = {v for v in args.values() if isinstance(v, str)} if isinstance(args, dict) else set()
+    paths = [str(p) for p in files_before if p not in named]
+    if not paths:
+        return ""
+    more = f" and {len(paths) - FILES_SHOWN} more" if len(paths) > FILES_SHOWN else ""
+    return f"on {', '.join(paths[:FILES_SHOWN])}{more}: "
+
+
+def _tool_call(e: Any) -> str:
+    return (f"{e.tool} {call_files(e.args, getattr(e, 'files_before', None))}"
+            f"{_compact(e.args)} [{e.call_id}]"
+            + (f" refused by the {e.refused_by}" if e.refused_by else ""))
+
+
 def _rollback(e: Any) -> str:
     return rollback_summary(e.checkpoint_id, e.restored_files, e.safety_checkpoint_id)
 
@@ -212,8 +237,7 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {
     "session_start": _session_start,
     "task_start": lambda e: f"{e.task_id}: {e.title}{_plan_step(getattr(e, 'plan', None))}",
     "task_end": lambda e: f"{e.task_id} {e.status}",
-    "tool_call": lambda e: (f"{e.tool} {_compact(e.args)} [{e.call_id}]"
-                            + (f" refused by the {e.refused_by}" if e.refused_by else "")),
+    "tool_call": _tool_call,
     "tool_result": _tool_result,
     "message": lambda e: f"{e.role}: {e.text}",
     "usage": _usage,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionLog
-from supervisor.store.render import rollback_summary
+from supervisor.store.render import call_files, rollback_summary
 from supervisor.store.voice import describe_unsealed, said
 
 if TYPE_CHECKING:
@@ -50,7 +50,8 @@ def summarize(g: dict[str, Any]) -> str:
     kind = g.get("type")
     match kind:
         case "tool_call":
-            return f"{g.get('tool')} {_compact(g.get('args'))}  [{g.get('call_id')}]"
+            files = call_files(g.get("args"), g.get("files_before"))
+            return f"{g.get('tool')} {files}{_compact(g.get('args'))}  [{g.get('call_id')}]"
         case "tool_result":
             state = "ok" if g.get("ok") else f"ERROR {g.get('error') or ''}".rstrip()
             return f"{state} [{g.get('call_id')}] {str(g.get('output'))[:200]}"

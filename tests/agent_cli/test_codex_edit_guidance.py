@@ -61,3 +61,29 @@ def test_a_third_identical_failing_command_is_told_to_step_back(codex: Codex) ->
     _, events = only_session(codex.sandbox)
     (detection,) = of_type(events, "detection")
     assert detection["detector"] == "exact_repeat" and detection["message"] in told[0]
+
+
+def test_a_patch_over_several_files_records_every_file(codex: Codex) -> None:
+    """The patch Codex runs as a shell line names its files only in its headers: the call's
+    `files_before` records each (the one it adds as null), and `supervisor tail` says them."""
+    codex.install_hooks()
+    codex.sandbox.write("parser.py", PARSER)
+    codex.sandbox.write("rows.py", "ROWS = []\n")
+    codex.sandbox.commit("add parser and rows")
+    patch = ("*** Begin Patch\n*** Update File: parser.py\n@@\n-    rows = []\n"
+             "+    rows = list()\n*** Update File: rows.py\n@@\n-ROWS = []\n+ROWS = list()\n"
+             "*** Add File: notes.md\n+lists\n*** End Patch\n")
+    codex.server.script = Script(main=[
+        turn(ToolCall("exec_command", {"cmd": f"apply_patch <<'EOF'\n{patch}EOF"})),
+        say("Done.")])
+
+    run = codex.run("use list() in parser.py and rows.py")
+
+    assert run.returncode == 0, run.describe()
+    assert "ROWS = list()" in (codex.sandbox.work / "rows.py").read_text()  # it ran
+    session, events = only_session(codex.sandbox)
+    (call,) = of_type(events, "tool_call")
+    assert list(call["files_before"]) == ["parser.py", "rows.py", "notes.md"]
+    assert call["files_before"]["parser.py"] and call["files_before"]["notes.md"] is None
+    tail = codex.sandbox.supervisor("tail", session, "--root", str(codex.sandbox.store))
+    assert "on parser.py, rows.py, notes.md: " in tail.stdout, tail.stdout
