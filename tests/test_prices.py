@@ -6,6 +6,8 @@ either side of each dated price (a price from a date, an off-peak window). Equal
 wrong rate, band or set fails."""
 
 import re
+import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
@@ -158,3 +160,29 @@ def test_the_models_kept_are_bounded() -> None:
         prices.cost_usd(f"made-up-{n}", {"output_tokens": 1})
     assert len(prices._models) == prices.MODELS_KEPT
     assert prices.cost_usd("gpt-5-codex", {"output_tokens": 1_000_000}) == 10.0
+
+
+def test_models_are_kept_safely_from_several_threads() -> None:
+    """The resident server's workers price answers in threads of their own: dropping the
+    oldest model while another thread added one raised 'dictionary changed size during
+    iteration' out of the step."""
+    errors: list[BaseException] = []
+
+    def price(thread: int) -> None:
+        try:
+            for n in range(3000):
+                prices.cost_usd(f"made-up-{thread}-{n}", {"output_tokens": 1})
+        except BaseException as error:
+            errors.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        threads = [threading.Thread(target=price, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == [] and len(prices._models) == prices.MODELS_KEPT

@@ -40,6 +40,7 @@ figures are the table's own, to the last digit:
   on either side of each tier start and times on either side of each date.
 """
 
+import threading
 from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -82,9 +83,11 @@ def cost_usd(model: str | None, counts: dict[str, int], at: datetime | None = No
         return 0.0
     found = _models.get(model, _NOT_LOOKED_UP)
     if found is _NOT_LOOKED_UP:
-        found = _models[model] = _look_up(model)
-        while len(_models) > MODELS_KEPT:
-            del _models[next(iter(_models))]
+        found = _look_up(model)
+        with _keeping:  # the server's workers price in threads of their own
+            _models[model] = found
+            while len(_models) > MODELS_KEPT:
+                del _models[next(iter(_models))]
     if found is None:
         return None
     rates = found.rates(at)
@@ -136,6 +139,7 @@ class _Model:
 
 
 _NOT_LOOKED_UP = object()
+_keeping = threading.Lock()
 _models: dict[str, Any] = {}
 """`_Model` by the name the agent gave (None: not in the table), the last `MODELS_KEPT`."""
 
