@@ -6,6 +6,7 @@ git work tree, real guard, the steps run as the resident server runs them (`Serv
 
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,17 @@ def _order(hook: Hook) -> list[str]:
             if e["type"] == "tool_call" or (e["type"] == "checkpoint" and e["label"] == AUTO)]
 
 
+def _run(hook: Hook, calls: Iterable[int], *, answered: bool = False) -> None:
+    """Each call in turn, allowed and run; `answered`: its last hook answered after it (the
+    model thinking), when the server takes a checkpoint that is due."""
+    for n in calls:
+        assert call(hook, n) is None
+        ran(hook, n)
+        if answered:
+            assert isinstance(hook, Served)
+            hook.answered()
+
+
 def _in_checkpoint(hook: Hook, event: dict, name: str) -> str:
     """A file as the checkpoint `event` holds it."""
     git_dir = session_files(hook.root, SESSION).checkpoints
@@ -62,11 +74,9 @@ def test_the_server_takes_the_due_checkpoint_between_calls_not_in_the_pretooluse
     assert _in_checkpoint(served, taken, "a.py") == "x = 2\n"  # what call 3 starts from
     assert call(served, 3) is None
     assert _order(served) == ["toolu_1", "toolu_2", "cp", "toolu_3"]  # not taken again
-    for n in (3, 4, 5, 6):  # the cadence as inline: before calls 3 and 6
-        if n > 3:
-            assert call(served, n) is None
-        ran(served, n)
-        served.answered()
+    ran(served, 3)
+    served.answered()
+    _run(served, (4, 5, 6), answered=True)  # the cadence as inline: before calls 3 and 6
     assert _order(served) == ["toolu_1", "toolu_2", "cp", "toolu_3", "toolu_4", "toolu_5", "cp",
                               "toolu_6"]
     assert _order(served) == _inline(hook, 6)[:8]
@@ -78,9 +88,7 @@ def _inline(hook: Hook, calls: int) -> list[str]:
     other.root.mkdir()
     shutil.copy(hook.root / "policy.toml", other.root / "policy.toml")
     other("SessionStart", source="startup")
-    for n in range(1, calls + 1):
-        assert call(other, n) is None
-        ran(other, n)
+    _run(other, range(1, calls + 1))
     return _order(other)
 
 
@@ -89,9 +97,7 @@ def test_a_server_killed_before_it_took_the_checkpoint_leaves_it_to_the_next_pre
 ) -> None:
     served = Served(hook)
     served("SessionStart", source="startup")
-    for n in (1, 2):
-        assert call(served, n) is None
-        ran(served, n)
+    _run(served, (1, 2))
     restarted = Served(hook)  # killed after call 2's answer: its later work never ran
     assert _order(restarted) == ["toolu_1", "toolu_2"]
     assert call(restarted, 3) is None
@@ -103,9 +109,7 @@ def test_no_checkpoint_is_taken_ahead_when_none_is_due(
 ) -> None:
     served = Served(hook)
     served("SessionStart", source="startup")
-    assert call(served, 1) is None
-    ran(served, 1)
-    served.answered()  # one call since the start: none due before call 2
+    _run(served, (1,), answered=True)  # one call since the start: none due before call 2
     assert _order(served) == ["toolu_1"]
 
 
