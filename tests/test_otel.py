@@ -324,28 +324,41 @@ def test_a_collector_that_never_answers_is_said_before_the_wait(tmp_path: Path) 
             conn.close()
 
 
-@pytest.mark.slow
-def test_follow_says_at_once_that_no_collector_listens(tmp_path: Path) -> None:
-    """`--follow` with nothing listening: the second line says so and that it retries, before
-    the exporter's first attempt has timed out (an hour here)."""
-    import select
-
+def _follow_with_no_collector(tmp_path: Path, timeout_s: str
+                              ) -> tuple[subprocess.Popen[str], str]:
+    """`otel --follow` of one recorded session with nothing listening at its endpoint (a
+    receiver's, closed), each request timing out after `timeout_s`; and that endpoint."""
     root = private_root(tmp_path)
     copy_samples(root, ["exact-repeat-approve"])
     with OtlpReceiver() as rx:
         endpoint = rx.endpoint
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_EXPORTER_OTLP_TIMEOUT="3600")
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_EXPORTER_OTLP_TIMEOUT=timeout_s)
     proc = subprocess.Popen(
         [sys.executable, "-m", "supervisor", "otel", "--root", str(root), "--follow",
          "--cursor", str(tmp_path / "cursor.json")],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    return proc, endpoint
+
+
+def _next_line(proc: subprocess.Popen[str], what: str) -> str:
+    """The next line `proc` says, waited for at most a minute (a bound, not a timing)."""
+    import select
+
+    said, _, _ = select.select([proc.stdout], [], [], 60)
+    assert said, what
+    return proc.stdout.readline()  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_follow_says_at_once_that_no_collector_listens(tmp_path: Path) -> None:
+    """`--follow` with nothing listening: the second line says so and that it retries, before
+    the exporter's first attempt has timed out (an hour here)."""
+    proc, endpoint = _follow_with_no_collector(tmp_path, "3600")
     try:
-        lines = []
+        lines: list[str] = []
         while len(lines) < 2:
-            said, _, _ = select.select([proc.stdout], [], [], 60)  # a bound, not a timing
-            assert said, f"nothing more said: {lines}"
-            lines.append(proc.stdout.readline())  # type: ignore[union-attr]
+            lines.append(_next_line(proc, f"nothing more said: {lines}"))
         assert lines[0].startswith("otel: exporting ")
         assert lines[1] == (f"otel: no collector at {endpoint} (connection refused); retrying "
                             "until one answers\n")
@@ -360,24 +373,11 @@ def test_follow_stopped_while_the_collector_is_down_says_what_was_not_sent(
     """Stopped while it retried, `--follow` said "sent 0 span(s)" and spoke only of the
     metrics (after sitting out one more request timeout to send them): it says how many spans
     were not sent (the next run sends them) and does not ask the collector again."""
-    import select
-
-    root = private_root(tmp_path)
-    copy_samples(root, ["exact-repeat-approve"])
-    with OtlpReceiver() as rx:
-        endpoint = rx.endpoint
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=endpoint, OTEL_EXPORTER_OTLP_TIMEOUT="2")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "supervisor", "otel", "--root", str(root), "--follow",
-         "--cursor", str(tmp_path / "cursor.json")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    proc, _ = _follow_with_no_collector(tmp_path, "2")
     try:
         line = ""
         while "span(s) waiting" not in line:
-            said, _, _ = select.select([proc.stdout], [], [], 60)  # a bound, not a timing
-            assert said, "it never said it retries"
-            line = proc.stdout.readline()  # type: ignore[union-attr]
+            line = _next_line(proc, "it never said it retries")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     finally:
