@@ -19,6 +19,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    opened,
     press,
     screen_text,
     start,
@@ -111,11 +112,7 @@ async def test_a_session_that_ends_before_reading_the_command_is_said_so(root: P
 @pytest.mark.anyio
 async def test_reset_and_pause_are_refused_while_an_escalation_waits(root: Path) -> None:
     live(root, "s1", escalation("esc-1"))
-    app = make_app(root)
-    async with app.run_test(size=SIZE) as pilot:
-        await load(pilot, initial=True)
-        await press(pilot, "R")
-        await pilot.pause()
+    async with opened(root, "R", SIZE) as (app, pilot):
         assert not isinstance(app.screen, ConfirmScreen)
         assert any("reset: esc-1 is pending: answer it first" in m for m in messages(app))
         await press(pilot, "P")
@@ -131,11 +128,7 @@ async def test_the_reset_confirmation_says_what_is_cleared_and_kept(root: Path) 
                          "resets_per_conversation": {"limit": 2, "action": "stop"}}}
     write_events(root, "s1", [start(pid=os.getpid(), host=THIS_HOST, policy=policy)],
                  t0=FROZEN_NOW - 10)
-    app = make_app(root)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await load(pilot, initial=True)
-        await press(pilot, "R")
-        await pilot.pause()
+    async with opened(root, "R", (140, 40)) as (app, pilot):
         assert isinstance(app.screen, ConfirmScreen)
         expected = reset_description(Policy.from_dict(policy))
         assert "Still counted: iterations_per_session" in expected

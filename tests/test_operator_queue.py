@@ -20,6 +20,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    opened,
     press,
     screen_text,
     start,
@@ -235,11 +236,7 @@ async def test_the_evidence_is_in_view_at_80x24(root: Path) -> None:
     write_events(root, "s1", [start(pid=os.getpid(), host=THIS_HOST), *call(1), *call(2),
                               *call(3), escalation(reason=reason, evidence=[2, 4, 6],
                                                    kind="detection")])
-    app = make_app(root)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await load(pilot, initial=True)
-        await press(pilot, "e")
-        await pilot.pause()
+    async with opened(root, "e", (80, 24)) as (app, _):
         assert isinstance(app.screen, EscalationScreen)
         text = screen_text(app)
         assert "Reason: Paused: this exact call" in text and "approve (+y)" in text

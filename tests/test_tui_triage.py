@@ -14,6 +14,7 @@ from tui_support import (
     escalation,
     load,
     make_app,
+    opened,
     press,
     screen_text,
     start,
@@ -276,11 +277,7 @@ async def test_after_answering_the_prompt_offers_the_next_pending(root: Path) ->
                  t0=FROZEN_NOW - 900)
     write_events(root, "second", [start(), escalation("esc-9", reason="cycle: two")],
                  t0=FROZEN_NOW - 600)
-    app = make_app(root)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await load(pilot, initial=True)
-        await press(pilot, "e")
-        await pilot.pause()
+    async with opened(root, "e") as (app, pilot):
         prompt = app.screen
         assert isinstance(prompt, EscalationScreen) and prompt.session_id == "first"
         assert "next:" not in screen_text(app)  # nothing offered before answering

@@ -1,6 +1,8 @@
 """Helpers for the dashboard tests: real files in a temporary root, a frozen clock, UTC times."""
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,20 @@ def make_app(root: Path, **kwargs: Any) -> SupervisorApp:
     app.notify = recording  # type: ignore[method-assign]
     app._test_told = said  # type: ignore[attr-defined]
     return app
+
+
+@asynccontextmanager
+async def opened(root: Path, key: str, size: tuple[int, int] = (120, 40)
+                 ) -> AsyncIterator[tuple[SupervisorApp, Any]]:
+    """The dashboard on `root`, `size` wide and high, its files read, `key` pressed on its
+    first screen (`e`: the first escalation's prompt, `R`: a reset): the app and its pilot,
+    with whatever `key` opened (or refused) for the test to judge."""
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, key)
+        await pilot.pause()
+        yield app, pilot
 
 
 def told(app: SupervisorApp) -> list[str]:

@@ -35,3 +35,18 @@ def held_guard(root: Path, cwd: Path, reason: str = "held for a look") -> tuple[
     guard.pause(reason)
     assert guard.pending is not None
     return guard, str(guard.pending["escalation_id"])
+
+
+def paused_loop(guard: Guard, command: str, output: str, error: str) -> str:
+    """The same failing shell `command` (its `output`, its `error`) until the guard pauses it,
+    12 calls at most: the id of the escalation left pending."""
+    for _ in range(12):
+        verdict = guard.pre_call("bash", {"command": command})
+        if verdict.action == "pause":
+            break
+        if verdict.proceed:
+            guard.post_call(verdict.call_id, output, ok=False, error=error)
+    else:
+        raise AssertionError("the loop never escalated")
+    assert guard.pending is not None
+    return str(guard.pending["escalation_id"])

@@ -16,7 +16,7 @@ import pytest
 from supervisor.operator.send import send_decision
 from supervisor.otel.translate import SessionTranslator
 from supervisor.store.local import LocalStore
-from tests.adversarial.sessions import started_guard
+from tests.adversarial.sessions import paused_loop, started_guard
 
 SECRET = "sk-live-4f9a7c2e1b"
 COMMAND = f"curl -sf -H 'Authorization: Bearer {SECRET}' https://api.example.invalid/v1/x"
@@ -24,16 +24,9 @@ COMMAND = f"curl -sf -H 'Authorization: Bearer {SECRET}' https://api.example.inv
 
 def _session(root: Path, work: Path) -> list[Any]:
     guard = started_guard(root, work, task="fetch the report")
-    for _ in range(12):
-        verdict = guard.pre_call("bash", {"command": COMMAND})
-        if verdict.action == "pause":
-            break
-        if verdict.proceed:
-            guard.post_call(verdict.call_id, f"curl: (22) 401 for Bearer {SECRET}", ok=False,
-                            error=f"exit 22: Bearer {SECRET} refused")
-    else:
-        raise AssertionError("the loop never escalated")
-    send_decision(root, "s1", "guidance", escalation_id=guard.pending["escalation_id"],
+    esc = paused_loop(guard, COMMAND, f"curl: (22) 401 for Bearer {SECRET}",
+                      f"exit 22: Bearer {SECRET} refused")
+    send_decision(root, "s1", "guidance", escalation_id=esc,
                   text="stop calling that endpoint", operator="ana")
     guard.poll()
     guard.end("failed", f"gave up after {COMMAND}")

@@ -19,7 +19,7 @@ from supervisor.protocol.models import UnsealedLine
 from supervisor.store.local import LocalStore
 from supervisor.store.voice import must_seal
 from supervisor.tui.screens.session import SessionScreen
-from tests.adversarial.sessions import started_guard
+from tests.adversarial.sessions import paused_loop, started_guard
 from tests.conftest import run_cli
 from tests.test_web_browser import PHONE, browser  # noqa: F401 (a fixture)
 from tests.web_helpers import Web
@@ -31,18 +31,18 @@ COMMAND = "pytest -q tests/test_dates.py"
 def _looping(root: Path, work: Path) -> str:
     """A real guard whose loop escalated (left pending); the escalation's id."""
     guard = started_guard(root, work, task="fix the date parser")
-    for _ in range(12):
-        verdict = guard.pre_call("bash", {"command": COMMAND})
-        if verdict.action == "pause":
-            break
-        if verdict.proceed:
-            guard.post_call(verdict.call_id, "1 failed: assert parse('2024-02-30') is None",
-                            ok=False, error="exit status 1")
-    else:
-        raise AssertionError("the loop never escalated")
-    assert guard.pending is not None
-    esc = str(guard.pending["escalation_id"])
+    esc = paused_loop(guard, COMMAND, "1 failed: assert parse('2024-02-30') is None",
+                      "exit status 1")
     guard.close()
+    return esc
+
+
+def _forged_twice(root: Path, work: Path) -> str:
+    """`_looping`, then two escalations the agent's side appends (`_forge`): one of its own
+    id (esc-9), one with the guard's; the guard's escalation's id."""
+    esc = _looping(root, work)
+    _forge(root, escalation_id="esc-9")
+    _forge(root, escalation_id=esc)
     return esc
 
 
@@ -85,9 +85,7 @@ def test_every_line_the_guard_speaks_with_is_sealed_and_verifies(tmp_path: Path)
 def test_a_forged_escalation_is_the_agents_on_every_command_and_is_never_applied(
         tmp_path: Path) -> None:
     root = tmp_path / "store"
-    esc = _looping(root, tmp_path)
-    _forge(root, escalation_id="esc-9")
-    _forge(root, escalation_id=esc)  # the real one's id, with the agent's words
+    esc = _forged_twice(root, tmp_path)  # esc-9, and the real one's id with the agent's words
 
     listed = run_cli("sessions", "--json", "--root", str(root))
     assert listed.returncode == 0, listed.stderr
@@ -186,9 +184,7 @@ def test_the_web_page_shows_no_card_for_a_forged_escalation(tmp_path: Path,
                                                             browser) -> None:  # noqa: F811
     """The web view reads the same follower: one card, the guard's, with its own reason."""
     root = tmp_path / "store"
-    esc = _looping(root, tmp_path)
-    _forge(root, escalation_id="esc-9")
-    _forge(root, escalation_id=esc)
+    esc = _forged_twice(root, tmp_path)
     web = Web(root)
     try:
         page = browser.new_context(**PHONE).new_page()
@@ -239,9 +235,7 @@ def test_a_fleet_operator_sees_the_forged_line_as_the_agents(tmp_path: Path,
     from supervisor.store.open import open_store
 
     root = tmp_path / "store"
-    esc = _looping(root, tmp_path)
-    _forge(root, escalation_id="esc-9")
-    _forge(root, escalation_id=esc)
+    esc = _forged_twice(root, tmp_path)
     count = len(_lines(root))
     relay = RelayThread(root, redis_server.url(), "h1")
     try:
@@ -270,7 +264,7 @@ async def test_an_escalation_no_one_can_vouch_for_says_so_where_it_is_answered(
     """A session without seals (recorded before them, imported, or written whole by an agent):
     its escalation is shown as before, with the note, where the answers are offered; the
     guard's own sealed escalation has none."""
-    from tui_support import escalation, press
+    from tui_support import escalation, opened
 
     from supervisor.store.voice import NO_SEAL_NOTE
     from supervisor.tui.screens.escalation import EscalationScreen
@@ -290,11 +284,7 @@ async def test_an_escalation_no_one_can_vouch_for_says_so_where_it_is_answered(
         live.close()
     note = [e["no_seal"] for e in entries["queue"] + entries["stale"]]
     assert note == [None if sealed else NO_SEAL_NOTE]
-    app = make_app(root)
-    async with app.run_test(size=(180, 45)) as pilot:
-        await load(pilot, initial=True)
-        await press(pilot, "e")
-        await pilot.pause()
+    async with opened(root, "e", (180, 45)) as (app, _):
         assert isinstance(app.screen, EscalationScreen)
         text = " ".join(screen_text(app).split())
         assert ("No seal: this session's lines carry none" in text) is not sealed
