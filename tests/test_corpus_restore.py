@@ -1,6 +1,7 @@
-"""benchmarks/corpus-interactive/restore.py over git repositories made here: each labelled run
-comes back byte for byte from its blob, the labels are copied, and every row it cannot restore
-is named with its reason (and the exit status says the folder is partial)."""
+"""benchmarks/restore_corpus.py (and benchmarks/corpus-interactive/restore.py, its interactive
+form) over git repositories made here: each labelled run comes back byte for byte from its blob,
+for either corpus's SOURCES.md layout, the labels are copied, and every row it cannot restore is
+named with its reason (and the exit status says the folder is partial)."""
 
 import importlib.util
 import json
@@ -12,7 +13,8 @@ import pytest
 
 from tests.conftest import REPO
 
-SCRIPT = REPO / "benchmarks" / "corpus-interactive" / "restore.py"
+SCRIPT = REPO / "benchmarks" / "restore_corpus.py"
+INTERACTIVE_SCRIPT = REPO / "benchmarks" / "corpus-interactive" / "restore.py"
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t", "HOME": "/nonexistent", "PATH": "/usr/bin:/bin"}
 
@@ -44,9 +46,13 @@ def _bare_mirror(mirrors: Path, data: bytes) -> str:
     return _git(bare, "hash-object", "-w", "--stdin", data=data)
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
+def _run(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
                           timeout=60, check=False)
+
+
+def _not_restored(stderr: str) -> dict[str, str]:
+    return dict(line.removeprefix("NOT RESTORED ").split(": ", 1) for line in stderr.splitlines())
 
 
 @pytest.mark.slow  # real git repositories
@@ -75,39 +81,80 @@ def test_every_labelled_run_is_restored_checked_and_the_failures_named(tmp_path:
                       encoding="utf-8")
     out = tmp_path / "out"
 
-    done = _run(str(mirrors), str(out), "--labels", str(labels), "--sources", str(sources))
+    # The command line in use for the interactive batches (without a CORPUS argument).
+    done = _run(INTERACTIVE_SCRIPT, str(mirrors), str(out), "--labels", str(labels),
+                "--sources", str(sources))
 
     assert done.returncode == 1
     assert (out / "claude-code" / "proj-1.jsonl").read_bytes() == one
     assert (out / "codex" / "bare-2.jsonl").read_bytes() == two
     assert (out / "labels.jsonl").read_bytes() == labels.read_bytes()
     assert "restored 2 of 5" in done.stdout
-    errors = dict(line.removeprefix("NOT RESTORED ").split(": ", 1)
-                  for line in done.stderr.splitlines())
+    errors = _not_restored(done.stderr)
     assert set(errors) == {"codex/proj-3", "claude-code/gone-4", "codex/unlisted-5"}
     assert errors["codex/proj-3"].startswith(f"blob {absent} is not in the mirror")
     assert "fetch github:nobody/fetched" in errors["claude-code/gone-4"]
-    assert "no session row" in errors["codex/unlisted-5"]
+    assert "no run row" in errors["codex/unlisted-5"]
     assert not (out / "codex" / "proj-3.jsonl").exists()
     assert not list(out.rglob("*.part"))
 
     whole = tmp_path / "labels-whole.jsonl"
     whole.write_text("".join(json.dumps({"run": r}) + "\n" for r in rows[:2]), encoding="utf-8")
-    again = _run(str(mirrors), str(tmp_path / "out2"), "--labels", str(whole),
-                 "--sources", str(sources))
+    again = _run(SCRIPT, "interactive", str(mirrors), str(tmp_path / "out2"), "--labels",
+                 str(whole), "--sources", str(sources))
     assert again.returncode == 0 and again.stderr == ""
     assert "restored 2 of 2" in again.stdout
 
 
-def test_the_shipped_sources_name_a_blob_for_every_labelled_run() -> None:
-    """Every row of every shipped batch's labels has its repository and blob in SOURCES.md
-    (the restore cannot work for a row without one)."""
-    spec = importlib.util.spec_from_file_location("corpus_restore", SCRIPT)
+@pytest.mark.slow  # real git repositories
+def test_the_mini_swe_agent_layout_one_repository_and_runs_named_within_a_source(
+        tmp_path: Path) -> None:
+    """corpus-labelled/SOURCES.md names its repository once, in its own table, and its runs
+    without their folder (`run (mini-swe-agent/…)`); the files are `.traj.json`."""
+    mirrors = tmp_path / "mirrors"
+    traj = b'{"info": {"exit_status": "Submitted"},\n "messages": []}'
+    blobs = _mirror_with_work_tree(mirrors, {"output/a/a.traj.json": traj})
+    sources = tmp_path / "SOURCES.md"
+    sources.write_text(
+        "## Repository and licence\n| repository | refs used | licence | note |\n"
+        "|---|---|---|---|\n"
+        "| owner/proj | `refs/pull/1/head` | MIT | x |\n\n## Runs\n"
+        "| run (mini-swe-agent/…) | path in repository | PR | blob | size | loop |\n"
+        "|---|---|---|---|---|---|\n"
+        f"| ds-a | `output/a/a.traj.json` | #1 | `{blobs['output/a/a.traj.json']}` | 1 KB "
+        "| loop |\n"
+        "| ds-b | `output/b/b.traj.json` | #1 | `0123456789abcdef0123456789abcdef01234567` | 1 KB "
+        "| no loop |\n", encoding="utf-8")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"run": f"mini-swe-agent/{r}"}) + "\n"
+                              for r in ("ds-a", "ds-b", "ds-c")), encoding="utf-8")
+    out = tmp_path / "out"
+
+    done = _run(SCRIPT, "labelled", str(mirrors), str(out), "--labels", str(labels),
+                "--sources", str(sources))
+
+    assert done.returncode == 1
+    assert (out / "mini-swe-agent" / "ds-a.traj.json").read_bytes() == traj
+    assert (out / "labels.jsonl").read_bytes() == labels.read_bytes()
+    assert "restored 1 of 3" in done.stdout
+    errors = _not_restored(done.stderr)
+    assert set(errors) == {"mini-swe-agent/ds-b", "mini-swe-agent/ds-c"}
+    assert errors["mini-swe-agent/ds-b"].startswith("blob 0123456789abcdef")
+    assert "no run row" in errors["mini-swe-agent/ds-c"]
+
+
+@pytest.mark.parametrize(("corpus", "at_least"), [("interactive", 172), ("labelled", 40)])
+def test_the_shipped_sources_name_a_blob_for_every_labelled_run(corpus: str,
+                                                                at_least: int) -> None:
+    """Every row of every shipped labels file of each corpus has its repository and blob in its
+    SOURCES.md (the restore cannot work for a row without one)."""
+    spec = importlib.util.spec_from_file_location("restore_corpus", SCRIPT)
     assert spec and spec.loader
     restore = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_restore"] = restore  # its dataclass looks its module up there
+    sys.modules["restore_corpus"] = restore  # its dataclass looks its module up there
     spec.loader.exec_module(restore)
-    known = restore.read_sources(SCRIPT.parent / "SOURCES.md")
-    runs = [json.loads(line)["run"] for labels in sorted(SCRIPT.parent.glob("labels*.jsonl"))
+    folder = restore.CORPORA[corpus].folder
+    known = restore.read_sources(folder / "SOURCES.md")
+    runs = [json.loads(line)["run"] for labels in sorted(folder.glob("labels*.jsonl"))
             for line in labels.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(runs) >= 152 and [run for run in runs if run not in known] == []
+    assert len(runs) >= at_least and [run for run in runs if run not in known] == []
