@@ -2,19 +2,24 @@
 recorded against the fake Chat Completions server), its answers, its chat-file reader and its
 installer."""
 
+import dataclasses
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
 
 from supervisor.engine.edits import edit_failure, edits_of
+from supervisor.hooks.budget import Budget
 from supervisor.hooks.qwen_code import TARGET
-from supervisor.hooks.qwen_code.payload import map_payload
+from supervisor.hooks.qwen_code.payload import NO_TEXT, map_payload
 from supervisor.hooks.qwen_code.transcript import read_chat
+from supervisor.hooks.runtime import handle
 from supervisor.hooks.step import read_payload
 from supervisor.hooks.targets import load, names
 from tests.conftest import run_cli
+from tests.hook_helpers import events
 
 DATA = Path(__file__).parent / "data" / "qwen_code"
 
@@ -115,6 +120,91 @@ def test_the_chat_file_reader() -> None:
         "input_tokens": 100, "cache_read_tokens": 0, "output_tokens": 10} for s in spent)
     assert len({s["key"] for s in spent}) == len(spent)
     assert offset == chat.stat().st_size
+
+
+class LateChat:
+    """The recorded session's chat file as Qwen Code's queue of writes leaves it on a loaded
+    machine: its lines up to `written` are there when the Stop hook first reads it, the rest
+    land just after that read (as read through the real reader). `stop_waits_s`: the target's
+    wait for the answer Stop names."""
+
+    LINES = (DATA / "session.transcript.jsonl").read_text().splitlines(keepends=True)
+
+    def __init__(self, tmp_path: Path, written: int, stop_waits_s: float | None = None) -> None:
+        self.root, self.chat, self.cwd = tmp_path / "store", tmp_path / "chat.jsonl", tmp_path
+        self.root.mkdir()
+        (self.root / "policy.toml").write_text("[guard]\ncheckpoints = false\n")
+        self.chat.write_text("".join(self.LINES[:written]))
+        self.rest = self.LINES[written:]
+        self.stop_reads = 0
+        waits = TARGET.stop_waits_s if stop_waits_s is None else stop_waits_s
+        self.target = dataclasses.replace(TARGET, transcript=self.read, stop_waits_s=waits)
+
+    def read(self, path: str, offset: int) -> tuple[list, int]:
+        found = read_chat(path, offset)
+        if self.stopping:
+            self.stop_reads += 1
+            with self.chat.open("a") as handle:  # the queue catches up
+                handle.write("".join(self.rest))
+            self.rest = []
+        return found
+
+    def hook(self, payload: dict) -> str:
+        self.stopping = payload["hook_event_name"] == "Stop"
+        body = {**payload, "transcript_path": str(self.chat), "cwd": str(self.cwd)}
+        return handle(self.target, json.dumps(body).encode(), self.root, Budget(60))
+
+    def events(self, kind: str) -> list[dict]:
+        session = captured("Stop")[0]["session_id"]
+        return [e for e in events(self.root, session) if e["type"] == kind]
+
+
+def test_a_stop_reads_on_until_the_chat_file_holds_the_answer_it_names(tmp_path: Path) -> None:
+    """Qwen Code queues its chat-file writes: on a loaded machine the answer that asked for
+    the last call and the last answer both landed after the Stop hook read the file (CI
+    rehearsal: two usage records of four). Stop is the last hook of a headless run, so they
+    were never counted. The Stop now reads on until the answer it names is there: every
+    answer counted once, the last text recorded once."""
+    chat = LateChat(tmp_path, written=16)  # up to the fourth answer (it asks for a call)
+    chat.hook(captured("SessionStart")[0])
+    assert len(chat.events("usage")) == 3
+    started = time.monotonic()
+    assert chat.hook(captured("Stop")[0]) == ""
+    assert len(chat.events("usage")) == 5 == sum(
+        "usageMetadata" in line for line in LateChat.LINES)
+    assert time.monotonic() - started < TARGET.stop_waits_s  # ended once the answer was there
+    assert chat.stop_reads == 2
+    said = [m["text"] for m in chat.events("message") if m["role"] == "assistant"]
+    assert said == ["Looking.", "All done."]
+
+
+def test_a_stop_whose_answer_never_comes_waits_no_longer_than_its_target_says(
+    tmp_path: Path,
+) -> None:
+    chat = LateChat(tmp_path, written=16, stop_waits_s=0.3)
+    chat.rest = []  # the last lines never land
+    chat.hook(captured("SessionStart")[0])
+    started = time.monotonic()
+    assert chat.hook(captured("Stop")[0]) == ""
+    assert 0.3 <= time.monotonic() - started < 2
+    assert len(chat.events("usage")) == 3
+    assert [m["text"] for m in chat.events("message") if m["role"] == "assistant"] == [
+        "Looking.", "All done."]  # Stop's own word for it
+
+
+def test_a_stop_without_text_neither_waits_nor_records_qwens_placeholder(
+    tmp_path: Path,
+) -> None:
+    """An answer without text is sent as `[no response text]`, Qwen's words, not the
+    model's: no message, and nothing to recognise the answer by in the chat file."""
+    chat = LateChat(tmp_path, written=16)
+    chat.hook(captured("SessionStart")[0])
+    started = time.monotonic()
+    chat.hook({**captured("Stop")[0], "last_assistant_message": NO_TEXT})
+    assert time.monotonic() - started < TARGET.stop_waits_s
+    assert chat.stop_reads == 1
+    assert [m["text"] for m in chat.events("message") if m["role"] == "assistant"] == [
+        "Looking."]
 
 
 @pytest.mark.slow

@@ -77,6 +77,10 @@ CHECKPOINT_AFTER_S = 30.0
 """The periodic checkpoint taken after an answer (`checkpoint_after`) has this long for its lock
 and git (a share of it, `journal.CHECKPOINT_SHARE`, for the commit), as a call's PreToolUse
 that takes it has its agent's timeout."""
+STOP_POLL_S = 0.02
+"""How often a Stop waiting for its answer in the transcript reads on (`await_answer`)."""
+ANSWER_PREFIX = 2000
+"""Characters (white space aside) compared to recognise the answer a Stop names."""
 HEARTBEAT_S = 5.0
 """While a call is held for the operator, a heartbeat is written this often."""
 STILL_WAITING = (
@@ -299,12 +303,13 @@ class _Call:
         agent's transcript since the last call (hooks are not given it, and
         `consecutive_tool_calls` counts calls since the model last said something). A
         transcript seen for the first time is read from its start only in a session that
-        starts now (not resumed): older text is not this run's. Only what the transcript holds
-        now is read, never waited for: an answer the agent writes after it ran the hook of the
-        call the answer asked for (Claude Code at times, tens of ms later) is counted at the
-        next hook that reads it (in the resident server, once the call's last hook is
-        answered: `read_after`), so a `tokens`/`cost_usd` limit or budget may hold one call
-        late (docs/hooks.md, "Usage"); the wait cost every call of such an agent. So is a
+        starts now (not resumed): older text is not this run's. At a call, only what the
+        transcript holds now is read, never waited for (a Stop may wait: `await_answer`): an
+        answer the agent writes after it ran the hook of the call the answer asked for (Claude
+        Code at times, tens of ms later) is counted at the next hook that reads it (in the
+        resident server, once the call's last hook is answered: `read_after`), so a
+        `tokens`/`cost_usd` limit or budget may hold one call late (docs/hooks.md, "Usage");
+        the wait cost every call of such an agent. So is a
         call's batch: an answer's calls the transcript shows are kept until their own
         PreToolUse takes them (`Memory.issued`); a call whose answer is not written yet has
         none."""
@@ -325,14 +330,42 @@ class _Call:
                 memory.transcript = path
                 memory.offset = 0 if new_session and not resumed else _size(path)
                 memory.mark = None
-            self.read_transcript(memory)
+            said = self.read_transcript(memory)
+            if self.step.hook_event == "Stop":  # (a subagent's stop ends no run)
+                self.await_answer(memory, said)
 
-    def read_transcript(self, memory: hook_memory.Memory) -> None:
+    def await_answer(self, memory: hook_memory.Memory, said: list[str]) -> None:
+        """At Stop, for an agent that writes its transcript behind its hooks
+        (`Target.stop_waits_s`): read on until the transcript holds the answer Stop names,
+        for at most that long. Stop is the last hook of a headless run, so what its read
+        misses is never read: Qwen Code's queue of writes has at times the last two answers
+        still to write (the one that asked for the last call, and the last), whose tokens
+        were then never counted. The wait ends as soon as the answer is there (a read of
+        what was added, every `STOP_POLL_S`), costs nothing when it already is, and is
+        once per turn, never per call. An answer without text cannot be recognised:
+        nothing is waited for."""
+        message = self.step.message
+        path = memory.transcript
+        if not self.target.stop_waits_s or message is None or path is None:
+            return
+        text = message["text"]
+        if _text_digest(text.strip()) == memory.last_text or any(
+                _same_answer(t, text) for t in said):
+            return
+        until = min(time.monotonic() + self.target.stop_waits_s, self.budget.deadline())
+        while time.monotonic() < until:
+            time.sleep(STOP_POLL_S)
+            if _size(path) > memory.offset and any(
+                    _same_answer(t, text) for t in self.read_transcript(memory)):
+                return
+
+    def read_transcript(self, memory: hook_memory.Memory) -> list[str]:
         """Record what the transcript the session follows (`memory.transcript`) holds since
-        `memory.offset`: the assistant's texts, failures no hook reported, what was spent."""
+        `memory.offset`: the assistant's texts, failures no hook reported, what was spent.
+        Returns the assistant's texts it read."""
         reader, path = self.target.transcript, memory.transcript
         if reader is None or path is None:
-            return
+            return []
         if (self.target.reads_usage and memory.mark is not None
                 and transcript.mark(path, memory.offset) != memory.mark):
             # Only where usage is read (counted twice otherwise): Factory Droid rewrites
@@ -344,9 +377,11 @@ class _Call:
         entries, memory.offset = reader(path, memory.offset)
         # checked only where usage is read (above): the others are spared its four syscalls
         memory.mark = transcript.mark(path, memory.offset) if self.target.reads_usage else None
+        said: list[str] = []
         with self.guard.saving_later():  # the step this is read for (or the next) saves, once
             for entry in entries:
                 if isinstance(entry, str):
+                    said.append(entry)
                     if not memory.displays:  # else the agent's display hook gave the text
                         self.assistant_said(entry, memory)
                 elif "pair" in entry:
@@ -359,6 +394,7 @@ class _Call:
                     memory.model = entry["used_model"]
         if self.batch is None and self.step.call is not None and self.step.kind == "call":
             self.batch = memory.batch_of(self.step.call["call_id"])
+        return said
 
     def issued(self, entry: Issued, memory: hook_memory.Memory) -> None:
         """The calls of one model answer: this call's batch when it is one of them; the others
@@ -450,7 +486,7 @@ class _Call:
 
     def assistant_said(self, text: str, memory: hook_memory.Memory) -> None:
         """Record an assistant message once (the transcript and Stop both carry the last)."""
-        digest = hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=12).hexdigest()
+        digest = _text_digest(text)
         if memory.last_text == digest:
             return
         memory.last_text = digest
@@ -472,6 +508,19 @@ class _Call:
         working that is about to stop."""
         texts = [n.message for n in self.guard.poll() if n.message and n.news]
         return "\n".join(dict.fromkeys(texts)) or None
+
+
+def _text_digest(text: str) -> str:
+    """What the hook memory keeps of the last assistant text recorded (`Memory.last_text`)."""
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=12).hexdigest()
+
+
+def _same_answer(read: str, named: str) -> bool:
+    """True when a text read from the transcript is the answer a Stop names: the same
+    characters but for white space (a reader joins an answer's parts with newlines, an
+    agent's Stop may join them with nothing), compared over their first `ANSWER_PREFIX`
+    (the Stop's text may be cut, `step.cut_text`)."""
+    return ("".join(read.split())[:ANSWER_PREFIX] == "".join(named.split())[:ANSWER_PREFIX])
 
 
 _READS_TRANSCRIPT = frozenset({"start", "call", "batch", "stop"})

@@ -91,6 +91,12 @@ class Target:
     reads_usage: bool = False
     """True when `transcript` returns what the model spent (`supervisor.hooks.usage`); a
     session of a target that reads none says so in its `session_start` (`usage_record`)."""
+    stop_waits_s: float = 0.0
+    """How long the Stop hook may wait for the answer it names (`HookStep.message`) to reach
+    the transcript, for an agent that writes its transcript behind its hooks (Qwen Code: a
+    queue of asynchronous writes, hundreds of milliseconds behind on a loaded machine). Stop
+    is the last hook of a headless run: what the transcript lacks then is never read, so the
+    tokens of the last answers would never be counted. 0: read what is there."""
     batches: bool = False
     """True when the agent reports calls after they ran in a batch event (Claude Code's and
     Qwen Code's PostToolBatch): the runtime then keeps the ids of the calls that went through

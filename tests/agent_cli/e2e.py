@@ -99,7 +99,6 @@ operator answers, so the held call is skipped after two seconds."""
 
 def usage_is_recorded_and_the_budget_holds(
     agent: AgentRunner[Any], calls: list[ToolCall], reads: int = 500, writes: int = 40,
-    last_may_race: bool = False,
     late: int | None = 0,
 ) -> list[dict[str, Any]]:
     """The scenario every target with a usage record shares: each scripted answer reports
@@ -107,12 +106,10 @@ def usage_is_recorded_and_the_budget_holds(
     (an API without cache writes: 0); the tokens
     the store recorded are what the model server sent, and the call made once 3,000 tokens are
     spent (the third) is held for the operator (`TOKEN_BUDGET`) before it runs. Returns the
-    session's events. `last_may_race`: the agent may write its last answer (no call after it)
-    to its record only after its Stop hook ran, so that one answer may be missing.
-    `late`: how many calls late the budget may hold, for an agent that may write an answer's
-    usage only after the call it asked for was judged (counted at the next call): 1 scripts a
-    fourth call and the hold must come at the third or the fourth (Claude Code); None: only
-    the counts are checked (Qwen Code)."""
+    session's events. `late`: how many calls late the budget may hold, for an agent that may
+    write an answer's usage only after the call it asked for was judged (counted at the next
+    call): 1 scripts a fourth call and the hold must come at the third or the fourth (Claude
+    Code); None: only the counts are checked (Qwen Code)."""
     agent.sandbox.write_policy(TOKEN_BUDGET)
     agent.install_hooks("--timeout", "90")
     turns = [turn(call).spending(1000, 100, reads, writes) for call in calls[:3 + (late or 0)]]
@@ -124,8 +121,6 @@ def usage_is_recorded_and_the_budget_holds(
     _session, events = only_session(agent.sandbox)
     usages = of_type(events, "usage")
     served = len(agent.server.script.main)
-    if last_may_race and len(usages) == served - 1:
-        served -= 1
     assert sum(u["input_tokens"] for u in usages) == 1000 * served, usages
     assert sum(u["output_tokens"] for u in usages) == 100 * served, usages
     assert sum(u.get("cache_read_tokens") or 0 for u in usages) == reads * served, usages

@@ -207,7 +207,6 @@ class Driver:
 
     usage_writes: ClassVar[int] = 0
     """Cache-write tokens the model server reports per answer (0: the API has none)."""
-    usage_last_may_race: ClassVar[bool] = False
     usage_late: ClassVar[int | None] = 0
     """How many calls late a token budget may hold (`e2e.usage_is_recorded_and_the_budget_holds`);
     None: not checked."""
@@ -363,6 +362,6 @@ def a_split_answer_feeds_the_sub_tasks_one_by_one_at_stop(driver: Driver, agent:
 def usage_is_recorded_and_a_token_budget_holds(driver: Driver, agent: Agent) -> None:
     events = usage_is_recorded_and_the_budget_holds(
         agent, driver.usage_calls(), writes=driver.usage_writes,
-        last_may_race=driver.usage_last_may_race, late=driver.usage_late,
+        late=driver.usage_late,
     )
     driver.check_usage(agent, events)

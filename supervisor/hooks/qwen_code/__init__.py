@@ -36,6 +36,10 @@ fallback before that, and the operator sees that deadline (docs/qwen-code.md).""
 POST_TOOL_BATCH_WAIT_S = 15.0
 """The same for PostToolBatch: `firePostToolBatchHook` waits 15 s
 (`POST_TOOL_BATCH_HOOK_TIMEOUT_MS`), then goes on as if nothing was said."""
+STOP_WAITS_S = 3.0
+"""How long the Stop hook waits for the last answer to reach the chat file: Qwen Code queues
+its chat-file writes (several awaited file operations each), which ran up to 0.7 s behind its
+hooks with 2 cores loaded to 14-20 (docs/qwen-code.md, "Tokens and cost")."""
 NOTES = (
     "Qwen Code reads a project's settings (.qwen/settings.json) only in a trusted folder; "
     "user settings (~/.qwen/settings.json, --user) load everywhere.",
@@ -72,5 +76,6 @@ TARGET = Target(
     ),
     transcript=read_chat,
     reads_usage=True,
+    stop_waits_s=STOP_WAITS_S,
     batches=True,  # PostToolBatch
 )

@@ -11,7 +11,9 @@ the engine's policy knows. What differs, measured with Qwen Code 0.24.4:
   for Gemini CLI (`Exit code 2` and the first line the command printed);
 - UserPromptSubmit fires again with an empty prompt after every batch of calls (the turn goes
   on): not a person's prompt, so no new cycle (recorded as nothing);
-- the agent's text is in its chat file (`transcript_path`, `transcript`).
+- the agent's text is in its chat file (`transcript_path`, `transcript`);
+- Stop's `last_assistant_message` is `[no response text]` when the last answer had no text:
+  Qwen's placeholder, not the model's words, so no message.
 """
 
 from dataclasses import replace
@@ -30,6 +32,8 @@ from supervisor.hooks.step import (
 
 AGENT = "qwen-code"
 LABEL = "Qwen Code"
+NO_TEXT = "[no response text]"
+"""What Qwen Code 0.24.4 sends as a Stop's last message when the answer had no text."""
 
 
 def map_payload(payload: dict[str, Any]) -> HookStep:
@@ -37,6 +41,8 @@ def map_payload(payload: dict[str, Any]) -> HookStep:
     event = payload.get("hook_event_name")
     if event == "UserPromptSubmit" and not _text(payload.get("prompt")).strip():
         return _nothing(payload)
+    if event == "Stop" and payload.get("last_assistant_message") == NO_TEXT:
+        payload = {**payload, "last_assistant_message": None}
     step = claude.renamed(claude.map_payload(_with_call_ids(payload)), AGENT, LABEL,
                           "qwen_session_id")
     if step.kind == "result" and step.result is not None:
