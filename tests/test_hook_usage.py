@@ -9,11 +9,14 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from supervisor.hooks.budget import Budget
 from supervisor.hooks.resident import Resident
 from supervisor.hooks.runtime import run_safely
-from supervisor.hooks.usage import Spent, Tally, spent, token_count
+from supervisor.hooks.usage import COUNTS, Spent, Tally, spent, token_count
+from supervisor.protocol.charge import answer_of
 from tests.hook_helpers import payload
 from tests.test_hook_platform import SESSION, Hook
 
@@ -288,6 +291,74 @@ def test_a_server_killed_before_it_read_on_leaves_the_answer_to_the_next_hook(
     assert len(usages(restarted)) == 2
     assert refused is not None
     assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_an_answer_read_at_once_is_one_usage_event_and_its_call_is_charged_all_of_it(
+    hook: Hook,
+) -> None:
+    """Claude Code writes an answer as a line per content block, each with the usage so far
+    (the first line's output a few tokens): read at once, they are one `usage` event with the
+    answer's counts, and the call the answer asked for is charged all of it (it was charged
+    the last line's growth alone: its output, not its input)."""
+    hook("SessionStart", source="startup")
+    with hook.transcript.open("a") as handle:
+        for index, (block, output) in enumerate(
+                [({"type": "thinking", "thinking": "..."}, 8),
+                 ({"type": "text", "text": "Looking."}, 8),
+                 ({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}, 436)]):
+            handle.write(json.dumps({"type": "assistant", "uuid": f"u{index}", "message": {
+                "id": "msg_1", "role": "assistant", "model": SONNET, "content": [block],
+                "usage": {**USAGE, "output_tokens": output}}}) + "\n")
+    call(hook, 1)
+    (usage,) = usages(hook)
+    assert (usage["input_tokens"], usage["output_tokens"], usage["cache_read_tokens"],
+            usage["cache_write_tokens"]) == (1000, 436, 5000, 200)
+    assert usage["cost_usd"] == pytest.approx(0.003 + 436 * 15e-6 + 0.0015 + 0.00075)
+    (made,) = hook.events("tool_call")
+    assert answer_of([usage["seq"]], made["seq"]) == 0
+
+
+counts = st.one_of(  # mostly the first n of COUNTS (as an answer's lines give them)
+    st.integers(1, 4).flatmap(lambda n: st.fixed_dictionaries(
+        {name: st.integers(0, 6) for name in COUNTS[:n]})),
+    st.dictionaries(st.sampled_from(COUNTS), st.integers(0, 6), max_size=4))
+entries = st.lists(st.one_of(
+    st.builds(lambda key, model, counts, unknown: spent(key, model, {**counts, **unknown}),
+              st.sampled_from("aab"), st.sampled_from(["m", "m", "m", None]), counts,
+              st.sampled_from([{}, {}, {}, {}, {"output_tokens": -1}])),
+    st.builds(lambda model: {"used_model": model}, st.sampled_from(["m", "n"])),
+    st.just("a text")), max_size=10)
+
+
+@settings(max_examples=600, deadline=None)
+@example({}, [spent("a", "m", {"output_tokens": 5}), spent("a", None, {"output_tokens": 8})])
+@example({}, [spent("a", "m", {"output_tokens": 5}), {"used_model": "m"},  # went down
+              spent("a", "m", {"output_tokens": 3}), spent("a", "m", {"output_tokens": 4})])
+@given(st.dictionaries(st.sampled_from("ab"), st.lists(st.integers(0, 6), min_size=4,
+                                                         max_size=4)), entries)
+def test_merged_entries_record_exactly_what_each_in_turn_would(
+    kept: dict[str, list[int]], read: list) -> None:
+    """`Tally.merged` leaves out only entries whose tokens the later entry of their key
+    records anyway: the tokens counted per model they are priced as, the counts the tally keeps
+    and every other entry are the same as when each entry is taken in turn."""
+    def record(tally: Tally, taken: list) -> tuple[dict, dict, list]:
+        model: str | None = None
+        spent_by: dict[tuple[str | None, str], int] = {}
+        for entry in taken:
+            if isinstance(entry, dict) and "used_model" in entry:
+                model = entry["used_model"]
+            elif isinstance(entry, dict):
+                for name, grown in tally.growth(entry).items():
+                    if grown:
+                        at = (entry["model"] or model, name)
+                        spent_by[at] = spent_by.get(at, 0) + grown
+        others = [e for e in taken if not (isinstance(e, dict) and "key" in e
+                                           and not e["unknown"])]
+        return spent_by, tally.dump(), others
+
+    each = record(Tally({k: list(v) for k, v in kept.items()}), read)
+    tally = Tally({k: list(v) for k, v in kept.items()})
+    assert record(tally, tally.merged(read)) == each
 
 
 def test_tally_counts_growth_and_never_goes_negative() -> None:

@@ -375,6 +375,7 @@ class _Call:
                                "under the supervisor; what it held before is not counted "
                                "again, what it holds now is not counted")
         entries, memory.offset = reader(path, memory.offset)
+        entries = memory.tally.merged(entries)  # an answer's lines read at once: one usage
         # checked only where usage is read (above): the others are spared its four syscalls
         memory.mark = transcript.mark(path, memory.offset) if self.target.reads_usage else None
         said: list[str] = []

@@ -10,6 +10,11 @@ is decided here, once for every agent:
   or the whole session (Codex's `token_count` carries running totals). The session's hook
   memory keeps the last counts per key (`Tally`); only the growth over them is recorded, so a
   line repeated, split or re-read never counts twice, and running totals become increments.
+- **One event an answer read at once.** Claude Code writes an answer as a line per content
+  block, each with the answer's usage so far (the first with a few output tokens, the last with
+  all of them): read together, the earlier lines are left out (`Tally.merged`) when that
+  records the same tokens, so the answer is one `usage` event, written, priced and judged once,
+  and the answer a call is charged (`protocol.charge`: the last usage before it) is all of it.
 - **Never negative, never a crash.** A count that is not a whole number of tokens between 0 and
   `MAX_TOKENS` (negative, huge, a string, NaN) is left out and named in the entry's `unknown`;
   the runtime records what could be read, its cost as unknown (`cost_usd` null, never $0), and
@@ -22,13 +27,15 @@ them (`split_cached`).
 """
 
 import math
-from typing import TypedDict
+from collections.abc import Sequence
+from typing import Any, TypedDict, TypeVar
 
 MAX_TOKENS = 10**10
 """More tokens than this in one count is not a real count (a corrupt or hostile line)."""
 KEYS_KEPT = 64
 """Keys whose counts the memory keeps (a message's lines are written close together)."""
 COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+T = TypeVar("T")
 
 
 class Spent(TypedDict):
@@ -105,8 +112,52 @@ class Tally:
             del self.kept[next(iter(self.kept))]
         return grown
 
+    def merged(self, entries: Sequence[T]) -> list[T]:
+        """`entries` of one read of the agent's record, in order, without the `Spent` entries
+        that a later one of the same key makes redundant. A key's entries are left out, all but
+        its last, only when `growth` of the last alone is what `growth` of each in turn would
+        have recorded: they name the same model and no `UsedModel` comes between them (the
+        model they are priced as), no count that is not one, each gives every count the one
+        before gave, and no count goes down (from what the key holds here, then entry to
+        entry). Otherwise all are kept. The tokens are the same; the cost is the answer's
+        counts priced together, as its provider charges it (a tier applies to all of an
+        answer's tokens)."""
+        chains: dict[tuple[str, int], list[int]] = {}
+        models = 0  # `UsedModel`s so far: a key's entries on either side of one are apart
+        for index, entry in enumerate(entries):
+            if isinstance(entry, dict) and "used_model" in entry:
+                models += 1
+            elif isinstance(entry, dict) and "key" in entry and "counts" in entry:
+                chains.setdefault((entry["key"], models), []).append(index)
+        left_out: set[int] = set()
+        levels: dict[str, dict[str, int]] = {}  # a key's counts as `growth` leaves them
+        for (key, _), indexes in chains.items():
+            kept = self.kept.get(key, [0] * len(COUNTS))
+            level = levels.setdefault(key, dict(zip(COUNTS, kept, strict=True)))
+            chain: list[Any] = [entries[i] for i in indexes]
+            if len(chain) > 1 and _rises(level, chain):
+                left_out.update(indexes[:-1])
+            for entry in chain:
+                level.update(entry["counts"])
+        return [e for i, e in enumerate(entries) if i not in left_out]
+
     def dump(self) -> dict[str, list[int]]:
         return self.kept
+
+
+def _rises(level: dict[str, int], chain: list[Any]) -> bool:
+    """Whether `chain` (one key's entries, in order) only adds to `level`, the key's counts
+    before it: see `Tally.merged`."""
+    level, named = dict(level), set[str]()
+    for entry in chain:
+        counts = entry["counts"]
+        if entry["unknown"] or entry["model"] != chain[0]["model"]:
+            return False
+        if not named <= counts.keys() or any(counts[n] < level.get(n, 0) for n in counts):
+            return False
+        level.update(counts)
+        named = set(counts)
+    return True
 
 
 def load_tally(data: object) -> Tally:
