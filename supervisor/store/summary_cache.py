@@ -11,6 +11,10 @@ truncated, rewritten; a summary of another version, unreadable, or not sealed) a
 is folded from its first line again. So the summary never says what the events do not: it is
 the events' own fold, and it is checked against them each time.
 
+It keeps, with the fold, the `seq` of the last line whose seal held (`store.voice`): the fold of
+the new lines goes on from it, so a copy of an earlier sealed line appended later is the
+agent's there too, as it is to a reader from the first line.
+
 `kept` is the same summary for the dashboard's first screen: only when one is kept and at
 most `KEPT_FOLD_BYTES` behind its file, never a fold from the first line (the dashboard reads
 every session whole right after, and would read it twice).
@@ -95,7 +99,7 @@ def _summary(root: Path, session_id: str, key: bytes | None,
         info = os.stat(events)
     except FileNotFoundError:
         return _vanished(session_id, kept)
-    folded, offset = SessionSummary(session_id), 0
+    folded, offset, last_sealed = SessionSummary(session_id), 0, 0
     if kept is not None and kept["ino"] == info.st_ino:
         same = kept["offset"] == kept["size"] == info.st_size \
             and kept["mtime_ns"] == info.st_mtime_ns
@@ -105,11 +109,11 @@ def _summary(root: Path, session_id: str, key: bytes | None,
             if state is not None:
                 if same:
                     return state  # the file as it was folded: not a byte of it read
-                folded, offset = state, kept["offset"]
+                folded, offset, last_sealed = state, kept["offset"], kept["sealed_seq"]
     if fold_limit is not None and (offset == 0 or info.st_size - offset > fold_limit):
         return None  # none kept (or not for this file), or too far behind: not read here
-    folded, offset, ino = _fold(events, folded, offset,
-                                voice.Voucher(key, session_id, events if offset else None))
+    vouch = voice.Voucher(key, session_id, events if offset else None, last_sealed)
+    folded, offset, ino = _fold(events, folded, offset, vouch)
     try:
         after = os.stat(events)
     except OSError:
@@ -118,7 +122,7 @@ def _summary(root: Path, session_id: str, key: bytes | None,
         _save(path, key, session_id, {"ino": ino, "offset": offset, "size": after.st_size,
                                      "mtime_ns": after.st_mtime_ns,
                                      "check": _check(events, offset),
-                                     "state": _state(folded)})
+                                     "sealed_seq": vouch.last, "state": _state(folded)})
     return folded
 
 
@@ -212,7 +216,7 @@ def _load(path: Path, key: bytes, session_id: str) -> dict[str, Any] | None:
             return None  # not written by the supervisor (or for another session): rebuilt
         saved = json.loads(body)
         if not all(isinstance(saved.get(name), int)
-                   for name in ("ino", "offset", "size", "mtime_ns")):
+                   for name in ("ino", "offset", "size", "mtime_ns", "sealed_seq")):
             return None
         return saved if isinstance(saved.get("check"), str) else None
     except (OSError, ValueError, TypeError, AttributeError):

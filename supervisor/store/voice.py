@@ -114,14 +114,18 @@ class Voucher:
     sealed, without a valid seal, is replaced by an `UnsealedLine`; so is a sealed line whose
     `seq` is not past the last sealed line's (a copy of an earlier one appended again: the
     guard's own lines are numbered in order). `path`: the file, when the reader starts past
-    its first line (its `session_start` is looked for in its first 64 KiB)."""
+    its first line (its `session_start` is looked for in its first 64 KiB); `last`: then the
+    `seq` of the last sealed line before where it starts, as a reader that keeps what it read
+    kept it (the kept summary, under its own seal): without it a copy of an earlier sealed
+    line would pass."""
 
-    def __init__(self, key: bytes, session_id: str, path: Path | None = None) -> None:
+    def __init__(self, key: bytes, session_id: str, path: Path | None = None,
+                 last: int = 0) -> None:
         self.key = key
         self.session_id = session_id
         self.sealed: frozenset[str] | None = None
         """What the session's first `session_start` says it seals (None: not seen yet)."""
-        self._last = 0
+        self.last = last
         """The `seq` of the last line whose seal held."""
         if path is not None:
             self.sealed = _declared_in(path)
@@ -129,7 +133,7 @@ class Voucher:
     def restart(self) -> None:
         """The file starts over (truncated, replaced): its first line decides again."""
         self.sealed = None
-        self._last = 0
+        self.last = 0
 
     def check(self, event: Event, raw: bytes) -> Event:
         kind = event.type
@@ -152,9 +156,9 @@ class Voucher:
         if not isinstance(line, dict) or not self.sealed or not must_seal(line, self.sealed):
             return None
         given, seq = line.get(SEAL_FIELD), line.get("seq")
-        if isinstance(given, str) and isinstance(seq, int) and seq > self._last and \
+        if isinstance(given, str) and isinstance(seq, int) and seq > self.last and \
                 hmac.compare_digest(given, line_seal(self.key, self.session_id, line)):
-            self._last = seq
+            self.last = seq
             return None
         return line
 

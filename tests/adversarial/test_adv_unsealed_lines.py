@@ -225,6 +225,25 @@ def test_a_sealed_line_appended_again_is_no_longer_the_supervisors(tmp_path: Pat
         ("escalation", real["seq"])]
 
 
+def test_a_kept_summary_folding_only_new_lines_catches_a_sealed_line_appended_again(
+        tmp_path: Path) -> None:
+    """`supervisor sessions` folds only the lines after its kept summary: that fold knew no
+    sealed line before it, so a copy of the guard's escalation appended later passed as the
+    supervisor's, where a reader from the first line marks it. The kept summary keeps the last
+    sealed line's `seq` (sealed with it), and the fold goes on from there."""
+    root = tmp_path / "store"
+    _looping(root, tmp_path)
+    store = LocalStore(root)
+    assert store.summary("s1").unsealed == 0  # folded whole, and kept
+    real = next(x for x in _lines(root) if x["type"] == "escalation")
+    with _events(root).open("a") as f:
+        f.write(json.dumps(real) + "\n")
+    assert (root / "sessions" / "s1" / "summary.json").exists()
+    assert store.summary("s1").unsealed == 1  # only the new line folded
+    (root / "sessions" / "s1" / "summary.json").unlink()
+    assert store.summary("s1").unsealed == 1  # as a fold from the first line
+
+
 @pytest.mark.slow
 def test_a_fleet_operator_sees_the_forged_line_as_the_agents(tmp_path: Path,
                                                               redis_server: Any) -> None:
