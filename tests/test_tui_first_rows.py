@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 from tui_support import (
     FROZEN_NOW,
-    REPO,
     call,
     escalation,
+    followed_app,
     screen_text,
     start,
     until,
-    utc_clock,
     write_events,
 )
 
@@ -25,7 +24,6 @@ from supervisor.store.base import Store
 from supervisor.store.follower import Follower
 from supervisor.store.local import LocalStore
 from supervisor.store.paths import session_files
-from supervisor.tui.app import SupervisorApp
 from supervisor.tui.model import DashboardModel
 from supervisor.tui.widgets.session_table import SessionTable
 
@@ -66,9 +64,7 @@ def _sessions(root: Path) -> None:
 async def test_kept_summaries_show_before_any_events_are_read(root: Path) -> None:
     _sessions(root)
     follower = GatedFollower(root)
-    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
-                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, table_tick=0.0,
-                        follower=follower)
+    app = followed_app(root, table_tick=0.0, follower=follower)
     try:
         async with app.run_test(size=(120, 30)) as pilot:
             table = app.screen.query_one(SessionTable)
@@ -105,8 +101,7 @@ async def test_the_first_paint_has_the_kept_rows(root: Path, monkeypatch) -> Non
         return original(table, y)
 
     monkeypatch.setattr(SessionTable, "render_line", noting)
-    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
-                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, follower=follower)
+    app = followed_app(root, follower=follower)
     try:
         async with app.run_test(size=(120, 30)) as pilot:
             await until(pilot, lambda: bool(painted))
@@ -151,8 +146,7 @@ async def test_after_its_first_load_the_dashboard_keeps_the_summaries_it_lacked(
     kept_before = (session_files(root, "s1").dir / summary_cache.SUMMARY_FILE).read_bytes()
     missing = session_files(root, "s3").dir / summary_cache.SUMMARY_FILE
     assert not missing.exists()
-    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
-                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, table_tick=0.0)
+    app = followed_app(root, table_tick=0.0)
     async with app.run_test(size=(120, 30)) as pilot:
         await until(pilot, missing.exists)
     kept = LocalStore(root).kept_summary("s3")  # what the next start shows first
@@ -173,9 +167,7 @@ async def test_a_store_that_kept_no_summary_of_the_first_screenful_is_left_to_th
     write_events(root, "s2", [start(task="summarised"), *call(1)])
     LocalStore(root).summary("s2")  # kept, but after the first screenful
     follower = GatedFollower(root)
-    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
-                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, table_tick=0.0,
-                        follower=follower)
+    app = followed_app(root, table_tick=0.0, follower=follower)
     try:
         async with app.run_test(size=(120, 30)) as pilot:
             await until(pilot, lambda: follower.loading == (0, 2))  # listed, reading

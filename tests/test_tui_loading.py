@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Label, Static
-from tui_support import FROZEN_NOW, REPO, call, escalation, start, until, utc_clock, write_events
+from tui_support import (
+    FROZEN_NOW,
+    call,
+    escalation,
+    followed_app,
+    start,
+    until,
+    write_events,
+)
 
 from supervisor.store import follower as follower_module
 from supervisor.store.follower import Follower
@@ -53,9 +61,7 @@ async def test_rows_show_as_the_sessions_are_read(root: Path, monkeypatch) -> No
                      t0=FROZEN_NOW - 600 + 60 * n)
         os.utime(session_files(root, f"s{n}").events, (1e9 + n, 1e9 + n))
     follower = PacedFollower(root)
-    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
-                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, table_tick=0.0,
-                        follower=follower)
+    app = followed_app(root, table_tick=0.0, follower=follower)
     try:
         async with app.run_test(size=(120, 30)) as pilot:
             table = app.screen.query_one(SessionTable)
@@ -108,9 +114,7 @@ async def test_the_reading_line_goes_when_the_first_load_is_in(root: Path) -> No
                      t0=FROZEN_NOW - 600 + 60 * n)
         LocalStore(root).keep_summary(f"s{n}")  # `supervisor sessions` ran before
     follower = HeldFollower(root)
-    app = SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
-                        clock=lambda: FROZEN_NOW, clock_format=utc_clock, table_tick=3600.0,
-                        follower=follower)
+    app = followed_app(root, table_tick=3600.0, follower=follower)
     try:
         async with app.run_test(size=(120, 30)) as pilot:
             table = app.screen.query_one(SessionTable)

@@ -87,6 +87,14 @@ def escalated_session(root: Path, sid: str = "s1") -> None:
     write_events(root, sid, events)
 
 
+def followed_app(root: Path, **kwargs: Any) -> SupervisorApp:
+    """The dashboard as `supervisor dashboard` runs it, its follower reading in a thread of its
+    own (`follower=`: one the test paces), with the tests' theme, frozen clock and UTC times;
+    `make_app` is the same dashboard with the test doing the reads."""
+    return SupervisorApp(root, theme="supervisor-dark", theme_folders=[REPO / "themes"],
+                         clock=lambda: FROZEN_NOW, clock_format=utc_clock, **kwargs)
+
+
 def make_app(root: Path, **kwargs: Any) -> SupervisorApp:
     kwargs.setdefault("theme", "supervisor-dark")
     kwargs.setdefault("theme_folders", [REPO / "themes"])
