@@ -14,12 +14,13 @@ server loads it in a thread as it starts (`warm`), before any call needs it. A h
 in-process (no server, `SUPERVISOR_HOOK_DAEMON=0`) that records usage pays it in that call.
 
 Every answer the hook server reads is priced on a call's path, so the table is not asked each
-time: its `calc_price` takes 0.1-0.5 ms an answer on a loaded machine (it builds and checks a
-`Usage`, walks its unit registry, checks the model's price set, splits the counts), some 40
-times the few multiplications it comes to (`benchmarks/bench_prices.py`). The first answer of
-a model looks the model up as `calc_price` does and keeps, for each of its price sets, the
-price of a token of each of the four kinds we count (`Rates`); later answers multiply. The
-figures are the table's own, to the last digit:
+time: its `calc_price` takes 75 us of CPU an answer in a loop of its own and about 0.2 ms in a
+hook step on a loaded machine (it builds and checks a `Usage`, walks its unit registry, checks
+the model's price set, splits the counts), some 40 to 100 times the few multiplications it comes
+to (`benchmarks/bench_prices.py`, benchmarks/README.md). The first answer of a model looks the
+model up as `calc_price` does and keeps, for each of its price sets, the price of a token of
+each of the four kinds we count (`Rates`); later answers multiply. The figures are the table's
+own, to the last digit:
 
 - **Tiers.** A tiered price (Claude Sonnet 4.5, Gemini 2.5 Pro past 200k input tokens) charges
   its tier for every token of an answer whose input, cached included, is above the tier's
