@@ -144,9 +144,10 @@ class LateChat:
         found = read_chat(path, offset)
         if self.stopping:
             self.stop_reads += 1
-            with self.chat.open("a") as handle:  # the queue catches up
-                handle.write("".join(self.rest))
-            self.rest = []
+            if self.rest:
+                with self.chat.open("a") as handle:  # the queue catches up
+                    handle.write("".join(self.rest))
+                self.rest = []
         return found
 
     def hook(self, payload: dict) -> str:
@@ -205,6 +206,20 @@ def test_a_stop_without_text_neither_waits_nor_records_qwens_placeholder(
     assert chat.stop_reads == 1
     assert [m["text"] for m in chat.events("message") if m["role"] == "assistant"] == [
         "Looking."]
+
+
+def test_a_stop_without_a_chat_file_does_not_wait(tmp_path: Path) -> None:
+    """Qwen Code with `chatRecording` off writes no chat file: a Stop waiting for its answer
+    there would wait out `stop_waits_s` at every turn."""
+    chat = LateChat(tmp_path, written=0)
+    chat.chat.unlink()
+    chat.rest = []
+    chat.hook(captured("SessionStart")[0])
+    started = time.monotonic()
+    assert chat.hook(captured("Stop")[0]) == ""
+    assert time.monotonic() - started < TARGET.stop_waits_s / 2
+    assert [m["text"] for m in chat.events("message") if m["role"] == "assistant"] == [
+        "All done."]
 
 
 @pytest.mark.slow

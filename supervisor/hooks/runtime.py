@@ -342,11 +342,13 @@ class _Call:
         still to write (the one that asked for the last call, and the last), whose tokens
         were then never counted. The wait ends as soon as the answer is there (a read of
         what was added, every `STOP_POLL_S`), costs nothing when it already is, and is
-        once per turn, never per call. An answer without text cannot be recognised:
-        nothing is waited for."""
+        once per turn, never per call. An answer without text cannot be recognised, and an
+        agent that writes no transcript (Qwen Code with `chatRecording` off) gives none to
+        wait for: nothing is waited for."""
         message = self.step.message
         path = memory.transcript
-        if not self.target.stop_waits_s or message is None or path is None:
+        if (not self.target.stop_waits_s or message is None or path is None
+                or not os.path.exists(path)):
             return
         text = message["text"]
         if _text_digest(text.strip()) == memory.last_text or any(
