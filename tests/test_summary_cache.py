@@ -166,12 +166,15 @@ def test_a_removed_events_file_is_vanished_in_sessions_and_in_a_fresh_dashboard(
                                                                        *_call(1, False)])])
     assert json.loads(run_cli("sessions", "--json", "--root", str(root)).stdout)["status"] \
         in ("running", "idle", "dead")
-    session_files(root, "s1").events.unlink()
+    _write(root, "s1", [{**e, "ts": 1_010.0 + n} for n, e in enumerate(_call(2, False))])
+    session_files(root, "s1").events.unlink()  # call 2 written, never read: not counted
     (session_files(root, "s1").control).write_text("")  # an operator's file stays behind
     row = json.loads(run_cli("sessions", "--json", "--root", str(root)).stdout)
     assert (row["status"], row["task"], row["errors"]) == ("vanished", "fix the tests", 1)
     table = run_cli("sessions", "--root", str(root)).stdout
     assert "vanished" in table and "fix the tests" in table and "empty" not in table
+    assert ("note: s1: its events.jsonl was removed; the row is what was read of it before "
+            "(anything written after that read is not counted)") in table
     tail = run_cli("tail", "s1", "--root", str(root))  # it printed nothing and exit 0
     assert tail.returncode == 1 and tail.stdout == ""
     assert "its events.jsonl was removed after it was read" in tail.stderr

@@ -97,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     for s in summaries:  # a policy that switches supervision off must not go unseen
         for warning in s.policy_warnings:
             print(f"warning: {clean(s.session_id, limit=40)}: {warning}")
+        if s.vanished:  # its row is the kept summary: what was read before the removal
+            print(f"note: {clean(s.session_id, limit=40)}: its events.jsonl was removed; the "
+                  "row is what was read of it before (anything written after that read is "
+                  "not counted)")
         if s.unsealed:  # the agent's side tried to speak as the supervisor
             print(f"warning: {clean(s.session_id, limit=40)}: {s.unsealed} line(s) claim the "
                   "supervisor's voice without its seal (written by the agent's side; "
