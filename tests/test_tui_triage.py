@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from tui_support import (
     FROZEN_NOW,
     call,
@@ -180,17 +181,33 @@ async def test_queue_entries_are_aligned_a_summary_line_and_the_prose(root: Path
         await load(pilot, initial=True)
         queue = app.screen.query_one(EscalationQueue)
         assert queue.option_count == 2
-        for _ in range(100):  # a loaded machine: the queue's redraw at its laid-out width
-            text = screen_text(app).splitlines()
-            lines = [line for line in text if "abort in" in line]
-            if len(lines) == 2 and all("3 escalate" in line for line in lines):
-                break
-            await pilot.pause(0.05)
+        text = screen_text(app).splitlines()
+        lines = [line for line in text if "abort in" in line]
         assert len(lines) == 2, text  # a summary line each, the deadline on it
         assert len({line.index("3 escalate") for line in lines}) == 1  # aligned columns
         assert len({line.index("abort in") for line in lines}) == 1
         long = next(line for line in text if "exact_repeat: a very long" in line)
         assert long.rstrip().endswith("…")  # the prose, under it, gives way at the edge
+
+
+async def test_the_queue_draws_its_first_entry_at_the_width_it_appears_with(root: Path) -> None:
+    # it is hidden while empty: its first entry was drawn at a guessed 120 columns, and the
+    # frames until its resize redrew it (under load, the one a test read) wrapped each line
+    write_events(root, "calm", [start()])
+    app = make_app(root)
+    async with app.run_test(size=(104, 24)) as pilot:
+        await load(pilot, initial=True)
+        queue = app.screen.query_one(EscalationQueue)
+        assert not queue.display
+        write_events(root, "calm", [escalation()])
+        app.ingest(app.follower.scan())
+        app.refresh_screens()  # drawn while the queue is still hidden, before its layout
+        first = queue.get_option_at_index(0).prompt
+        assert isinstance(first, Text)
+        summary = first.plain.splitlines()[0]
+        assert "3 escalate" in summary and "abort in" in summary
+        await pilot.pause()
+        assert queue.display and len(summary) == queue.scrollable_content_region.width == 102
 
 
 async def test_tab_moves_focus_between_table_and_queue(root: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -169,6 +170,23 @@ class EscalationQueue(OptionList):
             self._keys = []
             self.show(*self._last)
 
+    def _drawing_width(self) -> int:
+        """The width the entries are drawn at: the queue's own once it is laid out; while it is
+        hidden (no entry: it appears with its first) the width its container will give it.
+
+        Not a guess: entries drawn wider than the queue turns out to be are wrapped by the
+        option list until the queue's resize redraws them, and that frame is shown (under load
+        for a while): each deadline alone on a line and the queue three rows too high."""
+        width = self.scrollable_content_region.width
+        if width:
+            return width
+        parent = self.parent
+        if isinstance(parent, Widget):
+            room = parent.scrollable_content_region.width or parent.size.width
+            if room:
+                return max(1, room - self.styles.margin.width - self.styles.gutter.width)
+        return self.size.width or 120  # nothing laid out yet: the first layout's resize redraws
+
     def show(
         self, live: Sequence[tuple[str, dict[str, Any]]],
         stale: Sequence[tuple[str, dict[str, Any]]], now: float,
@@ -178,7 +196,7 @@ class EscalationQueue(OptionList):
         """Bring the entries up to date; `why_stale(session_id)` says why its agent is dead,
         `summary(session_id, escalation)` tells a live entry apart from the others."""
         self._last = (live, stale, now, why_stale, summary)
-        total = self.scrollable_content_region.width or self.size.width or 120
+        total = self._drawing_width()
         w = widths([(sid, deadline_text(esc, now)) for sid, esc in (*live, *stale)], total)
         keys: list[str] = []
         lines: list[Text] = []
