@@ -83,3 +83,27 @@ def test_a_call_the_log_cuts_is_judged_as_the_log_holds_it(tmp_path: Path) -> No
             assert (live["signature"], live["category"], live["args"]) == (
                 step["signature"], step["category"], step["args"])
     assert cut == [True, False]  # the huge call was cut in the log, the small one was not
+
+
+def test_a_plain_command_line_is_split_as_the_shell_lexer_splits_it() -> None:
+    """A line with no quote, escape or punctuation skips `shlex` (its lexer was most of the
+    facts of `cat module_01.txt`): the words are the lexer's, whatever blanks and other
+    characters it holds, and a line that is not plain still goes through the lexer."""
+    import random
+
+    from supervisor.engine import shell
+
+    chars = "ab c\t\r-_./*?=~$#%@!{}[]:,+^\x0b\x0c\xa0é\u2003"
+    rng = random.Random(40)
+    plain = 0
+    for _ in range(20_000):
+        line = "".join(rng.choice(chars) for _ in range(rng.randint(0, 14)))
+        assert shell._PLAIN.fullmatch(line)
+        assert shell._tokens(line) == shell._lexed(line), repr(line)
+        plain += bool(line.strip())
+    assert plain > 10_000
+    for line in ("cat 'a b'", 'echo "x y"', "a\\ b", "a;b", "a && b", "x > f", "a\nb", "(a)"):
+        assert not shell._PLAIN.fullmatch(line)
+        assert shell._tokens(line) == shell._lexed(line)
+    assert [c.words for c in commands("cat  module_01.txt\t-n")] == [
+        ["cat", "module_01.txt", "-n"]]

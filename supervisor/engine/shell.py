@@ -112,6 +112,8 @@ def _after(cmd: Command, cwd: str | None, out: list[Command]) -> str | None:
 def _cut_heredocs(line: str) -> tuple[str, dict[str, str]]:
     """The line with every here-document's body removed and its marker replaced by a token
     naming it; the bodies by token."""
+    if "<<" not in line:  # (no here-document: most lines)
+        return line, {}
     docs: dict[str, str] = {}
     lines = line.split("\n")
     out: list[str] = []
@@ -137,7 +139,18 @@ def _cut_heredocs(line: str) -> tuple[str, dict[str, str]]:
     return "\n".join(out), docs
 
 
+_PLAIN = re.compile(r"[^'\"\\;&|<>()\n]*")
+"""A line `shlex` would only split at its blanks: no quote, escape or punctuation."""
+_BLANKS = re.compile(r"[ \t\r]+")
+
+
 def _tokens(text: str) -> list[str]:
+    if _PLAIN.fullmatch(text):  # (as `_lexed` splits it, in a tenth of its time)
+        return [word for word in _BLANKS.split(text) if word]
+    return _lexed(text)
+
+
+def _lexed(text: str) -> list[str]:
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|<>()\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
