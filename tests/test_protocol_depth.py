@@ -50,3 +50,28 @@ def test_depth_stops_counting_past_the_limit() -> None:
     cycle: list[Any] = []
     cycle.append(cycle)  # not JSON, but the walk must end
     assert depth_of(cycle, 10) == 11
+
+
+@pytest.mark.parametrize("data", [
+    b'{"a": [1, 2.5, "x"]}', '{"a": 1}', b"\xef\xbb\xbf{}", "\ufeff{}", '{"a": 1}'.encode("utf-16"),
+    b'{"a": NaN}', b'{"a": -Infinity, "b": 1e400}', b'{"a": 1', b'"\\ud800"', b"\xff", b"[]",
+])
+def test_loads_answers_as_json_loads_with_its_decoders_made_once(data: bytes | str) -> None:
+    """`loads` keeps one decoder per option (`json.loads` given an option makes one at every
+    call): the same values and the same refusals as `json.loads` given those options."""
+    import functools
+    import json
+
+    from supervisor.protocol.bounded import _finite_float, _refuse_constant, loads
+
+    def outcome(parse: Any) -> Any:
+        try:
+            return parse()
+        except ValueError as exc:
+            return type(exc)
+
+    options = [({}, {"parse_constant": _refuse_constant}), ({"constants": True}, {}),
+               ({"finite": True}, {"parse_constant": str, "parse_float": _finite_float})]
+    for ours, theirs in options:
+        assert outcome(functools.partial(loads, data, **ours)) == outcome(
+            functools.partial(json.loads, data, **theirs)), (data, ours)
