@@ -272,3 +272,26 @@ def test_a_duration_no_protocol_line_can_hold_is_left_out(duration: object) -> N
     assert step.result is not None and step.result["duration_ms"] is None
     kept = map_payload({**fixture("post_tool_use"), "duration_ms": 12}).result
     assert kept is not None and kept["duration_ms"] == 12.0
+
+
+def test_a_steps_copy_is_dataclasses_replace_without_its_cost() -> None:
+    """`step.replace` (the mappings and the runtime copy each step a few times) gives what
+    `dataclasses.replace` gives, field by field, and refuses a field a step does not have."""
+    import dataclasses
+
+    from supervisor.hooks.step import HookStep, replace
+
+    step = map_payload(fixture("pre_tool_use"))
+    changes = {"kind": "result", "session_id": "other", "pair": "k", "batch": ({"x": 1},),
+               "no_result": True, "start": {"agent": "a"}}
+    for name, value in changes.items():
+        ours, theirs = replace(step, **{name: value}), dataclasses.replace(step, **{name: value})
+        assert ours == theirs and type(ours) is HookStep
+        assert all(getattr(ours, f.name) is getattr(theirs, f.name)
+                   for f in dataclasses.fields(HookStep))
+    assert replace(step, **changes) == dataclasses.replace(step, **changes)
+    assert replace(step) == step and replace(step) is not step
+    with pytest.raises(TypeError):
+        replace(step, kinds="call")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        replace(step, kind="call").kind = "x"  # type: ignore[misc]

@@ -40,6 +40,7 @@ from supervisor.hooks.step import (
     Result,
     child_session_id,
     read_payload,
+    replace,
 )
 from supervisor.hooks.target import Target
 from supervisor.hooks.targets import load as load_target
@@ -415,10 +416,10 @@ class _Call:
             return
         if step.call is not None:
             call: Call = {**step.call, "call_id": memory.pair_call(key)}
-            self.step = dataclasses.replace(step, call=call)
+            self.step = replace(step, call=call)
         elif step.result is not None:
             result: Result = {**step.result, "call_id": memory.pair_result(key) or key}
-            self.step = dataclasses.replace(step, result=result)
+            self.step = replace(step, result=result)
 
     def decided(self, verdict: Verdict) -> Verdict:
         """After the verdict on a call: a refused call gets no result, so it stops waiting for
@@ -691,10 +692,10 @@ def _follow_resumes(root: Path, step: HookStep) -> HookStep:
 def _in_session(step: HookStep, session: str) -> HookStep:
     """The step recorded into `session`; a subagent's into its child session of `session`."""
     if step.parent_session_id:
-        return dataclasses.replace(
+        return replace(
             step, parent_session_id=session, start={**step.start, "parent_session": session},
             session_id=child_session_id(session, (step.subagent or {})["agent_id"]))
-    return dataclasses.replace(step, session_id=session)
+    return replace(step, session_id=session)
 
 
 def _start_new_run(root: Path, step: HookStep, base: str) -> HookStep:
@@ -708,7 +709,7 @@ def _start_new_run(root: Path, step: HookStep, base: str) -> HookStep:
     session = sanitize_session_id(f"{base[:100]}.run{number}")
     ensure_session_dir(root, base)
     write_private(pointer, (session + "\n").encode("utf-8"))
-    return dataclasses.replace(step, session_id=session,
+    return replace(step, session_id=session,
                                start={**step.start, "resumed_from": step.session_id})
 
 
@@ -833,7 +834,7 @@ def _into_run(step: HookStep, session: str, pid: int | None) -> HookStep:
     session = validate_session_id(session)
     if step.parent_session_id:
         return _in_session(step, session)
-    return dataclasses.replace(step, session_id=session, start={**step.start, "pid": pid})
+    return replace(step, session_id=session, start={**step.start, "pid": pid})
 
 
 def _start_extra(step: HookStep) -> dict[str, Any]:

@@ -11,7 +11,7 @@ in) makes a new one with `dataclasses.replace`, so a step seen once never change
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from typing import Any, NotRequired, TypedDict
 
 import xxhash
@@ -130,6 +130,22 @@ class HookStep:
     """call, result: the agent gives no call id (Gemini CLI), so the runtime pairs a call and
     its result by order under this key (`stable_call_id` of the tool and its arguments) and
     sets `call_id`."""
+
+
+_STEP_FIELDS = tuple(f.name for f in fields(HookStep))
+
+
+def replace(step: HookStep, **changes: Any) -> HookStep:
+    """`dataclasses.replace` for a `HookStep`: a payload's mapping and the runtime make a few
+    copies of each step, and the generic one looks the fields up and checks them again at
+    every call (about 10 us a copy, a tenth of a step's mapping)."""
+    copy = object.__new__(HookStep)
+    for name in _STEP_FIELDS:
+        object.__setattr__(copy, name, changes.pop(name) if name in changes
+                           else getattr(step, name))
+    if changes:
+        raise TypeError(f"HookStep has no field {next(iter(changes))!r}")
+    return copy
 
 
 def read_payload(data: bytes) -> dict[str, Any]:

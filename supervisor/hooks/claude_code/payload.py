@@ -24,7 +24,6 @@ Decisions documented in docs/claude-code.md:
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from supervisor.hooks.step import (
     first_line,
     number_or_none,
     other_event,
+    replace,
     result_of,
     session_ids,
     stable_call_id,

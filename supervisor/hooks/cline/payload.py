@@ -17,7 +17,6 @@ after Cline's hooks; the session is Cline's `conversationId`:
 """
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
@@ -27,6 +26,7 @@ from supervisor.hooks.step import (
     cut_args,
     first_line,
     other_event,
+    replace,
     result_of,
     text_or_none,
     to_json,

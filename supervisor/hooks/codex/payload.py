@@ -13,7 +13,6 @@ Codex sends Claude Code's field names plus `model` and `turn_id` (docs/codex.md)
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from supervisor.engine import tools
@@ -28,6 +27,7 @@ from supervisor.hooks.step import (
     cut_args,
     first_line,
     other_event,
+    replace,
     result_of,
     session_ids,
     stable_call_id,

@@ -6,7 +6,6 @@ Only what the platform needs is imported here: the hook path starts once per too
 """
 
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from supervisor.hooks.copilot.payload import map_payload
 from supervisor.hooks.copilot.respond import CopilotAnswers
 from supervisor.hooks.copilot.transcript import assistant_texts, events_path
 from supervisor.hooks.settings_file import Settings
-from supervisor.hooks.step import HookStep
+from supervisor.hooks.step import HookStep, replace
 from supervisor.hooks.target import Target
 
 EVENTS: tuple[tuple[str, bool], ...] = (

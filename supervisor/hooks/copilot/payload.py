@@ -20,7 +20,6 @@ Copilot CLI sends its own camelCase payloads (docs/copilot.md), measured with 1.
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
@@ -32,6 +31,7 @@ from supervisor.hooks.step import (
     as_unnamed_result,
     first_line,
     other_event,
+    replace,
     session_ids,
     text_or_none,
 )

@@ -14,11 +14,10 @@ differences (docs/droid.md), measured with Droid 0.225.2:
   (`transcript`), where every result is.
 """
 
-from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.claude_code import payload as claude
-from supervisor.hooks.step import HookStep, stable_call_id, text_or_none
+from supervisor.hooks.step import HookStep, replace, stable_call_id, text_or_none
 
 AGENT = "droid"
 LABEL = "Factory Droid"

@@ -18,7 +18,6 @@ Gemini CLI sends Claude Code's field names with its own events and tool names (d
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
@@ -32,6 +31,7 @@ from supervisor.hooks.step import (
     cut_text,
     first_line,
     other_event,
+    replace,
     session_ids,
     text_or_none,
     tool_args,

@@ -22,7 +22,6 @@ the names the engine reads for every agent (`file_path`, `old_string`, ...), so 
 paths are understood as for Claude Code.
 """
 
-from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
@@ -33,6 +32,7 @@ from supervisor.hooks.step import (
     cut_args,
     first_line,
     other_event,
+    replace,
     result_of,
     text_or_none,
     to_json,

@@ -24,7 +24,6 @@ names.
 """
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.step import (
@@ -36,6 +35,7 @@ from supervisor.hooks.step import (
     cut_args,
     first_line,
     other_event,
+    replace,
     result_of,
     text_or_none,
     tool_args,

@@ -16,7 +16,6 @@ the engine's policy knows. What differs, measured with Qwen Code 0.24.4:
   Qwen's placeholder, not the model's words, so no message.
 """
 
-from dataclasses import replace
 from typing import Any
 
 from supervisor.hooks.claude_code import payload as claude
@@ -26,6 +25,7 @@ from supervisor.hooks.step import (
     Result,
     first_line,
     number_or_none,
+    replace,
     result_of,
     text_or_none,
 )
