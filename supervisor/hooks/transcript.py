@@ -34,20 +34,37 @@ def new_entries(
     path: str, offset: int, entries_of: Callable[[bytes], Iterable[T]]
 ) -> tuple[list[T], int]:
     """`new_texts` for readers that find several things in one line (a text and its usage)."""
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size < offset:  # shortened since `mark` was checked: start over
-                offset = 0
-            handle.seek(offset)
-            data = handle.read(min(size - offset, READ_LIMIT_BYTES))
+    try:  # (not `open()`: its buffered layers cost a seek, a second `fstat` and an `ioctl`)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return [], offset
+    try:
+        size = os.fstat(fd).st_size
+        if size < offset:  # shortened since `mark` was checked: start over
+            offset = 0
+        data = _read_at(fd, min(size - offset, READ_LIMIT_BYTES), offset)
+    except OSError:
+        return [], offset
+    finally:
+        os.close(fd)
     end = data.rfind(b"\n") + 1
     found: list[T] = []
     for line in data[:end].splitlines():
         found.extend(entries_of(line))
     return found, offset + end
+
+
+def _read_at(fd: int, size: int, offset: int) -> bytes:
+    """`size` bytes from `offset` (fewer at the file's end)."""
+    chunks = []
+    while size > 0:
+        chunk = os.pread(fd, size, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def _one(entry: T | None) -> tuple[T, ...]:
