@@ -23,6 +23,8 @@ def test_hook_benchmark_at_a_tiny_size_gives_its_figures() -> None:
     assert one("DAEMON=0").baseline
     warm_memory = one("memory holds")
     assert warm_memory.max_ratio == 1.1 and warm_memory.ratio is not None
+    droid = one("Factory Droid's PreToolUse and PostToolUse steps")
+    assert droid.max_value == 2.0 and droid.baseline is None and droid.value > 0
     own = one("memory's part of a call")
     assert own.max_value == 1.0 and own.baseline is None and own.value > 0
     absolute = [f for f in figures if f.max_value is not None]  # a figure of its own
