@@ -190,6 +190,26 @@ def test_history_rows_are_read_back_from_the_file(root: Path) -> None:
     assert store.search("needle", 3) == 1  # wraps around
 
 
+def test_history_search_finds_what_json_escapes_and_any_case(root: Path) -> None:
+    """The search found its candidates in the stored lines, byte for byte: a quote, a
+    backslash or a newline (stored escaped) and a non-ASCII letter in another case (the bytes
+    fold ASCII only) were never found, though the row shows them. A word is now looked for by
+    its longest part stored as it is; the shown text decides, in any case."""
+    write_events(root, "s1", [start(), *call(1),
+                              {"type": "message", "role": "assistant",
+                               "text": 'He said "no" to C:\\Temp\nthen Ä CAFÉ 日本'},
+                              *call(2)])
+    model, _ = _model(root)
+    store = model.sessions["s1"].history
+    said = 3  # session_start, call 1 and its result, then the message
+    assert store.matches('"no"') == [said]
+    assert store.matches('said "no" to c:\\temp') == [said]
+    assert store.matches("café") == [said] and store.matches("ä") == [said]
+    assert store.matches("Ä café") == [said]
+    assert store.matches("日本") == [said] and store.matches("東京") == []
+    assert store.matches('"yes"') == [] and store.matches("ö") == []
+
+
 def test_gone_batch_for_unknown_session_is_ignored() -> None:
     model = DashboardModel()
     changes = model.apply([SessionBatch("ghost", "events", gone=True)])

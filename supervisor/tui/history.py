@@ -11,6 +11,7 @@ rows in O(rows shown).
 
 import bisect
 import json
+import re
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -106,6 +107,24 @@ def summarize(g: dict[str, Any]) -> str:
                     f"{g.get('message')}")
         case _:
             return _compact({k: v for k, v in g.items() if k not in ("v", "seq", "ts", "type")})
+
+
+_STORED_AS_IS = re.compile(r"[!#-\[\]-~]+")
+"""Printable ASCII but `"` and `\\`: what a stored line holds byte for byte of a text (JSON
+escapes quotes, backslashes and control characters; the log's search folds ASCII case only)."""
+
+
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+"""What JSON stores otherwise than as it is."""
+
+
+def _stored_part(word: str) -> str | None:
+    """The longest part of `word` the stored line holds as it is, or None: the word itself
+    when it has no case and nothing escaped (`日本`, `42`), else its longest ASCII part."""
+    if word.lower() == word.upper() and not _ESCAPED.search(word):
+        return word
+    parts = _STORED_AS_IS.findall(word)
+    return max(parts, key=len) if parts else None
 
 
 def unsealed_summary(line: dict[str, Any]) -> str:
@@ -284,11 +303,15 @@ class HistoryStore:
         codes = self._codes
         candidates: set[int] | None = None
         for word in words:
+            if word not in raw:  # nothing of it is stored as it is: the shown text decides
+                continue
             types = {c for c, name in enumerate(TYPE_NAMES) if word in name}
-            hits = raw.get(word, set())
+            hits = raw[word]
             if types:
                 hits = hits | {i for i in range(start, stop) if codes[i] in types}
             candidates = hits if candidates is None else candidates & hits
+        if candidates is None:
+            candidates = set(range(start, stop))
         wanted = sorted(set(candidates or ()) | {i for i in self._fixed if start <= i < stop})
         texts = self.summaries(wanted)
         return [i for i in wanted if needle in f"{TYPE_NAMES[codes[i]]} {texts[i]}".lower()]
@@ -311,16 +334,20 @@ class HistoryStore:
         return out
 
     def _raw_candidates(self, words: list[str], start: int, stop: int) -> dict[str, set[int]]:
-        """For each word, the rows in `start..stop` whose stored event contains it (any case;
-        found by the log)."""
-        found: dict[str, set[int]] = {}
+        """For each word, the rows in `start..stop` whose stored event contains its longest
+        part stored as it is (`_stored_part`; any ASCII case; found by the log): more rows than
+        match, never fewer. A word with no such part is left out (it cannot narrow them)."""
         if self.log is None or start >= stop:
-            return found
+            return {word: set() for word in words}
+        found: dict[str, set[int]] = {}
         first = max(self._cursors[start], 0)
         end = self._cursors[stop] if stop < len(self._cursors) else None
         for word in words:
+            part = _stored_part(word)
+            if part is None:
+                continue
             hits = found.setdefault(word, set())
-            for cursor in self.log.find(word, first):
+            for cursor in self.log.find(part, first):
                 if end is not None and cursor >= end:
                     break  # cursors come in order: the rest lies past `stop`
                 i = bisect.bisect_right(self._cursors, cursor, start, stop) - 1
