@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 from supervisor.guard import signals
 from supervisor.guard.core import Guard, Verdict
+from supervisor.guard.journal import PolicyArg
 from supervisor.guard.root_policy import PolicyError, budgets_of
 from supervisor.guard.settings import GuardSettings
 from supervisor.guard.spend import Spending
@@ -70,7 +71,7 @@ class Session:
         task: str | None = None,
         *,
         cwd: str | os.PathLike[str] | None = None,
-        policy: Any = None,
+        policy: PolicyArg | os.PathLike[str] = None,
         root: str | os.PathLike[str] | None = None,
         session_id: str | None = None,
         settings: GuardSettings | None = None,
