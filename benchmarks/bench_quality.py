@@ -74,7 +74,10 @@ def corpus_dirs() -> list[Path]:
     """Every labelled corpus on this machine: `$SUPERVISOR_LABELLED_CORPUS` (folders separated
     by the path separator) or else the shared one beside the repository, plus the repository's
     own `benchmarks/corpus-labelled/` when it is there. Each has `labels.jsonl` and one
-    subfolder per source of native run files."""
+    subfolder per source of native run files. A folder whose `labels.jsonl` is byte for byte
+    one already found is that corpus again (the repository's labels-only copy of a corpus
+    restored elsewhere, `benchmarks/restore_corpus.py`): it is left out, not reported as a
+    corpus whose run files are missing."""
     env = os.environ.get("SUPERVISOR_LABELLED_CORPUS")
     candidates: list[Path] = []
     if env:
@@ -84,9 +87,14 @@ def corpus_dirs() -> list[Path]:
                        Path("/work/shared/corpus-labelled")]
     candidates.append(REPO / "benchmarks" / "corpus-labelled")
     found: list[Path] = []
+    labels_seen: set[bytes] = set()
     for candidate in candidates:
-        if (candidate / "labels.jsonl").is_file() and candidate.resolve() not in [
-                f.resolve() for f in found]:
+        labels = candidate / "labels.jsonl"
+        if not labels.is_file() or candidate.resolve() in [f.resolve() for f in found]:
+            continue
+        data = labels.read_bytes()
+        if data not in labels_seen:
+            labels_seen.add(data)
             found.append(candidate)
     return found
 

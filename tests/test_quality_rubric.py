@@ -180,6 +180,29 @@ def test_labelled_runs_without_their_files_are_named_not_scored(tmp_path: Path) 
     assert score(corpus.labels, {}, 1).recall == 1.0  # nothing to miss: the loop is not here
 
 
+def test_a_corpus_restored_elsewhere_is_not_scored_again_as_its_labels_only_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repository's `benchmarks/corpus-labelled/` holds only labels; restored into another
+    folder and named in SUPERVISOR_LABELLED_CORPUS, the corpus is that folder alone (before,
+    the labels-only copy was reported as 40 runs 'not on this machine' and every run name
+    got a folder prefix)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from bench_quality import corpus_dirs
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    own = REPO / "benchmarks" / "corpus-labelled"
+    restored, other = tmp_path / "restored", tmp_path / "other"
+    restored.mkdir()
+    other.mkdir()
+    (restored / "labels.jsonl").write_bytes((own / "labels.jsonl").read_bytes())
+    (other / "labels.jsonl").write_text('{"run": "fw/x"}\n', encoding="utf-8")
+    monkeypatch.setenv("SUPERVISOR_LABELLED_CORPUS", str(restored))
+    assert corpus_dirs() == [restored]
+    monkeypatch.setenv("SUPERVISOR_LABELLED_CORPUS", str(other))
+    assert corpus_dirs() == [other, own]
+
+
 def test_corpus_folders_beside_each_other_are_scored_apart() -> None:
     """Interactive batches live side by side (`corpus-interactive`, `corpus-interactive-2`
     under one parent): each gets its own prefix, so the per-folder scores are each folder's
