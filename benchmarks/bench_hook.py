@@ -75,9 +75,9 @@ limit = 10000000
 """
 DROID_ROOM_MS = 2.0
 """What issue 40's 1.2x leaves Factory Droid's two steps a call: its `cat` hook pair took 10.5 ms
-a call in the quiet run of 2026-11-29 00:57 (benchmarks/README.md), and the round trip to the
-server costs what the `cat` process does (the same run measured with a step that answers at
-once: "Factory Droid's steps", 2026-11-29 03:10-04:30)."""
+a call in the quiet run of 2026-11-29 00:57, and the round trip to the server costs what the
+`cat` process does (measured against a server whose step answers at once: benchmarks/README.md,
+"Factory Droid's steps")."""
 BASELINE = [sys.executable, "-c", "import json,sys; json.load(sys.stdin)"]
 CAT = ["cat"]
 HOOK = [sys.executable, "-c",
