@@ -169,3 +169,61 @@ def test_geminis_shell_report_is_read_for_the_programs_own_words() -> None:
     spawn = _shell_report("(empty)", 127, error="spawn bash EACCES: permission denied")
     assert error_identity(False, "Exit code 127", spawn, '{"command": "make check"}') == \
         "spawn bash EACCES: permission denied"
+
+
+COLLECTION = ("============================= test session starts ==============================\n"
+              "collecting ... collected 0 items / 1 error\n\n"
+              "==================================== ERRORS ====================================\n"
+              "_____________________ ERROR collecting tests/test_a.py ______________________\n"
+              "ImportError while importing test module '/w/tests/test_a.py'.\n"
+              "Traceback:\ntests/test_a.py:3: in <module>\n    {}\nE   {}\n"
+              "=========================== short test summary info ============================\n"
+              "ERROR tests/test_a.py\n"
+              "!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!")
+
+
+@pytest.mark.parametrize(("output", "identity"), [
+    # a tool that puts a heading above the error it reports (a browser automation server)
+    ("### Error\nTypeError: page.fill is not a function", "TypeError: page.fill is not a function"),
+    ("**Error:**\nReferenceError: require is not defined",
+     "ReferenceError: require is not defined"),
+    # a count of errors is no error; the compiler's line above it is
+    ("gen.c:4:9: error: unknown type name 'u8'\n2 errors generated.",
+     "gen.c:#:#: error: unknown type name 'u#'"),
+    # pytest's collection error: its tally, section title and wrapper line are the same
+    # whatever fails; the `E` line names the exception
+    (COLLECTION.format("from pkg.a import A", "ModuleNotFoundError: No module named 'pkg.a'"),
+     "E ModuleNotFoundError: No module named 'pkg.a'"),
+    (COLLECTION.format("from .a import A", "ImportError: attempted relative import with no "
+                       "known parent package"),
+     "E ImportError: attempted relative import with no known parent package"),
+])
+def test_headings_tallies_and_section_titles_name_no_error(output: str, identity: str) -> None:
+    assert error_identity(False, "Exit code 1", output, '{"command": "x"}') == identity
+
+
+def _run_code(engine: Engine, i: int, code: str, output: str) -> list[str]:
+    call = {"call_id": f"c{i}", "tool": "mcp__browser__run_code", "args": {"code": code}}
+    check = engine.check(call, 1.0)
+    found = engine.observe({"type": "tool_result", "call_id": f"c{i}", "ok": False,
+                            "output": output}, 1.0)
+    return [check.action, *[f.detector for f in [*check.findings, *found]]]
+
+
+def test_different_errors_under_one_heading_do_not_recur() -> None:
+    """Three scripts failing three ways, each reported under the tool's `### Error` heading:
+    three errors, not one error three times (it was, and the fourth attempt was refused)."""
+    engine = Engine()
+    errors = ["TypeError: import() is not supported here", "ReferenceError: require is not "
+              "defined", "Error: no file system access", "SyntaxError: Unexpected token '}'"]
+    for i, error in enumerate(errors):
+        assert _run_code(engine, i, f"async (page) => {{ /* try {i} */ }}",
+                         f"### Error\n{error}") == ["allow"], i
+
+
+def test_the_same_error_under_a_heading_still_recurs() -> None:
+    engine = Engine()
+    seen = [name for i in range(4) for name in _run_code(
+        engine, i, f"async (page) => {{ return page.title{i}(); }}",
+        "### Error\nTypeError: page.title is not a function")]
+    assert "recurring_error" in seen

@@ -35,6 +35,20 @@ _AT_THE_END = re.compile(
 _ERRORISH = re.compile(r"error|cannot|can't|failed|not found|no such|denied|invalid|unable|"
                        r"refused|not exist|timed out|traceback|unrecognized", re.I)
 _WARNING = re.compile(r"^\W*(?:warning|warn|deprecat|note|hint|info)\b", re.I)
+_NAMES_NO_ERROR = re.compile(
+    r"^[\W_]*(?:errors?|failures?|failed|exceptions?|stderr)[\W_]*$|"  # `### Error`, `ERRORS:`
+    r"^[=_*#-]{3,}\s.*\s[=_*#-]{3,}$", re.I)  # a section title: `____ ERROR collecting a.py ____`
+"""Lines that read like an error and name none: a heading or label (Playwright's `### Error`
+above the error it reports, pytest's `==== ERRORS ====`) and a section title between rules
+(pytest's `____ ERROR collecting tests/a.py ____`, the same before every collection error of
+that file). Taken for the error, they made different errors one."""
+_TALLY = re.compile(r"(?<![\w:.,(])\d+\s+(?:errors?|failed|failures?|warnings?)\b", re.I)
+"""A count of errors (`collected 0 items / 2 errors`, `2 errors generated.`) says how many, not
+which: a line that reads like an error only by its counts names none (a number after `:` is a
+position, eslint's `3:5  error  ...`)."""
+_PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
+"""pytest's `E   ` lines, the exception its report names (a collection error's
+`E   ModuleNotFoundError: No module named 'x'`, below the file's section title)."""
 _BARE_STATUS = re.compile(r"(?:(?:exit(?:ed)? (?:with )?)?(?:code|status|return ?code)\s*:?\s*)?"
                           r"-?\d+|error|failed|failure|command failed", re.I)
 _LAST_LINES = 3
@@ -203,8 +217,9 @@ def error_source(ok: bool | None, error: str | None, output: str) -> str:
 
 
 def error_line(ok: bool | None, error: str | None, output: str) -> str:
-    """The raw line naming the error of a failed call: the output's failure line, else its
-    first line that reads like an error (not a warning), else the harness's error text; ""
+    """The raw line naming the error of a failed call: the output's failure line, else the
+    exception of pytest's first `E   ` line, else the first line that reads like an error and
+    names one (not a warning, a heading or a count of errors), else the harness's error text; ""
     for a success, and for a failure that says nothing but its exit status (that names no
     error: `grep` finding nothing and a crashing build are not the same error). A task
     runner's closing line (`_RUNNER`: `error: script "test" exited with code 1`) names no
@@ -219,8 +234,11 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
         line = _failure_line(output) or traceback_exception(output)
     if line:
         return line
+    for found in _PYTEST_E.finditer(output[-_HEAD:]):
+        if _EXCEPTION_LINE.match(found[1].strip()):
+            return f"E {found[1].strip()}"
     lines = [x.strip() for x in output[-_HEAD:].splitlines() if x.strip()]
-    errorish = [x for x in lines if _ERRORISH.search(x) and not _WARNING.match(x)
+    errorish = [x for x in lines if _names_an_error(x) and not _WARNING.match(x)
                 and not _FRAME.match(x) and not _TRAILER.match(x) and not _RUNNER.match(x)]
     if errorish:
         return errorish[0]
@@ -228,6 +246,12 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
     if text and not _BARE_STATUS.fullmatch(text):
         return text.splitlines()[0]
     return ""
+
+
+def _names_an_error(line: str) -> bool:
+    """Whether a line reads like an error and names one (not a heading, a section title or a
+    count of errors: `_NAMES_NO_ERROR`, `_TALLY`)."""
+    return not _NAMES_NO_ERROR.match(line) and bool(_ERRORISH.search(_TALLY.sub("", line)))
 
 
 def _without_runner_lines(output: str) -> str:
