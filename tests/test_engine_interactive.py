@@ -208,3 +208,85 @@ def test_the_persons_request_survives_a_snapshot_between_hook_calls() -> None:
         action, found = _run(engine, i, "bash", {"command": cmd}, TSC, ok=False)
         seen += [action, *(f.detector for f in found)]
     assert seen == ["allow"] * 4
+
+
+def _codex_policy(cycle: int) -> Policy:
+    import supervisor.importers.codex  # noqa: F401  (contributes Codex's tool names)
+
+    return Policy.from_dict({"limits": {"iterations_per_cycle": {"limit": cycle,
+                                                                  "action": "pause"}}})
+
+
+def test_codex_write_stdin_without_input_is_a_poll_and_with_input_an_action() -> None:
+    from supervisor.engine.categories import classify
+
+    policy = _codex_policy(400)
+    assert classify("write_stdin", {"session_id": 7, "chars": "", "yield_time_ms": 30000},
+                    policy) == "poll"
+    assert classify("write_stdin", {"session_id": 7, "chars": "y\n"}, policy) == "run"
+
+
+def test_waiting_on_a_running_command_is_not_an_iteration_of_the_cycle() -> None:
+    """A PR routine after one prompt: start the checks, poll them while they run (each poll
+    shows more output), fix, start again. Ten actions fit a cycle of ten; the sixty polls
+    between them are waits, not iterations, so the cycle is not paused for them."""
+    engine = Engine(_codex_policy(10))
+    engine.observe({"type": "message", "role": "user", "text": "push it and watch CI"}, 0.0)
+    i = 0
+    for round_ in range(5):
+        action, found = _run(engine, i, "exec_command", {"cmd": f"cargo xci --round {round_}"},
+                             "Process running with session ID 7", now=float(i))
+        i += 1
+        assert action == "allow" and found == [], (round_, found)
+        for poll in range(12):
+            action, found = _run(engine, i, "write_stdin",
+                                 {"session_id": 7, "chars": "", "yield_time_ms": 30000},
+                                 f"test t{round_}_{poll} ... ok", now=float(i))
+            i += 1
+            assert action == "allow" and found == [], (round_, poll, found)
+        action, found = _run(engine, i, "apply_patch",
+                             {"input": f"*** Begin Patch\n*** Update File: a{round_}.rs\n"
+                                       f"@@\n-x\n+y{round_}\n*** End Patch"},
+                             "Success. Updated the following files:\nM a.rs", now=float(i))
+        i += 1
+        assert action == "allow" and found == [], (round_, found)
+    # the eleventh action of the cycle is one too many, as before
+    check = engine.check({"call_id": "last", "tool": "exec_command",
+                          "args": {"cmd": "git push"}}, float(i))
+    assert check.action == "pause" and "iterations_per_cycle" in check.reason
+
+
+RUNNING = ('{\n  "success": true,\n  "status": "running",\n  "taskId": "job-{}",\n'
+           '  "message": "Work in progress. Continue polling..."\n}')
+
+
+def test_a_status_that_says_still_running_is_a_poll_not_a_repeat() -> None:
+    """An asynchronous job started, then checked by its id until it is done: the same check
+    with the same "still running" answer is waiting, not the agent repeating itself (the
+    seventh and eighth checks were refused, and the eighth was the answer)."""
+    engine = Engine()
+    _run(engine, 0, "mcp__jobs__start", {"instructions": "survey the literature"},
+         '{"success": true, "taskId": "job-7"}')
+    for i in range(1, 9):
+        action, found = _run(engine, i, "mcp__jobs__check", {"taskId": "job-7"},
+                             RUNNING.replace("{}", "7"), now=9.0 * i)
+        assert (action, found) == ("allow", []), i
+    action, found = _run(engine, 9, "mcp__jobs__check", {"taskId": "job-7"},
+                         '{"success": true, "status": "completed", "report": "..."}', now=90.0)
+    assert (action, found) == ("allow", [])
+
+
+def test_a_job_that_stays_running_is_judged_as_a_poll_that_sees_nothing_new() -> None:
+    engine = Engine()
+    seen = [f.detector for i in range(14) for f in _run(
+        engine, i, "mcp__jobs__check", {"taskId": "job-7"}, RUNNING.replace("{}", "7"),
+        now=5.0 * i)[1]]
+    assert seen and set(seen) == {"polling"}
+
+
+def test_the_same_finished_answer_again_is_still_a_repeat() -> None:
+    engine = Engine()
+    done = '{"success": true, "status": "completed", "report": "the same report"}'
+    seen = [f.detector for i in range(4) for f in _run(
+        engine, i, "mcp__jobs__check", {"taskId": "job-7"}, done, now=5.0 * i)[1]]
+    assert "exact_repeat" in seen

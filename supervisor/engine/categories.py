@@ -200,6 +200,8 @@ def classify(tool: str, args: dict[str, Any], policy: Policy,
     cats = policy["categories"]
     for name in ("other", "poll", "read", "mutate", "run"):
         if _match(tool, cats.get(name, [])):
+            if name == "poll" and tools.vocabulary().types_input(args):
+                return "run"  # input typed into the process polled: an action
             return name
     return "run"
 

@@ -29,6 +29,7 @@ from supervisor.engine.fingerprint import (
     is_launch,
     launch_outcome,
     outcome,
+    reports_pending,
 )
 from supervisor.engine.policy import PROFILES, Policy
 from supervisor.engine.recovery import output_line, recovery_turn
@@ -175,8 +176,14 @@ class Engine:
             workspace.meet(st.workspace, before)
         self._settle_unanswered(step)
         st.step_count += 1
+        # A poll waits on work already started (a build, a CI run, a sub-agent): it is no
+        # iteration of the agent's, so the per-cycle limits that ask "continue?" leave it out
+        # (a PR routine that polls its checks for an hour was paused for it); the session's
+        # and the task's totals still count it, and `polling` judges a poll that sees nothing.
+        waits = step["category"] == "poll"
         for key in ("iterations", "consecutive", "cycle", "task"):
-            st.counters[key] += 1
+            if not (waits and key in ("consecutive", "cycle")):
+                st.counters[key] += 1
         self._add_pending(call_id, step)
         st.last_checked = call_id
         st.fresh_cycle = False
@@ -431,6 +438,8 @@ class Engine:
         step["outcome"], step["empty"] = outcome(ok, output)
         if ok and is_launch(output):  # an acknowledgement is no outcome: the launch itself is
             step["outcome"] = launch_outcome(step["signature"])
+        elif ok and step["category"] in ("run", "read") and reports_pending(output):
+            step["category"] = "poll"  # "still running": it waited on work already started
         step["error"] = error_class(ok, err, output)
         step["error_id"] = error_identity(ok, err, output, step["args"])
         step["error_source"] = error_source(ok, err, output)

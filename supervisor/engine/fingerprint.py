@@ -170,6 +170,22 @@ def is_launch(output: str) -> bool:
     return bool(_LAUNCH.get().match(output[:200]))
 
 
+_PENDING = _Lazy(
+    r"\A\s*[{\[]?[^\n]{0,40}(?:\n[^\n]{0,200}){0,6}?"
+    r"[\"']?(?:status|state)[\"']?\s*[:=]\s*[\"']?"
+    r"(?:running|pending|queued|in[_ -]progress|processing)\b|"
+    r"\b(?:still (?:running|in progress|processing)|continue polling|poll(?:ing)? again)\b", re.I)
+
+
+def reports_pending(output: str) -> bool:
+    """Whether a call's output is a status report saying the work it asked about is not done
+    yet (an asynchronous job checked by its id: `"status": "running"` among the first lines,
+    "Research in progress. Continue polling..."). The call waited on work already started:
+    it is a poll, and the same "still running" again is no repeat of the agent's (a research
+    task checked eight times until it answered `completed` was refused at its seventh check)."""
+    return bool(_PENDING.get().search(output[:600]))
+
+
 def launch_outcome(signature: str) -> str:
     """The outcome of a launch: the call itself (what was launched), not its acknowledgement;
     the same launch again is the same outcome, a different one a new outcome."""

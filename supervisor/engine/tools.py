@@ -32,10 +32,12 @@ ROLES: tuple[Role, ...] = ("shell", "editor", "edit", "write", "read", "poll", "
 (search and replace, a patch); `write` writes a whole file; `read` shows a file's content
 (`tool:sub` for an editor's read-only sub-action); `poll` waits on or looks at something
 running; `code` runs its `code` argument in an interpreter."""
-KEYS = ("command_keys", "path_keys", "old_keys", "new_keys", "content_keys", "noise_keys")
+KEYS = ("command_keys", "path_keys", "old_keys", "new_keys", "content_keys", "noise_keys",
+        "input_keys")
 """The argument keys: which holds the shell command, the file's path, the text searched for,
-its replacement, a whole file's content, and which say nothing about what a call does (left
-out of its fingerprint)."""
+its replacement, a whole file's content, which say nothing about what a call does (left
+out of its fingerprint), and which hold text a poll tool types into the process it polls
+(Codex's `write_stdin {"chars": ...}`: empty, it only waits for output; with text, it acts)."""
 
 
 class VocabularyError(ValueError):
@@ -59,6 +61,7 @@ class ToolVocabulary:
     new_keys: tuple[str, ...] = ()
     content_keys: tuple[str, ...] = ()
     noise_keys: tuple[str, ...] = ()
+    input_keys: tuple[str, ...] = ()
 
     def role(self, tool: str) -> Role | None:
         """The role of `tool`, None for a tool the vocabulary does not know."""
@@ -76,6 +79,12 @@ class ToolVocabulary:
                 if isinstance(value, str | list):
                     return value
         return None
+
+    def types_input(self, args: Any) -> bool:
+        """Whether a call's arguments type text into a running process (an input key holds a
+        non-empty string): a poll tool called so acts, it does not only wait."""
+        return isinstance(args, dict) and any(
+            isinstance(args.get(key), str) and args[key] != "" for key in self.input_keys)
 
     def line_of(self, args: Any) -> str | None:
         """The shell command as one line: an argv list's script when it is `bash -lc

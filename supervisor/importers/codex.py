@@ -218,5 +218,6 @@ IMPORTER = Importer(
     "codex", "Codex CLI rollout .jsonl (session_meta/response_item lines)",
     matches, load, reads=records,
     tools=ToolVocabulary(shell=("shell", "exec_command", "local_shell", "shell_command"),
-                         edit=("apply_patch",), command_keys=("cmd", "command")),
+                         edit=("apply_patch",), poll=("write_stdin",),
+                         command_keys=("cmd", "command"), input_keys=("chars",)),
 )

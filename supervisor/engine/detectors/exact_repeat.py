@@ -40,15 +40,16 @@ from supervisor.engine.workspace import file_key
 def same_call(st: State, step: StepRecord) -> list[StepRecord]:
     """Completed steps of this call in this workspace within the look-back, newest first,
     back to the last time the agent waited on purpose (a `poll` step: `sleep 120`, a look at a
-    running process) before a call that changes nothing: asking again after waiting is polling
-    something outside the workspace (a CI run, a reviewer's answer), which the `polling`
-    detector judges by time when the call is a poll, not a repeat."""
+    running process, this very call answered "still running") before a call that changes
+    nothing: asking again after waiting is polling something outside the workspace (a CI run,
+    a reviewer's answer, a job's status), which the `polling` detector judges by time when the
+    call is a poll, not a repeat."""
     found: list[StepRecord] = []
     for s in recent(st, st.sizes["lookback"]):
+        if s["category"] == "poll" and step["category"] != "mutate":
+            break
         if s["signature"] == step["signature"] and s["workspace"] == step["workspace"]:
             found.append(s)
-        elif s["category"] == "poll" and step["category"] != "mutate":
-            break
     return found
 
 

@@ -42,7 +42,8 @@ _COMMON_KEYS = frozenset(
      "turn_id", "agent_id", "agent_type"}
 )
 TOOLS = tools.ToolVocabulary(shell=("Bash", "shell", "exec_command", "local_shell"),
-                             edit=("apply_patch",), command_keys=("cmd", "command"))
+                             edit=("apply_patch",), poll=("write_stdin",),
+                             command_keys=("cmd", "command"), input_keys=("chars",))
 """Codex's tool names (its `Target` contributes them to the engine's vocabulary)."""
 SHELL_TOOLS = frozenset(TOOLS.shell)
 """Tools whose outcome the rollout records as a `CommandExecution` with an exit code."""
