@@ -46,7 +46,7 @@ from supervisor.tui import nav_keys, palette, prune, runs, terminal_guard
 from supervisor.tui.alerts import Alerts, Arrival
 from supervisor.tui.alerts import summary as alert_summary
 from supervisor.tui.decision_keys import RegistryKeys
-from supervisor.tui.deliberate import BURST_GAP_S, KeyPace, key_matches
+from supervisor.tui.deliberate import BURST_GAP_S, HasDeliberateKeys, KeyPace, key_matches
 from supervisor.tui.followup import FollowUp, follow_state
 from supervisor.tui.format import format_clock, safe
 from supervisor.tui.key_arrival import ArrivalDriver, arrival_of
@@ -359,8 +359,9 @@ class SupervisorApp(App[None]):
         (`enter`, `ctrl+s`) are not characters, so a burst still cannot send it."""
         if isinstance(self.focused, Input | TextArea) and event.is_printable:
             return False
-        keys: frozenset[str] = getattr(self.screen, "DELIBERATE_KEYS", frozenset())
-        return key_matches(keys, event.key, event.character)
+        screen = self.screen
+        return isinstance(screen, HasDeliberateKeys) and key_matches(
+            screen.DELIBERATE_KEYS, event.key, event.character)
 
     def _tell_burst(self, key: str) -> None:
         """Say (at most every few seconds) that a decision key was ignored, and why."""

@@ -16,9 +16,19 @@ its text and `ctrl+s`. Resuming an operator's pause and pausing act at once: the
 back (pause again, resume).
 """
 
+from typing import Protocol, runtime_checkable
+
 BURST_GAP_S = 0.3
 """Keys closer together than this are a burst: faster than a person presses a key they chose
 (fast typists type 80-120 ms apart, but not after reading a new screen)."""
+
+
+@runtime_checkable
+class HasDeliberateKeys(Protocol):
+    """A screen whose keys that decide are never taken from a burst (`RegistryKeys` screens,
+    the new-run form): what the app's key filter asks of the screen shown."""
+
+    DELIBERATE_KEYS: frozenset[str]
 
 
 class KeyPace:
