@@ -186,3 +186,28 @@ def test_models_are_kept_safely_from_several_threads() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert errors == [] and len(prices._models) == prices.MODELS_KEPT
+
+
+def test_a_stream_of_new_model_names_keeps_memory_bounded() -> None:
+    """The names are the agents' text, and the table keeps every name it is asked for (a miss,
+    a provider matched by the name's start, a model found by it) without a bound: a transcript
+    naming a new model at every line grew the resident server without limit."""
+    import tracemalloc
+
+    def ask(start: int, end: int) -> None:
+        for n in range(start, end):  # no provider, a provider named, a provider's prefix
+            for name in (f"made-up-{n}", f"nowhere-{n}/model", f"openai/gpt-{n}",
+                         f"claude-sonnet-4-5-{n}"):
+                prices.cost_usd(name, {"output_tokens": 1})
+
+    prices.warm()  # the table loaded (traced, it took some 30 s of CPU)
+    tracemalloc.start()  # from the first name: what is dropped later was counted when made
+    try:
+        ask(0, 300)  # every cache past its bound (`MODELS_KEPT`)
+        before = tracemalloc.get_traced_memory()[0]
+        ask(300, 1300)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 400_000, grown  # 4,000 names: about 1 MB kept without the bound
+    assert prices.cost_usd("gpt-5-codex", {"output_tokens": 1_000_000}) == 10.0

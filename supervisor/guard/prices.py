@@ -150,13 +150,33 @@ def _look_up(model: str) -> _Model | None:
     finds it; None when the table knows no such model or provider."""
     from genai_prices import data_snapshot  # heavy: see the module's docstring
 
+    snapshot = data_snapshot.get_snapshot()
     provider, _, name = model.rpartition("/")
     try:
-        _, info = data_snapshot.get_snapshot().find_provider_model(name, None, provider or None,
-                                                                   None)
+        _, info = snapshot.find_provider_model(name, None, provider or None, None)
     except (LookupError, ValueError):
         return None
+    finally:
+        _forget(snapshot)
     return _Model(info)
+
+
+_TABLE_CACHES = ("_lookup_cache", "_provider_cache", "_provider_misses")
+"""Where the table keeps the names it was asked for: every one, without a bound (a name
+missed, a name whose start matched a provider, a model found), some 250 B a name."""
+
+
+def _forget(snapshot: Any) -> None:
+    """Empty the table's caches of names once one holds more than `MODELS_KEPT`: the names are
+    the agents' text, and a transcript naming a new model at every line grew the resident
+    server without limit. What the table kept saves nothing here (`_models` keeps its answer
+    for the names asked lately), so emptying them costs only a name asked again after it
+    left `_models`, looked up afresh (65 us). Read by name: a table that keeps them elsewhere
+    loses nothing (`tests/test_prices.py` measures the memory)."""
+    for name in _TABLE_CACHES:
+        kept = getattr(snapshot, name, None)
+        if isinstance(kept, dict | set) and len(kept) > MODELS_KEPT:
+            kept.clear()
 
 
 def _rates(prices: Any) -> Rates | None:
