@@ -169,6 +169,20 @@ def test_a_transcript_rewritten_under_the_reader_is_not_counted_twice(hook: Hook
     assert len(warnings(hook)) == 1 and "rewritten" in warnings(hook)[0]
 
 
+def test_a_rewrite_after_a_read_of_nothing_new_is_still_caught(hook: Hook) -> None:
+    """A read that moved nothing keeps the mark it was checked with (two system calls fewer):
+    the bytes it names are still those read, so a rewrite after it is caught all the same."""
+    hook("SessionStart", source="startup")
+    answer(hook, "msg_1", USAGE)
+    call(hook, 1)
+    call(hook, 2)  # nothing new: the mark kept
+    text = hook.transcript.read_text()
+    hook.transcript.write_text(text[:-20] + " " * 19 + "\n")  # rewritten, the same length
+    call(hook, 3)
+    assert len(usages(hook)) == 1
+    assert len(warnings(hook)) == 1 and "rewritten" in warnings(hook)[0]
+
+
 def test_a_session_cost_limit_holds_the_call_that_would_cross_it(hook: Hook) -> None:
     (hook.root / "policy.toml").write_text(
         "[limits.cost_usd]\nlimit = 0.01\naction = 'pause'\n"

@@ -369,18 +369,26 @@ class _Call:
         reader, path = self.target.transcript, memory.transcript
         if reader is None or path is None:
             return []
-        if (self.target.reads_usage and memory.mark is not None
-                and transcript.mark(path, memory.offset) != memory.mark):
-            # Only where usage is read (counted twice otherwise): Factory Droid rewrites
-            # the end of its session file as it goes, which is no new transcript.
-            memory.offset = _size(path)  # shortened or rewritten: nothing of it twice
-            self.usage_warning(memory, "the agent's transcript was shortened or rewritten "
-                               "under the supervisor; what it held before is not counted "
-                               "again, what it holds now is not counted")
+        held = None  # the mark of what was read before, when it still holds
+        if self.target.reads_usage and memory.mark is not None:
+            held = transcript.mark(path, memory.offset)
+            if held != memory.mark:
+                # Only where usage is read (counted twice otherwise): Factory Droid rewrites
+                # the end of its session file as it goes, which is no new transcript.
+                held, memory.offset = None, _size(path)  # nothing of it twice
+                self.usage_warning(memory, "the agent's transcript was shortened or "
+                                   "rewritten under the supervisor; what it held before is "
+                                   "not counted again, what it holds now is not counted")
+        start = memory.offset
         entries, memory.offset = reader(path, memory.offset)
         entries = memory.tally.merged(entries)  # an answer's lines read at once: one usage
-        # checked only where usage is read (above): the others are spared its four syscalls
-        memory.mark = transcript.mark(path, memory.offset) if self.target.reads_usage else None
+        # checked only where usage is read (above): the others are spared its four syscalls,
+        # and a read that moved nothing keeps the mark it was checked with
+        if self.target.reads_usage:
+            memory.mark = held if held and memory.offset == start else transcript.mark(
+                path, memory.offset)
+        else:
+            memory.mark = None
         said: list[str] = []
         with self.guard.saving_later():  # the step this is read for (or the next) saves, once
             for entry in entries:
