@@ -227,3 +227,27 @@ def test_the_same_error_under_a_heading_still_recurs() -> None:
         engine, i, f"async (page) => {{ return page.title{i}(); }}",
         "### Error\nTypeError: page.title is not a function")]
     assert "recurring_error" in seen
+
+
+def test_two_missing_modules_the_call_names_are_two_errors() -> None:
+    """`python -c "from a.b import c"`: the module is in the call, and it is the error; trying
+    one import path, then another, is two errors (both were masked to one `<arg>`, and three
+    tries of two paths drew a recurring error and a refusal of the fourth, which worked)."""
+    def ident(module: str) -> str:
+        args = json.dumps({"command": f'uv run python -c "from {module}.mock import m"'})
+        return error_identity(False, "Exit code 1", "Traceback (most recent call last):\n"
+                              '  File "<string>", line 1, in <module>\n'
+                              f"ModuleNotFoundError: No module named '{module}'", args)
+
+    assert ident("app.skills.review") != ident("app.skills.app_review")
+    assert ident("app.review") == "ModuleNotFoundError: No module named 'app.review'"
+    engine = Engine()
+    for i, module in enumerate(["app.skills.app_review", "app.skills.review",
+                                "app.skills.app_review", "app.review"]):
+        call = {"call_id": f"c{i}", "tool": "Bash",
+                "args": {"command": f'python -c "from {module}.mock import m"'}}
+        assert engine.check(call, 1.0).action == "allow", i
+        found = engine.observe({"type": "tool_result", "call_id": f"c{i}", "ok": False,
+                                "output": f"ModuleNotFoundError: No module named '{module}'",
+                                "error": "Exit code 1"}, 1.0)
+        assert found == [], i

@@ -15,6 +15,7 @@ different missing modules are two, and so are two different missing files named 
 """
 
 import re
+from collections.abc import Callable
 
 _TRACEBACK = "Traceback (most recent call last):"
 _EXCEPTION_LINE = re.compile(
@@ -46,6 +47,10 @@ _TALLY = re.compile(r"(?<![\w:.,(])\d+\s+(?:errors?|failed|failures?|warnings?)\
 """A count of errors (`collected 0 items / 2 errors`, `2 errors generated.`) says how many, not
 which: a line that reads like an error only by its counts names none (a number after `:` is a
 position, eslint's `3:5  error  ...`)."""
+_MISSING_MODULE = re.compile(r"\bNo module named\b")
+"""A missing module's line: the module is the error, even where the call names it (`python -c
+"from a.b import c"`), so its name is never masked as the call's echo: trying `a.b`, then `a.c`
+is two errors, not one error twice."""
 _PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
 """pytest's `E   ` lines, the exception its report names (a collection error's
 `E   ModuleNotFoundError: No module named 'x'`, below the file's section title)."""
@@ -274,6 +279,16 @@ def error_identity(ok: bool | None, error: str | None, output: str, args: str) -
         return "<arg>" if text and echoed else match.group(0)
 
     line = _ANSI.sub("", line[:1000])  # a terminal's escape codes (bracketed paste) are noise
+    if not _MISSING_MODULE.search(line):
+        line = _without_echoes(line, args, mask)
+    line = _TMP.sub("<tmp>", line)
+    line = _HEX.sub("<hex>", line)
+    line = _DIGITS.sub("#", line)
+    return _WS.sub(" ", line).strip()[:_IDENTITY_CHARS]
+
+
+def _without_echoes(line: str, args: str, mask: Callable[[re.Match[str]], str]) -> str:
+    """`line` with the call's own arguments masked where it repeats them."""
     line = _QUOTED.sub(mask, line)
     for value in sorted(_ARG_VALUE.findall(args), key=len, reverse=True):
         value = value.replace('\\"', '"').replace("\\n", "\n").strip()
@@ -285,10 +300,7 @@ def error_identity(ok: bool | None, error: str | None, output: str, args: str) -
     head, sep, last = line.rpartition(": ")
     if sep and last.strip() and last.strip() in args:  # "String to replace not found: foo"
         line = f"{head}: <arg>"
-    line = _TMP.sub("<tmp>", line)
-    line = _HEX.sub("<hex>", line)
-    line = _DIGITS.sub("#", line)
-    return _WS.sub(" ", line).strip()[:_IDENTITY_CHARS]
+    return line
 
 
 def is_test_report(error_class: str, error_id: str) -> bool:
