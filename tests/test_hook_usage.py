@@ -17,6 +17,7 @@ from supervisor.hooks.resident import Resident
 from supervisor.hooks.runtime import run_safely
 from supervisor.hooks.usage import COUNTS, Spent, Tally, spent, token_count
 from supervisor.protocol.charge import answer_of
+from supervisor.protocol.charge import parts as parts_of
 from tests.hook_helpers import payload
 from tests.test_hook_platform import SESSION, Hook
 
@@ -330,6 +331,32 @@ def test_an_answer_read_at_once_is_one_usage_event_and_its_call_is_charged_all_o
     assert usage["cost_usd"] == pytest.approx(0.003 + 436 * 15e-6 + 0.0015 + 0.00075)
     (made,) = hook.events("tool_call")
     assert answer_of([usage["seq"]], made["seq"]) == 0
+
+
+
+def test_an_answer_read_in_parts_charges_its_calls_every_part(hook: Hook) -> None:
+    """An answer of two parallel calls whose second line is written after the first call's
+    hook read the first: two `usage` events, the same `answer`, and each call is charged both
+    (the second was charged the second part alone: 386 output tokens, none of the input)."""
+    hook("SessionStart", source="startup")
+
+    def line(tool_use: str, output: int) -> None:
+        with hook.transcript.open("a") as handle:
+            handle.write(json.dumps({"type": "assistant", "uuid": tool_use, "message": {
+                "id": "msg_1", "role": "assistant", "model": SONNET, "content": [
+                    {"type": "tool_use", "id": tool_use, "name": "Read", "input": {}}],
+                "usage": {**USAGE, "output_tokens": output}}}) + "\n")
+
+    line("toolu_1", 50)
+    call(hook, 1)
+    line("toolu_2", 436)
+    call(hook, 2)
+    parts = usages(hook)
+    assert [(u["input_tokens"], u["output_tokens"], u["answer"]) for u in parts] == [
+        (1000, 50, "msg_1"), (0, 386, "msg_1")]
+    seqs, answers = [u["seq"] for u in parts], [u["answer"] for u in parts]
+    for made in hook.events("tool_call"):
+        assert parts_of(answers, answer_of(seqs, made["seq"])) == range(2)
 
 
 counts = st.one_of(  # mostly the first n of COUNTS (as an answer's lines give them)

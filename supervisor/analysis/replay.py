@@ -136,6 +136,8 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
     """Each step's place in `events` (an imported run may number nothing)."""
     usage_at: list[int] = []
     usage_cost: list[float] = []
+    usage_answer: list[str | None] = []
+    """Each usage's `answer` (the parts of one answer are charged together: `charge.parts`)."""
     loop_steps: set[int] = set()
     sigs: dict[tuple[str, str], dict[str, Any]] = {}
     saw_cost = False
@@ -215,6 +217,8 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
                 report.tokens += _int(event.get("input_tokens")) + _int(event.get("output_tokens"))
                 cost = event.get("cost_usd")
                 usage_at.append(place)
+                named = event.get("answer")
+                usage_answer.append(named if isinstance(named, str) else None)
                 usage_cost.append(0.0)
                 if isinstance(cost, int | float) and not isinstance(cost, bool):
                     saw_cost = True
@@ -223,9 +227,10 @@ def analyze_events(events: Iterable[dict[str, Any]], policy: Policy, *, session:
             record(engine.observe(event, now), seq, max(report.steps - 1, 0))
     report.loop_steps = len(loop_steps)
     if saw_cost:
-        answers = {charge.answer_of(usage_at, call_at[s]) for s in loop_steps
-                   if s < len(call_at)}  # (a finding before any call names step 0)
-        report.loop_cost_usd = round(sum(usage_cost[a] for a in answers if a >= 0), 6)
+        answers = {part for s in loop_steps if s < len(call_at)  # (a finding before any
+                   for part in charge.parts(  # call names step 0), every part of an answer
+                       usage_answer, charge.answer_of(usage_at, call_at[s]))}
+        report.loop_cost_usd = round(sum(usage_cost[a] for a in answers), 6)
         report.cost_usd = round(report.cost_usd or 0.0, 6)
     report.signatures = [
         {"signature": e["signature"], "detector": e["detector"], "first": e["first"],

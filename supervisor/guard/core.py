@@ -209,10 +209,13 @@ class Guard:
     def usage(
         self, input_tokens: int, output_tokens: int, cost_usd: float | None = None, *,
         cache_read_tokens: int | None = None, cache_write_tokens: int | None = None,
-        model: str | None = None, extra: dict[str, Any] | None = None,
+        model: str | None = None, answer: str | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> list[dict[str, Any]]:
         """Record token usage (and cost; None: unknown) of one model call. `input_tokens` are
-        those not read from the provider's cache; cache reads and writes are apart."""
+        those not read from the provider's cache; cache reads and writes are apart. `answer`
+        is the agent's id of the answer (the usages of one answer read in parts share it, and
+        a call is charged all of them: `protocol.charge`)."""
         event: dict[str, Any] = {**(writable(extra) or {}), "type": "usage",
                                  "input_tokens": int(input_tokens),
                                  "output_tokens": int(output_tokens), "cost_usd": cost_usd}
@@ -222,6 +225,8 @@ class Guard:
             event["cache_write_tokens"] = int(cache_write_tokens)
         if model is not None:
             event["model"] = writable(model)
+        if answer is not None:
+            event["answer"] = writable(answer)
         with self.journal.step():
             found = self.journal.observe(event)
             loop_cost.record(self.state, self.state.last_seq,

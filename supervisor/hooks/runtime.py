@@ -487,7 +487,7 @@ class _Call:
             grown.get("input_tokens", 0), grown.get("output_tokens", 0), cost,
             cache_read_tokens=grown.get("cache_read_tokens"),
             cache_write_tokens=grown.get("cache_write_tokens"), model=model,
-            extra={"unknown": entry["unknown"]} if entry["unknown"] else None)
+            answer=entry["key"], extra={"unknown": entry["unknown"]} if entry["unknown"] else None)
 
     def usage_warning(self, memory: hook_memory.Memory, message: str) -> None:
         """One `supervisor_error` per session about the agent's usage record."""

@@ -13,6 +13,12 @@ apart (`tests/test_hook_usage.py` reads all three off one recorded session):
 - `supervisor analyze` (`analysis.replay`, `loop_cost_usd`): the calls inside the loops the
   replay found, each charged the answer that asked for it (`answer_of`), each answer once.
 
+An answer read in parts (its lines split across reads: parallel calls, a line read after the
+batch) is several `usage` events with the same `answer` (the agent's id of the answer, as the
+event records it): the call is charged every part, not only the last one before it. An agent
+writes one answer's lines before the next answer's, so the parts of an answer are consecutive
+usages (`parts`); a usage without `answer` (an older recording) is an answer of its own.
+
 Both take the usages in order, as positions in the session (`seq`, or the place in a file),
 read through `key` when they are records of another shape; stdlib only (the guard's step path
 counts with it).
@@ -38,3 +44,20 @@ def span(usages: Sequence[Any], onset: int, end: int,
     the answer that asked for the onset's call through the last usage at or before `end`."""
     return range(max(answer_of(usages, onset, key), 0),
                  bisect.bisect_right(usages, end, key=key))
+
+
+def parts(answers: Sequence[str | None], index: int) -> range:
+    """The indexes of the parts of the answer of the usage at `index` (`answers`: each usage's
+    `answer`, None when it has none): the consecutive usages around it with the same `answer`
+    (only `index` when it has none; empty when `index` is -1, no answer)."""
+    if index < 0:
+        return range(0)
+    answer = answers[index]
+    if answer is None:
+        return range(index, index + 1)
+    start, end = index, index + 1
+    while start > 0 and answers[start - 1] == answer:
+        start -= 1
+    while end < len(answers) and answers[end] == answer:
+        end += 1
+    return range(start, end)

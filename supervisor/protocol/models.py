@@ -127,6 +127,9 @@ class Usage(Event):
     """Extension: input tokens written to the provider's cache."""
     model: str | None = None
     """Extension: the model, as the agent named it."""
+    answer: str | None = None
+    """Extension: the agent's id of the answer (the usages of one answer read in parts share
+    it: a call is charged all of them, `protocol.charge`)."""
 
 
 class Detection(Event):
