@@ -163,6 +163,27 @@ def test_assistant_text_from_the_transcript_resets_consecutive_calls(hook: Hook)
     assert said.count("All tidy.") == 1
 
 
+def test_claude_codes_own_notices_in_the_transcript_are_not_the_models_text(hook: Hook) -> None:
+    """A usage-limit notice is written as an assistant line of model `<synthetic>`: three of
+    them (as in a session of batch 8) are not the model repeating itself, say nothing and
+    spend nothing."""
+    text = "You're out of extra usage · resets 6:30pm (Asia/Calcutta)"
+    notice = {"type": "assistant", "isApiErrorMessage": True, "error": "rate_limit",
+              "message": {"id": "n1", "model": "<synthetic>", "role": "assistant",
+                          "type": "message", "usage": {"input_tokens": 0, "output_tokens": 0},
+                          "content": [{"type": "text", "text": text}]}}
+    hook("SessionStart", source="startup")
+    hook("UserPromptSubmit", prompt="tidy the repo")
+    for i in range(3):
+        with hook.transcript.open("a") as handle:
+            handle.write(json.dumps({**notice, "uuid": f"n{i}"}) + "\n")
+        hook("PreToolUse", tool_name="Read", tool_input={"file_path": f"/w/f{i}.py"},
+             tool_use_id=f"toolu_{i}")
+    assert [m for m in hook.events("message") if m["role"] == "assistant"] == []
+    assert hook.events("usage") == []
+    assert _consecutive(hook) == [1, 2, 3]
+
+
 def test_the_transcript_is_read_incrementally_and_tolerantly(hook: Hook) -> None:
     hook("SessionStart", source="startup")
     with hook.transcript.open("a") as handle:

@@ -108,3 +108,23 @@ def test_only_a_persons_prompt_is_a_user_message_in_a_claude_code_transcript(
     messages = [(e["role"], e["text"][:10]) for e in run.events if e["type"] == "message"]
     assert messages == [("user", "fix the pa"), ("system", "hook feedb"),
                         ("system", "<task-noti"), ("user", "now the do")]
+
+
+def test_claude_codes_own_notices_are_not_the_assistants_messages(tmp_path: Path) -> None:
+    """Assistant lines of model `<synthetic>` are Claude Code's (a usage limit, an API error):
+    the same notice twice with nothing between was a level-1 `repeated_text` nudge in batch 8
+    (raven-20260410T1232-2a25c488, step 183)."""
+    notice = {"id": "n", "model": "<synthetic>", "role": "assistant",
+              "content": [{"type": "text", "text":
+                           "You're out of extra usage · resets 6:30pm (Asia/Calcutta)"}]}
+    path = _write(tmp_path / "s1.jsonl", [
+        _claude("user", "fix the parser", 0),
+        {**_claude("assistant", None, 1), "message": notice, "isApiErrorMessage": True},
+        {**_claude("assistant", None, 2), "message": notice, "isApiErrorMessage": True},
+        _claude("assistant", [{"type": "text", "text": "Back: reading the parser."}], 3),
+    ])
+    (run,) = load_runs(path)
+    messages = [(e["role"], e["text"][:8]) for e in run.events if e["type"] == "message"]
+    assert messages == [("user", "fix the "), ("system", "You're o"), ("system", "You're o"),
+                        ("assistant", "Back: re")]
+    assert run.meta["model"] is None

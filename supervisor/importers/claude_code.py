@@ -5,8 +5,12 @@ blocks are `text`, `thinking` and `tool_use{id, name, input}`; `type: "user"` li
 prompt (a string or text blocks) or `tool_result{tool_use_id, content, is_error}` blocks. Other
 line types (`summary`, `file-history-snapshot`, `system`, anything newer) carry no step and are
 counted in `meta["skipped"]`, never an error. One message split over several lines repeats its
-`usage`; it is counted once. Sub-agent lines (`isSidechain`) are kept and marked
-`sidechain: true`. Transcripts record no end of session, so there is no `session_end`.
+`usage`; it is counted once. An assistant line of model `<synthetic>` is Claude Code's own
+notice written in the model's place ("You're out of extra usage · resets 6:30pm", "API Error:
+500 ...", "No response requested."): its text is a `system` message, never the assistant's, so
+the same rate-limit notice twice is not the agent repeating itself. Sub-agent lines
+(`isSidechain`) are kept and marked `sidechain: true`. Transcripts record no end of session, so
+there is no `session_end`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from supervisor.importers.errortext import task_line
 from supervisor.importers.prompts import role_of_user_text
 
 AGENT = "claude-code"
+SYNTHETIC = "<synthetic>"
+"""The `model` of the assistant lines Claude Code writes itself (limits, API errors)."""
 _LINE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot"})
 
 
@@ -72,10 +78,12 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
         mark = {"sidechain": True} if record.get("isSidechain") else {}
         content = message.get("content")
         if kind == "assistant":
-            model = model or message.get("model")
+            synthetic = message.get("model") == SYNTHETIC
+            model = model or (None if synthetic else message.get("model"))
             key = message.get("id")
             batch = {"batch": key} if isinstance(key, str) and key else {}
-            _assistant(builder, content, ts, {**mark, **batch}, open_calls)
+            _assistant(builder, content, ts, {**mark, **batch}, open_calls,
+                       "system" if synthetic else "assistant")
             if isinstance(key, str) and key not in counted and key in last_usage:
                 counted.add(key)
                 usage = last_usage[key]
@@ -120,20 +128,21 @@ def _kind(record: Any) -> str | None:
 
 def _assistant(
     builder: RunBuilder, content: Any, ts: float | None, mark: dict[str, Any],
-    open_calls: dict[str, str],
+    open_calls: dict[str, str], role: str,
 ) -> None:
     """An assistant message's blocks; `mark` may carry `batch` (the API message id: the tool
-    calls of one response share it, and count once when repeats are counted)."""
+    calls of one response share it, and count once when repeats are counted); `role` is its
+    text's (`system` for Claude Code's own notices)."""
     text_mark = {k: v for k, v in mark.items() if k != "batch"}
     if isinstance(content, str):
-        builder.message("assistant", content, ts, **text_mark)
+        builder.message(role, content, ts, **text_mark)
         return
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "text":
-            builder.message("assistant", block.get("text"), ts, **text_mark)
+            builder.message(role, block.get("text"), ts, **text_mark)
         elif kind == "thinking":
             builder.message("assistant", block.get("thinking"), ts, thinking=True, **text_mark)
         elif kind == "tool_use" and isinstance(block.get("name"), str):

@@ -2,20 +2,22 @@
 transcript.
 
 Claude Code gives hooks no assistant text except `last_assistant_message` at Stop, yet the
-engine's `consecutive_tool_calls` limit counts calls since the model last said something; and
-it gives them no token counts at all. The transcript (`transcript_path`, one JSON object per
-line) has both: the runtime reads it incrementally, from the offset it remembered, at each tool
-call. An assistant line carries the API message's `usage` (`input_tokens` not read from the
-cache, `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`) and its
-`model`; one message is written as several lines (one per content block) with the same
-`message.id`, which is the key it is counted once under (`supervisor.hooks.usage`). Lines of a
-subagent written into the main transcript (`isSidechain`) are left to the subagent's own
-session, which reads its own transcript. The ids of the `tool_use` blocks of a message are
-given with the message's id (`Issued`): the calls of one answer are one batch, which the runtime
-gives a call whose PreToolUse comes after its line was written (docs/claude-code.md, "Parallel
-calls"). The format is internal and changes between releases,
-so this reader is tolerant: any line that is not a JSON object with an assistant message is
-skipped, and only whole lines are consumed.
+engine's `consecutive_tool_calls` limit counts calls since the model last said something; and it
+gives them no token counts at all. The transcript (`transcript_path`, one JSON object per line)
+has both: the runtime reads it incrementally, from the offset it remembered, at each tool call.
+An assistant line carries the API message's `usage` (`input_tokens` not read from the cache,
+`output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`) and its `model`; one
+message is written as several lines (one per content block) with the same `message.id`, which is
+the key it is counted once under (`supervisor.hooks.usage`). Lines of a subagent written into
+the main transcript (`isSidechain`) are left to the subagent's own session, which reads its own
+transcript. A line of model `<synthetic>` is Claude Code's own notice in the model's place (a
+usage limit, an API error, "No response requested."), with no tokens: it is skipped, so a limit
+notice twice is not the model repeating itself. The ids of the `tool_use` blocks of a message
+are given with the message's id (`Issued`): the calls of one answer are one batch, which the
+runtime gives a call whose PreToolUse comes after its line was written (docs/claude-code.md,
+"Parallel calls"). The format is internal and changes between releases, so this reader is
+tolerant: any line that is not a JSON object with an assistant message is skipped, and only
+whole lines are consumed.
 """
 
 from typing import Any
@@ -50,6 +52,8 @@ def _entries(line: bytes) -> list[str | Spent | Issued]:
     if not isinstance(message, dict):
         return []
     if entry.get("type") != "assistant" and message.get("role") != "assistant":
+        return []
+    if message.get("model") == "<synthetic>":  # Claude Code's notice, not an answer
         return []
     found: list[str | Spent | Issued] = []
     content = message.get("content")
