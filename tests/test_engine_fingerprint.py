@@ -2,7 +2,7 @@
 
 import pytest
 
-from supervisor.engine import Policy
+from supervisor.engine import Engine, Policy
 from supervisor.engine.categories import classify, shell_category
 from supervisor.engine.fingerprint import (
     call_signature,
@@ -46,10 +46,32 @@ def test_ignored_keys() -> None:
     ("Output: (empty)\nExit Code: 1\nProcess Group PGID: 4242",
      "Output: (empty)\nExit Code: 1\nProcess Group PGID: 977"),
     ("12:01:02 tick", "23:59:59 tick"),
+    ("ok\n[rerun: b182]", "ok\n[rerun: b7]"),
 ])
 def test_noise_is_normalised_away(a: str, b: str) -> None:
     assert normalise_output(a) == normalise_output(b)
     assert outcome_hash(True, a) == outcome_hash(True, b)
+
+
+def test_the_same_command_answered_only_by_claude_codes_numbered_trailer_is_a_repeat() -> None:
+    """Claude Code 2.1.92-2.1.109 ended every Bash result with `[rerun: bN]`, N one more per
+    command: `go mod tidy` run again and again with nothing to say (batch 8, steps 360-365) was
+    answered `[rerun: b183]`, `[rerun: b184]`, ... and no two outcomes agreed."""
+    engine = Engine()
+    seen = []
+    for i in range(3):
+        call = {"call_id": f"c{i}", "tool": "Bash",
+                "args": {"command": "go mod tidy 2>&1", "description": f"tidy, try {i}"}}
+        check = engine.check(call, 1.0 + 3 * i)
+        seen += [f.detector for f in check.findings]
+        seen += [f.detector for f in engine.observe(
+            {"type": "tool_result", "call_id": f"c{i}", "ok": True,
+             "output": f"[rerun: b{183 + i}]", "seq": 2 * i + 2}, 1.5 + 3 * i)]
+    assert seen == ["exact_repeat"]
+
+
+def test_a_line_that_only_mentions_the_trailer_is_kept() -> None:
+    assert normalise_output("see [rerun: b3] above") == "see [rerun: b3] above"
 
 
 def test_real_differences_remain() -> None:

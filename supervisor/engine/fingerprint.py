@@ -5,7 +5,8 @@
   arguments, and volatile keys (a Bash `description`, a `timeout`) dropped.
 - An outcome's hash is xxhash of the output normalised against noise that changes between two
   runs of the same thing: ANSI codes, timestamps, durations, hex ids and addresses, UUIDs,
-  temp paths, process and process-group ids, a persistent shell's line counter, trailing whitespace.
+  temp paths, process and process-group ids, a persistent shell's line counter, a harness's
+  numbered trailer (Claude Code's `[rerun: b183]`), trailing whitespace.
 - The error class names the kind of failure (`search_string_not_found`, `not_found`, ...), so
   "the same error with different arguments" can be seen.
 """
@@ -109,6 +110,10 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
     # appends to every shell command's output)
     (("pid", "PID", "rocess", "GID"), _Lazy(r"\b(pid|PID|pgid|PGID|process|Process)([ =:#]+)\d+"),
      r"\1\2<PID>"),
+    # the numbered trailer Claude Code 2.1.92-2.1.109 appended to every Bash result ("[rerun:
+    # b183]", one more per command run): six `go mod tidy` with the same empty output were six
+    # different outcomes (batch 8)
+    (("[rerun: b",), _Lazy(r"^\[rerun: b\d+\]$\n?", re.M), ""),
     (_DIGITS, _Lazy(
         r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"), "<DUR>"),
     # a persistent shell's own line counter ("/bin/bash: line 11301: cd: x: No such file",
