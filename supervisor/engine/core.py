@@ -5,6 +5,7 @@ window, and `snapshot()`/`restore()` so a hook process can load the state, apply
 save it. See the package docstring for a usage example and docs/engine.md for the rules.
 """
 
+from collections.abc import Collection
 from copy import deepcopy as _deepcopy
 from typing import Any
 
@@ -120,10 +121,11 @@ class Engine:
         completed in place when the result is observed), or None."""
         return self.st.pending.get(call_id)
 
-    def gauges(self, now: float) -> list[LimitGauge]:
-        """The value of every hard limit, in policy order."""
+    def gauges(self, now: float, only: Collection[str] | None = None) -> list[LimitGauge]:
+        """The value of every hard limit (of those named in `only`, when given: a usage
+        moves only tokens and cost), in policy order."""
         return [LimitGauge(name, self._limit_value(name, now), limit)
-                for name, limit in self._gauged]
+                for name, limit in self._gauged if only is None or name in only]
 
     # --- check ---------------------------------------------------------------------------------
 

@@ -246,9 +246,11 @@ class Guard:
         """Notify once a session when its `tokens` or `cost_usd` limit reaches `WARN_AT` of
         its cap (as a daily budget's `warn_at`), before the limit itself holds a call."""
         warned = self.state.limits_warned or []
-        for gauge in self.engine.gauges(self.journal.clock()):
-            if (gauge.name in UNITS and gauge.limit and gauge.name not in warned
-                    and gauge.value >= WARN_AT * gauge.limit):
+        unwarned = [name for name in UNITS if name not in warned]
+        if not unwarned:
+            return
+        for gauge in self.engine.gauges(self.journal.clock(), only=unwarned):
+            if gauge.limit and gauge.value >= WARN_AT * gauge.limit:
                 warned = [*warned, gauge.name]
                 self.state.limits_warned = warned
                 self.journal.must_save = True
