@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from tui_support import call, escalation, load, make_app, screen_text, start, write_events
 
+from supervisor.guard import loop_cost
 from supervisor.guard.loop_cost import in_loops
+from supervisor.guard.state import GuardState
 from supervisor.store.follower import Follower
 from supervisor.tui.model import DashboardModel
 
@@ -21,8 +23,11 @@ def reference(events: list[dict]) -> tuple[int, float, int]:
     inside_calls: set[int] = set()
     for esc in (e for e in events if e["type"] == "escalation" and e.get("kind") != "budget"):
         onset, end = min(esc["evidence"]), esc["seq"]
-        before = [u["seq"] for u in usages if u["seq"] < onset]
-        start_seq = before[-1] if before else onset
+        before = [u for u in usages if u["seq"] < onset]
+        while len(before) > 1 and before[-1].get("answer") is not None and \
+                before[-2].get("answer") == before[-1]["answer"]:
+            before.pop()  # the answer's first part (an answer read in parts)
+        start_seq = before[-1]["seq"] if before else onset
         inside_usages.update(u["seq"] for u in usages if start_seq <= u["seq"] <= end)
         inside_calls.update(e["seq"] for e in events
                             if e["type"] == "tool_call" and onset <= e["seq"] <= end)
@@ -35,12 +40,16 @@ def reference(events: list[dict]) -> tuple[int, float, int]:
 def test_the_running_tally_is_the_count_over_the_whole_recording(seed: int) -> None:
     rng = random.Random(seed)
     events: list[dict] = []
+    answer = 0
     for seq in range(1, 400):
         kind = rng.choice(["tool_call", "tool_call", "usage", "other", "escalation"])
         if kind == "usage":
+            answer += rng.random() < 0.6  # else a later part of the answer before
             events.append({"type": "usage", "seq": seq, "input_tokens": rng.randint(0, 900),
                            "output_tokens": rng.randint(0, 90),
                            "cost_usd": round(rng.random() / 100, 6)})
+            if rng.random() < 0.9:  # (an older recording names none)
+                events[-1]["answer"] = f"msg_{answer}"
         elif kind == "escalation" and rng.random() < 0.3:
             onset = rng.randint(max(1, seq - 60), seq)
             events.append({"type": "escalation", "seq": seq, "kind": rng.choice(
@@ -52,6 +61,21 @@ def test_the_running_tally_is_the_count_over_the_whole_recording(seed: int) -> N
     assert spent is not None
     assert (spent["tokens"], spent["calls"]) == (tokens, calls)
     assert spent["cost_usd"] == pytest.approx(cost)
+
+
+def test_the_guards_spent_counts_an_answer_read_in_parts_from_its_first_part() -> None:
+    """An answer of two parallel calls read in two parts, the second after the first call: a
+    loop whose onset is the second call is charged the whole answer (the second part alone
+    before), and both calls since it."""
+    state = GuardState()
+    loop_cost.record(state, 1, 1050, 0.006, "msg_1")
+    state.actions += 1  # the first call, seq 2
+    loop_cost.record(state, 3, 386, 0.0058, "msg_1")
+    state.actions += 1  # the second, seq 4: the loop's onset
+    assert loop_cost.since(state, 4) == {"tokens": 1436, "cost_usd": 0.0118, "calls": 2,
+                                         "at_least": False}
+    state.spend["marks"][-1] = state.spend["marks"][-1][:5]  # a mark an older guard saved
+    assert loop_cost.since(state, 4)["tokens"] == 386  # type: ignore[index]
 
 
 def looping(cost: float) -> list[dict]:

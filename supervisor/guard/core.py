@@ -230,7 +230,8 @@ class Guard:
         with self.journal.step():
             found = self.journal.observe(event)
             loop_cost.record(self.state, self.state.last_seq,
-                             int(input_tokens) + int(output_tokens), cost_usd)
+                             int(input_tokens) + int(output_tokens), cost_usd,
+                             event.get("answer"))
             spending = self.journal.spending
             if spending is not None and not self.journal.ended:
                 now = self.journal.clock()

@@ -1,14 +1,15 @@
 """What a loop has cost: the tokens and money spent since an episode's onset.
 
 The guard keeps, in the session's state (`GuardState.spend`), its running totals of the
-`usage` it recorded and a bounded list of marks (`[seq, tokens, cost, calls, unknown]` after
-each usage: the running totals, the tool calls made so far, and how many usages had no known
-cost). A detection or an escalation names its evidence; the spend since its first evidence step
-is the running totals now less those before the answer that asked for the onset's call (the
-last mark before the onset: `protocol.charge`, the rule `supervisor analyze` charges by too),
-and the calls are those made since that answer. So "this loop has
-cost $1.84 over 14 calls" costs a binary search in at most `MARKS_KEPT` marks, whatever the
-session's length. An onset older than the oldest mark kept is counted from that mark ("at least").
+`usage` it recorded and a bounded list of marks (`[seq, tokens, cost, calls, unknown, part]`
+after each usage: the running totals, the tool calls made so far, how many usages had no known
+cost, and 1 when the usage is a later part of the answer of the one before). A detection or an
+escalation names its evidence; the spend since its first evidence step is the running totals
+now less those before the answer that asked for the onset's call (the last mark before the
+onset, from its answer's first part: `protocol.charge`, the rule `supervisor analyze` charges by
+too), and the calls are those made since that answer. So "this loop has cost $1.84 over 14
+calls" costs a binary search in at most `MARKS_KEPT` marks, whatever the session's length. An
+onset older than the oldest mark kept is counted from that mark ("at least").
 """
 
 from __future__ import annotations
@@ -34,15 +35,20 @@ class Spent(TypedDict):
     """The onset is older than the marks kept: the figures are lower bounds."""
 
 
-def record(state: GuardState, seq: int, tokens: int, cost: float | None) -> None:
-    """Count one `usage` event (`seq`) of the session."""
+def record(state: GuardState, seq: int, tokens: int, cost: float | None,
+           answer: str | None = None) -> None:
+    """Count one `usage` event (`seq`) of the session, a part of `answer` (the agent's id of
+    it; None: unknown)."""
     spend = state.spend or {"tokens": 0, "cost": 0.0, "unknown": 0, "marks": []}
     spend["tokens"] += max(int(tokens), 0)
     if cost is None:
         spend["unknown"] += 1
     else:
         spend["cost"] += max(float(cost), 0.0)
-    spend["marks"].append([seq, spend["tokens"], spend["cost"], state.actions, spend["unknown"]])
+    continues = int(answer is not None and spend.get("answer") == answer)
+    spend["answer"] = answer
+    spend["marks"].append([seq, spend["tokens"], spend["cost"], state.actions, spend["unknown"],
+                           continues])
     del spend["marks"][:-MARKS_KEPT]
     state.spend = spend
 
@@ -57,6 +63,9 @@ def since(state: GuardState, onset_seq: int) -> Spent | None:
     # marks are appended in `seq` order, so a binary search (a detection at most calls of a
     # loop asks for it, on the call's path)
     last = charge.answer_of(marks, onset_seq, key=_seq)
+    # from its first part (an answer read in parts: `protocol.charge`); a mark of an older
+    # state has no sixth field: an answer of its own
+    last = charge.first_part(last, lambda i: marks[i][5:6] == [1])
     at_least = last < 0 and len(marks) >= MARKS_KEPT  # the marks before it are gone
     zero = [0, 0, 0.0, 0, 0]
     if at_least:
@@ -111,6 +120,9 @@ class LoopTally:
         self._tokens, self._cost, self._unknown = array("q", [0]), array("d", [0.0]), array(
             "q", [0])
         """Running totals before each usage (index 0: none yet)."""
+        self._continues = array("b")
+        """Per usage: 1 when it is a later part of the answer of the one before."""
+        self._answer: str | None = None
         self._call_seqs = array("q")
         self._usage_spans: list[tuple[int, int]] = []
         """The usages counted: disjoint ranges of indexes [from, to), in order."""
@@ -118,8 +130,11 @@ class LoopTally:
         """The calls counted: disjoint ranges of `seq` [from, to], in order."""
         self.tokens, self.cost, self.unknown, self.calls = 0, 0.0, 0, 0
 
-    def usage(self, seq: int, tokens: int, cost: float | None) -> None:
+    def usage(self, seq: int, tokens: int, cost: float | None, answer: str | None = None
+              ) -> None:
         self._usage_seqs.append(seq)
+        self._continues.append(int(answer is not None and answer == self._answer))
+        self._answer = answer
         self._tokens.append(self._tokens[-1] + max(tokens, 0))
         self._cost.append(self._cost[-1] + (max(cost, 0.0) if cost is not None else 0.0))
         self._unknown.append(self._unknown[-1] + (cost is None))
@@ -133,7 +148,8 @@ class LoopTally:
         if kind in ("budget", "pause") or not evidence:
             return
         onset = min(evidence)
-        charged = charge.span(self._usage_seqs, onset, seq)  # the rule of `protocol.charge`
+        charged = charge.span(self._usage_seqs, onset, seq,  # the rule of `protocol.charge`
+                              continues=lambda i: bool(self._continues[i]))
         start, end = charged.start, charged.stop
         # an escalation ends after every earlier one: its span swallows those it reaches
         while self._usage_spans and self._usage_spans[-1][1] >= start:
@@ -167,7 +183,9 @@ class LoopTally:
             tokens = sum(v for v in (event.get("input_tokens"), event.get("output_tokens"))
                          if isinstance(v, int) and v > 0)
             cost = event.get("cost_usd")
-            self.usage(seq, tokens, float(cost) if isinstance(cost, int | float) else None)
+            answer = event.get("answer")
+            self.usage(seq, tokens, float(cost) if isinstance(cost, int | float) else None,
+                       answer if isinstance(answer, str) else None)
         elif kind == "tool_call":
             self.call(seq)
         elif kind == "escalation":

@@ -3,7 +3,7 @@
 A `usage` event is the cost of one model answer. The answer that asked for a tool call is the
 last `usage` recorded before the call: the calls of one answer (a parallel batch) share it,
 and an answer that asked for no call (a reply to the person before the next prompt) is charged
-to none. Every figure of what a loop cost counts with these two functions, so they cannot drift
+to none. Every figure of what a loop cost counts with these functions, so they cannot drift
 apart (`tests/test_hook_usage.py` reads all three off one recorded session):
 
 - the guard's `spent` on a detection or an escalation, and `supervisor stats` (summed over the
@@ -17,9 +17,11 @@ An answer read in parts (its lines split across reads: parallel calls, a line re
 batch) is several `usage` events with the same `answer` (the agent's id of the answer, as the
 event records it): the call is charged every part, not only the last one before it. An agent
 writes one answer's lines before the next answer's, so the parts of an answer are consecutive
-usages (`parts`); a usage without `answer` (an older recording) is an answer of its own.
+usages (`parts`); a usage without `answer` (an older recording) is an answer of its own. A
+span starts at the first part of its onset's answer (`first_part`); its later parts, recorded
+after the event, are not in it (the guard tells the figure when the event is written).
 
-Both take the usages in order, as positions in the session (`seq`, or the place in a file),
+They take the usages in order, as positions in the session (`seq`, or the place in a file),
 read through `key` when they are records of another shape; stdlib only (the guard's step path
 counts with it).
 """
@@ -39,11 +41,24 @@ def answer_of(usages: Sequence[Any], call: int,
 
 
 def span(usages: Sequence[Any], onset: int, end: int,
-         key: Callable[[Any], int] | None = None) -> range:
+         key: Callable[[Any], int] | None = None,
+         continues: Callable[[int], bool] | None = None) -> range:
     """The indexes in `usages` that the calls from position `onset` to `end` are charged: from
-    the answer that asked for the onset's call through the last usage at or before `end`."""
-    return range(max(answer_of(usages, onset, key), 0),
-                 bisect.bisect_right(usages, end, key=key))
+    the answer that asked for the onset's call (its first part: `continues(i)` says whether
+    the usage at `i` is a later part of the answer of the one before it) through the last usage
+    at or before `end`."""
+    start = answer_of(usages, onset, key)
+    if continues is not None:
+        start = first_part(start, continues)
+    return range(max(start, 0), bisect.bisect_right(usages, end, key=key))
+
+
+def first_part(index: int, continues: Callable[[int], bool]) -> int:
+    """The index of the first part of the answer of the usage at `index` (`continues(i)`: the
+    usage at `i` is a later part of the answer of the one before it); -1 stays -1."""
+    while index > 0 and continues(index):
+        index -= 1
+    return index
 
 
 def parts(answers: Sequence[str | None], index: int) -> range:

@@ -384,7 +384,8 @@ def _tool_result(st: SessionState, e: Any) -> None:
 def _usage(st: SessionState, e: Any) -> None:
     st.tokens += e.input_tokens + e.output_tokens
     st.cost_usd += e.cost_usd or 0.0
-    st.loops.usage(e.seq, e.input_tokens + e.output_tokens, e.cost_usd)
+    st.loops.usage(e.seq, e.input_tokens + e.output_tokens, e.cost_usd,
+                   e.answer)
     if e.cost_usd:
         day = day_of(e.ts)
         st.cost_by_day[day] = st.cost_by_day.get(day, 0.0) + e.cost_usd
