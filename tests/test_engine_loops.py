@@ -197,6 +197,31 @@ def test_restores_that_throw_away_fewer_than_three_attempts_are_not_loops() -> N
     assert "revert" not in detectors(replay(b.end()))
 
 
+def test_an_attempt_restored_before_anything_looked_at_it_was_not_tried() -> None:
+    """pvlib-1154's shape: a first attempt looked at and found wrong, a second that the
+    reproduction passes, a third written and dropped for a simpler plan before anything ran or
+    showed it; the backup restored and the working fix applied again. Two tried attempts were
+    thrown away, not three: neither the restore nor the re-apply is a loop. The third looked
+    at, or run against the reproduction, makes it a tried attempt, and the loop is found."""
+    for judge, loop in ((None, False), ("sed -n '10,20p' pkg/mod.py", True),
+                        ("python reproduce.py", True)):
+        b = SessionBuilder()
+        b.call("Bash", {"command": "python reproduce.py"}, "Result: nan")
+        b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+        _rewrite(b, 0)
+        _restore(b)
+        _rewrite(b, 1, look=False)
+        b.call("Bash", {"command": "python reproduce.py 2>&1 | grep -v Warning"}, "Result: 0.0")
+        _rewrite(b, 2, look=False)
+        if judge is not None:
+            b.call("Bash", {"command": judge}, "Result: nan")
+        restore = _restore(b)
+        reapply = _rewrite(b, 3)
+        found = [a for a in alarms(replay(b.end())) if a[1] == "revert"]
+        assert found[:2] == ([(restore, "revert", "nudge"), (reapply, "revert", "block")]
+                             if loop else []), judge
+
+
 def test_attempts_before_a_persons_prompt_are_not_thrown_away_by_restores_after_it() -> None:
     """The person spoke between: what the agent tried before is not part of a loop after it
     (the rubric: edits undone and redone at the person's request are no loop)."""

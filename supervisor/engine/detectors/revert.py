@@ -19,10 +19,11 @@ three times), which careful agents do; going round the same versions again is th
 The same loop seen from the attempts: an agent that restores a file to one content twice (a
 backup copied back, `git checkout`) has thrown away what it wrote before each restore. When
 those restores threw away the rubric's three attempts (a rewrite of the file the agent then
-looked at or ran: rewrites with no look between are one attempt), the same approach has failed
-three times, even though the file came back only twice: restore, attempt, look, attempt, look,
-restore. Two restores that throw away two attempts (try, restore, try, restore, try: the third
-try may work) stay quiet, and so does restoring once, however many attempts it ends.
+looked at or ran: rewrites with no look between are one attempt; rewrites restored before any
+look were not tried and are none), the same approach has failed three times, even though the
+file came back only twice: restore, attempt, look, attempt, look, restore. Two restores that
+throw away two attempts (try, restore, try, restore, try: the third try may work) stay quiet,
+and so does restoring once, however many attempts it ends.
 """
 
 from typing import Any, ClassVar, TypedDict
@@ -105,10 +106,16 @@ def _undone(step: StepRecord, mem: Memory, key: str, content: str, since: int
             ) -> list[list[int]]:
     """The attempts at file `key` that step `step`, bringing it back to `content`, threw away:
     those begun after `since`, after the file last had that content, and after the last
-    progress (as [step, seq])."""
+    progress (as [step, seq]); the last of them only if it was tried, that is looked at, run
+    or searched after its last rewrite. An attempt restored unseen (written, then dropped for
+    a simpler plan before anything ran: pvlib-1154 52) says nothing about the approach; only
+    tried attempts are the rubric's occurrences of one failing approach."""
     entry = (mem.get("attempts") or {}).get(key) or {}
     since = max(since, entry.get("held", {}).get(content, -1), mem["progress_at"])
-    return [a for a in entry.get("starts", []) if since < a[0] < step["index"]]
+    undone = [a for a in entry.get("starts", []) if since < a[0] < step["index"]]
+    if undone and entry["last"] >= max(mem.get("looked_at", -1), entry.get("looked", -1)):
+        undone.pop()  # its rewrites were never looked at: not tried
+    return undone
 
 
 class Revert(Detector[RevertParams]):
