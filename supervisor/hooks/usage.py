@@ -15,6 +15,8 @@ is decided here, once for every agent:
   all of them): read together, the earlier lines are left out (`Tally.merged`) when that
   records the same tokens, so the answer is one `usage` event, written, priced and judged once,
   and the answer a call is charged (`protocol.charge`: the last usage before it) is all of it.
+  Read apart (parallel calls, a line read after the batch), its parts are several events, each
+  with the key as its `answer`, and a call is charged all of them (`protocol.charge.parts`).
 - **Never negative, never a crash.** A count that is not a whole number of tokens between 0 and
   `MAX_TOKENS` (negative, huge, a string, NaN) is left out and named in the entry's `unknown`;
   the runtime records what could be read, its cost as unknown (`cost_usd` null, never $0), and
