@@ -112,6 +112,9 @@ def usage_is_recorded_and_the_budget_holds(
     Code); 2 a fifth too, the hold at the third to the fifth (Qwen Code)."""
     agent.sandbox.write_policy(TOKEN_BUDGET)
     agent.install_hooks("--timeout", "90")
+    for i in range(len(calls)):  # what the calls list (`Driver.usage_calls`) exists: calls that
+        # all failed alike are a recurring error, which the engine blocks ahead of a late budget
+        (agent.sandbox.work / f"dir{i}").mkdir(exist_ok=True)
     turns = [turn(call).spending(1000, 100, reads, writes) for call in calls[:3 + late]]
     agent.server.script = Script(main=[*turns, say("Done.").spending(1000, 100, reads, writes)])
 
