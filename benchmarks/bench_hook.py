@@ -50,6 +50,7 @@ from pathlib import Path
 
 import droid_steps
 from common import REPO, Figure, work_dir
+from common import UNLIMITED_POLICY as POLICY
 
 from supervisor.engine import Policy
 from supervisor.engine.failure_memory import warning
@@ -59,20 +60,6 @@ from supervisor.guard.memory import project_index, project_of
 from supervisor.guard.settings import GuardSettings
 from supervisor.store.memory_log import MemoryLog
 
-POLICY = """
-[guard]
-checkpoints = false
-[limits.iterations_per_session]
-limit = 10000000
-[limits.consecutive_tool_calls]
-limit = 10000000
-[limits.iterations_per_cycle]
-limit = 10000000
-[limits.actions_per_task]
-limit = 10000000
-[limits.errors_per_session]
-limit = 10000000
-"""
 DROID_ROOM_MS = 2.0
 """What issue 40's 1.2x leaves Factory Droid's two steps a call: its `cat` hook pair took 10.5 ms
 a call in the quiet run of 2026-11-29 00:57, and the round trip to the server costs what the

@@ -18,6 +18,23 @@ if str(REPO) not in sys.path:  # benchmarks run from a checkout, package install
     sys.path.insert(0, str(REPO))
 
 
+UNLIMITED_POLICY = """
+[guard]
+checkpoints = false
+[limits.iterations_per_session]
+limit = 10000000
+[limits.consecutive_tool_calls]
+limit = 10000000
+[limits.iterations_per_cycle]
+limit = 10000000
+[limits.actions_per_task]
+limit = 10000000
+[limits.errors_per_session]
+limit = 10000000
+"""
+"""A session policy for the hook benchmarks: no checkpoints and no per-session limit a long
+measured run would reach, so every call is the same allowed step."""
+
 @dataclass(frozen=True)
 class Figure:
     """One measured figure, with its baseline and targets."""

@@ -22,20 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-POLICY = """
-[guard]
-checkpoints = false
-[limits.iterations_per_session]
-limit = 10000000
-[limits.consecutive_tool_calls]
-limit = 10000000
-[limits.iterations_per_cycle]
-limit = 10000000
-[limits.actions_per_task]
-limit = 10000000
-[limits.errors_per_session]
-limit = 10000000
-"""
+from common import UNLIMITED_POLICY as POLICY
+
 SESSION = "536f4093-3147-4a4f-822b-9a69f01429d9"
 
 
