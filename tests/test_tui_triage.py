@@ -206,8 +206,8 @@ async def test_the_queue_draws_its_first_entry_at_the_width_it_appears_with(root
         assert isinstance(first, Text)
         summary = first.plain.splitlines()[0]
         assert "3 escalate" in summary and "abort in" in summary
-        await pilot.pause()
-        assert queue.display and len(summary) == queue.scrollable_content_region.width == 102
+        await until(pilot, lambda: queue.display and queue.scrollable_content_region.width)
+        assert len(summary) == queue.scrollable_content_region.width == 102  # (laid out now)
 
 
 async def test_tab_moves_focus_between_table_and_queue(root: Path) -> None:
