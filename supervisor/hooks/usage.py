@@ -5,11 +5,14 @@ carry token counts into `Spent` entries (and `UsedModel` where the record names 
 from the counts, as Codex's rollout does). What a line means is the target's; what is recorded
 is decided here, once for every agent:
 
-- **Counted once.** A `Spent` is the usage *so far* of one thing the agent keys it by: one
-  API message (Claude Code writes a message as several lines with the same `message.id`),
-  or the whole session (Codex's `token_count` carries running totals). The session's hook
-  memory keeps the last counts per key (`Tally`); only the growth over them is recorded, so a
-  line repeated, split or re-read never counts twice, and running totals become increments.
+- **Counted once.** A `Spent` is the usage *so far* of one answer of the model, under the key
+  the agent's record names it by: Claude Code's `message.id` (it writes a message as several
+  lines with the same id, each with the message's usage so far), Codex's `response_id` (one
+  `token_usage_record` per response; its running totals, `token_count`, are not read), Gemini
+  CLI's message `id`, Qwen Code's line `uuid`. No key spans the session. The session's hook
+  memory keeps the last counts of the last `KEYS_KEPT` keys (`Tally`); only the growth over
+  them is recorded, so a line repeated, split or re-read never counts twice, and a usage so
+  far becomes what it added.
 - **One event an answer read at once.** Claude Code writes an answer as a line per content
   block, each with the answer's usage so far (the first with a few output tokens, the last with
   all of them): read together, the earlier lines are left out (`Tally.merged`) when that
