@@ -154,6 +154,9 @@ def test_every_writer_refuses_a_recording(tmp_path: Path) -> None:
     shutil.copytree(samples / "sessions" / "waiting-for-operator",
                     live / "sessions" / "waiting-for-operator")
     (live / "sessions" / "waiting-for-operator" / MARKER).write_text("recorded\n")
+    # private, as a live root's own: copied, it has the checkout's mode (0775 under umask 002,
+    # refused first as writable by others)
+    (live / "sessions" / "waiting-for-operator").chmod(0o700)
     with pytest.raises(ReadOnlyRecording, match="session 'waiting-for-operator'"):
         send_decision(live, "waiting-for-operator", "approve", escalation_id="esc-1")
 
