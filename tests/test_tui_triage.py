@@ -210,6 +210,33 @@ async def test_the_queue_draws_its_first_entry_at_the_width_it_appears_with(root
         assert len(summary) == queue.scrollable_content_region.width == 102  # (laid out now)
 
 
+async def test_the_queue_draws_its_first_entry_beside_its_scrollbar_when_it_overflows(
+        root: Path) -> None:
+    # more entries than its nine rows hold arrive at once: the queue appears with its
+    # scrollbar, so its first entry is drawn at the width the scrollbar leaves (drawn wider,
+    # the option list wraps each line: the deadline alone on the next row)
+    for n in range(6):
+        write_events(root, f"s{n}", [start()])
+    app = make_app(root)
+    async with app.run_test(size=(104, 30)) as pilot:
+        await load(pilot, initial=True)
+        queue = app.screen.query_one(EscalationQueue)
+        assert not queue.display
+        for n in range(6):
+            write_events(root, f"s{n}", [escalation()])
+        app.ingest(app.follower.scan())
+        app.refresh_screens()  # drawn while the queue is still hidden, before its layout
+        summary = queue.get_option_at_index(0).prompt.plain.splitlines()[0]
+        assert "3 escalate" in summary and "abort in" in summary
+        await until(pilot, lambda: queue.display and queue.scrollable_content_region.width)
+        assert queue.show_vertical_scrollbar and queue.option_count == 6
+        width = queue.scrollable_content_region.width
+        assert width == 102 - queue.styles.scrollbar_size_vertical  # (laid out now)
+        assert len(summary) == width
+        shown = queue.get_option_at_index(0).prompt.plain.splitlines()[0]
+        assert len(shown) == width  # and as it is shown after its layout
+
+
 async def test_tab_moves_focus_between_table_and_queue(root: Path) -> None:
     write_events(root, "calm", [start()])
     app = make_app(root)

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.css.scalar import Unit
 from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -170,22 +171,36 @@ class EscalationQueue(OptionList):
             self._keys = []
             self.show(*self._last)
 
-    def _drawing_width(self) -> int:
+    def _drawing_width(self, rows: int) -> int:
         """The width the entries are drawn at: the queue's own once it is laid out; while it is
         hidden (no entry: it appears with its first) the width its container will give it.
+        Either way less the vertical scrollbar when `rows` (the entries' lines) overflow the
+        queue's height, and not less it when they no longer do.
 
         Not a guess: entries drawn wider than the queue turns out to be are wrapped by the
         option list until the queue's resize redraws them, and that frame is shown (under load
-        for a while): each deadline alone on a line and the queue three rows too high."""
+        for a while): each deadline alone on a line and the queue three rows too high. So are
+        entries that arrive many at once: the queue appears with its scrollbar."""
+        bar = self.styles.scrollbar_size_vertical if self._overflows(rows) else 0
         width = self.scrollable_content_region.width
         if width:
-            return width
+            if self.show_vertical_scrollbar:
+                width += self.styles.scrollbar_size_vertical
+            return max(1, width - bar)
         parent = self.parent
         if isinstance(parent, Widget):
             room = parent.scrollable_content_region.width or parent.size.width
             if room:
-                return max(1, room - self.styles.margin.width - self.styles.gutter.width)
+                return max(1, room - self.styles.margin.width - self.styles.gutter.width - bar)
         return self.size.width or 120  # nothing laid out yet: the first layout's resize redraws
+
+    def _overflows(self, rows: int) -> bool:
+        """Whether `rows` lines of entries are more than the queue's height can show (its
+        `max-height`, in lines)."""
+        limit = self.styles.max_height
+        if limit is None or limit.unit is not Unit.CELLS:
+            return False
+        return rows > int(limit.value) - self.styles.gutter.height
 
     def show(
         self, live: Sequence[tuple[str, dict[str, Any]]],
@@ -196,13 +211,15 @@ class EscalationQueue(OptionList):
         """Bring the entries up to date; `why_stale(session_id)` says why its agent is dead,
         `summary(session_id, escalation)` tells a live entry apart from the others."""
         self._last = (live, stale, now, why_stale, summary)
-        total = self._drawing_width()
+        said = [summary(sid, esc) for sid, esc in live]
+        rows = sum(2 if text else 1 for text in said) + (1 + len(stale) if stale else 0)
+        total = self._drawing_width(rows)
         w = widths([(sid, deadline_text(esc, now)) for sid, esc in (*live, *stale)], total)
         keys: list[str] = []
         lines: list[Text] = []
-        for sid, esc in live:
+        for (sid, esc), text in zip(live, said, strict=True):
             keys.append(entry_key(sid, esc.get("escalation_id")))
-            line = live_line(sid, esc, now, w, summary(sid, esc))
+            line = live_line(sid, esc, now, w, text)
             if keys[-1] in self.marked:  # marked: its line starts with a dot
                 line = Text.assemble(Text("● ", style="bold"), line, no_wrap=True, end="")
             lines.append(line)
