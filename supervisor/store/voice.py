@@ -162,23 +162,30 @@ class Voucher:
             return None
         return line
 
+    def note(self, raw: bytes) -> dict[str, Any] | None:
+        """Take in `raw` (the next line of this file, unparsed): the line, parsed, when it is
+        forged (`forged`); None otherwise. Lines that can neither declare nor claim the
+        supervisor's voice are not parsed."""
+        if not any(kind.encode() in raw for kind in (*SEALED, "session_start")):
+            return None
+        try:
+            line = loads(raw)
+        except ValueError:
+            return None
+        if not isinstance(line, dict):
+            return None
+        if line.get("type") == "session_start":
+            if self.sealed is None:
+                self.sealed = _declaration(line.get(SEALS_FIELD))
+            return None
+        return self.forged(raw)
+
     def relayed(self, raw: bytes) -> bytes:
         """What a relay ships for `raw` (a line of this file, in order): the line itself, or,
         for a forged one, the `unsealed` line a reader would have made of it (a reader of the
         Redis store has no key to check it with; the relay, on the agent's host, has)."""
-        if not any(kind.encode() in raw for kind in (*SEALED, "session_start")):
-            return raw  # neither decides nor can be forged: not parsed
-        try:
-            line = loads(raw)
-        except ValueError:
-            return raw
-        if not isinstance(line, dict):
-            return raw
-        if line.get("type") == "session_start":
-            if self.sealed is None:
-                self.sealed = _declaration(line.get(SEALS_FIELD))
-            return raw
-        if self.forged(raw) is None:
+        line = self.note(raw)
+        if line is None:
             return raw
         from supervisor.protocol.lines import fit_line
 
@@ -186,6 +193,16 @@ class Voucher:
                             "type": "unsealed", "line_type": str(line.get("type")),
                             "text": said(line)})
         return data.rstrip(b"\n")
+
+
+def resume_seal(key: bytes, session_id: str, gen: int, offset: int, last: int) -> str:
+    """The seal of a resume point a reader keeps between runs (the relay's saved state): at
+    `offset` of generation `gen` of the session's file, `last` was the `seq` of the last line
+    whose seal held. Kept apart from the line and decision seals by its domain; a point kept
+    without it (written by hand) is not believed, and the file is checked from its start."""
+    fields = ["resume", session_id, gen, offset, last]
+    return hmac.new(key, json.dumps(fields, separators=(",", ":")).encode(),
+                    hashlib.sha256).hexdigest()
 
 
 def unsealed(event: Event, line: Mapping[str, Any]) -> Event:
@@ -259,11 +276,11 @@ def root_key(root: Path) -> bytes | None:
         return None
 
 
-def voucher(root: Path, session_id: str, start: int = 0, *, key: bytes | None = None
-            ) -> Voucher | None:
+def voucher(root: Path, session_id: str, start: int = 0, *, key: bytes | None = None,
+            last: int = 0) -> Voucher | None:
     """A `Voucher` for a reader of the session's events from `start` (`key`: the root's, when
-    the caller has it); None for a recording (read anywhere, its key is not there) or when
-    the key cannot be had."""
+    the caller has it; `last`: see `Voucher`); None for a recording (read anywhere, its key is
+    not there) or when the key cannot be had."""
     from supervisor.store.paths import session_files
     from supervisor.store.recordings import is_recording
 
@@ -273,4 +290,4 @@ def voucher(root: Path, session_id: str, start: int = 0, *, key: bytes | None = 
     if key is None:
         return None
     path = session_files(Path(root), session_id).events if start else None
-    return Voucher(key, session_id, path)
+    return Voucher(key, session_id, path, last)

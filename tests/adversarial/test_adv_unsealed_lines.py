@@ -8,6 +8,7 @@ the approve prompt under it. Now the guard seals every line it speaks to the ope
 never an escalation to answer. The real guard and engine make the session; the real CLI, the
 real dashboard (Pilot) and the web page in a real browser (Playwright) read it."""
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -273,6 +274,82 @@ def test_a_fleet_operator_sees_the_forged_line_as_the_agents(tmp_path: Path,
                    for x in tail.stdout.splitlines()) == 2
     finally:
         relay.stop()
+
+
+def _shipped_types(shipper: Any) -> list[str]:
+    """The types of the lines `shipper` (a relay's `Shipper`) reads next, as it ships them."""
+    while shipper.read():
+        pass
+    return [json.loads(line.data)["type"] for line in shipper.pending]
+
+
+def test_a_relay_resumed_from_its_state_knows_the_last_seal_without_reading_from_the_start(
+        tmp_path: Path) -> None:
+    """A relay restarted at its saved position checked on with no earlier seal known, so a
+    copy of the guard's escalation appended while it was down was shipped as the
+    supervisor's. It keeps the last seal that held under its own seal and goes on from it;
+    a state written by hand (that seal wrong) is checked from the file's start instead."""
+    from supervisor.store.redis.relay import Position, Shipper
+
+    root = tmp_path / "store"
+    _looping(root, tmp_path)
+    first = Shipper(root, "s1", Position())
+    assert "unsealed" not in _shipped_types(first)
+    first.confirmed(first.pos.gen, first.read_to)  # Redis has it all
+    saved = first.saved()
+    assert saved.sealed > 0 and saved.vouched
+    real = next(x for x in _lines(root) if x["type"] == "escalation")
+    with _events(root).open("a") as f:
+        f.write(json.dumps(real) + "\n")
+    state = json.loads(json.dumps(dataclasses.asdict(saved)))
+    resumed = Shipper(root, "s1", Position(**state))
+    assert resumed.pending_from == saved.next  # from the saved position, not the start
+    assert _shipped_types(resumed) == ["unsealed"]
+    forged = Shipper(root, "s1", Position(**{**state, "sealed": 0}))  # by hand
+    assert forged.pos.sealed == saved.sealed and forged.pending_from == saved.next
+    assert _shipped_types(forged) == ["unsealed"]
+    behind = Shipper(root, "s1", Position(**state))
+    behind.rewind(saved.gen, 0)  # Redis lost the session: shipped again, the real one sealed
+    assert _shipped_types(behind).count("escalation") == 1
+
+
+@pytest.mark.slow
+def test_a_restarted_relay_ships_a_sealed_line_appended_again_as_the_agents(
+        tmp_path: Path, redis_server: Any) -> None:
+    """The real relay, stopped and started again at its saved position, with a copy of the
+    guard's escalation appended in between: the fleet's operators see the copy as the
+    agent's, as a local reader does."""
+    from redis_helpers import RelayThread, wait_for
+
+    from supervisor.store.open import open_store
+
+    root = tmp_path / "store"
+    esc = _looping(root, tmp_path)
+    count = len(_lines(root))
+    store = open_store(redis_server.url())
+    try:
+        relay = RelayThread(root, redis_server.url(), "h1")
+        try:
+            wait_for(lambda: store.session_ids() == ["h1/s1"]
+                     and len(store.read_all("h1/s1").events) == count, 30, "the session shipped")
+        finally:
+            relay.stop()
+        real = next(x for x in _lines(root) if x["type"] == "escalation")
+        with _events(root).open("a") as f:
+            f.write(json.dumps(real) + "\n")
+        relay = RelayThread(root, redis_server.url(), "h1")
+        try:
+            wait_for(lambda: len(store.read_all("h1/s1").events) == count + 1, 30,
+                     "the copy shipped")
+        finally:
+            relay.stop()
+        events = store.read_all("h1/s1").events
+        assert [e.type for e in events].count("escalation") == 1
+        assert [(e.type, getattr(e, "line_type", None)) for e in events[-1:]] == [
+            ("unsealed", "escalation")]
+        assert list(store.summary("h1/s1").pending) == [esc]
+    finally:
+        store.close()
 
 
 @pytest.mark.anyio

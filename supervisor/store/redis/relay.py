@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
+import hmac
 import json
 import os
 import random
@@ -54,7 +55,7 @@ from supervisor.store.redis.layout import ACTIVITY_MAXLEN, session_name
 from supervisor.store.redis.memory_sync import MemorySync
 from supervisor.store.relay_lock import RELAY_DIR
 from supervisor.store.tailer import RawTailer
-from supervisor.store.voice import voucher
+from supervisor.store.voice import resume_seal, voucher
 from supervisor.store.writer import LineWriter
 
 CHUNK_LINES = 500
@@ -87,6 +88,13 @@ class Position:
     """Byte offset up to which Redis has confirmed the lines."""
     seq: int = 0
     """The `seq` of the last event Redis confirmed."""
+    sealed: int = 0
+    """The `seq` of the last line before `next` whose seal held (`store.voice`): a relay
+    restarted here goes on checking from it, so a copy of an earlier sealed line appended
+    later is still the agent's, without reading the file from its start."""
+    vouched: str = ""
+    """`sealed`'s own seal (`voice.resume_seal`, with `gen` and `next`); without a valid one
+    the file is checked from its start up to `next` (the state written by hand)."""
     ino: int | None = None
     ctl: str | None = None
     """Id of the last control entry brought into `control.jsonl` (None: not known yet)."""
@@ -101,6 +109,8 @@ class Line:
     offset: int
     data: bytes
     seq: int | None = None
+    sealed: int | None = None
+    """The `seq` of the last line whose seal held, this one included (None: a bad line)."""
     reason: str = ""
     """Why the line is unusable (too long); empty for a whole line."""
     size: int = 0
@@ -124,6 +134,13 @@ class Shipper:
         self.files = session_files(root, session_id)
         self.pos = pos
         self._check_generation()
+        found = voucher(root, session_id)
+        self.key = found.key if found is not None else None
+        """The root's key, to check seals with (None: a recording, or no key: nothing is
+        checked, as by a reader)."""
+        if self.key is not None and pos.next and not hmac.compare_digest(
+                pos.vouched, resume_seal(self.key, session_id, pos.gen, pos.next, pos.sealed)):
+            pos.sealed = self._sealed_between(0, 0, pos.next)  # not ours: checked from 0
         self._restart(pos.next)
 
     def _check_generation(self) -> None:
@@ -134,12 +151,14 @@ class Shipper:
             return
         if (self.pos.ino is not None and st.st_ino != self.pos.ino) or st.st_size < self.pos.next:
             self.pos.gen += 1
-            self.pos.next = self.pos.seq = 0
+            self.pos.next = self.pos.seq = self.pos.sealed = 0
         self.pos.ino = st.st_ino
 
     def _restart(self, offset: int) -> None:
+        """Read on from `offset`, where `pos.sealed` is the last seal that held."""
         self.tailer = RawTailer(self.files.events, start=offset)
-        self.vouch = voucher(self.root, self.session_id, offset)
+        self.vouch = None if self.key is None else voucher(
+            self.root, self.session_id, offset, key=self.key, last=self.pos.sealed)
         """Checks the seals of the lines that speak in the supervisor's voice: a reader of
         the Redis store has no key to (`store.voice`)."""
         self.pending: list[Line] = []
@@ -148,9 +167,38 @@ class Shipper:
         self.read_to = offset
 
     def rewind(self, gen: int, offset: int) -> None:
-        """Ship again from `offset` of generation `gen` (what Redis says it has)."""
-        self.pos.gen, self.pos.next = gen, offset
+        """Ship again from `offset` of generation `gen` (what Redis says it has). The last
+        seal that held before it is checked on from where it is known (where Redis confirmed
+        up to, when that is not past `offset`), else from the file's start."""
+        pos = self.pos
+        if self.key is not None:
+            pos.sealed = self._sealed_between(pos.next, pos.sealed, offset) \
+                if gen == pos.gen and pos.next <= offset else self._sealed_between(0, 0, offset)
+        pos.gen, pos.next = gen, offset
         self._restart(offset)
+
+    def _sealed_between(self, start: int, last: int, end: int) -> int:
+        """The `seq` of the last line before `end` whose seal held, checking the lines from
+        `start` (where it was `last`) on, as they would be shipped."""
+        vouch = None if self.key is None else voucher(self.root, self.session_id, start,
+                                                      key=self.key, last=last)
+        if vouch is None or start >= end:
+            return last if vouch is not None else 0
+        try:
+            with open(self.files.events, "rb") as f:
+                f.seek(start)
+                left, rest = end - start, b""
+                while left > 0:
+                    block = f.read(min(left, CHUNK_BYTES))
+                    if not block:
+                        break
+                    left -= len(block)
+                    *lines, rest = (rest + block).split(b"\n")
+                    for raw in lines:
+                        vouch.note(raw)
+        except OSError:
+            return 0  # nothing read: no earlier seal is known (a copy then passes, as before)
+        return vouch.last
 
     def read(self) -> bool:
         """Take in new lines (up to the read-ahead bound); True when there is more to read."""
@@ -159,17 +207,20 @@ class Shipper:
         batch = self.tailer.poll(CHUNK_BYTES * 4)
         if batch.reset:
             self.pos.gen += 1
-            self.pos.next = self.pos.seq = 0
+            self.pos.next = self.pos.seq = self.pos.sealed = 0
             self.pending = []
             self.pending_from = 0
             if self.vouch is not None:
                 self.vouch.restart()
         if self.tailer.inode is not None:
             self.pos.ino = self.tailer.inode
-        raws = batch.raw if self.vouch is None else [self.vouch.relayed(r) for r in batch.raw]
-        lines = [Line(o, raw, _seq_noting_end(raw, self.pos))
-                 for o, raw in zip(batch.offsets, raws, strict=True)]
-        lines += [Line(b.offset or 0, b.raw[:PREVIEW_BYTES], None, b.reason, b.size or 0)
+        vouch = self.vouch
+        lines = []
+        for offset, raw in zip(batch.offsets, batch.raw, strict=True):
+            shipped = raw if vouch is None else vouch.relayed(raw)
+            lines.append(Line(offset, shipped, _seq_noting_end(shipped, self.pos),
+                              None if vouch is None else vouch.last))
+        lines += [Line(b.offset or 0, b.raw[:PREVIEW_BYTES], None, None, b.reason, b.size or 0)
                   for b in batch.bad_lines if b.offset is not None]
         lines.sort(key=lambda line: line.offset)
         self.pending += lines
@@ -202,8 +253,17 @@ class Shipper:
         for line in self.pending[:len(self.pending) - len(kept)]:
             if line.seq is not None:
                 self.pos.seq = line.seq
+            if line.sealed is not None:
+                self.pos.sealed = line.sealed
         self.pending = kept
         self.pending_from = max(self.pending_from, upto)
+
+    def saved(self) -> Position:
+        """The position as the state file keeps it: `sealed` under its seal."""
+        pos = self.pos
+        if self.key is not None:
+            pos.vouched = resume_seal(self.key, self.session_id, pos.gen, pos.next, pos.sealed)
+        return pos
 
     def backlog(self) -> tuple[int, int]:
         """Events and bytes of the local file that Redis has not confirmed."""
@@ -398,7 +458,7 @@ class Relay:
 
     def save(self) -> None:
         self.status.updated = time.time()
-        self.status.sessions = {sid: s.pos for sid, s in list(self.shippers.items())}
+        self.status.sessions = {sid: s.saved() for sid, s in list(self.shippers.items())}
         try:
             save_status(self.state_path, self.status)
         except OSError as exc:  # a full disk: keep relaying, say it once
