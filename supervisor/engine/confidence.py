@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from supervisor.engine.fingerprint import NO_RESULT
+from supervisor.engine.step import run_of
 
 Confidence = Literal["strong", "moderate", "weak"]
 CONFIDENCES: tuple[Confidence, ...] = ("strong", "moderate", "weak")
@@ -46,6 +47,9 @@ _PERIODIC = frozenset({"cycle"})
 (several signatures, identical position by position)."""
 _ERROR = frozenset({"recurring_error"})
 """Detectors whose evidence is one error identity the program printed, behind varying calls."""
+_RERUNS = frozenset({"ineffective_edits"})
+"""Detectors whose evidence is one check run again (`StepRecord.run`: whatever output filter
+its line ends with), its output unchanged through each filter: identical runs, not calls."""
 _UNKNOWN_OCCURRENCES = 4
 """Identical calls whose results never came are strong evidence from the 4th attempt on (one
 more than the rubric's three: the outcome that would confirm them is missing)."""
@@ -91,6 +95,11 @@ def weigh(detector: str, evidence: Sequence[int], hist: Sequence[Mapping[str, An
     identical = bool(cited) and len({s.get("signature") for s in calls}) == 1
     outcome = _outcome(cited) if known else "outcome unknown"
     basis = f"{n} {'identical' if identical else 'similar'} calls, {outcome}"
+    if detector in _RERUNS and not identical and _one_run(calls):
+        # one check seen through several output filters: each filter's output is its own
+        identical = True
+        outcome = _filtered_outcome(cited) if known else outcome
+        basis = f"{n} runs of one check through different output filters, {outcome}"
     failed = bool(cited) and all(s.get("ok") is False for s in cited)
     if detector in _ERROR and failed and outcome in ("same error", "output unchanged"):
         return "strong", basis
@@ -108,6 +117,21 @@ def _outcome(cited: Sequence[Mapping[str, Any]]) -> str:
     if all(s.get("ok") is False for s in cited) and len(ids) == 1 and ids.pop():
         return "same error"
     return "outcomes varied"
+
+
+def _one_run(calls: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the calls are one run (`StepRecord.run`), whatever filters they went through."""
+    return len({run_of(s) for s in calls}) == 1
+
+
+def _filtered_outcome(cited: Sequence[Mapping[str, Any]]) -> str:
+    """The outcome of one run seen through several filters: unchanged when each filter showed
+    one output every time."""
+    shown: dict[Any, set[Any]] = {}
+    for s in cited:
+        shown.setdefault(s.get("signature"), set()).add(s.get("outcome"))
+    return ("output unchanged through each filter" if all(len(v) == 1 for v in shown.values())
+            else "outcomes varied")
 
 
 def may_refuse(confidence: str) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Collection
 from copy import deepcopy as _deepcopy
 from typing import Any
 
-from supervisor.engine import asked, workspace
+from supervisor.engine import asked, tools, workspace
 from supervisor.engine.confidence import as_nudge, may_refuse, weigh
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
@@ -31,6 +31,7 @@ from supervisor.engine.fingerprint import (
     launch_outcome,
     outcome,
     reports_pending,
+    run_signature,
 )
 from supervisor.engine.policy import PROFILES, Policy
 from supervisor.engine.recovery import output_line, recovery_turn
@@ -162,6 +163,7 @@ class Engine:
             st.step_count, _int(call.get("seq")), call_id, tool, facts.category,
             call_signature(tool, canon), canon[:_ARGS_KEPT], st.ws, facts.path, facts.is_read,
             now, batch if isinstance(batch, str) and batch else None, self._head(facts),
+            self._run(facts),
         )
         request = asked.asked_for(st.prompt, facts.line, st.asked)
         if request is not None:
@@ -190,6 +192,13 @@ class Engine:
         st.last_checked = call_id
         st.fresh_cycle = False
         return step
+
+    def _run(self, facts: CallFacts) -> str:
+        """The run a shell call makes (`StepRecord.run`); "" (its signature) for other calls."""
+        if facts.line is None:
+            return ""
+        rest = canonical_args(facts.args, self._ignore.union(tools.vocabulary().command_keys))
+        return run_signature(facts.tool, rest, facts.run)
 
     def _follow_files(self, step: StepRecord, facts: CallFacts) -> None:
         """What the call would write, which file it shows, which files a probe calls its own."""

@@ -21,7 +21,7 @@ from supervisor.engine import tools, workspace
 from supervisor.engine.categories import classify, file_path, is_file_read, native_tool
 from supervisor.engine.edits import Edit, edits_of
 from supervisor.engine.policy import Policy
-from supervisor.engine.shell import Command, commands
+from supervisor.engine.shell import Command, parse
 
 _ODD_INPUT = (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError)
 
@@ -47,6 +47,9 @@ class CallFacts:
     """The shell line, for a shell tool (`tools.ToolVocabulary.line_of`); None otherwise."""
     commands: tuple[Command, ...]
     """The shell line's simple commands (`shell.commands`), parsed once."""
+    run: tuple[str, ...]
+    """The run the shell line makes: its words without the output filters it ends with
+    (`shell.run_words`: `pytest 2>&1 | tail -20` runs `pytest`); () for any other tool."""
     edits: tuple[Edit, ...]
     """The changes it asks for (`edits.edits_of`)."""
     plan: list[list[workspace.Effect]]
@@ -71,7 +74,8 @@ def facts_of(tool: str, args: Any, policy: Policy,
     args = args if isinstance(args, dict) else {}
     shells = shell_tools if shell_tools is not None else frozenset(policy["shell_tools"])
     line = tools.vocabulary().line_of(args) if tool in shells else None
-    cmds = tuple(commands(line)) if line else ()
+    parsed, run = parse(line) if line else ([], [])
+    cmds = tuple(parsed)
     category = classify(tool, args, policy, shell=(line, cmds) if line is not None else None)
     edits = tuple(edits_of(tool, args))
     plan: list[list[workspace.Effect]] = []
@@ -85,4 +89,4 @@ def facts_of(tool: str, args: Any, policy: Policy,
             e.path == edits[0].path for e in edits):
         path = edits[0].path  # a patch names its one file in its header, not in an argument
     return CallFacts(tool, args, category, path, is_file_read(tool, args, policy), line, cmds,
-                     edits, plan)
+                     tuple(run), edits, plan)

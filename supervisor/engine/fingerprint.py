@@ -3,6 +3,8 @@
 - A call's signature is xxhash of the tool name and its canonical arguments: keys sorted, JSON
   formatting whitespace ignored, strings stripped, whitespace runs collapsed in command-like
   arguments, and volatile keys (a Bash `description`, a `timeout`) dropped.
+- A shell call's run (`run_signature`) is the same without the output filters its line ends
+  with: `pytest -x` and `pytest -x 2>&1 | tail -20` are one run seen through two filters.
 - An outcome's hash is xxhash of the output normalised against noise that changes between two
   runs of the same thing: ANSI codes, timestamps, durations, hex ids and addresses, UUIDs,
   temp paths, process and process-group ids, a persistent shell's line counter, a harness's
@@ -13,6 +15,7 @@
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import xxhash
@@ -52,6 +55,17 @@ def canonical_args(args: Any, ignore: frozenset[str] = frozenset()) -> str:
 def call_signature(tool: str, canon: str) -> str:
     """xxhash (64-bit, hex) of the tool name and the canonical arguments."""
     return xxhash.xxh3_64_hexdigest(f"{tool}\0{canon}".encode("utf-8", "replace"))
+
+
+def run_signature(tool: str, rest: str, run: Sequence[str]) -> str:
+    """The identity of the run a shell call makes: xxhash of the tool, its canonical arguments
+    other than the command (`rest`) and the run's words (`shell.run_words`: the line without
+    the output filters it ends with). `python r.py` and `python r.py 2>&1 | tail -20` are one
+    run and two calls: the rules that ask whether a check was run again (`ineffective_edits`)
+    key on this, while anything comparing outputs keeps to the call's signature (a filter
+    shows other lines of the same output)."""
+    words = "\x1f".join(run)
+    return xxhash.xxh3_64_hexdigest(f"{tool}\0run\0{rest}\0{words}".encode("utf-8", "replace"))
 
 
 class _Lazy:

@@ -6,6 +6,9 @@ first (`cat > fix.py << 'EOF' ... EOF`), the rest is split by `shlex` into simpl
 `&&`, `||`, `;`, `|` and newlines, with `VAR=x`, `sudo`, `timeout N`, `env` ... prefixes
 dropped and `cd DIR` remembered. Anything it cannot parse (unbalanced quotes) falls back to a
 split on white space: a wrong guess costs a missed detection, never an exception.
+
+It also says which run a line makes (`run_words`): the line without the pure output filters it
+ends with, so `pytest -x 2>&1 | tail -20` is the run `pytest -x` is, seen through a filter.
 """
 
 import re
@@ -44,10 +47,20 @@ class Command:
 
 def commands(line: str) -> list[Command]:
     """The simple commands of a command line, in order (see the module docstring)."""
+    return parse(line)[0]
+
+
+def parse(line: str) -> tuple[list[Command], list[str]]:
+    """The line's simple commands (`commands`) and the identity of its run (`run_words`),
+    from one reading of it (the hook path reads each shell line once)."""
     if not isinstance(line, str) or not line.strip():
-        return []
+        return [], []
     text, docs = _cut_heredocs(line[:_MAX_CHARS])
     tokens = _tokens(text)
+    return _commands(tokens, docs), _run_words(tokens, docs)
+
+
+def _commands(tokens: list[str], docs: dict[str, str]) -> list[Command]:
     out: list[Command] = []
     current = Command([])
     cwd: str | None = None
@@ -230,3 +243,115 @@ def probe_files(line: str, cmds: Sequence[Command] | None = None) -> list[str]:
             if path.endswith(_SCRIPT_SUFFIXES) or "/test" in path or path.startswith("test"):
                 found.append(path)
     return list(dict.fromkeys(found))
+
+
+_PIPES = frozenset({"|", "|&"})
+_LISTS = frozenset({"&&", "||", ";", "&", ";;"})
+_TALLY_FILTERS = frozenset({"head", "tail", "cat", "less", "more", "nl", "tac", "wc", "sort",
+                            "uniq", "cut", "column", "fold", "expand"})
+_SEARCH_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg"})
+_VALUED = {
+    # options whose value is the next word, per filter (`head -n 20`, `grep -A 3`)
+    "head": frozenset({"-n", "-c", "--lines", "--bytes"}),
+    "tail": frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--sleep-interval"}),
+    "sort": frozenset({"-k", "-t", "-S", "--key", "--field-separator", "--buffer-size"}),
+    "uniq": frozenset({"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"}),
+    "cut": frozenset({"-d", "-f", "-c", "-b", "--delimiter", "--fields", "--characters"}),
+    "column": frozenset({"-t", "-s", "-c", "-o"}),
+    "fold": frozenset({"-w", "--width"}),
+    "nl": frozenset({"-b", "-w", "-s", "-v", "-i"}),
+    "grep": frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--regexp", "--file",
+                       "--after-context", "--before-context", "--context", "--max-count"}),
+    "rg": frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "-M", "--regexp", "--file",
+                     "--after-context", "--before-context", "--context", "--max-count",
+                     "--max-columns"}),
+}
+_SED_RANGE = re.compile(r"\d+(?:,(?:\d+|\$))?p")
+_WRITES = frozenset({"-o", "--output", "--files0-from"})
+"""Options by which a filter writes a file or reads other input (`sort -o out`): not pure."""
+
+
+def output_filter(words: Sequence[str]) -> bool:
+    """Whether a command that reads a pipe is a pure output filter: it only shapes what the
+    command before it printed (`tail -20`, `head -n 50`, `grep -v Warning`, `grep -q passed`,
+    `sort | uniq -c`, `wc -l`, `cat`, a pager), writes no file and reads no other input, so
+    `python r.py | tail -20` runs what `python r.py` runs. Its exit status may differ (`grep`
+    selecting nothing exits 1, `grep -q` says its verdict only by it), which is why a run's
+    outcome stays its own (see `run_words`). Not filters: `tee` (it writes the file it names:
+    the workspace follows that write; 5 lines of the corpora end so), `xargs` (it runs
+    commands), `awk`, `jq` and `sed` other than a printed range of lines (`sed -n '1,80p'`,
+    the fourth most common command after a pipe in the corpora, after `head`, `tail` and
+    `grep`): their scripts compute, and `awk`'s and `sed`'s can write files; a filter given a
+    file operand (it reads the file, not the pipe); a filter with a redirection."""
+    if not words:
+        return False
+    name = words[0].rsplit("/", 1)[-1]
+    name = "grep" if name in ("egrep", "fgrep") else name
+    if name == "sed":  # only `sed -n '1,80p'`: a range of lines, as head and tail cut one
+        return len(words) == 3 and words[1] == "-n" and bool(_SED_RANGE.fullmatch(words[2]))
+    if name not in _TALLY_FILTERS and name not in _SEARCH_FILTERS:
+        return False
+    valued = _VALUED.get(name, frozenset())
+    operands: list[str] = []
+    patterns = False
+    i = 1
+    while i < len(words):
+        word = words[i]
+        key = word.split("=", 1)[0]
+        if key in _WRITES:
+            return False
+        if word in ("-", "--"):
+            pass
+        elif word.startswith("-") or (word.startswith("+") and name == "tail"):
+            patterns = patterns or key in ("-e", "-f", "--regexp", "--file")
+            if key in valued and "=" not in word:
+                i += 1  # the option's value
+        elif word.isdigit():
+            pass  # a count after an option (`tail -n 20` read as two words already)
+        else:
+            operands.append(word)
+        i += 1
+    if name in _SEARCH_FILTERS:
+        return len(operands) == (0 if patterns else 1)  # a pattern, no file
+    return not operands
+
+
+def run_words(line: str) -> list[str]:
+    """The identity of the run a shell line makes: its words and operators, without the pure
+    output filters its last pipeline ends with (`output_filter`: `2>&1 | tail -20`,
+    `| grep -v Warning | head -50`) and without a `2>&1` at its end, here-documents' bodies
+    included. `python r.py`, `python r.py 2>&1 | tail -20` and `python r.py | grep FAIL` are
+    one run, seen through three filters: the same check re-run, though each shows other lines
+    of its output (so their outputs are compared only through the same filter). A line that
+    cannot be parsed is its words (a wrong guess costs a missed detection)."""
+    return parse(line)[1]
+
+
+def _run_words(tokens: list[str], docs: dict[str, str]) -> list[str]:
+    end = len(tokens)
+    while True:
+        while end and set(tokens[end - 1]) <= {"\n"}:
+            end -= 1  # trailing newlines
+        start, depth = end, 0
+        while start > 0:
+            tok = tokens[start - 1]
+            if tok == ")":
+                depth += 1
+            elif tok == "(":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and (tok in _PIPES or tok in _LISTS
+                                 or ("\n" in tok and set(tok) <= _SEPARATOR_CHARS)):
+                break
+            start -= 1
+        if (start == 0 or tokens[start - 1] not in _PIPES
+                or not output_filter(tokens[start:end])
+                or any(t in _REDIRECTS or t in ("<", "<<", "<<<", ">&", "<&")
+                       for t in tokens[start:end])):
+            break
+        end = start - 1
+    if tokens[max(0, end - 3):end] == ["2", ">&", "1"]:
+        end -= 3
+    words = tokens[:end]
+    return [docs.get(w, w) for w in words]

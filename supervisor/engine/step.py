@@ -6,7 +6,8 @@ snapshot stays a shallow walk of JSON values; detectors read it and never change
 through the engine.
 """
 
-from typing import TypedDict
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 
 class StepRecord(TypedDict):
@@ -22,6 +23,11 @@ class StepRecord(TypedDict):
     """`read`, `mutate`, `run`, `poll` or `other` (see `categories.classify`)."""
     signature: str
     """xxhash of the tool and its canonical arguments: identical calls share it."""
+    run: str
+    """The run a shell call makes (`fingerprint.run_signature`): calls that differ only by the
+    output filters their line ends with (`pytest`, `pytest 2>&1 | tail -20`) share it, so a
+    check re-run through another filter is the same check re-run. Their outputs differ: compare
+    outcomes by `signature`. For any other call, its signature."""
     args: str
     """The canonical arguments (cut), for similarity and for messages."""
     head: str
@@ -86,12 +92,18 @@ class StepRecord(TypedDict):
 
 def new_step(index: int, seq: int, call_id: str, tool: str, category: str, signature: str,
              args: str, workspace: str, path: str | None, is_read: bool, time: float,
-             batch: str | None = None, head: str = "") -> StepRecord:
+             batch: str | None = None, head: str = "", run: str = "") -> StepRecord:
     """A step that has been checked and has no result yet."""
     return StepRecord(index=index, seq=seq, call_id=call_id, tool=tool, category=category,
-                signature=signature, args=args, head=head or tool, workspace=workspace,
-                batch=batch, plan=[],
+                signature=signature, run=run or signature, args=args, head=head or tool,
+                workspace=workspace, batch=batch, plan=[],
                 touches=[], file=None, views=None, probe=[], path=path, is_read=is_read, time=time,
                 refused=None, ok=None, outcome=None, error="", error_id="", error_source="",
                 empty=False, novel=False, progress=False, changed=[], returned=[], result_seq=0,
                 last_line="", asked=False)
+
+
+def run_of(step: Mapping[str, Any]) -> str:
+    """The run a step made (`StepRecord.run`); its signature for a step an engine before runs
+    were told apart recorded (a session in flight across an upgrade carries on)."""
+    return str(step.get("run") or step.get("signature") or "")

@@ -1,16 +1,20 @@
 """Ineffective edits: the workspace keeps changing, the output of the probe does not.
 
-A test or script run (`run` category: `pytest ...`, `python reproduce.py`) is a probe. Between
+A test or script run (`run` category: `pytest ...`, `python reproduce.py`) is a probe, whatever
+output filters its line ends with (`StepRecord.run`: `pytest -x 2>&1 | tail -20` re-runs
+`pytest -x`; an agent that re-ran its check through another filter escaped the count). Between
 two runs of the same probe, if files other than the probe's own were edited and its normalised
 output is identical, that is one round without effect: "the code you edit may not be the code
-that runs". Edits of the probe's own files (the script, the test file) neither count nor reset
-the rounds; neither do new files (a backup, a scratch script) or the files of other probes. A
-changed output resets them, and a round does not count when the same edits changed another
-probe's output (verifying that a change leaves one output alone is not a loop), nor when the
-probe passed and says so (`failures.reports_success`: a build that `Finished`, `12 passed`): a
-person refactoring checks that the output stays the same. The rubric's
-three: nudge at 3 rounds; the probe's re-run after one more edit is refused at 4 and escalated
-at 6.
+that runs". Outputs are compared through the same filter only (the last output each filter
+showed): a `grep` shows other lines than a `tail` of one unchanged output, so a run through a
+filter not used before neither counts nor resets. Edits of the probe's own files (the script,
+the test file) neither count nor reset the rounds; neither do new files (a backup, a scratch
+script) or the files of other probes. A changed output resets them, and a round does not
+count when the same edits changed another probe's output (verifying that a change leaves one
+output alone is not a loop), nor when the probe passed and says so (`failures.reports_success`:
+a build that `Finished`, `12 passed`): a person refactoring checks that the output stays the
+same. The rubric's three: nudge at 3 rounds; the probe's re-run after one more edit is refused
+at 4 and escalated at 6.
 """
 
 from typing import Any, ClassVar, TypedDict
@@ -20,10 +24,12 @@ from supervisor.engine import workspace
 from supervisor.engine.detectors.base import Detector, Memory, finding
 from supervisor.engine.failures import reports_success
 from supervisor.engine.state import State
-from supervisor.engine.step import StepRecord
+from supervisor.engine.step import StepRecord, run_of
 from supervisor.engine.types import Finding
 
 _PROBES_KEPT = 32
+_FILTERS_KEPT = 4
+"""Filters remembered per probe (`pytest`, `pytest | tail -20`, `pytest | grep FAIL`)."""
 
 
 class IneffectiveEditsParams(TypedDict):
@@ -61,9 +67,10 @@ class IneffectiveEdits(Detector[IneffectiveEditsParams]):
     }
 
     def memory(self) -> Memory:
-        # per probe (signature): its last run (step, output), rounds without effect so far,
-        # the files edited in them, their seqs, refusals since; and the last step at which
-        # edits did change some probe's output
+        # per probe (its run: `StepRecord.run`, output filters left out): its last run's step,
+        # the last output seen through each filter (by call signature), rounds without effect
+        # so far, the files edited in them, their seqs, refusals since; and the last step at
+        # which edits did change some probe's output
         return {"probes": {}, "effective_at": -1}
 
     def observe(self, st: State, step: StepRecord, mem: Memory,
@@ -71,20 +78,28 @@ class IneffectiveEdits(Detector[IneffectiveEditsParams]):
         if step["category"] != "run" or step["ok"] is None:
             return None
         probes: dict[str, Any] = mem["probes"]
-        prev = probes.pop(step["signature"], None)
-        probes[step["signature"]] = entry = prev or {
-            "index": step["index"], "outcome": step["outcome"], "rounds": 0, "edited": [],
+        run = run_of(step)
+        prev = probes.pop(run, None)
+        probes[run] = entry = prev or {
+            "index": step["index"], "outcomes": {}, "rounds": 0, "edited": [],
             "seqs": [step["seq"]], "refused": 0, "fired": 0}
         while len(probes) > _PROBES_KEPT:
             probes.pop(next(iter(probes)))
+        outcomes: dict[str, Any] = entry.setdefault("outcomes", {})  # (not in older states)
+        before = outcomes.pop(step["signature"], None)  # the last output through this filter
+        outcomes[step["signature"]] = step["outcome"]
+        while len(outcomes) > _FILTERS_KEPT:
+            outcomes.pop(next(iter(outcomes)))
         if prev is None:
             return None
         since = prev["index"]
         edited, own = edits_since(st, since, step)
-        same = step["outcome"] == prev["outcome"]
-        entry["index"], entry["outcome"] = step["index"], step["outcome"]
+        entry["index"] = step["index"]
         if own or not edited:
             return None  # the probe changed, or nothing it could reflect did: no round
+        if before is None:
+            return None  # the first look through this filter: nothing to compare it with
+        same = step["outcome"] == before
         if same and step["ok"] and reports_success(step["last_line"]):
             return None  # it passes, as it did: the edits kept what they had to keep
         if not same:
@@ -106,7 +121,7 @@ class IneffectiveEdits(Detector[IneffectiveEditsParams]):
         else:
             return None
         entry["fired"] = level
-        return finding(self.name, level, f"probe:{step['signature']}", entry["seqs"],
+        return finding(self.name, level, f"probe:{run_of(step)}", entry["seqs"],
                        g.ineffective_edits_nudge(step, n, entry["edited"], entry["seqs"]),
                        step["index"])
 
@@ -114,7 +129,7 @@ class IneffectiveEdits(Detector[IneffectiveEditsParams]):
                p: IneffectiveEditsParams) -> Finding | None:
         if step["category"] != "run":
             return None
-        entry = mem["probes"].get(step["signature"])
+        entry = mem["probes"].get(run_of(step))
         if not entry or entry["rounds"] < p["nudge"]:
             return None
         edited, own = edits_since(st, entry["index"], step)
@@ -128,11 +143,11 @@ class IneffectiveEdits(Detector[IneffectiveEditsParams]):
         else:
             return None
         entry["refused"] += 1
-        return finding(self.name, level, f"probe:{step['signature']}", entry["seqs"],
+        return finding(self.name, level, f"probe:{run_of(step)}", entry["seqs"],
                        g.ineffective_edits_block(level, step, entry), step["index"])
 
     def undo(self, step: StepRecord, mem: Memory) -> None:
-        entry = mem["probes"].get(step["signature"])
+        entry = mem["probes"].get(run_of(step))
         if entry:
             entry["refused"] = max(0, entry["refused"] - 1)
 

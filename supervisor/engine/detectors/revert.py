@@ -126,8 +126,9 @@ class Revert(Detector[RevertParams]):
 
     def memory(self) -> Memory:
         # per file key: the seqs and steps of its recent returns, whether the rewrite after
-        # the last one was refused, the level reported; per test or script run (signature)
-        # its last output, and the last step at which one of them succeeded with a new one;
+        # the last one was refused, the level reported; per test or script run (signature:
+        # an output is compared through the same filter only, see `StepRecord.run`) its last
+        # output, and the last step at which one of them succeeded with a new one;
         # per file key its recent attempts (see `_attempt`), and the last step that looked at
         # or ran something without writing
         return {"files": {}, "probes": {}, "progress_at": -1, "attempts": {},
