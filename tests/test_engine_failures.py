@@ -251,3 +251,78 @@ def test_two_missing_modules_the_call_names_are_two_errors() -> None:
                                 "output": f"ModuleNotFoundError: No module named '{module}'",
                                 "error": "Exit code 1"}, 1.0)
         assert found == [], i
+
+
+def _cargo_build(*errors: tuple[str, int, str, int, str]) -> str:
+    """`cargo build`'s output (rustc 1.95) for mismatched types at (file, line, code, column,
+    label): the gutter is as wide as the line number, as rustc prints it."""
+    parts = ["   Compiling demo v0.1.0 (/r/demo)"]
+    for file, line, code, col, label in errors:
+        pad = " " * len(str(line))
+        parts += ["error[E0308]: mismatched types", f"{pad}--> {file}:{line}:{col}",
+                  f"{pad} |", f"{line} | {code}", f"{pad} | {' ' * (col - 1)}^ {label}", ""]
+    parts += ["For more information about this error, try `rustc --explain E0308`.",
+              f'error: could not compile `demo` (bin "demo") due to {len(errors)} previous '
+              f"error{'s' if len(errors) > 1 else ''}"]
+    return "\n".join(parts) + "\n"
+
+
+UTIL = ("src/util.rs", 3, "    x / y", 9, "expected `u32`, found `i64`")
+MAIN = ("src/main.rs", 9, "    t + s", 9, "expected `u32`, found `i32`")
+MAIN_MOVED = ("src/main.rs", 12, "    t + s", 9, "expected `u32`, found `i32`")
+"""The error of MAIN after three lines were added above it."""
+
+
+def test_a_rust_errors_location_is_part_of_its_identity_its_line_is_not() -> None:
+    """rustc's heading names the kind of error (`mismatched types`, the same for every
+    mismatch); the file under it (`--> src/util.rs:3:9`) says which. Line and column move with
+    every edit above the error, as a Python traceback's line numbers do."""
+    args = '{"command": "cargo build"}'
+
+    def ident(*errors: tuple[str, int, str, int, str]) -> str:
+        return error_identity(False, "Exit code 101", _cargo_build(*errors), args)
+
+    assert ident(UTIL) == "error[E#]: mismatched types --> src/util.rs"
+    assert ident(UTIL) != ident(MAIN)
+    assert ident(MAIN) == ident(MAIN_MOVED)
+    rustc = _cargo_build(UTIL).replace(  # rustc run alone closes with its own tally
+        'error: could not compile `demo` (bin "demo") due to 1 previous error',
+        "error: aborting due to 1 previous error")
+    assert failure_line(rustc) == "error: aborting due to 1 previous error"
+    assert error_identity(False, "Exit code 1", rustc, '{"command": "rustc src/main.rs"}') == (
+        ident(UTIL))
+
+
+def test_a_rust_error_moved_by_an_edit_above_it_is_the_same_output() -> None:
+    assert normalise_output(_cargo_build(MAIN)) == normalise_output(_cargo_build(MAIN_MOVED))
+    assert normalise_output(_cargo_build(MAIN)) != normalise_output(_cargo_build(UTIL))
+
+
+def test_mismatches_in_three_files_are_three_errors_not_one_recurring() -> None:
+    """Three builds, each failing on a mismatch in another file (the agent fixing one file
+    after another): they all read `error[E0308]: mismatched types`, and were one error three
+    times (a nudge, and the fourth build refused)."""
+    engine = Engine()
+    files = [UTIL, MAIN, ("src/parse.rs", 41, "    n", 5, "expected `usize`, found `u64`"),
+             ("src/lex.rs", 7, "    c", 5, "expected `char`, found `u8`")]
+    for i, error in enumerate(files):
+        call = {"call_id": f"c{i}", "tool": "Bash",
+                "args": {"command": "cargo build" + " --quiet" * (i % 2)}}
+        assert engine.check(call, 1.0).action == "allow", i
+        found = engine.observe({"type": "tool_result", "call_id": f"c{i}", "ok": False,
+                                "output": _cargo_build(error), "error": "Exit code 101"}, 1.0)
+        assert found == [], i
+
+
+def test_one_rust_error_moving_as_the_file_is_edited_still_recurs() -> None:
+    engine = Engine()
+    seen = []
+    for i in range(3):
+        moved = ("src/main.rs", 9 + 3 * i, "    t + s", 9, "expected `u32`, found `i32`")
+        call = {"call_id": f"c{i}", "tool": "Bash",
+                "args": {"command": "cargo build" + " --quiet" * (i % 2)}}
+        seen.append(engine.check(call, 1.0).action)
+        seen += [f.detector for f in engine.observe(
+            {"type": "tool_result", "call_id": f"c{i}", "ok": False,
+             "output": _cargo_build(moved), "error": "Exit code 101"}, 1.0)]
+    assert "recurring_error" in seen

@@ -54,6 +54,9 @@ is two errors, not one error twice."""
 _PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
 """pytest's `E   ` lines, the exception its report names (a collection error's
 `E   ModuleNotFoundError: No module named 'x'`, below the file's section title)."""
+_RUST_HEADING = re.compile(r"^error(?:\[E\d+\])?: ")
+_RUST_LOCATION = re.compile(r"^--> (.+?):\d+:\d+$")
+"""rustc's heading of an error and the location line under it (`--> src/main.rs:12:5`)."""
 _BARE_STATUS = re.compile(r"(?:(?:exit(?:ed)? (?:with )?)?(?:code|status|return ?code)\s*:?\s*)?"
                           r"-?\d+|error|failed|failure|command failed", re.I)
 _LAST_LINES = 3
@@ -74,7 +77,7 @@ _RUNNER = re.compile(
     r"^make(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error -?\d+$|"         # make
     r"^error: [Rr]ecipe `[^`]*` failed|"                               # just
     r"^error: (?:test failed, to rerun pass|could not compile `|"     # cargo
-    r"\d+ targets? failed)|"
+    r"\d+ targets? failed|aborting due to (?:\d+ )?previous errors?\b)|"  # and rustc
     r"^exit status -?\d+$|^FAIL\s*$|"                                 # go test
     r"^Error: Process completed with exit code -?\d+|"
     r"^(?:Task|Script) .{0,80} (?:failed|exited) with (?:exit )?code -?\d+")
@@ -243,14 +246,25 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
         if _EXCEPTION_LINE.match(found[1].strip()):
             return f"E {found[1].strip()}"
     lines = [x.strip() for x in output[-_HEAD:].splitlines() if x.strip()]
-    errorish = [x for x in lines if _names_an_error(x) and not _WARNING.match(x)
-                and not _FRAME.match(x) and not _TRAILER.match(x) and not _RUNNER.match(x)]
-    if errorish:
-        return errorish[0]
+    for i, x in enumerate(lines):
+        if (_names_an_error(x) and not _WARNING.match(x) and not _FRAME.match(x)
+                and not _TRAILER.match(x) and not _RUNNER.match(x)):
+            return _with_location(x, lines[i + 1] if i + 1 < len(lines) else "")
     text = "" if runner else (error or "").strip()
     if text and not _BARE_STATUS.fullmatch(text):
         return text.splitlines()[0]
     return ""
+
+
+def _with_location(line: str, below: str) -> str:
+    """A rustc diagnostic's heading with the file of the location below it (`error[E0308]:
+    mismatched types` over `--> src/util.rs:3:9`: `... --> src/util.rs`). The heading names the
+    kind of error, the same for every mismatch anywhere (its specifics are in the labels under
+    the code), so two errors in two files were one error; the line and column are left out, as
+    a Python traceback's line numbers are (`fingerprint`), since an edit above the error moves
+    them and it is still the same error."""
+    found = _RUST_LOCATION.match(below) if _RUST_HEADING.match(line) else None
+    return f"{line} --> {found[1]}" if found else line
 
 
 def _names_an_error(line: str) -> bool:

@@ -7,7 +7,8 @@
   with: `pytest -x` and `pytest -x 2>&1 | tail -20` are one run seen through two filters.
 - An outcome's hash is xxhash of the output normalised against noise that changes between two
   runs of the same thing: ANSI codes, timestamps, durations, hex ids and addresses, UUIDs,
-  temp paths, process and process-group ids, a persistent shell's line counter, a harness's
+  temp paths, process and process-group ids, the line numbers of a Python traceback and of a
+  rustc diagnostic (they move with every edit), a persistent shell's line counter, a harness's
   numbered trailer (Claude Code's `[rerun: b183]`), trailing whitespace.
 - The error class names the kind of failure (`search_string_not_found`, `not_found`, ...), so
   "the same error with different arguments" can be seen.
@@ -135,6 +136,11 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
     (("sh: ",), _Lazy(r"^((?:\S*/)?(?:ba|da|z|k)?sh: (?:line )?)\d+:", re.M), r"\1<N>:"),
     # traceback line numbers move with every edit of the file
     (("line ",), _Lazy(r'(File "[^"\n]+", line )\d+'), r"\1<N>"),
+    # and so do rustc's: the line numbers of the code it shows (`12 |     t + s`), the gutter
+    # whose width follows them (`   |`, `  --> `, `   = help:`), and its location line
+    # (`--> src/main.rs:12:5`, `::: ...`)
+    (("--> ",), _Lazy(r"^ *\d* ?(?=\||--> |::: |= )", re.M), ""),
+    (("--> ",), _Lazy(r"^((?:-->|:::) \S+?):\d+:\d+$", re.M), r"\1:<N>:<N>"),
     # element numbers of a browser page state are renumbered on every read of the same page
     (('"index"',), _Lazy(r'"index":\s*\d+'), '"index": <N>'),
     ((" \n", "\t\n"), _Lazy(r"[ \t]+$", re.M), ""),
