@@ -92,6 +92,15 @@ async def test_refused_while_another_operators_answer_is_on_its_way(root: Path) 
         text = await press_and_read(app, pilot, "g")  # refused before the text box opens
         assert "already answered by alice: skip (the agent has not applied it yet)" in text
         assert "Guidance for" not in text
+        # the agent applies alice's answer: the refusal's "not applied yet" is no longer true
+        [line] = control_lines(root, "s1")
+        write_events(root, "s1", [{"type": "decision_applied", "escalation_id": "esc-1",
+                                   "decision_id": line["decision_id"], "action": "skip",
+                                   "outcome": "task t1 skipped", "operator": "alice"}])
+        await load(pilot)
+        text = await press_and_read(app, pilot)
+        assert "already answered by alice: skip" in text and "task t1 skipped" in text
+        assert "not applied it yet" not in text
     assert [line["operator"] for line in control_lines(root, "s1")] == ["alice"]
 
 
@@ -134,6 +143,8 @@ async def test_refused_for_an_ended_session(root: Path) -> None:
         write_events(root, "s1", [{"type": "session_end", "status": "aborted",
                                    "reason": "aborted by bob"}])
         await load(pilot)
+        assert "no longer waiting: the session ended (aborted) unanswered" in (
+            await press_and_read(app, pilot))  # not "already answered": nobody answered
         text = await press_and_read(app, pilot, "a")
         assert "session ended: aborted" in text
     assert control_lines(root, "s1") == []

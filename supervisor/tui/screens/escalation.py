@@ -305,6 +305,11 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
             box.set_class(state == "applied", "-applied")
             box.set_class(state in ("ignored", "ended", "late"), "-ignored")
             box.update(text)
+        elif (answer := st.summary.answers.get(self.escalation_id)) is not None:
+            # before a refusal: a refusal's reason is of its moment ("the agent has not
+            # applied it yet"), and the agent applying that answer since must not leave it so
+            box.set_class(True, "-ignored")
+            box.update(answered_text(answer))
         elif self.refused is not None:
             box.set_class(True, "-ignored")
             text = Text("refused: ", style="bold")
@@ -313,7 +318,7 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
             box.update(text)
         elif self.escalation_id not in st.summary.pending:
             box.set_class(True, "-ignored")
-            box.update(answered_text(st.summary.answers.get(self.escalation_id)))
+            box.update(answered_text(None, st.summary.end_status))
 
     def _others(self, now: float) -> list[tuple[str, dict[str, Any]]]:
         """The other pending escalations of the queue, oldest first."""
@@ -447,11 +452,13 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
                                 lambda a=action: self.action_decide(a))
 
 
-def answered_text(answer: Answer | None) -> Text:
-    """`already answered by alice: skip (d-…) task t1 skipped`, or the deadline's fallback."""
+def answered_text(answer: Answer | None, ended: str | None = None) -> Text:
+    """`already answered by alice: skip (d-…) task t1 skipped`, or the deadline's fallback;
+    with no answer recorded, the session's end (`ended`: its status) when it ended."""
     text = Text("", style="bold")
     if answer is None:
-        text.append("already answered")
+        text.append(f"no longer waiting: the session ended ({ended}) unanswered" if ended
+                    else "already answered")
     elif answer.decision_id == "fallback":
         text.append(f"the deadline passed: the fallback ({answer.action}) applied. ")
         text.append_text(safe(answer.outcome, 200))
