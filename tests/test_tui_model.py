@@ -17,7 +17,7 @@ from tui_support import (
 
 from supervisor.store.follower import Follower, SessionBatch
 from supervisor.store.local import LocalStore
-from supervisor.tui.history import HistoryStore
+from supervisor.tui.history import HistoryStore, recent_steps
 from supervisor.tui.model import DashboardModel
 
 
@@ -188,6 +188,32 @@ def test_history_rows_are_read_back_from_the_file(root: Path) -> None:
     assert store.matches("needle") == [1]
     assert store.matches("TOOL_RESULT") == [2, 4]
     assert store.search("needle", 3) == 1  # wraps around
+
+
+def test_recent_steps_show_the_calls_the_supervisor_refused(root: Path) -> None:
+    """A blocked call has no result: "Recent steps" showed a row of calls as if they had run
+    (the demo's looping agent refused at every call). Its refusal is shown beside it; the
+    verdicts that let a call run are not."""
+    blocked = [{"type": "tool_call", "call_id": f"b{n}", "tool": "bash",
+                "args": {"cmd": "pytest -q"}} for n in range(2)]
+    write_events(root, "s1", [
+        start(), call(1)[0],
+        {"type": "verdict", "call_id": "c1", "action": "allow", "level": 0},
+        call(1)[1],
+        blocked[0], {"type": "verdict", "call_id": "b0", "action": "block", "level": 2,
+                     "message": "Blocked: this exact call already ran"},
+        blocked[1], {"type": "verdict", "call_id": "b1", "action": "pause", "level": 3,
+                     "message": "Paused: this exact call already ran"},
+        escalation(evidence=[2, 5])])
+    model, _ = _model(root)
+    st = model.sessions["s1"]
+    steps = recent_steps(st.history, 8, before_seq=st.pending()[0]["seq"])
+    assert [(row.seq, row.type) for row in steps] == [
+        (2, "tool_call"), (4, "tool_result"), (5, "tool_call"), (6, "verdict"),
+        (7, "tool_call"), (8, "verdict")]
+    assert steps[3].text.startswith("block (level 2) [b0] Blocked: this exact call")
+    assert steps[5].text.startswith("pause (level 3) [b1] Paused")
+    assert [row.seq for row in recent_steps(st.history, 3, before_seq=9)] == [6, 7, 8]
 
 
 def test_history_search_finds_what_json_escapes_and_any_case(root: Path) -> None:

@@ -385,17 +385,22 @@ class HistoryStore:
 
 
 STEP_TYPES = ("tool_call", "tool_result", "message")
-"""What the agent did and said: the rows "Recent steps" shows (not the engine's own verdict,
-detection and limit rows, nor heartbeats)."""
+"""What the agent did and said: the rows "Recent steps" shows (not the engine's own detection
+and limit rows, nor heartbeats; of its verdicts, only the refusals: `REFUSALS`)."""
+REFUSALS = frozenset({"skip", "block", "pause", "stop"})
+"""Verdicts that refused a call: such a call has no result, and without its verdict "Recent
+steps" showed a row of calls as if they had run (an agent blocked at every call, one after
+another, read as an agent at work)."""
 RECENT_SCAN = 4096
 """Rows looked at backwards for recent steps: a long wait writes many heartbeats in between."""
 
 
 def recent_steps(store: HistoryStore, count: int, *, before_seq: object = None
                  ) -> list[HistoryRow]:
-    """The last `count` calls, results and messages of `store` before the row of seq
-    `before_seq` (the end of the history when it is unknown), oldest first."""
+    """The last `count` calls, results, messages and refusals of calls of `store` before the
+    row of seq `before_seq` (the end of the history when it is unknown), oldest first."""
     codes = {type_code(name) for name in STEP_TYPES}
+    verdict = type_code("verdict")
     end = len(store)
     if isinstance(before_seq, int) and not isinstance(before_seq, bool):
         found_at = store.index_of_seq(before_seq)
@@ -403,10 +408,18 @@ def recent_steps(store: HistoryStore, count: int, *, before_seq: object = None
             end = found_at
     found: list[int] = []
     for index in range(end - 1, max(-1, end - 1 - RECENT_SCAN), -1):
-        if store.code_of(index) in codes:
+        code = store.code_of(index)
+        if code in codes or (code == verdict and _refused(store, index)):
             found.append(index)
             if len(found) == count:
                 break
     found.reverse()
     store.prefetch(found)
     return [store.row(i) for i in found]
+
+
+def _refused(store: HistoryStore, index: int) -> bool:
+    """Whether the verdict of row `index` refused its call (its summary starts with the
+    action: `summarize`)."""
+    text = store.summaries([index])[index]
+    return text.split(" ", 1)[0] in REFUSALS

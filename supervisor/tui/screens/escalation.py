@@ -46,8 +46,9 @@ if TYPE_CHECKING:  # the engine is imported by the worker that sizes the task, n
     from supervisor.engine.task_size import TaskSize
 
 RECENT_STEPS = 8
-"""Calls, results and messages shown before the escalation (not the engine's own verdict,
-detection and limit rows, nor heartbeats: `history.recent_steps`)."""
+"""Calls, results, messages and refused calls' verdicts shown before the escalation (not the
+engine's detection and limit rows, the verdicts that let a call run, nor heartbeats:
+`history.recent_steps`)."""
 
 
 TALL = 30
