@@ -305,7 +305,12 @@ def test_checkpoints_cli_diff(root: Path, work: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert (work / "app.py").read_text() == "x = 1\n"
     out = run_cli("checkpoints", "s1", "--root", str(root), "--diff", "cp-9")
-    assert out.returncode == 2 and "no checkpoint 'cp-9'" in out.stderr
+    assert out.returncode == 2 and "no checkpoint 'cp-9' (it has 2, cp-1 to cp-2)" in out.stderr
+    # a mistyped id says what there is and where they are listed, and restores nothing
+    out = run_cli("rollback", "s1", "cp-9", "--root", str(root))
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == ("supervisor: error: no checkpoint 'cp-9' (it has 2, cp-1 to "
+                                  "cp-2); `supervisor checkpoints s1` lists them")
 
 
 @pytest.mark.slow
@@ -359,7 +364,8 @@ def test_answer_refuses_an_unknown_checkpoint(root: Path, work: Path) -> None:
         g.start("hook-agent")
         g.pause("test")
     out = run_cli("answer", "s1", "--root", str(root), "--rollback", "cp-7")
-    assert out.returncode == 2 and "no checkpoint 'cp-7'" in out.stderr
+    assert out.returncode == 2 and "no checkpoint 'cp-7' (it has " in out.stderr
+    assert "`supervisor checkpoints s1` lists them" in out.stderr
     assert not (root / "sessions" / "s1" / "control.jsonl").exists()
 
 

@@ -133,5 +133,4 @@ def _check_checkpoint(store: "Store", session: str, checkpoint: str) -> None:
     try:
         checkpoint_store(store, session).get(checkpoint)
     except CheckpointError as exc:
-        raise CliError(f"{exc} in session '{session}' (see `supervisor checkpoints {session}`)")\
-            from exc
+        raise CliError(f"{exc}; `supervisor checkpoints {session}` lists them") from exc

@@ -39,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
             "--force", status=1,
         )
     store = checkpoint_store(local, args.session)
+    try:  # before the lock: a mistyped id is said with what there is, not as a failed restore
+        store.get(args.checkpoint)
+    except CheckpointError as exc:
+        raise CliError(f"{exc}; `supervisor checkpoints {args.session}` lists them") from exc
     files = local.local_files(args.session)
     assert files is not None  # checkpoint_store found them
     # `by` marks both events as the operator's, not the agent's: no sign of life (liveness)

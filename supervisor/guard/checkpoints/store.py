@@ -87,10 +87,14 @@ class CheckpointStore:
     def get(self, checkpoint_id: str) -> CheckpointCommit:
         """The checkpoint with this id (`cp-3`, or just `3`), else `CheckpointError`."""
         wanted = checkpoint_id if checkpoint_id.startswith("cp-") else f"cp-{checkpoint_id}"
-        for cp in self.list():
+        found = self.list()
+        for cp in found:
             if cp.checkpoint_id == wanted:
                 return cp
-        raise CheckpointError(f"no checkpoint '{checkpoint_id}'")
+        ids = [cp.checkpoint_id for cp in found]  # what there is, so the next try is right
+        has = ("it has none" if not ids else f"it has {ids[0]}" if len(ids) == 1
+               else f"it has {len(ids)}, {ids[0]} to {ids[-1]}")
+        raise CheckpointError(f"no checkpoint '{checkpoint_id}' ({has})")
 
     def latest(self) -> CheckpointCommit | None:
         cps = self.list()
