@@ -205,6 +205,28 @@ def test_sessions_on_a_mistyped_root_says_it_does_not_exist(tmp_path: Path) -> N
     assert "does not exist" not in out.stdout and "no sessions in root" in out.stdout
 
 
+@pytest.mark.slow
+def test_a_root_that_is_a_file_or_missing_is_said_so_not_a_missing_session(tmp_path: Path
+                                                                           ) -> None:
+    """`--root events.jsonl` (a file) was told as "cannot read the sessions folder (Not a
+    directory): .../events.jsonl/sessions" by `sessions`, and as "no session 's1' under
+    .../events.jsonl/sessions" by `tail`, `stats`, `answer`: as if the session were missing."""
+    a_file = tmp_path / "events.jsonl"
+    a_file.write_text("{}\n")
+    said = f"the root {a_file} is a file, not a store root (a folder)"
+    out = run_cli("sessions", "--root", str(a_file))
+    assert (out.returncode, out.stderr) == (2, f"supervisor: error: {said}\n"), out
+    for command in (("tail", "s1"), ("stats", "s1"), ("answer", "s1", "--approve")):
+        out = run_cli(*command, "--root", str(a_file))
+        assert (out.returncode, out.stderr) == (2, f"supervisor: error: no session 's1': "
+                                                   f"{said}\n"), (command, out)
+    out = run_cli("tail", "s1", "--root", str(tmp_path / "typo"))
+    assert out.returncode == 2 and out.stderr.startswith(
+        f"supervisor: error: no session 's1': the root {tmp_path / 'typo'} does not exist"), out
+    out = run_cli("tail", "s1", "--root", str(tmp_path))
+    assert out.stderr == f"supervisor: error: no session 's1' under {tmp_path}/sessions\n"
+
+
 # -- supervisor pause | resume | guide | abort on a real agent (item 6) --------------------------
 
 PACE = "2.0"

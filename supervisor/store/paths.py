@@ -216,11 +216,23 @@ def existing_session_dir(root: Path, session_id: str) -> Path:
 
     path = session_dir(root, session_id)
     if not path.is_dir():
-        raise SessionNotFound(f"no session '{session_id}' under {sessions_dir(root)}")
+        raise SessionNotFound(f"no session '{session_id}'{_where_not(Path(root))}")
     if not is_recording(Path(root)):
         for directory in (Path(root), sessions_dir(root), path):
             require_private(directory)
     return path
+
+
+def _where_not(root: Path) -> str:
+    """Where a session was looked for, said so that a wrong root is seen as such: a root that
+    is a file (`--root events.jsonl`) or missing (a typo) was told as a session missing from
+    a `sessions/` folder that could not be there at all."""
+    if root.is_file():
+        return f": the root {root} is a file, not a store root (a folder)"
+    if not root.exists():
+        return (f": the root {root} does not exist (a typo? agents write to "
+                f"${ENV_HOME}, else the user state directory)")
+    return f" under {sessions_dir(root)}"
 
 
 def list_session_ids(root: Path) -> list[str]:
@@ -231,6 +243,9 @@ def list_session_ids(root: Path) -> list[str]:
     except FileNotFoundError:
         return []
     except OSError as exc:  # another user's root, a permission, a file in its place
+        if Path(root).is_file():
+            raise UnreadableStore(f"the root {root} is a file, not a store root (a folder)"
+                                  ) from exc
         raise UnreadableStore(f"cannot read the sessions folder ({exc.strerror or exc}): "
                               f"{base}") from exc
     return sorted(
