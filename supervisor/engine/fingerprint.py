@@ -153,8 +153,12 @@ def normalise_output(text: str) -> str:
     if len(text) > _MAX_NORMALISE:
         text = text[: _MAX_NORMALISE // 2] + text[-_MAX_NORMALISE // 2 :]
     for needles, pattern, repl in _NOISE:
-        if any(n in text for n in needles):
-            text = pattern.get().sub(repl, text)
+        # a plain loop, not `any(<generator>)`: the generator cost 5 us of every result's
+        # 13 us here (a step's outcome is normalised on every result)
+        for needle in needles:
+            if needle in text:
+                text = pattern.get().sub(repl, text)
+                break
     return text.strip()
 
 
