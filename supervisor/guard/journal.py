@@ -316,7 +316,9 @@ class SessionJournal:
         self._abandoned = True
 
     def _after_step(self) -> None:
-        self._log_seen = self._log_size()  # this step's events are its own
+        # (the log's size is known without a `stat`: the step's start took it, `_refresh`, and
+        # each of its writes, `_wrote`; a line another process appends meanwhile without the
+        # session lock is left for the next step's `_refresh` to learn from)
         if not self.dirty:
             return
         if (
@@ -331,15 +333,23 @@ class SessionJournal:
         """Append an event to the log (the engine does not see it); returns it as written."""
         written = self._events.append(event)
         self.state.last_seq = written["seq"]
-        self.dirty = True
+        self._wrote()
         return written
 
     def write_many(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         written = self._events.append_many(events)
         if written:
             self.state.last_seq = written[-1]["seq"]
-        self.dirty = True
+        self._wrote()
         return written
+
+    def _wrote(self) -> None:
+        """After a write: the state changed, and this step's events are its own (the log's
+        size as the writer left it is what this object knows whole, `_log_seen`)."""
+        self.dirty = True
+        size = self._events.size
+        if size is not None:
+            self._log_seen = size
 
     def limit_warning(self, name: str, value: float, limit: float, unit: str) -> None:
         """Record that `name` reached its warning threshold (a `limit` event, action `warn`;

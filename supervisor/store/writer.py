@@ -67,6 +67,12 @@ class LineWriter:
         self._thread_lock = threading.Lock()
         """flock excludes other open files; this excludes other threads sharing this writer."""
 
+    @property
+    def size(self) -> int | None:
+        """The file's size as this writer's last append left it (None: not known, before one
+        or after a failed one); another process may have appended since."""
+        return self._known_size if self._known_size >= 0 else None
+
     def append(self, event: Mapping[str, Any] | Any) -> dict[str, Any]:
         """Append one event (dict or model); return it as written, with `v`, `seq` and `ts`
         (and cut to the protocol's limits, if it had to be: see `protocol.lines.fit_line`)."""
@@ -83,8 +89,7 @@ class LineWriter:
     def _append_locked(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         fd = self._lock(self._open())
         try:
-            fd = self._reopen_if_replaced(fd)
-            size = os.fstat(fd).st_size
+            fd, size = self._reopen_if_replaced(fd)
             if size != self._known_size:
                 self._last_seq = _last_seq(fd, size)
             # a file of the size this writer left ends with its newline: no read to know it
@@ -144,18 +149,21 @@ class LineWriter:
             raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
         return fd
 
-    def _reopen_if_replaced(self, fd: int) -> int:
+    def _reopen_if_replaced(self, fd: int) -> tuple[int, int]:
         """If the file was deleted or replaced since we opened it, append to the one now there.
+        Returns the locked descriptor and the file's size, from the `stat` that told the file
+        is ours (under our lock no writer changes it: no `fstat` of its own per append).
 
         Checked again after each reopen: another process may replace it in between.
         """
         for _ in range(8):
             try:
-                current = os.stat(self.path).st_ino
+                st: os.stat_result | None = os.stat(self.path)
             except FileNotFoundError:
-                current = None
-            if current == self._ino:
-                return fd
+                st = None
+            current = st.st_ino if st is not None else None
+            if st is not None and current == self._ino:
+                return fd, st.st_size
             fcntl.flock(fd, fcntl.LOCK_UN)
             self.close()
             if current is None:
