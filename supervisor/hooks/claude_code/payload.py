@@ -86,10 +86,12 @@ def map_payload(payload: dict[str, Any]) -> HookStep:
     return _MAPPERS.get(event, _other)(payload, step)
 
 
-def renamed(step: HookStep, agent: str, label: str, session_key: str) -> HookStep:
+def renamed(step: HookStep, agent: str, label: str, session_key: str, **changes: Any
+            ) -> HookStep:
     """The step of a payload in Claude Code's shape sent by another agent (Factory Droid, Qwen
     Code): its name in `session_start` and in the start and end texts, and the agent's own
-    session id under `session_key`."""
+    session id under `session_key`; `changes`: more fields that agent's mapping changes (one
+    copy of the step, not one per change: a copy is most of what a mapping costs)."""
     start = dict(step.start)
     start["agent"] = start["agent"].replace(AGENT, agent, 1)
     start[session_key] = start.pop("claude_session_id")
@@ -98,7 +100,7 @@ def renamed(step: HookStep, agent: str, label: str, session_key: str) -> HookSte
         message = {**message, "text": message["text"].replace(LABEL, label, 1)}
     if step.kind == "end" and end is not None and end["reason"]:
         end = {**end, "reason": end["reason"].replace(LABEL, label, 1)}
-    return replace(step, start=start, message=message, end=end)
+    return replace(step, start=start, message=message, end=end, **changes)
 
 
 def _transcript(payload: dict[str, Any], subagent: dict[str, str] | None) -> str | None:

@@ -17,7 +17,7 @@ differences (docs/droid.md), measured with Droid 0.225.2:
 from typing import Any
 
 from supervisor.hooks.claude_code import payload as claude
-from supervisor.hooks.step import HookStep, replace, stable_call_id, text_or_none
+from supervisor.hooks.step import HookStep, stable_call_id, text_or_none
 
 AGENT = "droid"
 LABEL = "Factory Droid"
@@ -58,9 +58,8 @@ def map_payload(payload: dict[str, Any]) -> HookStep:
     if tool in TOOL_NAMES:
         payload = {**payload, "tool_name": TOOL_NAMES[tool],
                    "tool_input": tool_args(tool, payload.get("tool_input"))}
-    step = claude.renamed(claude.map_payload(payload), AGENT, LABEL, "droid_session_id")
-    if step.call is not None:  # no tool_use_id: claude's id is the stable one, the pair key
-        return replace(step, pair=step.call["call_id"])
-    if step.result is not None:
-        return replace(step, pair=step.result["call_id"])
-    return step
+    step = claude.map_payload(payload)
+    # no tool_use_id: claude's id is the stable one, the pair key
+    pair = (step.call["call_id"] if step.call is not None
+            else step.result["call_id"] if step.result is not None else None)
+    return claude.renamed(step, AGENT, LABEL, "droid_session_id", pair=pair)
