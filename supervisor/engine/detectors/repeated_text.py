@@ -104,10 +104,11 @@ class RepeatedText(Detector[RepeatedTextParams]):
         mem["empty"] = []
         hashes = chunks(text, p["chunk_chars"])
         texts = mem["texts"]
-        counts = Counter(hashes)
-        if counts and counts.most_common(1)[0][1] >= p["chunk_repeats"]:
+        # (a message of fewer chunks cannot repeat one that often: nothing to count)
+        most = Counter(hashes).most_common(1) if len(hashes) >= p["chunk_repeats"] else []
+        if most and most[0][1] >= p["chunk_repeats"]:
             self._remember(texts, hashes, p)
-            top, times = counts.most_common(1)[0]
+            top, times = most[0]
             return finding(self.name, 1, "text:" + top, [seq], g.repeated_sentence_nudge(times),
                            step)
         if not hashes or len(text.strip()) < p["min_chars"]:
