@@ -79,7 +79,7 @@ async def test_a_command_is_followed_until_applied_or_ignored(root: Path) -> Non
                                    "decision_id": pause["decision_id"], "action": "pause",
                                    "outcome": "agent paused at its next tool call"}])
         await load(pilot)
-        assert "s1: applied: pause. agent paused at its next tool call" in messages(app)
+        assert "s1: applied: agent paused at its next tool call" in messages(app)
         assert app.commands == {}
         # an ignored one says why
         await press(pilot, "G", *"slow down", "ctrl+s")
@@ -257,7 +257,7 @@ def test_cli_commands_drive_a_running_demo_agent(root: Path, tmp_path: Path) -> 
         assert again.returncode == 2 and "already paused (esc-1)" in again.stderr
         out = run_cli("resume", "demo", "--root", str(root))
         assert out.returncode == 0, out
-        assert "resumed: the agent goes on from where it paused" in out.stdout, out
+        assert "applied: approved: continue (esc-1 answered)" in out.stdout, out
         out = run_cli("guide", "demo", "write the notes faster", "--root", str(root))
         assert out.returncode == 0 and "applied: guidance delivered" in out.stdout, out
         written = run_cli("abort", "demo", "--root", str(root), "--no-wait")
@@ -326,7 +326,7 @@ def test_cli_commands_drive_an_agent_on_another_host_through_a_redis_store(
         assert again.returncode == 2 and "already paused (esc-1)" in again.stderr
         out = run_cli("resume", "h1/demo", "--store", url, "--wait", "60")
         assert out.returncode == 0, out
-        assert "resumed: the agent goes on from where it paused" in out.stdout, out
+        assert "applied: approved: continue (esc-1 answered)" in out.stdout, out
         out = run_cli("abort", "h1/demo", "--store", url, "--wait", "60")
         assert out.returncode == 0 and "applied:" in out.stdout, out
         assert agent.wait(timeout=60) == 2

@@ -138,7 +138,7 @@ async def test_outcome_applied_then_shown(root: Path) -> None:
         await pilot.pause()
         assert modal.decision_id == decision_id
         text = screen_text(app)
-        assert "applied: approve" in text and "level lowered to 1" in text
+        assert "applied: level lowered to 1 (esc-1 answered)" in text  # the guard's words
         await press(pilot, "escape")
         await pilot.pause()
         assert "Needs you: 0" in screen_text(app)

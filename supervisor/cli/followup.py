@@ -48,14 +48,12 @@ def send_and_follow(
     escalation_id: str | None = None, text: str | None = None,
     checkpoint_id: str | None = None, agent_waits: bool = False,
     tasks: list[str] | None = None,
-    applied_as: str | None = None,
     detector: str | None = None, signature: str | None = None, calls: int | None = None,
     lift: bool = False,
 ) -> int:
     """Write the decision, then report its outcome (see the module docstring).
     `agent_waits`: the agent is waiting on an escalation (it reads the decision at once),
-    rather than picking it up at its next tool call. `applied_as`: what an applied decision
-    means, in the operator's words (said instead of the agent side's outcome). `tasks`: a
+    rather than picking it up at its next tool call. `tasks`: a
     `split`'s or `replan`'s; `detector`, `signature`, `calls`, `lift`: a `quiet`'s."""
     from supervisor.operator.send import DecisionError, send_decision
 
@@ -74,7 +72,7 @@ def send_and_follow(
                   "ignore yours")
             return 1
     return report_outcome(store, session, decision_id, after, args.wait,
-                          agent_waits=agent_waits, applied_as=applied_as)
+                          agent_waits=agent_waits)
 
 
 def _answered_first(store: Store, session: str, escalation_id: str,
@@ -97,9 +95,10 @@ def _answered_first(store: Store, session: str, escalation_id: str,
 
 
 def report_outcome(store: Store, session: str, decision_id: str, after: int, wait: float, *,
-                   agent_waits: bool = False, applied_as: str | None = None) -> int:
-    """Print what became of a decision: applied (0), ignored (1), the session ended before it
-    was read (1), or not picked up yet (0)."""
+                   agent_waits: bool = False) -> int:
+    """Print what became of a decision: applied (0, worded as every view words it:
+    `operator.outcome`), ignored (1), the session ended before it was read (1), or not picked
+    up yet (0)."""
     from supervisor.safetext import clean
 
     print(f"decision {decision_id} written")
@@ -115,11 +114,11 @@ def report_outcome(store: Store, session: str, decision_id: str, after: int, wai
         return 0
     if outcome["type"] == "decision_applied":
         from supervisor.guard.inspect import still_waiting
+        from supervisor.operator.outcome import applied_said
 
-        print(applied_as or f"applied: {clean(str(outcome.get('outcome')), keep_newlines=False)}")
-        waits = still_waiting(store.summary(session), session)
-        if waits:
-            print(waits)
+        print(clean(applied_said(outcome.get("outcome"), outcome.get("escalation_id"),
+                                 still_waiting(store.summary(session), session)),
+                    keep_newlines=False))
         return 0
     if outcome["type"] == "session_end":
         print(f"the session ended ({clean(str(outcome.get('status')), keep_newlines=False)}) "
@@ -162,18 +161,14 @@ def run_command(args: argparse.Namespace, name: str, *, text: str | None = None)
             assert pending is not None
             return send_and_follow(store, args.session, kind.action, args,
                                    escalation_id=str(pending["escalation_id"]),
-                                   agent_waits=True,
-                                   applied_as=kind.applied_note)
-        applied_as = None
+                                   agent_waits=True)
         if pending is not None and kind.answers:
             what = "paused" if is_hold(pending) else "waiting for an answer"
             eid = pending.get("escalation_id")
             print(f"the agent is {what} ({eid}): this {kind.cli_command} answers it"
                   + (f", so {kind.answer_note}" if kind.answer_note else ""))
-            if kind.applied_note:
-                applied_as = f"{kind.applied_note} ({eid} answered)"
         return send_and_follow(store, args.session, name, args, text=text,
-                               agent_waits=pending is not None, applied_as=applied_as)
+                               agent_waits=pending is not None)
 
 
 def recorded_policy(store: Store, session: str) -> dict[str, Any] | None:

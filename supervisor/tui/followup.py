@@ -1,15 +1,16 @@
 """What became of a decision this dashboard sent: the escalation prompt's box and the operator
 commands' notifications say the same thing, from the same function.
 
-`sent` (waiting for the agent) → `applied` (with the outcome) or `ignored` (with the reason), or
-`ended` (the session ended before the agent read it); a decision still `sent` after
-`RESPONSE_WAIT_S` is `late`: the agent is not responding, and the text says why as far as the
-events tell (dead, or simply no tool call yet).
+`sent` (waiting for the agent) → `applied` (`operator.outcome`: as every view says it) or
+`ignored` (with the reason), or `ended` (the session ended before the agent read it); a
+decision still `sent` after `RESPONSE_WAIT_S` is `late`: the agent is not responding, and the
+text says why as far as the events tell (dead, or simply no tool call yet).
 """
 
 from dataclasses import dataclass
 
 from supervisor.guard.inspect import still_waiting, why_not_applied_yet
+from supervisor.operator.outcome import applied_said
 from supervisor.tui.model import SessionState
 
 RESPONSE_WAIT_S = 10.0
@@ -36,9 +37,8 @@ def follow_state(st: SessionState, follow: FollowUp, now: float) -> tuple[str, s
     """(`sent` | `late` | `applied` | `ignored` | `ended`, the text to show)."""
     outcome = st.outcomes.get(follow.decision_id)
     if outcome is not None and outcome.state == "applied":
-        waits = still_waiting(st.summary, st.session_id)
-        return "applied", f"applied: {follow.action}. {outcome.detail}" + (
-            f" — but {waits}" if waits else "")
+        return "applied", applied_said(outcome.detail, outcome.answered,
+                                       still_waiting(st.summary, st.session_id))
     if outcome is not None and outcome.state == "ignored":
         return "ignored", f"ignored: {outcome.detail}"
     summary = st.summary

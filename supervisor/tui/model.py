@@ -144,6 +144,8 @@ class DecisionOutcome:
     state: str = "sent"
     detail: str = ""
     operator: str | None = None
+    answered: str | None = None
+    """The escalation the agent side says it answered (its `decision_applied`), if any."""
 
 
 def _finite(value: Any) -> float | None:
@@ -472,6 +474,7 @@ def _decision_applied(st: SessionState, e: Any) -> None:
             e.decision_id, e.action, e.escalation_id
         )
     out.state, out.detail = "applied", _s(e.outcome)
+    out.answered = _s(e.escalation_id, 128) if e.escalation_id else None
     if e.action == "quiet":
         st.quiets = [*st.quiets, f"{_s(e.outcome, 160)} (from #{e.seq})"][-8:]
 

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from supervisor import redact
+from supervisor.guard.inspect import still_waiting
+from supervisor.operator.outcome import applied_said
 from supervisor.operator.refusals import answer_refusal, unread_decisions
 from supervisor.operator.send import DecisionError, send_decision
 from supervisor.protocol.decisions import KINDS, plan_problem
@@ -111,8 +113,9 @@ class LiveQueue:
             for sid, decision_id in decisions:
                 st = self.model.sessions.get(sid)
                 out = st.outcomes.get(decision_id) if st is not None else None
-                if out is not None:
-                    status, said = _said(out.state, out.detail)
+                if st is not None and out is not None:
+                    status, said = _said(out.state, out.detail, out.answered,
+                                         still_waiting(st.summary, sid))
                     followed[f"{sid}/{decision_id}"] = {"status": status, "result": said}
             silent = [{"session": sid, "reason": _t(reason, 400),
                        "agent": _t(st.summary.agent or "", 60),
@@ -239,7 +242,8 @@ class LiveQueue:
         if outcome is None:
             status, said = _said("sent", "")
         elif outcome["type"] == "decision_applied":
-            status, said = _said("applied", outcome.get("outcome"))
+            status, said = _said("applied", outcome.get("outcome"), outcome.get("escalation_id"),
+                                 still_waiting(self.store.summary(session), session))
         elif outcome["type"] == "session_end":
             status = "ended"
             said = f"the session ended ({_t(outcome.get('status'), 40)}) before the agent read it"
@@ -249,11 +253,13 @@ class LiveQueue:
                 "operator": operator, "checkpoint_id": checkpoint}
 
 
-def _said(state: str, detail: object) -> tuple[str, str]:
+def _said(state: str, detail: object, answered: object = None,
+          waits: str | None = None) -> tuple[str, str]:
     """(status, result line) of a decision as the agent side reported it: one wording for the
-    answer's reply and for an answer followed afterwards."""
+    answer's reply and for an answer followed afterwards (applied: `operator.outcome`, as
+    every view says it)."""
     if state == "applied":
-        return "applied", f"applied: {_t(detail, 300)}"
+        return "applied", _t(applied_said(detail, answered, waits), 600)
     if state == "ignored":
         return "ignored", f"ignored: {_t(detail, 300)}"
     return "written", "written; the agent has not picked it up yet"

@@ -247,9 +247,6 @@ class DecisionKind:
     answer_note: ClassVar[str | None] = None
     """What else happens when it answers a waiting agent, in the operator's words ("the agent
     also resumes, with your guidance"), said when it is sent as a command that answers."""
-    applied_note: ClassVar[str | None] = None
-    """What the CLI says once the agent applied it as an answer, when the agent side's outcome
-    says less ("resumed: the agent goes on from where it paused")."""
 
     @property
     def cli_command(self) -> str:

@@ -26,7 +26,6 @@ class Guidance(DecisionKind):
     news = True
     effect = "guidance"
     answer_note = "the agent also resumes, with your guidance"
-    applied_note = "applied: guidance delivered, and the agent resumed"
     key = "g"
     protection = "+ctrl+s"
     cli = "supervisor guide SESSION TEXT"

@@ -22,8 +22,6 @@ class Resume(DecisionKind):
     wire = "approve"
     cli = "supervisor resume SESSION"
     protection = "at once"
-    applied_note = "resumed: the agent goes on from where it paused"
-    """(What the escalation prompt says beside the key it shares with `approve`.)"""
 
     def command_refusal(self, view: SessionView, unread: Iterable[Unread]) -> str | None:
         from supervisor.protocol.decisions.registry import is_hold  # the registry lists us
