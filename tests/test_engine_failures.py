@@ -10,10 +10,21 @@ from supervisor.engine.fingerprint import normalise_output
 
 TRACE = ("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
          "django.db.utils.IntegrityError: FOREIGN KEY constraint failed\n")
+CUT = ('  File "/testbed/django/db/backends/sqlite3/base.py", line 422, in execute\n'
+       "    return Database.Cursor.execute(self, query, params)\n"
+       "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+       "django.db.utils.IntegrityError: FOREIGN KEY constraint failed\n")
+"""The end of a traceback whose header `python t.py 2>&1 | tail -4` cut off (exit status 0)."""
+SYNTAX = ('  File "/testbed/src/pkg/grammar.py", line 186\n    else:\n    ^\n'
+          "IndentationError: expected an indented block after 'else' statement on line 186")
+"""Python's report of a syntax error in the module it runs: a frame, no header."""
 
 
 @pytest.mark.parametrize(("output", "line"), [
     (TRACE, "django.db.utils.IntegrityError: FOREIGN KEY constraint failed"),
+    (CUT, "django.db.utils.IntegrityError: FOREIGN KEY constraint failed"),
+    ("...\n" + SYNTAX + "\n[The command completed with exit code 0.]",
+     "IndentationError: expected an indented block after 'else' statement on line 186"),
     ("Reading package lists...\nE: Unable to locate package foo", "E: Unable to locate "
      "package foo"),
     ("bash: foox: command not found", "bash: foox: command not found"),
@@ -32,6 +43,10 @@ def test_the_output_says_the_call_failed(output: str, line: str) -> None:
     "all 12 tests passed",
     "WARNING: Retrying (Retry(total=4)) after ... Read timed out.\nSuccessfully installed x",
     TRACE + "\nrecovered, continuing\nstep 2 done\nall done",  # a traceback printed and survived
+    CUT + "Test 2: product_id saved as 'bar'\nSUCCESS\ndone",  # its end, survived
+    '  File "t.py", line 3, in <module>\n    main()\nmain() returned 0',  # frames, no exception
+    "ValueError: bad input",  # an exception's name printed alone: data as much as a crash
+    "Error saving order: FOREIGN KEY constraint failed",  # a caught exception's report
     "",
 ])
 def test_output_that_says_nothing_keeps_the_flag(output: str) -> None:
@@ -43,6 +58,18 @@ def test_an_engine_marks_a_piped_traceback_failed() -> None:
     engine.check({"call_id": "c", "tool": "Bash",
                   "args": {"command": "python t.py 2>&1 | tail -5"}}, 1.0)
     engine.observe({"type": "tool_result", "call_id": "c", "ok": True, "output": TRACE}, 1.0)
+    step = engine.st.hist[-1]
+    assert step["ok"] is False
+    assert step["error_id"] == "django.db.utils.IntegrityError: FOREIGN KEY constraint failed"
+
+
+def test_an_engine_marks_a_traceback_cut_by_a_filter_failed() -> None:
+    """`python t.py 2>&1 | tail -4` exits 0 and its output has lost the traceback's header:
+    frames then an exception line are still Python's report of a crash."""
+    engine = Engine()
+    engine.check({"call_id": "c", "tool": "Bash",
+                  "args": {"command": "python t.py 2>&1 | tail -4"}}, 1.0)
+    engine.observe({"type": "tool_result", "call_id": "c", "ok": True, "output": CUT}, 1.0)
     step = engine.st.hist[-1]
     assert step["ok"] is False
     assert step["error_id"] == "django.db.utils.IntegrityError: FOREIGN KEY constraint failed"

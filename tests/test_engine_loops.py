@@ -222,6 +222,30 @@ def test_an_attempt_restored_before_anything_looked_at_it_was_not_tried() -> Non
                              if loop else []), judge
 
 
+def test_a_check_that_crashes_behind_a_filter_is_no_progress_between_restores() -> None:
+    """sqlfluff-1517's shape (mini-swe-agent corpus, 56-72): restore the backup, patch, run
+    the check through `| tail -20`, which crashes on the patch (exit status 0, the traceback's
+    header cut off), three times. The crash is a failure, not the check now succeeding with a
+    new output, so it does not restart the count: the third restore is the loop."""
+    lint = "echo 'select 1;;' | sqlfluff lint - 2>&1 | tail -20"
+    crash = ('  File "/r/pkg/__init__.py", line 4, in <module>\n'
+             "    from pkg.mod import lint  # noqa: F401\n"
+             "    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+             '  File "/r/pkg/mod.py", line 186\n    else:\n    ^\n'
+             "IndentationError: expected an indented block after 'else' statement on line 186")
+    b = SessionBuilder()
+    b.call("Bash", {"command": lint}, "== [stdin] FAIL\nL:   1 | P:  10 |  PRS | unparsable ';'")
+    b.call("Bash", {"command": "cp pkg/mod.py pkg/mod.py.backup"}, "")
+    _rewrite(b, 0)
+    restores = [_restore(b)]
+    for k in (1, 2):
+        _rewrite(b, k, look=False)
+        b.call("Bash", {"command": lint}, crash)  # the harness saw exit status 0
+        restores.append(_restore(b))
+    found = [a for a in alarms(replay(b.end())) if a[1] == "revert"]
+    assert found[:1] == [(restores[2], "revert", "nudge")]
+
+
 def test_attempts_before_a_persons_prompt_are_not_thrown_away_by_restores_after_it() -> None:
     """The person spoke between: what the agent tried before is not part of a loop after it
     (the rubric: edits undone and redone at the person's request are no loop)."""

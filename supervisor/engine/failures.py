@@ -86,6 +86,8 @@ make, just, cargo, go): they say which script failed and with what status, never
 test run, a lint run and a build that fail for three different reasons all end with the same
 line. They still mark the call as failed; its error is named by the lines above them
 (`error_line`)."""
+_FRAME_LINE = re.compile(r'^[ \t]*File "[^"\n]+", line \d+.*$', re.M)
+"""A Python traceback's frame line (`  File "/testbed/t.py", line 12, in <module>`)."""
 _FRAME = re.compile(r"^(?:Traceback \(most recent call last\):|During handling of the above|"
                     r"The above exception was the direct cause|File \"|\s)")
 _EXCEPTION_HEAD = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::\s.*|:)?$")
@@ -112,8 +114,11 @@ def program_output(output: str) -> str:
 def failure_line(output: str) -> str | None:
     """The line of `output` that says the call failed, or None when it says no such thing.
 
-    A Python traceback counts when its exception line is among the last lines (a traceback
-    printed and survived is not a failure of the call); tool refusals (`No replacement was
+    A Python traceback counts when its exception line is among the last lines, with its
+    header or without it (`_cut_traceback_exception`: a filter cut it off); a traceback printed
+    and survived is not a failure of the call, and neither is a caught error's report (`Error:
+    ...` from a script that exits 0: a reproduction shows the bug with it, docs/engine.md);
+    tool refusals (`No replacement was
     performed`, `<tool_use_error>`) count anywhere in the first 4 KiB, a harness's time-out
     report when the output starts with it (Zed's `Timed out. New output: ...`); `E:` lines of apt,
     `command not found`, `timed out`, `error:`/`fatal:` lines, `cannot stat` and make's `***`
@@ -138,6 +143,10 @@ def _failure_line(output: str) -> str | None:
         for line in reversed(last):
             if _EXCEPTION_LINE.match(line):
                 return line
+    else:
+        exc = _cut_traceback_exception(output)
+        if exc and exc in last:
+            return exc
     for line in reversed(last):
         if _AT_THE_END.match(line):
             return line
@@ -167,6 +176,26 @@ def traceback_exception(output: str) -> str | None:
         if _EXCEPTION_HEAD.match(line.strip().split(" ", 1)[0].rstrip(":") + ":"):
             return line.strip()
         return None
+    return None
+
+
+def _cut_traceback_exception(output: str) -> str | None:
+    """The exception line that ends a Python traceback without its `Traceback (most recent
+    call last):` header: one a filter cut (`python t.py 2>&1 | tail -30`, exit status 0), or
+    a syntax error in the script run, which Python reports with its frame and no header. It is
+    the first line after the last frame (`File "t.py", line 3, in f`) that is not the frame's
+    source or caret lines, when it reads as an exception (`_EXCEPTION_LINE`); None otherwise.
+    Frames then an exception line are Python's report of a crash, header or not."""
+    tail = output[-_HEAD:]
+    if '", line ' not in tail:  # no frame: the usual output, told apart without a regex
+        return None
+    frames = list(_FRAME_LINE.finditer(tail))
+    if not frames:
+        return None
+    for line in tail[frames[-1].end():].splitlines()[1:]:
+        if not line.strip() or line[0].isspace():
+            continue  # the frame's source line and its `^^^^` markers
+        return line.strip() if _EXCEPTION_LINE.match(line.strip()) else None
     return None
 
 
