@@ -1,6 +1,7 @@
 """`supervisor analyze`: replay through the real CLI, the JSON shape, tables, sources, quality."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,34 @@ def test_analyze_table_and_store_root(tmp_path: Path) -> None:
     assert "s-1" in out.stdout and "s-2" in out.stdout
     assert "exact_repeat" in out.stdout and "stop" in out.stdout
     assert "\x1b" not in out.stdout
+
+
+def test_a_path_without_runs_says_what_it_is(tmp_path: Path) -> None:
+    """An empty store root and an empty folder were "not a protocol file, session directory
+    or known run format", and a session's control file an unknown format to force with
+    --format: each is said as what it is."""
+    (tmp_path / "store" / "sessions").mkdir(parents=True)
+    with pytest.raises(SourceError, match=r"store: a store root with no sessions in it$"):
+        load_runs(tmp_path / "store")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SourceError, match=r"empty: an empty folder$"):
+        load_runs(tmp_path / "empty")
+    control = _write(tmp_path / "s1" / "control.jsonl", [{"v": 1, "seq": 1, "ts": 1.0,
+                                                         "type": "decision", "action": "skip"}])
+    with pytest.raises(SourceError, match=re.escape(
+            "the operators' decisions of a session, not its run: analyze its folder or its "
+            "events.jsonl")):
+        load_runs(control)
+
+
+@pytest.mark.slow
+def test_analyze_of_a_store_without_sessions_says_so(tmp_path: Path) -> None:
+    (tmp_path / "sessions").mkdir()
+    out = run_cli("analyze", "--store", str(tmp_path))
+    assert (out.returncode, out.stdout) == (0, "")
+    assert out.stderr == f"supervisor: warning: no sessions in root {tmp_path}\n"
+    out = run_cli("analyze", "--store", str(tmp_path / "typo"))
+    assert out.stderr.endswith(f"no sessions in root {tmp_path / 'typo'} (it does not exist)\n")
 
 
 @pytest.mark.slow

@@ -18,7 +18,13 @@ from typing import Any
 from supervisor.protocol.bad_line import BadLine
 from supervisor.protocol.codec import parse_line
 from supervisor.protocol.linereader import bounded_lines
-from supervisor.protocol.names import AGENT_EVENT_TYPES, EVENTS_FILE, MAX_LINE_BYTES, SESSIONS_DIR
+from supervisor.protocol.names import (
+    AGENT_EVENT_TYPES,
+    CONTROL_FILE,
+    EVENTS_FILE,
+    MAX_LINE_BYTES,
+    SESSIONS_DIR,
+)
 
 
 @dataclass(slots=True)
@@ -124,10 +130,22 @@ def load_runs(path: Path) -> list[Run]:
         raise SourceError(f"no such file or directory: {path}")
     if not path.is_dir() and not path.is_file():
         raise SourceError(f"{path}: not a regular file (a FIFO, socket or device)")
+    if path.name == CONTROL_FILE and path.is_file():  # (an unknown format, it was said)
+        raise SourceError(f"{path}: the operators' decisions of a session, not its run: "
+                          f"analyze its folder or its {EVENTS_FILE}")
     runs = _load(path, depth=0)
     if runs is None:
-        raise SourceError(f"{path}: not a protocol file, session directory or known run format")
+        raise SourceError(f"{path}: {_none_in(path)}")
     return runs
+
+
+def _none_in(path: Path) -> str:
+    """Why `path` holds no run, in words that tell an empty store from a wrong path."""
+    if path.is_dir() and (path / SESSIONS_DIR).is_dir():
+        return "a store root with no sessions in it"
+    if path.is_dir() and not any(path.iterdir()):
+        return "an empty folder"
+    return "not a protocol file, session directory or known run format"
 
 
 def _load(path: Path, depth: int) -> list[Run] | None:

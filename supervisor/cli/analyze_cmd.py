@@ -125,7 +125,13 @@ def _store_runs(args: argparse.Namespace) -> tuple[list["Run"], int]:
     runs: list[Run] = []
     failed = 0
     with store:
-        for name in args.paths or store.session_ids():
+        names = args.paths or store.session_ids()
+        if not names:  # (it printed nothing at all)
+            root = getattr(store, "root", None)  # a local root: a mistyped one is said so
+            missing = " (it does not exist)" if root is not None and not root.exists() else ""
+            print(f"supervisor: warning: no sessions in {store.noun} {store_label(store)}"
+                  + missing, file=sys.stderr)
+        for name in names:
             try:
                 store.require(name)
                 batch = store.read_all(name)
