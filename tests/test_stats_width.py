@@ -44,3 +44,21 @@ def test_stats_sentences_are_broken_between_words_at_the_terminals_width(
     assert "inside its loops (from each escalation's onset): $0.50 over 2 calls" in lines
     table = next(n for n, line in enumerate(lines) if line.startswith("LIMIT "))
     assert lines[table + 1].split()[0] == "consecutive_tool_calls"  # the table as it was
+
+
+@pytest.mark.slow
+def test_a_long_replay_is_announced_before_it_starts(root: Path) -> None:
+    """200,000 events without the guard's saved state took 86 s at a load of 20 and said
+    nothing until the table: a long replay is announced on stderr; a short one is not."""
+    _looping_idle_session(root)
+    assert run_cli("stats", SESSION, "--root", str(root)).stderr == ""
+    events = [start()]
+    for n in range(1, 10_001):
+        events += call(n, cmd=f"make step{n}")
+    write_events(root, "long", events)
+    out = run_cli("stats", "long", "--root", str(root), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ("supervisor: no saved guard state: replaying the session's 20,001 "
+                          "events through the engine…\n")
+    assert out.stdout.startswith("session long: ") and "10,000 tool calls" in out.stdout
+

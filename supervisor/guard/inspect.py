@@ -9,7 +9,7 @@ on this machine.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -97,8 +97,11 @@ def still_waiting(summary: SessionSummary, session: str) -> str | None:
             f"(`supervisor answer {session} ...` or `e` in the dashboard)")
 
 
-def session_usage(store: Store, session: str, now: float | None = None) -> LimitUsage:
-    """Usage of one session against every hard limit of its policy."""
+def session_usage(store: Store, session: str, now: float | None = None, *,
+                  replaying: Callable[[int], None] | None = None) -> LimitUsage:
+    """Usage of one session against every hard limit of its policy. Without the guard's
+    saved state the events are replayed through the engine: `replaying` is told how many
+    first (a long session takes seconds a 10,000 events)."""
     from supervisor.engine import Engine
 
     store.require(session)
@@ -120,6 +123,8 @@ def session_usage(store: Store, session: str, now: float | None = None) -> Limit
     problem = None
     if engine is None:
         source = "replay"
+        if replaying is not None:
+            replaying(len(batch.events))
         problems: list[str] = []
         engine = replay_engine(batch.events, problems)
         problem = problems[0] if problems else None
