@@ -26,6 +26,7 @@ FILTERED = {  # what each filter shows of FAIL
     "python r.py |& tail", "python r.py 2>&1", "python r.py | egrep 'a|b' | sort | uniq -c",
     "python r.py | wc -l", "python r.py | rg -n FAIL", "python r.py 2>&1 | sed -n '1,80p'",
     "python r.py | grep -e FAIL -e ERROR", "python r.py | cat",
+    "python r.py | tail -20  # again", "python r.py;\n",
 ])
 def test_output_filters_at_the_end_are_not_part_of_the_run(line: str) -> None:
     assert run_words(line) == ["python", "r.py"]
@@ -52,6 +53,7 @@ def test_only_the_end_of_the_line_is_cut() -> None:
     assert run_words("(python r.py | sort) | head") == ["(", "python", "r.py", "|", "sort", ")"]
     assert run_words('python -c "print(1|2)" | wc -l') == ["python", "-c", "print(1|2)"]
     assert not output_filter(["head", "notes.txt"])
+    assert run_words("python r.py &") == ["python", "r.py", "&"]  # a launch is another run
     # a here-document's body is part of the run: two different scripts are two runs
     one = run_words("cat > t.py << 'EOF'\nprint(1)\nEOF\npython t.py | tail -3")
     two = run_words("cat > t.py << 'EOF'\nprint(2)\nEOF\npython t.py | tail -3")

@@ -194,11 +194,13 @@ class Engine:
         return step
 
     def _run(self, facts: CallFacts) -> str:
-        """The run a shell call makes (`StepRecord.run`); "" (its signature) for other calls."""
-        if facts.line is None:
+        """The run a shell call that runs something (`run` category) makes (`StepRecord.run`);
+        "" (its signature) for other calls: only runs are asked whether they ran again."""
+        if facts.line is None or facts.category != "run":
             return ""
-        rest = canonical_args(facts.args, self._ignore.union(tools.vocabulary().command_keys))
-        return run_signature(facts.tool, rest, facts.run)
+        keys = tools.vocabulary().command_keys
+        rest = {k: v for k, v in facts.args.items() if k not in keys and k not in self._ignore}
+        return run_signature(facts.tool, canonical_args(rest) if rest else "", facts.run)
 
     def _follow_files(self, step: StepRecord, facts: CallFacts) -> None:
         """What the call would write, which file it shows, which files a probe calls its own."""

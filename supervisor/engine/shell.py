@@ -57,7 +57,7 @@ def parse(line: str) -> tuple[list[Command], list[str]]:
         return [], []
     text, docs = _cut_heredocs(line[:_MAX_CHARS])
     tokens = _tokens(text)
-    return _commands(tokens, docs), _run_words(tokens, docs)
+    return _commands(tokens, docs), _run_words(tokens, docs, "#" in text, "|" in text)
 
 
 def _commands(tokens: list[str], docs: dict[str, str]) -> list[Command]:
@@ -246,6 +246,8 @@ def probe_files(line: str, cmds: Sequence[Command] | None = None) -> list[str]:
 
 
 _PIPES = frozenset({"|", "|&"})
+_INPUTS = frozenset({"<", "<<", "<<<", ">&", "<&"})
+_ENDS = frozenset(";\n")
 _LISTS = frozenset({"&&", "||", ";", "&", ";;"})
 _TALLY_FILTERS = frozenset({"head", "tail", "cat", "less", "more", "nl", "tac", "wc", "sort",
                             "uniq", "cut", "column", "fold", "expand"})
@@ -327,11 +329,23 @@ def run_words(line: str) -> list[str]:
     return parse(line)[1]
 
 
-def _run_words(tokens: list[str], docs: dict[str, str]) -> list[str]:
+def _run_words(tokens: list[str], docs: dict[str, str], comment: bool, pipe: bool
+               ) -> list[str]:
+    """`run_words` of a line read into `tokens` (`comment`, `pipe`: whether its text holds a
+    `#`, a `|` at all; most lines hold neither, and the hook path reads every line)."""
     end = len(tokens)
-    while True:
-        while end and set(tokens[end - 1]) <= {"\n"}:
-            end -= 1  # trailing newlines
+    while end and set(tokens[end - 1]) <= _ENDS:
+        end -= 1  # trailing newlines and `;`
+    line_start = end
+    while comment and line_start and "\n" not in tokens[line_start - 1]:
+        line_start -= 1
+    for i in range(line_start, end):
+        if tokens[i].startswith("#"):  # a comment to the end of the line, as `commands` reads it
+            end = i
+            while end and set(tokens[end - 1]) <= _ENDS:
+                end -= 1
+            break
+    while pipe:
         start, depth = end, 0
         while start > 0:
             tok = tokens[start - 1]
@@ -347,11 +361,9 @@ def _run_words(tokens: list[str], docs: dict[str, str]) -> list[str]:
             start -= 1
         if (start == 0 or tokens[start - 1] not in _PIPES
                 or not output_filter(tokens[start:end])
-                or any(t in _REDIRECTS or t in ("<", "<<", "<<<", ">&", "<&")
-                       for t in tokens[start:end])):
+                or any(t in _REDIRECTS or t in _INPUTS for t in tokens[start:end])):
             break
         end = start - 1
     if tokens[max(0, end - 3):end] == ["2", ">&", "1"]:
         end -= 3
-    words = tokens[:end]
-    return [docs.get(w, w) for w in words]
+    return [docs.get(w, w) for w in tokens[:end]] if docs else tokens[:end]

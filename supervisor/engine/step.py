@@ -27,7 +27,8 @@ class StepRecord(TypedDict):
     """The run a shell call makes (`fingerprint.run_signature`): calls that differ only by the
     output filters their line ends with (`pytest`, `pytest 2>&1 | tail -20`) share it, so a
     check re-run through another filter is the same check re-run. Their outputs differ: compare
-    outcomes by `signature`. For any other call, its signature."""
+    outcomes by `signature`. For any other call (and a shell call of another category than
+    `run`), its signature."""
     args: str
     """The canonical arguments (cut), for similarity and for messages."""
     head: str
