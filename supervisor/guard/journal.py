@@ -42,7 +42,7 @@ from supervisor.protocol.policy_audit import switched_off
 from supervisor.store import waits
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
-from supervisor.store.voice import SEALED, SEALS_FIELD, LineSealer, root_key
+from supervisor.store.voice import SEALED, SEALS_FIELD, LineSealer, Voucher, root_key
 from supervisor.store.writer import LineWriter
 
 CHECKPOINT_SHARE = 0.4
@@ -79,9 +79,10 @@ class SessionJournal:
         self.save_every_s = save_every_s
         self._lock = SessionLock(self.dir)
         self._state_file = StateFile(self.dir)
-        self._events = LineWriter(self.files.events, clock=clock,
-                                  sealer=LineSealer(self.root, session_id))
-        """Seals the lines that speak in the supervisor's voice (`store.voice`)."""
+        self._sealer = LineSealer(self.root, session_id)
+        """Seals the lines that speak in the supervisor's voice (`store.voice`); its key
+        checks those the catch-up reads (`recovery.scan`)."""
+        self._events = LineWriter(self.files.events, clock=clock, sealer=self._sealer)
         self._closed = False
         self._policy_arg = policy
         self._settings_arg = settings
@@ -267,9 +268,15 @@ class SessionJournal:
         fresh = start is None or start > size  # never saved with a position, or log replaced
         if not fresh and start is not None and size <= start:
             return
-        facts = recovery.scan(path, 0 if fresh or start is None else start,
-                              everything=not fresh)
         state = self.state
+        last = 0 if fresh else state.last_seq
+
+        def vouch() -> Voucher | None:  # only past a line the guard seals: rare
+            key = self._sealer.key()
+            return None if key is None else Voucher(key, self.session_id, path, last)
+
+        facts = recovery.scan(path, 0 if fresh or start is None else start,
+                              everything=not fresh, vouch=vouch)
         seen, logged = set(state.seen_decisions), state.logged_decisions
         new = [d for d in dict.fromkeys(facts.handled) if d not in seen and d not in logged]
         logged.extend(new)

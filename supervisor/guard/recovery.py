@@ -14,6 +14,12 @@ scans what lies past it (nothing, normally: a few lines of other writers) for wh
 guard writes: `decision_applied`/`decision_ignored` (by decision id), `escalation`, `task_start`
 and `session_end`. A fresh state scans the whole log once. Stdlib only: the hook runs this.
 
+The agent's side can append to `events.jsonl` too, so a line of a type the guard seals
+(`store.voice`: decisions' outcomes, escalations, verdicts, the end) counts only with its seal:
+one appended `decision_applied` released a held agent and granted its loop a thousand repeats,
+and one a cycle (`guidance`) kept a loop from ever escalating. Such a line is left out of the
+facts and of the events handed back, as every reader shows it (`unsealed`).
+
 A state that is only behind (not lost) also asks for every event past it (`scan(...,
 everything=True)`): the steps it missed are done again on it (`supervisor.guard.catch_up`),
 because a state may be saved lazily (the resident hook server's) and its process killed first.
@@ -22,12 +28,16 @@ because a state may be saved lazily (the resident hook server's) and its process
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.linereader import bounded_lines
+
+if TYPE_CHECKING:
+    from supervisor.store.voice import Voucher
 
 _WANTED = (b'"decision_applied"', b'"decision_ignored"', b'"escalation"', b'"task_start"',
            b'"session_end"')
@@ -52,10 +62,17 @@ class LogFacts:
     """Every event of the stretch, in order (only when asked for: `scan(everything=True)`)."""
 
 
-def scan(path: Path, start: int = 0, everything: bool = False) -> LogFacts:
+def scan(path: Path, start: int = 0, everything: bool = False,
+         vouch: Callable[[], Voucher | None] | None = None) -> LogFacts:
     """The facts recorded in `path` from byte `start` on (a missing file: none); with
-    `everything`, its events too (`LogFacts.events`)."""
+    `everything`, its events too (`LogFacts.events`). `vouch` makes the session's `Voucher`
+    (None: no key, nothing can be checked), called at the first line of a sealed type: a
+    line of such a type whose seal does not hold is left out."""
+    from supervisor.store.voice import SEALED
+
     facts = LogFacts()
+    voucher: Voucher | None = None
+    vouched = False
     try:
         stream = path.open("rb")
     except OSError:
@@ -69,10 +86,16 @@ def scan(path: Path, start: int = 0, everything: bool = False) -> LogFacts:
                 event = loads(line.data)
             except ValueError:
                 continue
-            if isinstance(event, dict):
-                _note(facts, event)
-                if everything:
-                    facts.events.append(event)
+            if not isinstance(event, dict):
+                continue
+            if vouch is not None and event.get("type") in SEALED:
+                if not vouched:
+                    voucher, vouched = vouch(), True
+                if voucher is not None and voucher.forged(line.data) is not None:
+                    continue
+            _note(facts, event)
+            if everything:
+                facts.events.append(event)
     return facts
 
 

@@ -40,9 +40,12 @@ from supervisor.store.provenance import SEAL_FIELD, operator_key
 if TYPE_CHECKING:
     from supervisor.protocol.models import Event
 
-SEALED: tuple[str, ...] = ("detection", "disobeyed", "escalation", "session_end", "verdict")
+SEALED: tuple[str, ...] = ("decision_applied", "decision_ignored", "detection", "disobeyed",
+                           "escalation", "session_end", "verdict")
 """The event types the guard seals (an `allow` verdict without a message excepted: it says
-nothing to anyone, and it is written on every call)."""
+nothing to anyone, and it is written on every call). A decision's outcome too: the guard
+itself believes the log's `decision_applied` (never applied again, its effect redone), and
+`answer` reports it to the operator as applied."""
 SEALS_FIELD = "seals"
 """The `session_start` field listing the types this session's guard seals."""
 NO_SEAL_NOTE = ("No seal: this session's lines carry none (recorded before seals, or imported, "
@@ -215,7 +218,7 @@ def unsealed(event: Event, line: Mapping[str, Any]) -> Event:
 
 def said(line: Mapping[str, Any]) -> str:
     """What a line of a sealed type says to the operator (its reason or message)."""
-    for name in ("message", "reason", "text", "status"):
+    for name in ("message", "reason", "text", "status", "outcome"):
         value = line.get(name)
         if isinstance(value, str) and value:
             return value
