@@ -46,8 +46,8 @@ def test_send_types_a_line_to_the_agent_and_records_it_as_the_operators(runs: Ru
         "typed into the terminal of d2 (then Enter): use the right edit now")
     wait_for(lambda: "use the right edit now" in runs.ok("screen", "d2"), what="the echo")
     said = [e for e in runs.events("d2") if e["type"] == "message" and e.get("via")]
-    assert [(e["role"], e["text"], e["by"], e["via"]) for e in said] == [
-        ("user", "use the right edit now", "ana", "send-keys")]
+    assert [(e["role"], e["text"], e["by"], e["via"], "seal" in e) for e in said] == [
+        ("user", "use the right edit now", "ana", "send-keys", True)]  # a new cycle: sealed
     assert runs.refused("send", "d2", "two\nlines").endswith(
         "the text must be one line with no control characters")
 

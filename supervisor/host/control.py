@@ -50,9 +50,11 @@ def send(root: Path, session: str, text: str, operator: str) -> None:
     server.send_line(record.tmux_session, text)
     files = session_files(root, session)
     if files.dir.is_dir():  # an agent that has not recorded anything yet has no session yet
+        from supervisor.store.voice import LineSealer
         from supervisor.store.writer import LineWriter
 
-        with LineWriter(files.events) as writer:
+        # sealed: the guard takes a person's line for a new cycle only with its seal
+        with LineWriter(files.events, sealer=LineSealer(root, session)) as writer:
             writer.append({"type": "message", "role": "user", "text": text, "by": operator,
                            "via": "send-keys"})
 

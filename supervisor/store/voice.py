@@ -41,11 +41,16 @@ if TYPE_CHECKING:
     from supervisor.protocol.models import Event
 
 SEALED: tuple[str, ...] = ("decision_applied", "decision_ignored", "detection", "disobeyed",
-                           "escalation", "session_end", "verdict")
+                           "escalation", "message", "session_end", "verdict")
 """The event types the guard seals (an `allow` verdict without a message excepted: it says
-nothing to anyone, and it is written on every call). A decision's outcome too: the guard
-itself believes the log's `decision_applied` (never applied again, its effect redone), and
-`answer` reports it to the operator as applied."""
+nothing to anyone, and it is written on every call; a `message` only in `SEALED_ROLES`). A
+decision's outcome too: the guard itself believes the log's `decision_applied` (never applied
+again, its effect redone), and `answer` reports it to the operator as applied."""
+SEALED_ROLES = frozenset({"user", "system"})
+"""The messages that are sealed: a person's prompt (a new cycle for the engine, which the
+guard's catch-up redoes: one appended after each call kept a loop from escalating) and the
+supervisor's own notes (`system`). The agent's own text (`assistant`) is not: it is the
+agent's voice, and it is written often."""
 SEALS_FIELD = "seals"
 """The `session_start` field listing the types this session's guard seals."""
 NO_SEAL_NOTE = ("No seal: this session's lines carry none (recorded before seals, or imported, "
@@ -64,6 +69,8 @@ def must_seal(line: Mapping[str, Any], kinds: tuple[str, ...] | frozenset[str] =
     kind = line.get("type")
     if kind not in kinds:
         return False
+    if kind == "message":
+        return line.get("role") in SEALED_ROLES
     return kind != "verdict" or line.get("action") != "allow" or bool(line.get("message"))
 
 
@@ -146,6 +153,8 @@ class Voucher:
             return event
         if kind not in SEALED or not self.sealed or kind not in self.sealed:
             return event
+        if kind == "message" and getattr(event, "role", None) not in SEALED_ROLES:
+            return event  # the agent's own text: not parsed again
         line = self.forged(raw)
         return event if line is None else unsealed(event, line)
 
