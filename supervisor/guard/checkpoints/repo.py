@@ -132,6 +132,38 @@ class ShadowRepo:
             return None
         return parent / path.name
 
+    @contextmanager
+    def opened_parent(self, rel: str) -> Iterator[tuple[int, str] | None]:
+        """The directory holding `rel`, opened from the work tree one name at a time without
+        following a link, and `rel`'s last name: an operation through it (`os.unlink(name,
+        dir_fd=fd)`) stays in the work tree whatever is renamed meanwhile. A path is looked up
+        again at each use, so a directory the agent swapped for a link to elsewhere after
+        `inside` checked it led out: a rollback removed the operator's files outside the tree
+        (`tests/adversarial/test_adv_rollback_swap.py`). None when a directory on the way is a
+        link, missing or not a directory (git lists no path through a link)."""
+        parts = [p for p in rel.split("/") if p]
+        if not parts or any(p in (".", "..") for p in parts):
+            yield None
+            return
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(self.work_tree, flags)
+        except OSError:
+            yield None
+            return
+        try:
+            for part in parts[:-1]:
+                try:
+                    child = os.open(part, flags, dir_fd=fd)
+                except OSError:
+                    yield None
+                    return
+                os.close(fd)
+                fd = child
+            yield fd, parts[-1]
+        finally:
+            os.close(fd)
+
 
     @contextmanager
     def locked(self) -> Iterator[None]:

@@ -8,7 +8,7 @@ differs once it is done (written by someone else meanwhile) is reported, never h
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import stat
 
 from supervisor.guard.checkpoints import snapshot
 from supervisor.guard.checkpoints.errors import CheckpointError, GitTimeout
@@ -23,19 +23,21 @@ def restore(repo: ShadowRepo, target: CheckpointCommit, safety: CheckpointCommit
     changes = snapshot.diff_trees(repo, target.commit, now)
     result = RestoreResult(checkpoint=target, safety=safety)
     for rel in changes.added:
-        path = repo.inside(rel)
-        if path is None or not (path.is_symlink() or path.is_file()):
-            continue
         if _covered(rel, untracked):  # there, untracked, when the checkpoint was taken
-            result.kept.append(rel)
+            if _removable(repo, rel):
+                result.kept.append(rel)
             continue
-        try:
-            path.unlink()
-        except OSError as exc:
-            result.failed.append((rel, exc.strerror or str(exc)))
-            continue
+        with repo.opened_parent(rel) as parent:  # never through a link: see `opened_parent`
+            if parent is None or not _removable(repo, rel, parent):
+                continue
+            fd, name = parent
+            try:
+                os.unlink(name, dir_fd=fd)
+            except OSError as exc:
+                result.failed.append((rel, exc.strerror or str(exc)))
+                continue
         result.removed.append(rel)
-        _prune_empty_dirs(repo, path.parent)
+        _prune_empty_dirs(repo, rel)
     bring_back = []
     for rel in changes.deleted:
         # Deleted since: absent from the safety checkpoint. If something is there now,
@@ -112,13 +114,33 @@ def _checkout_paths(repo: ShadowRepo, commit: str, paths: list[str]) -> None:
              input="".join(f":(literal){rel}\0" for rel in paths))
 
 
-def _prune_empty_dirs(repo: ShadowRepo, directory: Path) -> None:
-    while directory != repo.work_tree and repo.work_tree in directory.parents:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
+def _removable(repo: ShadowRepo, rel: str, parent: tuple[int, str] | None = None) -> bool:
+    """Whether `rel` is a file or a link (what a restore removes), looked at through its
+    directory opened without following links (`parent`, else opened here)."""
+    if parent is None:
+        with repo.opened_parent(rel) as opened:
+            return opened is not None and _removable(repo, rel, opened)
+    fd, name = parent
+    try:
+        mode = os.lstat(name, dir_fd=fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+
+
+def _prune_empty_dirs(repo: ShadowRepo, rel: str) -> None:
+    """Remove the directories of `rel` left empty, deepest first, each through its parent
+    opened without following links (`opened_parent`)."""
+    parts = rel.split("/")[:-1]
+    while parts:
+        with repo.opened_parent("/".join(parts)) as parent:
+            if parent is None:
+                return
+            try:
+                os.rmdir(parent[1], dir_fd=parent[0])
+            except OSError:
+                return
+        parts.pop()
 
 
 def _covered(rel: str, untracked: set[str] | None) -> bool:
