@@ -57,8 +57,23 @@ _LIMIT_COUNTERS = {
 }
 _FILE_CACHE = next(d for d in REGISTRY if isinstance(d, StaleRead))
 _DETECTORS = {d.name: d for d in REGISTRY}
-_SKIPPERS = tuple(d for d in REGISTRY if d.skips)
-_REFUSERS = tuple(d for d in REGISTRY if not d.skips)
+
+
+def _taking(hook: str) -> tuple[Detector, ...]:
+    """The detectors that implement `hook`, in the registry's order: only they are asked (the
+    base class's does nothing, and most detectors leave most hooks to it: of the twelve, one
+    reads the assistant's messages and two record steps, and a call asked each of them every
+    time)."""
+    return tuple(d for d in REGISTRY if getattr(type(d), hook) is not getattr(Detector, hook))
+
+
+_SKIPPERS = tuple(d for d in _taking("refuse") if d.skips)
+_REFUSERS = tuple(d for d in _taking("refuse") if not d.skips)
+_RECORDERS = _taking("record")
+_OBSERVERS = _taking("observe")
+_READERS = _taking("message")
+"""Of the assistant's messages."""
+_WATCHERS = _taking("workspace_changed")
 
 
 class Engine:
@@ -236,7 +251,7 @@ class Engine:
                 del st.pending[cid]
                 old["outcome"], old["error"], old["plan"] = NO_RESULT, "no_result", []
                 self._push(old)
-                for det in REGISTRY:
+                for det in _RECORDERS:
                     det.record(st, old, st.memory[det.name])
 
     def _decide(self, step: StepRecord, now: float) -> Check:
@@ -426,7 +441,7 @@ class Engine:
             return []
         st.counters["consecutive"] = 0
         found = []
-        for det in REGISTRY:
+        for det in _READERS:
             p = self.policy["detectors"][det.name]
             if p["enabled"]:
                 f = det.message(st, event, st.memory[det.name], p)
@@ -505,10 +520,10 @@ class Engine:
     def _detect(self, step: StepRecord) -> list[Finding]:
         st = self.st
         p = self.policy.params(step["tool"], step["category"])
-        for det in REGISTRY:
+        for det in _RECORDERS:
             det.record(st, step, st.memory[det.name])
         found = []
-        for det in REGISTRY:
+        for det in _OBSERVERS:
             q = p[det.name]
             if q["enabled"]:
                 f = det.observe(st, step, st.memory[det.name], q)
@@ -610,7 +625,7 @@ class Engine:
     def _files_changed(self, path: str | None) -> None:
         """`path` (a path or a file key; None: any file) may differ from what was read: tell
         the detectors."""
-        for det in REGISTRY:
+        for det in _WATCHERS:
             det.workspace_changed(self.st.memory[det.name], path)
 
     # --- operator effects and boundaries -------------------------------------------------------
