@@ -326,6 +326,25 @@ async def test_search_and_filter_history(root: Path) -> None:
         assert history.row_count == len(history.store)
 
 
+async def test_the_history_line_is_read_whole_beside_the_side_bar(root: Path) -> None:
+    """At 120 columns, beside the side bar, the line under the history was cut at the
+    history's edge after "scrolled": its way back ("end: live") and the ellipsis were lost."""
+    events = [start()]
+    for n in range(1, 40):
+        events += call(n, cmd=f"pytest -q tests/test_{n}.py")
+    events += [{"type": "heartbeat"}] * 30
+    write_events(root, "a-session", events, step=0.01)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        await press(pilot, "enter")
+        await pilot.pause()
+        await press(pilot, "slash", *"pytest", "enter")
+        await pilot.pause()
+        said = " ".join(screen_text(app).split())
+        assert '"pytest": match 1/39 · 30 heartbeats folded (h) · scrolled (end: live)' in said
+
+
 async def test_history_follows_live_unless_scrolled_up(root: Path) -> None:
     events = [start()]
     for n in range(1, 100):

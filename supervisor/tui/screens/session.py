@@ -72,7 +72,8 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
     #history.-hidden { display: none; }
     #find { dock: bottom; display: none; }
     #find.-shown { display: block; }
-    #history-state { height: 1; padding: 0 1; color: $text-muted; }
+    #history-state { width: 100%; height: auto; max-height: 2; padding: 0 1;
+        color: $text-muted; }
     """
 
     def __init__(self, view: DashboardView, state: SessionState) -> None:
@@ -198,7 +199,9 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
                          else "scrolled (end: its last event)")
         else:
             parts.append("live" if history.follow else "scrolled (end: live)")
-        self.query_one("#history-state", Label).update(Text(" · ".join(parts), no_wrap=True,
+        # two lines at most, as wide as the history: beside the side bar one line was cut
+        # at the history's edge, its end first ("scrolled (end: live)": the way back)
+        self.query_one("#history-state", Label).update(Text(" · ".join(parts),
                                                             overflow="ellipsis"))
 
     def _head(self, now: float) -> None:
