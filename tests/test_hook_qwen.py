@@ -12,7 +12,7 @@ import pytest
 
 from supervisor.engine.edits import edit_failure, edits_of
 from supervisor.hooks.budget import Budget
-from supervisor.hooks.qwen_code import TARGET
+from supervisor.hooks.qwen_code import CALL_WAITS_S, TARGET
 from supervisor.hooks.qwen_code.payload import NO_TEXT, map_payload
 from supervisor.hooks.qwen_code.transcript import read_chat
 from supervisor.hooks.runtime import handle
@@ -115,18 +115,31 @@ def test_the_chat_file_reader() -> None:
     chat = DATA / "session.transcript.jsonl"
     entries, offset = read_chat(str(chat), 0)
     assert [e for e in entries if isinstance(e, str)] == ["Looking.", "All done."]
-    spent = [e for e in entries if isinstance(e, dict)]
+    spent = [e for e in entries if isinstance(e, dict) and "key" in e]
     assert spent and all(s["model"] == "fake-model" and s["counts"] == {
         "input_tokens": 100, "cache_read_tokens": 0, "output_tokens": 10} for s in spent)
     assert len({s["key"] for s in spent}) == len(spent)
     assert offset == chat.stat().st_size
 
 
+def test_the_chat_file_reader_names_the_calls_each_answer_issued() -> None:
+    """An answer's `functionCall` ids are the hooks' `tool_call_id`s (the call's id): the
+    runtime knows which calls an answer it read asked for, under the answer's `uuid`."""
+    entries, _ = read_chat(str(DATA / "session.transcript.jsonl"), 0)
+    issued = [e for e in entries if isinstance(e, dict) and "issued" in e]
+    calls = [p["tool_call_id"] for p in captured("PreToolUse")]
+    assert [i["issued"] for i in issued] == [[c] for c in calls] and len(calls) == 4
+    answers = [json.loads(line) for line in LateChat.LINES]
+    asking = [a["uuid"] for a in answers if a["type"] == "assistant"
+              and any("functionCall" in p for p in a["message"]["parts"])]
+    assert [i["batch"] for i in issued] == asking
+
+
 class LateChat:
     """The recorded session's chat file as Qwen Code's queue of writes leaves it on a loaded
-    machine: its lines up to `written` are there when the Stop hook first reads it, the rest
-    land just after that read (as read through the real reader). `stop_waits_s`: the target's
-    wait for the answer Stop names."""
+    machine: its lines up to `written` are there when the Stop hook (or a hook given
+    `lands=True`) first reads it, the rest land just after that read (as read through the real
+    reader). `stop_waits_s`: the target's wait for the answer Stop names."""
 
     LINES = (DATA / "session.transcript.jsonl").read_text().splitlines(keepends=True)
 
@@ -136,22 +149,23 @@ class LateChat:
         (self.root / "policy.toml").write_text("[guard]\ncheckpoints = false\n")
         self.chat.write_text("".join(self.LINES[:written]))
         self.rest = self.LINES[written:]
-        self.stop_reads = 0
+        self.reads = 0
+        """Reads of the chat file by the last hook."""
         waits = TARGET.stop_waits_s if stop_waits_s is None else stop_waits_s
         self.target = dataclasses.replace(TARGET, transcript=self.read, stop_waits_s=waits)
 
     def read(self, path: str, offset: int) -> tuple[list, int]:
         found = read_chat(path, offset)
-        if self.stopping:
-            self.stop_reads += 1
-            if self.rest:
-                with self.chat.open("a") as handle:  # the queue catches up
-                    handle.write("".join(self.rest))
-                self.rest = []
+        self.reads += 1
+        if self.landing and self.rest:
+            with self.chat.open("a") as handle:  # the queue catches up
+                handle.write("".join(self.rest))
+            self.rest = []
         return found
 
-    def hook(self, payload: dict) -> str:
-        self.stopping = payload["hook_event_name"] == "Stop"
+    def hook(self, payload: dict, lands: bool | None = None) -> str:
+        self.reads = 0
+        self.landing = payload["hook_event_name"] == "Stop" if lands is None else lands
         body = {**payload, "transcript_path": str(self.chat), "cwd": str(self.cwd)}
         return handle(self.target, json.dumps(body).encode(), self.root, Budget(60))
 
@@ -174,9 +188,45 @@ def test_a_stop_reads_on_until_the_chat_file_holds_the_answer_it_names(tmp_path:
     assert len(chat.events("usage")) == 5 == sum(
         "usageMetadata" in line for line in LateChat.LINES)
     assert time.monotonic() - started < TARGET.stop_waits_s  # ended once the answer was there
-    assert chat.stop_reads == 2
+    assert chat.reads == 2
     said = [m["text"] for m in chat.events("message") if m["role"] == "assistant"]
     assert said == ["Looking.", "All done."]
+
+
+def test_a_call_reads_on_until_the_answer_that_asked_for_the_call_before_is_there(
+    tmp_path: Path,
+) -> None:
+    """The same queue can hold the answer that asked for a call past the next call's
+    PreToolUse (a limit then held two calls late, once in twelve runs at load 17-20). That
+    PreToolUse knows the call before's answer is unread (the chat file names each answer's
+    calls) and reads on until it lands, for at most `CALL_WAITS_S`: counted before this call
+    is judged. A call's own answer unwritten is never waited for (one read)."""
+    lines = LateChat.LINES
+    asking = [i for i, line in enumerate(lines) if '"functionCall"' in line
+              and '"type":"assistant"' in line]
+    chat = LateChat(tmp_path, written=asking[1])  # the second call's answer is not written
+    chat.rest = lines[asking[1]:asking[2]]  # it lands during the third call's PreToolUse
+    recorded = [json.loads(line)["payload"]
+                for line in (DATA / "session.payloads.jsonl").read_text().splitlines()]
+    calls = 0
+    for payload in recorded:
+        if payload["hook_event_name"] == "PreToolUse":
+            calls += 1
+            if calls == 2:
+                chat.hook(payload)
+                assert chat.reads == 1 and len(chat.events("usage")) == 1
+                continue
+            if calls == 3:
+                break
+        chat.hook(payload)
+    started = time.monotonic()
+    assert chat.hook(payload, lands=True) == ""
+    assert time.monotonic() - started < CALL_WAITS_S  # ended once it was there
+    assert chat.reads == 2
+    session = captured("Stop")[0]["session_id"]
+    kinds = [e["type"] for e in events(tmp_path / "store", session)
+             if e["type"] in ("usage", "tool_call")]
+    assert kinds == ["usage", "tool_call", "tool_call", "usage", "tool_call"]
 
 
 def test_a_stop_whose_answer_never_comes_waits_no_longer_than_its_target_says(
@@ -203,7 +253,7 @@ def test_a_stop_without_text_neither_waits_nor_records_qwens_placeholder(
     started = time.monotonic()
     chat.hook({**captured("Stop")[0], "last_assistant_message": NO_TEXT})
     assert time.monotonic() - started < TARGET.stop_waits_s
-    assert chat.stop_reads == 1
+    assert chat.reads == 1
     assert [m["text"] for m in chat.events("message") if m["role"] == "assistant"] == [
         "Looking."]
 

@@ -4,17 +4,21 @@ sub-agent lines left to their own session, bad lines and rewritten transcripts c
 with one warning, a session's cost limit holding the next call, and, as the resident server runs
 the steps, the transcript read on once a call's last hook is answered (off the agent's path)."""
 
+import dataclasses
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from supervisor.hooks import claude_code
 from supervisor.hooks.budget import Budget
+from supervisor.hooks.claude_code.transcript import read_transcript
 from supervisor.hooks.resident import Resident
-from supervisor.hooks.runtime import run_safely
+from supervisor.hooks.runtime import handle, run_safely
 from supervisor.hooks.usage import COUNTS, Spent, Tally, spent, token_count
 from supervisor.protocol.charge import answer_of
 from supervisor.protocol.charge import parts as parts_of
@@ -35,13 +39,15 @@ def hook(tmp_path: Path) -> Hook:
 
 
 def answer(hook: Hook, message_id: str, usage: dict, *, model: object = SONNET,
-           blocks: int = 2, sidechain: bool = False, end: str = "\n") -> None:
+           blocks: int = 2, sidechain: bool = False, end: str = "\n",
+           asks: int | None = None) -> None:
     """An API message as Claude Code writes it: one line per content block, each with the
-    message's usage."""
+    message's usage; `asks`: the call (`call`'s `n`) its tool_use blocks ask for."""
     with hook.transcript.open("a") as handle:
         for index in range(blocks):
+            tool_use = f"t{index}" if asks is None else f"toolu_{asks}"
             content = ([{"type": "text", "text": "Looking."}] if index == 0 else
-                       [{"type": "tool_use", "id": f"t{index}", "name": "Read", "input": {}}])
+                       [{"type": "tool_use", "id": tool_use, "name": "Read", "input": {}}])
             message = {"id": message_id, "role": "assistant", "type": "message",
                        "content": content, "usage": usage}
             if model is not None:
@@ -306,6 +312,100 @@ def test_a_server_killed_before_it_read_on_leaves_the_answer_to_the_next_hook(
     assert len(usages(restarted)) == 2
     assert refused is not None
     assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+class Lagging(Hook):
+    """Hook calls of Claude Code's target whose transcript gets the lines of `lands` (answers
+    written there with `answer`) just after a hook's first read of it, when `armed`: the agent
+    writing an answer while the hook runs. `reads`: the reads of the transcript by the last
+    hook."""
+
+    def __init__(self, hook: Hook, tmp_path: Path) -> None:
+        super().__init__(hook.root, hook.cwd, hook.transcript)
+        self.lands = Hook(hook.root, hook.cwd, tmp_path / "unwritten.jsonl")
+        self.armed, self.reads = False, 0
+        self.target = dataclasses.replace(claude_code.TARGET, transcript=self.read)
+
+    def read(self, path: str, offset: int) -> tuple[list, int]:
+        found = read_transcript(path, offset)
+        self.reads += 1
+        if self.armed and self.lands.transcript.exists():
+            with self.transcript.open("a") as handle:
+                handle.write(self.lands.transcript.read_text())
+            self.lands.transcript.unlink()
+        return found
+
+    def __call__(self, event: str, timeout: float = 60, **fields: object) -> dict | None:
+        self.reads = 0
+        body = {**payload(event, session=SESSION, cwd=self.cwd, **fields),
+                "transcript_path": str(self.transcript)}
+        text = handle(self.target, json.dumps(body).encode(), self.root, Budget(timeout))
+        return json.loads(text) if text else None
+
+
+def test_a_call_waits_briefly_for_the_answer_that_asked_for_the_call_before(
+    hook: Hook, tmp_path: Path
+) -> None:
+    """When calls come faster than Claude Code writes its transcript, the answer asking for a
+    call can still be unwritten at the next call's PreToolUse (the CI rehearsal: the third
+    call's at the fourth's, 9 runs of 12), and a limit held two calls late. The reader names
+    the calls each answer issued, so that PreToolUse knows the answer asking for the call
+    before is unread and reads on until it lands (bounded): the limit holds the next call,
+    at most one late. A call's own answer is never waited for (one read)."""
+    (hook.root / "policy.toml").write_text(LIMIT)
+    late = Lagging(hook, tmp_path)
+    late("SessionStart", source="startup")
+    answer(late, "msg_1", USAGE, asks=1)  # $0.006
+    assert call(late, 1) is None
+    ran(late, 1)
+    assert call(late, 2) is None  # its own answer is unwritten: not waited for
+    assert late.reads == 1 and len(usages(late)) == 1
+    ran(late, 2)
+    answer(late.lands, "msg_2", USAGE, asks=2)  # $0.012 in all, written during call 3's hook
+    late.armed = True
+    refused = call(late, 3)
+    assert late.reads == 2 and len(usages(late)) == 2
+    (escalation,) = late.events("escalation")
+    assert escalation["call_id"] == "toolu_3" and "cost_usd" in escalation["reason"]
+    assert refused is not None
+    assert refused["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_an_answer_that_never_lands_is_waited_for_once_and_no_longer_than_the_target_says(
+    hook: Hook, tmp_path: Path
+) -> None:
+    """The wait is bounded by the target's `call_waits_s`, then the call is judged with what
+    was read; the answer given up on is not waited for again by the next call. A transcript
+    that never named a call of the session (another file, another format) is not waited on."""
+    late = Lagging(hook, tmp_path)
+    late.target = dataclasses.replace(late.target, call_waits_s=0.2)
+    late("SessionStart", source="startup")
+    answer(late, "msg_1", USAGE, asks=1)
+    call(late, 1)
+    ran(late, 1)
+    call(late, 2)  # its answer never lands
+    ran(late, 2)
+    started = time.monotonic()
+    assert call(late, 3) is None
+    assert 0.2 <= time.monotonic() - started < 2
+    ran(late, 3)
+    started = time.monotonic()
+    answer(late, "msg_3", USAGE, asks=3)
+    call(late, 4)  # (call 3's answer came: call 4's own, unwritten, is the next to wait for)
+    call(late, 5)  # call 4 still runs: a call of the same answer, whose answer is its own
+    assert late.reads == 1 and time.monotonic() - started < 0.2
+    assert [e["call_id"] for e in late.events("verdict")] == [f"toolu_{n}" for n in range(1, 6)]
+
+    other = Lagging(Hook(tmp_path / "store-2", hook.cwd, tmp_path / "other.jsonl"), tmp_path)
+    other.root.mkdir()
+    other.target = dataclasses.replace(other.target, call_waits_s=5)
+    other("SessionStart", source="startup")
+    answer(other, "msg_1", USAGE)  # its calls are not this session's
+    started = time.monotonic()
+    for n in (1, 2, 3):
+        call(other, n)
+        ran(other, n)
+    assert time.monotonic() - started < 5 and len(other.events("verdict")) == 3
 
 
 def test_an_answer_read_at_once_is_one_usage_event_and_its_call_is_charged_all_of_it(

@@ -83,6 +83,14 @@ class Memory:
     batched: dict[str, str] = field(default_factory=dict)
     """call id -> its batch (the id of the model answer that issued it), for calls the
     transcript showed whose PreToolUse has not come yet, oldest first."""
+    unasked: str | None = None
+    """The last call that went through PreToolUse before the transcript showed the answer that
+    asked for it, while that answer is still unread (`ask`; `issued` clears it). Only the last:
+    each PreToolUse waits for the one before it (or gives up on it) before it becomes it."""
+    names_calls: bool = False
+    """The transcript followed has shown the answer asking for a call of this session: it names
+    the session's calls, so one missing there is an answer not written yet (a transcript that
+    never names them, a subagent's, a changed format, is never waited on)."""
 
     def displayed(self, message_id: str, delta: str) -> None:
         """Keep a flush of a message's text (bounded: `DISPLAY_KEPT` messages, each cut at
@@ -99,8 +107,16 @@ class Memory:
         for call_id in call_ids:
             if call_id not in self.seen:
                 self.batched[call_id] = batch
+            if call_id == self.unasked:
+                self.unasked, self.names_calls = None, True
         while len(self.batched) > BATCHED_KEPT:
             del self.batched[next(iter(self.batched))]
+
+    def ask(self, call_id: str, asked: bool) -> None:
+        """A call went through PreToolUse; `asked`: the answer that asked for it was read."""
+        if asked:
+            self.names_calls = True
+        self.unasked = None if asked else call_id
 
     def batch_of(self, call_id: str) -> str | None:
         """The batch of a call the transcript showed (None: not shown yet, or never)."""
@@ -233,6 +249,7 @@ def _load(path: Path) -> Memory:
     notes = data.get("notes")
     display = data.get("display")
     batched = data.get("batched")
+    unasked = data.get("unasked")
     return Memory(
         transcript=data.get("transcript") if isinstance(data.get("transcript"), str) else None,
         offset=offset if isinstance(offset, int) and offset >= 0 else 0,
@@ -254,6 +271,8 @@ def _load(path: Path) -> Memory:
         usage_warned=data.get("usage_warned") is True,
         batched={k: v for k, v in batched.items() if isinstance(v, str)}
         if isinstance(batched, dict) else {},
+        unasked=unasked if isinstance(unasked, str) else None,
+        names_calls=data.get("names_calls") is True,
     )
 
 
@@ -267,7 +286,8 @@ def _dump(memory: Memory) -> str:
         "last_text": memory.last_text, "seen": memory.seen, "waiting": memory.waiting,
         "numbered": memory.numbered, "notes": memory.notes, "display": memory.display,
         "displays": memory.displays, "tally": memory.tally.dump(), "model": memory.model,
-        "usage_warned": memory.usage_warned, "batched": memory.batched})
+        "usage_warned": memory.usage_warned, "batched": memory.batched,
+        "unasked": memory.unasked, "names_calls": memory.names_calls})
 
 
 def _values(memory: Memory) -> tuple[object, ...]:
@@ -279,7 +299,7 @@ def _values(memory: Memory) -> tuple[object, ...]:
             {k: list(v) for k, v in memory.waiting.items()}, memory.numbered,
             dict(memory.notes), dict(memory.display), memory.displays,
             {k: list(v) for k, v in memory.tally.dump().items()}, memory.model,
-            memory.usage_warned, dict(memory.batched))
+            memory.usage_warned, dict(memory.batched), memory.unasked, memory.names_calls)
 
 
 def _last_whole(raw: bytes) -> object:

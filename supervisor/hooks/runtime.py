@@ -79,7 +79,8 @@ CHECKPOINT_AFTER_S = 30.0
 and git (a share of it, `journal.CHECKPOINT_SHARE`, for the commit), as a call's PreToolUse
 that takes it has its agent's timeout."""
 STOP_POLL_S = 0.02
-"""How often a Stop waiting for its answer in the transcript reads on (`await_answer`)."""
+"""How often a hook waiting for an answer in the transcript reads on (a Stop's,
+`await_answer`; a call's, `await_asked`)."""
 ANSWER_PREFIX = 2000
 """Characters (white space aside) compared to recognise the answer a Stop names."""
 HEARTBEAT_S = 5.0
@@ -304,14 +305,14 @@ class _Call:
         agent's transcript since the last call (hooks are not given it, and
         `consecutive_tool_calls` counts calls since the model last said something). A
         transcript seen for the first time is read from its start only in a session that
-        starts now (not resumed): older text is not this run's. At a call, only what the
-        transcript holds now is read, never waited for (a Stop may wait: `await_answer`): an
+        starts now (not resumed): older text is not this run's. At a call, what the
+        transcript holds now is read; the call's own answer is never waited for (a Stop may
+        wait for its: `await_answer`), only, briefly, the one before's (`await_asked`): an
         answer the agent writes after it ran the hook of the call the answer asked for (Claude
         Code at times, tens of ms later) is counted at the next hook that reads it (in the
         resident server, once the call's last hook is answered: `read_after`), so a
-        `tokens`/`cost_usd` limit or budget may hold one call late (docs/hooks.md, "Usage");
-        the wait cost every call of such an agent. So is a
-        call's batch: an answer's calls the transcript shows are kept until their own
+        `tokens`/`cost_usd` limit or budget may hold one call late (docs/hooks.md, "Usage").
+        So is a call's batch: an answer's calls the transcript shows are kept until their own
         PreToolUse takes them (`Memory.issued`); a call whose answer is not written yet has
         none."""
         reader, path = self.target.transcript, self.step.transcript
@@ -331,9 +332,13 @@ class _Call:
                 memory.transcript = path
                 memory.offset = 0 if new_session and not resumed else _size(path)
                 memory.mark = None
+                memory.unasked, memory.names_calls = None, False
             said = self.read_transcript(memory)
             if self.step.hook_event == "Stop":  # (a subagent's stop ends no run)
                 self.await_answer(memory, said)
+            elif self.target.call_waits_s and self.step.kind == "call" and (
+                    self.step.call is not None and not self.step.no_result):
+                self.await_asked(memory, self.step.call["call_id"])
 
     def await_answer(self, memory: hook_memory.Memory, said: list[str]) -> None:
         """At Stop, for an agent that writes its transcript behind its hooks
@@ -361,6 +366,31 @@ class _Call:
             if _size(path) > memory.offset and any(
                     _same_answer(t, text) for t in self.read_transcript(memory)):
                 return
+
+    def await_asked(self, memory: hook_memory.Memory, call_id: str) -> None:
+        """At a call's PreToolUse, for an agent that writes its transcript behind its hooks
+        (`Target.call_waits_s`): read on while the answer that asked for the call before this
+        one is unwritten (`Memory.unasked`), for at most that long, so that what every earlier
+        answer spent is counted before this call is judged and a `tokens`/`cost_usd` limit
+        holds at most one call late. This call's own answer is never waited for: Claude Code
+        writes it after the call's PreToolUse for about half the calls, and a wait for it cost
+        every such call tens of ms (issue 40); the one before had the time this call's answer
+        took to come, so it is nearly always there. No wait then (one comparison), nor while
+        the call before is still running (`GuardState.calls`: a call of the same answer, run
+        in parallel, whose answer is this call's own), nor when the transcript never named a
+        call of the session (`Memory.names_calls`: a wrong file, a format that changed); an
+        answer still unwritten at the end is given up on (never waited for again) and this
+        call is judged with what was read. Then this call is the one the next waits for,
+        unless its own answer was read."""
+        pending, path = memory.unasked, memory.transcript
+        if (memory.names_calls and pending is not None and pending != call_id and path
+                and pending not in self.guard.state.calls):
+            until = min(time.monotonic() + self.target.call_waits_s, self.budget.deadline())
+            while memory.unasked == pending and (left := until - time.monotonic()) > 0:
+                time.sleep(min(STOP_POLL_S, left))
+                if _size(path) > memory.offset:
+                    self.read_transcript(memory)
+        memory.ask(call_id, asked=self.batch is not None)
 
     def read_transcript(self, memory: hook_memory.Memory) -> list[str]:
         """Record what the transcript the session follows (`memory.transcript`) holds since

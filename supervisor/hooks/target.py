@@ -97,6 +97,12 @@ class Target:
     queue of asynchronous writes, hundreds of milliseconds behind on a loaded machine). Stop
     is the last hook of a headless run: what the transcript lacks then is never read, so the
     tokens of the last answers would never be counted. 0: read what is there."""
+    call_waits_s: float = 0.0
+    """How long a call's PreToolUse may wait for the answer that asked for the call before it
+    to reach the transcript, for an agent that writes its transcript behind its hooks and whose
+    reader names the calls each answer issued (`Issued`): with every earlier answer counted, a
+    `tokens`/`cost_usd` limit holds at most one call late (`runtime._Call.await_asked`; no wait
+    when that answer is already there). 0: read what is there."""
     batches: bool = False
     """True when the agent reports calls after they ran in a batch event (Claude Code's and
     Qwen Code's PostToolBatch): the runtime then keeps the ids of the calls that went through

@@ -109,7 +109,7 @@ def usage_is_recorded_and_the_budget_holds(
     session's events. `late`: how many calls late the budget may hold, for an agent that may
     write an answer's usage only after the call it asked for was judged (counted at a later
     call): 1 scripts a fourth call and the hold must come at the third or the fourth (Claude
-    Code); 2 a fifth too, the hold at the third to the fifth (Qwen Code)."""
+    Code, Qwen Code); 2 a fifth too, the hold at the third to the fifth."""
     agent.sandbox.write_policy(TOKEN_BUDGET)
     agent.install_hooks("--timeout", "90")
     for i in range(len(calls)):  # what the calls list (`Driver.usage_calls`) exists: calls that

@@ -40,6 +40,9 @@ STOP_WAITS_S = 3.0
 """How long the Stop hook waits for the last answer to reach the chat file: Qwen Code queues
 its chat-file writes (several awaited file operations each), which ran up to 0.7 s behind its
 hooks with 2 cores loaded to 14-20 (docs/qwen-code.md, "Tokens and cost")."""
+CALL_WAITS_S = 0.3
+"""How long a call's PreToolUse waits for the answer asking for the call before it to reach
+the chat file (`Target.call_waits_s`; docs/qwen-code.md, "Tokens and cost")."""
 NOTES = (
     "Qwen Code reads a project's settings (.qwen/settings.json) only in a trusted folder; "
     "user settings (~/.qwen/settings.json, --user) load everywhere.",
@@ -76,6 +79,7 @@ TARGET = Target(
     ),
     transcript=read_chat,
     reads_usage=True,
+    call_waits_s=CALL_WAITS_S,
     stop_waits_s=STOP_WAITS_S,
     batches=True,  # PostToolBatch
 )

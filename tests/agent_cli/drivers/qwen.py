@@ -34,10 +34,10 @@ class QwenDriver(Driver):
     reads_before_edit = True  # Qwen edits only files it read
     ends_session = False  # SessionEnd does not fire in a headless run
     # Qwen Code writes an answer's usage to its chat file at times only after the call's hooks
-    # ran (a queue of writes): counted at a later hook, so a budget may hold one call late, two
-    # on a loaded machine; the Stop hook waits for the last answer, so the counts are exact
-    # (docs/qwen-code.md)
-    usage_late = 2
+    # ran (a queue of writes): counted at a later hook, so a budget may hold one call late; the
+    # next call's PreToolUse waits (at most 0.3 s) for the answer asking for the call before,
+    # and the Stop hook for the last answer, so the counts are exact (docs/qwen-code.md)
+    usage_late = 1
 
     def check_install(self, agent: Agent) -> None:
         settings = json.loads(agent.settings_path.read_text())
