@@ -290,6 +290,10 @@ class SessionJournal:
                 state.pending = None
         if not fresh:
             catch_up.redo(self, facts.events, set(new))
+        waiting = facts.pending
+        if waiting is not None and state.pending is None and not state.ended and not (
+                facts.ended) and waiting["escalation_id"] not in state.decided:
+            state.pending = waiting  # the log says the agent waits for an operator
         state.escalations = max(state.escalations, facts.escalations)
         state.tasks_started = max(state.tasks_started, facts.tasks)
         if facts.ended and not state.ended:

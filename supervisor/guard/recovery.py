@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 _WANTED = (b'"decision_applied"', b'"decision_ignored"', b'"escalation"', b'"task_start"',
            b'"session_end"')
 _NUMBERED = re.compile(r"(?:esc-|t)(\d{1,9})")
+_ENVELOPE = frozenset({"v", "seq", "ts", "seal"})
 
 
 @dataclass(slots=True)
@@ -58,6 +59,11 @@ class LogFacts:
     """The highest `tN` task number used."""
     ended: str | None = None
     """The status of the last `session_end`, if the session ended."""
+    pending: dict[str, Any] | None = None
+    """The last escalation of the stretch that nothing in it answered (no `decision_applied`
+    naming it, no end), as the guard keeps it pending (without its loop's signature, which
+    the log does not hold): a state lost, set aside or killed before it saved no longer
+    forgets that the agent waits for an operator (`rm state.json` released a held agent)."""
     events: list[dict[str, Any]] = field(default_factory=list)
     """Every event of the stretch, in order (only when asked for: `scan(everything=True)`)."""
 
@@ -107,12 +113,18 @@ def _note(facts: LogFacts, event: dict[str, Any]) -> None:
             facts.handled.append(decision_id)
             if kind == "decision_applied":
                 facts.applied.append(event)
+                if facts.pending is not None and (
+                        event.get("escalation_id") == facts.pending.get("escalation_id")):
+                    facts.pending = None
     elif kind == "escalation":
         facts.escalations = max(facts.escalations, _number(event.get("escalation_id"), "esc-"))
+        if isinstance(event.get("escalation_id"), str):
+            facts.pending = {k: v for k, v in event.items() if k not in _ENVELOPE}
     elif kind == "task_start":
         facts.tasks = max(facts.tasks, _number(event.get("task_id"), "t"))
     elif kind == "session_end" and isinstance(event.get("status"), str):
         facts.ended = event["status"]
+        facts.pending = None
 
 
 def _number(value: Any, prefix: str) -> int:
