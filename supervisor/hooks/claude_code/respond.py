@@ -17,7 +17,7 @@ reason starts by naming the supervisor and says what to do. Claude Code caps hoo
 
 from typing import Any
 
-from supervisor.hooks.wording import DENY_ACTIONS, SOURCE, reason, render
+from supervisor.hooks.wording import DENY_ACTIONS, SOURCE, reason, refusal, render
 from supervisor.hooks.wording import first_line as _first_line
 
 
@@ -61,9 +61,7 @@ def pre_tool_output(
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                        "additionalContext": f"{SOURCE}: {text}"}}
     if action in DENY_ACTIONS or action == "stop":
-        why = reason(action, text)
-        if cached_output:
-            why = f"{why}\n\n{cached_output}"
+        why = refusal(action, text, cached_output)
         out: dict[str, Any] = {
             "hookSpecificOutput": {
                 "hookEventName": event,
