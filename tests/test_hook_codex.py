@@ -194,7 +194,7 @@ def test_a_patch_over_several_files_records_and_shows_every_file(tmp_path: Path)
     `docs/protocol.md` field of the files a call may write; the one it adds as null), and
     `supervisor tail` and the dashboard's history say them before the arguments, where a line
     cut at the terminal's width keeps them."""
-    from supervisor.tui.history import summarize
+    from supervisor.store.render import summary
 
     work, root = tmp_path / "work", tmp_path / "store"
     (work / "src").mkdir(parents=True)
@@ -218,7 +218,7 @@ def test_a_patch_over_several_files_records_and_shows_every_file(tmp_path: Path)
     assert list(call["files_before"]) == ["src/a.py", "src/b.py", "src/c.py"]
     assert call["files_before"]["src/a.py"] and call["files_before"]["src/c.py"] is None
     said = "Bash on src/a.py, src/b.py, src/c.py: {\"command\":\"apply_patch"
-    assert summarize(call).startswith(said)
+    assert summary(call).startswith(said)
     tail = run_cli("tail", session.name, "--root", str(root), COLUMNS="80")
     assert tail.returncode == 0, tail.stderr
     (line,) = [line for line in tail.stdout.splitlines() if "tool_call" in line]

@@ -581,8 +581,8 @@ async def test_history_reads_usage_and_start_in_words_and_folds_lone_heartbeats(
         await pilot.pause()
         assert isinstance(app.screen, SessionScreen)
         text = screen_text(app)
-        assert "demo-agent  in /work" in text and "task=None" not in text and "None" not in text
-        assert "1200 tokens in, 300 out, $0.02" in text and '"input_tokens"' not in text
+        assert "agent demo-agent in /work" in text and "None" not in text
+        assert "1200 in / 300 out tokens, $0.0200" in text and '"input_tokens"' not in text
         assert "heartbeat        " not in text  # each lone heartbeat between two steps: folded
         assert "3 heartbeats folded (h)" in text
         await press(pilot, "h")  # shown again on request

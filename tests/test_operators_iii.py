@@ -106,11 +106,11 @@ def test_quitting_the_demo_says_its_folder_is_removed(
 
 
 def test_a_notification_row_of_the_history_reads_as_words() -> None:
-    from supervisor.tui.history import summarize
+    from supervisor.store.render import summary
 
-    assert summarize({"type": "notification", "escalation_id": "esc-1", "outcome": "failed",
-                      "service": "ntfy", "attempt": 2, "reason": "HTTP 503"}) == (
-        "esc-1 failed via ntfy (attempt 2): HTTP 503")
-    assert summarize({"type": "notification", "escalation_id": "esc-1", "outcome": "sent",
-                      "service": "ntfy", "attempt": 1, "reason": None}) == (
-        "esc-1 sent via ntfy (attempt 1)")
+    assert summary({"type": "notification", "escalation_id": "esc-1", "outcome": "failed",
+                    "service": "ntfy", "attempt": 2, "reason": "HTTP 503"}) == (
+        "esc-1: failed via ntfy (attempt 2): HTTP 503")
+    assert summary({"type": "notification", "escalation_id": "esc-1", "outcome": "sent",
+                    "service": "ntfy", "attempt": 1, "reason": None}) == (
+        "esc-1: sent via ntfy (attempt 1)")

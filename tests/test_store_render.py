@@ -2,6 +2,7 @@
 
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -111,17 +112,25 @@ def test_a_rollback_says_files_put_back_not_restored() -> None:
 @pytest.mark.parametrize("raw", [raw for raw in blocks("json") if b'"type":"decision"' not in raw
                                  and b'"type":"thought"' not in raw],
                          ids=lambda raw: raw[30:60].decode())
-def test_the_dashboards_history_says_each_documented_event_in_words(raw: bytes) -> None:
-    """The dashboard's history row of every agent-side event type `tail` has words for is
-    words too: a rollback (an offline `supervisor rollback`, a decision's) was its JSON there
-    (`{"checkpoint_id":"cp-1","restored_files":2,…}`), and so were a hint and a disobeyed call;
-    a rollback reads as `tail` reads it."""
-    import json
+def test_the_dashboards_history_says_each_documented_event_as_tail_does(
+        raw: bytes, tmp_path: Path) -> None:
+    """The dashboard's history row of every documented agent-side event is `tail`'s words for
+    it, made by the same function from the raw line the dashboard reads back: the two had
+    their own near-copies, which said one event two ways (`3 in / 120 out tokens` and `3
+    tokens in, 120 out`; a refused call's `refused by the guard` only in `tail`), and before
+    that a rollback, a hint and a disobeyed call were their JSON in the dashboard."""
+    from supervisor.store.local import LocalStore
+    from supervisor.tui.history import HistoryStore
 
-    from supervisor.tui.history import summarize
-
-    event = json.loads(raw)
-    text = summarize(event)
-    assert not text.startswith("{"), text
-    if event["type"] == "rollback":
-        assert describe_event(parse_line(raw)).endswith(text)  # type: ignore[arg-type]
+    root = tmp_path / "store"
+    events = root / "sessions" / "s1" / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_bytes(raw + b"\n")
+    history = HistoryStore(LocalStore(root).log("s1"))
+    history.append(parse_line(raw), 0)  # type: ignore[arg-type]
+    row = history.text(0)  # as the dashboard draws it: read back raw
+    assert not row.startswith("{"), row
+    line = describe_event(parse_line(raw), width=None)  # type: ignore[arg-type]
+    said = [*line.split(maxsplit=3), ""][3]  # after seq, time and type
+    assert said.startswith(row.removesuffix("…")) and (row.endswith("…") or said == row), \
+        (said, row)

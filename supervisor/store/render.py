@@ -8,7 +8,7 @@ text can never move the cursor, retitle the window or reach the clipboard.
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from supervisor.protocol.bad_line import BadLine
@@ -62,12 +62,8 @@ def ago_changes_at(ts: float | None, now: float) -> float:
 def describe_event(event: "Event", width: int | None = _WIDTH) -> str:
     """`seq time type summary` on one line, with every agent-provided string cleaned (cut at
     `width` characters; None: not cut)."""
-    render = _RENDERERS.get(event.type, _generic)
-    try:
-        summary = render(event)
-    except (AttributeError, KeyError, TypeError, ValueError):  # an event built by hand
-        summary = _generic(event)
-    return clean(f"{event.seq:>6} {clock(event.ts)} {event.type:<16} {summary}".rstrip(),
+    said = summary(event.model_dump(mode="json"))
+    return clean(f"{event.seq:>6} {clock(event.ts)} {event.type:<16} {said}".rstrip(),
                  keep_newlines=False, limit=width)
 
 
@@ -113,34 +109,37 @@ def _compact(value: object, limit: int = 400) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)[:limit]
 
 
-def _generic(e: "Event") -> str:
-    return _compact(e.model_dump(mode="json", exclude={"v", "seq", "ts", "type"}))
+def _generic(g: Mapping[str, Any]) -> str:
+    return _compact({k: v for k, v in g.items() if k not in ("v", "seq", "ts", "type")})
 
 
 def _opt(label: str, value: object) -> str:
     return f" {label} {value}" if value not in (None, "") else ""
 
 
-def _memory(e: Any) -> str:
-    call = getattr(e, "call_id", None)
-    return f"{getattr(e, 'kind', '?')}{f' [{call}]' if call else ''} {getattr(e, 'message', '')}"
+def _memory(g: Mapping[str, Any]) -> str:
+    call = g.get("call_id")
+    return f"{g.get('kind', '?')}{f' [{call}]' if call else ''} {g.get('message', '')}"
 
 
-def _session_start(e: Any) -> str:
-    beat = f", heartbeat every {e.heartbeat_s:g}s" if e.heartbeat_s else ""
-    return (f"agent {e.agent}{_opt('task', repr(e.task) if e.task else None)}"
-            f"{_opt('in', e.cwd)}{_opt('pid', e.pid)}{beat}")
+def _session_start(g: Mapping[str, Any]) -> str:
+    beat = f", heartbeat every {g['heartbeat_s']:g}s" if g.get("heartbeat_s") else ""
+    task = g.get("task")
+    return (f"agent {g['agent']}{_opt('task', repr(task) if task else None)}"
+            f"{_opt('in', g.get('cwd'))}{_opt('pid', g.get('pid'))}{beat}")
 
 
-def _tool_result(e: Any) -> str:
-    state = "ok" if e.ok else f"ERROR {e.error or ''}".rstrip()
-    timing = f", {e.duration_ms:g} ms" if e.duration_ms is not None else ""
-    return f"{state} [{e.call_id}] {e.output[:200]!r} ({e.output_bytes} bytes{timing})"
+def _tool_result(g: Mapping[str, Any]) -> str:
+    state = "ok" if g["ok"] else f"ERROR {g.get('error') or ''}".rstrip()
+    duration = g.get("duration_ms")
+    timing = f", {duration:g} ms" if duration is not None else ""
+    return (f"{state} [{g['call_id']}] {g['output'][:200]!r} ({g['output_bytes']} bytes"
+            f"{timing})")
 
 
-def _usage(e: Any) -> str:
-    cost = f", ${e.cost_usd:.4f}" if e.cost_usd is not None else ""
-    return f"{e.input_tokens} in / {e.output_tokens} out tokens{cost}"
+def _usage(g: Mapping[str, Any]) -> str:
+    cost = f", ${g['cost_usd']:.4f}" if g.get("cost_usd") is not None else ""
+    return f"{g['input_tokens']} in / {g['output_tokens']} out tokens{cost}"
 
 
 def _evidence(seqs: list[int]) -> str:
@@ -150,10 +149,10 @@ def _evidence(seqs: list[int]) -> str:
     return f" (evidence seq {shown})"
 
 
-def _changes(e: Any) -> str:
+def _changes(g: Mapping[str, Any]) -> str:
     """` (+1 ~2 -0 since cp3)`: what a checkpoint changed since the previous one (its
     `diffstat`), when it says."""
-    stat = (e.__pydantic_extra__ or {}).get("diffstat")
+    stat = g.get("diffstat")
     if not isinstance(stat, dict):
         return ""
     counts = [stat.get(k) for k in ("added", "modified", "deleted")]
@@ -165,17 +164,19 @@ def _changes(e: Any) -> str:
     return f" (+{counts[0]} ~{counts[1]} -{counts[2]} since {since})"
 
 
-def _escalation(e: Any) -> str:
-    kind = f" [{e.kind}]" if e.kind else ""
-    deadline = f", fallback {e.fallback} at {clock(e.deadline_ts)}" if e.deadline_ts else ""
-    return (f"{e.escalation_id} level {e.level}{kind}: {e.reason}; options "
-            f"{'/'.join(e.options) or '-'}{deadline or f', fallback {e.fallback}'}"
-            f"{_evidence(e.evidence)}")
+def _escalation(g: Mapping[str, Any]) -> str:
+    kind = f" [{g['kind']}]" if g.get("kind") else ""
+    fallback = g.get("fallback")
+    deadline = f", fallback {fallback} at {clock(g['deadline_ts'])}" \
+        if g.get("deadline_ts") else ""
+    return (f"{g['escalation_id']} level {g['level']}{kind}: {g['reason']}; options "
+            f"{'/'.join(g['options']) or '-'}{deadline or f', fallback {fallback}'}"
+            f"{_evidence(g['evidence'])}")
 
 
-def _verdict(e: Any) -> str:
-    text = e.message or e.reason or ""
-    return f"{e.action} (level {e.level}) [{e.call_id}] {text}".rstrip()
+def _verdict(g: Mapping[str, Any]) -> str:
+    text = g.get("message") or g.get("reason") or ""
+    return f"{g['action']} (level {g['level']}) [{g['call_id']}] {text}".rstrip()
 
 
 def _plan_step(plan: Any) -> str:
@@ -186,19 +187,21 @@ def _plan_step(plan: Any) -> str:
     return ""
 
 
-def _decision(e: Any) -> str:
-    target = f" {e.escalation_id}" if e.escalation_id else " (no escalation)"
-    detail = _opt("text", repr(e.text) if e.text else None) + _opt("checkpoint", e.checkpoint_id)
-    tasks = getattr(e, "tasks", None)  # a plan's sub-tasks (docs/plans.md)
+def _decision(g: Mapping[str, Any]) -> str:
+    eid = g.get("escalation_id")
+    target = f" {eid}" if eid else " (no escalation)"
+    text = g.get("text")
+    detail = _opt("text", repr(text) if text else None) + _opt("checkpoint",
+                                                               g.get("checkpoint_id"))
+    tasks = g.get("tasks")  # a plan's sub-tasks (docs/plans.md)
     if isinstance(tasks, list):
         detail += _opt("tasks", " | ".join(repr(t) for t in tasks))
-    return f"{e.operator}: {e.action}{target} [{e.decision_id}]{detail}"
+    return f"{g.get('operator')}: {g['action']}{target} [{g['decision_id']}]{detail}"
 
 
 def rollback_summary(checkpoint_id: object, restored_files: object, safety: object) -> str:
-    """A `rollback` event in words, for `tail` and the dashboard's history alike.
-    `restored_files` counts the files put back and those removed (created since): not
-    "restored" alone, which the CLI's own line tells apart."""
+    """A `rollback` event in words. `restored_files` counts the files put back and those
+    removed (created since): not "restored" alone, which the CLI's own line tells apart."""
     files = f"{restored_files} files put back as they were" if restored_files != 1 \
         else "1 file put back as it was"
     return f"to {checkpoint_id}: {files} (safety checkpoint {safety})"
@@ -208,11 +211,11 @@ FILES_SHOWN = 8
 
 
 def call_files(args: object, files_before: object) -> str:
-    """`on a.py, b.py, c.py: ` before a call's arguments, for `tail` and the dashboard's
-    history alike: the files it may write (its `files_before`) that no argument names as its
-    value, such as every file of a patch run as a shell line (Codex's `apply_patch <<'EOF'`,
-    whose headers sit deep in a heredoc a cut line never reaches); "" when its arguments name
-    them all (`Edit`'s `file_path`) or it records none. Raw: the caller cleans it."""
+    """`on a.py, b.py, c.py: ` before a call's arguments: the files it may write (its
+    `files_before`) that no argument names as its value, such as every file of a patch run as
+    a shell line (Codex's `apply_patch <<'EOF'`, whose headers sit deep in a heredoc a cut
+    line never reaches); "" when its arguments name them all (`Edit`'s `file_path`) or it
+    records none. Raw: the caller cleans it."""
     if not isinstance(files_before, dict) or not files_before:
         return ""
     named = {v for v in args.values() if isinstance(v, str)} if isinstance(args, dict) else set()
@@ -223,44 +226,60 @@ def call_files(args: object, files_before: object) -> str:
     return f"on {', '.join(paths[:FILES_SHOWN])}{more}: "
 
 
-def _tool_call(e: Any) -> str:
-    return (f"{e.tool} {call_files(e.args, getattr(e, 'files_before', None))}"
-            f"{_compact(e.args)} [{e.call_id}]"
-            + (f" refused by the {e.refused_by}" if e.refused_by else ""))
+def _tool_call(g: Mapping[str, Any]) -> str:
+    refused = g.get("refused_by")
+    return (f"{g['tool']} {call_files(g['args'], g.get('files_before'))}"
+            f"{_compact(g['args'])} [{g['call_id']}]"
+            + (f" refused by the {refused}" if refused else ""))
 
 
-def _rollback(e: Any) -> str:
-    return rollback_summary(e.checkpoint_id, e.restored_files, e.safety_checkpoint_id)
+def _rollback(g: Mapping[str, Any]) -> str:
+    return rollback_summary(g.get("checkpoint_id"), g.get("restored_files"),
+                            g.get("safety_checkpoint_id"))
 
 
-_RENDERERS: dict[str, Callable[[Any], str]] = {
+_RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "session_start": _session_start,
-    "task_start": lambda e: f"{e.task_id}: {e.title}{_plan_step(getattr(e, 'plan', None))}",
-    "task_end": lambda e: f"{e.task_id} {e.status}",
+    "task_start": lambda g: f"{g['task_id']}: {g['title']}{_plan_step(g.get('plan'))}",
+    "task_end": lambda g: f"{g['task_id']} {g['status']}",
     "tool_call": _tool_call,
     "tool_result": _tool_result,
-    "message": lambda e: f"{e.role}: {e.text}",
+    "message": lambda g: f"{g['role']}: {g['text']}",
     "usage": _usage,
-    "detection": lambda e: (f"{e.detector} level {e.level}: {e.message} "
-                            f"<{e.signature}>{_evidence(e.evidence)}"),
+    "detection": lambda g: (f"{g['detector']} level {g['level']}: {g['message']} "
+                            f"<{g['signature']}>{_evidence(g['evidence'])}"),
     "verdict": _verdict,
-    "limit": lambda e: f"{e.name} {e.value:g} of {e.limit:g} -> {e.action}",
-    "checkpoint": lambda e: (f"{e.checkpoint_id} {e.label!r} commit {e.commit[:12]} "
-                             f"at seq {e.at_seq}, {e.files} files{_changes(e)}"),
+    "limit": lambda g: f"{g['name']} {g['value']:g} of {g['limit']:g} -> {g['action']}",
+    "checkpoint": lambda g: (f"{g['checkpoint_id']} {g['label']!r} commit {g['commit'][:12]} "
+                             f"at seq {g['at_seq']}, {g['files']} files{_changes(g)}"),
     "escalation": _escalation,
-    "decision_applied": lambda e: (f"{e.action} [{e.decision_id}] for "
-                                   f"{e.escalation_id or '(no escalation)'}: {e.outcome}"),
-    "decision_ignored": lambda e: f"[{e.decision_id}] {e.reason}",
+    "decision_applied": lambda g: (f"{g['action']} [{g['decision_id']}] for "
+                                   f"{g.get('escalation_id') or '(no escalation)'}: "
+                                   f"{g['outcome']}"),
+    "decision_ignored": lambda g: f"[{g['decision_id']}] {g['reason']}",
     "rollback": _rollback,
-    "heartbeat": lambda e: "",
-    "hint": lambda e: f"{e.kind} [{e.call_id}] {e.message}",
-    "disobeyed": lambda e: f"[{e.call_id}] ran although refused ({e.refused}): {e.message}",
+    "heartbeat": lambda g: "",
+    "hint": lambda g: f"{g['kind']} [{g['call_id']}] {g['message']}",
+    "disobeyed": lambda g: (f"[{g['call_id']}] ran although refused ({g['refused']}): "
+                            f"{g['message']}"),
     "memory": _memory,
-    "notification": lambda e: (f"{e.escalation_id}: {e.outcome} via {e.service} "
-                               f"(attempt {e.attempt}){_opt(':', e.reason)}"
+    "notification": lambda g: (f"{g['escalation_id']}: {g['outcome']} via {g['service']} "
+                               f"(attempt {g['attempt']}){_opt(':', g.get('reason'))}"
                                ).replace(" :", ":"),
-    "session_end": lambda e: f"{e.status}{_opt(':', e.reason)}".replace(" :", ":"),
+    "session_end": lambda g: f"{g['status']}{_opt(':', g.get('reason'))}".replace(" :", ":"),
     "decision": _decision,
-    "unsealed": lambda e: describe_unsealed(getattr(e, "line_type", None),
-                                            getattr(e, "text", None)),
+    "unsealed": lambda g: describe_unsealed(g.get("line_type"), g.get("text")),
 }
+
+
+def summary(g: Mapping[str, Any]) -> str:
+    """What an event is about, in one line: `tail`'s words after its seq, time and type, and
+    the dashboard history's row, from the event as JSON (the dashboard reads its rows back
+    raw: no pydantic on its draw path). An event of a type without words, or whose fields are
+    not what its type says (built by hand), is its fields as compact JSON. Raw: the caller
+    cleans it."""
+    render = _RENDERERS.get(str(g.get("type")), _generic)
+    try:
+        return render(g)
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError):
+        return _generic(g)

@@ -10,7 +10,6 @@ rows in O(rows shown).
 """
 
 import bisect
-import json
 import re
 from array import array
 from collections import OrderedDict
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.safetext import clean
 from supervisor.store.base import Cursor, SessionLog
-from supervisor.store.render import call_files, rollback_summary
+from supervisor.store.render import summary
 from supervisor.store.voice import describe_unsealed, said
 
 if TYPE_CHECKING:
@@ -46,69 +45,6 @@ def type_code(name: str) -> int:
     return code
 
 
-def summarize(g: dict[str, Any]) -> str:
-    """One line saying what an event (as a JSON dict) is about; raw, the caller cleans it."""
-    kind = g.get("type")
-    match kind:
-        case "tool_call":
-            files = call_files(g.get("args"), g.get("files_before"))
-            return f"{g.get('tool')} {files}{_compact(g.get('args'))}  [{g.get('call_id')}]"
-        case "tool_result":
-            state = "ok" if g.get("ok") else f"ERROR {g.get('error') or ''}".rstrip()
-            return f"{state} [{g.get('call_id')}] {str(g.get('output'))[:200]}"
-        case "message":
-            return f"{g.get('role')}: {g.get('text')}"
-        case "verdict":
-            text = g.get("message") or g.get("reason") or ""
-            return f"{g.get('action')} (level {g.get('level')}) [{g.get('call_id')}] {text}"
-        case "detection":
-            return (f"{g.get('detector')} level {g.get('level')}: {g.get('message')}  "
-                    f"evidence {g.get('evidence')}")
-        case "escalation":
-            return f"{g.get('escalation_id')} level {g.get('level')}: {g.get('reason')}"
-        case "limit":
-            return f"{g.get('name')} {g.get('value')}/{g.get('limit')} -> {g.get('action')}"
-        case "checkpoint":
-            return (f"{g.get('checkpoint_id')} {g.get('label')} at seq {g.get('at_seq')} "
-                    f"({g.get('files')} files)")
-        case "decision_applied":
-            return f"{g.get('action')} [{g.get('decision_id')}] {g.get('outcome')}"
-        case "decision_ignored":
-            return f"[{g.get('decision_id')}] {g.get('reason')}"
-        case "task_start":
-            return f"{g.get('task_id')} {g.get('title')}"
-        case "task_end":
-            return f"{g.get('task_id')} {g.get('status')}"
-        case "session_start":  # what is not known is left out, not shown as None
-            return "  ".join(f"{name} {g[key]}" if name else str(g[key]) for name, key in (
-                ("", "agent"), ("task", "task"), ("in", "cwd")) if g.get(key) not in (None, ""))
-        case "usage":
-            cost = g.get("cost_usd")
-            return (f"{g.get('input_tokens')} tokens in, {g.get('output_tokens')} out"
-                    + (f", ${cost:g}" if isinstance(cost, int | float) else ""))
-        case "session_end":
-            return f"{g.get('status')} {g.get('reason') or ''}"
-        case "heartbeat":
-            return ""
-        case "notification":  # the operator's phone heard of an escalation, or not (notify)
-            why = f": {g.get('reason')}" if g.get("reason") else ""
-            return (f"{g.get('escalation_id')} {g.get('outcome')} via {g.get('service')} "
-                    f"(attempt {g.get('attempt')}){why}")
-        case "memory":  # the failure memory (docs/memory.md): what it told, what it learned
-            call = f" [{g.get('call_id')}]" if g.get("call_id") else ""
-            return f"{g.get('kind')}{call} {g.get('message')}"
-        case "rollback":  # `tail`'s words (it was the event's JSON here)
-            return rollback_summary(g.get("checkpoint_id"), g.get("restored_files"),
-                                    g.get("safety_checkpoint_id"))
-        case "hint":
-            return f"{g.get('kind')} [{g.get('call_id')}] {g.get('message')}"
-        case "disobeyed":
-            return (f"[{g.get('call_id')}] ran although refused ({g.get('refused')}): "
-                    f"{g.get('message')}")
-        case _:
-            return _compact({k: v for k, v in g.items() if k not in ("v", "seq", "ts", "type")})
-
-
 _STORED_AS_IS = re.compile(r"[!#-\[\]-~]+")
 """Printable ASCII but `"` and `\\`: what a stored line holds byte for byte of a text (JSON
 escapes quotes, backslashes and control characters; the log's search folds ASCII case only)."""
@@ -132,10 +68,6 @@ def unsealed_summary(line: dict[str, Any]) -> str:
     line still claims to be what it is not, so it is said as the agent's, quoted."""
     kind = line.get("line_type") if line.get("type") == "unsealed" else line.get("type")
     return describe_unsealed(kind, said(line))  # (`unsealed` as shipped by a relay: its own)
-
-
-def _compact(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)[:400]
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +192,7 @@ class HistoryStore:
             else:
                 try:
                     said = (unsealed_summary(line) if self.type_of(index) == "unsealed"
-                            else summarize(line))
+                            else summary(line))
                     text = clean(said, keep_newlines=False, limit=SUMMARY_LIMIT)
                 except RecursionError:
                     text = "(line no longer readable: nested too deeply)"
