@@ -83,3 +83,43 @@ def test_a_directory_swapped_for_a_link_while_a_rollback_runs_leads_nowhere(
     assert gone == [], f"{len(gone)} of the operator's files outside the tree were removed"
     assert "a.txt" in result.removed
     assert all(rel.startswith("sub/") for rel in result.differs)  # told, not hidden
+
+
+def test_a_directory_swapped_for_a_link_as_git_writes_files_back_leads_nowhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files a restore writes back are written by `git checkout`, given their paths after
+    they were checked: the agent swaps their directory for a link to elsewhere just as git
+    starts (a `git` on PATH does it, every run). Held: git writes no file through a link (it
+    makes the directory again), so the operator's file outside is untouched and the agent's
+    moved directory is reported as differing, not hidden."""
+    work = _project(tmp_path / "work")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("the operator's file\n")
+    sub = work / "sub"
+    sub.mkdir()
+    (sub / "keep.txt").write_text("checkpointed\n")
+    (sub / "gone.txt").write_text("checkpointed, deleted since\n")
+    real = shutil.which("git")
+    assert real
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(
+        "#!/bin/sh\n"
+        "for a in \"$@\"; do\n"
+        "  if [ \"$a\" = checkout ]; then\n"
+        f"    mv '{sub}' '{sub}.moved'; ln -s '{outside}' '{sub}'\n"
+        "  fi\n"
+        "done\n"
+        f"exec '{real}' \"$@\"\n")
+    (bin_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(real).parent}")
+    store = CheckpointStore(tmp_path / "session" / "checkpoints.git", work)
+    before = store.create("before")
+    (sub / "keep.txt").write_text("changed since\n")
+    (sub / "gone.txt").unlink()
+    result = store.restore(before.checkpoint_id)
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+    assert (outside / "keep.txt").read_text() == "the operator's file\n"
+    assert not sub.is_symlink() and (sub / "keep.txt").read_text() == "checkpointed\n"
+    assert result.differs == ["sub.moved/keep.txt"]
