@@ -8,7 +8,7 @@ from typing import Any
 
 from supervisor.engine.categories import classify
 from supervisor.engine.policy import Policy
-from supervisor.importers import load_runs
+from supervisor.importers import IMPORTERS, load_runs
 from tests.importer_helpers import DATA
 
 
@@ -53,6 +53,46 @@ def test_a_codex_rollout_with_records_of_a_newer_codex_is_read(tmp_path: Path) -
     assert messages == [("system", "# AGENTS."), ("user", "make the ")]
     assert run.meta["skipped"]["world_state/None"] == 1
     assert run.meta["skipped"]["world_state/world_state"] == 1
+
+
+def test_a_codex_code_mode_cell_that_only_polls_is_a_poll(tmp_path: Path) -> None:
+    """Codex's code mode polls a command still running in its PTY with an `exec` cell that
+    only calls `tools.write_stdin` (batch 9, `hk-20260713T2112-0537ac15`: 19 such cells while
+    a bats run printed nothing, 53 on a `gh run watch`); read as the `write_stdin` call it makes,
+    a cell with empty `chars` is a poll (it waits) and one with `\\u0003` types (it acts), as
+    the bare calls are. A cell that calls another tool as well stays an `exec` call."""
+    poll = ('const r = await tools.write_stdin({session_id:40005,chars:"",yield_time_ms:1000,'
+            "max_output_tokens:12000}); text(r.output);\n")
+    stop = 'const r = await tools.write_stdin({ session_id: 40005, chars: "\\u0003" }); text(r);'
+    both = ('const a = await tools.write_stdin({session_id:40005,chars:""});\n'
+            'await tools.update_plan({plan: []}); text(a.output);')
+    records = [
+        _codex({"id": "s1", "cwd": "/w", "cli_version": "0.142.5"}, "session_meta"),
+        _codex({"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "run the bats tests"}]}, t=1),
+        _codex({"type": "function_call", "name": "exec_command", "call_id": "c0",
+                "arguments": json.dumps({"cmd": "mise run test:bats"})}, t=2),
+        _codex({"type": "function_call_output", "call_id": "c0",
+                "output": "Process running with session ID 40005\nOutput:\n"}, t=3),
+    ]
+    for i, script in enumerate([poll, poll, stop, both], start=1):
+        records += [
+            _codex({"type": "custom_tool_call", "name": "exec", "call_id": f"c{i}",
+                    "input": script}, t=3 + 2 * i),
+            _codex({"type": "custom_tool_call_output", "call_id": f"c{i}",
+                    "output": "Script completed\nWall time 5.0 seconds\nOutput:\n\n"},
+                   t=4 + 2 * i),
+        ]
+    (run,) = load_runs(_write(tmp_path / "rollout.jsonl", records))
+    calls = [(e["tool"], e["args"]) for e in run.events if e["type"] == "tool_call"]
+    assert [tool for tool, _ in calls] == ["exec_command", "write_stdin", "write_stdin",
+                                           "write_stdin", "exec"]
+    assert calls[1][1] == calls[2][1] == {"session_id": 40005, "chars": ""}
+    assert calls[3][1] == {"session_id": 40005, "chars": "\u0003"}
+    vocabulary = IMPORTERS["codex"].tools
+    assert [vocabulary.role(tool) for tool, _ in calls[1:4]] == ["poll"] * 3
+    assert [vocabulary.types_input(args) for _, args in calls[1:4]] == [False, False, True]
+    assert calls[4][1] == {"input": both}
 
 
 def test_a_codex_mcp_call_is_named_as_codex_hooks_name_it() -> None:

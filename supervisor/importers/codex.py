@@ -130,6 +130,8 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
                     builder.tool_result(inner, True, "", ts=ts)
                 if wrapped:
                     name, args = "exec_command", {"cmd": wrapped[-1]}
+                elif name == "exec" and (poll := _wrapped_poll(payload.get("input"))):
+                    name, args = "write_stdin", poll
             open_calls[str(native)] = builder.tool_call(name, args, native, ts)
         elif kind == "response_item" and item in ("function_call_output",
                                                    "custom_tool_call_output"):
@@ -182,6 +184,31 @@ def _wrapped_commands(script: Any) -> list[str]:
         text = next(g for g in match.groups() if g is not None)
         found.append(re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text))
     return found
+
+
+_POLL = re.compile(r"""tools\.write_stdin\(\s*\{([^{}]*)\}\s*\)""")
+_SESSION = re.compile(r"\bsession_id\s*:\s*(\d+)")
+_CHARS = re.compile(r"""\bchars\s*:\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""")
+_UNICODE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _wrapped_poll(script: Any) -> dict[str, Any] | None:
+    """The `write_stdin` call a Codex `exec` cell makes when that is all it does (code mode
+    polls a command still running in its PTY this way: `tools.write_stdin({session_id: 40005,
+    chars: ""})`, then prints the output): `{session_id, chars}`, so that the cell is the poll
+    (or the keystrokes) it is, as a bare `write_stdin` call is, and not a new call repeated.
+    None: the cell calls another tool too, or its arguments are not literals."""
+    if not isinstance(script, str) or script.count("tools.") != 1:
+        return None
+    call = _POLL.search(script[:100_000])
+    session = _SESSION.search(call.group(1)) if call else None
+    chars = _CHARS.search(call.group(1)) if call else None
+    if call is None or session is None or chars is None:
+        return None
+    text = chars.group(1) if chars.group(1) is not None else chars.group(2)
+    text = _UNICODE.sub(lambda m: chr(int(m.group(1), 16)), text)
+    text = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
+    return {"session_id": int(session.group(1)), "chars": text}
 
 
 def _mcp_error(result: Any) -> str | None:
