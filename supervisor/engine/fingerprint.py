@@ -139,8 +139,8 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
     # and so do rustc's: the line numbers of the code it shows (`12 |     t + s`), the gutter
     # whose width follows them (`   |`, `  --> `, `   = help:`), and its location line
     # (`--> src/main.rs:12:5`, `::: ...`)
-    (("--> ",), _Lazy(r"^ *\d* ?(?=\||--> |::: |= )", re.M), ""),
-    (("--> ",), _Lazy(r"^((?:-->|:::) \S+?):\d+:\d+$", re.M), r"\1:<N>:<N>"),
+    (("--> ",), _Lazy(r"^ *\d* ?(?=\||= )|^ *((?:-->|:::) \S+?):\d+:\d+$", re.M),
+     lambda m: f"{m[1]}:<N>:<N>" if m[1] else ""),
     # element numbers of a browser page state are renumbered on every read of the same page
     (('"index"',), _Lazy(r'"index":\s*\d+'), '"index": <N>'),
     ((" \n", "\t\n"), _Lazy(r"[ \t]+$", re.M), ""),
