@@ -275,6 +275,38 @@ def test_an_answer_written_before_the_agent_reads_it_is_followed_to_its_outcome(
         web.stop()
 
 
+def test_a_refusal_gives_way_to_how_the_escalation_was_decided(root: Path, browser) -> None:
+    """Two operators: bob's answer is on its way, so ana's tap is refused "(the agent has not
+    applied it yet)"; that line stayed on her card, with "no longer waiting for an answer",
+    after the agent applied bob's answer. The card now says how it was decided."""
+    from supervisor.operator.send import send_decision
+    from supervisor.store.writer import event_writer
+    from tests.notify_helpers import escalate
+
+    escalate(root, "s1")
+    web = Web(root)
+    try:
+        page = browser.new_context(**PHONE).new_page()
+        page.goto(web.url)
+        page.fill("#who", "ana")
+        card = page.locator("section.card", has_text="esc-1")
+        card.get_by_role("button", name="Approve").wait_for()
+        bob = send_decision(root, "s1", "skip", escalation_id="esc-1", operator="bob")
+        card.get_by_role("button", name="Approve").click()
+        card.get_by_role("button", name="Yes, approve").click()
+        page.wait_for_selector("text=refused: already answered by bob: skip (the agent has not "
+                               "applied it yet)")
+        with event_writer(root, "s1") as w:  # the agent side applies bob's answer
+            w.append({"type": "decision_applied", "escalation_id": "esc-1",
+                      "decision_id": bob, "action": "skip", "operator": "bob",
+                      "outcome": "task t1 skipped"})
+        page.wait_for_selector(f"text=already answered by bob: skip ({bob}) task t1 skipped")
+        said = page.locator("section.card.answered").inner_text()
+        assert "not applied it yet" not in said and "Dismiss" in said
+    finally:
+        web.stop()
+
+
 def test_agent_text_in_one_unbroken_run_does_not_widen_the_phone_page(
         root: Path, browser) -> None:
     """A long agent name, task, command or reason without a space wraps inside its card: the

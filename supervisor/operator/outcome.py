@@ -20,3 +20,20 @@ def applied_said(outcome: object, answered: object, waits: str | None = None) ->
     if isinstance(answered, str) and answered:
         said += f" ({answered} answered)"
     return f"{said} — but {waits}" if waits else said
+
+
+def answered_said(action: str | None, operator: str | None, decision_id: str | None,
+                  outcome: str | None, ended: str | None = None) -> str:
+    """How an escalation that no longer waits was decided, for a view that offered it: `already
+    answered by alice: skip (d-…) task t1 skipped`, the deadline's fallback, or, with nothing
+    recorded (`action` None), the session's end (`ended`: its status). Raw: the caller cleans
+    it. A view's own refusal ("the agent has not applied it yet") is of its moment: once the
+    escalation has left the queue this is what is true."""
+    if action is None:
+        return (f"no longer waiting: the session ended ({ended}) unanswered" if ended
+                else "already answered")
+    if decision_id == "fallback":
+        return f"the deadline passed: the fallback ({action}) applied. {outcome or ''}".rstrip()
+    by = f" by {operator}" if operator else ""
+    return f"already answered{by}: {action} ({decision_id}) {outcome or ''}".rstrip()
+

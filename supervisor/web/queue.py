@@ -12,7 +12,7 @@ from typing import Any
 
 from supervisor import redact
 from supervisor.guard.inspect import still_waiting
-from supervisor.operator.outcome import applied_said
+from supervisor.operator.outcome import answered_said, applied_said
 from supervisor.operator.refusals import answer_refusal, unread_decisions
 from supervisor.operator.send import DecisionError, send_decision
 from supervisor.protocol.decisions import KINDS, plan_problem
@@ -94,12 +94,15 @@ class LiveQueue:
     # -- what the page shows -------------------------------------------------------------
 
     def snapshot(self, now: float | None = None, statuses: Iterable[str] = (),
-                 decisions: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
+                 decisions: Iterable[tuple[str, str]] = (),
+                 escalations: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
         """What the page shows: the queue, the stale and unsupervised sessions, and the status
         of the sessions in `statuses` only (the page asks for the one a link names: the
         status of every session would cost each 2-second refresh a walk over the whole store,
-        seconds and megabytes with 100,000 sessions), and what became of the `decisions`
-        (session, decision id) the page sent and still shows as written."""
+        seconds and megabytes with 100,000 sessions), what became of the `decisions`
+        (session, decision id) the page sent and still shows as written, and how the
+        `escalations` (session, escalation id) whose cards it still shows were decided, once
+        they no longer wait (the terminal's words: `operator.outcome.answered_said`)."""
         now = time.time() if now is None else now
         with self._lock:
             queue = [self._entry(e.session_id, e.escalation, now, stale=False)
@@ -117,13 +120,23 @@ class LiveQueue:
                     status, said = _said(out.state, out.detail, out.answered,
                                          still_waiting(st.summary, sid))
                     followed[f"{sid}/{decision_id}"] = {"status": status, "result": said}
+            decided: dict[str, str] = {}
+            for sid, eid in escalations:
+                st = self.model.sessions.get(sid)
+                if st is None or eid in st.summary.pending:
+                    continue
+                answer = st.summary.answers.get(eid)
+                said = (answered_said(None, None, None, None, st.summary.end_status)
+                        if answer is None else answered_said(*answer))
+                decided[f"{sid}/{eid}"] = _t(said, 600)
             silent = [{"session": sid, "reason": _t(reason, 400),
                        "agent": _t(st.summary.agent or "", 60),
                        "task": _t(st.summary.task or "", 200)}
                       for sid, st in self.model.sessions.items() if not st.gone
                       and (reason := self.model.unsupervised(sid, now)) is not None]
         return {"now": now, "queue": queue, "stale": stale, "sessions": sessions,
-                "count": count, "decisions": followed, "unsupervised": silent,
+                "count": count, "decisions": followed, "decided": decided,
+                "unsupervised": silent,
                 "loading": not self.loaded.is_set(), "total": self.total}
 
     def _entry(self, sid: str, esc: dict[str, Any], now: float, *, stale: bool

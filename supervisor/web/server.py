@@ -3,9 +3,10 @@ behind a signed-in session (or the token, for scripts), from the server's own us
 
     GET  /login?code=C    spends a one-time code: sets the session cookie, redirects to /
     GET  /                the page (docs/web.md)
-    GET  /api/queue[?session=S][&decision=S/D]
-                          the queue as JSON (with the status of session S, and what became
-                          of decision D of S: the page follows an answer it sent)
+    GET  /api/queue[?session=S][&decision=S/D][&escalation=S/E]
+                          the queue as JSON (with the status of session S, what became
+                          of decision D of S: the page follows an answer it sent, and how
+                          escalation E of S was decided once it no longer waits)
     GET  /api/escalation?session=S&escalation_id=E
                           what the terminal's escalation view shows besides the card: the
                           evidence steps (each call with its result) and the checkpoints
@@ -333,9 +334,11 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/api/queue":
             query = self._query()
             followed = [d.rpartition("/") for d in query.get("decision", [])[:20]]
+            decided = [e.rpartition("/") for e in query.get("escalation", [])[:20]]
             self._json(200, self.server.queue.snapshot(
                 statuses=query.get("session", [])[:20],
-                decisions=[(sid, did) for sid, _, did in followed if sid and did]))
+                decisions=[(sid, did) for sid, _, did in followed if sid and did],
+                escalations=[(sid, eid) for sid, _, eid in decided if sid and eid]))
         elif path == "/api/escalation":
             query = self._query()
             try:

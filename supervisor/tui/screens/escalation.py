@@ -20,6 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from supervisor.operator.outcome import answered_said
 from supervisor.protocol.decisions import KINDS, escalation_options, is_hold, meant
 from supervisor.store.summary import Answer
 from supervisor.store.voice import NO_SEAL_NOTE
@@ -455,23 +456,11 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
 
 def answered_text(answer: Answer | None, ended: str | None = None) -> Text:
     """`already answered by alice: skip (d-…) task t1 skipped`, or the deadline's fallback;
-    with no answer recorded, the session's end (`ended`: its status) when it ended."""
-    text = Text("", style="bold")
-    if answer is None:
-        text.append(f"no longer waiting: the session ended ({ended}) unanswered" if ended
-                    else "already answered")
-    elif answer.decision_id == "fallback":
-        text.append(f"the deadline passed: the fallback ({answer.action}) applied. ")
-        text.append_text(safe(answer.outcome, 200))
-    else:
-        text.append("already answered")
-        if answer.operator:
-            text.append(" by ")
-            text.append_text(safe(answer.operator, 40))
-        text.append(f": {answer.action} (")
-        text.append_text(safe(answer.decision_id, 40))
-        text.append(") ")
-        text.append_text(safe(answer.outcome, 200))
+    with no answer recorded, the session's end (`ended`: its status) when it ended
+    (`operator.outcome.answered_said`, the web page's words too)."""
+    said = (answered_said(None, None, None, None, ended) if answer is None else
+            answered_said(answer.action, answer.operator, answer.decision_id, answer.outcome))
+    text = safe(said, 400, "bold")
     text.append("   (escape closes)", style="dim")
     return text
 
