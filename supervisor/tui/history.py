@@ -352,6 +352,6 @@ def recent_steps(store: HistoryStore, count: int, *, before_seq: object = None
 
 def _refused(store: HistoryStore, index: int) -> bool:
     """Whether the verdict of row `index` refused its call (its summary starts with the
-    action: `summarize`)."""
+    action: `store.render`'s words for a verdict)."""
     text = store.summaries([index])[index]
     return text.split(" ", 1)[0] in REFUSALS
