@@ -318,8 +318,10 @@ def test_a_held_call_answers_within_the_installed_entrys_timeout(tmp_path: Path)
 @pytest.mark.slow
 def test_install_and_uninstall_write_through_a_symlinked_settings_file(tmp_path: Path) -> None:
     """A dotfile manager keeps settings.json as a link into its repository: install and
-    uninstall change the file it points to and leave the link a link (issue 18)."""
-    project = tmp_path / "proj"
+    uninstall change the file it points to and leave the link a link (issue 18). The user's
+    own file: a project's that leads out of the project is refused
+    (`tests/adversarial/test_adv_project_link.py`)."""
+    project = tmp_path / "home"
     (project / ".claude").mkdir(parents=True)
     dotfiles = tmp_path / "dotfiles"
     dotfiles.mkdir()
@@ -328,12 +330,12 @@ def test_install_and_uninstall_write_through_a_symlinked_settings_file(tmp_path:
     link = project / ".claude" / "settings.json"
     link.symlink_to(real)
 
-    assert _install(tmp_path, "--project", str(project), "--timeout", "120").returncode == 0
+    assert _install(tmp_path, "--user", "--timeout", "120").returncode == 0
     assert link.is_symlink() and link.resolve() == real.resolve()
     assert _ours(json.loads(real.read_text()))  # the hooks went into the linked file
     assert [p.name for p in dotfiles.iterdir()] == ["claude-settings.json"]  # no temp left there
 
-    done = _uninstall(tmp_path, "--project", str(project))
+    done = _uninstall(tmp_path, "--user")
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and real.read_text() == EXISTING
 
@@ -341,13 +343,13 @@ def test_install_and_uninstall_write_through_a_symlinked_settings_file(tmp_path:
 @pytest.mark.slow
 def test_a_link_to_a_file_the_installer_created_stays_a_link_on_uninstall(tmp_path: Path
                                                                          ) -> None:
-    project = tmp_path / "proj"
+    project = tmp_path / "home"  # the user's own settings (a project's may not lead out)
     (project / ".claude").mkdir(parents=True)
     real = tmp_path / "dotfiles" / "settings.json"
     link = project / ".claude" / "settings.json"
     real.parent.mkdir()
     link.symlink_to(real)  # dangling: the file does not exist yet
-    assert _install(tmp_path, "--project", str(project), "--timeout", "120").returncode == 0
+    assert _install(tmp_path, "--user", "--timeout", "120").returncode == 0
     assert link.is_symlink() and _ours(json.loads(real.read_text()))
-    assert _uninstall(tmp_path, "--project", str(project)).returncode == 0
+    assert _uninstall(tmp_path, "--user").returncode == 0
     assert link.is_symlink() and json.loads(real.read_text()) == {}

@@ -58,6 +58,14 @@ def run(args: argparse.Namespace) -> int:
     target = load(args.target)
     spec = target.settings
     path = spec.project_path(Path(args.project)) if args.project else spec.user_path()
+    if args.project:  # the project's files are the agent's: never written through a link out
+        try:
+            installer.require_in_project(path, Path(args.project))
+            private = getattr(spec, "project_private_path", None)  # a plugin file has none
+            if private is not None:
+                installer.require_in_project(private(Path(args.project)), Path(args.project))
+        except installer.InstallError as exc:
+            raise CliError(str(exc)) from exc
     if isinstance(spec, PluginFile):
         return _run_plugin(args, target, spec, path)
     # The project's other settings file: our entries there go too, so that one transport is

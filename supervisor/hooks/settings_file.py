@@ -234,6 +234,19 @@ def plan_uninstall(spec: Settings, path: Path) -> Plan:
     return Plan(path, old_text, _original_text(path, data))
 
 
+def require_in_project(path: Path, project: Path) -> Path:
+    """`path` (a project's settings file), when it really lies inside `project`: every link on
+    the way followed. `InstallError` otherwise: a project's files are the agent's (or its
+    repository's) to write, and `apply` writes through a link (a dotfile manager's, for the
+    user's own file), so a project's `.claude/settings.json` linked to the user's own settings
+    had a project install add hooks there, and an uninstall take them out of every session."""
+    real, top = os.path.realpath(path), os.path.realpath(project)
+    if os.path.commonpath([real, top]) != top:
+        raise InstallError(f"{path} leads outside the project (to {real}): refusing to write "
+                           "through it; remove the link, or install for the user (--user)")
+    return path
+
+
 def apply(plan: Plan) -> Path | None:
     """Write the planned content atomically; return the backup of the previous content.
 
