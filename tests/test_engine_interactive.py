@@ -290,3 +290,44 @@ def test_the_same_finished_answer_again_is_still_a_repeat() -> None:
     seen = [f.detector for i in range(4) for f in _run(
         engine, i, "mcp__jobs__check", {"taskId": "job-7"}, done, now=5.0 * i)[1]]
     assert "exact_repeat" in seen
+
+
+WAIT_TIMED_OUT = '{"message":"Wait timed out.","timed_out":true}'
+
+
+def test_a_codex_wait_agent_that_times_out_is_waiting_not_a_failure() -> None:
+    """Batch 9's `codex exec` review: two reviewer sub-agents spawned, then `wait_agent`
+    answered "Wait timed out" three times while they worked, read as three failures of one
+    call: `recurring_error` refused the fourth wait, the one that completed. A wait whose time
+    ran out saw the work still running (a poll); a wait that never ends is `polling`'s."""
+    engine = Engine(_codex_policy(400))
+    engine.observe({"type": "message", "role": "user", "text": "review the staged change"}, 0.0)
+    steps = [("wait_agent", {"timeout_ms": 10000}, WAIT_TIMED_OUT),
+             ("exec_command", {"cmd": "uv build --help | sed -n '1,90p'"}, "Usage: uv build"),
+             ("wait_agent", {"timeout_ms": 20000}, WAIT_TIMED_OUT),
+             ("list_agents", {}, '{"agents":[{"agent_name":"/root/review",'
+                                 '"agent_status":"running"}]}'),
+             ("wait_agent", {"timeout_ms": 30000}, WAIT_TIMED_OUT),
+             ("exec_command", {"cmd": "rg -n 'sdist' README.md"}, "README.md:4: sdist"),
+             ("wait_agent", {"timeout_ms": 30000}, '{"message":"Wait completed.",'
+                                                   '"timed_out":false}')]
+    for i, (tool, args, output) in enumerate(steps):
+        action, found = _run(engine, i, tool, args, output, now=20.0 * i)
+        assert (action, found) == ("allow", []), (i, found)
+    assert engine.st.counters["errors"] == 0
+    stuck = Engine(_codex_policy(400))
+    detectors = set()
+    for i in range(16):
+        action, found = _run(stuck, i, "wait_agent", {"timeout_ms": 30000}, WAIT_TIMED_OUT,
+                             now=30.0 * i)
+        detectors |= {f.detector for f in found}
+    assert detectors == {"polling"} and action == "block"
+
+
+def test_a_time_out_is_still_a_failure_of_a_call_that_is_no_wait() -> None:
+    """Only a poll's "timed out" is waiting: a command that timed out failed."""
+    engine = Engine(_codex_policy(400))
+    for i in range(3):
+        _run(engine, i, "exec_command", {"cmd": f"pytest -q tests/t{i}.py"}, "Wait timed out.",
+             now=float(i))
+    assert engine.st.counters["errors"] == 3

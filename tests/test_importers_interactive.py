@@ -168,3 +168,54 @@ def test_claude_codes_own_notices_are_not_the_assistants_messages(tmp_path: Path
     assert messages == [("user", "fix the "), ("system", "You're o"), ("system", "You're o"),
                         ("assistant", "Back: re")]
     assert run.meta["model"] is None
+
+
+def _cell(i: int, script: str, text: str, t: int) -> list[dict[str, Any]]:
+    """A Codex code-mode `exec` cell and its answer, in the real rollout's shape."""
+    return [_codex({"type": "custom_tool_call", "name": "exec", "call_id": f"x{i}",
+                    "input": script}, t=t),
+            _codex({"type": "custom_tool_call_output", "call_id": f"x{i}", "output": [
+                {"type": "input_text",
+                 "text": "Script completed\nWall time 5.0 seconds\nOutput:\n"},
+                {"type": "input_text", "text": text}]}, t=t)]
+
+
+_START = ('const r = await tools.exec_command({cmd:"mise run test:bats",'
+          '"workdir":"/w","yield_time_ms":1000,"max_output_tokens":12000}); text(r.output); '
+          "if(r.session_id) text(`SESSION_ID=${r.session_id}`);\n")
+_POLL = ('const r = await tools.write_stdin({session_id:40005,chars:"",yield_time_ms:1000,'
+         "max_output_tokens:12000}); text(r.output);\n")
+
+
+def _code_mode_rollout(path: Path, polls: int, quiet: bool) -> Path:
+    """A prompt, a test run started in a PTY, then `polls` code-mode polls of it: while it
+    runs (`quiet`: mostly empty answers, a test's line every fifth poll, a `ps` of its
+    processes every eighth, as a bats run polled every five seconds), or stuck on one line for
+    good."""
+    records = [_codex({"id": "s1", "cwd": "/w", "cli_version": "0.144.0"}, "session_meta"),
+               _codex({"type": "message", "role": "user", "content": [
+                   {"type": "input_text", "text": "run the bats tests"}]}, t=1),
+               *_cell(0, _START, "[build] $ mise-tasks/build\nSESSION_ID=40005", 2)]
+    for i in range(1, polls + 1):
+        if quiet and i % 8 == 0:
+            ps = ('const r = await tools.exec_command({cmd:"ps -Ao pid,etime,command | '
+                  "rg 'bats' | head -40\"}); text(r.output);\n")
+            records += _cell(1000 + i, ps, f"{7000 + i} 00:{i:02d} bats test/a.bats", 3)
+        text = ("" if i % 5 else f"ok {i} builtins test {i}") if quiet else "waiting for lock"
+        records += _cell(i, _POLL, text, 3)
+    return _write(path, records)
+
+
+def test_codex_code_mode_polls_of_a_quiet_test_run_are_no_loop(tmp_path: Path) -> None:
+    """Batch 9's `hk` session: a test run polled by code-mode cells alike (empty answers
+    between its lines, a `ps` now and then) was refused and paused as a repeat, a cycle and
+    no progress. Waiting on started work is no iteration; a poll stuck on one output is
+    still caught, by `polling` alone."""
+    from supervisor.analysis.replay import analyze_events
+
+    (quiet,) = load_runs(_code_mode_rollout(tmp_path / "quiet.jsonl", 35, quiet=True))
+    report = analyze_events(quiet.events, Policy.profile("default"), session="q", source="q")
+    assert report.findings == []
+    (stuck,) = load_runs(_code_mode_rollout(tmp_path / "stuck.jsonl", 40, quiet=False))
+    report = analyze_events(stuck.events, Policy.profile("default"), session="s", source="s")
+    assert {f.detector for f in report.findings} == {"polling"}

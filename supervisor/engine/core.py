@@ -32,6 +32,7 @@ from supervisor.engine.fingerprint import (
     outcome,
     reports_pending,
     run_signature,
+    waited_out,
 )
 from supervisor.engine.policy import PROFILES, Policy
 from supervisor.engine.recovery import output_line, recovery_turn
@@ -461,7 +462,9 @@ class Engine:
         output = output if isinstance(output, str) else ""
         err = event.get("error")
         err = err if isinstance(err, str) else None
-        ok = bool(event.get("ok")) and failure_line(output) is None
+        # a wait whose time ran out saw the work still running: no failure of the poll
+        waited = step["category"] == "poll" and waited_out(output)
+        ok = bool(event.get("ok")) and (waited or failure_line(output) is None)
         step["ok"] = ok
         step["outcome"], step["empty"] = outcome(ok, output)
         if ok and is_launch(output):  # an acknowledgement is no outcome: the launch itself is

@@ -215,6 +215,21 @@ def reports_pending(output: str) -> bool:
     return bool(_PENDING.get().search(output[:600]))
 
 
+_WAITED_OUT = _Lazy(
+    r"\A\s*[{\[]?[^\n]{0,40}?\bwait(?:ing)? timed out\b|"
+    r"[\"']timed_out[\"']\s*:\s*true\b", re.I)
+
+
+def waited_out(output: str) -> bool:
+    """Whether a wait's answer says only that its time ran out before the work it waits on
+    ended (Codex's `wait_agent`: `{"message":"Wait timed out.","timed_out":true}` while the
+    sub-agents it spawned still work). For a poll that is "still running", not a failure: three
+    such waits were one error three times to `recurring_error`, which refused the fourth wait,
+    the one that completed. A wait that never ends is still caught, by `polling` (the same
+    answer poll after poll)."""
+    return bool(_WAITED_OUT.get().search(output[:600]))
+
+
 def launch_outcome(signature: str) -> str:
     """The outcome of a launch: the call itself (what was launched), not its acknowledgement;
     the same launch again is the same outcome, a different one a new outcome."""

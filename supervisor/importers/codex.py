@@ -245,6 +245,6 @@ IMPORTER = Importer(
     "codex", "Codex CLI rollout .jsonl (session_meta/response_item lines)",
     matches, load, reads=records,
     tools=ToolVocabulary(shell=("shell", "exec_command", "local_shell", "shell_command"),
-                         edit=("apply_patch",), poll=("write_stdin",),
+                         edit=("apply_patch",), poll=("write_stdin", "wait_agent"),
                          command_keys=("cmd", "command"), input_keys=("chars",)),
 )
