@@ -63,6 +63,8 @@ def test_a_replayed_failing_edit_loop_is_denied_at_the_fourth_attempt(tmp_path: 
         # tree, so the supervisor does not read it)
         assert ("The edit of /w/parser.py failed, and the supervisor could not read the file "
                 "(outside the session's work tree)") in hint["additionalContext"]
+        # what follows a result speaks in the supervisor's name, as a refusal does
+        assert hint["additionalContext"].startswith("Agent Supervisor: ")
         if step == 2:  # the third identical failure: the agent is nudged right away
             assert "Loop:" in hint["additionalContext"]
         else:

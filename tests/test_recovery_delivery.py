@@ -75,7 +75,7 @@ def test_claude_code_a_third_failed_edit_is_told_to_step_back_with_the_region(
         told.append(answer["hookSpecificOutput"]["additionalContext"])
     assert HEADLINE not in told[0] and HEADLINE not in told[1]
     text = told[2]
-    assert text.startswith(f"{HEADLINE} Your last 3 edits")
+    assert text.startswith(f"Agent Supervisor: {HEADLINE} Your last 3 edits")
     edits = [e["seq"] for e in events(root, "c1") if e["type"] == "tool_call"]
     assert f"Tried: #{edits[0]}, #{edits[1]} and #{edits[2]}: Edit {app} (3 different calls)." \
         in text
@@ -135,7 +135,7 @@ def test_codex_a_third_identical_command_is_told_to_step_back(tmp_path: Path,
         told.append(answer["hookSpecificOutput"]["additionalContext"] if answer else "")
     assert told[:2] == ["", ""]
     text = told[2]
-    assert text.startswith(f"{HEADLINE} Your last 3 runs")
+    assert text.startswith(f"Agent Supervisor: {HEADLINE} Your last 3 runs")
     assert 'Bash {"command":"python3 check.py"} (the same call each time)' in text
     assert "each gave the same output (#4, #7 and #10), ending “add(2, 3) gave 6, not 5”" in text
     assert "no file changed between them" in text

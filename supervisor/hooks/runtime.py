@@ -607,7 +607,7 @@ def _on_result(c: _Call) -> str:
     assert r is not None
     detections = c.guard.post_call(r["call_id"], r["output"], ok=r["ok"], error=r["error"],
                                    duration_ms=r["duration_ms"], tool=r["tool"])
-    texts = [t for t in (note(c.held_note(r["call_id"])), _hints(detections)) if t]
+    texts = [t for t in (note(c.held_note(r["call_id"])), note(_hints(detections))) if t]
     return c.target.answers.context(c.step.hook_event, "\n".join(texts) or None,
                                     failure=None if r["ok"] else r["error"] or "")
 
@@ -640,7 +640,7 @@ def _on_batch(c: _Call) -> str:
         if worst is None or _SEVERITY[verdict.action] > _SEVERITY[worst.action]:
             worst = verdict
     if worst is None:  # only calls the agent's permission check refused: what they taught
-        return c.target.answers.context(c.step.hook_event, _hints(hints))
+        return c.target.answers.context(c.step.hook_event, note(_hints(hints)))
     verdict = c.hold(worst)
     if verdict.action == "pause":
         verdict = dataclasses.replace(verdict, action="block", message=STILL_WAITING)

@@ -14,7 +14,7 @@ Measured with Gemini CLI 0.61.0 (docs/gemini.md):
 
 from typing import Any
 
-from supervisor.hooks.wording import DENY_ACTIONS, SOURCE, first_line, refusal, render
+from supervisor.hooks.wording import DENY_ACTIONS, first_line, note, refusal, render
 
 _CONTEXT_EVENTS = frozenset({"SessionStart", "BeforeAgent", "AfterTool"})
 _OUTPUT_FAILURES = ("Exit code ", "killed by signal ")
@@ -62,7 +62,7 @@ def failed_tool_output(text: str | None, failure: str) -> dict[str, Any] | None:
     with the reason, so the reason is the tool's own error followed by ours."""
     if not text:
         return None
-    return {"decision": "deny", "reason": f"{failure.rstrip()}\n\n{SOURCE}: {text}"}
+    return {"decision": "deny", "reason": f"{failure.rstrip()}\n\n{note(text)}"}
 
 
 def context_output(event: str, text: str | None) -> dict[str, Any] | None:
