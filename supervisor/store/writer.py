@@ -135,7 +135,10 @@ class LineWriter:
     def _open(self) -> int:
         if self._fd is None:
             try:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+                # never through a link: one planted in the store would have the supervisor
+                # append to a file outside it (docs/security.md)
+                self._fd = os.open(self.path,
+                                   os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             except OSError as exc:
                 raise StoreError(f"cannot open {self.path}: {exc.strerror}") from exc
             self._ino = os.fstat(self._fd).st_ino
