@@ -16,14 +16,11 @@ UUID, `ctx.sessionManager.getSessionId()`):
 Pi's `agent_end` (a prompt's run ended) is not sent: nothing an extension returns there keeps
 Pi working, so it could not be a stop, and in print mode Pi emits it after `session_shutdown`.
 
-Pi's `edit` takes `path` and `edits: [{oldText, newText}, ...]` (or one `oldText`/`newText`
-pair at the top level, which Pi folds into `edits`): a call with one replacement is recorded
-under the names the engine reads for every agent (`old_string`, `new_string`), so a failed
-edit is understood as Claude Code's; a call with several keeps its list, each under those
-names.
+Calls and failures are worded by `protocol/pi_calls` (an `edit`'s arguments under the
+engine's names, a failed command's exit status), as the importer of Pi's session files words
+them.
 """
 
-import re
 from typing import Any
 
 from supervisor.hooks.step import (
@@ -33,20 +30,18 @@ from supervisor.hooks.step import (
     as_said,
     as_start,
     cut_args,
-    first_line,
     other_event,
     replace,
     result_of,
     text_or_none,
     tool_args,
 )
+from supervisor.protocol.pi_calls import call_args, failure
 from supervisor.store.paths import sanitize_session_id
 
 AGENT = "pi"
 LABEL = "Pi"
 _COMMON_KEYS = frozenset({"session_id", "hook_event_name", "cwd"})
-_EXIT = re.compile(r"\n*Command exited with code (\d+)\s*$")
-_EDIT_NAMES = {"oldText": "old_string", "newText": "new_string"}
 
 
 def map_payload(payload: dict[str, Any]) -> HookStep:
@@ -85,23 +80,7 @@ def _session_start(payload: dict[str, Any]) -> dict[str, Any]:
 def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
     """(tool, arguments under the engine's names, call id) of a tool step."""
     tool, args = tool_args(payload)
-    if tool == "edit":
-        args = edit_args(args)
-    return tool, args, text_or_none(payload.get("call_id")) or "unknown"
-
-
-def edit_args(args: dict[str, Any]) -> dict[str, Any]:
-    """An `edit` call's arguments under the engine's names: one replacement flat
-    (`old_string`, `new_string`), several as `edits` of those."""
-    items = args.get("edits")
-    edits = [dict(i) for i in items if isinstance(i, dict)] if isinstance(items, list) else []
-    if isinstance(args.get("oldText"), str):  # the form Pi folds into `edits`
-        edits.append({"oldText": args["oldText"], "newText": args.get("newText")})
-    rest = {k: v for k, v in args.items() if k not in ("edits", "oldText", "newText")}
-    renamed = [{_EDIT_NAMES.get(k, k): v for k, v in e.items()} for e in edits]
-    if len(renamed) == 1:
-        return {**rest, **renamed[0]}
-    return {**rest, "edits": renamed} if renamed else rest
+    return tool, call_args(tool, args), text_or_none(payload.get("call_id")) or "unknown"
 
 
 def outcome(payload: dict[str, Any]) -> tuple[str, str | None]:
@@ -110,8 +89,4 @@ def outcome(payload: dict[str, Any]) -> tuple[str, str | None]:
     output = value if isinstance(value, str) else ""
     if payload.get("is_error") is not True:
         return output, None
-    found = _EXIT.search(output)
-    if found:  # a shell command's exit status, worded as for every agent
-        shown = first_line(output[:found.start()])
-        return output, f"Exit code {found.group(1)}" + (f"\n{shown}" if shown else "")
-    return output, first_line(output) or "the tool call failed"
+    return output, failure(output)

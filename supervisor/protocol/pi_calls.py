@@ -1,0 +1,50 @@
+"""Pi's tool calls and results as the engine reads them, for the live hook (hooks/pi) and the
+importer of Pi's session files (importers/pi) alike, so a live run and its recording record a
+call and its failure the same way. Stdlib only: the hook path reads it.
+
+Pi's `edit` takes `path` and `edits: [{oldText, newText}, ...]` (or one `oldText`/`newText`
+pair at the top level, which Pi folds into `edits`): a call with one replacement is recorded
+under the names the engine reads for every agent (`old_string`, `new_string`), so a failed
+edit is understood as Claude Code's; a call with several keeps its list, each under those
+names. Pi's `bash` ends a failed command's output with `Command exited with code N`: its error
+is worded `Exit code N` as for every agent.
+"""
+
+import re
+from typing import Any
+
+_EXIT = re.compile(r"\n*Command exited with code (\d+)\s*$")
+_EDIT_NAMES = {"oldText": "old_string", "newText": "new_string"}
+
+
+def edit_args(args: dict[str, Any]) -> dict[str, Any]:
+    """An `edit` call's arguments under the engine's names: one replacement flat
+    (`old_string`, `new_string`), several as `edits` of those."""
+    items = args.get("edits")
+    edits = [dict(i) for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+    if isinstance(args.get("oldText"), str):  # the form Pi folds into `edits`
+        edits.append({"oldText": args["oldText"], "newText": args.get("newText")})
+    rest = {k: v for k, v in args.items() if k not in ("edits", "oldText", "newText")}
+    renamed = [{_EDIT_NAMES.get(k, k): v for k, v in e.items()} for e in edits]
+    if len(renamed) == 1:
+        return {**rest, **renamed[0]}
+    return {**rest, "edits": renamed} if renamed else rest
+
+
+def call_args(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments under the engine's names (only `edit`'s differ)."""
+    return edit_args(args) if tool == "edit" else args
+
+
+def failure(output: str) -> str:
+    """The error of a failed result whose text the model read is `output`: a shell command's
+    exit status (`Exit code N`, then the output's first line), else that first line."""
+    found = _EXIT.search(output)
+    if found:
+        shown = _first_line(output[:found.start()])
+        return f"Exit code {found.group(1)}" + (f"\n{shown}" if shown else "")
+    return _first_line(output) or "the tool call failed"
+
+
+def _first_line(text: str, limit: int = 500) -> str:
+    return (text.strip().splitlines() or [""])[0][:limit]
