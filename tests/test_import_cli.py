@@ -24,8 +24,8 @@ def test_import_every_fixture_then_validate(tmp_path: Path) -> None:
     sessions = sorted(p.name for p in (out / "sessions").iterdir())
     assert "ProntoQA_1" in sessions and "ProntoQA_2" in sessions
     assert "pydicom-1458-edit-retries" in sessions
-    assert len(sessions) == 19
-    assert proc.stdout.splitlines()[-1] == f"imported 19 runs from 18 files into {out}"
+    assert len(sessions) == 21
+    assert proc.stdout.splitlines()[-1] == f"imported 21 runs from 20 files into {out}"
     check = run_cli("validate", *[str(out / "sessions" / s) for s in sessions])
     assert check.returncode == 0, check.stdout
     assert " 0 bad lines" in check.stdout and "bad lines" in check.stdout
@@ -105,7 +105,7 @@ def test_unknown_files_found_in_a_directory_are_skipped_with_a_warning(tmp_path:
     assert proc.stderr.splitlines() == [
         f"supervisor: warning: skipped {batch / 'preds.json'}: unknown format (JSON object with "
         "keys: i1); use --format to force one of: swe-agent, mini-swe-agent, openhands, "
-        "claude-code, codex, gemini-cli, copilot-cli, opencode"]
+        "claude-code, codex, gemini-cli, copilot-cli, opencode, pi"]
     assert len(list((out / "sessions").iterdir())) == 4
     (batch / "cut.traj.json").write_text('{"messages": [')  # a broken run file is an error
     proc = run_cli("import", str(batch), "-o", str(tmp_path / "store2"))
@@ -208,3 +208,23 @@ def test_every_imported_runs_spool_is_closed(tmp_path: Path, capsys: pytest.Capt
     (run,) = load_runs(source)
     assert run.steps == 5
     assert "imported 1 runs" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_pi_session_file_imports_and_analyzes(tmp_path: Path) -> None:
+    """A real (cut) Oh My Pi session through `supervisor import` and `analyze`, detected by
+    its content: the store's session validates and reads back as Pi's steps."""
+    source = fixture("pi/ohmypi-preloop-dbb9327f.jsonl")
+    out = tmp_path / "store"
+    proc = run_cli("import", str(source), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    name = "01a0169f-6726-7000-8972-4a9019c2c76d"
+    check = run_cli("validate", str(out / "sessions" / name))
+    assert check.returncode == 0, check.stdout
+    events = read_events(out, name)
+    assert events[0]["agent"] == "pi" and events[0]["imported"]["format"] == "pi"
+    (result,) = [e for e in events if e["type"] == "tool_result"]
+    assert (result["ok"], result["error"]) == (False, "Exit code 1")
+    report = run_cli("analyze", str(source), "--json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["steps"] == 1

@@ -100,7 +100,7 @@ JSON_VALUES = st.recursive(
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=JSON_VALUES, fmt=st.sampled_from([None, "swe-agent", "mini-swe-agent", "openhands",
                                                "claude-code", "codex", "gemini-cli",
-                                               "copilot-cli", "opencode"]))
+                                               "copilot-cli", "opencode", "pi"]))
 def test_arbitrary_json_gives_runs_or_a_format_error(value: object, fmt: str | None,
                                                       tmp_path: Path) -> None:
     path = tmp_path / "any.json"
@@ -132,7 +132,7 @@ def test_cli_reports_each_bad_file_and_goes_on(tmp_path: Path) -> None:
     assert errors == [f"supervisor: error: {bad}: empty file",
                       f"supervisor: error: {unknown}: unknown format (JSON object with keys: "
                       "hello); use --format to force one of: swe-agent, mini-swe-agent, "
-                      "openhands, claude-code, codex, gemini-cli, copilot-cli, opencode"]
+                      "openhands, claude-code, codex, gemini-cli, copilot-cli, opencode, pi"]
     assert "Traceback" not in proc.stderr
     assert (out / "sessions" / "bare-list" / "events.jsonl").is_file()
 

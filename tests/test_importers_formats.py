@@ -14,7 +14,7 @@ ALL_FIXTURES = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix != 
 EXPECTED_FORMAT = {
     "swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent", "openhands": "openhands",
     "claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini-cli",
-    "copilot-cli": "copilot-cli", "opencode": "opencode",
+    "copilot-cli": "copilot-cli", "opencode": "opencode", "pi": "pi",
 }
 
 
@@ -400,6 +400,61 @@ def test_opencode_session_export() -> None:
     assert run.name == "ses_ddff680b6ffeKlETS4Ih7GTq2p"
     assert len(of_type(run, "usage")) == 6
     assert not of_type(run, "session_end")
+
+
+def test_pi_session_file_calls_failures_prompts_and_usage() -> None:
+    """Cut from a real Oh My Pi session (preloopdev/preloop): a header after a `title` line,
+    a prompt, calls batched per response, results skipped for a queued prompt (`isError`), a
+    second prompt, an `edit` failing; `custom` and `model_change` entries carry no step."""
+    (run,) = load_runs(fixture("pi/ohmypi-preloop-5e3cc5e9.jsonl"))
+    pairs = steps(run)
+    assert [c["tool"] for c, _ in pairs] == ["bash", "web_search", "bash", "grep", "edit"]
+    assert [r["ok"] for _, r in pairs] == [True, False, False, False, False]
+    assert pairs[4][1]["error"] == "File not found: /Users/bnjoroge/preloop/utils/github.ts"
+    assert len({c["batch"] for c, _ in pairs[1:4]}) == 1 != len({c["batch"] for c, _ in pairs})
+    assert [m["text"] for m in of_type(run, "message") if m["role"] == "user"] == [
+        of_type(run, "message")[0]["text"], "github app"]
+    assert run.events[0]["task"].startswith("now that we’ve set up")
+    assert run.events[0]["cwd"] == "/Users/bnjoroge/preloop"
+    assert run.name == "01a025c5-21b8-7000-b3f3-437e2c17a372"
+    usage = of_type(run, "usage")
+    assert len(usage) == 3
+    # Pi's `input` leaves out what was read from the cache: taken as the protocol's input
+    assert (usage[0]["input_tokens"], usage[0]["cache_read_tokens"]) == (20294, 497)
+    assert run.meta["skipped"] == {"title": 1, "model_change": 1, "thinking_level_change": 1,
+                                   "custom": 1}
+    assert run.meta["pending_calls"] == 0
+    assert not of_type(run, "session_end")
+
+
+def test_pi_failed_command_and_edit_are_worded_as_the_live_hook_words_them(
+        tmp_path: Path) -> None:
+    """The importer and the live hook (hooks/pi) share `protocol/pi_calls`: a command's exit
+    status (Pi ends its output with `Command exited with code N`) is the result's error, and
+    an `edit`'s `oldText`/`newText` are read under the engine's names."""
+    from supervisor.hooks.pi.payload import map_payload
+
+    (run,) = load_runs(fixture("pi/ohmypi-preloop-dbb9327f.jsonl"))
+    ((call, result),) = steps(run)
+    assert call["tool"] == "bash" and call["args"]["command"].startswith("git -C ")
+    assert (result["ok"], result["error"]) == (False, "Exit code 1")
+    live = map_payload({"session_id": "s", "hook_event_name": "tool_result",
+                        "tool_name": "bash", "call_id": "c", "is_error": True,
+                        "tool_output": result["output"]})
+    assert live.result is not None and live.result["error"].split("\n")[0] == result["error"]
+
+    edit = {"type": "message", "message": {"role": "assistant", "content": [
+        {"type": "toolCall", "id": "e1", "name": "edit",
+         "arguments": {"path": "/w/a.py", "edits": [{"oldText": "a - b", "newText": "a + b"}]}}]}}
+    header = {"type": "session", "version": 3, "id": "s1", "cwd": "/w"}
+    path = tmp_path / "pi-edit.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (header, edit)) + "\n")
+    ((imported, _),) = steps(load_runs(path)[0])
+    hooked = map_payload({"session_id": "s", "hook_event_name": "tool_call", "tool_name": "edit",
+                          "call_id": "e1", "tool_input": edit["message"]["content"][0][
+                              "arguments"]})
+    assert imported["args"] == hooked.call["args"] == {
+        "path": "/w/a.py", "old_string": "a - b", "new_string": "a + b"}
 
 
 def test_copilot_and_opencode_calls_are_read_through_the_vocabulary() -> None:

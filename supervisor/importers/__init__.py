@@ -24,6 +24,7 @@ from supervisor.importers import (
     mini_swe_agent,
     opencode,
     openhands,
+    pi,
     swe_agent,
 )
 from supervisor.importers.base import (
@@ -47,6 +48,7 @@ IMPORTERS: dict[str, Importer] = {importer.name: importer for importer in (
     gemini_cli.IMPORTER,
     copilot_cli.IMPORTER,
     opencode.IMPORTER,
+    pi.IMPORTER,
 )}
 """Every format by name (for `--format`), in the order they are listed to people."""
 FORMATS: dict[str, str] = {name: importer.description for name, importer in IMPORTERS.items()}

@@ -1,0 +1,144 @@
+"""Pi session files (`~/.pi/agent/sessions/<cwd>/<time>_<id>.jsonl`; Oh My Pi, its fork,
+writes the same entries).
+
+One JSON object per line. The header `{type: "session", version, id, timestamp, cwd}` names
+the session (Oh My Pi writes a `title` line before it); each later entry has an `id`, a
+`parentId` and a `timestamp`. `type: "message"` entries hold a message by `role`: `user` (the
+prompt: a string or text and image blocks), `assistant` (`text`, `thinking` and
+`toolCall{id, name, arguments}` blocks; `usage{input, output, cacheRead, cacheWrite,
+cost.total}`, its `input` already without the cached part; `errorMessage` when the provider
+failed), `toolResult` (`toolCallId`, `toolName`, `content`, `isError`), and Oh My Pi's
+`developer` (its harness's reminders: a `system` message). A call is recorded under Pi's tool
+name (`bash`, `read`, `edit`, `write`, `grep`, ...: the engine's shared vocabulary reads them)
+with its arguments and its failure worded by `protocol/pi_calls`, as the live hook (hooks/pi)
+records them, so a recording replays as the session was judged live. `custom_message` entries
+(an extension's text sent to the model) are `system` messages. Other entries (`model_change`,
+`thinking_level_change`, `compaction`, `custom`, `label`, anything newer) carry no step and are
+counted in `meta["skipped"]`. Entries are read in the file's order: a session the user branched
+(`/tree`) holds its branches one after another, and they are read as one run. A session file
+records no end of session, so there is no `session_end`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from supervisor.importers.base import (
+    FormatError,
+    Importer,
+    RunBuilder,
+    SpooledRun,
+    as_dict,
+    as_text,
+    iso_ts,
+    records,
+    run_name,
+)
+from supervisor.importers.document import Records
+from supervisor.importers.errortext import task_line
+from supervisor.importers.prompts import role_of_user_text
+from supervisor.protocol.pi_calls import call_args, failure
+
+AGENT = "pi"
+
+
+def matches(records: Any) -> bool:
+    """JSON Lines led (within a few lines) by Pi's session header."""
+    if not isinstance(records, list | Records) or not records:
+        return False
+    for record in records[:5]:
+        if not isinstance(record, dict):
+            return False
+        if record.get("type") == "session":
+            return isinstance(record.get("id"), str) and "version" in record
+    return False
+
+
+def load(records: Any, path: Path) -> list[SpooledRun]:
+    if not matches(records):
+        raise FormatError("not a Pi session file (needs its {type: session, id} header)")
+    builder = RunBuilder(AGENT, path)
+    open_calls: dict[str, str] = {}
+    skipped: Counter[str] = Counter()
+    header: dict[str, Any] = {}
+    task = model = None
+    for record in records:
+        if not isinstance(record, dict):
+            skipped[type(record).__name__] += 1
+            continue
+        kind = record.get("type")
+        ts = iso_ts(record.get("timestamp"))
+        if kind == "session" and not header:
+            header = record
+            continue
+        if kind == "custom_message":
+            builder.message("system", record.get("content"), ts)
+            continue
+        message = record.get("message")
+        if kind != "message" or not isinstance(message, dict):
+            skipped[str(kind)] += 1
+            continue
+        role = message.get("role")
+        if role == "user":
+            text = as_text(message.get("content"))
+            said = role_of_user_text(text)
+            if said == "user" and task is None:
+                task = task_line(text)
+            builder.message(said, text, ts)
+        elif role == "developer":
+            builder.message("system", message.get("content"), ts)
+        elif role == "assistant":
+            model = model or message.get("model")
+            _assistant(builder, message, ts, open_calls)
+        elif role == "toolResult":
+            call_id = open_calls.pop(str(message.get("toolCallId")), None)
+            if call_id is None:
+                skipped["toolResult without toolCall"] += 1
+                continue
+            output = as_text(message.get("content"))
+            failed = message.get("isError") is True
+            builder.tool_result(call_id, not failed, output,
+                                error=failure(output) if failed else None, ts=ts)
+        else:
+            skipped[f"message/{role}"] += 1
+    builder.session_start(AGENT, task, header.get("cwd"))
+    meta = {"session_id": header.get("id"), "version": header.get("version"), "model": model,
+            "skipped": dict(skipped), "pending_calls": len(open_calls)}
+    return [builder.build(run_name(path, header.get("id")), meta)]
+
+
+def _assistant(builder: RunBuilder, message: dict[str, Any], ts: float | None,
+               open_calls: dict[str, str]) -> None:
+    """An assistant message's blocks, then its usage; its calls share one `batch` (the
+    entry's response: counted once when repeats are counted)."""
+    key = message.get("responseId")
+    batch = {"batch": key} if isinstance(key, str) and key else {}
+    content = message.get("content")
+    if isinstance(content, str):
+        builder.message("assistant", content, ts)
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            builder.message("assistant", block.get("text"), ts)
+        elif kind == "thinking":
+            builder.message("assistant", block.get("thinking"), ts, thinking=True)
+        elif kind == "toolCall" and isinstance(block.get("name"), str):
+            args = call_args(block["name"], as_dict(block.get("arguments")))
+            native = block.get("id")
+            open_calls[str(native)] = builder.tool_call(block["name"], args, native, ts,
+                                                        **batch)
+    if isinstance(message.get("errorMessage"), str):  # the provider failed, not the model
+        builder.message("system", message["errorMessage"], ts)
+    usage = as_dict(message.get("usage"))
+    builder.usage(usage.get("input"), usage.get("output"), as_dict(usage.get("cost")).get(
+        "total"), ts, cache_read=usage.get("cacheRead"), cache_write=usage.get("cacheWrite"))
+
+
+IMPORTER = Importer(
+    "pi", "Pi session file ~/.pi/agent/sessions/<cwd>/<time>_<id>.jsonl (Oh My Pi too)",
+    matches, load, reads=records,
+)
