@@ -346,14 +346,19 @@ class Lagging(Hook):
 def test_a_call_waits_briefly_for_the_answer_that_asked_for_the_call_before(
     hook: Hook, tmp_path: Path
 ) -> None:
-    """When calls come faster than Claude Code writes its transcript, the answer asking for a
-    call can still be unwritten at the next call's PreToolUse (the CI rehearsal: the third
-    call's at the fourth's, 9 runs of 12), and a limit held two calls late. The reader names
-    the calls each answer issued, so that PreToolUse knows the answer asking for the call
-    before is unread and reads on until it lands (bounded): the limit holds the next call,
-    at most one late. A call's own answer is never waited for (one read)."""
+    """When calls come faster than an agent writes its transcript, the answer asking for a
+    call can still be unwritten at the next call's PreToolUse (the CI rehearsal: Claude Code,
+    the third call's at the fourth's, 9 runs of 12), and a limit held two calls late. The
+    reader names the calls each answer issued, so a target that waits (`call_waits_s`: Qwen
+    Code; here with Claude Code's reader) knows at that PreToolUse that the answer asking for
+    the call before is unread and reads on until it lands (bounded): the limit holds the next
+    call, at most one late. A call's own answer is never waited for (one read). Claude Code
+    itself does not wait: it cost every call of its agent_cli benchmark 10 ms
+    (docs/claude-code.md)."""
+    assert claude_code.TARGET.call_waits_s == 0  # Claude Code: no wait (see above)
     (hook.root / "policy.toml").write_text(LIMIT)
     late = Lagging(hook, tmp_path)
+    late.target = dataclasses.replace(late.target, call_waits_s=0.3)
     late("SessionStart", source="startup")
     answer(late, "msg_1", USAGE, asks=1)  # $0.006
     assert call(late, 1) is None

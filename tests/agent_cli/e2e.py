@@ -108,8 +108,8 @@ def usage_is_recorded_and_the_budget_holds(
     spent (the third) is held for the operator (`TOKEN_BUDGET`) before it runs. Returns the
     session's events. `late`: how many calls late the budget may hold, for an agent that may
     write an answer's usage only after the call it asked for was judged (counted at a later
-    call): 1 scripts a fourth call and the hold must come at the third or the fourth (Claude
-    Code, Qwen Code); 2 a fifth too, the hold at the third to the fifth."""
+    call): 1 scripts a fourth call and the hold must come at the third or the fourth (Qwen
+    Code); 2 a fifth too, the hold at the third to the fifth (Claude Code)."""
     agent.sandbox.write_policy(TOKEN_BUDGET)
     agent.install_hooks("--timeout", "90")
     for i in range(len(calls)):  # what the calls list (`Driver.usage_calls`) exists: calls that
