@@ -74,7 +74,14 @@ def test_the_signals_count_what_they_say() -> None:
     # a failed edit changes nothing; a task boundary starts the count again
     assert task_size([start(), *_edit(1, "a.py", ok=False)]).values["files_changed"] == 0
     again = task_size([*_sprawling(), {"type": "task_start", "task_id": "t2", "title": "x"}])
-    assert set(again.values.values()) == {0}
+    assert again.values == {"files_changed": None, "distinct_errors": 0,
+                            "steps_since_progress": 0, "failing_places": 0}
+    # no call of the task named the files it writes (a script, an agent's own tool): how many
+    # it changed is not known, and is said so, not "0"
+    unseen = task_size([start(), *_fail(1, "boom", "boom")])
+    assert unseen.values["files_changed"] is None and "files_changed" not in unseen.pointing
+    assert unseen.lines()[0] == ("files changed: unknown (no call named the files it writes) "
+                                 "(split from 4)")
     long = task_size([start(), *[e for n in range(THRESHOLDS["steps_since_progress"])
                                  for e in _fail(n, "same", "same")]])
     assert long.pointing == ["steps_since_progress"] and not long.suggests_split

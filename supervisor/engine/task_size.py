@@ -5,7 +5,9 @@ Computed from the session's events since the current task started, as a reader h
 first when they point to it. They are shown, never acted on: the operator decides.
 
 - `files_changed`: distinct files whose content a call changed (the guard's `files_before`
-  digests against the result's `files`);
+  digests against the result's `files`); unknown (None) when no call of the task carried
+  `files_before` (the guard digests only the files a call names as those it writes: a script
+  or an agent's own tool may change files unseen, and "0" would then be untrue);
 - `distinct_errors`: distinct errors of failed calls, numbers and hex ids masked (the same
   error at another line counts once);
 - `steps_since_progress`: tool calls since the last call that changed a file and succeeded
@@ -54,12 +56,14 @@ _ERROR_CHARS = 200
 class TaskSize:
     """The signals' values for the current task, and which of them point to a split."""
 
-    values: dict[str, int]
+    values: dict[str, int | None]
+    """None: not known (`files_changed` of a task no call of which named the files it writes)."""
 
     @property
     def pointing(self) -> list[str]:
         """The signals at or above their threshold, in `THRESHOLDS` order."""
-        return [name for name, limit in THRESHOLDS.items() if self.values.get(name, 0) >= limit]
+        return [name for name, limit in THRESHOLDS.items()
+                if (self.values.get(name) or 0) >= limit]
 
     @property
     def suggests_split(self) -> bool:
@@ -67,9 +71,13 @@ class TaskSize:
 
     def lines(self) -> list[str]:
         """One line per signal: its value, its threshold, and whether it points to a split."""
-        return [f"{LABELS[name]}: {self.values.get(name, 0)} (split from {limit})"
+        return [f"{LABELS[name]}: {_shown(self.values.get(name, 0))} (split from {limit})"
                 + ("  ◀" if name in self.pointing else "")
                 for name, limit in THRESHOLDS.items()]
+
+
+def _shown(value: int | None) -> str:
+    return "unknown (no call named the files it writes)" if value is None else str(value)
 
 
 def task_size(events: Iterable[dict[str, Any]]) -> TaskSize:
@@ -80,15 +88,18 @@ def task_size(events: Iterable[dict[str, Any]]) -> TaskSize:
     places: set[str] = set()
     steps = 0
     before: dict[str, dict[str, Any]] = {}
+    measured = False  # a call of the task carried `files_before`
     for event in events:
         kind = event.get("type")
         if kind == "task_start":
             changed, errors, places, steps, before = set(), set(), set(), 0, {}
+            measured = False
         elif kind == "tool_call":
             steps += 1
             files = event.get("files_before")
             if isinstance(files, dict):
                 before[str(event.get("call_id"))] = files
+                measured = True
         elif kind == "tool_result":
             wrote = _changed(before.pop(str(event.get("call_id")), None), event.get("files"))
             changed |= wrote
@@ -100,7 +111,8 @@ def task_size(events: Iterable[dict[str, Any]]) -> TaskSize:
                     places.update(m.group(1) for m in pattern.finditer(output))
             elif wrote:
                 steps = 0
-    return TaskSize({"files_changed": len(changed), "distinct_errors": len(errors),
+    return TaskSize({"files_changed": len(changed) if measured else None,
+                     "distinct_errors": len(errors),
                      "steps_since_progress": steps, "failing_places": len(places)})
 
 
