@@ -404,12 +404,15 @@ def test_opencode_session_export() -> None:
 
 def test_pi_session_file_calls_failures_prompts_and_usage() -> None:
     """Cut from a real Oh My Pi session (preloopdev/preloop): a header after a `title` line,
-    a prompt, calls batched per response, results skipped for a queued prompt (`isError`), a
-    second prompt, an `edit` failing; `custom` and `model_change` entries carry no step."""
+    a prompt, calls batched per response, calls skipped for a queued prompt (`isError`,
+    synthetic: not run), a second prompt, an `edit` failing; `custom` and `model_change`
+    entries carry no step."""
     (run,) = load_runs(fixture("pi/ohmypi-preloop-5e3cc5e9.jsonl"))
     pairs = steps(run)
     assert [c["tool"] for c, _ in pairs] == ["bash", "web_search", "bash", "grep", "edit"]
-    assert [r["ok"] for _, r in pairs] == [True, False, False, False, False]
+    # the three calls skipped because the person typed never ran: refused, no result
+    assert [r and r["ok"] for _, r in pairs] == [True, None, None, None, False]
+    assert [c.get("refused_by") for c, _ in pairs] == [None, "user", "user", "user", None]
     assert pairs[4][1]["error"] == "File not found: /Users/bnjoroge/preloop/utils/github.ts"
     assert len({c["batch"] for c, _ in pairs[1:4]}) == 1 != len({c["batch"] for c, _ in pairs})
     assert [m["text"] for m in of_type(run, "message") if m["role"] == "user"] == [
@@ -455,6 +458,87 @@ def test_pi_failed_command_and_edit_are_worded_as_the_live_hook_words_them(
                               "arguments"]})
     assert imported["args"] == hooked.call["args"] == {
         "path": "/w/a.py", "old_string": "a - b", "new_string": "a + b"}
+
+
+def _pi_session(tmp_path: Path, responses: list[tuple[list[dict], list[dict]]]) -> Path:
+    """A Pi session file: each response's `toolCall` blocks, then (after an extension's
+    `custom` entry, as Oh My Pi writes them) its `toolResult`s."""
+    lines: list[dict] = [{"type": "session", "version": 3, "id": "s1", "cwd": "/w"},
+                         {"type": "message", "message": {"role": "user", "content": "fix it"}}]
+    for n, (calls, results) in enumerate(responses):
+        lines.append({"type": "message", "message": {
+            "role": "assistant", "responseId": f"r{n}",
+            "content": [{"type": "toolCall", **c} for c in calls]}})
+        lines.append({"type": "custom", "customType": "state", "data": {}})
+        lines += [{"type": "message", "message": {"role": "toolResult", **r}} for r in results]
+    path = tmp_path / "pi.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    return path
+
+
+def test_oh_my_pis_intent_is_left_out_of_the_repeat_fingerprints(tmp_path: Path) -> None:
+    """Oh My Pi's `i` (the call's stated intent, on every call, reworded each time) is the
+    call's `description`, as Droid's notes are: the same command run four times with the same
+    output is a repeat however its intent was worded; the live hook records it alike."""
+    from supervisor.hooks.pi.payload import map_payload
+    from tests.engine_helpers import detectors, replay
+
+    said = ["Run the tests", "Check the tests again", "Re-run tests", "See if tests pass now"]
+    path = _pi_session(tmp_path, [
+        ([{"id": f"c{n}", "name": "bash", "arguments": {"command": "make check", "i": i}}],
+         [{"toolCallId": f"c{n}", "toolName": "bash", "isError": False,
+           "content": [{"type": "text", "text": "3 warnings"}]}])
+        for n, i in enumerate(said)])
+    (run,) = load_runs(path)
+    calls = [c for c, _ in steps(run)]
+    assert [c["args"] for c in calls] == [
+        {"command": "make check", "description": i} for i in said]
+    hooked = map_payload({"session_id": "s", "hook_event_name": "tool_call", "tool_name": "bash",
+                          "call_id": "c0", "tool_input": {"command": "make check", "i": said[0]}})
+    assert hooked.call is not None and hooked.call["args"] == calls[0]["args"]
+    assert "exact_repeat" in detectors(replay(list(run.events)))
+    # a call's own description is kept, the intent joined to it
+    (run,) = load_runs(_pi_session(tmp_path, [([{"id": "t", "name": "task", "arguments": {
+        "description": "review", "i": "Delegate the review"}}], [])]))
+    assert steps(run)[0][0]["args"] == {"description": "review (Delegate the review)"}
+
+
+def test_calls_oh_my_pi_never_ran_are_no_failures(tmp_path: Path) -> None:
+    """Oh My Pi writes a result in place of a call it did not run (`details.__synthetic`,
+    `isError`): skipped because the person typed meanwhile, or aborted with its response. The
+    call is recorded as refused before it ran (by the `user`, by the `agent`), with no result
+    (the text the model read is a `system` message): a rule counting repeated errors does not
+    read the person's typing as one error three times, and the engine judges none of them."""
+    from tests.engine_helpers import alarms, replay
+
+    skipped = "Skipped due to queued user message. Do not count this skipped result as done."
+    aborted = "Tool execution was aborted: TTSR matched rule: ts-show-before-create"
+
+    def synthetic(call_id: str, text: str, source: str) -> dict:
+        return {"toolCallId": call_id, "toolName": "bash", "isError": True,
+                "content": [{"type": "text", "text": text}],
+                "details": {"__synthetic": True, "source": source, "executed": False}}
+
+    calls = [{"id": f"c{n}", "name": "bash", "arguments": {"command": f"ls d{n}"}}
+             for n in range(4)]
+    path = _pi_session(tmp_path, [
+        (calls[:3], [synthetic(f"c{n}", skipped, "interrupt_skipped") for n in range(3)]),
+        (calls[3:], [synthetic("c3", aborted, "assistant_stop_aborted")])])
+    (run,) = load_runs(path)
+    check_protocol(run)
+    pairs = steps(run)
+    assert [c.get("refused_by") for c, _ in pairs] == ["user", "user", "user", "agent"]
+    assert [r for _, r in pairs] == [None] * 4 and run.meta["pending_calls"] == 0
+    assert [m["text"] for m in of_type(run, "message") if m["role"] == "system"] == [
+        skipped] * 3 + [aborted]
+    report = replay(list(run.events))
+    assert report.steps == 4 and alarms(report) == []
+    # a result Oh My Pi wrote for a call that did run is the call's outcome, as before
+    ran = synthetic("c0", "Exit code 1", "interrupt_skipped")
+    ran["details"]["executed"] = True
+    (run,) = load_runs(_pi_session(tmp_path, [(calls[:1], [ran])]))
+    ((call, result),) = steps(run)
+    assert "refused_by" not in call and result is not None and result["ok"] is False
 
 
 def test_copilot_and_opencode_calls_are_read_through_the_vocabulary() -> None:

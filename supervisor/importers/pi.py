@@ -11,7 +11,9 @@ failed), `toolResult` (`toolCallId`, `toolName`, `content`, `isError`), and Oh M
 `developer` (its harness's reminders: a `system` message). A call is recorded under Pi's tool
 name (`bash`, `read`, `edit`, `write`, `grep`, ...: the engine's shared vocabulary reads them)
 with its arguments and its failure worded by `protocol/pi_calls`, as the live hook (hooks/pi)
-records them, so a recording replays as the session was judged live. `custom_message` entries
+records them, so a recording replays as the session was judged live; a call Oh My Pi never ran
+(its result synthetic: the person typed, or the response was aborted) is a call refused before
+it ran, with no result (`pi_calls.not_run`). `custom_message` entries
 (an extension's text sent to the model) are `system` messages. Other entries (`model_change`,
 `thinking_level_change`, `compaction`, `custom`, `label`, anything newer) carry no step and are
 counted in `meta["skipped"]`. Entries are read in the file's order: a session the user branched
@@ -39,7 +41,7 @@ from supervisor.importers.base import (
 from supervisor.importers.document import Records
 from supervisor.importers.errortext import task_line
 from supervisor.importers.prompts import role_of_user_text
-from supervisor.protocol.pi_calls import call_args, failure
+from supervisor.protocol.pi_calls import call_args, failure, not_run
 
 AGENT = "pi"
 
@@ -64,19 +66,27 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
     skipped: Counter[str] = Counter()
     header: dict[str, Any] = {}
     task = model = None
+    held: list[tuple[dict[str, Any], float | None]] = []  # a response, then its results
     for record in records:
         if not isinstance(record, dict):
             skipped[type(record).__name__] += 1
             continue
         kind = record.get("type")
         ts = iso_ts(record.get("timestamp"))
+        message = record.get("message")
+        if held and kind == "message" and isinstance(message, dict) and message.get(
+                "role") == "toolResult":
+            held.append((message, ts))
+            continue
+        if held and kind in ("message", "custom_message"):  # what carries no step waits
+            _response(builder, held, open_calls, skipped)
+            held = []
         if kind == "session" and not header:
             header = record
             continue
         if kind == "custom_message":
             builder.message("system", record.get("content"), ts)
             continue
-        message = record.get("message")
         if kind != "message" or not isinstance(message, dict):
             skipped[str(kind)] += 1
             continue
@@ -91,28 +101,54 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
             builder.message("system", message.get("content"), ts)
         elif role == "assistant":
             model = model or message.get("model")
-            _assistant(builder, message, ts, open_calls)
+            held = [(message, ts)]
         elif role == "toolResult":
-            call_id = open_calls.pop(str(message.get("toolCallId")), None)
-            if call_id is None:
-                skipped["toolResult without toolCall"] += 1
-                continue
-            output = as_text(message.get("content"))
-            failed = message.get("isError") is True
-            builder.tool_result(call_id, not failed, output,
-                                error=failure(output) if failed else None, ts=ts)
+            _result(builder, message, ts, open_calls, skipped)
         else:
             skipped[f"message/{role}"] += 1
+    if held:
+        _response(builder, held, open_calls, skipped)
     builder.session_start(AGENT, task, header.get("cwd"))
     meta = {"session_id": header.get("id"), "version": header.get("version"), "model": model,
             "skipped": dict(skipped), "pending_calls": len(open_calls)}
     return [builder.build(run_name(path, header.get("id")), meta)]
 
 
+def _response(builder: RunBuilder, held: list[tuple[dict[str, Any], float | None]],
+              open_calls: dict[str, str], skipped: Counter[str]) -> None:
+    """An assistant message and the results that follow it. The message is held until its
+    results are read (one response's worth): a call Oh My Pi never ran (`pi_calls.not_run`)
+    is recorded as refused before it ran, which its `tool_call` must say."""
+    (message, ts), results = held[0], held[1:]
+    refused = {str(m.get("toolCallId")): who for m, _ in results
+               if (who := not_run(m.get("details"))) is not None}
+    _assistant(builder, message, ts, open_calls, refused)
+    for result, at in results:
+        _result(builder, result, at, open_calls, skipped)
+
+
+def _result(builder: RunBuilder, message: dict[str, Any], ts: float | None,
+            open_calls: dict[str, str], skipped: Counter[str]) -> None:
+    """A `toolResult`: the outcome of its call; for a call never run, no outcome, the text
+    the model read in its place a `system` message (Oh My Pi's words, not the tool's)."""
+    call_id = open_calls.pop(str(message.get("toolCallId")), None)
+    if call_id is None:
+        skipped["toolResult without toolCall"] += 1
+        return
+    output = as_text(message.get("content"))
+    if not_run(message.get("details")) is not None:
+        builder.message("system", output, ts)
+        return
+    failed = message.get("isError") is True
+    builder.tool_result(call_id, not failed, output, error=failure(output) if failed else None,
+                        ts=ts)
+
+
 def _assistant(builder: RunBuilder, message: dict[str, Any], ts: float | None,
-               open_calls: dict[str, str]) -> None:
+               open_calls: dict[str, str], refused: dict[str, str]) -> None:
     """An assistant message's blocks, then its usage; its calls share one `batch` (the
-    entry's response: counted once when repeats are counted)."""
+    entry's response: counted once when repeats are counted); a call in `refused` (its id ->
+    who) never ran."""
     key = message.get("responseId")
     batch = {"batch": key} if isinstance(key, str) and key else {}
     content = message.get("content")
@@ -129,8 +165,10 @@ def _assistant(builder: RunBuilder, message: dict[str, Any], ts: float | None,
         elif kind == "toolCall" and isinstance(block.get("name"), str):
             args = call_args(block["name"], as_dict(block.get("arguments")))
             native = block.get("id")
+            who = refused.get(str(native))
+            extra = {**batch, "refused_by": who} if who else batch
             open_calls[str(native)] = builder.tool_call(block["name"], args, native, ts,
-                                                        **batch)
+                                                        **extra)
     if isinstance(message.get("errorMessage"), str):  # the provider failed, not the model
         builder.message("system", message["errorMessage"], ts)
     usage = as_dict(message.get("usage"))

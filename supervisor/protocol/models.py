@@ -92,8 +92,9 @@ class ToolCall(Event):
     tool: str
     args: dict[str, Any]
     refused_by: str | None = None
-    """Extension: "operator" when an operator command (a rollback, a skip) refused the call
-    before it ran; the engine counts it as an attempt without judging it."""
+    """Extension: who kept the call from running ("operator": an operator command, a rollback
+    or a skip; "supervisor": the guard; "user"/"agent" in an imported run: a call the agent
+    never ran); the engine counts it as an attempt without judging it."""
 
 
 class ToolResult(Event):

@@ -8,6 +8,19 @@ under the names the engine reads for every agent (`old_string`, `new_string`), s
 edit is understood as Claude Code's; a call with several keeps its list, each under those
 names. Pi's `bash` ends a failed command's output with `Command exited with code N`: its error
 is worded `Exit code N` as for every agent.
+
+Oh My Pi, Pi's fork, adds an `i` argument to every call: the model's stated intent, reworded
+from call to call. It is recorded as the call's `description` (joined to one the call has), an
+argument the engine's repeat fingerprints leave out (`ToolVocabulary.noise_keys`), as Droid's
+notes about a command are: two identical calls stated differently are still identical.
+
+Oh My Pi also writes results for calls it never ran (`details.__synthetic`, `executed` not
+true, `isError` true): the rest of a response's calls skipped because the person typed a
+message meanwhile ("Skipped due to queued user message"), or aborted with the response that
+made them ("Tool execution was aborted: ..."). Such a call is no failure: `not_run` names who
+kept it from running, the `refused_by` of a call refused before it ran (docs/protocol.md), so
+the engine counts it as an attempt without judging it, and a rule that counts repeated errors
+does not take the person's typing for one error three times.
 """
 
 import re
@@ -15,6 +28,8 @@ from typing import Any
 
 _EXIT = re.compile(r"\n*Command exited with code (\d+)\s*$")
 _EDIT_NAMES = {"oldText": "old_string", "newText": "new_string"}
+INTENT = "i"
+"""Oh My Pi's argument for the call's stated intent, on every call."""
 
 
 def edit_args(args: dict[str, Any]) -> dict[str, Any]:
@@ -32,8 +47,30 @@ def edit_args(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def call_args(tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    """A call's arguments under the engine's names (only `edit`'s differ)."""
+    """A call's arguments under the engine's names (`edit`'s differ; Oh My Pi's intent `i` is
+    the `description`)."""
+    args = _intent(args)
     return edit_args(args) if tool == "edit" else args
+
+
+def _intent(args: dict[str, Any]) -> dict[str, Any]:
+    said = args.get(INTENT)
+    if not isinstance(said, str):
+        return args
+    rest = {k: v for k, v in args.items() if k != INTENT}
+    known = rest.get("description")
+    rest["description"] = f"{known} ({said})" if isinstance(known, str) and known else said
+    return rest
+
+
+def not_run(details: Any) -> str | None:
+    """Who kept a call from running, when its result's `details` say Oh My Pi wrote the result
+    in its place (`__synthetic`, not `executed`): `user` when the person's queued message
+    skipped it, else `agent` (the agent aborted it itself); None for a call that ran."""
+    if not isinstance(details, dict) or details.get("__synthetic") is not True or details.get(
+            "executed") is True:
+        return None
+    return "user" if details.get("source") == "interrupt_skipped" else "agent"
 
 
 def failure(output: str) -> str:
