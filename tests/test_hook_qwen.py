@@ -204,7 +204,11 @@ def test_a_call_reads_on_until_the_answer_that_asked_for_the_call_before_is_ther
     lines = LateChat.LINES
     asking = [i for i, line in enumerate(lines) if '"functionCall"' in line
               and '"type":"assistant"' in line]
+    assert TARGET.call_waits_s == CALL_WAITS_S > 0  # Qwen Code waits (Claude Code does not)
     chat = LateChat(tmp_path, written=asking[1])  # the second call's answer is not written
+    # a cap far above any hook's time on a busy machine: ending well before it is ending on
+    # the answer's landing, not on the cap (Qwen Code's own is CALL_WAITS_S)
+    chat.target = dataclasses.replace(chat.target, call_waits_s=30)
     chat.rest = lines[asking[1]:asking[2]]  # it lands during the third call's PreToolUse
     recorded = [json.loads(line)["payload"]
                 for line in (DATA / "session.payloads.jsonl").read_text().splitlines()]
@@ -221,7 +225,7 @@ def test_a_call_reads_on_until_the_answer_that_asked_for_the_call_before_is_ther
         chat.hook(payload)
     started = time.monotonic()
     assert chat.hook(payload, lands=True) == ""
-    assert time.monotonic() - started < CALL_WAITS_S  # ended once it was there
+    assert time.monotonic() - started < 15  # ended once it was there, not at the cap
     assert chat.reads == 2
     session = captured("Stop")[0]["session_id"]
     kinds = [e["type"] for e in events(tmp_path / "store", session)

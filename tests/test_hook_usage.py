@@ -392,25 +392,26 @@ def test_an_answer_that_never_lands_is_waited_for_once_and_no_longer_than_the_ta
     ran(late, 2)
     started = time.monotonic()
     assert call(late, 3) is None
-    assert 0.2 <= time.monotonic() - started < 2
+    assert 0.2 <= time.monotonic() - started < 10  # the cap, not a wait without end
     ran(late, 3)
+    late.target = dataclasses.replace(late.target, call_waits_s=30)  # a wait would show
     started = time.monotonic()
     answer(late, "msg_3", USAGE, asks=3)
     call(late, 4)  # (call 3's answer came: call 4's own, unwritten, is the next to wait for)
     call(late, 5)  # call 4 still runs: a call of the same answer, whose answer is its own
-    assert late.reads == 1 and time.monotonic() - started < 0.2
+    assert late.reads == 1 and time.monotonic() - started < 15
     assert [e["call_id"] for e in late.events("verdict")] == [f"toolu_{n}" for n in range(1, 6)]
 
     other = Lagging(Hook(tmp_path / "store-2", hook.cwd, tmp_path / "other.jsonl"), tmp_path)
     other.root.mkdir()
-    other.target = dataclasses.replace(other.target, call_waits_s=5)
+    other.target = dataclasses.replace(other.target, call_waits_s=30)
     other("SessionStart", source="startup")
     answer(other, "msg_1", USAGE)  # its calls are not this session's
     started = time.monotonic()
     for n in (1, 2, 3):
         call(other, n)
         ran(other, n)
-    assert time.monotonic() - started < 5 and len(other.events("verdict")) == 3
+    assert time.monotonic() - started < 15 and len(other.events("verdict")) == 3
 
 
 def test_an_answer_read_at_once_is_one_usage_event_and_its_call_is_charged_all_of_it(
