@@ -41,8 +41,11 @@ added latency, and the supervisor's per call against the empty plugin's (the who
 included: an empty plugin adds next to nothing, so a ratio of added latencies would be one
 small number over another; no target) and against no plugin; for a CLI that logs
 its own hooks' start and end or their time (`HOOK_LOGS`: Copilot, Qwen Code, Factory Droid,
-Claude Code), also its hooks' logged time per call, the supervisor's against the cat hooks'
-(the same target; the HTTP hooks' beside it where the CLI logs them), and its own work per
+Claude Code), also its hooks' logged time per call, the supervisor's against the cat hooks',
+by their trimmed mean (the same target: the logs count whole milliseconds, `_hook_figures`)
+and by their median beside it (the HTTP hooks' beside them where the CLI logs them); with
+`SUPERVISOR_BENCH_STRACE=1`, the hooks' time per call read from a trace of the CLI's processes
+(`ENV_STRACE`), an instrument independent of its log; and its own work per
 call outside the hooks (the median gap less the median logged hook time), the supervisor's
 configuration against the cat hooks': whether the CLI does more of its own work when the
 supervisor answers, or only waits longer for the hooks. A target whose CLI
@@ -63,7 +66,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from common import Figure, work_dir
+from common import TRIM, Figure, bootstrap_ratio, trimmed_mean, work_dir
 
 from supervisor.hooks import targets
 from supervisor.hooks.settings_file import Settings
@@ -137,13 +140,17 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
     base = work_dir(f"agent_cli-{driver.name}")
     gaps: dict[str, list[list[float]]] = {name: [] for name in names}
     hooks: dict[str, list[list[float]]] = {name: [] for name in names}
+    waited: dict[str, list[list[float]]] = {name: [] for name in names}
+    lived: dict[str, list[list[float]]] = {name: [] for name in names}
     try:
         for index in range(rounds):
             for config in rotated(names, index):
-                found, logged = _measure(driver, launch, executable,
-                                         Sandbox(base / f"{config}-{index}"), config, count)
-                gaps[config].append(found)
-                hooks[config].append(logged)
+                measured = _measure(driver, launch, executable,
+                                    Sandbox(base / f"{config}-{index}"), config, count)
+                gaps[config].append(measured.gaps)
+                hooks[config].append(measured.logged)
+                waited[config].append(measured.waited)
+                lived[config].append(measured.lived)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     pooled = {name: list(itertools.chain.from_iterable(gaps[name])) for name in names}
@@ -196,30 +203,79 @@ def _target(driver: Driver, count: int, rounds: int) -> list[Figure]:
                               ("supervisor-http", "supervisor (http)")):
             if config not in names or not all(hooks[config]):
                 continue
-            ours = _median_ms(list(itertools.chain.from_iterable(hooks[config])))
-            cats = _median_ms(list(itertools.chain.from_iterable(hooks["cat"])))
-            rounds_of = ", ".join(f"{_median_ms(mine):.1f} vs {_median_ms(theirs):.1f} ms"
-                                  for mine, theirs in zip(hooks[config], hooks["cat"],
-                                                          strict=True))
-            out.append(Figure(f"{label} hook time per call as the CLI logs it: {named} vs cat "
-                              "hooks", ours, "ms", baseline=cats,
-                              max_ratio=MAX_RATIO if config == "supervisor" else None,
-                              note=f"medians of the {_count(hooks[config])} and "
-                              f"{_count(hooks['cat'])} calls whose hooks the CLI logged whole "
-                              f"(of {len(pooled[config])} measured), {way}; per round: "
-                              f"{rounds_of}"))
-        if "supervisor" in names and all(hooks["supervisor"]):
-            own = {config: _outside_hooks(gaps[config], hooks[config])
-                   for config in ("supervisor", "cat")}
-            rounds_of = ", ".join(f"{mine:.0f} vs {theirs:.0f} ms" for mine, theirs
-                                  in zip(own["supervisor"][1], own["cat"][1], strict=True))
-            out.append(Figure(
-                f"{label} own work per call outside its hooks: supervisor vs cat hooks",
-                own["supervisor"][0], "ms", baseline=own["cat"][0],
-                note=f"{calls}: the median gap less the median hook time the CLI logged; about "
-                "1x when the CLI does the same work whichever hooks answer, so that only the "
-                f"hook time above differs; per round: {rounds_of}"))
+            out += _hook_figures(label, named, hooks[config], hooks["cat"],
+                                 goal=config == "supervisor",
+                                 note=f"(of {len(pooled[config])} measured), {way}")
+    if "cat" in names and all(waited["cat"]) and all(waited["supervisor"]):
+        way_traced = f"{way}, every run but the floor's under strace (`{ENV_STRACE}=1`)"
+        for times, what in ((waited, "from the CLI's start of the hook to its reaping"),
+                            (lived, "from the hook's execve to its exit")):
+            out.append(_trimmed_figure(
+                f"{label} hook time per call in the trace, {what}: supervisor vs cat hooks",
+                times["supervisor"], times["cat"], None, f"the {_count(times['supervisor'])} "
+                f"and {_count(times['cat'])} calls with both hooks in the trace, {way_traced}"))
+    if "cat" in names and all(hooks["cat"]) and "supervisor" in names and all(
+            hooks["supervisor"]):
+        own = {config: _outside_hooks(gaps[config], hooks[config])
+               for config in ("supervisor", "cat")}
+        rounds_of = ", ".join(f"{mine:.0f} vs {theirs:.0f} ms" for mine, theirs
+                              in zip(own["supervisor"][1], own["cat"][1], strict=True))
+        out.append(Figure(
+            f"{label} own work per call outside its hooks: supervisor vs cat hooks",
+            own["supervisor"][0], "ms", baseline=own["cat"][0],
+            note=f"{calls}: the median gap less the median hook time the CLI logged; about "
+            "1x when the CLI does the same work whichever hooks answer, so that only the "
+            f"hook time above differs; per round: {rounds_of}"))
     return out
+
+
+def _hook_figures(label: str, named: str, ours: list[list[float]], cats: list[list[float]],
+                  goal: bool, note: str) -> list[Figure]:
+    """The hooks' logged time per call, `named` against the cat hooks, two ways: the median
+    (what the runs before 2026-11-29 09:30 reported) and the trimmed mean, which the goal reads
+    (`goal`: the supervisor's command hooks). Every CLI in `HOOK_LOGS` logs whole milliseconds,
+    and a call's time is a sum of two to four such durations: its median sits on a grid of half
+    milliseconds (8 or 8.5 or 9 against 7: 14 % a step at Droid's 7 ms), and reads the grid
+    point the most calls fall on, not where the calls' times are; the mean of durations logged
+    at a random phase is not biased by the rounding (`common.trimmed_mean`), and dropping 10 %
+    at each end keeps a few calls that waited for a CPU from moving it. The trimmed mean's note
+    gives its spread two ways: a bootstrap over the calls (within their rounds) and the rounds'
+    own figures, which also move with the machine from one run to the next."""
+    counts = f"the {_count(ours)} and {_count(cats)} calls whose hooks the CLI logged whole {note}"
+    medians = ", ".join(f"{_median_ms(mine):.1f} vs {_median_ms(theirs):.1f} ms"
+                        for mine, theirs in zip(ours, cats, strict=True))
+    name = f"{label} hook time per call as the CLI logs it"
+    return [
+        Figure(f"{name}, median: {named} vs cat hooks", _median_ms(_pooled(ours)), "ms",
+               baseline=_median_ms(_pooled(cats)),
+               note=f"medians of {counts} (whole or half milliseconds: coarse, the goal reads "
+               f"the trimmed mean); per round: {medians}"),
+        _trimmed_figure(f"{name}, trimmed mean: {named} vs cat hooks", ours, cats,
+                        MAX_RATIO if goal else None, counts),
+    ]
+
+
+def _trimmed_figure(name: str, ours: list[list[float]], cats: list[list[float]],
+                    max_ratio: float | None, counts: str) -> Figure:
+    """`ours` against `cats` (per round, per call, seconds) by their trimmed means, with the
+    spread of the ratio over resamplings of the calls and each round's own figures."""
+    per_round = ", ".join(f"{_trimmed_ms(mine):.2f} vs {_trimmed_ms(theirs):.2f} ms "
+                          f"({_trimmed_ms(mine) / _trimmed_ms(theirs):.2f}x)"
+                          for mine, theirs in zip(ours, cats, strict=True))
+    low, high = bootstrap_ratio(ours, cats, trimmed_mean)
+    return Figure(name, _trimmed_ms(_pooled(ours)), "ms", baseline=_trimmed_ms(_pooled(cats)),
+                  max_ratio=max_ratio,
+                  note=f"means of {counts}, {TRIM:.0%} of each side's calls dropped at each "
+                  f"end; ratio {low:.2f}x-{high:.2f}x (5th-95th percentile of 2,000 "
+                  f"resamplings of the calls within their rounds); per round: {per_round}")
+
+
+def _pooled(rounds: list[list[float]]) -> list[float]:
+    return list(itertools.chain.from_iterable(rounds))
+
+
+def _trimmed_ms(times: list[float]) -> float:
+    return trimmed_mean(times) * 1000.0
 
 
 def _outside_hooks(gaps: list[list[float]],
@@ -263,11 +319,23 @@ def _listed(values: list[float]) -> str:
     return ", ".join(f"{value:+.1f} ms" for value in values)
 
 
+class Measured(NamedTuple):
+    """One run's calls 2..count (the first call of a session pays its one-time costs), in
+    seconds each."""
+
+    gaps: list[float]
+    """The calls as the model server sees them (`_gaps`)."""
+    logged: list[float]
+    """Their hooks' time as the CLI logged it (`HOOK_LOGS`; empty for the others)."""
+    waited: list[float]
+    """Under `ENV_STRACE`: their two hooks from the CLI's start of each to its reaping."""
+    lived: list[float]
+    """Under `ENV_STRACE`: their two hooks from each one's `execve` to its exit."""
+
+
 def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox, config: str,
-             count: int) -> tuple[list[float], list[float]]:
-    """One run of `count` calls under `config`: the gaps of calls 2..count, in seconds (the
-    first call of a session pays its one-time costs), and, for a CLI that logs its hooks
-    (`HOOK_LOGS`), the time its hooks took for each of those calls, in seconds."""
+             count: int) -> Measured:
+    """One run of `count` calls under `config` (`Measured`)."""
     sandbox.write_policy(POLICY)
     calls = []
     for i in range(count):
@@ -279,6 +347,11 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
         kept = _warm(driver, launch, executable, sandbox, calls[0], config)
         with launch.api(script) as server:
             agent = launch.runner(executable, sandbox, server)
+            trace = sandbox.base / "strace.txt"
+            if os.environ.get(ENV_STRACE) == "1" and config != "none":
+                command = agent.command
+                agent.command = lambda prompt, args: [  # type: ignore[method-assign]
+                    *TRACE_ARGS, "-o", str(trace), *command(prompt, args)]
             if kept is not None:
                 _keep_hooks(*kept)
             if config == "supervisor-http":
@@ -286,6 +359,8 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
             done = agent.run("read the modules", timeout=RUN_TIMEOUT_S + PER_CALL_S * count,
                              env=_log_env(driver), args=_log_args(driver))
             found = _gaps(server)
+            waited, lived = _traced_hook_times(trace, _is_hook, _is_tool) if trace.exists() \
+                else ([], [])
     finally:
         stop_servers(sandbox.store)  # the warm server waits 600 s for its next call
     if done.returncode != 0:
@@ -302,7 +377,17 @@ def _measure(driver: Driver, launch: Launch, executable: Path, sandbox: Sandbox,
             count // 2 if logged.lossy else count):
         raise RuntimeError(f"{config}: the CLI logged the hooks of {len(hooks)} calls, "
                            f"not {count}")
-    return found[1:count], hooks[1:count]
+    return Measured(found[1:count], hooks[1:count], waited[1:count], lived[1:count])
+
+
+def _is_hook(argv: str) -> bool:
+    """A hook's process in a trace: the `cat` configuration's, or the supervisor's client."""
+    return CAT in argv or "supervisor-hook" in argv
+
+
+def _is_tool(argv: str) -> bool:
+    """A measured call's tool in a trace (`_measure`'s script: `cat src/module_NN.txt`)."""
+    return "src/module_" in argv
 
 
 def _copilot_hook_times(sandbox: Sandbox) -> list[float]:
@@ -398,6 +483,90 @@ def _droid_hook_times(sandbox: Sandbox) -> list[float]:
             calls[-1][1] = took if took is not None else -1.0  # (taken, not counted)
     return [pre + post for pre, post in calls
             if pre is not None and post is not None and post >= 0]
+
+
+ENV_STRACE = "SUPERVISOR_BENCH_STRACE"
+"""`1`: every measured run (not the warm-up, not `none`) runs under `strace -f` too, and the
+hooks' time per call is also read from its trace (`_traced_hook_times`): an instrument
+independent of the CLI's own log, finer (microseconds) and the same for every CLI. The trace
+slows the CLI's process starts (each is stopped for the tracer), so a traced run's other figures
+are not comparable with an untraced run's: a run of its own."""
+TRACE_ARGS = ("strace", "-f", "-ttt", "-s", "512", "--seccomp-bpf", "-e", "trace=process")
+"""Process starts, `execve`s (their arguments whole enough to tell a hook from a tool), waits and
+exits only, stamped to the microsecond; with the seccomp filter the traced processes stop for
+no other system call."""
+TRACED = re.compile(r"^(\d+) +(\d+\.\d+) (.*)$")
+SPAWNED = re.compile(r"^(?:<\.\.\. )?(?:v?fork|clone3?)(?:\(| resumed>).*= (\d+)$")
+REAPED = re.compile(r"^(?:<\.\.\. )?wait4(?:\(| resumed>).*= (\d+)$")
+
+
+class Traced(NamedTuple):
+    """One process a traced CLI started: when its parent began to start it (the `vfork` or
+    `clone`), when it `execve`d, exited and was reaped by its parent, and its command line as
+    the trace shows it (cut)."""
+
+    spawned: float
+    argv: str
+    execed: float | None
+    exited: float | None
+    reaped: float | None
+
+
+def _traced_processes(path: Path) -> list[Traced]:
+    """The processes of `strace -f -ttt -e trace=process`'s output, in the order they were
+    started. A system call interrupted by another process's line is split into
+    `<unfinished ...>` and `<... resumed>` lines: a start is stamped at its first line."""
+    begun: dict[str, float] = {}
+    spawned: dict[str, tuple[float, str]] = {}
+    argv: dict[str, tuple[float, str]] = {}
+    exited: dict[str, float] = {}
+    reaped: dict[str, float] = {}
+    for line in path.read_text(errors="replace").splitlines():
+        found = TRACED.match(line)
+        if found is None:
+            continue
+        pid, stamp, rest = found.group(1), float(found.group(2)), found.group(3)
+        if rest.startswith(("vfork(", "clone(", "clone3(", "fork(")):
+            begun[pid] = stamp
+        if (started := SPAWNED.match(rest)) is not None:
+            spawned[started.group(1)] = (begun.pop(pid, stamp), pid)
+        elif rest.startswith("execve(") and pid not in argv:
+            argv[pid] = (stamp, rest)
+        elif (waited := REAPED.match(rest)) is not None:
+            reaped[waited.group(1)] = stamp
+        elif rest.startswith("+++ exited") or rest.startswith("+++ killed"):
+            exited[pid] = stamp
+    out = []
+    for child, (stamp, _parent) in sorted(spawned.items(), key=lambda item: item[1][0]):
+        execed, text = argv.get(child, (None, ""))
+        out.append(Traced(stamp, text, execed, exited.get(child), reaped.get(child)))
+    return out
+
+
+def _traced_hook_times(path: Path, is_hook: Callable[[str], bool],
+                       is_tool: Callable[[str], bool]) -> tuple[list[float], list[float]]:
+    """Per tool call, from a trace of the CLI (`ENV_STRACE`): the seconds its two hooks took
+    from the CLI's start of the hook's process to its reaping of it (what the CLI waits for,
+    its own spawn and wake-up included), and from the hook's `execve` to its exit (the hook
+    alone). A call is a tool's process (`is_tool`; the processes it starts count as one) with
+    a hook started right before it and one right after it, nothing else of either kind
+    between."""
+    processes: list[Traced] = []
+    for process in _traced_processes(path):  # a tool run through a wrapper counts once
+        if is_hook(process.argv) or (is_tool(process.argv) and not (
+                processes and is_tool(processes[-1].argv))):
+            processes.append(process)
+    waited: list[float] = []
+    lived: list[float] = []
+    for before, tool, after in zip(processes, processes[1:], processes[2:], strict=False):
+        if not (is_hook(before.argv) and is_tool(tool.argv) and is_hook(after.argv)):
+            continue
+        pair = (before, after)
+        if all(p.reaped is not None for p in pair):
+            waited.append(sum(p.reaped - p.spawned for p in pair))  # type: ignore[operator]
+        if all(p.execed is not None and p.exited is not None for p in pair):
+            lived.append(sum(p.exited - p.execed for p in pair))  # type: ignore[operator]
+    return waited, lived
 
 
 CLAUDE_HOOKS = re.compile(r"\[DEBUG\] Hooks: (\w+)(?::\S*)? \[.*\] finished with status -?\d+ "
