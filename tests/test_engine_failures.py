@@ -3,9 +3,17 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from supervisor.engine import Engine
-from supervisor.engine.failures import error_identity, error_source, failure_line
+from supervisor.engine.failures import (
+    _AT_THE_END,
+    _at_the_end,
+    error_identity,
+    error_source,
+    failure_line,
+)
 from supervisor.engine.fingerprint import normalise_output
 
 TRACE = ("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
@@ -353,3 +361,26 @@ def test_one_rust_error_moving_as_the_file_is_edited_still_recurs() -> None:
             {"type": "tool_result", "call_id": f"c{i}", "ok": False,
              "output": _cargo_build(moved), "error": "Exit code 101"}, 1.0)]
     assert "recurring_error" in seen
+
+
+_PIECES = ["E: ", "error: ", "fatal: ", "ERROR", "FATAL", "make", "make[2]: *** ", "[Er]",
+           "not found", "command ", "timed out", "cannot stat", "WARNING", "line 3: ", "x",
+           ":", " ", "bash: ", "Error", "tim", "ed out", "\u017f", "K", "*** "]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
+def test_the_plain_tests_before_the_end_lines_expression_change_nothing(line: str) -> None:
+    """`_at_the_end` tries plain tests before `_AT_THE_END` (a hook's path pays for the
+    expression on each of a result's last lines): the same answer for every line, including
+    the pieces each alternative of the expression needs, cut and mixed."""
+    assert _at_the_end(line) == (_AT_THE_END.match(line) is not None)
+
+
+@pytest.mark.parametrize("line", [
+    "E: Unable to locate package foo", "bash: line 1: foo: command not found",
+    "sh: foo: not found", "ERROR: the build timed out", "fatal: not a git repository",
+    "error[E0425]: cannot find value", "cp: cannot stat 'a': No such file or directory",
+    "make[1]: *** [all] Error 2", "the request timed out after 30 s"])
+def test_a_last_line_that_says_the_call_failed_still_does(line: str) -> None:
+    assert _at_the_end(line) and failure_line(f"some output\n{line}\n") == line
