@@ -6,10 +6,19 @@
 
 Operators' decisions are written by `supervisor.operator`, never through this package.
 
-Names are imported lazily, so `import supervisor.guard.core` (the hook's path) loads nothing else.
+Names are imported lazily, so `import supervisor.guard.core` (the hook's path) loads nothing else;
+a type checker reads them from the imports under `TYPE_CHECKING` (without them every name here
+is `Any` to the user's mypy or pyright, and their loop is not checked at all).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from supervisor.guard.checkpoints import CheckpointStore
+    from supervisor.guard.core import Guard
+    from supervisor.guard.sdk import Session, SessionStopped, ToolRefused
+    from supervisor.guard.settings import GuardSettings
+    from supervisor.guard.verdict import Verdict
 
 __all__ = [
     "CheckpointStore", "Guard", "GuardSettings", "Session", "SessionStopped", "ToolRefused",

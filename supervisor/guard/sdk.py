@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from supervisor.guard import signals
 from supervisor.guard.core import Guard, Verdict
@@ -258,14 +258,24 @@ class Session:
             if self._signals:
                 signals.uninstall()
 
-    def tool(self, fn: F | None = None, *, name: str | None = None) -> Any:
-        """Guard a plain Python tool function: `read = session.tool(read_file)` or
-        `@session.tool`. Each call asks `before_call` first (arguments by name), runs the
-        function when allowed, and records its result or exception. A `skip` with a cached
-        output returns that output; any other refusal raises `ToolRefused` (`SessionStopped`
-        for `stop`) whose message is what the model must be told."""
+    @overload
+    def tool(self, fn: F, *, name: str | None = None) -> F: ...
+
+    @overload
+    def tool(self, fn: None = None, *, name: str | None = None) -> Callable[[F], F]: ...
+
+    def tool(self, fn: F | None = None, *, name: str | None = None) -> F | Callable[[F], F]:
+        """Guard a plain Python tool function: `read = session.tool(read_file)`,
+        `@session.tool` or `@session.tool(name="bash")`; the guarded function keeps the
+        signature of the one it wraps (typed for the caller's mypy). Each call asks
+        `before_call` first (arguments by name), runs the function when allowed, and records
+        its result or exception. A `skip` with a cached output returns that output; any other
+        refusal raises `ToolRefused` (`SessionStopped` for `stop`) whose message is what the
+        model must be told."""
         if fn is None:
-            return functools.partial(self.tool, name=name)
+            def decorate(f: F) -> F:
+                return self.tool(f, name=name)
+            return decorate
         tool_name = name or fn.__name__
         signature = inspect.signature(fn)
 
