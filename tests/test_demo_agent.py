@@ -1,5 +1,6 @@
 """The scripted demo agent refuses a `--workdir` whose calc.py is a project's, not its own."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +43,32 @@ def test_the_demo_plays_again_where_it_played_before(tmp_path: Path) -> None:
     assert (work / "calc.py").read_text() == CALC and (work / "test_calc.py").read_text() == TESTS
     (work / "calc.py").write_text(CALC.replace("return a - b", "return a + b"))
     assert make_workspace(work) == work
+
+
+def test_the_demos_edits_are_read_as_a_real_agents_edits(tmp_path: Path) -> None:
+    """The demo's `edit_file` takes Claude Code's argument names, the ones the engine reads:
+    its edit names the file it writes, and the same edit again (its text gone) gets the hint a
+    real agent's failed edit gets (where the text really is). With `old`/`new` the engine saw
+    neither."""
+    from supervisor.demo.agent import DemoAgent
+    from supervisor.engine.core import Engine
+    from supervisor.guard import Session
+
+    work = make_workspace(tmp_path / "w")
+    session = Session("demo-healthy", task=None, cwd=work, root=tmp_path / "root",
+                      session_id="d", heartbeat_s=0)
+    agent = DemoAgent(session, work, 0, lambda text: None)
+    session.start_task("fix add()")
+    agent.fix_add_cleanly()  # read calc.py, edit it, run the test
+    log = tmp_path / "root" / "sessions" / "d" / "events.jsonl"
+    edit = next(e for e in map(json.loads, log.read_text().splitlines())
+                if e["type"] == "tool_call" and e["tool"] == "edit_file")
+    engine = Engine()
+    assert engine.planned_paths(engine.facts("edit_file", edit["args"])) == ["calc.py"]
+    assert agent.step("edit_file", edit["args"])[0] == "failed"  # "return a - b" is gone
+    session.close("completed")
+    hints = [e["message"] for e in map(json.loads, log.read_text().splitlines())
+             if e["type"] == "hint"]
+    assert len(hints) == 1 and hints[0].startswith(
+        "calc.py changed since you read it at #6, by your own edit at #9 (edit_file)")
+    assert "The text you searched for is not in calc.py" in hints[0]

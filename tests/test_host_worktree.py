@@ -155,7 +155,7 @@ def test_a_rollback_restores_the_worktree_and_nothing_else(runs: Runs, repo: Pat
     applied = next(i for i, e in enumerate(events) if e["type"] == "decision_applied")
     assert events[applied]["action"] == "rollback"
     edit = next(e for e in events[applied:] if e.get("tool") == "edit_file")
-    assert edit["args"]["old"] == "return a - b"  # the file it read back was the restored one
+    assert edit["args"]["old_string"] == "return a - b"  # read back: the restored file
     result = next(e for e in events if e["type"] == "tool_result"
                   and e["call_id"] == edit["call_id"])
     assert result["ok"] is True

@@ -53,6 +53,11 @@ def test_mul():
 LIMIT_POLICY = {"limits": {"iterations_per_session": {"limit": 12, "action": "stop"}}}
 
 
+def calc_edit(old: str, new: str) -> dict[str, str]:
+    """The arguments of an `edit_file` call that replaces `old` by `new` in calc.py."""
+    return {"path": "calc.py", "old_string": old, "new_string": new}
+
+
 class Stopped(Exception):
     """The guard ended the session (abort, hard limit)."""
 
@@ -79,12 +84,17 @@ class DemoAgent:
         except OSError as exc:
             return False, "", f"cannot read {path}: {exc.strerror}"
 
-    def edit_file(self, path: str, old: str, new: str) -> tuple[bool, str, str | None]:
+    def edit_file(self, path: str, old_string: str, new_string: str
+                  ) -> tuple[bool, str, str | None]:
+        """A search-and-replace edit under Claude Code's argument names (`old_string`,
+        `new_string`), the ones the engine reads: the demo's edits are then seen as a real
+        agent's are (the file they change, the search text a failed edit did not find)."""
         target = self.workdir / path
         text = target.read_text()
-        if old not in text:
-            return False, f"Error: search string not found in {path}: {old!r}", "no match"
-        target.write_text(text.replace(old, new, 1))
+        if old_string not in text:
+            return (False, f"Error: search string not found in {path}: {old_string!r}",
+                    "no match")
+        target.write_text(text.replace(old_string, new_string, 1))
         return True, f"edited {path}", None
 
     def write_file(self, path: str, content: str) -> tuple[bool, str, str | None]:
@@ -163,13 +173,12 @@ class DemoAgent:
     def fix_add_cleanly(self) -> None:
         self.think("The add() test fails; let me read calc.py.")
         self.step("read_file", {"path": "calc.py"})
-        self.step("edit_file", {"path": "calc.py", "old": "return a - b", "new": "return a + b"})
+        self.step("edit_file", calc_edit("return a - b", "return a + b"))
         self.step("bash", {"command": "pytest -q test_calc.py::test_add"})
 
     def fix_mul_cleanly(self) -> None:
         self.think("Now mul(): it adds 1 for no reason.")
-        self.step("edit_file", {"path": "calc.py", "old": "return a * b + 1",
-                                "new": "return a * b"})
+        self.step("edit_file", calc_edit("return a * b + 1", "return a * b"))
         self.step("bash", {"command": "pytest -q"})
 
     def document(self) -> None:
@@ -182,10 +191,10 @@ class DemoAgent:
     def fix_add_looping(self) -> None:
         """The seeds' loop, until a decision changes the course."""
         self.think("test_add fails; I will change the operator in add().")
-        self.step("edit_file", {"path": "calc.py", "old": "return a - b", "new": "return a * b"})
+        self.step("edit_file", calc_edit("return a - b", "return a * b"))
         self.step("bash", {"command": "pytest -q"})
         loop = [
-            ("edit_file", {"path": "calc.py", "old": "return a - b", "new": "return a + b"}),
+            ("edit_file", calc_edit("return a - b", "return a + b")),
             ("bash", {"command": "pytest -q"}),
             ("read_file", {"path": "calc.py"}),
         ]
@@ -199,11 +208,9 @@ class DemoAgent:
     def fix_mul_oscillating(self) -> None:
         self.think("test_mul fails; let me try flipping the constant.")
         flips = [
-            ("edit_file", {"path": "calc.py", "old": "return a * b + 1",
-                           "new": "return a * b - 1"}),
+            ("edit_file", calc_edit("return a * b + 1", "return a * b - 1")),
             ("bash", {"command": "pytest -q"}),
-            ("edit_file", {"path": "calc.py", "old": "return a * b - 1",
-                           "new": "return a * b + 1"}),
+            ("edit_file", calc_edit("return a * b - 1", "return a * b + 1")),
             ("bash", {"command": "pytest -q"}),
         ]
         for turn in range(40):
@@ -243,8 +250,7 @@ class DemoAgent:
             self.step("read_file", {"path": "calc.py"})
             text = (self.workdir / "calc.py").read_text()
             if fix is None and "return a - b" in text:
-                self.step("edit_file", {"path": "calc.py", "old": "return a - b",
-                                        "new": "return a + b"})
+                self.step("edit_file", calc_edit("return a - b", "return a + b"))
                 self.step("bash", {"command": "pytest -q test_calc.py::test_add"})
                 return True
             (fix or self._fix_add_properly)()
@@ -256,14 +262,14 @@ class DemoAgent:
         line = next((ln.strip() for ln in text.splitlines() if ln.strip().startswith("return a")
                      and "b" in ln and "a * b +" not in ln), "return a + b")
         if line != "return a + b":
-            self.step("edit_file", {"path": "calc.py", "old": line, "new": "return a + b"})
+            self.step("edit_file", calc_edit(line, "return a + b"))
         self.step("bash", {"command": "pytest -q test_calc.py::test_add"})
 
     def _fix_mul_properly(self) -> None:
         _, text, _ = self.step("read_file", {"path": "calc.py"})
         for old in ("return a * b + 1", "return a * b - 1"):
             if old in text:
-                self.step("edit_file", {"path": "calc.py", "old": old, "new": "return a * b"})
+                self.step("edit_file", calc_edit(old, "return a * b"))
         self.step("bash", {"command": "pytest -q"})
 
 
