@@ -294,6 +294,12 @@ async def test_marked_escalations_are_answered_together_each_with_its_own_decisi
         await press(pilot, "tab", "space", "down", "space")
         queue = app.screen.query_one(EscalationQueue)
         assert len(queue.marked) == 2 and "● " in screen_text(app)
+        # a marked entry is as wide as the others, its columns where theirs are
+        lines = [queue.get_option_at_index(i).prompt.plain.split("\n") for i in range(3)]
+        assert [line[0][0] for line in lines] == ["●", "●", " "]
+        assert len({tuple(len(part) for part in line) for line in lines}) == 1
+        assert len({line[0].index(sid) for line, sid in zip(lines, ("m1", "m2", "left"),
+                                                             strict=True)}) == 1
         await press(pilot, "A")
         assert isinstance(app.screen, BatchScreen)
         text = screen_text(app)

@@ -40,6 +40,10 @@ def split_key(key: str) -> tuple[str, str]:
     return sid, eid
 
 
+MARK = "●"
+"""Leads a marked entry (`space`), in a column of its own: every entry has the same width and
+its columns line up whether it is marked or not."""
+MARK_WIDTH = 1
 AGE_WIDTH = 8
 LEVEL_WIDTH = 10
 LEVEL_FROM = 100
@@ -68,7 +72,7 @@ def widths(entries: Sequence[tuple[str, Text]], total: int) -> Widths:
                                default=8))
     deadline = min(DEADLINE_MAX, max((d.cell_len for _, d in entries), default=0))
     level = LEVEL_WIDTH if total >= LEVEL_FROM else 0
-    used = AGE_WIDTH + session + level + deadline + (4 if level else 3) * len(GAP)
+    used = MARK_WIDTH + AGE_WIDTH + session + level + deadline + (4 if level else 3) * len(GAP)
     return Widths(session, deadline, max(10, total - used), level, total)
 
 
@@ -82,10 +86,11 @@ def _cell(text: Text, width: int, *, right: bool = False) -> Text:
 
 
 def live_line(session_id: str, esc: dict[str, Any], now: float, w: Widths,
-              summary: str = "") -> Text:
-    """Two lines: `  12s ago  s1  3 escalate  exact_repeat ×3 · Bash make  skip in 1:48`,
-    then the reason's prose under the summary, dimmed."""
+              summary: str = "", *, marked: bool = False) -> Text:
+    """Two lines: `  12s ago  s1  3 escalate  exact_repeat ×3 · Bash make  skip in 1:48`
+    (`●` first when `marked`), then the reason's prose under the summary, dimmed."""
     line = Text(no_wrap=True, end="")
+    line.append(MARK if marked else " " * MARK_WIDTH, style="bold")
     line.append_text(_cell(Text(ago(esc.get("ts"), now), style=style("{muted}")), AGE_WIDTH,
                            right=True))
     line.append(GAP)
@@ -98,7 +103,7 @@ def live_line(session_id: str, esc: dict[str, Any], now: float, w: Widths,
     line.append(GAP)
     line.append_text(_cell(deadline_text(esc, now), w.deadline))
     if summary:
-        indent = AGE_WIDTH + len(GAP)
+        indent = MARK_WIDTH + AGE_WIDTH + len(GAP)
         line.append("\n" + " " * indent)
         line.append_text(_cell(safe(esc.get("reason"), 400, style("{muted}")),
                                max(10, w.total - indent)))
@@ -107,7 +112,7 @@ def live_line(session_id: str, esc: dict[str, Any], now: float, w: Widths,
 
 def stale_line(session_id: str, esc: dict[str, Any], now: float, why: str, w: Widths) -> Text:
     """`  5m ago  s2        dead: no heartbeat for 40 s  exact_repeat: ...`, dimmed."""
-    line = Text(no_wrap=True, end="", style=style("{muted}"))
+    line = Text(" " * MARK_WIDTH, no_wrap=True, end="", style=style("{muted}"))
     line.append_text(_cell(Text(ago(esc.get("ts"), now)), AGE_WIDTH, right=True))
     line.append(GAP)
     line.append_text(_cell(safe(session_id, SESSION_MAX, "bold"), w.session))
@@ -219,10 +224,7 @@ class EscalationQueue(OptionList):
         lines: list[Text] = []
         for (sid, esc), text in zip(live, said, strict=True):
             keys.append(entry_key(sid, esc.get("escalation_id")))
-            line = live_line(sid, esc, now, w, text)
-            if keys[-1] in self.marked:  # marked: its line starts with a dot
-                line = Text.assemble(Text("● ", style="bold"), line, no_wrap=True, end="")
-            lines.append(line)
+            lines.append(live_line(sid, esc, now, w, text, marked=keys[-1] in self.marked))
         self.marked &= set(keys)
         self._stale_from = len(keys) if stale else None
         if stale:
