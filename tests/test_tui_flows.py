@@ -333,7 +333,7 @@ async def test_the_history_line_is_read_whole_beside_the_side_bar(root: Path) ->
     for n in range(1, 40):
         events += call(n, cmd=f"pytest -q tests/test_{n}.py")
     events += [{"type": "heartbeat"}] * 30
-    write_events(root, "a-session", events, step=0.01)
+    write_events(root, "a-session", events, t0=FROZEN_NOW - 10, step=0.01)  # live
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
@@ -597,18 +597,36 @@ async def test_a_selection_queued_behind_the_palettes_escape_is_dropped(root: Pa
         assert control_lines(root, "s1") == []  # the command did not run
 
 
-async def test_an_ended_sessions_history_is_not_called_live(root: Path) -> None:
-    """A session that ended looks ended on its own screen too: its history line said "live"
-    (following new events) where none will come."""
+async def test_the_history_line_says_what_is_known_of_the_agent(root: Path) -> None:
+    """The line under the history said "live" (following new events) of a session that
+    ended, of one whose agent's process is gone and of one silent for hours: it says what is
+    known (ended, not running and why, quiet and for how long, or that no one can tell)."""
+    import subprocess
+    import sys
+
     from textual.widgets import Label
 
+    from supervisor.store.liveness import THIS_HOST
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])  # an agent whose process ended
+    gone.wait()
     write_events(root, "done", [start(), *call(1),
                                 {"type": "session_end", "status": "completed", "reason": None}])
-    write_events(root, "going", [start(), *call(1)])
+    write_events(root, "going", [start(), *call(1)], t0=FROZEN_NOW - 10)
+    write_events(root, "dead", [start(pid=gone.pid, host=THIS_HOST), *call(1)],
+                 t0=FROZEN_NOW - 10)
+    write_events(root, "hours", [start(), *call(1)], t0=FROZEN_NOW - 3 * 3600)
+    write_events(root, "beating", [start(heartbeat_s=2.0), *call(1)], t0=FROZEN_NOW - 3 * 3600)
+    write_events(root, "beating", [{"type": "heartbeat", "ts": FROZEN_NOW - 1}])
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await load(pilot, initial=True)
-        for sid, said in (("done", "the whole history"), ("going", "live")):
+        for sid, said in (
+                ("done", "the whole history"), ("going", "live"),
+                ("dead", f"the agent is not running (its process {gone.pid} is gone)"),
+                ("hours", "no activity for 3 h (whether the agent is still there cannot be "
+                          "told)"),
+                ("beating", "live, no activity for 3 h")):
             app.open_session(sid)
             await pilot.pause()
             await pilot.pause()

@@ -21,7 +21,8 @@ from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
 
 from supervisor.safetext import clean
 from supervisor.store.render import ago
-from supervisor.store.units import count
+from supervisor.store.summary import IDLE_AFTER_S
+from supervisor.store.units import count, duration
 from supervisor.tui import nav_keys
 from supervisor.tui.decision_keys import RegistryKeys, command_bindings
 from supervisor.tui.format import level_text, safe, status_text
@@ -194,15 +195,36 @@ class SessionScreen(RegistryKeys, LiveScreen, Screen[None]):
             parts.append(f"{count(rows.folded)} heartbeats folded (h)")
         elif not rows.quiet:
             parts.append("every heartbeat shown (h)")
-        if self.state.summary.ended or self.state.gone:  # nothing more will come: not "live"
-            parts.append("the whole history" if history.follow
-                         else "scrolled (end: its last event)")
-        else:
-            parts.append("live" if history.follow else "scrolled (end: live)")
+        parts.append(self._history_end(history.follow))
         # two lines at most, as wide as the history: beside the side bar one line was cut
         # at the history's edge, its end first ("scrolled (end: live)": the way back)
         self.query_one("#history-state", Label).update(Text(" · ".join(parts),
                                                             overflow="ellipsis"))
+
+    def _history_end(self, follow: bool) -> str:
+        """What is known of what follows the history's last row: nothing (the session ended,
+        its agent is gone), new events as they come (`live`), or no telling (an agent quiet
+        for long that promised no heartbeats). It said `live` of an agent whose process was
+        gone, and of one silent for hours."""
+        st, model = self.state, self.view.model
+        if st.summary.ended or st.gone or model.recordings:
+            return "the whole history" if follow else "scrolled (end: its last event)"
+        now = self.view.clock()
+        life = model.liveness(self.session_id, now)
+        last = st.summary.last_activity_ts
+        quiet = now - last if last is not None else 0.0
+        if not follow:
+            return "scrolled (end: live)" if life.alive is not False and \
+                quiet <= IDLE_AFTER_S else "scrolled (end: its last event)"
+        if life.alive is False:  # presumed dead: its process is gone, its heartbeats stopped
+            return f"the agent is not running ({life.reason})"
+        if quiet <= IDLE_AFTER_S:
+            return "live"
+        if life.alive:  # its process runs, or its heartbeats come: it is there, quiet
+            return f"live, no activity for {duration(quiet)}"
+        # no heartbeat promised, no process to look up here: it may have gone for good
+        return f"no activity for {duration(quiet)} (whether the agent is still there " \
+               "cannot be told)"
 
     def _head(self, now: float) -> None:
         st = self.state
