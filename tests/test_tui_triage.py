@@ -360,6 +360,43 @@ async def test_a_burst_of_arrivals_gives_one_notification(root: Path) -> None:
         assert [n.message for n in app._notifications][-1] == "s0 needs you: cycle: again"
 
 
+async def test_no_arrival_toast_covers_an_open_prompt(root: Path) -> None:
+    """An escalation's toast stood over the prompt opened to answer it (ten seconds), and
+    one arriving while a prompt was open covered part of its answers and evidence: opening a
+    prompt takes the arrivals' toasts away, one arriving meanwhile is said in the prompt, and
+    its toast is shown once the prompt closes (if it still waits)."""
+    for sid in ("s1", "s2", "s3"):
+        write_events(root, sid, [start()])
+    app = make_app(root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await load(pilot, initial=True)
+        app.clear_notifications()
+        write_events(root, "s1", [escalation(reason="exact_repeat: one")])
+        await load(pilot)
+        assert [n.title for n in app._notifications] == ["Escalation"]
+        app.notify("a word of its own", timeout=600)  # not an arrival's: it stays
+        await press(pilot, "e")
+        assert isinstance(app.screen, EscalationScreen)
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == ["a word of its own"]
+        assert "also waiting" not in screen_text(app)
+        write_events(root, "s2", [escalation(reason="cycle: two")])
+        await load(pilot)
+        assert [n.message for n in app._notifications] == ["a word of its own"]
+        await until(pilot, lambda: "also waiting: 1, the oldest s2" in screen_text(app))
+        await press(pilot, "escape")
+        await load(pilot)
+        assert [n.message for n in app._notifications][-1] == "s2 needs you: cycle: two"
+        await press(pilot, "e")  # s1's, the oldest
+        write_events(root, "s3", [escalation(reason="cycle: three")])
+        await load(pilot)
+        write_events(root, "s3", [{"type": "session_end", "status": "failed"}])
+        await load(pilot)  # it no longer waits when the prompt closes: no news
+        await press(pilot, "escape")
+        await load(pilot)
+        assert not any("s3" in str(n.message) for n in app._notifications)
+
+
 def _recorder(folder: Path) -> tuple[Path, Path]:
     """An executable that appends its arguments and the escalation it was given (from its
     environment) to a JSON-lines file; returns (executable, file)."""

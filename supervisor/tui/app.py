@@ -24,7 +24,8 @@ from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
-from textual.screen import Screen
+from textual.notifications import Notification, Notify
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, TextArea
 from textual.worker import get_current_worker
 
@@ -161,6 +162,10 @@ class SupervisorApp(App[None]):
         self._arrivals: list[Arrival] = []
         """Escalations that arrived and were not announced yet (one toast per burst)."""
         self._arrivals_at = 0.0
+        self._held: list[Arrival] = []
+        """Arrivals announced while a prompt was open: their toast waits until it closes."""
+        self._arrival_toasts: list[Notification] = []
+        """The toasts that announced arrivals: opening a prompt takes them away."""
         self.key_pace = KeyPace(burst_gap)
         """When the previous key arrived: a decision key in a burst is ignored
         (`supervisor.tui.deliberate`)."""
@@ -435,20 +440,53 @@ class SupervisorApp(App[None]):
                 not force and time.monotonic() - self._arrivals_at < self.alert_window):
             return
         arrivals, self._arrivals = self._arrivals, []
-        if len(arrivals) == 1:
-            one = arrivals[0]
-            self.notify(
-                f"{clean(one.session_id, limit=40)} needs you: "
-                f"{clean(str(one.escalation.get('reason')), keep_newlines=False, limit=120)}",
-                title="Escalation", severity="error", timeout=10, markup=False,
-            )
-        else:
-            title, names = alert_summary(arrivals)
-            self.notify(f"{names} (e: answer the oldest)", title=title, severity="error",
-                        timeout=10, markup=False)
         if self.alerts.active:
             self.run_worker(lambda: self._send_alerts(arrivals), thread=True,
                             group="alerts")
+        if isinstance(self.screen, ModalScreen):
+            # a toast would cover part of the open prompt (its answers, its evidence) for ten
+            # seconds; the bell rang, the escalation prompt says what else is waiting, and
+            # the toast is shown when the prompt closes
+            self._held += arrivals
+            return
+        self._toast(arrivals)
+
+    def _toast(self, arrivals: list[Arrival]) -> None:
+        if len(arrivals) == 1:
+            one = arrivals[0]
+            toast = Notification(
+                f"{clean(one.session_id, limit=40)} needs you: "
+                f"{clean(str(one.escalation.get('reason')), keep_newlines=False, limit=120)}",
+                title="Escalation", severity="error", timeout=10, markup=False)
+        else:
+            title, names = alert_summary(arrivals)
+            toast = Notification(f"{names} (e: answer the oldest)", title=title,
+                                 severity="error", timeout=10, markup=False)
+        self._arrival_toasts = [n for n in self._arrival_toasts if not n.has_expired]
+        self._arrival_toasts.append(toast)
+        self.post_message(Notify(toast))
+
+    def _show_held(self) -> None:
+        """The arrivals held while a prompt was open, once it is closed: those still
+        waiting for an answer (one answered from the prompt meanwhile is no news)."""
+        if not self._held or isinstance(self.screen, ModalScreen):
+            return
+        waiting = {(entry.session_id, str(entry.escalation.get("escalation_id")))
+                   for entry in self.model.queue(self.clock())}
+        held, self._held = self._held, []
+        still = [a for a in held
+                 if (a.session_id, str(a.escalation.get("escalation_id"))) in waiting]
+        if still:
+            self._toast(still)
+
+    def _dismiss_arrival_toasts(self) -> None:
+        """A prompt opens: the toasts that announced arrivals would cover part of it, and
+        what they said is in the prompt or its queue line. (Textual's own toast, clicked,
+        dismisses itself the same way: `App._unnotify`; Textual is pinned.)"""
+        for toast in self._arrival_toasts:
+            if not toast.has_expired:
+                self._unnotify(toast)
+        self._arrival_toasts = []
 
     def _send_alerts(self, arrivals: list[Arrival]) -> None:
         """In a worker thread: starting processes must not hold the screen."""
@@ -461,6 +499,7 @@ class SupervisorApp(App[None]):
         self._report_store_problem()
         self.follow_commands(self.clock())
         self.announce_arrivals()
+        self._show_held()
         for screen in self.screen_stack:
             if isinstance(screen, LiveScreen) and screen.ready:
                 with contextlib.suppress(NoMatches):  # being composed or torn down: next tick
@@ -505,6 +544,7 @@ class SupervisorApp(App[None]):
         if esc is None:
             self.notify("that escalation is gone", severity="warning")
             return
+        self._dismiss_arrival_toasts()
         self._show(lambda screen: isinstance(screen, EscalationScreen)
                    and (screen.session_id, screen.escalation_id) == (session_id, escalation_id),
                    lambda: EscalationScreen(self.view, session_id, esc))

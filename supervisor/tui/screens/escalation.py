@@ -99,6 +99,8 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
         self.is_pause = is_hold(escalation)
         """An operator's pause: `a` resumes it, and it may have no deadline at all."""
         self._options_open: bool | None = None
+        self._answered_drawn = False
+        """Whether the line of the others waiting was last drawn as the offer of `n`."""
         self.task_size: TaskSize | None = None
         """The task-size signals (docs/plans.md), once read in a worker."""
         """Whether the answers were last drawn as still offered (redrawn when that changes)."""
@@ -337,15 +339,24 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
             st is not None and self.escalation_id not in st.summary.pending)
 
     def _offer_next(self, st: SessionState | None, now: float) -> None:
-        """Once this one is answered: the next pending escalation, offered on `n`."""
+        """The other pending escalations: how many wait, and the oldest (no toast covers the
+        prompt to say one arrived); once this one is answered, offered on `n`."""
         offer = self.query_one("#esc-next", Static)
-        others = self._others(now) if self._answered(st) else []
-        if offer.has_class("-shown") != bool(others):
+        others = self._others(now)
+        answered = self._answered(st)
+        if (offer.has_class("-shown"), self._answered_drawn) != (bool(others), answered):
             offer.set_class(bool(others), "-shown")
+            self._answered_drawn = answered
             self.refresh_bindings()  # `n` shows in the footer only when it has something
         if not others:
             return
         sid, esc = others[0]
+        if not answered:
+            waiting = Text(f"also waiting: {len(others)}, the oldest ", style="dim")
+            waiting.append_text(safe(sid, 40, "bold"))
+            waiting.append(" (n opens it once this one is answered)", style="dim")
+            offer.update(waiting)
+            return
         text = Text(" n ", style="reverse bold")
         text.append(" next: ", style="bold")
         text.append_text(safe(sid, 40, "bold"))
@@ -361,7 +372,7 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
             return False  # nothing can be answered from here, or it was answered from here
         if action == "next_pending":
             shown = self.query("#esc-next")
-            return bool(shown) and shown.first().has_class("-shown")
+            return bool(shown) and shown.first().has_class("-shown") and self._answered_drawn
         return True
 
     def action_next_pending(self) -> None:
