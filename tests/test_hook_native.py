@@ -261,6 +261,82 @@ def test_the_client_is_linked_statically_where_the_c_library_allows(
     assert native.client(fallback) == built  # found again, not built again
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64",
+                    reason="the client without the C library is built for Linux on x86-64")
+def test_the_client_is_built_without_the_c_library_and_the_c_librarys_build_still_relays(
+        tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first build (`native.NOLIBC`, fastclient_nolibc.h) is the one installed here: no C
+    library started in the process an agent starts per hook. Where that build cannot be made
+    (here: a compiler that refuses `-nostdlib`), the C library's build is made and relays."""
+    program = Path(native_command()[0])
+    assert b"GLIBC" not in program.read_bytes() and _interpreter(program) is None
+    real = shutil.which("cc")
+    assert real is not None
+    fake = tmp_path / "bin" / "cc"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = -nostdlib ] && exit 1; done\n'
+                    f'exec {real} "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = native.client([sys.executable, "-m", "supervisor.hooks.client"])
+    assert built is not None and b"GLIBC" in built.read_bytes()
+    root = tmp_path / "store"
+    command = [str(built), "claude-code", "--timeout", "60"]
+    assert _python_ran(_hook(command, _read(ws, 0), root))  # no server yet: it starts one
+    _wait_server(root)
+    relayed = _hook(command, _read(ws, 1), root)
+    assert relayed.returncode == 0 and relayed.stdout == "" and not _python_ran(relayed)
+    calls = [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"]
+    assert calls == ["toolu_0", "toolu_1"]
+
+
+STAND_IN_CHECK = r"""
+int main(int argc, char **argv) {
+    char name[4096];
+    snprintf(name, sizeof name, "%s/made-XXXXXX", argv[1]);
+    int fd = mkstemp(name), again = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    printf("%d %d %s\n", fd >= 0, again < 0 && errno == EEXIST, strstr(name, "XXXXXX") ? "x" : "-");
+    printf("%016llx|\\u%04x|%.6f|%.6f|%llu|%d\n", 0xCBF29CE484222325ULL, 0x1f, 59.9998125, 0.0,
+           18446744073709551615ULL, -42);
+    const char *numbers[] = {"600", "1.5e+3", ".5", "5.", "1e", "+-1", "1e-400", 0};
+    for (int i = 0; numbers[i]; i++) {
+        char *end;
+        errno = 0;
+        double t = strtod(numbers[i], &end);
+        printf("%s=%.6f,%d,%s ", numbers[i], t, errno, end);
+    }
+    printf("\n%s %s\n", getenv("STAND_IN") ? getenv("STAND_IN") : "(none)", argc == 2 ? "" : "?");
+    return unlink(name) == 0 ? 3 : 4;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64"
+                    or shutil.which("gcc") is None, reason="the stand-in is for Linux x86-64, GCC")
+def test_the_c_library_stand_in_does_what_the_client_asks_of_it(tmp_path: Path) -> None:
+    """`fastclient_nolibc.h`'s formats, number parsing, files and environment, as the client
+    uses them (its relay is tested through the built client above)."""
+    source = tmp_path / "check.c"
+    source.write_text("#define SUPERVISOR_NOLIBC 1\n" + native.NOLIBC_SOURCE.read_text()
+                      + STAND_IN_CHECK)
+    subprocess.run(["gcc", *native.NOLIBC, "-o", str(tmp_path / "check"), str(source)],
+                   check=True, capture_output=True, timeout=120)
+    done = subprocess.run([str(tmp_path / "check"), str(tmp_path)], capture_output=True,
+                          text=True, timeout=30, env={"STAND_IN": "here"})
+    assert done.returncode == 3  # the file mkstemp made was there to remove
+    assert done.stdout.splitlines() == [
+        "1 1 -",
+        "cbf29ce484222325|\\u001f|59.999812|0.000000|18446744073709551615|-42",
+        "600=600.000000,0, 1.5e+3=1500.000000,0, .5=0.500000,0, 5.=5.000000,0, "
+        "1e=1.000000,0,e +-1=0.000000,0,+-1 1e-400=0.000000,0, ",
+        "here ",
+    ]
+    assert not list(tmp_path.glob("made-*"))
+
+
 def test_doctor_checks_the_native_client_and_its_fallback(tmp_path: Path) -> None:
     from supervisor.cli.doctor_cmd import check
     from supervisor.hooks.installed import unresolved

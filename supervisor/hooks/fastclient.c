@@ -15,6 +15,7 @@
  * could not answer. Like the Python client it never exits 2, and a server that took the payload
  * and died or wedged gets the fail-safe answer: nothing, exit 0, in time.
  */
+#ifndef SUPERVISOR_NOLIBC /* else fastclient_nolibc.h, prepended by native.py, stands in */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#endif
 
 #define READ_LIMIT (16u * 1024u * 1024u) /* client.READ_LIMIT_BYTES */
 #define REPLY_MARGIN_S 0.5                /* client.REPLY_MARGIN_S */

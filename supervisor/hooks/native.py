@@ -43,8 +43,16 @@ FALLBACK_NOTE = "fallback"
 """Beside the program: the Python client it falls back to (`fallback_of`), for the checks that
 only stat files (`installed.unresolved`: a removed environment leaves the native client with
 nothing to start the server)."""
-FLAGS = (("-O2", "-static"), ("-O2",))
-"""The builds tried, in order: static first (see above), then dynamically linked."""
+NOLIBC_SOURCE = Path(__file__).with_name("fastclient_nolibc.h")
+NOLIBC = ("-O2", "-static", "-nostdlib", "-ffreestanding", "-fno-stack-protector", "-fno-pie",
+          "-no-pie", "-fno-tree-loop-distribute-patterns", "-fno-asynchronous-unwind-tables")
+"""The build without the C library (`fastclient_nolibc.h` prepended: Linux on x86-64): no
+library start-up in the process the agent starts per hook (0.20 ms against 0.48 ms from spawn
+to reaping for `--check`, 7 page faults against 31, 2026-11-29); the loop patterns are not made
+into calls of the `memset` and `memcpy` that file defines with such loops."""
+FLAGS = (NOLIBC, ("-O2", "-static"), ("-O2",))
+"""The builds tried, in order: without the C library, static (see above), then dynamically
+linked."""
 BUILD_TIMEOUT_S = 120.0
 CHECK_TIMEOUT_S = 10.0
 
@@ -69,20 +77,29 @@ _found: dict[tuple[str, tuple[str, ...], str], Path | None] = {}
 
 def _client(compiler: str, fallback: list[str]) -> Path | None:
     """The first build of `FLAGS` already made (checked), else the first that can be made."""
-    source = _definitions(fallback) + SOURCE.read_text(encoding="utf-8")
     try:
         base = _private_dir(_cache_base() / "agent-supervisor" / "hook-client")
-        builds = [(flags, base / _key(compiler, flags, source) / PROGRAM) for flags in FLAGS]
-        for _flags, final in builds:
+        builds = [(flags, source, base / _key(compiler, flags, source) / PROGRAM)
+                  for flags in FLAGS for source in [_source(flags, fallback)]]
+        for _flags, _text, final in builds:
             if final.parent.exists():
                 return final if _checked(final, fallback) else None
-        for flags, final in builds:
+        for flags, source, final in builds:
             built = _build(compiler, flags, source, base, final, fallback)
             if built is not None:
                 return built
         return None
     except OSError:
         return None
+
+
+def _source(flags: tuple[str, ...], fallback: list[str]) -> str:
+    """The text a build compiles: the definitions, `fastclient_nolibc.h` for `NOLIBC`, the
+    client."""
+    parts = [_definitions(fallback)]
+    if flags == NOLIBC:
+        parts += ["#define SUPERVISOR_NOLIBC 1\n", NOLIBC_SOURCE.read_text(encoding="utf-8")]
+    return "".join([*parts, SOURCE.read_text(encoding="utf-8")])
 
 
 def _key(compiler: str, flags: tuple[str, ...], source: str) -> str:
