@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import os
 import threading
 import time
@@ -45,6 +46,14 @@ from supervisor.store.writer import LineWriter
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_HEARTBEAT_S = 5.0
+
+_OPEN: set[tuple[str, str]] = set()
+"""(store root, session id) of every `Session` open in this process: a second one on the same
+session would end it under the first (and save its state over the first's)."""
+_OPEN_LOCK = threading.Lock()
+_ROLES = ("assistant", "user", "system")
+_ASKED_KEPT = 1024
+_NOT_ASKED = object()
 
 
 class ToolRefused(Exception):
@@ -88,9 +97,13 @@ class Session:
         an operator after this many seconds and return `block` (None: wait for the decision
         or the escalation's deadline)."""
         self.root = resolve_root(root)
+        named_by_run = session_id is None and bool(os.environ.get(RUN_SESSION_ENV))
         session_id = session_id or os.environ.get(RUN_SESSION_ENV)  # `supervisor run` names it
         self.session_id = validate_session_id(session_id) if session_id else _new_id(agent)
         self.cwd = Path(cwd or os.getcwd()).resolve()
+        if not self.cwd.is_dir():  # else every checkpoint and file check fails, one by one
+            raise NotADirectoryError(f"cwd {str(self.cwd)!r} is not a directory (the session's "
+                                     "checkpoints and file checks cover it)")
         self.heartbeat_s = heartbeat_s
         self.wait_timeout = wait_timeout
         self.last_verdict: Verdict | None = None
@@ -100,18 +113,52 @@ class Session:
             from supervisor.engine.policy_file import load_policy
 
             policy = load_policy(Path(policy))
-        self._guard = Guard.open(
-            self.root, self.session_id, cwd=self.cwd, policy=policy, settings=settings,
-            save_every_s=1.0,
-        )
-        self._guard.start(agent, task, pid=os.getpid(), heartbeat_s=heartbeat_s)
-        self._count_in_budgets(agent)
+        key = (str(self.root), self.session_id)
+        with _OPEN_LOCK:
+            if key in _OPEN:
+                raise RuntimeError(
+                    f"session {self.session_id!r} is already open in this process (another "
+                    "Session); use that one, or give this one another session_id"
+                    + (f" (both took ${RUN_SESSION_ENV})" if named_by_run else ""))
+            _OPEN.add(key)
+        try:
+            self._guard = Guard.open(
+                self.root, self.session_id, cwd=self.cwd, policy=policy, settings=settings,
+                save_every_s=1.0,
+            )
+            self._refuse_ended(named_by_run)
+            resumed = self._guard.state.started
+            self._guard.start(agent, task, pid=os.getpid(), heartbeat_s=heartbeat_s)
+            if resumed and task and self._guard.state.task is None:
+                self._guard.task_start(task)  # a resumed session (or `supervisor run`'s) gets it
+            self._count_in_budgets(agent)
+        except BaseException:
+            with _OPEN_LOCK:
+                _OPEN.discard(key)
+            raise
+        self._key = key
         self._closed = False
+        self._asked: dict[str, None] = {}
+        """The calls `before_call` answered whose result is not recorded yet (the latest
+        `_ASKED_KEPT`: a refused call's result may never come)."""
         self._signals = signals.install()  # SIGTERM/SIGHUP end the session like Ctrl+C
         self._beats: _Heartbeats | None = None
         if heartbeat_s:
             self._beats = _Heartbeats(self._guard.files.events, heartbeat_s)
             self._beats.start()
+
+    def _refuse_ended(self, named_by_run: bool) -> None:
+        """A session that has ended stays ended: opened again, its every call would be `stop`.
+        Say so at once, where the mistake is (a second `Session` after the first closed, under
+        `supervisor run` the same id for both)."""
+        ended = self._guard.ended
+        if ended is None:
+            return
+        self._guard.close()
+        hint = (f" (the id came from ${RUN_SESSION_ENV}: one `supervisor run` is one session)"
+                if named_by_run else "")
+        raise RuntimeError(f"session {self.session_id!r} has ended ({ended}); a new session "
+                           f"needs another session_id{hint}")
 
     def _count_in_budgets(self, agent: str) -> None:
         """The store root's daily budgets (the `[budgets]` of its policy file, as hook sessions
@@ -169,7 +216,14 @@ class Session:
     def before_call(
         self, tool: str, args: dict[str, Any] | None = None, *, call_id: str | None = None,
     ) -> Verdict:
-        """Record a tool call and get the verdict on it (waits while an escalation pends)."""
+        """Record a tool call and get the verdict on it (waits while an escalation pends).
+        `args`: the call's arguments as a JSON object (a dict with string keys)."""
+        self._check_open()
+        if not isinstance(tool, str) or not tool:
+            raise TypeError(f"before_call: tool must be the tool's name, not {tool!r}")
+        if args is not None and not isinstance(args, dict):
+            raise TypeError("before_call: args must be a dict of the call's arguments, not "
+                            f"{type(args).__name__} (the event log's tool_call.args is an object)")
         verdict = self._guard.pre_call(tool, args or {}, call_id=call_id)
         if verdict.action == "pause":
             beat = None if self._beats is not None else DEFAULT_HEARTBEAT_S
@@ -182,6 +236,10 @@ class Session:
                     verdict.call_id, escalation_id=verdict.escalation_id,
                 )
         self.last_verdict = verdict
+        if verdict.call_id is not None:
+            self._asked[verdict.call_id] = None
+            if len(self._asked) > _ASKED_KEPT:
+                del self._asked[next(iter(self._asked))]
         return verdict
 
     def after_call(
@@ -191,9 +249,16 @@ class Session:
         """Record a tool call's outcome. `call`: the verdict `before_call` gave, or its call
         id. `duration` in seconds. Returns the hint to give the model now when the outcome
         shows a loop forming (a nudge), else None."""
+        self._check_open()
         call_id = call.call_id if isinstance(call, Verdict) else call
         if call_id is None:
             raise ValueError("after_call needs the verdict of before_call (or its call id)")
+        if self._asked.pop(call_id, _NOT_ASKED) is _NOT_ASKED:
+            raise ValueError(
+                f"after_call: no call {call_id!r} of this session awaits its result (before_call "
+                "never gave it, or its result was recorded already)")
+        if isinstance(output, bytes | bytearray):
+            output = bytes(output).decode("utf-8", "replace")  # what the tool printed
         detections = self._guard.post_call(
             call_id, output if isinstance(output, str) else repr(output), ok=ok, error=error,
             duration_ms=None if duration is None else round(duration * 1000.0, 3),
@@ -203,11 +268,28 @@ class Session:
 
     def message(self, role: str, text: str) -> None:
         """Record a message of the conversation (`assistant`, `user` or `system`)."""
+        self._check_open()
+        if role not in _ROLES:
+            raise ValueError(f"message: role must be one of {', '.join(_ROLES)}, not {role!r}")
         self._guard.message(role, text)
 
     def usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None = None) -> None:
         """Record one model call's token usage (and cost, when known)."""
+        self._check_open()
+        for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"usage: {name} must be a count (an int >= 0), not {value!r}")
+        if cost_usd is not None and not (isinstance(cost_usd, int | float)
+                                         and 0 <= cost_usd < math.inf):
+            raise ValueError(f"usage: cost_usd must be dollars (>= 0) or None, not {cost_usd!r}")
         self._guard.usage(input_tokens, output_tokens, cost_usd)
+
+    def _check_open(self) -> None:
+        """A call on a closed session says which session and how it ended (the core's own
+        error, `the guard is closed`, names neither)."""
+        if self._closed:
+            raise RuntimeError(f"session {self.session_id!r} is closed ({self.ended}): open a "
+                               "new Session to go on")
 
     def start_task(self, title: str, task_id: str | None = None) -> str:
         """Start a task (the current one, if any, ends as done); return its id."""
@@ -255,6 +337,8 @@ class Session:
                 finally:
                     self._guard.close()
         finally:
+            with _OPEN_LOCK:
+                _OPEN.discard(self._key)
             if self._signals:
                 signals.uninstall()
 
