@@ -95,6 +95,45 @@ def test_a_codex_code_mode_cell_that_only_polls_is_a_poll(tmp_path: Path) -> Non
     assert calls[4][1] == {"input": both}
 
 
+def test_a_codex_code_mode_cell_is_read_with_its_keys_quoted() -> None:
+    """Models write a cell's arguments as JSON too (`tools.exec_command({"cmd":"sed -n ..."})`,
+    teslamint/entirecontext's Codex 0.147 sessions; over 300 such cells in the Entire
+    checkpoints mirrored here): each is the `exec_command` it runs, as the bare-key form is,
+    not an `exec` call whose repeats nothing reads."""
+    (run,) = load_runs(DATA / "codex" / "rollout-entirecontext-quoted-cmd.jsonl")
+    calls = [(e["tool"], e["args"]) for e in run.events if e["type"] == "tool_call"]
+    assert [tool for tool, _ in calls] == ["exec_command", "exec_command"]
+    assert calls[0][1]["cmd"].startswith("sed -n '1,240p' /Users/teslamint/.codex/plugins/")
+    assert calls[1][1]["cmd"].startswith("rg -n \"inline shell|list continuation|")
+    assert [e["ok"] for e in run.events if e["type"] == "tool_result"] == [True, True]
+
+
+def test_a_codex_code_mode_cell_polls_with_quoted_keys_or_several_at_once(
+        tmp_path: Path) -> None:
+    """The poll cells as models write them: keys quoted (`{"session_id":24403,"chars":""}`),
+    several sessions polled in one cell (`Promise.all` of two `write_stdin`), a command run
+    then waited on in the same cell (`r.session_id`: its own command, no poll of its own)."""
+    quoted = ('const r = await tools.write_stdin({"session_id":24403,"chars":"",'
+              '"yield_time_ms":1000,"max_output_tokens":12000}); text(r.output);\n')
+    two = ('const results = await Promise.all([\n'
+           '  tools.write_stdin({ session_id: 99524, chars: "", yield_time_ms: 1000 }),\n'
+           '  tools.write_stdin({ session_id: 55811, chars: "", yield_time_ms: 1000 })\n]);\n'
+           "for (const r of results) text(r.output);\n")
+    run_and_wait = ('const r = await tools.exec_command({\n  cmd: "vp check",\n'
+                    '  yield_time_ms: 30000\n});\ntext(r.output);\nif (r.session_id) text(('
+                    'await tools.write_stdin({session_id:r.session_id, chars:"", '
+                    "yield_time_ms:30000})).output);\n")
+    records = [_codex({"id": "s1", "cwd": "/w", "cli_version": "0.144.0"}, "session_meta")]
+    for i, script in enumerate([quoted, two, run_and_wait]):
+        records += _cell(i, script, "ok", 1 + i)
+    (run,) = load_runs(_write(tmp_path / "rollout.jsonl", records))
+    calls = [(e["tool"], e["args"]) for e in run.events if e["type"] == "tool_call"]
+    assert calls == [("write_stdin", {"session_id": 24403, "chars": ""}),
+                     ("write_stdin", {"session_id": 99524, "chars": ""}),
+                     ("write_stdin", {"session_id": 55811, "chars": ""}),
+                     ("exec_command", {"cmd": "vp check"})]
+
+
 def test_a_codex_mcp_call_is_named_as_codex_hooks_name_it() -> None:
     """Codex's hooks call an MCP tool `mcp__<namespace>__<tool>` (the namespace's trailing and
     the name's leading `_` trimmed); the importer names the rollout's calls the same, so an

@@ -7,8 +7,8 @@ with the JSON arguments, or `{"input": ...}` for custom tools; an MCP tool, whic
 records as a bare `name` in a `namespace`, is named as Codex's hooks name it, `mcp__server__tool`
 (`_mcp_name`), so the policy's `mcp__*` categories apply to imported runs as to live ones; an
 `exec` whose JavaScript snippet
-runs shell commands through `tools.exec_command` is read as those `exec_command` calls, the
-output going to the last) and their
+runs shell commands through `tools.exec_command`, or polls through `tools.write_stdin`, is read
+as those calls, the output going to the last: `_cell_calls`) and their
 `*_output` (a `tool_result`; ok from the recorded `Exit code: N` or `metadata.exit_code`, and
 for an MCP call from its `mcp_tool_call_end` event: an `Err`, or `isError`, is a failure whose
 error is the tool's first line).
@@ -124,14 +124,12 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
                 args = parse_json_args(payload.get("arguments"))
             else:
                 args = {"input": payload.get("input")}
-                wrapped = _wrapped_commands(payload.get("input")) if name == "exec" else []
-                for command in wrapped[:-1]:  # all but the last: their outcome is not apart
-                    inner = builder.tool_call("exec_command", {"cmd": command}, None, ts)
+                cell = _cell_calls(payload.get("input")) if name == "exec" else []
+                for inner_name, inner_args in cell[:-1]:  # their outcome is not apart
+                    inner = builder.tool_call(inner_name, inner_args, None, ts)
                     builder.tool_result(inner, True, "", ts=ts)
-                if wrapped:
-                    name, args = "exec_command", {"cmd": wrapped[-1]}
-                elif name == "exec" and (poll := _wrapped_poll(payload.get("input"))):
-                    name, args = "write_stdin", poll
+                if cell:
+                    name, args = cell[-1]
             open_calls[str(native)] = builder.tool_call(name, args, native, ts)
         elif kind == "response_item" and item in ("function_call_output",
                                                    "custom_tool_call_output"):
@@ -168,47 +166,63 @@ def _mcp_name(namespace: Any, name: str) -> str:
     return f"{namespace.rstrip('_')}__{name.lstrip('_')}"
 
 
-_WRAPPED = re.compile(
-    r"""tools\.exec_command\(\s*\{[^{}]*?\bcmd\s*:\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|`([^`$]*)`)""")
+def _key(name: str) -> str:
+    """An object key in a cell's JavaScript as the model writes it: bare (`cmd:`) or quoted
+    (`"cmd":`, `'cmd':`, as JSON is)."""
+    return rf"""(?:\b{name}|"{name}"|'{name}')\s*:\s*"""
+
+
+_STRING = r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|`([^`$\\]*)`)"""
+_EXEC = re.compile(r"tools\.exec_command\(\s*\{[^{}]*?" + _key("cmd") + _STRING)
+_POLL = re.compile(r"tools\.write_stdin\(\s*\{([^{}]*)\}\s*\)")
+_SESSION = re.compile(_key("session_id") + r"(\d+)\b")
+_CHARS = re.compile(_key("chars") + _STRING)
+_TOOL = re.compile(r"\btools\.(\w+)\s*\(")
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\", "`": "`"}
-
-
-def _wrapped_commands(script: Any) -> list[str]:
-    """The shell commands a Codex `exec` call runs: its input is a JavaScript snippet that
-    calls `tools.exec_command({cmd: "..."})`, once or several times (read without running
-    it: only string literals count). None: the snippet runs no command this can read."""
-    if not isinstance(script, str):
-        return []
-    found = []
-    for match in _WRAPPED.finditer(script[:100_000]):
-        text = next(g for g in match.groups() if g is not None)
-        found.append(re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text))
-    return found
-
-
-_POLL = re.compile(r"""tools\.write_stdin\(\s*\{([^{}]*)\}\s*\)""")
-_SESSION = re.compile(r"\bsession_id\s*:\s*(\d+)")
-_CHARS = re.compile(r"""\bchars\s*:\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""")
 _UNICODE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
-def _wrapped_poll(script: Any) -> dict[str, Any] | None:
-    """The `write_stdin` call a Codex `exec` cell makes when that is all it does (code mode
-    polls a command still running in its PTY this way: `tools.write_stdin({session_id: 40005,
-    chars: ""})`, then prints the output): `{session_id, chars}`, so that the cell is the poll
-    (or the keystrokes) it is, as a bare `write_stdin` call is, and not a new call repeated.
-    None: the cell calls another tool too, or its arguments are not literals."""
-    if not isinstance(script, str) or script.count("tools.") != 1:
-        return None
-    call = _POLL.search(script[:100_000])
-    session = _SESSION.search(call.group(1)) if call else None
-    chars = _CHARS.search(call.group(1)) if call else None
-    if call is None or session is None or chars is None:
-        return None
-    text = chars.group(1) if chars.group(1) is not None else chars.group(2)
+def _cell_calls(script: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The calls a Codex code-mode `exec` cell makes, in the order it makes them (read without
+    running it: only literals count): each `tools.exec_command({cmd: "..."})` as that
+    `exec_command`, each `tools.write_stdin({session_id: N, chars: "..."})` as that
+    `write_stdin` (how code mode polls a command still running in its PTY, or types into it),
+    keys bare or quoted as JSON (`{"cmd": ...}`, `{"session_id": 3}`: models write both).
+    A `write_stdin` on the session of a command the cell itself started (`r.session_id`:
+    no literal) waits for that command to end: part of that `exec_command`, not a call of
+    its own.
+    Empty: the cell makes no call this can read, or it polls and calls another tool too
+    (it stays the `exec` call it is)."""
+    if not isinstance(script, str):
+        return []
+    script = script[:100_000]
+    found: list[tuple[int, str, dict[str, Any]]] = []
+    for match in _EXEC.finditer(script):
+        found.append((match.start(), "exec_command", {"cmd": _literal(match)}))
+    polls = 0
+    for match in _POLL.finditer(script):
+        body = match.group(1)
+        session = _SESSION.search(body)
+        if session is None:  # `r.session_id`: a command this cell started, if it runs one
+            if found:
+                continue
+            return []
+        chars = _CHARS.search(body)
+        polls += 1
+        found.append((match.start(), "write_stdin", {
+            "session_id": int(session.group(1)), "chars": _literal(chars) if chars else ""}))
+    if polls and len(found) == polls and any(
+            m.group(1) != "write_stdin" for m in _TOOL.finditer(script)):
+        return []  # polls, and calls another tool whose outcome is not apart
+    return [(name, args) for _, name, args in sorted(found, key=lambda f: f[0])]
+
+
+def _literal(match: re.Match[str]) -> str:
+    """A JavaScript string literal's text (the first group of `_STRING` that matched),
+    its escapes read."""
+    text = next(g for g in match.groups()[-3:] if g is not None)
     text = _UNICODE.sub(lambda m: chr(int(m.group(1), 16)), text)
-    text = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
-    return {"session_id": int(session.group(1)), "chars": text}
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
 
 
 def _mcp_error(result: Any) -> str | None:
