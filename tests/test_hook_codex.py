@@ -33,6 +33,26 @@ def by_command(event: str) -> dict[str, dict]:
     return {p["tool_input"]["command"]: p for p in captured() if p["hook_event_name"] == event}
 
 
+def test_the_targets_vocabulary_names_what_codex_hooks_send() -> None:
+    """The live hook knows the names Codex's hooks send: the pinned Codex's calls reach them
+    as `Bash` (its payloads here); `write_stdin` never does (Codex sends no PreToolUse for it:
+    docs/codex.md, "Waiting"), so it is no poll of the target's but of the importer's, which
+    reads a rollout's polls. In a fresh interpreter that imports only the target, as the
+    hook does."""
+    sent = {p["tool_name"] for p in captured() if "tool_name" in p}
+    assert sent == {"Bash"}
+    assert {TARGET.tools.role(tool) for tool in sent} == {"shell"}
+    assert TARGET.tools.poll == () and TARGET.tools.input_keys == ()
+    probe = ("from supervisor.engine.tools import vocabulary\n"
+             "import supervisor.hooks.codex\n"
+             "print(vocabulary().role('Bash'), vocabulary().role('write_stdin'))\n"
+             "import supervisor.importers\n"
+             "print(vocabulary().role('write_stdin'), vocabulary().input_keys)\n")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    assert shown == ["shell None", "poll ('chars',)"]
+
+
 def test_session_start_and_prompt_keep_model_and_turn_id() -> None:
     start, prompt = captured()[:2]
     step = map_payload(start)

@@ -42,9 +42,11 @@ _COMMON_KEYS = frozenset(
      "turn_id", "agent_id", "agent_type"}
 )
 TOOLS = tools.ToolVocabulary(shell=("Bash", "shell", "exec_command", "local_shell"),
-                             edit=("apply_patch",), poll=("write_stdin",),
-                             command_keys=("cmd", "command"), input_keys=("chars",))
-"""Codex's tool names (its `Target` contributes them to the engine's vocabulary)."""
+                             edit=("apply_patch",), command_keys=("cmd", "command"))
+"""Codex's tool names (its `Target` contributes them to the engine's vocabulary). No poll:
+Codex sends no PreToolUse for `write_stdin` or `wait_agent` (docs/codex.md, "Waiting"), so
+a live session never shows one; the importer of Codex's rollouts, which records them all,
+names them (`importers/codex`)."""
 SHELL_TOOLS = frozenset(TOOLS.shell)
 """Tools whose outcome the rollout records as a `CommandExecution` with an exit code."""
 
