@@ -4,6 +4,7 @@ or usage or a role the event log's own reader refuses as bad lines, a closed ses
 `Session` on a session open in this process, a session that has ended opened again (every call
 would be `stop`), a working directory that is not there."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,20 @@ def test_a_missing_working_directory_is_an_error(root: Path, work: Path) -> None
     with pytest.raises(NotADirectoryError, match="is not a directory"):
         Session("agent", cwd=work / "nope", root=root, session_id="s1", heartbeat_s=None)
     assert not (root / "sessions" / "s1").exists()
+
+
+def test_an_end_that_fails_does_not_hide_what_ended_the_block(root: Path, work: Path) -> None:
+    """The store broken (or full) under a session whose block raised: the agent's code still gets
+    its own exception, which says the session could not be ended, not the store's error."""
+    s = open_session(root, work)
+    with pytest.raises(LookupError, match="the model's answer") as raised, s:
+        s.before_call("bash", {"command": "ls"})
+        shutil.rmtree(root / "sessions" / "s1")
+        (root / "sessions" / "s1").write_text("not a directory any more")
+        raise LookupError("the model's answer had no tool call")
+    (note,) = raised.value.__notes__
+    assert note.startswith("and the session 's1' could not be ended as 'failed': ")
+    with pytest.raises(RuntimeError, match="is closed"):  # closed all the same
+        s.before_call("bash", {})
+    with open_session(root, work, sid="s2"):  # nothing of it is left open in the process
+        pass

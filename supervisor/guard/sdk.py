@@ -186,15 +186,23 @@ class Session:
                  tb: object) -> None:
         if exc is None:
             self.close("completed")
-        elif isinstance(exc, SessionStopped):
-            self.close("aborted" if exc.verdict.decision == "abort" else "terminated",
-                       str(exc))
+            return
+        if isinstance(exc, SessionStopped):
+            status, reason = ("aborted" if exc.verdict.decision == "abort" else "terminated",
+                              str(exc))
         elif isinstance(exc, signals.Terminated):
-            self.close("terminated", str(exc))
+            status, reason = "terminated", str(exc)
         elif isinstance(exc, KeyboardInterrupt):
-            self.close("terminated", "interrupted (Ctrl+C)")
+            status, reason = "terminated", "interrupted (Ctrl+C)"
         else:
-            self.close("failed", f"{type(exc).__name__}: {exc}")
+            status, reason = "failed", f"{type(exc).__name__}: {exc}"
+        try:
+            self.close(status, reason)
+        except Exception as failed:  # the store is full or gone: the same cause, most often
+            # Raised here it would replace the exception that ended the block, the one the
+            # agent's code handles; it rides along on it instead.
+            exc.add_note(f"and the session {self.session_id!r} could not be ended as "
+                         f"{status!r}: {type(failed).__name__}: {failed}")
 
     # -- the calls -------------------------------------------------------------------------
 
