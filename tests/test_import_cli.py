@@ -24,8 +24,8 @@ def test_import_every_fixture_then_validate(tmp_path: Path) -> None:
     sessions = sorted(p.name for p in (out / "sessions").iterdir())
     assert "ProntoQA_1" in sessions and "ProntoQA_2" in sessions
     assert "pydicom-1458-edit-retries" in sessions
-    assert len(sessions) == 22
-    assert proc.stdout.splitlines()[-1] == f"imported 22 runs from 21 files into {out}"
+    assert len(sessions) == 23
+    assert proc.stdout.splitlines()[-1] == f"imported 23 runs from 22 files into {out}"
     check = run_cli("validate", *[str(out / "sessions" / s) for s in sessions])
     assert check.returncode == 0, check.stdout
     assert " 0 bad lines" in check.stdout and "bad lines" in check.stdout

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 import xxhash
 
+from supervisor.engine import Policy
+from supervisor.engine.facts import facts_of
 from supervisor.importers import FORMATS, FormatError, detect_format, load_runs
 from supervisor.importers.swe_agent import parse_action
 from tests.importer_helpers import DATA, check_protocol, fixture, of_type, steps
@@ -501,6 +503,32 @@ def test_oh_my_pis_intent_is_left_out_of_the_repeat_fingerprints(tmp_path: Path)
     (run,) = load_runs(_pi_session(tmp_path, [([{"id": "t", "name": "task", "arguments": {
         "description": "review", "i": "Delegate the review"}}], [])]))
     assert steps(run)[0][0]["args"] == {"description": "review (Delegate the review)"}
+
+
+def test_oh_my_pis_interrupted_call_and_patch_edit_are_read_as_what_they_are() -> None:
+    """Cut from real Oh My Pi sessions (preloopdev/preloop). A call the person stopped while it
+    ran (`details.__interrupted`, `execution: started`: a CI wait of twenty minutes) ran: it
+    failed as interrupted by the user (as Claude Code's hook words it), its output unknown,
+    the text Oh My Pi wrote in its place a system message, not the tool's output. An `edit`
+    given a patch of one file (`input`: `*** Update File: utils/github.ts`) is the edit of
+    that file: its `path` and its text before and after, under the engine's names."""
+    (run,) = load_runs(fixture("pi/ohmypi-preloop-b8e100f1.jsonl"))
+    ((call, result),) = steps(run)
+    assert call["tool"] == "bash" and "refused_by" not in call
+    assert result is not None and (result["ok"], result["error"], result["output"]) == (
+        False, "interrupted by the user", "")
+    assert [m["text"][:38] for m in of_type(run, "message") if m["role"] == "system"] == [
+        "Skipped due to queued user message. Do", "Interrupted by user"]
+    (run,) = load_runs(fixture("pi/ohmypi-preloop-5e3cc5e9.jsonl"))
+    edit, result = steps(run)[4]
+    assert edit["tool"] == "edit" and "input" not in edit["args"]
+    assert edit["args"]["path"] == "utils/github.ts"
+    assert edit["args"]["old_string"].startswith("const githubRequest = async <T>(\n")
+    assert edit["args"]["new_string"].endswith("const { method = \"GET\", headers = {}, body }"
+                                                " = options;\n")
+    assert edit["args"]["description"] == "patch githubRequest for GHES"
+    policy = Policy.profile()
+    assert facts_of(edit["tool"], edit["args"], policy).path == "utils/github.ts"
 
 
 def test_calls_oh_my_pi_never_ran_are_no_failures(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from supervisor.engine.edits import edits_of
 from supervisor.importers.base import (
     FormatError,
     Importer,
@@ -41,7 +42,7 @@ from supervisor.importers.base import (
 from supervisor.importers.document import Records
 from supervisor.importers.errortext import task_line
 from supervisor.importers.prompts import role_of_user_text
-from supervisor.protocol.pi_calls import call_args, failure, not_run
+from supervisor.protocol.pi_calls import INTERRUPTED, call_args, failure, interrupted, not_run
 
 AGENT = "pi"
 
@@ -136,7 +137,12 @@ def _result(builder: RunBuilder, message: dict[str, Any], ts: float | None,
         skipped["toolResult without toolCall"] += 1
         return
     output = as_text(message.get("content"))
-    if not_run(message.get("details")) is not None:
+    details = message.get("details")
+    if not_run(details) is not None:
+        builder.message("system", output, ts)
+        return
+    if interrupted(details):  # it ran; its output is unknown, the text Oh My Pi's
+        builder.tool_result(call_id, False, "", error=INTERRUPTED, ts=ts)
         builder.message("system", output, ts)
         return
     failed = message.get("isError") is True
@@ -164,6 +170,8 @@ def _assistant(builder: RunBuilder, message: dict[str, Any], ts: float | None,
             builder.message("assistant", block.get("thinking"), ts, thinking=True)
         elif kind == "toolCall" and isinstance(block.get("name"), str):
             args = call_args(block["name"], as_dict(block.get("arguments")))
+            if block["name"] == "edit":
+                args = _patch_edit(args)
             native = block.get("id")
             who = refused.get(str(native))
             extra = {**batch, "refused_by": who} if who else batch
@@ -174,6 +182,28 @@ def _assistant(builder: RunBuilder, message: dict[str, Any], ts: float | None,
     usage = as_dict(message.get("usage"))
     builder.usage(usage.get("input"), usage.get("output"), as_dict(usage.get("cost")).get(
         "total"), ts, cache_read=usage.get("cacheRead"), cache_write=usage.get("cacheWrite"))
+
+
+def _patch_edit(args: dict[str, Any]) -> dict[str, Any]:
+    """Oh My Pi's `edit` given a patch (`input`, Codex's format) as the edit of a file it is:
+    the patch of one updated file is recorded under the engine's names, as Pi's own edits
+    (`pi_calls.edit_args`): its `path`, and each hunk's text before and after
+    (`old_string`, `new_string`; several as `edits`), read by the engine's reader of
+    Codex's patches (`engine.edits`), not a second one. Any other patch (several files, a
+    file added or deleted, a hunk that only adds) keeps its `input` as written, the call
+    still an edit by its name."""
+    patch = args.get("input")
+    if not isinstance(patch, str) or "old_string" in args or "edits" in args:
+        return args
+    hunks = edits_of("apply_patch", {"input": patch})
+    marks = sum(1 for line in patch.split("\n") if line.startswith("@@"))
+    if not hunks or len({h.path for h in hunks}) != 1 or any(
+            h.kind != "replace" for h in hunks) or len(hunks) != max(marks, 1) or (
+            "*** Delete File:" in patch):
+        return args  # several files, a file added or deleted, or a hunk that only adds
+    rest = {k: v for k, v in args.items() if k != "input"}
+    pairs = [{"old_string": h.search, "new_string": h.text} for h in hunks]
+    return {**rest, "path": hunks[0].path, **(pairs[0] if len(pairs) == 1 else {"edits": pairs})}
 
 
 IMPORTER = Importer(

@@ -14,6 +14,9 @@ from call to call. It is recorded as the call's `description` (joined to one the
 argument the engine's repeat fingerprints leave out (`ToolVocabulary.noise_keys`), as Droid's
 notes about a command are: two identical calls stated differently are still identical.
 
+Oh My Pi's `edit` may take a patch instead (`input`: `*** Begin Patch`, `*** Update File: PATH`,
+hunks, Codex's format): the importer reads it (importers/pi), as Pi's live hook never meets one.
+
 Oh My Pi also writes results for calls it never ran (`details.__synthetic`, `executed` not
 true, `isError` true): the rest of a response's calls skipped because the person typed a
 message meanwhile ("Skipped due to queued user message"), or aborted with the response that
@@ -71,6 +74,18 @@ def not_run(details: Any) -> str | None:
             "executed") is True:
         return None
     return "user" if details.get("source") == "interrupt_skipped" else "agent"
+
+
+INTERRUPTED = "interrupted by the user"
+"""The error of a call the person stopped while it ran (Claude Code's hook words its own so)."""
+
+
+def interrupted(details: Any) -> bool:
+    """Whether a result's `details` say the call started and the person stopped it (Oh My Pi:
+    `__interrupted`, `execution: started`, its text "Skipped due to queued user message..."
+    written after a command ran for twenty minutes): unlike a call `not_run`, it ran, and
+    what it did before it was stopped is unknown."""
+    return isinstance(details, dict) and details.get("__interrupted") is True
 
 
 def failure(output: str) -> str:
