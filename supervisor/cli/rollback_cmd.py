@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from supervisor.safetext import clean
     from supervisor.store.local import LocalStore
     from supervisor.store.recordings import refuse_writes
+    from supervisor.store.voice import LineSealer
     from supervisor.store.writer import event_writer
 
     local = LocalStore(root_from(args))
@@ -50,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         with lock.held():
             result = store.restore(args.checkpoint)
-            with event_writer(local.root, args.session) as writer:
+            # marked as the guard's own: its catch-up takes the rollback in (store.voice)
+            with event_writer(local.root, args.session,
+                              LineSealer(local.root, args.session)) as writer:
                 writer.append_many(result.events(summary.events, by="supervisor rollback"))
     except CheckpointError as exc:
         raise CliError(str(exc)) from exc

@@ -42,7 +42,14 @@ from supervisor.protocol.policy_audit import switched_off
 from supervisor.store import waits
 from supervisor.store.liveness import THIS_HOST
 from supervisor.store.paths import ensure_session_dir, session_files
-from supervisor.store.voice import SEALED, SEALS_FIELD, LineSealer, Voucher, root_key
+from supervisor.store.voice import (
+    MARKS_FIELD,
+    SEALED,
+    SEALS_FIELD,
+    LineSealer,
+    Voucher,
+    root_key,
+)
 from supervisor.store.writer import LineWriter
 
 CHECKPOINT_SHARE = 0.4
@@ -250,6 +257,12 @@ class SessionJournal:
             self.dirty = True
         self._catch_up(self.state.log_offset)
 
+    def _voucher(self, last: int) -> Voucher | None:
+        """The check of the log's lines past the one numbered `last` (`store.voice`); None
+        when there is no key (nothing can be checked)."""
+        key = self._sealer.key()
+        return None if key is None else Voucher(key, self.session_id, self.files.events, last)
+
     def _catch_up(self, start: int | None) -> None:
         """Learn from the event log what the state does not know (`supervisor.guard.recovery`):
         the decisions already applied or ignored (never applied again), the escalation and task
@@ -271,12 +284,8 @@ class SessionJournal:
         state = self.state
         last = 0 if fresh else state.last_seq
 
-        def vouch() -> Voucher | None:  # only past a line the guard seals: rare
-            key = self._sealer.key()
-            return None if key is None else Voucher(key, self.session_id, path, last)
-
         facts = recovery.scan(path, 0 if fresh or start is None else start,
-                              everything=not fresh, vouch=vouch)
+                              everything=not fresh, vouch=lambda: self._voucher(last))
         seen, logged = set(state.seen_decisions), state.logged_decisions
         new = [d for d in dict.fromkeys(facts.handled) if d not in seen and d not in logged]
         logged.extend(new)
@@ -404,6 +413,7 @@ class SessionJournal:
         }
         if root_key(self.root) is not None:  # readers then check them (store.voice)
             event[SEALS_FIELD] = list(SEALED)
+            event[MARKS_FIELD] = True  # and the catch-up its other lines
         if pid is not None:  # where the pid means something (see store.liveness)
             event.setdefault("host", THIS_HOST)
         self.record(event)

@@ -18,7 +18,10 @@ The agent's side can append to `events.jsonl` too, so a line of a type the guard
 (`store.voice`: decisions' outcomes, escalations, verdicts, the end) counts only with its seal:
 one appended `decision_applied` released a held agent and granted its loop a thousand repeats,
 and one a cycle (`guidance`) kept a loop from ever escalating. Such a line is left out of the
-facts and of the events handed back, as every reader shows it (`unsealed`).
+facts and of the events handed back, as every reader shows it (`unsealed`). Every other line
+counts only with the guard's mark (in a session whose guard marks them): calls the agent
+appended between the repeats of a loop kept it from escalating, a `task_start` after each call
+restarted the engine's counts, an `allow` verdict released a refused call.
 
 A state that is only behind (not lost) also asks for every event past it (`scan(...,
 everything=True)`): the steps it missed are done again on it (`supervisor.guard.catch_up`),
@@ -39,10 +42,12 @@ from supervisor.protocol.linereader import bounded_lines
 if TYPE_CHECKING:
     from supervisor.store.voice import Voucher
 
-_WANTED = (b'"decision_applied"', b'"decision_ignored"', b'"escalation"', b'"task_start"',
-           b'"session_end"')
 _NUMBERED = re.compile(r"(?:esc-|t)(\d{1,9})")
 _ENVELOPE = frozenset({"v", "seq", "ts", "seal"})
+_CHECKED = frozenset({"decision_applied", "decision_ignored", "escalation", "task_start",
+                      "session_end"})
+"""The types the facts come from: a fresh state's scan reads and checks only those."""
+_WANTED = tuple(f'"{kind}"'.encode() for kind in _CHECKED)
 
 
 @dataclass(slots=True)
@@ -72,10 +77,8 @@ def scan(path: Path, start: int = 0, everything: bool = False,
          vouch: Callable[[], Voucher | None] | None = None) -> LogFacts:
     """The facts recorded in `path` from byte `start` on (a missing file: none); with
     `everything`, its events too (`LogFacts.events`). `vouch` makes the session's `Voucher`
-    (None: no key, nothing can be checked), called at the first line of a sealed type: a
-    line of such a type whose seal does not hold is left out."""
-    from supervisor.store.voice import SEALED
-
+    (None: no key, nothing can be checked), called at the first line it checks: a line the
+    guard did not write (`Voucher.vouches`: its seal or mark does not hold) is left out."""
     facts = LogFacts()
     voucher: Voucher | None = None
     vouched = False
@@ -94,10 +97,10 @@ def scan(path: Path, start: int = 0, everything: bool = False,
                 continue
             if not isinstance(event, dict):
                 continue
-            if vouch is not None and event.get("type") in SEALED:
+            if vouch is not None and (everything or event.get("type") in _CHECKED):
                 if not vouched:
                     voucher, vouched = vouch(), True
-                if voucher is not None and voucher.forged(line.data) is not None:
+                if voucher is not None and not voucher.vouches(line.data, event):
                     continue
             _note(facts, event)
             if everything:

@@ -17,6 +17,15 @@ escalation, so there is nothing to approve. A session whose first `session_start
 `seals` (recorded before this existed, or by an importer) is shown as before, with
 `NO_SEAL_NOTE` where an answer is offered: its lines cannot be told apart.
 
+Every other line the guard writes (its calls, results, usage, the agent's text, tasks), but a
+call's plain `allow` verdict, carries a `mark` instead (`line_mark`): a keyed BLAKE2b of the
+line's bytes as written, which only the guard's own catch-up checks (`Voucher.vouches`), since
+it is the one reader that acts on those lines (it redoes them on its engine: calls the agent
+appended between the repeats of a loop, a read and a write after each, kept it from
+escalating). Readers show them as before: they are the agent's doings, not the supervisor's
+words. A mark is one BLAKE2b of the line, three a call (the agent's text, the call, its
+result); an HMAC of the canonical form, as a seal, costs several times that.
+
 What this promises is what the decision seal promises (docs/security.md, "A hostile agent"): a
 tripwire against a line appended by hand or by a tool call that does not first read the key,
 not a boundary against an agent that reads `operator.key` or rewrites the file from its first
@@ -32,7 +41,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from supervisor.protocol.bounded import loads
 from supervisor.store.provenance import SEAL_FIELD, operator_key
@@ -53,6 +62,13 @@ supervisor's own notes (`system`). The agent's own text (`assistant`) is not: it
 agent's voice, and it is written often."""
 SEALS_FIELD = "seals"
 """The `session_start` field listing the types this session's guard seals."""
+MARKS_FIELD = "marks"
+"""The `session_start` field saying (true) that this session's guard marks its other lines."""
+MARK_FIELD = "mark"
+"""The field holding a line's mark (`line_mark`): always the line's last."""
+_MARK_HEAD = b',"' + MARK_FIELD.encode() + b'":"'
+_MARK_HEX = 32
+_MARK_TAIL = len(_MARK_HEAD) + _MARK_HEX + 2
 NO_SEAL_NOTE = ("No seal: this session's lines carry none (recorded before seals, or imported, "
                 "or written by the agent itself), so the supervisor cannot vouch that this "
                 "escalation is its own.")
@@ -74,6 +90,18 @@ def must_seal(line: Mapping[str, Any], kinds: tuple[str, ...] | frozenset[str] =
     return kind != "verdict" or line.get("action") != "allow" or bool(line.get("message"))
 
 
+def wants(line: Mapping[str, Any]) -> Literal["seal", "mark"] | None:
+    """What the guard's writer adds to `line`: a seal (`must_seal`), else a mark, but nothing
+    to a verdict that lets its call run, says nothing and answers no escalation: written at
+    every call, and the catch-up needs it not (only a verdict that refuses a call, or an
+    operator's answer that releases one, changes what it keeps: `guard.catch_up`)."""
+    if must_seal(line):
+        return "seal"
+    if line.get("type") == "verdict" and not line.get("escalation_id"):
+        return None
+    return "mark"
+
+
 def _canonical(session_id: str, line: Mapping[str, Any]) -> bytes:
     fields = {k: v for k, v in line.items() if k != SEAL_FIELD}
     return json.dumps([_DOMAIN, session_id, fields], ensure_ascii=True, sort_keys=True,
@@ -83,6 +111,20 @@ def _canonical(session_id: str, line: Mapping[str, Any]) -> bytes:
 def line_seal(key: bytes, session_id: str, line: Mapping[str, Any]) -> str:
     """The seal of `line` (as a reader parses it back) for session `session_id`."""
     return hmac.new(key, _canonical(session_id, line), hashlib.sha256).hexdigest()
+
+
+def mark_key(key: bytes, session_id: str) -> bytes:
+    """The key marks of session `session_id` are made with (`line_mark`): derived from the
+    root's, so a mark of one session never holds in another."""
+    return hashlib.blake2b(session_id.encode("utf-8", "surrogateescape"), key=key[:64],
+                           person=b"sv-mark-key").digest()
+
+
+def line_mark(session_key: bytes, body: bytes) -> bytes:
+    """The mark (32 hexadecimal digits) of a line whose bytes, without the mark and the
+    newline, are `body`; `session_key`: `mark_key`'s."""
+    return hashlib.blake2b(body, key=session_key, digest_size=_MARK_HEX // 2).hexdigest() \
+        .encode()
 
 
 class LineSealer:
@@ -96,6 +138,7 @@ class LineSealer:
         self.root = Path(root)
         self.session_id = session_id
         self._key: bytes | None = None
+        self._mark_key: bytes | None = None
 
     def key(self) -> bytes | None:
         if self._key is None:
@@ -105,8 +148,8 @@ class LineSealer:
                 return None
         return self._key
 
-    def wants(self, line: Mapping[str, Any]) -> bool:
-        return must_seal(line)
+    def wants(self, line: Mapping[str, Any]) -> Literal["seal", "mark"] | None:
+        return wants(line)
 
     def seal(self, data: bytes) -> tuple[bytes, str | None]:
         """`data` (one encoded line, ending in `}` and a newline) with its seal added, and the
@@ -116,6 +159,22 @@ class LineSealer:
             return data, None
         seal = line_seal(key, self.session_id, json.loads(data))
         return data[:-2] + b',"' + SEAL_FIELD.encode() + b'":"' + seal.encode() + b'"}\n', seal
+
+    def mark(self, data: bytes) -> bytes:
+        """`data` (one encoded line, ending in `}` and a newline, that `wants` no seal) with
+        its mark added last; as it is when there is no key."""
+        key = self._session_key()
+        if key is None:
+            return data
+        return b"".join((data[:-2], _MARK_HEAD, line_mark(key, data[:-1]), b'"}\n'))
+
+    def _session_key(self) -> bytes | None:
+        if self._mark_key is None:
+            key = self.key()
+            if key is None:
+                return None
+            self._mark_key = mark_key(key, self.session_id)
+        return self._mark_key
 
 
 class Voucher:
@@ -135,10 +194,13 @@ class Voucher:
         self.session_id = session_id
         self.sealed: frozenset[str] | None = None
         """What the session's first `session_start` says it seals (None: not seen yet)."""
+        self.marked = False
+        """Whether that `session_start` says its guard marks its other lines."""
         self.last = last
-        """The `seq` of the last line whose seal held."""
+        """The `seq` of the last line whose seal (or mark, for `vouches`) held."""
+        self._mark_key: bytes | None = None
         if path is not None:
-            self.sealed = _declared_in(path)
+            self.sealed, self.marked = _declared_in(path)
 
     def restart(self) -> None:
         """The file starts over (truncated, replaced): its first line decides again."""
@@ -158,6 +220,27 @@ class Voucher:
         line = self.forged(raw)
         return event if line is None else unsealed(event, line)
 
+    def vouches(self, raw: bytes, line: Mapping[str, Any]) -> bool:
+        """Whether the guard wrote `raw` (`line`, parsed), as the guard's catch-up asks of
+        every line it would redo: a line of a sealed type by its seal (`forged`), any other
+        by its mark in a session whose guard marks its lines (`MARKS_FIELD`); lines in order,
+        each past the last that held (a copy of an earlier one appended again does not)."""
+        if self.sealed and must_seal(line, self.sealed):
+            return self._forged(line) is None
+        if not self.marked:
+            return True
+        seq, cut = line.get("seq"), len(raw) - _MARK_TAIL
+        if not (isinstance(seq, int) and seq > self.last and cut > 0
+                and raw[cut:cut + len(_MARK_HEAD)] == _MARK_HEAD and raw[-2:] == b'"}'):
+            return False
+        if self._mark_key is None:
+            self._mark_key = mark_key(self.key, self.session_id)
+        given = raw[cut + len(_MARK_HEAD):-2]
+        if not hmac.compare_digest(given, line_mark(self._mark_key, raw[:cut] + b"}")):
+            return False
+        self.last = seq
+        return True
+
     def forged(self, raw: bytes) -> dict[str, Any] | None:
         """The line, parsed, when it claims the supervisor's voice without its seal; None
         when it does not claim it or its seal holds."""
@@ -165,6 +248,9 @@ class Voucher:
             line = loads(raw)
         except ValueError:  # parsed a moment ago; never raised
             return None
+        return self._forged(line) if isinstance(line, dict) else None
+
+    def _forged(self, line: Mapping[str, Any]) -> dict[str, Any] | None:
         if not isinstance(line, dict) or not self.sealed or not must_seal(line, self.sealed):
             return None
         given, seq = line.get(SEAL_FIELD), line.get("seq")
@@ -250,16 +336,17 @@ def _declaration(value: object) -> frozenset[str]:
     return frozenset()
 
 
-def _declared_in(path: Path) -> frozenset[str] | None:
-    """What the first `session_start` within the file's first 64 KiB says it seals."""
+def _declared_in(path: Path) -> tuple[frozenset[str] | None, bool]:
+    """What the first `session_start` within the file's first 64 KiB says it seals, and
+    whether it says its guard marks its other lines."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return None
+        return None, False
     try:
         head = os.pread(fd, _HEAD_BYTES, 0)
     except OSError:
-        return None
+        return None, False
     finally:
         os.close(fd)
     for raw in head.split(b"\n")[:-1]:
@@ -270,8 +357,8 @@ def _declared_in(path: Path) -> frozenset[str] | None:
         except ValueError:
             continue
         if isinstance(line, dict) and line.get("type") == "session_start":
-            return _declaration(line.get(SEALS_FIELD))
-    return None
+            return _declaration(line.get(SEALS_FIELD)), line.get(MARKS_FIELD) is True
+    return None, False
 
 
 def root_key(root: Path) -> bytes | None:

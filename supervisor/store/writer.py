@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from supervisor.protocol.bounded import loads
 from supervisor.protocol.lines import as_dict, fit_line
@@ -38,16 +38,18 @@ _PREVIOUS_SCAN = 64 * 1024
 """How far before the last numbered line the writer looks for the one it should continue."""
 _COMMON = frozenset({"v", "seq", "ts"})
 _SEAL_ROOM = 128
-"""Bytes kept free in a line that is sealed after it is encoded (`Sealer`)."""
+"""Bytes kept free in a line that is sealed or marked after it is encoded (`Sealer`)."""
 
 
 class Sealer(Protocol):
-    """Seals some lines as they are written (`store.voice.LineSealer`: the guard's lines that
-    speak in the supervisor's voice)."""
+    """Seals some lines as they are written and marks the others (`store.voice.LineSealer`:
+    the guard's lines that speak in the supervisor's voice are sealed, its others marked)."""
 
-    def wants(self, line: Mapping[str, Any]) -> bool: ...
+    def wants(self, line: Mapping[str, Any]) -> Literal["seal", "mark"] | None: ...
 
     def seal(self, data: bytes) -> tuple[bytes, str | None]: ...
+
+    def mark(self, data: bytes) -> bytes: ...
 
 
 class LineWriter:
@@ -55,8 +57,8 @@ class LineWriter:
 
     def __init__(self, path: Path, *, clock: Any = time.time, sealer: Sealer | None = None
                  ) -> None:
-        """`sealer`: seals the lines it wants once their `seq` is known (so the seal covers
-        it)."""
+        """`sealer`: seals the lines it wants, and marks the others, once their `seq` is known
+        (so the seal or mark covers it)."""
         self.path = Path(path)
         self._clock = clock
         self._sealer = sealer
@@ -101,14 +103,18 @@ class LineWriter:
                 self._last_seq += 1
                 line = {"v": PROTOCOL_VERSION, "seq": self._last_seq, "ts": item.get("ts") or now}
                 line.update((k, v) for k, v in item.items() if k not in _COMMON)
-                sealer = self._sealer if self._sealer and self._sealer.wants(line) else None
+                sealer = self._sealer
+                how = sealer.wants(line) if sealer is not None else None
                 try:
-                    if sealer is None:
+                    if sealer is None or how is None:
                         data, items[index] = fit_line(line)
-                    else:
+                    elif how == "seal":
                         data, fitted = fit_line(line, max_bytes=MAX_LINE_BYTES - _SEAL_ROOM)
                         data, seal = sealer.seal(data)
                         items[index] = {**fitted, "seal": seal} if seal else fitted
+                    else:  # (returned without its mark: no reader of the dict needs it)
+                        data, items[index] = fit_line(line, max_bytes=MAX_LINE_BYTES - _SEAL_ROOM)
+                        data = sealer.mark(data)
                 except (TypeError, ValueError) as exc:
                     self._known_size = -1
                     raise StoreError(f"event cannot be written as JSON: {exc}") from exc
@@ -245,9 +251,10 @@ def _seq_of(line: bytes) -> int | None:
     return seq if valid else None
 
 
-def event_writer(root: Path, session_id: str) -> LineWriter:
-    """A writer for a session's `events.jsonl`, creating the session directory if needed."""
-    return LineWriter(ensure_session_dir(root, session_id) / EVENTS_FILE)
+def event_writer(root: Path, session_id: str, sealer: Sealer | None = None) -> LineWriter:
+    """A writer for a session's `events.jsonl`, creating the session directory if needed
+    (`sealer`: see `LineWriter`)."""
+    return LineWriter(ensure_session_dir(root, session_id) / EVENTS_FILE, sealer=sealer)
 
 
 def control_writer(root: Path, session_id: str) -> LineWriter:
