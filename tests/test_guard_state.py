@@ -133,8 +133,9 @@ def test_a_session_saved_before_guard_state_loads_and_carries_on(root: Path) -> 
     assert [e["task_id"] for e in of_type(evs, "task_start")] == ["t1", "t2", "t3"]
     saved = json.loads((session / STATE_FILE).read_text())
     # what the older guard reads: the same keys, version 1 (and the failure memory's part, which
-    # this guard writes once it has one and an older guard keeps as a key it does not know)
-    assert set(old) <= set(saved) <= set(old) | {"memory"}
+    # this guard writes once it has one, and the hold's seal: keys an older guard keeps as
+    # keys it does not know)
+    assert set(old) <= set(saved) <= set(old) | {"memory", "hold_seal"}
     assert saved["v"] == 1 and saved["pending"] is None and list(saved["calls"]) == ["c4"]
     assert saved["task"] == {"task_id": "t3", "title": "fix the bug"}
     assert [s["status"] for s in saved["plan"]["steps"]] == ["done", "current"]

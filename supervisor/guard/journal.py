@@ -16,6 +16,7 @@ is state plus events), and the engine, which is part of the saved state (its sna
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import time
@@ -221,6 +222,7 @@ class SessionJournal:
             self.state.log_offset = os.stat(self.files.events).st_size
         except OSError:
             self.state.log_offset = None
+        self.state.hold_seal = self._sealer.hold_seal(_hold(self.state))
         self._state_file.save(self.state)
         if self.state.log_offset is not None:
             self._log_seen = self.state.log_offset
@@ -230,6 +232,10 @@ class SessionJournal:
 
     def _load(self) -> None:
         self.state = self._state_file.load()
+        # a saved state whose hold is not as this guard sealed it (the agent rewrote it) takes
+        # its hold and its end from the log, whose lines that say them are sealed
+        rewritten = self.state.log_offset is not None and (
+            self.state.hold_seal != self._sealer.hold_seal(_hold(self.state)))
         meta = self.state.meta
         if self._cwd_arg and not meta.get("cwd"):
             meta["cwd"] = self._cwd_arg
@@ -256,6 +262,21 @@ class SessionJournal:
                     self.settings = GuardSettings.from_dict(meta["settings"])
             self.dirty = True
         self._catch_up(self.state.log_offset)
+        if rewritten:
+            self._hold_from_log()
+
+    def _hold_from_log(self) -> None:
+        """The pending escalation and the end as the whole log says them (`recovery.scan`:
+        sealed lines only), over what a state the agent rewrote says: `"pending": null`
+        released a held agent, `"ended": "completed"` left every later call unsupervised."""
+        facts = recovery.scan(self.files.events, vouch=lambda: self._voucher(0))
+        state = self.state
+        state.ended = facts.ended
+        if facts.ended:
+            state.pending = None
+        elif facts.pending is not None and state.pending is None:
+            state.pending = facts.pending
+        self.dirty = True
 
     def _voucher(self, last: int) -> Voucher | None:
         """The check of the log's lines past the one numbered `last` (`store.voice`); None
@@ -555,3 +576,9 @@ def _nested(cp: CheckpointCommit) -> dict[str, Any]:
     """The `nested` field of a checkpoint event: the nested git repositories it left out (so
     the operator knows a rollback will not touch them), when there are any."""
     return {"nested": list(cp.nested)} if cp.nested else {}
+
+
+def _hold(state: GuardState) -> str:
+    """What a state's `hold_seal` covers: its pending escalation, its end, its position."""
+    pending = state.pending.get("escalation_id") if state.pending else None
+    return json.dumps([pending, state.ended, state.log_offset])

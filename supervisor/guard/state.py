@@ -108,6 +108,9 @@ class GuardState:
     limits_warned: list[str] | None = None
     """The session limits (`tokens`, `cost_usd`) whose warning was sent (once a session);
     written only once there is one."""
+    hold_seal: str | None = None
+    """The seal of `pending`, `ended` and `log_offset` as saved (`guard.journal`): a state the
+    agent rewrote without its hold is not believed about the hold (None: no key)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys of the saved state this version does not know, kept as they were."""
 
@@ -141,7 +144,7 @@ class GuardState:
         return cls(**known, extra=extra)
 
 
-_WHEN_SET = ("plan", "edit_guidance", "memory", "refused", "spend", "limits_warned")
+_WHEN_SET = ("plan", "edit_guidance", "memory", "refused", "spend", "limits_warned", "hold_seal")
 _SAVED = tuple(f.name for f in fields(GuardState) if f.name not in (*_WHEN_SET, "extra"))
 _FIELDS = frozenset(f.name for f in fields(GuardState)) - {"extra"}
 

@@ -168,6 +168,13 @@ class LineSealer:
             return data
         return b"".join((data[:-2], _MARK_HEAD, line_mark(key, data[:-1]), b'"}\n'))
 
+    def hold_seal(self, hold: str) -> str | None:
+        """The seal of a guard state's `hold` (`guard.journal`: its pending escalation, end
+        and position in the log): a mark of a text no line can be (lines start with `{`);
+        None when there is no key."""
+        key = self._session_key()
+        return None if key is None else line_mark(key, b"hold\n" + hold.encode()).decode()
+
     def _session_key(self) -> bytes | None:
         if self._mark_key is None:
             key = self.key()
