@@ -23,12 +23,14 @@ from typing import Any
 
 from supervisor.protocol.bad_line import BadLine, LineKind
 from supervisor.protocol.codec import parse_line
+from supervisor.protocol.names import MAX_LINE_BYTES
 from supervisor.store.base import Consumer, Cursor, SessionBatch, Store
 from supervisor.store.errors import SessionNotFound, StoreError
 from supervisor.store.redis import replies, scripts
 from supervisor.store.redis.connect import RedisTarget, parse_url, store_error
 from supervisor.store.redis.layout import (
     ACTIVITY_MAXLEN,
+    PREVIEW_BYTES,
     Layout,
     arrival,
     pack,
@@ -39,6 +41,9 @@ from supervisor.store.redis.layout import (
 
 READ_COUNT = 5000
 """Entries per XRANGE: a long session arrives in several batches."""
+PAGE_BYTES = 4 * 1024 * 1024
+"""Bytes a page holds at most (`scripts.RANGE`, never fewer than one entry): a relay's
+credentials may write entries of any size into its host's streams."""
 BLOCK_MS = 500
 """Longest a blocking read waits before looking at its stop flag again."""
 RESCAN_S = 5.0
@@ -58,6 +63,7 @@ class RedisStore(Store):
         self.layout = Layout(target.prefix)
         self.client = target.client()
         self._decide = self.client.register_script(scripts.DECIDE)
+        self._range = self.client.register_script(scripts.RANGE)
 
     def describe(self) -> str:
         return self.target.describe()
@@ -96,6 +102,17 @@ class RedisStore(Store):
             raise SessionNotFound(f"no session '{session_id}' in {self.describe()}")
         return session_id
 
+    def page(self, key: str, start: str, end: str, count: int, *, reverse: bool = False,
+             client: Any = None) -> Any:
+        """A page of stream `key` (XRANGE from `start` to `end`, or XREVRANGE), read through
+        `scripts.RANGE`: an entry over the line limit comes as its line's first 4 KiB marked
+        too large (as a relay ships a line too long to read), and the page stops at
+        `PAGE_BYTES`. `client`: a pipeline to queue it on (its
+        reply then comes with the pipeline's); read the reply with `replies.paged`."""
+        return self._range(keys=[], client=client or self.client, args=[
+            "XREVRANGE" if reverse else "XRANGE", start, end, count, MAX_LINE_BYTES,
+            PAGE_BYTES, key, PREVIEW_BYTES])
+
     def reader(self, session_id: str, kind: LineKind = "events",
                start: Cursor | None = None) -> RedisReader:
         split_name(session_id)
@@ -112,8 +129,8 @@ class RedisStore(Store):
         """One past the last entry's id: a reader started there sees only news."""
         split_name(session_id)
         with self.errors():
-            last = replies.entries(
-                self.client.xrevrange(self.layout.events(session_id), "+", "-", count=1))
+            _, last = replies.paged(self.page(self.layout.events(session_id), "+", "-", 1,
+                                              reverse=True))
         return pack(last[0][0]) + 1 if last else 0
 
     def append_decision(self, session_id: str, line: dict[str, Any]) -> dict[str, Any]:
@@ -162,18 +179,20 @@ class RedisReader:
         with self.store.errors():
             low = f"({self.after}" if self.after else "-"
             pipe = client.pipeline(transaction=False)
-            pipe.xrange(self.key, low, "+", count=self.count)
+            self.store.page(self.key, low, "+", self.count, client=pipe)
             pipe.exists(self.key)
             found, exists = pipe.execute()
-            entries = replies.entries(found)
-            if not entries and timeout > 0:
-                got = replies.xread(client, {self.key: self.after or "0-0"}, count=self.count,
+            more, entries = replies.paged(found)
+            if not entries and timeout > 0:  # woken by one entry, then read as a page
+                got = replies.xread(client, {self.key: self.after or "0-0"}, count=1,
                                     block=max(1, int(timeout * 1000)))
-                entries = got[0][1] if got else []
+                if got:
+                    more, entries = replies.paged(
+                        self.store.page(self.key, low, "+", self.count))
                 exists = exists or bool(entries)
         batch = decode(self.name, self.kind, entries)
         batch.missing = not exists
-        self.more = len(entries) >= self.count
+        self.more = more or len(entries) >= self.count
         if entries:
             self.after = replies.text(entries[-1][0])
         return batch
@@ -197,11 +216,11 @@ def decode(name: str, kind: LineKind, entries: list[replies.Entry]) -> SessionBa
             batch.reset = True
             continue
         raw = replies.raw(fields.get(b"l", b""))
-        offset = int(fields[b"o"]) if b"o" in fields else None
+        offset = _number(fields.get(b"o"))
         reason = fields.get(b"b")
         if reason is not None:
-            bad = BadLine(replies.text(reason, "replace"), raw, offset,
-                          int(fields.get(b"z") or 0) or None)
+            bad = BadLine(replies.text(reason, "replace")[:200], raw, offset,
+                          _number(fields.get(b"z")) or None)
         else:
             parsed = parse_line(raw, kind)
             if type(parsed) is not BadLine:
@@ -213,6 +232,15 @@ def decode(name: str, kind: LineKind, entries: list[replies.Entry]) -> SessionBa
         batch.bad_lines.append(bad)
         batch.bad_cursors.append(cursor)
     return batch
+
+
+def _number(value: bytes | str | None) -> int | None:
+    """A count field of an entry (`o`, `z`): written by another host's relay, so anything."""
+    try:
+        number = int(value) if value is not None else None
+    except ValueError:
+        return None
+    return number if number is not None and 0 <= number < 2**63 else None
 
 
 class RedisLog:
@@ -231,11 +259,11 @@ class RedisLog:
                 pipe = self.store.client.pipeline(transaction=False)
                 for cursor in cursors:
                     entry_id = unpack(cursor)
-                    pipe.xrange(self.key, entry_id, entry_id, count=1)
+                    self.store.page(self.key, entry_id, entry_id, 1, client=pipe)
                 found = pipe.execute()
         except StoreError as exc:
             return [f"the store is unreachable ({exc})"] * len(cursors)
-        return [_line(replies.entries(reply)) for reply in found]
+        return [_line(replies.paged(reply)[1]) for reply in found]
 
     def find(self, needle: str, start: Cursor) -> list[Cursor]:
         """A scan of the stream from `start`, a page at a time."""
@@ -245,14 +273,13 @@ class RedisLog:
         while True:
             try:
                 with self.store.errors():
-                    page = replies.entries(
-                        self.store.client.xrange(self.key, low, "+", count=READ_COUNT))
+                    more, page = replies.paged(self.store.page(self.key, low, "+", READ_COUNT))
             except StoreError:
                 return hits
             for entry_id, fields in page:
                 if raw and raw in replies.raw(fields.get(b"l", b"")).lower():
                     hits.append(pack(entry_id))
-            if len(page) < READ_COUNT:
+            if not more and len(page) < READ_COUNT:
                 return hits
             low = "(" + replies.text(page[-1][0])
 
@@ -296,8 +323,8 @@ class RedisFollower:
         sessions are read is read again after, never missed."""
         if self._activity is None:
             with self.store.errors():
-                last = replies.entries(
-                    self.store.client.xrevrange(self.store.layout.activity, "+", "-", count=1))
+                _, last = replies.paged(self.store.page(self.store.layout.activity, "+", "-",
+                                                        1, reverse=True))
             self._activity = replies.text(last[0][0]) if last else "0-0"
 
     def scan(self) -> list[SessionBatch]:
@@ -327,14 +354,14 @@ class RedisFollower:
             pipe = self.store.client.pipeline(transaction=False)
             for reader in readers:
                 low = f"({reader.after}" if reader.after else "-"
-                pipe.xrange(reader.key, low, "+", count=count or reader.count)
+                self.store.page(reader.key, low, "+", count or reader.count, client=pipe)
             found = pipe.execute()
         out = []
         for reader, reply in zip(readers, found, strict=True):
-            entries = replies.entries(reply)
+            more, entries = replies.paged(reply)
             if entries:
                 reader.after = replies.text(entries[-1][0])
-                if len(entries) >= (count or reader.count):
+                if more or len(entries) >= (count or reader.count):
                     self._behind.add(reader.name)
                 batch = decode(reader.name, reader.kind, entries)
                 if batch:
@@ -364,18 +391,21 @@ class RedisFollower:
         return {name for name, there in zip(ordered, still, strict=True) if not there}
 
     def _wait(self) -> tuple[set[str], set[str]]:
-        """Block on the activity stream; the sessions it names as moved, and as gone."""
-        with self.store.errors():
-            got = replies.xread(self.store.client,
-                                {self.store.layout.activity: self._activity or "0-0"},
-                                count=10_000, block=self.block_ms)
+        """Block on the activity stream; the sessions it names as moved, and as gone (woken by
+        one entry, then read as a page: a relay may write entries of any size there too)."""
+        activity = self.store.layout.activity
         moved: set[str] = set()
         gone: set[str] = set()
-        for _, entries in got:
-            for entry_id, fields in entries:
-                self._activity = replies.text(entry_id)
-                name = replies.text(fields.get(b"s", b""), "replace")
-                (gone if fields.get(b"k") == b"g" else moved).add(name)
+        with self.store.errors():
+            if not replies.xread(self.store.client, {activity: self._activity or "0-0"},
+                                 count=1, block=self.block_ms):
+                return moved, gone
+            _, entries = replies.paged(self.store.page(
+                activity, f"({self._activity or '0-0'}", "+", 10_000))
+        for entry_id, fields in entries:
+            self._activity = replies.text(entry_id)
+            name = replies.text(fields.get(b"s", b""), "replace")
+            (gone if fields.get(b"k") == b"g" else moved).add(name)
         return moved, gone
 
     def _step(self, rescan: bool) -> list[SessionBatch]:
@@ -454,11 +484,12 @@ class RedisFollower:
         with self.store.errors():
             pipe = self.store.client.pipeline(transaction=False)
             for name in names:
-                pipe.xrevrange(self.store.layout.events(name), "+", "-", count=1)
+                self.store.page(self.store.layout.events(name), "+", "-", 1, reverse=True,
+                                client=pipe)
             lasts = pipe.execute()
 
         def last_ms(reply: Any) -> int:
-            entries = replies.entries(reply)
+            _, entries = replies.paged(reply)
             return int(replies.text(entries[0][0]).split("-")[0]) if entries else 0
 
         return [name for _, name in sorted(

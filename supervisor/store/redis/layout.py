@@ -35,6 +35,9 @@ from supervisor.store.paths import SESSION_ID_RE
 
 ACTIVITY_MAXLEN = 100_000
 """About how many activity entries are kept (trimmed approximately, so it costs nothing)."""
+PREVIEW_BYTES = 4096
+"""What a stream holds of a line too long to be an event (its size travels with it): what a
+relay ships of one, and what an operator's reader keeps of an entry too large to read."""
 SEQ_BITS = 20
 """A cursor packs a stream id `ms-n` as `ms << 20 | n` (one int, 8 bytes in the history index)."""
 

@@ -51,7 +51,7 @@ from supervisor.store.redis import replies, scripts
 from supervisor.store.redis.backend import RedisStore
 from supervisor.store.redis.budget_sync import BudgetSync
 from supervisor.store.redis.connect import store_error
-from supervisor.store.redis.layout import ACTIVITY_MAXLEN, session_name
+from supervisor.store.redis.layout import ACTIVITY_MAXLEN, PREVIEW_BYTES, session_name
 from supervisor.store.redis.memory_sync import MemorySync
 from supervisor.store.relay_lock import RELAY_DIR
 from supervisor.store.tailer import RawTailer
@@ -64,8 +64,6 @@ CHUNK_BYTES = 1024 * 1024
 READ_AHEAD_LINES = 5000
 """Lines of one session held in memory while Redis has not confirmed them; the rest waits in
 the file."""
-PREVIEW_BYTES = 4096
-"""What is shipped of a line too long to be an event (its size travels with it)."""
 RESCAN_S = 2.0
 SAVE_EVERY_S = 1.0
 HEAL_S = 10.0

@@ -4,8 +4,9 @@ redis-py annotates its replies for every way a client can be made: strings are `
 (bytes unless `decode_responses`), a stream entry's id and fields may be None (XCLAIM of an
 entry deleted meanwhile), and XREAD answers a list (RESP2) or a dict (RESP3). The store's client
 (`RedisTarget.client`) leaves responses undecoded and speaks RESP2, and reads streams only with
-XRANGE, XREVRANGE and XREAD: these helpers narrow the annotations to that, in one place, so the
-backend and the relay never guess what a reply holds.
+XRANGE, XREVRANGE (both also through the `scripts.RANGE` script) and XREAD: these helpers
+narrow the annotations to that, in one place, so the backend and the relay never guess what a
+reply holds.
 """
 
 from __future__ import annotations
@@ -39,6 +40,18 @@ def entries(reply: StreamRangeResponse | None) -> list[Entry]:
     """The entries of an XRANGE or XREVRANGE reply (never None there: that is XCLAIM's)."""
     return [(entry_id, fields) for entry_id, fields in reply or ()
             if entry_id is not None and fields is not None]
+
+
+def paged(reply: object) -> tuple[bool, list[Entry]]:
+    """A page read by `scripts.RANGE`: whether it ended on its bytes (more may follow before
+    its count), and its entries as XRANGE's (the script answers fields as a flat list)."""
+    if not isinstance(reply, list) or len(reply) != 2 or not isinstance(reply[1], list):
+        raise TypeError("RANGE answered something else than {more, entries}")
+    more, found = reply
+    out: list[Entry] = []
+    for entry_id, flat in found:
+        out.append((entry_id, dict(zip(flat[::2], flat[1::2], strict=True))))
+    return bool(more), out
 
 
 def xread(client: redis.Redis, after: Mapping[str, str], *, count: int,

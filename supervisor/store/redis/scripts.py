@@ -9,6 +9,8 @@ a key the role may only read (the control stream, for a relay; the position hash
 operator) is passed as an argument, so the script needs no more rights than the ACL of
 `layout.Layout.acl_rules` gives. The `#!lua` line makes Redis refuse a script as a whole when it
 is out of memory, instead of failing half-way through one.
+
+`RANGE` is every operator reader's XRANGE: what another host's relay wrote is read bounded.
 """
 
 SHIP = r"""#!lua
@@ -96,4 +98,45 @@ local line = '{"v":1,"seq":' .. n .. ',"ts":' .. ARGV[4] .. ARGV[5] .. '}'
 local id = redis.call('XADD', KEYS[1], '*', 'l', line)
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 's', ARGV[3], 'k', 'c')
 return {id, line}
+"""
+
+RANGE = r"""#!lua flags=no-writes
+-- A page of one stream, bounded in bytes whatever its writer put there: a relay (another
+-- host's credentials) may add entries of hundreds of megabytes, which XRANGE hands over whole.
+-- At most ARGV[4] entries; an entry holding a value over ARGV[5] bytes, or more than 8 fields,
+-- is handed as the first ARGV[8] bytes of its line with why ('b') and its size ('z'), as a
+-- relay ships a line too long to read; the page ends once ARGV[6] bytes are in it (never before
+-- its first entry).
+-- KEYS: none (the stream is one the operator may only read: an argument, see above)
+-- ARGV: 1 'XRANGE' or 'XREVRANGE', 2 start, 3 end, 4 count, 5 largest value, 6 bytes a page,
+--       7 the stream, 8 bytes of a line's head
+-- Returns {more (1: the page ended on its bytes, not its count), entries}.
+if ARGV[1] ~= 'XRANGE' and ARGV[1] ~= 'XREVRANGE' then
+  return redis.error_reply('ERR RANGE reads with XRANGE or XREVRANGE')
+end
+local got = redis.call(ARGV[1], ARGV[7], ARGV[2], ARGV[3], 'COUNT', ARGV[4])
+local cap, budget = tonumber(ARGV[5]), tonumber(ARGV[6])
+local out, total = {}, 0
+for i = 1, #got do
+  local id, fields = got[i][1], got[i][2]
+  local size, line, whole = 0, '', #fields <= 16
+  for j = 1, #fields do
+    local n = #fields[j]
+    size = size + n
+    if n > cap then whole = false end
+    if j % 2 == 0 and fields[j - 1] == 'l' then line = fields[j] end
+  end
+  if not whole then
+    local head = string.sub(line, 1, tonumber(ARGV[8]))
+    fields = {'l', head, 'b', 'an entry of ' .. size .. ' bytes in the store: too large to read',
+              'z', size}
+    size = #head + 64
+  end
+  if total > 0 and total + size > budget then
+    return {1, out}
+  end
+  total = total + size
+  out[#out + 1] = {id, fields}
+end
+return {0, out}
 """
