@@ -218,7 +218,8 @@ def test_the_build_is_private_and_checked(tmp_path: Path, monkeypatch: pytest.Mo
     assert (tmp_path / "cache" / "agent-supervisor").stat().st_mode & 0o777 == 0o700
     os.chmod(built, 0o755)
     native._found.clear()
-    assert native.client(fallback) is None
+    again = native.client(fallback)  # the next build of native.FLAGS, made private and checked
+    assert again != built and (again is None or again.stat().st_mode & 0o077 == 0)
 
 
 def _interpreter(program: Path) -> bytes | None:
@@ -290,6 +291,29 @@ def test_the_client_is_built_without_the_c_library_and_the_c_librarys_build_stil
     assert relayed.returncode == 0 and relayed.stdout == "" and not _python_ran(relayed)
     calls = [e["call_id"] for e in events(root, "loop-1") if e["type"] == "tool_call"]
     assert calls == ["toolu_0", "toolu_1"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64",
+                    reason="the client without the C library is built for Linux on x86-64")
+def test_a_build_failing_its_check_gives_way_to_the_next_build_not_the_python_client(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build without the C library made once, failing its check since (here: a program
+    that answers nothing, as one whose system calls a sandbox refuses would): the C library's
+    build is made and used. Before, the first build found decided: every hook of every
+    install ran the Python client, an interpreter start a call."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fallback = [sys.executable, "-m", "supervisor.hooks.client"]
+    first = native.client(fallback)
+    assert first is not None and b"GLIBC" not in first.read_bytes()
+    first.write_text("#!/bin/sh\nexit 1\n")
+    native._found.clear()
+    built = native.client(fallback)
+    assert built is not None and built != first and b"GLIBC" in built.read_bytes()
+    check = subprocess.run([str(built), "--check"], capture_output=True, text=True, timeout=30)
+    assert check.stdout.splitlines() == [__import__("supervisor").__version__, sys.executable]
+    native._found.clear()
+    assert native.client(fallback) == built  # found again, the failing one passed over
 
 
 STAND_IN_CHECK = r"""

@@ -76,15 +76,21 @@ _found: dict[tuple[str, tuple[str, ...], str], Path | None] = {}
 
 
 def _client(compiler: str, fallback: list[str]) -> Path | None:
-    """The first build of `FLAGS` already made (checked), else the first that can be made."""
+    """The first build of `FLAGS` already made that passes its check, else the first that can
+    be made. A build made but failing its check now (a kernel or sandbox refusing one of the
+    system calls the build without the C library makes by number, a program changed since) is
+    passed over for the next build, never made the reason every call runs the Python client;
+    it is not made again (its directory is taken)."""
     try:
         base = _private_dir(_cache_base() / "agent-supervisor" / "hook-client")
         builds = [(flags, source, base / _key(compiler, flags, source) / PROGRAM)
                   for flags in FLAGS for source in [_source(flags, fallback)]]
         for _flags, _text, final in builds:
-            if final.parent.exists():
-                return final if _checked(final, fallback) else None
+            if final.parent.exists() and _checked(final, fallback):
+                return final
         for flags, source, final in builds:
+            if final.parent.exists():
+                continue
             built = _build(compiler, flags, source, base, final, fallback)
             if built is not None:
                 return built
