@@ -478,6 +478,49 @@ def _pi_session(tmp_path: Path, responses: list[tuple[list[dict], list[dict]]]) 
     return path
 
 
+def test_a_branched_pi_session_is_read_as_the_branch_it_ended_on(tmp_path: Path) -> None:
+    """A person who goes back with `/tree` and goes on from an earlier entry leaves the
+    abandoned branch in the file, and the new one after it, hanging from the point they went
+    back to (the shape of a real Pi 0.7x session, mholtzscher/pi-herdr-subagents, no licence,
+    so its structure only: an extension's `custom` entry opens the new branch). The model on
+    the new branch never saw the other one: the run is the branch the session ended on, the
+    other branch's entries counted, not read as if they came before."""
+    def entry(n: int, parent: int | None, message: dict | None = None, **extra: object) -> dict:
+        return {"type": "message" if message else "custom", "id": f"e{n}",
+                "parentId": f"e{parent}" if parent else None,
+                **({"message": message} if message else {}), **extra}
+
+    def call(n: int, command: str) -> dict:
+        return {"role": "assistant", "content": [
+            {"type": "toolCall", "id": f"c{n}", "name": "bash", "arguments": {"command": command}}]}
+
+    def result(n: int) -> dict:
+        return {"role": "toolResult", "toolCallId": f"c{n}", "toolName": "bash",
+                "isError": False, "content": [{"type": "text", "text": "ok"}]}
+
+    lines = [{"type": "session", "version": 3, "id": "s1", "cwd": "/w"},
+             entry(1, None, {"role": "user", "content": "add the flag"}),
+             entry(2, 1, call(1, "make test")), entry(3, 2, result(1)),
+             entry(4, 3, {"role": "assistant", "content": "Done."}),
+             entry(5, 4, {"role": "user", "content": "now release it"}),  # abandoned
+             entry(6, 5, call(2, "make release")), entry(7, 6, result(2)),
+             entry(8, 4, customType="plannotator", data={}),  # back to e4, another way
+             entry(9, 8, {"role": "user", "content": "QA it in a new instance first"}),
+             entry(10, 9, call(3, "pi --qa")), entry(11, 10, result(3))]
+    path = tmp_path / "pi.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    (run,) = load_runs(path)
+    check_protocol(run)
+    assert [c["args"]["command"] for c, _ in steps(run)] == ["make test", "pi --qa"]
+    assert [m["text"] for m in of_type(run, "message") if m["role"] == "user"] == [
+        "add the flag", "QA it in a new instance first"]
+    assert run.meta["skipped"] == {"custom": 1, "on another branch": 3}
+    assert run.meta["steps"] == 2
+    # an unbranched session is read whole, as before
+    (whole,) = load_runs(fixture("pi/ohmypi-preloop-5e3cc5e9.jsonl"))
+    assert "on another branch" not in whole.meta["skipped"] and len(steps(whole)) == 5
+
+
 def test_oh_my_pis_intent_is_left_out_of_the_repeat_fingerprints(tmp_path: Path) -> None:
     """Oh My Pi's `i` (the call's stated intent, on every call, reworded each time) is the
     call's `description`, as Droid's notes are: the same command run four times with the same

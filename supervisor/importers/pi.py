@@ -16,8 +16,10 @@ records them, so a recording replays as the session was judged live; a call Oh M
 it ran, with no result (`pi_calls.not_run`). `custom_message` entries
 (an extension's text sent to the model) are `system` messages. Other entries (`model_change`,
 `thinking_level_change`, `compaction`, `custom`, `label`, anything newer) carry no step and are
-counted in `meta["skipped"]`. Entries are read in the file's order: a session the user branched
-(`/tree`) holds its branches one after another, and they are read as one run. A session file
+counted in `meta["skipped"]`. A session the person branched (`/tree`: went back to an earlier
+entry and went on from there; the file holds its branches one after another, each entry's
+`parentId` naming the one it follows) is read as the branch it ended on (`_final_branch`), the
+entries of other branches counted in `meta["skipped"]` as "on another branch". A session file
 records no end of session, so there is no `session_end`.
 """
 
@@ -62,17 +64,57 @@ def matches(records: Any) -> bool:
 def load(records: Any, path: Path) -> list[SpooledRun]:
     if not matches(records):
         raise FormatError("not a Pi session file (needs its {type: session, id} header)")
+    parents: dict[str, Any] = {}
+    run, branched = _read(records, path, None, parents)
+    keep = _final_branch(parents) if branched else None
+    if keep is None:  # one line of entries, or not one tree: read as written
+        return [run]
+    run.close()
+    return [_read(records, path, keep, {})[0]]
+
+
+def _final_branch(parents: dict[str, Any]) -> set[str] | None:
+    """The ids of the branch the session ended on: from the last entry written (Pi appends
+    every entry; after the person goes back with `/tree`, the new entries hang from the point
+    they went back to) up to the root. None when the chain does not reach a root (an entry
+    whose parent is not in the file, or a cycle): the file is then read in its order."""
+    branch: set[str] = set()
+    at: Any = next(reversed(parents), None)
+    while isinstance(at, str):
+        if at in branch or at not in parents:
+            return None
+        branch.add(at)
+        at = parents[at]
+    return branch
+
+
+def _read(records: Any, path: Path, keep: set[str] | None,
+          parents: dict[str, Any]) -> tuple[SpooledRun, bool]:
+    """The run of the entries `keep` names (None: every entry, in the file's order), each
+    entry's parent recorded in `parents`; and whether an entry's parent was not the entry
+    before it (the person went back and took another branch)."""
     builder = RunBuilder(AGENT, path)
     open_calls: dict[str, str] = {}
     skipped: Counter[str] = Counter()
     header: dict[str, Any] = {}
     task = model = None
     held: list[tuple[dict[str, Any], float | None]] = []  # a response, then its results
+    last: Any = None
+    branched = False
     for record in records:
         if not isinstance(record, dict):
             skipped[type(record).__name__] += 1
             continue
         kind = record.get("type")
+        entry = record.get("id")
+        if kind != "session" and isinstance(entry, str):
+            parent = record.get("parentId")
+            branched = branched or (last is not None and parent != last)
+            parents[entry] = parent
+            last = entry
+            if keep is not None and entry not in keep:
+                skipped["on another branch"] += 1
+                continue
         ts = iso_ts(record.get("timestamp"))
         message = record.get("message")
         if held and kind == "message" and isinstance(message, dict) and message.get(
@@ -112,7 +154,7 @@ def load(records: Any, path: Path) -> list[SpooledRun]:
     builder.session_start(AGENT, task, header.get("cwd"))
     meta = {"session_id": header.get("id"), "version": header.get("version"), "model": model,
             "skipped": dict(skipped), "pending_calls": len(open_calls)}
-    return [builder.build(run_name(path, header.get("id")), meta)]
+    return builder.build(run_name(path, header.get("id")), meta), branched
 
 
 def _response(builder: RunBuilder, held: list[tuple[dict[str, Any], float | None]],
