@@ -8,7 +8,7 @@ from typing import Any
 
 from supervisor.engine.categories import classify
 from supervisor.engine.policy import Policy
-from supervisor.importers import IMPORTERS, load_runs
+from supervisor.importers import IMPORTERS, detect_format, load_runs
 from tests.importer_helpers import DATA
 
 
@@ -132,6 +132,24 @@ def test_a_codex_code_mode_cell_polls_with_quoted_keys_or_several_at_once(
                      ("write_stdin", {"session_id": 99524, "chars": ""}),
                      ("write_stdin", {"session_id": 55811, "chars": ""}),
                      ("exec_command", {"cmd": "vp check"})]
+
+
+def test_entires_compact_transcript_is_not_read_for_it_lacks_the_outputs() -> None:
+    """Entire keeps a compact `transcript.jsonl` beside the agent's own log (`full.jsonl`),
+    and only the compact one when the log is too large for a snapshot. It is not imported
+    (docs/importers.md, "Not supported"): it lacks results the log holds. Its two lines here
+    are cut from the same checkpoint as `rollout-entirecontext-quoted-cmd.jsonl`
+    (teslamint/entirecontext, MIT): the same two code-mode cells, each `success` with an
+    empty output in the compact form, while the rollout holds what each printed."""
+    compact = DATA.parent / "entire" / "codex-compact-entirecontext.jsonl"
+    assert detect_format(compact) is None
+    blocks = [b for line in compact.read_text().splitlines()
+              for b in json.loads(line)["content"] if b.get("type") == "tool_use"]
+    assert [(b["name"], b["result"]) for b in blocks] == [
+        ("exec", {"output": "", "status": "success"})] * 2
+    (run,) = load_runs(DATA / "codex" / "rollout-entirecontext-quoted-cmd.jsonl")
+    outputs = {e["call_id"]: e["output"] for e in run.events if e["type"] == "tool_result"}
+    assert all(outputs[b["id"]].startswith("Script completed\nWall time") for b in blocks)
 
 
 def test_a_codex_mcp_call_is_named_as_codex_hooks_name_it() -> None:
