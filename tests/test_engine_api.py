@@ -310,8 +310,26 @@ def test_an_approved_escalation_is_not_asked_again_within_the_cooldown() -> None
     again = [f for f in fail(7, 30.0) if f.detector == "recurring_error"]
     assert again and again[0].level == 2 and again[0].action == "block"
     assert engine.level == 2
+    # and it says so: it said "Paused: ..." of the call it blocked, nothing waiting for anyone
+    assert again[0].message.startswith("Blocked: ") and "Paused" not in again[0].message
     late = [f for f in fail(8, 30.0 + 301) if f.detector == "recurring_error"]
     assert late and late[0].level == 3 and engine.level == 3
+
+
+def test_a_refused_call_within_the_cooldown_is_told_blocked_not_paused() -> None:
+    """A call refused before it runs (exact_repeat) within the cooldown after an answered
+    escalation: the model read "Paused: ..." of a call that was blocked (a live Claude Code
+    session, the person's next prompt after the operator's guidance)."""
+    engine = Engine()
+    for i in range(6):
+        check, _ = _step(engine, i)
+    assert check.action == "pause" and check.message.startswith("Paused: ")
+    engine.observe({"type": "decision_applied", "escalation_id": "esc-1", "decision_id": "d",
+                    "action": "guidance", "outcome": "x"}, 2.0)
+    actions = [_step(engine, i, now=3.0)[0] for i in range(6, 12)]
+    refused = [c for c in actions if c.action != "allow"]
+    assert refused and {c.action for c in refused} == {"block"}
+    assert all(c.message.startswith("Blocked: ") for c in refused), [c.message for c in refused]
 
 
 def test_seed_strict_stops_at_the_third_failure_with_the_same_error() -> None:

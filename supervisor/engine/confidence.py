@@ -139,6 +139,13 @@ def may_refuse(confidence: str) -> bool:
     return confidence == "strong"
 
 
+def as_block(message: str) -> str:
+    """An escalation's message told as a block (within the cooldown after an answered one,
+    `Engine._cooling`): `Paused:` becomes `Blocked:`, since nothing waits for an operator."""
+    return "Blocked: " + message.removeprefix("Paused: ") if message.startswith("Paused: ") \
+        else message
+
+
 def as_nudge(message: str) -> str:
     """A refusal's message told as a nudge: its verb (`Blocked:`, `Paused:`) becomes `Loop:`,
     since the call is not refused."""

@@ -10,7 +10,7 @@ from copy import deepcopy as _deepcopy
 from typing import Any
 
 from supervisor.engine import asked, tools, workspace
-from supervisor.engine.confidence import as_nudge, may_refuse, weigh
+from supervisor.engine.confidence import as_block, as_nudge, may_refuse, weigh
 from supervisor.engine.decisions import (
     PER_CYCLE_LIMITS,
     SESSION_LIMITS,
@@ -299,7 +299,7 @@ class Engine:
         level = f.level
         if level == 3 and self._cooling(f.signature, now):
             level = 2  # within the cooldown after an approved escalation: block, do not ask
-            f.level, f.action = 2, "block"
+            f.level, f.action, f.message = 2, "block", as_block(f.message)
         st.level = max(st.level, level)
         st.progress_streak = 0
         esc = None
@@ -578,7 +578,7 @@ class Engine:
         st.fresh_cycle = False
         now = st.last_ts or 0.0
         if f.level == 3 and self._cooling(f.signature, now):
-            f.level, f.action = 2, "block"
+            f.level, f.action, f.message = 2, "block", as_block(f.message)
         if f.level >= 3 and st.level < 3:
             esc = EscalationRequest("detection", f.message, list(f.evidence), f.signature)
             st.escalation = esc.to_dict()
