@@ -150,6 +150,34 @@ def test_an_approved_hold_lets_the_call_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_persons_next_prompt_after_a_skipped_task_is_the_new_task(tmp_path: Path) -> None:
+    """An interactive session whose task (its first prompt) was skipped: the person's next
+    prompt is new work, its task (the operator saw the skipped prompt as the session's task,
+    and a skip at the next escalation had no task to drop)."""
+    root, ws = tmp_path / "store", _ws(tmp_path)
+    assert run_hook(payload("SessionStart", cwd=ws, source="startup"), root).returncode == 0
+    assert run_hook(payload("UserPromptSubmit", cwd=ws, prompt="run the tests"),
+                    root).returncode == 0
+    send_decision(root, "loop-1", "pause", operator="ana")
+    proc = start_hook(payload("PreToolUse", cwd=ws, tool_name="Bash",
+                              tool_input={"command": "pytest"}, tool_use_id="toolu_h"),
+                      root, "--timeout", "120")
+    _wait_for(root, "escalation")
+    answered = run_cli("answer", "loop-1", "--skip", "--operator", "ana",
+                       SUPERVISOR_HOME=str(root))
+    assert answered.returncode == 0, answered.stderr
+    proc.communicate(timeout=30)
+    assert run_hook(payload("UserPromptSubmit", cwd=ws, prompt="now   fix the build"),
+                    root).returncode == 0
+    tasks = [(e["type"], e.get("title") or e.get("status")) for e in events(root)
+             if e["type"] in ("task_start", "task_end")]
+    assert tasks == [("task_start", "run the tests"), ("task_end", "skipped"),
+                     ("task_start", "now fix the build")]
+    listed = run_cli("sessions", SUPERVISOR_HOME=str(root))
+    assert "now fix the build" in listed.stdout, listed.stdout
+
+
+@pytest.mark.slow
 def test_the_policy_fallback_answers_when_the_hold_time_passes(tmp_path: Path) -> None:
     root, ws = tmp_path / "store", _ws(tmp_path)
     root.mkdir()

@@ -579,7 +579,10 @@ def _on_start(c: _Call) -> str:
 def _on_prompt(c: _Call) -> str:
     message = c.step.message or {"role": "user", "text": ""}
     if message["role"] == "user":
-        if not c.guard.state.tasks_started:  # the session's task: its first prompt
+        if c.guard.state.task is None:
+            # the session's task: its first prompt, or the first after its task ended (an
+            # operator or the deadline skipped it): the person's next request is new work,
+            # and the operator was shown the skipped task's prompt as what it worked on
             c.guard.task_start(_title(message["text"]))
         c.guard.message("user", message["text"], extra=message.get("extra"))
         c.guard.new_cycle()
