@@ -131,3 +131,38 @@ def test_offline_rollback_of_a_killed_agent_leaves_it_dead(root: Path, tmp_path:
     listed = run_cli("sessions", "--root", str(root))
     assert "dead" in listed.stdout and "running" not in listed.stdout
 
+
+
+@pytest.mark.slow
+def test_a_rollback_is_refused_while_another_session_works_in_the_same_folder(
+        root: Path, tmp_path: Path) -> None:
+    """Two agents in one repository: `supervisor rollback` of the one that ended removed the
+    file the other had just written (it put back the whole folder, and said only "removed 1
+    created since: notes.txt"). It names the other session and asks for --force."""
+    from supervisor.guard import Session
+
+    work = tmp_path / "repo"
+    work.mkdir()
+    (work / "a.txt").write_text("one\n")
+    done = Session("claude-code", task="t", cwd=work, root=root, session_id="first",
+                   heartbeat_s=0)
+    verdict = done.before_call("write", {"path": "a.txt"})
+    (work / "a.txt").write_text("two\n")
+    done.after_call(verdict, "ok")
+    done.close("completed")
+    now = time.time()
+    write_events(root, "first.sub-1", [start(cwd=str(work))], t0=now - 10)  # its own sub-agent
+    write_events(root, "elsewhere", [start(cwd=str(tmp_path / "other"))], t0=now - 10)
+    write_events(root, "second", [start(agent="codex", cwd=str(work / "sub"))], t0=now - 10)
+    (work / "notes.txt").write_text("the second session's work\n")
+    refused = run_cli("rollback", "first", "cp-1", "--root", str(root))
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(
+        f"supervisor: error: another session that has not ended works in the folder of "
+        f"'first' ({work}): second (codex, running, last activity ")
+    assert "--force" in refused.stderr and "first.sub-1" not in refused.stderr
+    assert (work / "notes.txt").exists() and (work / "a.txt").read_text() == "two\n"
+    write_events(root, "second", [{"type": "session_end", "status": "completed"}])
+    rolled = run_cli("rollback", "first", "cp-1", "--root", str(root))
+    assert rolled.returncode == 0, rolled.stderr
+    assert (work / "a.txt").read_text() == "one\n" and not (work / "notes.txt").exists()
