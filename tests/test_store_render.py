@@ -109,6 +109,15 @@ def test_a_rollback_says_files_put_back_not_restored() -> None:
         "to cp-1: 1 file put back as it was (safety checkpoint cp-4)")
 
 
+def test_a_checkpoint_of_one_file_says_1_file() -> None:
+    """`tail` said "1 files (first: 1 files)" of a checkpoint of a one-file work tree."""
+    line = (b'{"v":1,"seq":2,"ts":1732300300.0,"type":"checkpoint","checkpoint_id":"cp-1",'
+            b'"label":"session start","commit":"8a5fd77ce5f3aa","at_seq":1,"files":1,'
+            b'"diffstat":{"added":1,"modified":0,"deleted":0,"since":null}}')
+    assert describe_event(parse_line(line)).endswith(  # type: ignore[arg-type]
+        "at seq 1, 1 file (first: 1 file)")
+
+
 @pytest.mark.parametrize("raw", [raw for raw in blocks("json") if b'"type":"decision"' not in raw
                                  and b'"type":"thought"' not in raw],
                          ids=lambda raw: raw[30:60].decode())
@@ -134,3 +143,14 @@ def test_the_dashboards_history_says_each_documented_event_as_tail_does(
     said = [*line.split(maxsplit=3), ""][3]  # after seq, time and type
     assert said.startswith(row.removesuffix("…")) and (row.endswith("…") or said == row), \
         (said, row)
+
+
+def test_the_checkpoints_list_says_1_file() -> None:
+    """`supervisor checkpoints` said "first: 1 files"."""
+    from supervisor.cli.checkpoints_cmd import changed_text
+    from supervisor.guard.checkpoints.records import CheckpointCommit
+
+    assert changed_text(CheckpointCommit("cp-1", "start", "abc", 0.0, 1, added=1)) == \
+        "first: 1 file"
+    assert changed_text(CheckpointCommit("cp-1", "start", "abc", 0.0, 3, added=3)) == \
+        "first: 3 files"

@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from supervisor.cli.common import CliError, add_root_argument, root_from, store_label
+from supervisor.store.units import files
 
 if TYPE_CHECKING:
     from supervisor.guard.checkpoints import CheckpointCommit, CheckpointStore
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 def changed_text(cp: "CheckpointCommit") -> str:
     """`+1 ~2 -0 since cp-2`, or `first: 12 files` for the first checkpoint."""
     if cp.since is None and cp.modified == cp.deleted == 0:
-        return f"first: {cp.added} files"
+        return f"first: {files(cp.added)}"
     since = f" since {cp.since}" if cp.since else ""
     return f"+{cp.added} ~{cp.modified} -{cp.deleted}{since}"
 

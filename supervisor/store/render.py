@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.protocol.bad_line import BadLine
 from supervisor.safetext import clean
+from supervisor.store.units import files
 from supervisor.store.voice import describe_unsealed
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def _changes(g: Mapping[str, Any]) -> str:
         return ""
     since = stat.get("since")
     if not since:
-        return f" (first: {counts[0]} files)"
+        return f" (first: {files(counts[0])})"
     return f" (+{counts[0]} ~{counts[1]} -{counts[2]} since {since})"
 
 
@@ -251,7 +252,7 @@ _RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "verdict": _verdict,
     "limit": lambda g: f"{g['name']} {g['value']:g} of {g['limit']:g} -> {g['action']}",
     "checkpoint": lambda g: (f"{g['checkpoint_id']} {g['label']!r} commit {g['commit'][:12]} "
-                             f"at seq {g['at_seq']}, {g['files']} files{_changes(g)}"),
+                             f"at seq {g['at_seq']}, {files(g['files'])}{_changes(g)}"),
     "escalation": _escalation,
     "decision_applied": lambda g: (f"{g['action']} [{g['decision_id']}] for "
                                    f"{g.get('escalation_id') or '(no escalation)'}: "

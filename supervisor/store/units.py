@@ -52,6 +52,11 @@ def count(value: float) -> str:
     return f"{round(value):,}"
 
 
+def files(n: object) -> str:
+    """`1 file`, `12 files` (`n` as recorded: anything but 1 takes the plural)."""
+    return "1 file" if n == 1 else f"{n} files"
+
+
 def duration(seconds: float) -> str:
     """`16 s`, `4.5 min`, `8 h`, `2 d`: the largest unit the value fills, two digits at most."""
     seconds = max(0.0, float(seconds))
