@@ -126,3 +126,32 @@ async def test_rollback_picker_offers_the_diff(root: Path, tmp_path: Path) -> No
         assert "deleted file mode" in text and "+todo" not in text and "-todo" in text
         assert "new file mode" in text and "+def test_add():" in text
     live.close()
+
+
+@pytest.mark.slow
+async def test_rollback_picker_names_the_sessions_in_the_same_folder(root: Path,
+                                                                      tmp_path: Path) -> None:
+    """Two agents in one repository: a rollback of one puts back the other's files too, and
+    the picker said nothing of it (`supervisor rollback` refuses; here the operator is told)."""
+    from textual.widgets import Static
+    from tui_support import FROZEN_NOW, start, write_events
+
+    live = guarded_session(root, tmp_path / "work")
+    write_events(root, "neighbour", [start(agent="codex", cwd=str(tmp_path / "work"))],
+                 t0=FROZEN_NOW - 20)
+    write_events(root, "s1.sub-7", [start(cwd=str(tmp_path / "work"))], t0=FROZEN_NOW - 20)
+    write_events(root, "apart", [start(cwd=str(tmp_path / "elsewhere"))], t0=FROZEN_NOW - 20)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await load(pilot, initial=True)
+        app.open_session("s1")
+        await pilot.pause()
+        await press(pilot, "B")
+        await pilot.pause()
+        assert isinstance(app.screen, CheckpointPicker)
+        await until(pilot, lambda: "not ended work" in screen_text(app))  # drawn
+        said = str(app.screen.query_one("#shared-folder", Static).content)
+        assert said == ("1 other session(s) not ended work in this folder, and a rollback puts "
+                        "back their files too: neighbour (codex, running, last activity 18s "
+                        "ago)")  # not its own sub-agent s1.sub-7, nor one elsewhere
+    live.close()

@@ -4,13 +4,8 @@ or crashed session. Refuses while the agent is alive (use `supervisor answer --r
 puts back its files too)."""
 
 import argparse
-from pathlib import PurePath
-from typing import TYPE_CHECKING
 
 from supervisor.cli.common import CliError, add_root_argument, root_from
-
-if TYPE_CHECKING:
-    from supervisor.store.summary import SessionSummary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,22 +13,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("session", help="session id")
     parser.add_argument("checkpoint", help="checkpoint id (cp-N, or N)")
     parser.add_argument("--force", action="store_true",
-                        help="roll back even though the agent seems to be alive")
-
-
-def shares_folder(mine: "SessionSummary", other: "SessionSummary") -> bool:
-    """Whether `other`, a session that has not ended, works in the folder `mine` restores
-    (the same one, or one inside the other, on the same host): a rollback puts back its
-    files too. A session's own sub-agents are its own work."""
-    if other.session_id == mine.session_id or other.ended or other.vanished:
-        return False
-    if other.session_id.startswith(f"{mine.session_id}.") or \
-            mine.session_id.startswith(f"{other.session_id}."):
-        return False  # a sub-agent (`<session>.sub-<id>`) and its parent
-    if not mine.cwd or not other.cwd or (mine.host and other.host and mine.host != other.host):
-        return False
-    a, b = PurePath(mine.cwd), PurePath(other.cwd)
-    return a == b or a.is_relative_to(b) or b.is_relative_to(a)
+                        help="roll back even though the agent seems to be alive, or another "
+                        "session works in its folder")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from supervisor.safetext import clean
     from supervisor.store.local import LocalStore
     from supervisor.store.recordings import refuse_writes
-    from supervisor.store.render import ago
+    from supervisor.store.same_folder import described, sharing
     from supervisor.store.voice import LineSealer
     from supervisor.store.writer import event_writer
 
@@ -61,18 +42,13 @@ def run(args: argparse.Namespace) -> int:
             f"with `supervisor answer {args.session} --rollback {args.checkpoint}`, or use "
             "--force", status=1,
         )
-    sharing = [other for other in local.summaries() if shares_folder(summary, other)]
-    if sharing and not args.force:
-        now = time.time()
-        named = "; ".join(
-            f"{other.session_id} ({other.agent or 'agent unknown'}, "
-            f"{other.status(now)}, last activity {ago(other.last_activity_ts, now)})"
-            for other in sharing[:5]) + (f"; {len(sharing) - 5} more" if len(sharing) > 5
-                                         else "")
-        who = ("another session that has not ended works" if len(sharing) == 1
-               else f"{len(sharing)} other sessions that have not ended work")
+    others = sharing(summary, local.summaries())
+    if others and not args.force:
+        who = ("another session that has not ended works" if len(others) == 1
+               else f"{len(others)} other sessions that have not ended work")
         raise CliError(
-            f"{who} in the folder of '{args.session}' ({summary.cwd}): {named}. A rollback "
+            f"{who} in the folder of '{args.session}' ({summary.cwd}): "
+            f"{described(others, time.time())}. A rollback "
             "puts back every file there, its work too; roll back once it is done, or use "
             "--force", status=1)
     store = checkpoint_store(local, args.session)

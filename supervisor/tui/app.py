@@ -737,7 +737,7 @@ class SupervisorApp(App[None]):
                         severity="information" if state == "applied" else "warning")
 
     async def pick_checkpoint(self, session_id: str) -> str | None:
-        return await pick_checkpoint(self, self.store, self.model.sessions[session_id])
+        return await pick_checkpoint(self, self.store, self.model, session_id, self.clock())
 
     # -- command palette ---------------------------------------------------------------------
 

@@ -421,8 +421,8 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
             if text is None:
                 return
         elif kind.needs == "checkpoint":
-            state = self.view.model.sessions[self.session_id]
-            checkpoint = await pick_checkpoint(self.app, self.view.store, state)
+            checkpoint = await pick_checkpoint(self.app, self.view.store, self.view.model,
+                                               self.session_id, self.view.clock())
             if checkpoint is None:
                 return
         elif kind.needs == "tasks":

@@ -13,8 +13,10 @@ from textual.widgets import Button, Footer, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from supervisor.store.base import Store
+from supervisor.store.same_folder import described, sharing
+from supervisor.store.summary import SessionSummary
 from supervisor.tui.format import safe
-from supervisor.tui.model import SessionState
+from supervisor.tui.model import DashboardModel, SessionState
 from supervisor.tui.widgets.checkpoint_detail import CheckpointDetail
 
 _MODAL_CSS = """
@@ -110,10 +112,14 @@ class CheckpointPicker(ModalScreen[str | None]):
     #changed { height: auto; max-height: 16; }
     """
 
-    def __init__(self, store: Store, state: SessionState) -> None:
+    def __init__(self, store: Store, state: SessionState,
+                 others: list[SessionSummary] | None = None, now: float = 0.0) -> None:
         super().__init__()
         self.store = store
         self.state = state
+        self.others = others or []
+        """Sessions not ended that work in its folder: a rollback puts back their files too."""
+        self.now = now
         self.session_id = state.session_id
         # one option per id (options need unique ids): a later checkpoint with the same id
         # (a hostile line, or the session's checkpoint repository made anew) is the one kept
@@ -130,6 +136,12 @@ class CheckpointPicker(ModalScreen[str | None]):
             title.append(" to which checkpoint? enter rolls back: the files it throws away "
                          "(below) are gone")
             yield Static(title)
+            if self.others:  # two agents in one repository: the other's work goes too
+                warning = Text(f"{len(self.others)} other session(s) not ended work in this "
+                               "folder, and a rollback puts back their files too: ",
+                               style="bold red")
+                warning.append_text(safe(described(self.others, self.now), 400))
+                yield Static(warning, id="shared-folder")
             yield OptionList(*(Option(checkpoint_line(cp), id=cp.checkpoint_id)
                                for cp in self.checkpoints), id="checkpoint-options")
             with VerticalScroll(id="changed"):
@@ -159,13 +171,16 @@ class CheckpointPicker(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-async def pick_checkpoint(app: App[Any], store: Store, state: SessionState) -> str | None:
-    """Ask which checkpoint to roll back to (None: there is none, or the operator cancelled);
-    from a worker, as every `push_screen_wait`."""
+async def pick_checkpoint(app: App[Any], store: Store, model: DashboardModel,
+                          session_id: str, now: float) -> str | None:
+    """Ask which checkpoint of `session_id` to roll back to (None: there is none, or the
+    operator cancelled); from a worker, as every `push_screen_wait`."""
+    state = model.sessions[session_id]
     if not state.checkpoints:
         app.notify("this session has no checkpoints", severity="warning")
         return None
-    return await app.push_screen_wait(CheckpointPicker(store, state))
+    others = sharing(state.summary, (st.summary for st in model.sessions.values()))
+    return await app.push_screen_wait(CheckpointPicker(store, state, others, now))
 
 
 class HelpScreen(ModalScreen[None]):
