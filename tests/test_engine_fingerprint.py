@@ -1,5 +1,8 @@
 """Fingerprints, output normalisation, error classes and tool categories."""
 
+import random
+import re
+
 import pytest
 
 from supervisor.engine import Engine, Policy
@@ -51,6 +54,34 @@ def test_ignored_keys() -> None:
 def test_noise_is_normalised_away(a: str, b: str) -> None:
     assert normalise_output(a) == normalise_output(b)
     assert outcome_hash(True, a) == outcome_hash(True, b)
+
+
+WORD_BOUNDARY_FORMS = {
+    "<TS>": r"\b\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
+    "<TIME>": r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b",
+    "<UUID>": r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+    "_hex_id": r"\b[0-9a-f]{7,64}\b",
+    "<DUR>": r"\b\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b",
+}
+"""The noise patterns as they read with a leading `\b`; `fingerprint._NOISE` writes them led by
+their first character class (`re` skips ahead to that class), and must replace the same text."""
+
+
+def test_noise_patterns_led_by_a_class_replace_what_their_word_boundary_forms_do() -> None:
+    from supervisor.engine import fingerprint
+
+    ours = {repl if isinstance(repl, str) else repl.__name__: pattern.get()
+            for _, pattern, repl in fingerprint._NOISE}
+    rng = random.Random(7)
+    pieces = [*"0123456789abcdefABCDEFxyz_-:.+ TZ\n", "١٢", "é", "µs", " ms", "sec", " min",
+              "2026-11-29T08:57:20", "2026-11-29 08:57", "12:30:45.5", "deadbeef12",
+              "123e4567-e89b-12d3-a456-426614174000", "x1.5s", "_12:30:45"]
+    for name, plain in WORD_BOUNDARY_FORMS.items():
+        reference = re.compile(plain)
+        for _ in range(3000):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+            assert [m.span() for m in ours[name].finditer(text)] == [
+                m.span() for m in reference.finditer(text)], (name, text)
 
 
 def test_the_same_command_answered_only_by_claude_codes_numbered_trailer_is_a_repeat() -> None:
