@@ -42,6 +42,10 @@ SYNTAX = ('  File "/testbed/src/pkg/grammar.py", line 186\n    else:\n    ^\n'
      "<tool_use_error>File has not been read yet.</tool_use_error>"),
     ("make: *** [Makefile:12: build] Error 2", "make: *** [Makefile:12: build] Error 2"),
     ("compiling...\nCommand timed out after 60 seconds", "Command timed out after 60 seconds"),
+    # a refusal anywhere, in any case, and in a case `str.lower` does not fold as `re.I` does
+    ("Error: NO REPLACEMENT WAS PERFORMED\nok", "Error: NO REPLACEMENT WAS PERFORMED"),
+    ("Parameter `path` Is Required.\nok", "Parameter `path` Is Required."),
+    ("No replacement waſ performed: é\nok", "No replacement waſ performed: é"),
 ])
 def test_the_output_says_the_call_failed(output: str, line: str) -> None:
     assert failure_line(output) == line

@@ -13,6 +13,7 @@ from supervisor.engine.fingerprint import (
     error_class,
     normalise_output,
     outcome_hash,
+    reports_pending,
 )
 
 POLICY = Policy.profile("default")
@@ -82,6 +83,18 @@ def test_noise_patterns_led_by_a_class_replace_what_their_word_boundary_forms_do
             text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
             assert [m.span() for m in ours[name].finditer(text)] == [
                 m.span() for m in reference.finditer(text)], (name, text)
+
+
+@pytest.mark.parametrize("text", [
+    '{"id": "r1", "STATUS": "Running"}', "Research In Progress. CONTINUE POLLING for the result",
+    '{"id": "r1", "ſtatus": "running"}',  # re.I reads ſ as s; str.lower does not
+])
+def test_a_status_report_is_found_in_any_case(text: str) -> None:
+    assert reports_pending(text)
+
+
+def test_an_output_without_a_status_word_reports_nothing_pending() -> None:
+    assert not reports_pending("3 passed in 0.2s\nall running fine")
 
 
 def test_the_same_command_answered_only_by_claude_codes_numbered_trailer_is_a_repeat() -> None:

@@ -17,6 +17,8 @@ different missing modules are two, and so are two different missing files named 
 import re
 from collections.abc import Callable
 
+from supervisor.engine.prescan import may_hold
+
 _TRACEBACK = "Traceback (most recent call last):"
 _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b(?::.*)?$")
@@ -24,6 +26,10 @@ _ANYWHERE = re.compile(
     r"No replacement was performed|<tool_use_error>|did not appear verbatim|"
     r"Parameter `?\w+`? is required|"
     r"\A(?:Command )?timed out\b", re.I)  # a harness's report of a time-out, before the output
+_ANYWHERE_WORDS = ("no replacement was performed", "<tool_use_error>", "did not appear verbatim",
+                   " is required", "timed out")
+"""Words one of which every match of `_ANYWHERE` holds (lower case): an output holding none
+is not searched (`prescan.may_hold`)."""
 _AT_THE_END = re.compile(
     r"^E: .+|"                                            # apt
     r"^(?:\S+: )?(?:line \d+: )?\S+: (?:command )?not found$|"  # bash / sh
@@ -134,7 +140,7 @@ def _failure_line(output: str) -> str | None:
     if not output:
         return None
     head = output[:_HEAD]
-    found = _ANYWHERE.search(head)
+    found = _ANYWHERE.search(head) if may_hold(head, _ANYWHERE_WORDS) else None
     if found:
         return _line_at(head, found.start())
     last = last_lines(output)

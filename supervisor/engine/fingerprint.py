@@ -21,6 +21,8 @@ from typing import Any
 
 import xxhash
 
+from supervisor.engine.prescan import may_hold
+
 _COMMAND_KEYS = frozenset({"command", "cmd", "pattern", "query", "regex", "url"})
 _WS = re.compile(r"\s+")
 
@@ -210,6 +212,9 @@ _PENDING = _Lazy(
     r"[\"']?(?:status|state)[\"']?\s*[:=]\s*[\"']?"
     r"(?:running|pending|queued|in[_ -]progress|processing)\b|"
     r"\b(?:still (?:running|in progress|processing)|continue polling|poll(?:ing)? again)\b", re.I)
+_PENDING_WORDS = ("status", "state", "still ", "poll")
+"""Words one of which every match of `_PENDING` holds (`prescan.may_hold`): its first
+alternative, anchored but free to wander over the first lines, cost about 120 µs an output."""
 
 
 def reports_pending(output: str) -> bool:
@@ -218,7 +223,8 @@ def reports_pending(output: str) -> bool:
     "Research in progress. Continue polling..."). The call waited on work already started:
     it is a poll, and the same "still running" again is no repeat of the agent's (a research
     task checked eight times until it answered `completed` was refused at its seventh check)."""
-    return bool(_PENDING.get().search(output[:600]))
+    head = output[:600]
+    return may_hold(head, _PENDING_WORDS) and bool(_PENDING.get().search(head))
 
 
 _WAITED_OUT = _Lazy(
