@@ -282,9 +282,32 @@ static char *getenv(const char *name) {
         if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
     return 0;
 }
-static char *strerror(int code) {
-    (void)code;
-    return "a system call failed";
+/* The C library's words for the errors `execv` gives, the one failure the client reports (the
+ * Python client it cannot run): the operator reads the cause, not just that something failed. */
+static const char *strerror(int code) {
+    switch (code) {
+    case 1: return "Operation not permitted";
+    case 2: return "No such file or directory";
+    case 5: return "Input/output error";
+    case 7: return "Argument list too long";
+    case 8: return "Exec format error";
+    case 12: return "Cannot allocate memory";
+    case 13: return "Permission denied";
+    case 20: return "Not a directory";
+    case 21: return "Is a directory";
+    case 24: return "Too many open files";
+    case 26: return "Text file busy";
+    case 36: return "File name too long";
+    case 40: return "Too many levels of symbolic links";
+    }
+    static char unnamed[32] = "error "; /* another: its number, as no words stand in for it */
+    char digits[12];
+    int n = 0;
+    unsigned v = code < 0 ? 0 : (unsigned)code;
+    do digits[n++] = (char)('0' + v % 10); while ((v /= 10) && n < 12);
+    for (int i = 0; i < n; i++) unnamed[6 + i] = digits[n - 1 - i];
+    unnamed[6 + n] = 0;
+    return unnamed;
 }
 
 /* Allocation: blocks in one static arena (the client's buffers are a few kilobytes: the pages
