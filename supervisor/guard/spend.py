@@ -325,15 +325,22 @@ def _share(day: dict[str, Any], rule: BudgetRule) -> dict[str, float] | None:
 
 
 def rebuild(root: Path, date: str, rules: list[BudgetRule]) -> dict[str, Any]:
-    """The day's summary from the store: every session's `usage` events of `date` (local)."""
+    """The day's summary from the store: every session's `usage` events of `date` (local)
+    that the guard wrote (in a session whose guard marks its lines, `store.voice`: a usage
+    line the agent appended with a far `seq` made it the session's last counted, and no real
+    usage of the day counted after it)."""
+    from supervisor.store.voice import root_key
+
     day = empty()
+    key = root_key(Path(root))
     sessions = Path(root) / "sessions"
     try:
         entries = list(os.scandir(sessions))
     except OSError:
         return day
     for entry in entries:
-        agent, cwd, last, amounts = _usages_of(Path(entry.path) / "events.jsonl", date)
+        agent, cwd, last, amounts = _usages_of(Path(entry.path) / "events.jsonl", date,
+                                               key, entry.name)
         if not amounts:
             continue
         spending = Spending(root, rules, entry.name, (agent or "").split(":")[0], cwd)
@@ -346,10 +353,14 @@ def rebuild(root: Path, date: str, rules: list[BudgetRule]) -> dict[str, Any]:
     return day
 
 
-def _usages_of(events: Path, date: str) -> tuple[str | None, str | None, int,
-                                               list[tuple[int, float]]]:
+def _usages_of(events: Path, date: str, key: bytes | None = None, session: str = ""
+               ) -> tuple[str | None, str | None, int, list[tuple[int, float]]]:
     """(the session's agent, its cwd, the last `seq` counted, (tokens, cost) of each `usage`
-    of `date`) from its event log."""
+    of `date`) from its event log; with the root's `key`, only the usage lines of the guard
+    of `session` (`Voucher.vouches`)."""
+    from supervisor.store.voice import Voucher
+
+    check = Voucher(key, session, events) if key is not None else None
     agent, cwd, last = None, None, 0
     amounts: list[tuple[int, float]] = []
     try:
@@ -373,6 +384,8 @@ def _usages_of(events: Path, date: str) -> tuple[str | None, str | None, int,
             ts, seq = event.get("ts"), event.get("seq")
             if (event.get("type") != "usage" or not isinstance(ts, int | float)
                     or day_of(ts) != date):
+                continue
+            if check is not None and not check.vouches(line.rstrip(b"\n"), event):
                 continue
             tokens = _count(event.get("input_tokens")) + _count(event.get("output_tokens"))
             cost = event.get("cost_usd")
