@@ -404,3 +404,25 @@ def test_any_payload_and_answer_alike(setup: Setup, peer: Peer, body: bytes, sta
     assert outcome.code == (1 if status == b"1" else 0) and outcome.stdout == out
     first, second = _sent(peer.calls)
     assert first == second and first[1] == body
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
+def test_a_working_directory_outside_the_root_is_not_sent_as_a_path(setup: Setup,
+                                                                    tmp_path: Path) -> None:
+    """A process whose working directory lies outside its root (a chroot, another mount
+    namespace) gets `(unreachable)/...` from the kernel's getcwd; the C library fails it
+    (ENOENT), so the client hands the call on instead of sending that as the call's cwd."""
+    jail, outside = tmp_path / "jail", tmp_path / "outside"
+    (jail / "store" / "run").mkdir(parents=True, mode=0o700)
+    outside.mkdir()
+    env = dict(setup.env, SUPERVISOR_HOME="/store")
+    for name, build in setup.builds.items():
+        shutil.copy(build, jail / name)
+    with Peer(jail / "store" / "run" / setup.socket.name).serve() as peer:
+        outcomes = [subprocess.run([f"/{name}", *CALL], input=b"{}", capture_output=True,
+                                   env=env, cwd=outside, timeout=60,
+                                   preexec_fn=lambda: os.chroot(jail))
+                    for name in ("nolibc", "libc")]
+    assert b"(unreachable)" not in b"".join(peer.calls)
+    nolibc, libc = [(done.returncode, done.stdout, done.stderr) for done in outcomes]
+    assert nolibc == libc and b"cannot run the Python client" in libc[2]

@@ -32,6 +32,7 @@ typedef long time_t;
 typedef long suseconds_t;
 typedef long off_t;
 
+#define ENOENT 2
 #define EINTR 4
 #define EAGAIN 11
 #define EWOULDBLOCK EAGAIN
@@ -162,7 +163,16 @@ static int getsockopt(int fd, int level, int name, void *value, socklen_t *len) 
 static int execv(const char *path, char *const argv[]) {
     return (int)SYS(59, path, argv, environ_, 0, 0, 0);
 }
-static char *getcwd(char *buf, size_t size) { return SYS(79, buf, size, 0, 0, 0, 0) < 0 ? 0 : buf; }
+/* The kernel answers `(unreachable)/...` for a directory outside the process's root (a chroot,
+ * another mount namespace): not a path, so ENOENT, as the C library says. */
+static char *getcwd(char *buf, size_t size) {
+    if (SYS(79, buf, size, 0, 0, 0, 0) < 0) return 0;
+    if (buf[0] != '/') {
+        errno = ENOENT;
+        return 0;
+    }
+    return buf;
+}
 static int chdir(const char *path) { return (int)SYS(80, path, 0, 0, 0, 0, 0); }
 static int fchdir(int fd) { return (int)SYS(81, fd, 0, 0, 0, 0, 0); }
 static uid_t geteuid(void) { return (uid_t)sys6(107, 0, 0, 0, 0, 0, 0); }
