@@ -22,3 +22,16 @@ def test_each_request_is_answered_once_and_short_lines_are_not_matched() -> None
     assert asked_for(PROMPT, "npm test", ["npm test"]) is None
     assert asked_for(prompt_text("run ls and make"), "make", []) is None
     assert asked_for("", "npm test", []) is None and asked_for(PROMPT, None, []) is None
+
+
+def test_a_run_the_prompt_names_is_asked_for_through_any_output_filter() -> None:
+    """The agent's own `| tail -30` or `2>&1` only chooses which lines it reads of the run
+    the person asked for (`shell.run_text`); a rerun through another filter is the agent's."""
+    prompt = prompt_text("Please run `pytest -x` and fix what fails.")
+    assert asked_for(prompt, "pytest -x 2>&1 | tail -30", []) == "pytest -x"
+    assert asked_for(prompt, "pytest -x | grep FAIL", []) == "pytest -x"
+    assert asked_for(prompt, "pytest -x | grep FAIL", ["pytest -x"]) is None
+    assert asked_for(prompt, "pytest -x | tee out.log", []) is None  # tee writes: another run
+    assert asked_for(prompt, "pytest -x tests | tail -5", []) is None
+    spelled = prompt_text("run `npm test | tail -5` for me")
+    assert asked_for(spelled, "npm test | tail -5", []) == "npm test"

@@ -6,7 +6,7 @@ key on it; outputs are still compared only through the same filter."""
 import pytest
 
 from supervisor.engine import Engine
-from supervisor.engine.shell import output_filter, run_words
+from supervisor.engine.shell import output_filter, run_text, run_words
 from tests.engine_helpers import SessionBuilder, alarms, detectors, replay
 
 FAIL = ("Traceback (most recent call last):\n  File \"reproduce.py\", line 2, in <module>\n"
@@ -140,3 +140,14 @@ def test_the_rerun_through_a_new_filter_is_refused_after_the_rounds() -> None:
            "The file has been updated.")
     refused = b.call("Bash", {"command": lines[3]}, FILTERED[lines[3]], ok=True)
     assert (refused, "ineffective_edits", "block") in alarms(replay(b.end()))
+
+
+def test_a_runs_text_is_the_line_up_to_its_output_filters() -> None:
+    """`shell.run_text`: the run as a person writes it (quotes kept), for the prompt's
+    requests and the failure memory's keys."""
+    assert run_text("pytest -x 2>&1 | tail -30") == "pytest -x"
+    assert run_text('pytest -k "a or b" | grep FAIL') == 'pytest -k "a or b"'
+    assert run_text('python -c "print(1|2)" | wc -l') == 'python -c "print(1|2)"'
+    assert run_text("python r.py | tail -20  # again") == "python r.py"
+    assert run_text("python r.py | tee out.log") == "python r.py | tee out.log"
+    assert run_text("pytest") == "pytest"

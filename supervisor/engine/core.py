@@ -181,7 +181,7 @@ class Engine:
             now, batch if isinstance(batch, str) and batch else None, self._head(facts),
             self._run(facts),
         )
-        request = asked.asked_for(st.prompt, facts.line, st.asked)
+        request = asked.asked_for(st.prompt, facts.line, st.asked, facts.run)
         if request is not None:
             step["asked"] = True
             st.asked = [*st.asked, request][-32:]

@@ -378,6 +378,35 @@ def run_words(line: str) -> list[str]:
     return parse(line)[1]
 
 
+_RUN_ENDS = re.compile(r"[|;#\n]|2>&1")
+"""Where the text of a line's run may end: before an output filter's pipe, a trailing `2>&1`,
+`;`, comment or newline (`run_text`)."""
+_RUN_CUTS = 16
+
+
+def run_text(line: str, run: Sequence[str] | None = None) -> str:
+    """The text of `line` that makes its run (`run_words`; `run`: those words, when the caller
+    read them already), white space at its ends stripped: `pytest -x` of `pytest -x 2>&1 |
+    tail -30`, as a person would write the command in a prompt or a project's memory would
+    know it. It is the shortest start of the line that reads as the run's words; the line
+    itself when no start does (a here-document, whose body the words hold; a line that does
+    not end in a filter). Lines without a pipe, `;`, `#`, newline or `2>&1` (most) are not
+    read again."""
+    text = line.strip()
+    if "<<" in text or not _RUN_ENDS.search(text):
+        return text
+    words = list(run_words(text) if run is None else run)
+    if not words:
+        return text
+    for n, cut in enumerate(_RUN_ENDS.finditer(text)):
+        if n == _RUN_CUTS:
+            break
+        head = text[:cut.start()]
+        if _tokens(head) == words:
+            return head.strip()
+    return text
+
+
 def _run_words(tokens: list[str], docs: dict[str, str], comment: bool, pipe: bool
                ) -> list[str]:
     """`run_words` of a line read into `tokens` (`comment`, `pipe`: whether its text holds a
