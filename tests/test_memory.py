@@ -500,6 +500,24 @@ def test_a_shell_failure_is_told_whichever_agent_runs_the_same_command(root, rep
     assert [v.action for v in other] == ["allow", "allow"]
 
 
+def test_a_shell_failure_is_told_whichever_output_filter_the_run_is_read_through(root, repo):
+    """`fancylint --strict src 2>&1 | tail -30` and `fancylint --strict src | grep error` make
+    one run (`shell.run_text`): the filter only chooses which lines of it the agent reads."""
+    clock = Clock()
+    line = "fancylint --strict src"
+    session(root, "tail", repo, clock, [
+        ("Bash", {"command": f"{line} 2>&1 | tail -30"}, "bash: fancylint: command not found",
+         False)])
+    grep = session(root, "grep", repo, clock, [
+        ("Bash", {"command": f"{line} | grep error"}, "bash: fancylint: command not found",
+         False)])
+    assert grep[0].action == "nudge"
+    assert "(session tail #" in (grep[0].message or "")
+    other = session(root, "other", repo, clock, [
+        ("Bash", {"command": f"{line} | tee lint.log"}, "ok", True)])
+    assert [v.action for v in other] == ["allow"]  # tee writes a file: another run
+
+
 @pytest.mark.slow
 def test_the_operator_lists_shows_forgets_and_switches_the_fleet_memory(
         tmp_path, redis_server, capsys, monkeypatch):

@@ -13,9 +13,10 @@ Pure (no I/O, no clock: times are the events' own). Three parts, each used the s
   succeeded in a session where it had not failed, with its files as they were (the pitfall is
   gone, until it fails again).
 - `MemoryIndex` folds records, in the order written, into **entries**: one per failure class,
-  keyed by the call's `memory_key` (the engine's own call signature; for a shell, the command
-  line whichever agent's shell tool ran it) and error identity (`entry_id`), with how often,
-  when, in which sessions (`#seq` evidence), the last fixes; and an index by signature, so the
+  keyed by the call's `memory_key` (the engine's own call signature; for a shell, the run its
+  command line makes, whichever agent's shell tool ran it and through whichever output
+  filter) and error identity (`entry_id`), with how often, when, in which sessions (`#seq`
+  evidence), the last fixes; and an index by signature, so the
   check before a call is one dict lookup whatever the size of the memory.
 - `warning` and `pitfalls` word what is told to the agent: the supervisor's sentences around
   quotations (`safetext.quote`) of what the agent's tools printed and ran, so an entry can never
@@ -31,12 +32,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import xxhash
 
 from supervisor.engine.failures import is_test_report
 from supervisor.engine.fingerprint import TRANSIENT_ERROR_CLASSES, call_signature
+from supervisor.engine.shell import run_text
 from supervisor.engine.step import StepRecord
 from supervisor.engine.tools import vocabulary
 from supervisor.redact import redact
@@ -69,13 +72,23 @@ _CALL_KEYS = ("command", "cmd", "file_path", "path", "filePath", "absolute_path"
 
 
 def memory_key(step: StepRecord) -> str:
-    """What the memory knows a call by: for a shell tool, the command line it runs, whatever
-    the agent calls its shell and however it passes the line (Claude Code's `Bash {command}`,
-    Codex's `exec_command {cmd}` and `shell {command: ["bash", "-lc", line]}`, in the
-    vocabulary of `supervisor.engine.tools`), so a pitfall one agent met is told to another
-    in the same repository; for any other tool, the engine's call signature."""
+    """What the memory knows a call by: for a shell tool, the run its command line makes
+    (`shell.run_text`: the line without the output filters it ends with, so `pytest -x 2>&1 |
+    tail -30` and `pytest -x | grep FAIL` are the one run `pytest -x`, as the engine's
+    `StepRecord.run` reads them), whatever the agent calls its shell and however it passes the
+    line (Claude Code's `Bash {command}`, Codex's `exec_command {cmd}` and `shell {command:
+    ["bash", "-lc", line]}`, in the vocabulary of `supervisor.engine.tools`), so a pitfall one
+    agent met is told to another in the same repository; for any other tool, the engine's call
+    signature. A line without a filter keeps the key it had before runs were told apart."""
     line = shell_line(step["tool"], step["args"])
-    return call_signature("shell", line) if line else step["signature"]
+    return _run_key(line) if line else step["signature"]
+
+
+@lru_cache(maxsize=16)
+def _run_key(line: str) -> str:
+    """`memory_key` of a shell line: read again (tens of µs for a line with a pipe), and asked
+    two or three times for one call (before it, after it, and by `Learner.learn`)."""
+    return call_signature("shell", " ".join(run_text(line).split()))
 
 
 def shell_line(tool: str, args: str) -> str | None:
