@@ -7,14 +7,17 @@ import pytest
 
 from supervisor.engine import Engine, Policy
 from supervisor.engine.categories import classify, shell_category
+from supervisor.engine.failures import last_lines
 from supervisor.engine.fingerprint import (
     call_signature,
     canonical_args,
     error_class,
     normalise_output,
+    outcome,
     outcome_hash,
     reports_pending,
 )
+from supervisor.engine.recovery import output_line
 
 POLICY = Policy.profile("default")
 
@@ -51,6 +54,7 @@ def test_ignored_keys() -> None:
      "Output: (empty)\nExit Code: 1\nProcess Group PGID: 977"),
     ("12:01:02 tick", "23:59:59 tick"),
     ("ok\n[rerun: b182]", "ok\n[rerun: b7]"),
+    ("3 passed\nShell cwd was reset to /Users/a/repo", "3 passed"),
 ])
 def test_noise_is_normalised_away(a: str, b: str) -> None:
     assert normalise_output(a) == normalise_output(b)
@@ -202,3 +206,13 @@ def test_categories_are_configurable() -> None:
                                "tools": {"deploy_*": {"category": "mutate"}}})
     assert classify("my_reader", {}, policy) == "read"
     assert classify("deploy_prod", {}, policy) == "mutate"
+
+
+def test_claude_codes_cwd_reset_line_is_the_harness_not_the_program() -> None:
+    """`cd sub && pytest` ends with Claude Code's `Shell cwd was reset to /repo`: alone it says
+    nothing, and it is not the run's last word (a passing verdict above it stays the verdict,
+    and the last lines read for an error are the program's)."""
+    trailer = "\nShell cwd was reset to /Users/a/repo"
+    assert outcome(True, trailer.strip())[1]  # says nothing
+    assert output_line("12 passed in 0.31s" + trailer) == "12 passed in <DUR>"
+    assert last_lines("a\nb\nc" + trailer) == ["a", "b", "c"]

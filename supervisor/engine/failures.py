@@ -17,6 +17,7 @@ different missing modules are two, and so are two different missing files named 
 import re
 from collections.abc import Callable
 
+from supervisor.engine.fingerprint import CWD_RESET
 from supervisor.engine.prescan import may_hold
 
 _TRACEBACK = "Traceback (most recent call last):"
@@ -72,9 +73,11 @@ _HEAD = 4096
 _TRAILER = re.compile(
     r"^\[(?:The command |Command |Current working directory|Python interpreter|Exit code|"
     r"Below is the output)[^\]]*\]?$|^</?output>$|^<returncode>-?\d+</returncode>$|"
-    r"^(?:exit(?:ed)? (?:with )?)?(?:exit )?(?:code|status):? ?-?\d+\.?$", re.I)
+    r"^(?:exit(?:ed)? (?:with )?)?(?:exit )?(?:code|status):? ?-?\d+\.?$|" rf"^{CWD_RESET}$",
+    re.I)
 """A harness's own lines after a command's output (OpenHands' `[The command completed with
-exit code 1.]`, its working-directory and interpreter lines, `<returncode>1</returncode>`):
+exit code 1.]`, its working-directory and interpreter lines, `<returncode>1</returncode>`,
+Claude Code's `Shell cwd was reset to /repo`: `fingerprint.CWD_RESET`):
 they are not the program's last words, so they are skipped when looking for them."""
 _RUNNER = re.compile(
     r"^error: (?:script )?\"[^\"]*\" exited with code -?\d+|"  # bun run, bun x

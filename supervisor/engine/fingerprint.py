@@ -9,7 +9,8 @@
   runs of the same thing: ANSI codes, timestamps, durations, hex ids and addresses, UUIDs,
   temp paths, process and process-group ids, the line numbers of a Python traceback and of a
   rustc diagnostic (they move with every edit), a persistent shell's line counter, a harness's
-  numbered trailer (Claude Code's `[rerun: b183]`), trailing whitespace.
+  numbered trailer (Claude Code's `[rerun: b183]`) and its `Shell cwd was reset to ...` line,
+  trailing whitespace.
 - The error class names the kind of failure (`search_string_not_found`, `not_found`, ...), so
   "the same error with different arguments" can be seen.
 """
@@ -23,6 +24,11 @@ import xxhash
 
 from supervisor.engine.prescan import may_hold
 
+CWD_RESET = r"Shell cwd was reset to \S.*"
+"""The line Claude Code appends to a Bash result when the command left the project's directory
+(`cd sub && pytest`: `Shell cwd was reset to /repo`): the harness's, not the program's, so it
+is noise in an outcome (the same output with it and without it is one outcome; alone, it says
+nothing) and a trailer to the failure reader (`failures.last_lines`)."""
 _COMMAND_KEYS = frozenset({"command", "cmd", "pattern", "query", "regex", "url"})
 _WS = re.compile(r"\s+")
 
@@ -136,6 +142,7 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
     # b183]", one more per command run): six `go mod tidy` with the same empty output were six
     # different outcomes (batch 8)
     (("[rerun: b",), _Lazy(r"^\[rerun: b\d+\]$\n?", re.M), ""),
+    (("Shell cwd was reset",), _Lazy(rf"^{CWD_RESET}$\n?", re.M), ""),
     (_DIGITS, _Lazy(
         r"\d(?<!\w\d)\d*(?:\.\d+)?\s?(?:ms|µs|us|ns|s|sec|secs|seconds?|m|min|minutes?|h)\b"),
      "<DUR>"),

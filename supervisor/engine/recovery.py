@@ -106,10 +106,11 @@ def step_back(detector: str, tried: Sequence[Mapping[str, Any]],
 def output_line(output: str) -> str:
     """The last non-blank line of an output, normalised as outcomes are and cut: what a
     step keeps (`StepRecord.last_line`) so the recovery turn can quote an output that stayed the
-    same. Reads only the output's tail."""
+    same. Reads only the output's tail; a line that is all noise (a harness's trailer such as
+    Claude Code's `Shell cwd was reset to /repo`) is not the output's last word."""
     for line in reversed(output[-2000:].splitlines()):
-        if line.strip():
-            return _cut(normalise_output(line))
+        if line.strip() and (normal := normalise_output(line)):
+            return _cut(normal)
     return ""
 
 
