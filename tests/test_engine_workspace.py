@@ -7,7 +7,13 @@ import pytest
 
 from supervisor.engine import shell
 from supervisor.engine import workspace as ws
-from supervisor.engine.shell import commands, last_pipeline_head, probe_files, program
+from supervisor.engine.shell import (
+    commands,
+    last_pipeline_head,
+    probe_files,
+    program,
+    run_words,
+)
 
 
 def _words(line: str) -> list[list[str]]:
@@ -40,6 +46,19 @@ def test_a_quoted_argument_that_starts_like_a_comment_is_an_argument() -> None:
     assert split == [[["gh", "pr", "create", "--title", "Fix", "--body", body],
                       ["echo", "done"]]]
     assert _words("") == []
+
+
+def test_a_hash_starts_a_comment_only_at_a_words_start_outside_quotes() -> None:
+    """`grep '#include' x.c` searches for `#include`: the quotes make the `#` part of a word,
+    as a `#` inside a word, an escaped one and `${#list[@]}` are; the rest of the line was
+    read as a comment, and the search as `grep` alone."""
+    assert _words("grep '#include' x.c") == [["grep", "#include", "x.c"]]
+    assert _words('grep -rn "#pragma once" src | head -5') == [
+        ["grep", "-rn", "#pragma once", "src"], ["head", "-5"]]
+    assert _words(r"echo \#x a#b ${#list[@]}  # the count") == [
+        ["echo", "#x", "a#b", "${#list[@]}"]]
+    assert _words("ls;# x\npwd") == [["ls"], ["pwd"]]
+    assert run_words("grep '#include' x.c | wc -l") == ["grep", "#include", "x.c"]
 
 
 def test_what_a_command_runs_and_which_files_are_a_probes_own() -> None:

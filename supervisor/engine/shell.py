@@ -57,8 +57,21 @@ def parse(line: str) -> tuple[list[Command], list[str]]:
     if not isinstance(line, str) or not line.strip():
         return [], []
     text, docs = _cut_heredocs(line[:_MAX_CHARS])
+    if "#" in text:
+        text = _COMMENT.sub(_keep_unless_comment, text)
     tokens = _tokens(text)
-    return _commands(tokens, docs), _run_words(tokens, docs, "#" in text, "|" in text)
+    return _commands(tokens, docs), _run_words(tokens, docs, "|" in text)
+
+
+_COMMENT = re.compile(r"\\.|'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?<![^\s;&|()<>])#[^\n]*", re.S)
+"""What decides whether a `#` starts a comment: an escaped character, a quoted string (either
+skipped whole), or a `#` that starts a word (at the line's start, after white space or an
+operator), which starts a comment to the end of its line. `grep '#include' x.c`,
+`echo a#b`, `${#list[@]}` and `--body "## Summary"` hold no comment."""
+
+
+def _keep_unless_comment(match: re.Match[str]) -> str:
+    return "" if match.group(0).startswith("#") else match.group(0)
 
 
 def _commands(tokens: list[str], docs: dict[str, str]) -> list[Command]:
@@ -68,11 +81,6 @@ def _commands(tokens: list[str], docs: dict[str, str]) -> list[Command]:
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok.startswith("#") and "\n" not in tok:  # a comment, to the end of its line
-            i += 1  # (a word holding a newline was quoted: `--body "## Summary\n..."`)
-            while i < len(tokens) and "\n" not in tokens[i]:
-                i += 1
-            continue
         if tok in _SEPARATORS or (tok and set(tok) <= _SEPARATOR_CHARS and "\n" in tok):
             if current.words or current.redirects:
                 current.piped = tok in ("|", "|&")
@@ -407,22 +415,12 @@ def run_text(line: str, run: Sequence[str] | None = None) -> str:
     return text
 
 
-def _run_words(tokens: list[str], docs: dict[str, str], comment: bool, pipe: bool
-               ) -> list[str]:
-    """`run_words` of a line read into `tokens` (`comment`, `pipe`: whether its text holds a
-    `#`, a `|` at all; most lines hold neither, and the hook path reads every line)."""
+def _run_words(tokens: list[str], docs: dict[str, str], pipe: bool) -> list[str]:
+    """`run_words` of a line read into `tokens`, its comments cut (`pipe`: whether its text
+    holds a `|` at all; most lines do not, and the hook path reads every line)."""
     end = len(tokens)
     while end and set(tokens[end - 1]) <= _ENDS:
         end -= 1  # trailing newlines and `;`
-    line_start = end
-    while comment and line_start and "\n" not in tokens[line_start - 1]:
-        line_start -= 1
-    for i in range(line_start, end):
-        if tokens[i].startswith("#"):  # a comment to the end of the line, as `commands` reads it
-            end = i
-            while end and set(tokens[end - 1]) <= _ENDS:
-                end -= 1
-            break
     while pipe:
         start, depth = end, 0
         while start > 0:
