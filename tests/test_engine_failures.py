@@ -388,3 +388,57 @@ def test_the_plain_tests_before_the_end_lines_expression_change_nothing(line: st
     "make[1]: *** [all] Error 2", "the request timed out after 30 s"])
 def test_a_last_line_that_says_the_call_failed_still_does(line: str) -> None:
     assert _at_the_end(line) and failure_line(f"some output\n{line}\n") == line
+
+
+def _cargo_test(test: str, path: str, line: int, message: str, tid: int) -> str:
+    """`cargo test`'s output (Rust 1.89: the thread's id in parentheses) for one failing test."""
+    return (f"     Running unittests src/lib.rs (target/debug/deps/demo-1a2b3c4d)\n\n"
+            f"running 2 tests\ntest {test} ... FAILED\ntest tests::other ... ok\n\nfailures:\n\n"
+            f"---- {test} stdout ----\n\nthread '{test}' ({tid}) panicked at {path}:{line}:5:\n"
+            f"{message}\n  left: 4\n right: 5\nnote: run with `RUST_BACKTRACE=1` environment "
+            f"variable to display a backtrace\n\n\nfailures:\n    {test}\n\ntest result: FAILED. 1 "
+            f"passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n"
+            f"error: test failed, to rerun pass `--lib`\n")
+
+
+def _cargo_run(path: str, line: int, message: str) -> str:
+    return (f"     Running `target/debug/demo`\n\nthread 'main' panicked at {path}:{line}:37:\n"
+            f"{message}\nnote: run with `RUST_BACKTRACE=1` environment variable to display a "
+            "backtrace\nerror: process didn't exit successfully: `target/debug/demo` (exit "
+            "status: 101)\n")
+
+
+def test_a_rust_panic_is_the_error_its_file_part_of_it_its_line_not() -> None:
+    """A panic names its error as rustc does (b3f26c8): the message, and the file with line
+    and column left out. Before, a test's panic was the `test x ... FAILED` line, and every
+    panic of a program `cargo run` ran was cargo's `process didn't exit successfully` line:
+    two different panics were one error."""
+    run = '{"command": "cargo run"}'
+    unwrap = _cargo_run("src/main.rs", 4, "called `Option::unwrap()` on a `None` value")
+    assert error_identity(False, "Exit code 101", unwrap, run) == (
+        "thread 'main' panicked: called `Option::unwrap()` on a `None` value --> src/main.rs")
+    index = _cargo_run("src/parse.rs", 30, "index out of bounds: the len is 3 but the index "
+                                           "is 7")
+    assert error_identity(False, "Exit code 101", index, run) != error_identity(
+        False, "Exit code 101", unwrap, run)
+    moved = _cargo_run("src/main.rs", 9, "called `Option::unwrap()` on a `None` value")
+    assert error_identity(False, "Exit code 101", moved, run) == error_identity(
+        False, "Exit code 101", unwrap, run)
+    old = ("thread 'main' panicked at 'called `Option::unwrap()` on a `None` value', "
+           "src/main.rs:4:37\nnote: run with `RUST_BACKTRACE=1` environment variable")
+    assert error_identity(False, "Exit code 101", old, run) == error_identity(
+        False, "Exit code 101", unwrap, run)  # before Rust 1.73: one line
+    test = _cargo_test("tests::adds", "src/lib.rs", 12, "assertion `left == right` failed", 41)
+    assert error_identity(False, "Exit code 101", test, '{"command": "cargo test"}') == (
+        "thread 'tests::adds' panicked: assertion `left == right` failed --> src/lib.rs")
+
+
+def test_a_rust_panic_moved_by_an_edit_or_run_again_is_the_same_output() -> None:
+    """The thread's id (Rust 1.88 on) is another on every run, and an edit above the panic
+    moves its line: `cargo test` answering the same was a new outcome every time."""
+    one = _cargo_test("tests::adds", "src/lib.rs", 12, "assertion `left == right` failed", 41)
+    two = _cargo_test("tests::adds", "src/lib.rs", 15, "assertion `left == right` failed",
+                      122854532)
+    assert normalise_output(one) == normalise_output(two)
+    other = _cargo_test("tests::adds", "src/calc.rs", 12, "assertion `left == right` failed", 41)
+    assert normalise_output(one) != normalise_output(other)

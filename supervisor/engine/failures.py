@@ -66,6 +66,12 @@ _PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
 _RUST_HEADING = re.compile(r"^error(?:\[E\d+\])?: ")
 _RUST_LOCATION = re.compile(r"^--> (.+?):\d+:\d+$")
 """rustc's heading of an error and the location line under it (`--> src/main.rs:12:5`)."""
+_PANIC = re.compile(
+    r"^thread '([^'\n]*)'(?: \(\d+\))? panicked at "
+    r"(?:'(.*)', (\S+?):\d+:\d+|(\S+?):\d+:\d+:(?:\n(.*))?)$", re.M)
+"""A Rust panic: `thread 'tests::adds' (1234) panicked at src/lib.rs:12:5:` over its message
+(Rust 1.73 on; the thread id since 1.88), or `thread 'main' panicked at 'msg', src/main.rs:4:9`
+before. The first names the file and the message the error."""
 _BARE_STATUS = re.compile(r"(?:(?:exit(?:ed)? (?:with )?)?(?:code|status|return ?code)\s*:?\s*)?"
                           r"-?\d+|error|failed|failure|command failed", re.I)
 _LAST_LINES = 3
@@ -88,6 +94,7 @@ _RUNNER = re.compile(
     r"^make(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error -?\d+$|"         # make
     r"^error: [Rr]ecipe `[^`]*` failed|"                               # just
     r"^error: (?:test failed, to rerun pass|could not compile `|"     # cargo
+    r"process didn't exit successfully: |"
     r"\d+ targets? failed|aborting due to (?:\d+ )?previous errors?\b)|"  # and rustc
     r"^exit status -?\d+$|^FAIL\s*$|"                                 # go test
     r"^Error: Process completed with exit code -?\d+|"
@@ -95,7 +102,8 @@ _RUNNER = re.compile(
 """A task runner's closing lines after the program it ran failed (`bun run`, npm, pnpm, yarn,
 make, just, cargo, go): they say which script failed and with what status, never why, so a
 test run, a lint run and a build that fail for three different reasons all end with the same
-line. They still mark the call as failed; its error is named by the lines above them
+line (cargo's `process didn't exit successfully` under every panic of the program it ran).
+They still mark the call as failed; its error is named by the lines above them
 (`error_line`)."""
 _FRAME_LINE = re.compile(r'^[ \t]*File "[^"\n]+", line \d+.*$', re.M)
 """A Python traceback's frame line (`  File "/testbed/t.py", line 12, in <module>`)."""
@@ -277,7 +285,8 @@ def error_source(ok: bool | None, error: str | None, output: str) -> str:
 def error_line(ok: bool | None, error: str | None, output: str) -> str:
     """The raw line naming the error of a failed call: the output's failure line, else the
     exception of pytest's first `E   ` line, else the first line that reads like an error and
-    names one (not a warning, a heading or a count of errors), else the harness's error text; ""
+    names one (not a warning, a heading or a count of errors; a Rust panic first:
+    `_panic_line`), else the harness's error text; ""
     for a success, and for a failure that says nothing but its exit status (that names no
     error: `grep` finding nothing and a crashing build are not the same error). A task
     runner's closing line (`_RUNNER`: `error: script "test" exited with code 1`) names no
@@ -295,6 +304,10 @@ def error_line(ok: bool | None, error: str | None, output: str) -> str:
     for found in _PYTEST_E.finditer(output[-_HEAD:]):
         if _EXCEPTION_LINE.match(found[1].strip()):
             return f"E {found[1].strip()}"
+    if "panicked at " in output:
+        panic = _PANIC.search(output[-_HEAD:])
+        if panic:
+            return _panic_line(panic)
     lines = [x.strip() for x in output[-_HEAD:].splitlines() if x.strip()]
     for i, x in enumerate(lines):
         if (_names_an_error(x) and not _WARNING.match(x) and not _FRAME.match(x)
@@ -315,6 +328,17 @@ def _with_location(line: str, below: str) -> str:
     them and it is still the same error."""
     found = _RUST_LOCATION.match(below) if _RUST_HEADING.match(line) else None
     return f"{line} --> {found[1]}" if found else line
+
+
+def _panic_line(found: re.Match[str]) -> str:
+    """A Rust panic as its error (`_PANIC`): the thread, the message and the file, as a rustc
+    diagnostic's heading and file (`_with_location`): `thread 'main' panicked: called
+    `Option::unwrap()` on a `None` value --> src/main.rs`. Line and column are left out (an
+    edit above moves them), and so is the thread's id (another on every run)."""
+    name, message, path = found[1], found[2], found[3]
+    if path is None:
+        message, path = (found[5] or "").strip(), found[4]
+    return f"thread '{name}' panicked{': ' + message if message else ''} --> {path}"
 
 
 def _names_an_error(line: str) -> bool:

@@ -7,8 +7,9 @@
   with: `pytest -x` and `pytest -x 2>&1 | tail -20` are one run seen through two filters.
 - An outcome's hash is xxhash of the output normalised against noise that changes between two
   runs of the same thing: ANSI codes, timestamps, durations, hex ids and addresses, UUIDs,
-  temp paths, process and process-group ids, the line numbers of a Python traceback and of a
-  rustc diagnostic (they move with every edit), a persistent shell's line counter, a harness's
+  temp paths, process and process-group ids, the line numbers of a Python traceback, of a
+  rustc diagnostic and of a Rust panic (they move with every edit; a panic's thread id changes
+  on every run), a persistent shell's line counter, a harness's
   numbered trailer (Claude Code's `[rerun: b183]`) and its `Shell cwd was reset to ...` line,
   trailing whitespace.
 - The error class names the kind of failure (`search_string_not_found`, `not_found`, ...), so
@@ -156,6 +157,11 @@ _NOISE: list[tuple[tuple[str, ...], _Lazy, Any]] = [
     # (`--> src/main.rs:12:5`, `::: ...`)
     (("--> ",), _Lazy(r"^ *\d* ?(?=\||= )|^ *((?:-->|:::) \S+?):\d+:\d+$", re.M),
      lambda m: f"{m[1]}:<N>:<N>" if m[1] else ""),
+    # and a Rust panic's: its location (`panicked at src/lib.rs:12:5:`) and the thread's id
+    # that Rust 1.88 on prints before it (`thread 'tests::adds' (122854532)`, another per run)
+    (("panicked at",), _Lazy(
+        r"^(thread '[^'\n]*')(?: \(\d+\))?( panicked at (?:'.*', )?\S+?):\d+:\d+(:?)$", re.M),
+     r"\1\2:<N>:<N>\3"),
     # element numbers of a browser page state are renumbered on every read of the same page
     (('"index"',), _Lazy(r'"index":\s*\d+'), '"index": <N>'),
     ((" \n", "\t\n"), _Lazy(r"[ \t]+$", re.M), ""),
