@@ -332,7 +332,7 @@ def rebuild(root: Path, date: str, rules: list[BudgetRule]) -> dict[str, Any]:
     from supervisor.store.voice import root_key
 
     day = empty()
-    key = root_key(Path(root))
+    secret = root_key(Path(root))
     sessions = Path(root) / "sessions"
     try:
         entries = list(os.scandir(sessions))
@@ -340,7 +340,7 @@ def rebuild(root: Path, date: str, rules: list[BudgetRule]) -> dict[str, Any]:
         return day
     for entry in entries:
         agent, cwd, last, amounts = _usages_of(Path(entry.path) / "events.jsonl", date,
-                                               key, entry.name)
+                                               secret, entry.name)
         if not amounts:
             continue
         spending = Spending(root, rules, entry.name, (agent or "").split(":")[0], cwd)

@@ -22,10 +22,12 @@ def store(tmp_path):
 
 
 def test_a_forged_usage_does_not_stop_the_real_ones_from_counting(store: Store) -> None:
-    store.hook("a", "SessionStart", source="startup")
-    for _ in range(2):
-        store.answered("a")
-        store.call("a")  # $0.012
+    for session in ("b", "a"):
+        store.hook(session, "SessionStart", source="startup")
+    store.answered("b")
+    store.call("b")  # $0.006 in another session: the rebuild reads both
+    store.answered("a")
+    store.call("a")  # $0.012
     events = store.root / "sessions" / "a" / "events.jsonl"
     last = json.loads(events.read_bytes().splitlines()[-1])
     with events.open("a") as f:  # what a shell line of the agent does
