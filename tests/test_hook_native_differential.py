@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -412,17 +413,21 @@ def test_a_working_directory_outside_the_root_is_not_sent_as_a_path(setup: Setup
     """A process whose working directory lies outside its root (a chroot, another mount
     namespace) gets `(unreachable)/...` from the kernel's getcwd; the C library fails it
     (ENOENT), so the client hands the call on instead of sending that as the call's cwd."""
-    jail, outside = tmp_path / "jail", tmp_path / "outside"
+    jail = Path(tempfile.mkdtemp(prefix="jail-"))  # short: the socket's path must fit AF_UNIX
     (jail / "store" / "run").mkdir(parents=True, mode=0o700)
+    outside = tmp_path / "outside"
     outside.mkdir()
     env = dict(setup.env, SUPERVISOR_HOME="/store")
     for name, build in setup.builds.items():
         shutil.copy(build, jail / name)
-    with Peer(jail / "store" / "run" / setup.socket.name).serve() as peer:
-        outcomes = [subprocess.run([f"/{name}", *CALL], input=b"{}", capture_output=True,
-                                   env=env, cwd=outside, timeout=60,
-                                   preexec_fn=lambda: os.chroot(jail))
-                    for name in ("nolibc", "libc")]
+    try:
+        with Peer(jail / "store" / "run" / setup.socket.name).serve() as peer:
+            outcomes = [subprocess.run([f"/{name}", *CALL], input=b"{}", capture_output=True,
+                                       env=env, cwd=outside, timeout=60,
+                                       preexec_fn=lambda: os.chroot(jail))
+                        for name in ("nolibc", "libc")]
+    finally:
+        shutil.rmtree(jail)
     assert b"(unreachable)" not in b"".join(peer.calls)
     nolibc, libc = [(done.returncode, done.stdout, done.stderr) for done in outcomes]
     assert nolibc == libc and b"cannot run the Python client" in libc[2]
