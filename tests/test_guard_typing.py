@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_guard_readme import readme_example
+from tests.test_guard_readme import guard_doc_example, readme_example
 
 pytestmark = pytest.mark.slow  # runs mypy in a subprocess
 
@@ -64,6 +64,7 @@ def test_a_users_loop_is_type_checked(tmp_path: Path) -> None:
     assert found == marked, done.stdout
 
 
-def test_the_readme_example_passes_mypy_strict(tmp_path: Path) -> None:
-    done = mypy_strict(tmp_path, "example.py", readme_example())
-    assert done.returncode == 0, done.stdout
+def test_the_docs_examples_pass_mypy_strict(tmp_path: Path) -> None:
+    for name, source in (("readme.py", readme_example()), ("guard_doc.py", guard_doc_example())):
+        done = mypy_strict(tmp_path, name, source)
+        assert done.returncode == 0, done.stdout

@@ -3,14 +3,15 @@
     from supervisor.guard import Session
 
     with Session("my-agent", task="fix the failing test", cwd="/path/to/repo") as s:
-        verdict = s.before_call("bash", {"command": "pytest -q"})
-        if verdict.proceed:                        # allow or nudge: run the tool
-            output = run_bash("pytest -q")
-            s.after_call(verdict, output, ok=True)
-        if verdict.message:                        # tell the model (nudge, block, guidance...)
-            tell_model(verdict.message)
-        if verdict.action == "stop":
-            break
+        for tool, args in model_calls():           # your model's tool calls, one by one
+            verdict = s.before_call(tool, args)
+            if verdict.proceed:                    # allow or nudge: run the tool
+                output = run_tool(tool, args)
+                s.after_call(verdict, output, ok=True)
+            if verdict.message:                    # tell the model (nudge, block, guidance...)
+                tell_model(verdict.message)
+            if verdict.action == "stop":
+                break
 
 `before_call` answers `allow`, `nudge`, `skip`, `block` or `stop`. When the engine escalates (or
 an operator pauses the session) it waits inside: it writes heartbeats, waits for the operator's
