@@ -316,6 +316,38 @@ def test_a_build_failing_its_check_gives_way_to_the_next_build_not_the_python_cl
     assert native.client(fallback) == built  # found again, the failing one passed over
 
 
+HARDENING = ("-fstack-protector-strong -fstack-clash-protection -fcf-protection "
+             "-D_FORTIFY_SOURCE=3 -fPIE -pie -Wl,-z,relro,-z,now -ftrivial-auto-var-init=zero")
+"""What Debian's and Ubuntu's GCC enable by default (their specs: as if given first), with the
+automatic variables' initialisation some distributions add."""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64"
+                    or shutil.which("gcc") is None,
+                    reason="the client without the C library is built for Linux on x86-64, GCC")
+@pytest.mark.parametrize("where, nolibc", [("first", True), ("last", False)])
+def test_a_compiler_hardened_by_default_still_gives_a_checked_client(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, nolibc: bool) -> None:
+    """A stack protector, CET's end-branch marks, _FORTIFY_SOURCE, PIE and zeroed variables
+    enabled by default (before the build's own flags): `native.NOLIBC` turns off what needs the
+    C library (the canary in thread-local storage, a relocating loader) and the build without
+    the library is made. Given after them, so that they win, its link or check fails and the
+    C library's build is made: slower to start, never the Python client, never unchecked."""
+    real = shutil.which("gcc")
+    fake = tmp_path / "bin" / "cc"
+    fake.parent.mkdir()
+    line = f'{real} {HARDENING} "$@"' if where == "first" else f'{real} "$@" {HARDENING}'
+    fake.write_text(f"#!/bin/sh\nexec {line}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = native.client([sys.executable, "-m", "supervisor.hooks.client"])
+    assert built is not None and (b"GLIBC" not in built.read_bytes()) == nolibc
+    check = subprocess.run([str(built), "--check"], capture_output=True, text=True, timeout=30)
+    assert check.stdout.splitlines() == [__import__("supervisor").__version__, sys.executable]
+
+
 STAND_IN_CHECK = r"""
 int main(int argc, char **argv) {
     char name[4096];
