@@ -99,6 +99,7 @@ def _read(records: Any, path: Path, keep: set[str] | None,
     header: dict[str, Any] = {}
     task = model = None
     held: list[tuple[dict[str, Any], float | None]] = []  # a response, then its results
+    awaited: set[str] = set()  # the held response's calls whose results are not held yet
     last: Any = None
     branched = False
     for record in records:
@@ -119,8 +120,12 @@ def _read(records: Any, path: Path, keep: set[str] | None,
         message = record.get("message")
         if held and kind == "message" and isinstance(message, dict) and message.get(
                 "role") == "toolResult":
-            held.append((message, ts))
-            continue
+            if str(message.get("toolCallId")) in awaited:  # at most one result a call held:
+                awaited.discard(str(message.get("toolCallId")))  # a file of results after
+                held.append((message, ts))  # one response was held whole
+                continue
+            _response(builder, held, open_calls, skipped)
+            held = []
         if held and kind in ("message", "custom_message"):  # what carries no step waits
             _response(builder, held, open_calls, skipped)
             held = []
@@ -145,6 +150,9 @@ def _read(records: Any, path: Path, keep: set[str] | None,
         elif role == "assistant":
             model = model or message.get("model")
             held = [(message, ts)]
+            content = message.get("content")
+            awaited = {str(b.get("id")) for b in content if isinstance(b, dict)
+                       and b.get("type") == "toolCall"} if isinstance(content, list) else set()
         elif role == "toolResult":
             _result(builder, message, ts, open_calls, skipped)
         else:
