@@ -10,6 +10,7 @@ nobody may trust); the Python client behind both is a script that says what it w
 fallback is seen with its arguments and its stdin. The real resident server's relay through the
 build without the C library is tested in `tests/test_hook_native.py`."""
 
+import json
 import os
 import re
 import shutil
@@ -431,3 +432,61 @@ def test_a_working_directory_outside_the_root_is_not_sent_as_a_path(setup: Setup
     assert b"(unreachable)" not in b"".join(peer.calls)
     nolibc, libc = [(done.returncode, done.stdout, done.stderr) for done in outcomes]
     assert nolibc == libc and b"cannot run the Python client" in libc[2]
+
+
+@pytest.mark.parametrize("target", ["droid", "claude-code"])
+def test_both_builds_answer_and_record_a_captured_session_alike_with_the_real_server(
+        tmp_path: Path, target: str) -> None:
+    """A captured session replayed through each build against the real resident server (each
+    its own root; the first call finds no server, so the Python client starts it), an
+    operator's abort halfway: the same answers, exit codes and events."""
+    from supervisor.operator.send import send_decision
+    from tests.conftest import cli_env
+    from tests.hook_helpers import CAPTURED, events, native_command
+
+    real = shutil.which("gcc")
+    assert real is not None
+    refusing = tmp_path / "bin" / "cc"
+    refusing.parent.mkdir()
+    refusing.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = -nostdlib ] && exit 1; done\n'
+                        f'exec {real} "$@"\n')
+    refusing.chmod(0o755)
+    saved = {name: os.environ.get(name) for name in ("CC", "XDG_CACHE_HOME")}
+    try:
+        os.environ["CC"] = str(refusing)
+        os.environ["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+        libc = native.client([sys.executable, "-m", "supervisor.hooks.client"])
+    finally:
+        native._found.clear()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    nolibc = Path(native_command()[0])
+    assert libc is not None and b"GLIBC" in libc.read_bytes()
+    assert b"GLIBC" not in nolibc.read_bytes()
+    lines = [json.loads(line) for line in CAPTURED[target].read_text().splitlines() if line]
+    bodies = [json.dumps(line["payload"]).encode() for line in lines]
+    sessions = {line["payload"].get("session_id") for line in lines} - {None}
+    seen: dict[str, list[tuple[int, bytes]]] = {"nolibc": [], "libc": []}
+    for i, body in enumerate(bodies):
+        for name, program in (("nolibc", nolibc), ("libc", libc)):
+            root = tmp_path / name
+            if i == len(bodies) // 2:
+                for session in sessions:
+                    send_decision(root, str(session), "abort", operator="ana")
+            done = subprocess.run([str(program), target, "--timeout", "60"], input=body,
+                                  capture_output=True, timeout=60,
+                                  env=cli_env(SUPERVISOR_HOME=str(root)))
+            seen[name].append((done.returncode, done.stdout.replace(name.encode(), b"ROOT")))
+    assert seen["nolibc"] == seen["libc"]
+    assert any(out for _, out in seen["nolibc"][len(bodies) // 2:])  # the abort's refusals
+
+    def recorded(root: Path) -> list[tuple[str, str, str]]:
+        return [(str(session), e["type"], str(e.get("call_id", "")))
+                for session in sorted(sessions, key=str) for e in events(root, str(session))
+                if e["type"] not in ("heartbeat", "supervisor_error")]
+
+    assert recorded(tmp_path / "nolibc") == recorded(tmp_path / "libc")
+    assert any(kind == "tool_call" for _, kind, _ in recorded(tmp_path / "nolibc"))
