@@ -10,6 +10,7 @@ of its line, marked too large (a bad line, as a relay ships a line too long to r
 ends at 4 MiB, and an entry's fields are read as untrusted.
 """
 
+import json
 import tracemalloc
 from pathlib import Path
 
@@ -64,3 +65,37 @@ def test_oversize_entries_of_another_host_are_read_bounded(
     finally:
         relay.stop()
         operator.close()
+
+
+def test_an_oversize_memory_record_of_another_host_reaches_no_host(
+        tmp_path: Path, redis_server: RedisServer) -> None:
+    """The failure memory's streams (`sv:mem:*`) are shared by every relay: a record another
+    host's relay added of 8 MB was pulled whole by every host (its relay's XREAD took 1,000
+    entries at once) and appended to every host's memory log, which each agent's hook reads.
+    Now a record over 16 KiB is left out, and the others still arrive."""
+    from supervisor.store.memory_log import MemoryLog, log_path
+    from supervisor.store.redis.memory_sync import MemorySync, digest
+
+    add_users(redis_server)
+    project = "git:github.com/acme/widget"
+    mallory = as_user(redis_server, "relay-h1")
+    mallory.hset("sv:memprojects", digest(project), project)
+    stream = f"sv:mem:{digest(project)}"
+    record = {"k": "fail", "sig": "s", "session": "x", "text": "y" * HUGE}
+    for _ in range(ENTRIES):
+        mallory.xadd(stream, {"r": json.dumps(record), "o": "h1"})
+    mallory.xadd(stream, {"r": json.dumps({"k": "fail", "sig": "s", "session": "s1"}),
+                          "o": "h1"})
+    root = tmp_path / "h2"
+    root.mkdir(mode=0o700)
+    sync = MemorySync(root, as_user(redis_server, "relay-h2"), "sv", "h2", tmp_path / "state")
+    tracemalloc.start()
+    try:
+        sync.round()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    records, _, _ = MemoryLog(root, project).read()
+    assert [r.get("session") for r in records] == ["s1"]
+    assert log_path(root, project).stat().st_size < 64 * 1024  # what every hook reads
+    assert peak < 40 * 1024 * 1024, f"the relay held {peak / 2**20:.0f} MiB at once"

@@ -104,14 +104,9 @@ class RedisStore(Store):
 
     def page(self, key: str, start: str, end: str, count: int, *, reverse: bool = False,
              client: Any = None) -> Any:
-        """A page of stream `key` (XRANGE from `start` to `end`, or XREVRANGE), read through
-        `scripts.RANGE`: an entry over the line limit comes as its line's first 4 KiB marked
-        too large (as a relay ships a line too long to read), and the page stops at
-        `PAGE_BYTES`. `client`: a pipeline to queue it on (its
-        reply then comes with the pipeline's); read the reply with `replies.paged`."""
-        return self._range(keys=[], client=client or self.client, args=[
-            "XREVRANGE" if reverse else "XRANGE", start, end, count, MAX_LINE_BYTES,
-            PAGE_BYTES, key, PREVIEW_BYTES])
+        """A page of stream `key` (`read_page` with the store's script and client)."""
+        return read_page(self._range, client or self.client, key, start, end, count,
+                         reverse=reverse)
 
     def reader(self, session_id: str, kind: LineKind = "events",
                start: Cursor | None = None) -> RedisReader:
@@ -157,6 +152,19 @@ class RedisStore(Store):
 
     def close(self) -> None:
         self.client.close()
+
+
+def read_page(script: Any, client: Any, key: str, start: str, end: str, count: int, *,
+              reverse: bool = False, largest: int = MAX_LINE_BYTES) -> Any:
+    """A page of stream `key` (XRANGE from `start` to `end`, or XREVRANGE), read through
+    `scripts.RANGE` (`script`: it, registered on a client): an entry holding a value over
+    `largest` bytes comes as its line's first 4 KiB marked too large (as a relay ships a line
+    too long to read), and the page stops at `PAGE_BYTES`. `client`: the client or a pipeline
+    to queue it on (its reply then comes with the pipeline's); read the reply with
+    `replies.paged`."""
+    return script(keys=[], client=client, args=[
+        "XREVRANGE" if reverse else "XRANGE", start, end, count, largest, PAGE_BYTES, key,
+        PREVIEW_BYTES])
 
 
 class RedisReader:

@@ -33,10 +33,13 @@ from typing import Any
 
 from supervisor.store.memory_log import Cursor, MemoryLog, projects
 from supervisor.store.paths import write_private
-from supervisor.store.redis import replies
+from supervisor.store.redis import replies, scripts
 
 VIA = "redis"
 READ_COUNT = 1000
+RECORD_BYTES = 16 * 1024
+"""The largest record read from the fleet: a record keeps a few fields of at most 160
+characters; any relay may add one of any size (it lands in every host's memory log)."""
 OPERATOR = "operator"
 """The origin of an operator's records (`operator:<host>`): never a relay's host name."""
 
@@ -58,6 +61,7 @@ class MemorySync:
         """Project -> [inode, offset] of its local log shipped so far."""
         self.pulled: dict[str, str] = {}
         """Project digest -> the last stream id read."""
+        self._range = client.register_script(scripts.RANGE)
         self._load()
 
     def stream(self, project: str) -> str:
@@ -112,17 +116,21 @@ class MemorySync:
                  for k, v in (self.client.hgetall(self.names) or {}).items()}
         if not names:
             return 0
-        streams = {f"{self.prefix}:mem:{d}": self.pulled.get(d, "0-0") for d in names}
+        from supervisor.store.redis.backend import read_page
+
+        digests = sorted(names)
+        pipe = self.client.pipeline(transaction=False)
+        for d in digests:  # pages bounded in bytes, a record over RECORD_BYTES left out
+            read_page(self._range, pipe, f"{self.prefix}:mem:{d}",
+                      f"({self.pulled.get(d, '0-0')}", "+", READ_COUNT, largest=RECORD_BYTES)
         moved = 0
-        for key, entries in replies.xread(self.client, streams, count=READ_COUNT, block=None):
-            d = replies.text(key).rpartition(":")[2]
-            project = names.get(d)
-            if project is None:
-                continue
+        for d, reply in zip(digests, pipe.execute(), strict=True):
+            _, entries = replies.paged(reply)
+            project = names[d]
             theirs = []
             for entry_id, fields in entries:
                 self.pulled[d] = replies.text(entry_id)
-                if replies.text(fields.get(b"o", b"")) == self.host:
+                if b"b" in fields or replies.text(fields.get(b"o", b""), "replace") == self.host:
                     continue
                 try:
                     record = json.loads(fields.get(b"r", b""))
@@ -175,17 +183,23 @@ class FleetMemory:
         """Every record of the project's stream, in the order the fleet added them."""
         out: list[dict[str, Any]] = []
         low = "-"
+        from supervisor.store.redis.backend import read_page
+
+        script = self.client.register_script(scripts.RANGE)
         while True:
-            got = replies.entries(self.client.xrange(self.key, low, "+", count=READ_COUNT))
+            more, got = replies.paged(read_page(script, self.client, self.key, low, "+",
+                                                READ_COUNT, largest=RECORD_BYTES))
             for entry_id, fields in got:
                 low = "(" + replies.text(entry_id)
+                if b"b" in fields:  # too large to be a record
+                    continue
                 try:
                     record = json.loads(fields.get(b"r", b""))
                 except (ValueError, RecursionError):
                     continue
                 if isinstance(record, dict):
                     out.append(record)
-            if len(got) < READ_COUNT:
+            if not more and len(got) < READ_COUNT:
                 return out
 
     def append(self, records: list[dict[str, Any]]) -> None:
