@@ -42,7 +42,7 @@ def test_one_message_per_burst_exactly_once(root: Path, tmp_path: Path) -> None:
     assert message["title"] == "2 agents need you"
     body = message["message"]
     assert "alpha (esc-1)" in body and "beta (esc-1)" in body
-    assert "repeat · Bash pytest -q tests/test_dates.py · ×3" in body
+    assert "repeat · Bash “pytest -q tests/test_dates.py” · ×3" in body
     assert "else skip" in body and "no deadline (it waits for you; fallback skip)" in body
     assert "https://sup.example.org/#s=alpha" in body
     for session in ("alpha", "beta"):
@@ -209,7 +209,7 @@ def test_a_claude_code_hook_session_is_notified(root: Path, tmp_path: Path) -> N
             held.communicate(timeout=30)
     assert of_type(evs, "notification")[0]["outcome"] == "sent"
     assert len(rx.messages) == 1 and rx.messages[0]["title"] == "needs you: loop-1 (esc-1)"
-    assert "Bash pytest -q" in rx.messages[0]["message"]
+    assert "Bash “pytest -q" in rx.messages[0]["message"]
 
 
 def test_an_operators_own_pause_is_not_notified(root: Path, tmp_path: Path) -> None:

@@ -2,13 +2,14 @@
 for a phone's lock screen.
 
     needs you: run-7 (esc-1)
-    loop · Bash pytest -q tests/test_dates.py · ×3
+    loop · Bash “pytest -q tests/test_dates.py” · ×3
     answer by 14:05 UTC, else abort
     https://supervisor.example.org/#s=run-7
 
 The reason is built from the session's own events (the detector that escalated, the call it
 escalated on and its main argument, how many times it repeated), not from the agent's text, and
-everything quoted from the session goes through `safetext.clean`.
+everything quoted from the session goes through `safetext.clean`; the call's argument, the
+agent's own words, as a quotation (`safetext.quote`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from supervisor.protocol.names import LIMIT_WARNING_KEY
-from supervisor.safetext import clean
+from supervisor.safetext import clean, quote
 
 KEY_ARGS = ("command", "file_path", "path", "pattern", "query", "url", "cmd")
 """The argument that names a call best, in order of preference."""
@@ -150,10 +151,13 @@ def _deadline(item: Item, now: float) -> str:
 
 
 def _call(tool: str, args: dict[str, Any]) -> str:
+    """The call as `Bash “pytest -q”`: its main argument is the agent's text, so it is quoted
+    (`safetext.quote`), never read as the supervisor's words around it."""
     key = next((args[k] for k in KEY_ARGS if isinstance(args.get(k), str)), None)
     if key is None and args:
         key = json.dumps(args, ensure_ascii=False, sort_keys=True)
-    return _text(f"{tool} {key}" if key else tool, 80)
+    name = _text(tool, 40)
+    return f"{name} {quote(key, 80)}" if key else name
 
 
 def _text(value: object, limit: int) -> str:
