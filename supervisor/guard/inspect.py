@@ -98,17 +98,18 @@ def still_waiting(summary: SessionSummary, session: str) -> str | None:
 
 
 def session_usage(store: Store, session: str, now: float | None = None, *,
-                  replaying: Callable[[int], None] | None = None) -> LimitUsage:
+                  replaying: Callable[[int], None] | None = None,
+                  events: list[Event] | None = None) -> LimitUsage:
     """Usage of one session against every hard limit of its policy. Without the guard's
     saved state the events are replayed through the engine: `replaying` is told how many
-    first (a long session takes seconds a 10,000 events)."""
+    first (a long session takes seconds a 10,000 events). `events`: the session's events,
+    when the caller read them already (`supervisor stats` reads them for the loops' cost too:
+    a second reading of a 200,000-event log cost it seconds)."""
     from supervisor.engine import Engine
 
     store.require(session)
-    batch = store.read_all(session)
-    summary = SessionSummary(session)
-    for event in batch.events:
-        summary.apply(event)
+    if events is None:
+        events = store.read_all(session).events
     now = time.time() if now is None else now
     engine = None
     source = "state"
@@ -124,9 +125,9 @@ def session_usage(store: Store, session: str, now: float | None = None, *,
     if engine is None:
         source = "replay"
         if replaying is not None:
-            replaying(len(batch.events))
+            replaying(len(events))
         problems: list[str] = []
-        engine = replay_engine(batch.events, problems)
+        engine = replay_engine(events, problems)
         problem = problems[0] if problems else None
     # What the engine counted up to its last event, as the dashboard's gauges (the guard's
     # report at its last verdict): a silence since is not working time yet. The engine adds
