@@ -149,3 +149,19 @@ def test_an_end_that_fails_does_not_hide_what_ended_the_block(root: Path, work: 
         s.before_call("bash", {})
     with open_session(root, work, sid="s2"):  # nothing of it is left open in the process
         pass
+
+
+def test_a_verdict_of_another_session_is_refused(root: Path, work: Path) -> None:
+    """Call ids are numbered per session (c1, c2, ...): two sessions of one loop have a `c1`
+    each, and a verdict handed to the wrong one would record its result there."""
+    with open_session(root, work, sid="a") as a, open_session(root, work, sid="b") as b:
+        va = a.before_call("bash", {"command": "ls"})
+        vb = b.before_call("bash", {"command": "ls"})
+        assert va.call_id == vb.call_id == "c1"
+        with pytest.raises(ValueError, match="is not the one this session \\('b'\\) gave"):
+            b.after_call(va, "a's output")
+        b.after_call(vb, "b's output")
+        a.after_call(va, "a's output")
+    for sid in ("a", "b"):
+        (result,) = of_type(events(root, sid), "tool_result")
+        assert result["output"] == f"{sid}'s output"

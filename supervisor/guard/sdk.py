@@ -139,9 +139,9 @@ class Session:
             raise
         self._key = key
         self._closed = False
-        self._asked: dict[str, None] = {}
-        """The calls `before_call` answered whose result is not recorded yet (the latest
-        `_ASKED_KEPT`: a refused call's result may never come)."""
+        self._asked: dict[str, Verdict] = {}
+        """The calls `before_call` answered whose result is not recorded yet, with the verdict
+        given (the latest `_ASKED_KEPT`: a refused call's result may never come)."""
         self._signals = signals.install()  # SIGTERM/SIGHUP end the session like Ctrl+C
         self._beats: _Heartbeats | None = None
         if heartbeat_s:
@@ -246,7 +246,7 @@ class Session:
                 )
         self.last_verdict = verdict
         if verdict.call_id is not None:
-            self._asked[verdict.call_id] = None
+            self._asked[verdict.call_id] = verdict
             if len(self._asked) > _ASKED_KEPT:
                 del self._asked[next(iter(self._asked))]
         return verdict
@@ -262,10 +262,15 @@ class Session:
         call_id = call.call_id if isinstance(call, Verdict) else call
         if call_id is None:
             raise ValueError("after_call needs the verdict of before_call (or its call id)")
-        if self._asked.pop(call_id, _NOT_ASKED) is _NOT_ASKED:
+        asked = self._asked.get(call_id, _NOT_ASKED)
+        if asked is _NOT_ASKED:
             raise ValueError(
                 f"after_call: no call {call_id!r} of this session awaits its result (before_call "
                 "never gave it, or its result was recorded already)")
+        if isinstance(call, Verdict) and call is not asked:  # call ids repeat across sessions
+            raise ValueError(f"after_call: this verdict on {call_id!r} is not the one this "
+                             f"session ({self.session_id!r}) gave: another session's?")
+        del self._asked[call_id]
         if isinstance(output, bytes | bytearray):
             output = bytes(output).decode("utf-8", "replace")  # what the tool printed
         detections = self._guard.post_call(
