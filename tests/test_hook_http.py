@@ -3,6 +3,7 @@ calls (token checked, same answers and holds as the command transport), in real 
 
 import contextlib
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -20,7 +21,7 @@ from supervisor.hooks.runtime import run_safely
 from supervisor.operator.send import send_decision
 from tests.conftest import cli_env, run_cli
 from tests.hook_helpers import events, payload
-from tests.hookd_helpers import stop_servers
+from tests.hookd_helpers import server_pids, stop_servers
 
 PER_CALL = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch")
 
@@ -288,6 +289,58 @@ def test_a_running_server_answers_http_hooks_installed_after_it_started(tmp_path
         assert _post(config, _read(ws, 1), token=config.token) == (200, "{}")
         assert [e["call_id"] for e in events(root, "loop-1") if e["type"] == "verdict"] == [
             "toolu_1"]
+    finally:
+        stop_servers(root)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("strace") is None or not sys.platform.startswith("linux"),
+                    reason="reads the server's system calls with strace")
+def test_calls_of_agents_without_http_hooks_do_not_look_for_the_configuration(
+        tmp_path: Path) -> None:
+    """The server's workers `stat` the HTTP configuration before a call only for targets whose
+    agent can send HTTP hooks (Claude Code, Qwen Code); a Droid or Codex call, whose sessions
+    never need the port, paid that `stat` (about 0.04 ms) on every call. The tidy tick still
+    looks (its thread never accepts a call, so it is told apart)."""
+    root, ws = tmp_path / "store", tmp_path / "ws"
+    ws.mkdir()
+    env = cli_env(SUPERVISOR_HOME=str(root))
+
+    def call(target: str, i: int) -> None:
+        body = payload("PreToolUse", f"{target}-1", cwd=ws, tool_name="Read",
+                       tool_input={"file_path": f"/w/{i}"}, tool_use_id=f"toolu_{i}")
+        done = subprocess.run([sys.executable, "-m", "supervisor.hooks.client", target],
+                              input=json.dumps(body), env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+
+    try:
+        call("droid", 0)  # no server yet: this starts one
+        end = time.monotonic() + 30
+        while not server_pids(root):
+            assert time.monotonic() < end, _log(root)
+            time.sleep(0.05)
+        pid = server_pids(root)[0]
+        trace = tmp_path / "trace"
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=%file,%network",
+                                   "-o", str(trace), "-p", str(pid)], stderr=subprocess.PIPE)
+        try:
+            time.sleep(1)  # (attached to every thread)
+            looked: dict[str, set[str]] = {}
+            for target, i in (("droid", 1), ("codex", 2), ("droid", 3), ("claude-code", 4)):
+                mark = trace.read_text() if trace.exists() else ""
+                call(target, i)
+                time.sleep(0.2)
+                lines = trace.read_text()[len(mark):].splitlines()
+                workers = {line.split()[0] for line in lines if "accept" in line}
+                looked.setdefault(target, set()).update(
+                    line.split()[0] for line in lines if CONFIG_FILE in line
+                    and line.split()[0] in workers)
+        finally:
+            tracer.terminate()
+            tracer.wait(timeout=30)
+        assert looked["claude-code"]  # (strace saw a worker look: the test can see it)
+        assert not looked["droid"] and not looked["codex"]
     finally:
         stop_servers(root)
 

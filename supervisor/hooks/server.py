@@ -52,7 +52,7 @@ from typing import Any
 
 from supervisor import __version__
 from supervisor.hooks.budget import Budget
-from supervisor.hooks.http_follow import HttpSide
+from supervisor.hooks.http_follow import HttpSide, for_target
 from supervisor.hooks.resident import Resident
 
 ENV_IDLE = "SUPERVISOR_HOOKD_IDLE_S"
@@ -338,7 +338,8 @@ class HookServer:
         if header.get("version") != __version__:
             return {"error": "version"}
         budget = Budget(float(header["timeout"]), started)
-        self._http.follow()  # before the step: a SessionStart comes before its HTTP hooks
+        if for_target(str(header["target"])):  # (no `stat` a call for agents without HTTP)
+            self._http.follow()  # before the step: a SessionStart comes before its HTTP hooks
         from supervisor.hooks.runtime import run_safely
 
         run = header.get("run")
