@@ -397,6 +397,24 @@ async def test_no_arrival_toast_covers_an_open_prompt(root: Path) -> None:
         assert not any("s3" in str(n.message) for n in app._notifications)
 
 
+async def test_the_first_reads_count_does_not_cover_the_prompt_it_invites(root: Path) -> None:
+    """"2 escalation(s) need you (e: answer the oldest)": `e`, and the toast stood over the
+    prompt it invited for its eight seconds (at 80x24, over the evidence)."""
+    write_events(root, "s1", [start(), escalation()])
+    write_events(root, "s2", [start(), escalation()])
+    app = make_app(root)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await load(pilot, initial=True)
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [
+            "2 escalation(s) need you (e: answer the oldest)"]
+        await press(pilot, "e")
+        assert isinstance(app.screen, EscalationScreen)
+        await pilot.pause()
+        assert list(app._notifications) == []
+        await until(pilot, lambda: "also waiting: 1, the oldest s2" in screen_text(app))
+
+
 def _recorder(folder: Path) -> tuple[Path, Path]:
     """An executable that appends its arguments and the escalation it was given (from its
     environment) to a JSON-lines file; returns (executable, file)."""

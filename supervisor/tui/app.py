@@ -165,7 +165,8 @@ class SupervisorApp(App[None]):
         self._held: list[Arrival] = []
         """Arrivals announced while a prompt was open: their toast waits until it closes."""
         self._arrival_toasts: list[Notification] = []
-        """The toasts that announced arrivals: opening a prompt takes them away."""
+        """The toasts that said escalations wait (arrivals, the first read's count): opening a
+        prompt takes them away."""
         self.key_pace = KeyPace(burst_gap)
         """When the previous key arrived: a decision key in a burst is ignored
         (`supervisor.tui.deliberate`)."""
@@ -424,8 +425,9 @@ class SupervisorApp(App[None]):
         if initial:
             count = len(self.model.queue(self.clock())) if not more else 0
             if count and not self.read_only:  # read-only: nothing to invite an answer to
-                self.notify(f"{count} escalation(s) need you (e: answer the oldest)",
-                            severity="warning", timeout=8)
+                self._escalation_toast(Notification(
+                    f"{count} escalation(s) need you (e: answer the oldest)", "",
+                    "warning", 8))
             return
         if changes.new_escalations:
             if not self._arrivals:
@@ -462,6 +464,10 @@ class SupervisorApp(App[None]):
             title, names = alert_summary(arrivals)
             toast = Notification(f"{names} (e: answer the oldest)", title=title,
                                  severity="error", timeout=10, markup=False)
+        self._escalation_toast(toast)
+
+    def _escalation_toast(self, toast: Notification) -> None:
+        """Show a toast about escalations waiting; opening a prompt takes it away."""
         self._arrival_toasts = [n for n in self._arrival_toasts if not n.has_expired]
         self._arrival_toasts.append(toast)
         self.post_message(Notify(toast))

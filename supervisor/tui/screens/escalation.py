@@ -118,9 +118,11 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
                 yield Static(id="esc-title")
                 yield Static(id="esc-deadline")
                 yield Static(id="esc-options")
-                yield Static("", id="esc-size")
+                # what became of the answer and who else waits before the task-size signals:
+                # at 80x24 the head is cut at half the height, and they were below the cut
                 yield Static("", id="esc-outcome")
                 yield Static("", id="esc-next")
+                yield Static("", id="esc-size")
             with VerticalScroll(id="esc-body"):  # the choices stay visible on small terminals
                 yield Static("", id="esc-seal")
                 yield Static(id="esc-evidence")
@@ -323,6 +325,7 @@ class EscalationScreen(RegistryKeys, LiveScreen, ModalScreen[None]):
         elif self.escalation_id not in st.summary.pending:
             box.set_class(True, "-ignored")
             box.update(answered_text(None, st.summary.end_status))
+        box.display = bool(str(box.content).strip())  # no blank row in a head cut at 80x24
 
     def _others(self, now: float) -> list[tuple[str, dict[str, Any]]]:
         """The other pending escalations of the queue, oldest first."""
