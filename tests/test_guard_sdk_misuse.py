@@ -2,7 +2,9 @@
 session that silently goes wrong: a result for a call never asked (or recorded twice), arguments
 or usage or a role the event log's own reader refuses as bad lines, a closed session, a second
 `Session` on a session open in this process, a session that has ended opened again (every call
-would be `stop`), a working directory that is not there."""
+would be `stop`), a working directory that is not there. And what an LLM API's loop has to
+report is taken as the API gives it: tokens and the model (priced here), a turn's calls as one
+batch."""
 
 import shutil
 from pathlib import Path
@@ -165,3 +167,29 @@ def test_a_verdict_of_another_session_is_refused(root: Path, work: Path) -> None
     for sid in ("a", "b"):
         (result,) = of_type(events(root, sid), "tool_result")
         assert result["output"] == f"{sid}'s output"
+
+
+def test_usage_with_a_model_is_priced_and_counts_in_the_budgets(root: Path, work: Path) -> None:
+    """An SDK loop reports what the provider's API gives it (tokens, the model); without a
+    price of its own the cost was unknown, and a daily budget in dollars never held it."""
+    root.mkdir()
+    (root / "policy.toml").write_text("[budgets.store]\ncost_usd_per_day = 5.0\n")
+    with open_session(root, work, wait_timeout=0.0) as s:
+        s.usage(0, 1_000_000, model="gpt-5-codex", cache_read_tokens=0, cache_write_tokens=0)
+        s.usage(10, 10, model="no-such-model")
+        held = s.before_call("bash", {"command": "ls"})
+    usage = of_type(events(root, "s1"), "usage")
+    assert [(u["cost_usd"], u.get("model")) for u in usage] == [
+        (10.0, "gpt-5-codex"), (None, "no-such-model")]
+    assert usage[0]["cache_read_tokens"] == 0
+    assert held.action == "block"
+    (escalation,) = of_type(events(root, "s1"), "escalation")
+    assert escalation["kind"] == "budget"
+
+
+def test_calls_of_one_model_turn_share_a_batch(root: Path, work: Path) -> None:
+    with open_session(root, work) as s:
+        for path in ("a.py", "b.py"):
+            s.after_call(s.before_call("read", {"path": path}, batch="turn-1"), "")
+    assert [c.get("batch") for c in of_type(events(root, "s1"), "tool_call")] == [
+        "turn-1", "turn-1"]

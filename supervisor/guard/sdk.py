@@ -224,16 +224,19 @@ class Session:
 
     def before_call(
         self, tool: str, args: dict[str, Any] | None = None, *, call_id: str | None = None,
+        batch: str | None = None,
     ) -> Verdict:
         """Record a tool call and get the verdict on it (waits while an escalation pends).
-        `args`: the call's arguments as a JSON object (a dict with string keys)."""
+        `args`: the call's arguments as a JSON object (a dict with string keys). `batch`: the
+        calls of one model turn (parallel tool calls) share it, as a hook target's do, so the
+        engine counts them as one decision when it counts repeats."""
         self._check_open()
         if not isinstance(tool, str) or not tool:
             raise TypeError(f"before_call: tool must be the tool's name, not {tool!r}")
         if args is not None and not isinstance(args, dict):
             raise TypeError("before_call: args must be a dict of the call's arguments, not "
                             f"{type(args).__name__} (the event log's tool_call.args is an object)")
-        verdict = self._guard.pre_call(tool, args or {}, call_id=call_id)
+        verdict = self._guard.pre_call(tool, args or {}, call_id=call_id, batch=batch)
         if verdict.action == "pause":
             beat = None if self._beats is not None else DEFAULT_HEARTBEAT_S
             verdict = self._guard.wait(self.wait_timeout, escalation_id=verdict.escalation_id,
@@ -287,16 +290,34 @@ class Session:
             raise ValueError(f"message: role must be one of {', '.join(_ROLES)}, not {role!r}")
         self._guard.message(role, text)
 
-    def usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None = None) -> None:
-        """Record one model call's token usage (and cost, when known)."""
+    def usage(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None = None, *,
+        cache_read_tokens: int | None = None, cache_write_tokens: int | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Record one model call's token usage and cost. `input_tokens`: those not read from
+        the provider's cache (cache reads and writes apart, as the providers' APIs report
+        them). `cost_usd` None with a `model`: priced from the `genai-prices` table as the
+        hooks price their agents' answers (unknown to it: the cost stays unknown), so the
+        session's `cost_usd` limit and the store's daily budgets count it."""
         self._check_open()
-        for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+        counts = {"input_tokens": input_tokens, "output_tokens": output_tokens,
+                  "cache_read_tokens": cache_read_tokens, "cache_write_tokens": cache_write_tokens}
+        for name, value in counts.items():
+            if value is None and name.startswith("cache"):
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"usage: {name} must be a count (an int >= 0), not {value!r}")
         if cost_usd is not None and not (isinstance(cost_usd, int | float)
                                          and 0 <= cost_usd < math.inf):
             raise ValueError(f"usage: cost_usd must be dollars (>= 0) or None, not {cost_usd!r}")
-        self._guard.usage(input_tokens, output_tokens, cost_usd)
+        if cost_usd is None and model:
+            from supervisor.guard.prices import cost_usd as price  # the table: loaded once
+
+            cost_usd = price(model, {k: v for k, v in counts.items() if v is not None})
+        self._guard.usage(input_tokens, output_tokens, cost_usd,
+                          cache_read_tokens=cache_read_tokens,
+                          cache_write_tokens=cache_write_tokens, model=model)
 
     def _check_open(self) -> None:
         """A call on a closed session says which session and how it ended (the core's own
