@@ -6,12 +6,13 @@ would be `stop`), a working directory that is not there. And what an LLM API's l
 report is taken as the API gives it: tokens and the model (priced here), a turn's calls as one
 batch."""
 
+import asyncio
 import shutil
 from pathlib import Path
 
 import pytest
 
-from supervisor.guard import Guard, GuardSettings, Session, Verdict
+from supervisor.guard import Guard, GuardSettings, Session, ToolRefused, Verdict
 from supervisor.protocol.bad_line import BadLine
 from supervisor.protocol.codec import parse_line
 from supervisor.runenv import RUN_SESSION_ENV
@@ -193,3 +194,36 @@ def test_calls_of_one_model_turn_share_a_batch(root: Path, work: Path) -> None:
             s.after_call(s.before_call("read", {"path": path}, batch="turn-1"), "")
     assert [c.get("batch") for c in of_type(events(root, "s1"), "tool_call")] == [
         "turn-1", "turn-1"]
+
+
+def test_an_async_tool_is_guarded_around_what_it_awaits(root: Path, work: Path) -> None:
+    """`@s.tool` on an `async def` (the tools of async agent frameworks): its result is what
+    the coroutine returns, recorded when it has run (it was the coroutine's repr, recorded
+    before the tool ran), and its exceptions are the tool's failures."""
+
+    async def loop(s: Session) -> list[str]:
+        @s.tool
+        async def fetch(url: str) -> str:
+            await asyncio.sleep(0)
+            if "bad" in url:
+                raise ConnectionError("refused")
+            return f"page of {url}"
+
+        seen = [await fetch("https://example.org")]
+        for _ in range(10):  # the same failing call again and again, until it is refused
+            try:
+                await fetch("https://bad.example")
+            except ConnectionError as exc:
+                seen.append(str(exc))
+            except ToolRefused as refused:
+                seen.append("refused: " + str(refused))
+                break
+        return seen
+
+    with open_session(root, work) as s:
+        seen = asyncio.run(loop(s))
+    assert seen[0] == "page of https://example.org"
+    assert seen[1] == "refused" and seen[-1].startswith("refused: ")
+    results = of_type(events(root, "s1"), "tool_result")
+    assert results[0]["output"] == "page of https://example.org"
+    assert results[1]["ok"] is False and results[1]["error"] == "ConnectionError: refused"

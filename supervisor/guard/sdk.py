@@ -398,30 +398,65 @@ class Session:
         tool_name = name or fn.__name__
         signature = inspect.signature(fn)
 
-        @functools.wraps(fn)
-        def guarded(*args: Any, **kwargs: Any) -> Any:
+        def ask(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Verdict:
             try:
                 bound = signature.bind(*args, **kwargs)
                 call_args = {k: _jsonable(v) for k, v in bound.arguments.items()}
             except TypeError:
                 call_args = {"args": [_jsonable(a) for a in args],
                              **{k: _jsonable(v) for k, v in kwargs.items()}}
-            verdict = self.before_call(tool_name, call_args)
+            return self.before_call(tool_name, call_args)
+
+        def refused(verdict: Verdict) -> Any:
+            if verdict.action == "skip" and verdict.cached_output is not None:
+                return verdict.cached_output
+            if verdict.action == "stop":
+                raise SessionStopped(verdict)
+            raise ToolRefused(verdict)
+
+        def record(verdict: Verdict, started: float, result: Any,
+                   exc: BaseException | None = None) -> None:
+            duration = time.perf_counter() - started
+            if exc is not None:
+                self.after_call(verdict, "", ok=False, error=f"{type(exc).__name__}: {exc}",
+                                duration=duration)
+            else:
+                self.after_call(verdict, result if isinstance(result, str) else repr(result),
+                                ok=True, duration=duration)
+
+        if inspect.iscoroutinefunction(fn):
+            # The tool's result is what its coroutine returns, not the coroutine; the verdict
+            # may wait for an operator, so it is asked off the event loop.
+            import asyncio
+
+            @functools.wraps(fn)
+            async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+                verdict = await asyncio.to_thread(ask, args, kwargs)
+                if not verdict.proceed:
+                    return refused(verdict)
+                started = time.perf_counter()
+                try:
+                    result = await fn(*args, **kwargs)
+                except Exception as exc:
+                    record(verdict, started, None, exc)
+                    raise
+                record(verdict, started, result)
+                return result
+
+            return guarded_async  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            verdict = ask(args, kwargs)
             if not verdict.proceed:
-                if verdict.action == "skip" and verdict.cached_output is not None:
-                    return verdict.cached_output
-                if verdict.action == "stop":
-                    raise SessionStopped(verdict)
-                raise ToolRefused(verdict)
+                return refused(verdict)
             started = time.perf_counter()
             try:
                 result = fn(*args, **kwargs)
             except Exception as exc:
-                self.after_call(verdict, "", ok=False, error=f"{type(exc).__name__}: {exc}",
-                                duration=time.perf_counter() - started)
+                record(verdict, started, None, exc)
                 raise
-            self.after_call(verdict, result if isinstance(result, str) else repr(result),
-                            ok=True, duration=time.perf_counter() - started)
+            record(verdict, started, result)
             return result
 
         return guarded
