@@ -70,5 +70,5 @@ def test_the_demos_edits_are_read_as_a_real_agents_edits(tmp_path: Path) -> None
     hints = [e["message"] for e in map(json.loads, log.read_text().splitlines())
              if e["type"] == "hint"]
     assert len(hints) == 1 and hints[0].startswith(
-        "calc.py changed since you read it at #6, by your own edit at #9 (edit_file)")
+        "calc.py changed since you last read it, by your own edit since then (edit_file)")
     assert "The text you searched for is not in calc.py" in hints[0]

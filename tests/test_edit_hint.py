@@ -69,8 +69,8 @@ def test_a_line_changed_by_another_edit_of_the_session(app: Path) -> None:
     mine = FileVersion(9, read_file(str(app)).digest or "", None, "Edit")
     text = hint(app, "    return parse(data)\n", read=read, writes=(mine,))
     first, second = text.split("\n")[:2]
-    assert first == ("app.py changed since you read it at #4, by your own edit at #9 (Edit). "
-                     "Changed lines:")
+    assert first == ("app.py changed since you last read it, by your own edit since then "
+                     "(Edit). Changed lines:")
     assert second == "  line 4 now `return parse(data.strip())` (was `return parse(data)`)"
     assert "The closest text is at line 4" in text
     assert "line 4 is `return parse(data.strip())` in the file, `return parse(data)` in your " \
@@ -82,7 +82,7 @@ def test_a_file_rewritten_outside_the_session(app: Path) -> None:
     mine = FileVersion(6, read.digest, None, "Edit")  # the session's last edit left it as read
     app.write_text(APP.replace("def parse(data):", "def parse(data, sep=','):"))
     text = hint(app, "def parse(data):\n    rows", read=read, writes=(mine,))
-    assert text.startswith("app.py changed since you read it at #4, not by an edit of this "
+    assert text.startswith("app.py changed since you last read it, not by an edit of this "
                            "session the supervisor saw (another process, or a command of yours "
                            "that wrote it). Changed lines:\n  line 7 now `def parse(data, "
                            "sep=','):` (was `def parse(data):`)")
@@ -91,7 +91,7 @@ def test_a_file_rewritten_outside_the_session(app: Path) -> None:
 def test_unchanged_since_read_is_said(app: Path) -> None:
     read = FileVersion(4, read_file(str(app)).digest or "", APP)
     text = hint(app, "return parse(data)\n\n\ndef parse(data): ", read=read)
-    assert text.startswith("app.py has not changed since you read it at #4.\n")
+    assert text.startswith("app.py has not changed since you last read it.\n")
 
 
 def test_a_text_occurring_twice(app: Path) -> None:

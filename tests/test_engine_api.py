@@ -69,7 +69,8 @@ def test_levels_rise_with_evidence_and_fall_with_progress() -> None:
                      "signature": f2[0].signature, "evidence": [1, 3, 5],
                      "message": f2[0].message, "action": "nudge", "confidence": "strong",
                      "basis": "3 identical calls, output unchanged"}
-    assert "#1, #3 and #5" in f2[0].message  # steps are cited by their seq
+    assert "#" not in f2[0].message  # the evidence cites steps by seq; the model is not told
+    assert "(3 times, the same call each time)" in f2[0].message  # what it can resolve
     check, _ = _step(engine, 3)
     assert check.action == "block" and check.level == 2 and engine.level == 2
     assert check.to_verdict("c3")["action"] == "block"

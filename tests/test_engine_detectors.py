@@ -29,10 +29,12 @@ def test_exact_repeat_of_a_failure_nudges_then_blocks_then_escalates() -> None:
     assert report.first == {"nudge": steps[2], "block": steps[3], "escalate": steps[5],
                             "stop": None}
     # the first nudge is a recovery turn: the call, the error line it kept giving, the
-    # unchanged workspace, and the advice for that error, every part cited by #seq
+    # unchanged workspace, and the advice for that error, cited as the model knows them (the
+    # call and how often: never the supervisor's event numbers)
     message = report.findings[0].message
     assert message.startswith("Loop: step back. Your last 3 reads did not get you further.")
-    assert 'cat missing.txt"} (the same call each time)' in message
+    assert 'cat missing.txt"} (3 times, the same call each time)' in message
+    assert "#" not in message
     assert "each failed with “cat: missing.txt: No such file or directory”" in message
     assert "no file changed between them" in message
     assert "list the directory or search" in message
@@ -197,7 +199,7 @@ def test_the_same_error_with_varying_arguments_recurs() -> None:
     found = [f for f in report.findings if f.detector == "recurring_error"]
     assert found[0].step == steps[2] and found[0].action == "nudge"
     assert found[0].message.startswith("Loop: step back. Your last 3 edits")
-    assert "Tried: #14, #18 and #22: str_replace_editor /r/p.py (3 different calls)" in (
+    assert "Tried: str_replace_editor /r/p.py (3 times, 3 different calls)" in (
         found[0].message)
     assert "each failed with “No replacement was performed, old_str <arg> did not appear" in (
         found[0].message)
@@ -472,7 +474,8 @@ def test_rereading_an_unchanged_file_is_skipped_with_the_cached_content() -> Non
     again = engine.check({**call, "call_id": "r2"}, 3.0)
     assert again.action == "skip"
     assert again.message == ("SKIP: File '/r/a.py' was already opened in this session and has "
-                             "not changed since #3. Use the content you already have.")
+                             "not changed since you last read it. Use the content you already "
+                             "have.")
     assert again.cached_output == "A = 1"
     assert again.findings[0].detector == "stale_read"
 
@@ -569,7 +572,7 @@ def test_failures_across_mutating_tools_are_one_streak() -> None:
     report = replay(b.end())
     found = [f for f in report.findings if f.detector == "recurring_error"]
     assert found and found[0].step == s and (
-        "Tried: #14: Edit /r/t.ts; #16: MultiEdit /r/t.ts; #18: Write /r/t.ts." in found[0].message)
+        "Tried: Edit /r/t.ts; MultiEdit /r/t.ts; Write /r/t.ts." in found[0].message)
     assert "read it with the read/open tool" in found[0].message
 
 

@@ -114,7 +114,7 @@ def test_restoring_a_backup_again_and_again_is_a_revert_loop() -> None:
     assert found[0] == (restores[2], "revert", "nudge")  # the third return
     assert found[1][2] == "block" and found[1][0] == restores[2] + 1  # the next rewrite
     first = next(f for f in report.findings if f.detector == "revert")
-    assert "pkg/mod.py went back to earlier content (#8, #14 and #20)" in first.message
+    assert "pkg/mod.py went back to earlier content 3 times" in first.message
 
 
 def test_one_restore_and_retry_and_iterative_repair_are_not_loops() -> None:

@@ -69,15 +69,16 @@ def change_note(
     if read is None or now.digest is None:
         return ""
     if now.digest == read.digest:
-        return f"{path} has not changed since you read it at #{read.seq}."
+        return f"{path} has not changed since you last read it."
     after = [w for w in writes if w.seq > read.seq]
     if after and after[-1].digest == now.digest:
-        edits = ", ".join(f"#{w.seq}" + (f" ({w.tool})" if w.tool else "") for w in after[-3:])
-        who = f"by your own edit{'s' if len(after) > 1 else ''} at {edits}"
+        tools = ", ".join(dict.fromkeys(w.tool for w in after if w.tool))
+        edits = "edit" if len(after) == 1 else f"{len(after)} edits"
+        who = f"by your own {edits} since then{f' ({tools})' if tools else ''}"
     else:
         who = ("not by an edit of this session the supervisor saw (another process, or a "
                "command of yours that wrote it)")
-    head = f"{path} changed since you read it at #{read.seq}, {who}."
+    head = f"{path} changed since you last read it, {who}."
     if read.text is None or now.text is None:
         return head
     lines = changed_lines(read.text, now.text)

@@ -460,34 +460,27 @@ def _not_scripts(files: str) -> str:
     return ";".join(p for p in files.split(";") if not p.startswith(SCRIPT_MARK))
 
 
-def _evidence(entry: Entry, session: str) -> str:
-    earlier = [(s, seqs) for s, seqs in entry.sessions.items() if s != session][-3:]
-    return "; ".join(f"session {clean(s, keep_newlines=False, limit=80)} "
-                     + ", ".join(f"#{n}" for n in seqs) for s, seqs in earlier)
-
-
 def _fix_text(entry: Entry) -> str:
     if not entry.fixes:
         return "no fix was seen then"
     fix = entry.fixes[-1]
-    where = f"session {clean(str(fix.get('session')), keep_newlines=False, limit=80)} " \
-            f"#{fix.get('at')}"
     tool = clean(str(fix.get("tool")), keep_newlines=False, limit=40)
     if fix.get("how") == "instead":
-        return f"{tool} {quote(str(fix.get('call') or ''))} succeeded instead ({where})"
+        return f"{tool} {quote(str(fix.get('call') or ''))} succeeded instead"
     if fix.get("call"):
-        return (f"after {tool} {quote(str(fix['call']))} ({where}), the same call "
-                "succeeded")
-    return f"the same call succeeded when run again ({where})"
+        return f"after {tool} {quote(str(fix['call']))}, the same call succeeded"
+    return "the same call succeeded when run again"
 
 
 def warning(entry: Entry, session: str) -> str:
-    """What the agent is told before a call that failed this way in earlier sessions."""
+    """What the agent is told before a call that failed this way in earlier sessions: how
+    often, in how many, the error and the fix, not where (the sessions and their `#seq`s are
+    the operator's, `supervisor memory show`: the model cannot resolve them)."""
     earlier = sum(1 for s in entry.sessions if s != session)
     times = "once" if entry.count == 1 else f"{entry.count} times"
     sessions = "an earlier session" if earlier == 1 else f"{earlier} earlier sessions"
-    return (f"Failure memory: this same call failed {times} in {sessions} of this project "
-            f"({_evidence(entry, session)}), with {quote(entry.error_id)}. What worked then: "
+    return (f"Failure memory: this same call failed {times} in {sessions} of this project, "
+            f"with {quote(entry.error_id)}. What worked then: "
             f"{_fix_text(entry)}. Nothing stops it from running; check whether that applies "
             "before running it as it is.")
 

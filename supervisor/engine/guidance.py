@@ -1,8 +1,13 @@
-"""What the agent is told: what repeated (where, as `#seq`), how, and what to do instead.
+"""What the agent is told: what repeated, how often, how, and what to do instead.
 
 A strategy per tool category and advice per known error class; every detector's message is
 built here (the functions at the end), from what its finding saw, so every nudge, block and
 escalation is specific and the texts can be extended in one place.
+
+A message names what repeated by what the model can recognise: the call itself (its tool and
+arguments), the file, the error line, and how many times. It never cites the supervisor's
+event numbers (`#seq`): the model sees no such numbers and cannot resolve them (the operator's
+screen shows a finding's evidence by them, `Finding.evidence`).
 """
 
 from typing import Any
@@ -60,16 +65,9 @@ STRATEGY: dict[str, str] = {
 }
 
 
-def seqs_text(seqs: list[int]) -> str:
-    """'#12, #15 and #18': events by their `seq`, as every message cites them (the last six)."""
-    shown = [f"#{s}" for s in seqs[-6:] if s]
-    if not shown:
-        return "earlier steps"
-    if len([s for s in seqs if s]) > 6:
-        shown.insert(0, "…")
-    if len(shown) == 1:
-        return shown[0]
-    return ", ".join(shown[:-1]) + " and " + shown[-1]
+def times_text(n: int) -> str:
+    """'once', 'twice', '3 times': how often something happened, as every message says it."""
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 def outcome_text(ok: bool | None, error_class: str) -> str:
@@ -90,11 +88,11 @@ def short_call(tool: str, canon: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def stale_read(path: str, seq: int) -> str:
+def stale_read(path: str) -> str:
     """The exact SKIP message of a re-read of an unchanged file."""
     return (
         f"SKIP: File '{path}' was already opened in this session and has not changed since "
-        f"#{seq}. Use the content you already have."
+        "you last read it. Use the content you already have."
     )
 
 
@@ -103,14 +101,10 @@ def stale_read(path: str, seq: int) -> str:
 _VERB = {2: "Blocked", 3: "Paused", 4: "Stopped"}
 
 
-def _seqs(steps: list[Any]) -> list[int]:
-    return sorted(s["seq"] for s in steps)
-
-
 def exact_repeat_nudge(step: Any, same: list[Any]) -> str:
     return (
-        f"Loop: you ran the identical call {short_call(step['tool'], step['args'])} at "
-        f"{seqs_text(_seqs(same))} with {outcome_text(step['ok'], step['error'])} and nothing "
+        f"Loop: you ran the identical call {short_call(step['tool'], step['args'])} "
+        f"{times_text(len(same))} with {outcome_text(step['ok'], step['error'])} and nothing "
         f"changed in between. Do not repeat it: {advice(step['category'], step['error'])}."
     )
 
@@ -119,15 +113,15 @@ def exact_repeat_block(level: int, step: Any, run: list[Any]) -> str:
     ok, err = run[0]["ok"], run[0]["error"]
     return (
         f"{_VERB[level]}: this exact call ({short_call(step['tool'], step['args'])}) already "
-        f"ran at {seqs_text(_seqs(run))} with {outcome_text(ok, err)}, and nothing changed "
+        f"ran {times_text(len(run))} with {outcome_text(ok, err)}, and nothing changed "
         f"since. {advice(step['category'], err).capitalize()}."
     )
 
 
 def reapplied_nudge(step: Any, same: list[Any]) -> str:
     return (
-        f"Loop: you applied the identical change {short_call(step['tool'], step['args'])} at "
-        f"{seqs_text(_seqs(same))}; each application changes the file again (the same text "
+        f"Loop: you applied the identical change {short_call(step['tool'], step['args'])} "
+        f"{times_text(len(same))}; each application changes the file again (the same text "
         f"once more), it does not fix it. Do not apply it again: re-read the file to see what "
         f"it holds now, then make one edit that leaves it as you want it."
     )
@@ -136,15 +130,15 @@ def reapplied_nudge(step: Any, same: list[Any]) -> str:
 def reapplied_block(level: int, step: Any, run: list[Any]) -> str:
     return (
         f"{_VERB[level]}: this exact change ({short_call(step['tool'], step['args'])}) was "
-        f"already applied at {seqs_text(_seqs(run))}, each time onto the result of the one "
+        f"already applied {times_text(len(run))}, each time onto the result of the one "
         f"before. Re-read the file and repair it with one different edit."
     )
 
 
-def similar_calls_nudge(step: Any, n: int, threshold: float, seqs: list[int]) -> str:
+def similar_calls_nudge(step: Any, n: int, threshold: float) -> str:
     return (
         f"Loop: {n} near-identical {step['tool']} calls (arguments ≥ {threshold:.0%} alike) "
-        f"at {seqs_text(seqs)} all gave {outcome_text(step['ok'], step['error'])}. "
+        f"all gave {outcome_text(step['ok'], step['error'])}. "
         f"Small variations will not help: {advice(step['category'], step['error'])}."
     )
 
@@ -152,17 +146,17 @@ def similar_calls_nudge(step: Any, n: int, threshold: float, seqs: list[int]) ->
 def similar_calls_block(level: int, step: Any, flag: dict[str, Any]) -> str:
     return (
         f"{'Blocked' if level == 2 else 'Paused'}: {flag['size']} near-identical "
-        f"{step['tool']} calls at {seqs_text(flag['seqs'])} all gave "
+        f"{step['tool']} calls all gave "
         f"{outcome_text(flag['ok'], flag['error'])}; this is one more variation. "
         f"{advice(flag['category'], flag['error']).capitalize()}."
     )
 
 
-def cycle_nudge(step: Any, period: int, tools: str, length: int, seqs: list[int]) -> str:
+def cycle_nudge(step: Any, period: int, tools: str, length: int) -> str:
     return (
         f"Loop: the same {period} calls ({tools}) repeat with identical results "
-        f"{length / period:.3g} times over {seqs_text(seqs)} and nothing "
-        f"changed. Break the cycle: {advice(step['category'], step['error'])}."
+        f"{length / period:.3g} times in a row and nothing changed. "
+        f"Break the cycle: {advice(step['category'], step['error'])}."
     )
 
 
@@ -170,7 +164,7 @@ def cycle_block(level: int, step: Any, cycle: dict[str, Any]) -> str:
     return (
         f"{'Blocked' if level == 2 else 'Paused'}: this call continues a cycle of "
         f"{cycle['period']} calls ({cycle.get('tools', '?')}) that repeated with identical "
-        f"results and no change at {seqs_text(cycle.get('seqs', []))}. "
+        f"results and no change. "
         f"{advice(step['category']).capitalize()}."
     )
 
@@ -182,7 +176,7 @@ def _who(group: str) -> str:
 def recurring_error_nudge(step: Any, group: str, failures: list[Any]) -> str:
     return (
         f"Loop: {_who(group)} failed {len(failures)} times with the same error "
-        f"({_quote(step['error_id'])}) at {seqs_text(_seqs(failures))}, with different "
+        f"({_quote(step['error_id'])}), with different "
         f"arguments each time. Varying the arguments does not fix it: "
         f"{advice(step['category'], step['error'])}."
     )
@@ -191,16 +185,16 @@ def recurring_error_nudge(step: Any, group: str, failures: list[Any]) -> str:
 def recurring_error_block(level: int, step: Any, episode: dict[str, Any]) -> str:
     return (
         f"{_VERB[level]}: {_who(episode['group'])} failed {episode['count']} times with "
-        f"{_quote(episode['error_id'])} at {seqs_text(episode['seqs'])}; this looks like one "
+        f"{_quote(episode['error_id'])}; this looks like one "
         f"more variation of the same attempt. Do something else first: "
         f"{advice(episode['category'], episode['error'])}."
     )
 
 
-def ineffective_edits_nudge(step: Any, rounds: int, edited: list[str], seqs: list[int]) -> str:
+def ineffective_edits_nudge(step: Any, rounds: int, edited: list[str]) -> str:
     return (
         f"Loop: your last {rounds} rounds of edits ({_files(edited)}) did not change the "
-        f"output of {short_call(step['tool'], step['args'])} ({seqs_text(seqs)}): the code "
+        f"output of {short_call(step['tool'], step['args'])}: the code "
         f"you edit may not be the code that runs. Check which file and function the run "
         f"really goes through (a traceback, a print, `python -c 'import m; "
         f"print(m.__file__)'`) before editing again."
@@ -210,34 +204,32 @@ def ineffective_edits_nudge(step: Any, rounds: int, edited: list[str], seqs: lis
 def ineffective_edits_block(level: int, step: Any, probe: dict[str, Any]) -> str:
     return (
         f"{_VERB[level]}: {probe['rounds']} rounds of edits ({_files(probe['edited'])}) left "
-        f"the output of {short_call(step['tool'], step['args'])} unchanged "
-        f"({seqs_text(probe['seqs'])}); running it again after one more such edit will not "
-        f"tell you anything new. Find out why your edits have no effect first."
+        f"the output of {short_call(step['tool'], step['args'])} unchanged; running it again "
+        f"after one more such edit will not tell you anything new. Find out why your edits "
+        f"have no effect first."
     )
 
 
-def revert_nudge(file: str, returns: list[int]) -> str:
+def revert_nudge(file: str, returns: int) -> str:
     return (
-        f"Loop: {file} went back to content it had before {len(returns)} times "
-        f"({seqs_text(returns)}): you are undoing and redoing the same changes. Stop and "
-        f"compare the versions you tried; decide what the change must do before writing it "
-        f"again."
+        f"Loop: {file} went back to content it had before {times_text(returns)}: you are "
+        f"undoing and redoing the same changes. Stop and compare the versions you tried; "
+        f"decide what the change must do before writing it again."
     )
 
 
-def revert_attempts_nudge(file: str, returns: list[int], attempts: list[int]) -> str:
+def revert_attempts_nudge(file: str, returns: int, attempts: int) -> str:
     return (
-        f"Loop: {file} was restored to earlier content {len(returns)} times "
-        f"({seqs_text(returns)}), throwing away {len(attempts)} attempts at it "
-        f"({seqs_text(attempts)}): the same approach keeps failing. Stop and compare the "
+        f"Loop: {file} was restored to earlier content {times_text(returns)}, throwing away "
+        f"{attempts} attempts at it: the same approach keeps failing. Stop and compare the "
         f"attempts you threw away; decide what the change must do before writing it again."
     )
 
 
-def revert_block(level: int, file: str, returns: list[int]) -> str:
+def revert_block(level: int, file: str, returns: int) -> str:
     return (
         f"{_VERB[level]}: {file} has gone back and forth between versions "
-        f"{len(returns)} times ({seqs_text(returns)}); one more rewrite of it is refused. "
+        f"{times_text(returns)}; one more rewrite of it is refused. "
         f"Explain what differs between the versions you tried and why the next one will "
         f"work, then write it once."
     )
@@ -252,27 +244,27 @@ def error_rate_nudge(errors: list[Any], window: int) -> str:
     )
 
 
-def no_progress_nudge(n: int, since_seq: int) -> str:
+def no_progress_nudge(n: int) -> str:
     return (
-        f"No progress for {n} steps (since #{since_seq}): nothing changed in the "
+        f"No progress in {n} calls: nothing changed in the "
         f"workspace and no call returned anything new. Summarise what you know, then change "
         f"strategy or ask for help."
     )
 
 
-def blind_search_nudge(n: int, file: str, seqs: list[int]) -> str:
+def blind_search_nudge(n: int, file: str) -> str:
     return (
         f"Loop: {n} searches for the name of {quote(file, 80)}, a file you have just read, "
-        f"found nothing ({seqs_text(seqs)}). The file exists, so check where the search looks "
+        f"found nothing. The file exists, so check where the search looks "
         f"(the working directory, its path or glob) and search from the project root or in "
         f"that file's directory before searching again."
     )
 
 
-def polling_nudge(step: Any, n: int, waited: float, seqs: list[int]) -> str:
+def polling_nudge(step: Any, n: int, waited: float) -> str:
     return (
         f"Polling stuck: {short_call(step['tool'], step['args'])} returned the same output "
-        f"{n} times in a row over {waited:.0f} s ({seqs_text(seqs)}). "
+        f"{n} times in a row over {waited:.0f} s. "
         f"{STRATEGY['poll'].capitalize()}; if it is still working, wait longer between "
         f"checks."
     )

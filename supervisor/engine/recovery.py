@@ -2,14 +2,15 @@
 
 Gemini CLI answers its first loop detection with one "recovery" turn instead of a generic
 warning; this is ours. The engine puts it in place of a loop detector's level-1 message
-(`Engine._detect`); it is built only from the steps the finding cites, and every statement
-names the events it rests on, as `#seq`:
+(`Engine._detect`); it is built only from the steps the finding cites (by their `#seq`, the
+finding's evidence), and names them as the model knows them, by the call and how many times,
+never by the supervisor's event numbers (which the model cannot resolve):
 
-- **what was tried**: the calls, by `#seq` (identical calls said once, with their `#seq`s);
-  for edits that did not change a test's output, the edits between the runs;
+- **what was tried**: the calls (identical calls said once, with how many times); for edits
+  that did not change a test's output, the edits between the runs;
 - **what stayed the same**: the same error line (the error identity), or the same output (the
-  same outcome hash; its last line when the step kept one), at the results' `#seq`; that the
-  workspace did not change between identical calls; that a file went back to earlier content;
+  same outcome hash; its last line when the step kept one); that the workspace did not change
+  between identical calls; that a file went back to earlier content;
 - **one concrete different next step**: for what the detector saw (edits without effect, a
   file going back and forth), else for the error every attempt had, else for the kind of tool
   that looped (edits, runs, reads, polls).
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from supervisor.engine.fingerprint import normalise_output
-from supervisor.engine.guidance import ERROR_ADVICE, seqs_text
+from supervisor.engine.guidance import ERROR_ADVICE, times_text
 from supervisor.safetext import quote
 
 RECOVERY_CHARS = 1200
@@ -166,8 +167,8 @@ def _label(step: Mapping[str, Any]) -> str:
 
 
 def _tried(steps: Sequence[Mapping[str, Any]], most: int = _TRIED_SHOWN) -> str:
-    """`#12, #15 and #18: Bash {...} (the same call each time)`, `#4, #8 and #9: Edit app.py
-    (3 different calls)`, or one entry per such group (the last `most`)."""
+    """`Bash {...} (3 times, the same call each time)`, `Edit app.py (3 times, 3 different
+    calls)`, or one entry per such group (the last `most`)."""
     groups: dict[str, tuple[list[int], set[str]]] = {}
     for step in steps:
         seqs, signatures = groups.setdefault(_label(step), ([], set()))
@@ -176,9 +177,10 @@ def _tried(steps: Sequence[Mapping[str, Any]], most: int = _TRIED_SHOWN) -> str:
     shown = []
     for label, (seqs, signatures) in list(groups.items())[-most:]:
         calls = len(signatures)
-        how = ("" if len(seqs) == 1 else " (the same call each time)" if calls == 1
-               else f" ({calls} different calls)")
-        shown.append(f"{seqs_text(seqs)}: {label}{how}")
+        how = ("" if len(seqs) == 1 else
+               f" ({times_text(len(seqs))}, the same call each time)" if calls == 1
+               else f" ({times_text(len(seqs))}, {calls} different calls)")
+        shown.append(f"{label}{how}")
     more = len(groups) - len(shown)
     return "; ".join(shown) + (f"; and {more} other call{'s' if more > 1 else ''}" if more
                                else "")
@@ -186,23 +188,22 @@ def _tried(steps: Sequence[Mapping[str, Any]], most: int = _TRIED_SHOWN) -> str:
 
 def _same_result(steps: Sequence[Mapping[str, Any]],
                  tried: Sequence[Mapping[str, Any]]) -> str:
-    """What every result shared, with the results' `#seq`; "" when they differ, when a result
+    """What every result shared; "" when they differ, when a result
     is missing, or when the steps did not keep it. Results of calls other than the attempts
     (the test run between edits) are named."""
     if len(steps) < 2 or any(s.get("ok") is None for s in steps):
         return ""
     if len({s.get("ok") for s in steps}) != 1:
         return ""
-    where = seqs_text([_int(s.get("result_seq")) or _seq(s) for s in steps])
     whose = "" if steps[-1] in tried else f"{_call(steps[-1])}: "
     if steps[0].get("ok") is False:
         ids = {s.get("error_id") or "" for s in steps}
         if len(ids) == 1 and (line := ids.pop()):
-            masked = "; numbers shown as #" if "#" in line else ""
-            return f"{whose}each failed with {quote(line, _LINE_CHARS)} ({where}{masked})"
+            masked = " (numbers shown as #)" if "#" in line else ""
+            return f"{whose}each failed with {quote(line, _LINE_CHARS)}{masked}"
         classes = {s.get("error") or "" for s in steps}
         if len(classes) == 1 and (cls := classes.pop()) and cls != "no_result":
-            return f"{whose}each failed with the same kind of error, {cls} ({where})"
+            return f"{whose}each failed with the same kind of error, {cls}"
         return ""
     if len({s.get("outcome") for s in steps}) != 1 or not steps[0].get("outcome"):
         return ""
@@ -210,9 +211,8 @@ def _same_result(steps: Sequence[Mapping[str, Any]],
     over = f" over {waited:.0f} s" if waited >= 60 else ""
     line = steps[-1].get("last_line") or ""
     if line:
-        return (f"{whose}each gave the same output{over} ({where}), ending "
-                f"{quote(line, _LINE_CHARS)}")
-    return f"{whose}each gave the same output{over} ({where})"
+        return f"{whose}each gave the same output{over}, ending {quote(line, _LINE_CHARS)}"
+    return f"{whose}each gave the same output{over}"
 
 
 def _float(value: Any) -> float:
@@ -234,10 +234,10 @@ def _returned(detector: str, steps: Sequence[Mapping[str, Any]]) -> str:
     if detector != "revert":
         return ""
     files = list(dict.fromkeys(f for s in steps for f in s.get("returned") or []))
-    back = [_seq(s) for s in steps if s.get("returned")]
+    back = sum(1 for s in steps if s.get("returned"))
     if not files or not back:
         return ""
-    return f"{', '.join(files[:2])} went back to earlier content ({seqs_text(back)})"
+    return f"{', '.join(files[:2])} went back to earlier content {times_text(back)}"
 
 
 def _next(detector: str, tried: Sequence[Mapping[str, Any]],

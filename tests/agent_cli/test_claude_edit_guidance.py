@@ -29,7 +29,7 @@ def test_a_repeated_failed_edit_is_refused_with_the_region(claude: ClaudeCode) -
     # the third: the recovery turn first (the same call, the same error, the same files),
     # then the region, within the recovery budget
     assert "Loop: step back. Your last 3 edits did not get you further. Tried: " in told[2]
-    assert "/agent/work/parser.py (the same call each time)" in told[2]
+    assert "/agent/work/parser.py (3 times, the same call each time)" in told[2]
     assert "no file changed between them" in told[2]
     assert "Loop: step back" not in told[0] + told[1]
     # the fourth is refused (PostToolBatch `decision: block` ends the turn): the reason has the

@@ -56,7 +56,7 @@ def test_a_failure_of_session_one_is_told_to_session_two(claude: ClaudeCode) -> 
     assert len(before) == 1, told
     assert before[0].startswith("PreToolUse:Bash hook additional context: Agent Supervisor: "
                                 "Failure memory: ")
-    assert f"(session {first.session_id} #" in before[0]
+    assert "in an earlier session of this project" in before[0]
     assert f"What worked then: Bash “{WORKS}” succeeded instead" in before[0]
     events = sandbox.events(second.session_id)
     warned = [e for e in events if e["type"] == "memory" and e["kind"] == "warned"]

@@ -57,7 +57,8 @@ def test_a_third_identical_failing_command_is_told_to_step_back(codex: Codex) ->
     told = [t for t in codex.server.user_texts() if "Loop: step back" in t]
     assert len(told) == 1, codex.server.user_texts()
     assert "Loop: step back. Your last 3 runs did not get you further. Tried: " in told[0]
-    assert "(the same call each time)" in told[0] and "no file changed between them" in told[0]
+    assert "(3 times, the same call each time)" in told[0]
+    assert "no file changed between them" in told[0]
     _, events = only_session(codex.sandbox)
     (detection,) = of_type(events, "detection")
     assert detection["detector"] == "exact_repeat" and detection["message"] in told[0]

@@ -63,7 +63,7 @@ def test_a_third_failed_replace_is_told_to_step_back(gemini: Gemini) -> None:
     assert "step back" not in told[0] + told[1]
     assert "Agent Supervisor: Loop: step back. Your last 3 edits did not get you further. " \
         "Tried: " in told[2]
-    assert "parser.py (3 different calls). Same each time: each failed with" in told[2]
+    assert "parser.py (3 times, 3 different calls). Same each time: each failed with" in told[2]
     assert "re-read the exact lines" in told[2]  # an edit's advice, not a missing path's
     assert "  3 │     for line in text.splitlines():" in told[2]
     _, events = only_session(gemini.sandbox)

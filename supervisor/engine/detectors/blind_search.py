@@ -158,7 +158,7 @@ class BlindSearch(Detector[BlindSearchParams]):
             mem["fired"] = [*mem["fired"], stem][-_FILES_KEPT:]
             seqs = [m[0] for m in same]
             return finding(self.name, 1, f"blind_search:{stem}", seqs,
-                           g.blind_search_nudge(len(same), mem["files"][stem][1], seqs),
+                           g.blind_search_nudge(len(same), mem["files"][stem][1]),
                            index)
         return None
 

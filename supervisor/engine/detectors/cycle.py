@@ -95,7 +95,7 @@ class Cycle(Detector[CycleParams]):
         if level == 0 or step["refused"]:
             return None
         c["fired"] = level
-        msg = g.cycle_nudge(step, period, tools, length, evidence)
+        msg = g.cycle_nudge(step, period, tools, length)
         return finding(self.name, level, cycle_signature(sigs), evidence, msg, step["index"])
 
     def refuse(self, st: State, step: StepRecord, mem: Memory, p: CycleParams) -> Finding | None:

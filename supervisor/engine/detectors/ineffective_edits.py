@@ -122,7 +122,7 @@ class IneffectiveEdits(Detector[IneffectiveEditsParams]):
             return None
         entry["fired"] = level
         return finding(self.name, level, f"probe:{run_of(step)}", entry["seqs"],
-                       g.ineffective_edits_nudge(step, n, entry["edited"], entry["seqs"]),
+                       g.ineffective_edits_nudge(step, n, entry["edited"]),
                        step["index"])
 
     def refuse(self, st: State, step: StepRecord, mem: Memory,

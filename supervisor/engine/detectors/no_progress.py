@@ -56,7 +56,7 @@ class NoProgress(Detector[NoProgressParams]):
             return None
         mem["fired"] = level
         steps = list(recent(st, n))
-        msg = g.no_progress_nudge(n, steps[-1]["seq"])
+        msg = g.no_progress_nudge(n)
         return finding(self.name, level, "no_progress", sorted(s["seq"] for s in steps), msg,
                        step["index"])
 

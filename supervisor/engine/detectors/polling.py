@@ -67,7 +67,7 @@ class Polling(Detector[PollingParams]):
             return None
         entry["fired"] = level
         return finding(self.name, level, step["signature"], entry["seqs"],
-                       g.polling_nudge(step, n, waited, entry["seqs"]), step["index"])
+                       g.polling_nudge(step, n, waited), step["index"])
 
     def refuse(self, st: State, step: StepRecord, mem: Memory, p: PollingParams) -> Finding | None:
         if step["category"] != "poll":

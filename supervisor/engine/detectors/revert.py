@@ -181,9 +181,8 @@ class Revert(Detector[RevertParams]):
             else:
                 continue
             entry["fired"] = level
-            message = (g.revert_nudge(key, entry["seqs"]) if n >= p["nudge"] else
-                       g.revert_attempts_nudge(key, entry["seqs"],
-                                               [a[1] for a in entry["undone"]]))
+            message = (g.revert_nudge(key, len(entry["seqs"])) if n >= p["nudge"] else
+                       g.revert_attempts_nudge(key, len(entry["seqs"]), len(entry["undone"])))
             found = finding(self.name, level, f"revert:{key}",
                             sorted({*entry["seqs"], *(a[1] for a in entry["undone"])}),
                             message, step["index"])
@@ -199,7 +198,7 @@ class Revert(Detector[RevertParams]):
             entry["refused"] = True
             level = 3 if _times(entry) >= p["escalate"] else 2
             return finding(self.name, level, f"revert:{key}", entry["seqs"],
-                           g.revert_block(level, key, entry["seqs"]), step["index"])
+                           g.revert_block(level, key, len(entry["seqs"])), step["index"])
         return None
 
     def clear(self, mem: Memory) -> None:

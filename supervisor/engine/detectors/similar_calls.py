@@ -100,7 +100,7 @@ class SimilarCalls(Detector[SimilarCallsParams]):
         level = 3 if n >= p["escalate"] else (1 if was < p["nudge"] else 0)
         if level == 0:
             return None
-        msg = g.similar_calls_nudge(step, n, p["threshold"], flag["seqs"])
+        msg = g.similar_calls_nudge(step, n, p["threshold"])
         return finding(self.name, level, step["signature"], flag["seqs"], msg, step["index"])
 
     def refuse(self, st: State, step: StepRecord, mem: Memory,

@@ -51,7 +51,7 @@ class StaleRead(Detector[StaleReadParams]):
             mem["bytes"] -= mem["entries"].pop(step["signature"])["bytes"]
             return None
         f = finding(self.name, 0, step["signature"], [entry["seq"]],
-                    g.stale_read(entry["path"], entry["seq"]), step["index"], "skip")
+                    g.stale_read(entry["path"]), step["index"], "skip")
         f.cached_output = entry["output"]
         return f
 

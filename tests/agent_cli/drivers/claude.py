@@ -122,7 +122,7 @@ class ClaudeDriver(Driver):
         assert results[1].is_error and self.edit_failure in results[1].text
         (text,) = contexts(agent)
         assert text.startswith(f"PostToolBatch hook additional context: {SOURCE}: ")
-        assert f"{path} has not changed since you read it at #" in text
+        assert f"{path} has not changed since you last read it." in text
         assert "The closest text is at lines 3-4" in text
         assert "line 4 is `rows.append(line.split(\",\"))` in the file, " \
             "`rows.append(line.split(','))` in your text" in text
