@@ -442,3 +442,25 @@ def test_a_rust_panic_moved_by_an_edit_or_run_again_is_the_same_output() -> None
     assert normalise_output(one) == normalise_output(two)
     other = _cargo_test("tests::adds", "src/calc.rs", 12, "assertion `left == right` failed", 41)
     assert normalise_output(one) != normalise_output(other)
+
+
+def test_a_dry_run_is_a_look_at_the_failing_command_not_another_try() -> None:
+    """ponyc-4588 (shared corpus, step 37): `make` failed three ways alike, the agent read the
+    Makefile, then asked make what it would run (`make -n build`), and recurring_error refused
+    that as one more variation of the build. A dry run runs nothing: it is its own program
+    (`shell.dry_run`), neither refused for the build's error nor ending it when it works."""
+    engine = Engine()
+    error = "/bin/sh: 1: cd: can't cd to /w/build/build_release\nmake: *** [Makefile:9: all] " \
+            "Error 2"
+    for i, line in enumerate(("make", "make clean && make", "rm -rf build && make")):
+        call = {"call_id": f"c{i}", "tool": "Bash", "args": {"command": line}}
+        assert engine.check(call, 1.0 + i).action == "allow", line
+        engine.observe({"type": "tool_result", "call_id": f"c{i}", "ok": False,
+                        "output": error, "error": "Exit code 2"}, 1.5 + i)
+    dry = engine.check({"call_id": "d", "tool": "Bash", "args": {"command": "make -n build"}},
+                       5.0)
+    assert dry.action == "allow"
+    engine.observe({"type": "tool_result", "call_id": "d", "ok": True,
+                    "output": "cd build/build_release && make all"}, 5.5)
+    again = engine.check({"call_id": "m", "tool": "Bash", "args": {"command": "make -j4"}}, 6.0)
+    assert again.action == "block"  # the build itself still fails alike

@@ -251,7 +251,8 @@ def last_pipeline_head(cmds: list[Command]) -> Command | None:
 def program(cmd: Command) -> str:
     """What a command runs, as one name: the program (`make`, `pip install`, `git checkout`:
     a sub-command is part of it), the script an interpreter runs (`python reproduce.py`), or
-    the interpreter with its inline code flag (`python3 -c`, `python -m pytest`)."""
+    the interpreter with its inline code flag (`python3 -c`, `python -m pytest`); a dry run of
+    a program is another one (`make --dry-run` for `make -n build`: `dry_run`)."""
     words = cmd.words
     if not words:
         return ""
@@ -268,8 +269,35 @@ def program(cmd: Command) -> str:
         return name
     sub = next((w for w in rest if not w.startswith("-")), "")
     if sub and sub.isalpha() and name in _SUBCOMMANDS:
-        return f"{name} {sub}"
-    return name
+        name = f"{name} {sub}"
+    return f"{name} --dry-run" if dry_run(name, rest) else name
+
+
+def dry_run(name: str, args: Sequence[str]) -> bool:
+    """Whether a command only says what it would do (`make -n`, `git clean -n`, `rsync -avn`,
+    `--dry-run` of any program, not of a script an interpreter runs: those are the script's):
+    a look at the real command, not another try of it, so it is another program than the real
+    one (`program`). Options after `--` are the program's script's, not its own."""
+    short = _DRY_RUN_SHORT.get(name)
+    for word in args:
+        if word == "--":
+            break
+        if word in _DRY_RUN_FLAGS or word.startswith("--dry-run="):
+            return True
+        if (short and word.startswith("-") and not word.startswith("--")
+                and word[1:].isalpha() and short in word):
+            return True
+    return False
+
+
+_DRY_RUN_FLAGS = frozenset({"--dry-run", "--dryrun", "--dry_run", "--just-print", "--recon",
+                            "--simulate", "--no-act"})
+"""Long options that make a program only say what it would do (make's `--just-print` and
+`--recon`, apt-get's `--simulate` and `--no-act`; `--dry-run` most programs)."""
+_DRY_RUN_SHORT = {"make": "n", "gmake": "n", "rsync": "n", "git clean": "n", "git add": "n",
+                  "git rm": "n", "git mv": "n", "git push": "n"}
+"""Programs whose short option (alone or in a cluster: `git clean -nd`, `rsync -avn`) asks
+for a dry run; elsewhere `-n` means other things (`head -n`, `sort -n`)."""
 
 
 _SUBCOMMANDS = frozenset({"git", "pip", "pip3", "npm", "yarn", "pnpm", "cargo", "go", "apt",
