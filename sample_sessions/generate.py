@@ -477,15 +477,17 @@ def write_recordings(root: Path, only: list[str] | None = None) -> list[str]:
 def _stable(lines: list[bytes], session: str, workdir: str) -> list[bytes]:
     """The guard's lines with what differs from run to run made stable: the workspace path
     (`/work/<session>`) and checkpoint commit ids (of the scratch shadow repository); and
-    without the guard's seals, which are of the scratch root's key (not shipped: a recording
-    reads as a session that seals nothing, with its "no seal" note, as control.jsonl's
+    without the guard's seals and marks, which are of the scratch root's key (not shipped: a
+    recording reads as a session that seals nothing, with its "no seal" note, as control.jsonl's
     decisions do)."""
     out = []
     for raw in lines:
         event = json.loads(raw)
         event.pop("seal", None)
+        event.pop("mark", None)
         if event.get("type") == "session_start":
             event.pop("seals", None)
+            event.pop("marks", None)
         if event.get("type") == "session_start":
             event["cwd"] = f"/work/{session}"
         if event.get("type") == "checkpoint" and event.get("commit"):
