@@ -490,3 +490,22 @@ def test_both_builds_answer_and_record_a_captured_session_alike_with_the_real_se
 
     assert recorded(tmp_path / "nolibc") == recorded(tmp_path / "libc")
     assert any(kind == "tool_call" for _, kind, _ in recorded(tmp_path / "nolibc"))
+
+
+def test_a_long_python_client_path_is_printed_whole(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python client whose path is longer than the stand-in's 1,024-byte line: `--check`
+    printed it cut, so the build without the C library failed its check (the C library's
+    build was used), and the message that it cannot be run named half of it."""
+    deep = tmp_path.joinpath(*["d" * 200] * 8) / "python3"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    try:
+        built = native.client([str(deep), "-m", "supervisor.hooks.client"])
+    finally:
+        native._found.clear()
+    assert built is not None and b"GLIBC" not in built.read_bytes()
+    done = subprocess.run([str(built), "claude-code"], input=b"{}", capture_output=True,
+                          env={"SUPERVISOR_HOOK_DAEMON": "0"}, timeout=60)
+    assert done.returncode == 0
+    assert done.stderr == (f"supervisor-hook: cannot run the Python client {deep}: "
+                           "No such file or directory\n").encode()

@@ -485,14 +485,27 @@ static int snprintf(char *out, size_t size, const char *fmt, ...) {
     return n;
 }
 #define stderr 2
+/* A line longer than the buffer on the stack is formatted again into one that holds it (the
+ * Python client's path in `--check` and in the message that it cannot be run: cut, the check
+ * failed and the operator read half the path). */
 static int fprintf(int fd, const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
+    char line[1024], *text = line;
+    va_list ap, again;
     va_start(ap, fmt);
+    va_copy(again, ap);
     int n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     size_t left = n < (int)sizeof line ? (size_t)n : sizeof line - 1;
-    for (const char *p = line; left;) {
+    if (n >= (int)sizeof line) {
+        char *whole = alloc((size_t)n + 1);
+        if (whole) {
+            vsnprintf(whole, (size_t)n + 1, fmt, again);
+            text = whole;
+            left = (size_t)n;
+        }
+    }
+    va_end(again);
+    for (const char *p = text; left;) {
         ssize_t w = write(fd, p, left);
         if (w <= 0) break;
         p += w;
