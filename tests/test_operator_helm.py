@@ -536,8 +536,8 @@ async def test_queue_entries_are_told_apart_at_80_columns(root: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await load(pilot, initial=True)
         text = screen_text(app)
-        for summary in ("exact_repeat ×3 · bash make build", "exact_repeat ×3 · bash pytest -q",
-                        "similar_calls ×3 · bash grep -r foo"):
+        for summary in ("exact_repeat ×3 · bash “make build”", "exact_repeat ×3 · bash “pytest -q”",
+                        "similar_calls ×3 · bash “grep -r foo”"):
             assert summary in text, text
         assert "Paused: this exact call (repeated)" in text  # the prose, under it
         header = next(line for line in text.splitlines() if line.startswith(" session "))

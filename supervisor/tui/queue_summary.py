@@ -1,8 +1,8 @@
 """A short, distinct summary of one escalation for the "Needs you" queue: what fired, how often,
-what the loop cost since its onset, on which call (`exact_repeat ×3 · $1.84 · Bash make
-build`: the count and the cost before the call, so a cut at the line's end keeps them), so a
-queue of escalations that all start with the same prose ("Paused: this exact call (…") can be
-told apart at 80 columns.
+what the loop cost since its onset, on which call (`exact_repeat ×3 · $1.84 · Bash “make
+build”`, the agent's argument quoted; the count and the cost before the call, so a cut at the
+line's end keeps them), so a queue of escalations that all start with the same prose
+("Paused: this exact call (…") can be told apart at 80 columns.
 
 Built from the model (the detection that led to it) and one read of the last evidence call from
 the log; the sessions screen keeps it per escalation (an escalation never changes).
@@ -10,7 +10,7 @@ the log; the sessions screen keeps it per escalation (an escalation never change
 
 from typing import Any
 
-from supervisor.safetext import clean
+from supervisor.safetext import clean, quote
 from supervisor.tui.model import SessionState
 
 KEY_ARGUMENTS = ("command", "cmd", "file_path", "path", "pattern", "query", "url", "prompt")
@@ -72,6 +72,7 @@ def _call(st: SessionState, evidence: list[int]) -> str | None:
             named = [args.get(k) for k in KEY_ARGUMENTS if isinstance(args.get(k), str)]
             texts = [v for v in args.values() if isinstance(v, str)]
             key = (named or texts or [None])[0]
-        text = f"{event.get('tool') or '?'} {key or ''}".strip()
-        return clean(text, keep_newlines=False, limit=CALL_LIMIT)
+        tool = clean(str(event.get("tool") or "?"), keep_newlines=False, limit=20)
+        # the argument is the agent's words: quoted, so none of it reads as the row's own
+        return f"{tool} {quote(key, CALL_LIMIT)}" if key else tool
     return None

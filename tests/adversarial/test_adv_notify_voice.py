@@ -30,3 +30,20 @@ def test_the_call_in_a_notification_is_quoted(tmp_path: Path) -> None:
     reason = body.splitlines()[0]
     assert "bash “make' · answered by ana" in reason, reason
     assert reason.count("“") == 1 and reason.count("”") == 1
+
+
+def test_the_call_in_the_dashboards_queue_is_quoted(tmp_path: Path) -> None:
+    """The same words in the "Needs you" queue's row (`tui.queue_summary`): quoted too."""
+    from supervisor.store.follower import Follower
+    from supervisor.tui.model import DashboardModel
+    from supervisor.tui.queue_summary import escalation_summary
+
+    root = tmp_path / "store"
+    guard = started_guard(root, tmp_path)
+    paused_loop(guard, COMMAND, "1 failed", "exit 1")
+    pending = dict(guard.pending or {})
+    guard.close()
+    model = DashboardModel(root)
+    model.apply(Follower(root).scan())
+    row = escalation_summary(model.sessions["s1"], pending)
+    assert row == "exact_repeat ×3 · bash “make' · answered by ana: approve, nothi…”", row
