@@ -7,8 +7,16 @@ reads and parses every line with `Tailer` (what any reader of the store pays). O
 export as the command does: the store's follower reads the session, the translator makes spans
 and measures, the SDK's OTLP/HTTP exporter encodes and sends them to a collector stand-in on
 127.0.0.1 (another process that reads each request and answers 200), the cursor file is written
-after each acknowledged batch. Events per second of each, best of interleaved runs; target:
-the export within 3x of the read.
+after each acknowledged batch. Events per second of each, best of interleaved runs.
+
+The anchor of the target is a plain OpenTelemetry SDK export of the same session, measured in
+the same run: the same read, then one span per tool call (its tool, command, outcome, error,
+duration) and per escalation, made with the SDK's own tracer and `BatchSpanProcessor` and sent
+by the same OTLP exporter to the same collector stand-in: what exporting these events costs
+anyone who uses the SDK, so that the figure measures what the project adds. Target: the export
+within 1.5x of that. The export against the bare read is kept beside it, without a target: its
+3x goal (issue 30) was retired by issue 40, because the SDK's own span encoding and sending,
+which no exporter of these events can skip, is most of it.
 """
 
 import os
@@ -18,15 +26,18 @@ import sys
 from pathlib import Path
 
 from common import Figure, best_of, work_dir
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from supervisor.otel import sdk
 from supervisor.otel.cursor import CursorFile
 from supervisor.otel.export import Export, run_once
+from supervisor.protocol.models import Escalation, ToolCall, ToolResult
 from supervisor.store.local import LocalStore
 from supervisor.store.tailer import Tailer
 from supervisor.store.writer import event_writer
 
-TARGET_RATIO = 3.0
+TARGET_RATIO = 1.5
 EVENTS = 100_000
 
 SINK = """
@@ -128,14 +139,47 @@ def _run(scratch: Path, scale: float) -> list[Figure]:
             assert job.failure is None, job.failure
             sent.append(job.totals.spans_sent)
 
-        reading, exporting = best_of(max(1, int(3 * scale) or 1), read, export)
+        def plain() -> None:
+            provider = TracerProvider(resource=res)
+            batches = BatchSpanProcessor(sdk.span_exporter(), max_queue_size=events + 1)
+            provider.add_span_processor(batches)
+            tracer = provider.get_tracer("bench")
+            tailer = Tailer(root / "sessions" / "big" / "events.jsonl", "events")
+            calls: dict[str, ToolCall] = {}
+            while batch := tailer.poll():
+                for event in batch.events:
+                    if isinstance(event, ToolCall):
+                        calls[event.call_id] = event
+                    elif isinstance(event, ToolResult) and (call := calls.pop(event.call_id,
+                                                                                None)):
+                        with tracer.start_as_current_span(f"execute_tool {call.tool}") as span:
+                            span.set_attribute("gen_ai.tool.name", call.tool)
+                            span.set_attribute("gen_ai.tool.call.id", event.call_id)
+                            span.set_attribute("supervisor.tool.args", str(call.args))
+                            span.set_attribute("supervisor.tool.ok", bool(event.ok))
+                            span.set_attribute("error.type", str(event.error))
+                            span.set_attribute("supervisor.tool.duration_ms",
+                                               float(event.duration_ms or 0.0))
+                    elif isinstance(event, Escalation):
+                        with tracer.start_as_current_span("escalation") as span:
+                            span.set_attribute("supervisor.escalation.id", event.escalation_id)
+                            span.set_attribute("supervisor.escalation.reason", str(event.reason))
+            assert provider.force_flush(120_000)
+            provider.shutdown()
+
+        reading, exporting, anchor = best_of(max(1, int(3 * scale) or 1), read, export, plain)
     finally:
         sink.terminate()
         sink.wait(10)
         os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
     return [
+        Figure("export vs a plain OpenTelemetry SDK export of the same events", exporting, "s",
+               baseline=anchor, max_ratio=TARGET_RATIO,
+               note=f"{events:,} events, {sent[-1]:,} spans sent by ours; the plain SDK export: "
+                    f"the same read, one span per tool call and per escalation, "
+                    f"{events / anchor:,.0f} ev/s against ours {events / exporting:,.0f} ev/s"),
         Figure("events/s exported (vs Tailer read)", exporting, "s", baseline=reading,
-               max_ratio=TARGET_RATIO,
-               note=f"{events:,} events, {sent[-1]:,} spans sent; "
-                    f"read {events / reading:,.0f} ev/s, export {events / exporting:,.0f} ev/s"),
+               note=f"no target (its 3x goal retired by issue 40: the SDK's own encoding and "
+                    f"sending is most of it); read {events / reading:,.0f} ev/s, "
+                    f"export {events / exporting:,.0f} ev/s"),
     ]
